@@ -1,0 +1,37 @@
+# Two commands on a fresh clone: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/versapub demo --out demo-release
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+test: lint typecheck
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/publish_scaling.py
+
+clean:
+	rm -rf $(VENV) demo-release .pytest_cache .mypy_cache .ruff_cache

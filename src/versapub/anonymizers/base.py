@@ -1,0 +1,67 @@
+"""The anonymizer extension point.
+
+An anonymizer takes one sub-table (the input restricted to the sub-table's
+attributes) and the single rule ``X -> S`` it must enforce, and *publishes* it: it
+emits one or more count tables (Anatomy: a quasi-identifier table and a sensitive
+table).  Parameters live in ``__init__`` (scikit-learn style); the verb is
+:meth:`Anonymizer.publish`.  Generalization (Mondrian), Sequential Sweep and
+multi-sensitive-attribute decomposition implement the same protocol and register in
+:mod:`versapub.anonymizers`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from versapub.data.counts import CountTable, count_table
+from versapub.data.table import EncodedTable
+from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.rules import Rule
+
+Kind = Literal["plain", "anatomy"]
+
+
+@dataclass(frozen=True)
+class AnonymizedTable:
+    """What an anonymizer emits for one sub-table.
+
+    ``parts`` maps a file role to its count table: ``{"data": ...}`` for a plain
+    table, ``{"qit": ..., "st": ...}`` for an anatomy table.  ``stats`` are figures for
+    the report (groups, group sizes, achieved guarantee).
+    """
+
+    attributes: tuple[str, ...]
+    kind: Kind
+    enforces: Rule | None
+    parts: dict[str, CountTable]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        expected = {"plain": {"data"}, "anatomy": {"qit", "st"}}[self.kind]
+        if set(self.parts) != expected:
+            raise ValueError(f"{self.kind} table needs parts {sorted(expected)}")
+        if (self.kind == "plain") != (self.enforces is None):
+            raise ValueError("a plain table enforces no rule; an anonymized table enforces one")
+
+
+class Anonymizer(Protocol):
+    """Publishes one sub-table so that it satisfies ``rule`` under ``guarantee``."""
+
+    name: str
+
+    def params(self) -> dict[str, Any]:
+        """Constructor parameters, recorded in the manifest."""
+        ...
+
+    def publish(
+        self, table: EncodedTable, rule: Rule, guarantee: Guarantee, rng: np.random.Generator
+    ) -> AnonymizedTable: ...
+
+
+def publish_plain(table: EncodedTable) -> AnonymizedTable:
+    """A sub-table that enforces no rule: its exact projection as a count table."""
+    ct = count_table(table, table.names)
+    return AnonymizedTable(table.names, "plain", None, {"data": ct}, {"rows": ct.n_rows})

@@ -1,0 +1,193 @@
+"""Dictionary-encoded microdata tables (the data model every layer works on).
+
+Every attribute is discrete.  A column is stored once as contiguous ``int32`` codes
+plus its dictionary: the distinct values as text, sorted by their text (Unicode code
+point order).  Because code order equals value order, sorting rows by codes sorts
+them by value, and output keeps the values' original spelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.errors import InputError
+
+CODE_DTYPE = np.int32
+Codes = npt.NDArray[np.int32]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One encoded attribute: ``values[codes[i]]`` is row *i*'s value.
+
+    ``values`` holds each distinct value once, sorted; ``codes`` is a contiguous
+    ``int32`` array with entries in ``range(len(values))``.
+    """
+
+    name: str
+    codes: Codes
+    values: npt.NDArray[np.object_]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InputError(f"A column name must be non-blank text, got {self.name!r}.")
+        if self.codes.dtype != CODE_DTYPE or self.codes.ndim != 1:
+            raise InputError(f"Column {self.name!r}: codes must be a 1-D int32 array.")
+        if self.values.ndim != 1:
+            raise InputError(f"Column {self.name!r}: the dictionary must be 1-D.")
+        if len(self.codes) and (int(self.codes.min()) < 0 or int(self.codes.max()) >= len(self.values)):
+            raise InputError(f"Column {self.name!r}: a code lies outside its dictionary.")
+
+    @property
+    def cardinality(self) -> int:
+        """Number of distinct values (the attribute's domain size)."""
+        return len(self.values)
+
+    def decode(self, codes: npt.ArrayLike | None = None) -> npt.NDArray[np.object_]:
+        """The values (as text) of ``codes`` (default: every row)."""
+        idx = self.codes if codes is None else np.asarray(codes)
+        return self.values[idx]
+
+    def counts(self) -> npt.NDArray[np.int64]:
+        """Frequency of every dictionary value (``bincount`` of the codes)."""
+        return np.bincount(self.codes, minlength=self.cardinality).astype(np.int64)
+
+
+def encode_values(name: str, raw: Sequence[str] | npt.NDArray[np.object_]) -> Column:
+    """Dictionary-encode a sequence of text values into a sorted-dictionary :class:`Column`."""
+    arr = np.asarray(raw, dtype=object)
+    for v in arr[: min(len(arr), 1000)]:
+        if not isinstance(v, str):
+            raise InputError(
+                f"Column {name!r} holds a non-text value {v!r}; versapub reads every "
+                "attribute as text (convert values with str() first)."
+            )
+    values, inverse = np.unique(arr.astype(str), return_inverse=True)
+    return Column(name, inverse.astype(CODE_DTYPE).ravel(), values.astype(object))
+
+
+def is_missing_value(value: str) -> bool:
+    """A cell is *missing* when it is empty or consists of whitespace only."""
+    return value.strip() == ""
+
+
+@dataclass(frozen=True)
+class EncodedTable:
+    """A microdata table: equally long encoded columns with unique names.
+
+    ``n_dropped`` counts the input rows removed under the ``drop`` missing-value
+    policy before encoding (reported, never silent).
+    """
+
+    columns: tuple[Column, ...]
+    n_dropped: int = 0
+    source: str = "<memory>"
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise InputError(f"{self.source}: the table has no columns.")
+        names = [c.name for c in self.columns]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError(f"{self.source}: duplicate column name(s) {', '.join(map(repr, dup))}.")
+        n = len(self.columns[0].codes)
+        for c in self.columns:
+            if len(c.codes) != n:
+                raise InputError(
+                    f"{self.source}: column {c.name!r} has {len(c.codes)} rows, "
+                    f"column {self.columns[0].name!r} has {n}."
+                )
+        if n == 0:
+            raise InputError(f"{self.source}: the table has no records; there is nothing to publish.")
+        object.__setattr__(self, "_index", {c.name: i for i, c in enumerate(self.columns)})
+
+    # -- construction -------------------------------------------------------------
+    @classmethod
+    def from_columns(
+        cls,
+        data: Mapping[str, Sequence[str]],
+        *,
+        missing: str = "error",
+        source: str = "<memory>",
+    ) -> EncodedTable:
+        """Encode text columns (``{name: values}``), applying the missing-value policy.
+
+        ``missing`` is ``"error"`` (default), ``"value"`` (an empty cell is an ordinary
+        value) or ``"drop"`` (rows with an empty cell are dropped and counted).
+        """
+        from versapub.data.missing import MissingPolicy, apply_missing_policy
+
+        policy = MissingPolicy.parse(missing)
+        names = list(data)
+        if not names:
+            raise InputError(f"{source}: the table has no columns.")
+        raw = {k: np.asarray(list(v), dtype=object) for k, v in data.items()}
+        lengths = {len(v) for v in raw.values()}
+        if len(lengths) > 1:
+            raise InputError(f"{source}: columns have different lengths {sorted(lengths)}.")
+        for k, v in raw.items():
+            bad = [x for x in v[: min(len(v), 1000)] if x is not None and not isinstance(x, str)]
+            if bad:
+                raise InputError(
+                    f"Column {k!r} holds a non-text value {bad[0]!r}; versapub reads every "
+                    "attribute as text (convert values with str() first)."
+                )
+            v[np.array([x is None for x in v], dtype=bool)] = ""
+        missing_masks = {
+            k: np.fromiter((is_missing_value(x) for x in v), dtype=bool, count=len(v)) for k, v in raw.items()
+        }
+        keep = apply_missing_policy(policy, missing_masks, source)
+        n_dropped = int((~keep).sum()) if keep is not None else 0
+        cols = tuple(encode_values(k, raw[k] if keep is None else raw[k][keep]) for k in names)
+        return cls(cols, n_dropped=n_dropped, source=source)
+
+    # -- access -------------------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.columns[0].codes)
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def column(self, name: str) -> Column:
+        try:
+            return self.columns[self._index[name]]
+        except KeyError:
+            raise InputError(f"Unknown attribute {name!r}; the table has: {', '.join(self.names)}.") from None
+
+    def codes(self, name: str) -> Codes:
+        return self.column(name).codes
+
+    def cardinality(self, name: str) -> int:
+        return self.column(name).cardinality
+
+    def select(self, names: Iterable[str]) -> EncodedTable:
+        """The table restricted to ``names`` (in that order); codes are shared, not copied."""
+        return EncodedTable(tuple(self.column(n) for n in names), n_dropped=self.n_dropped, source=self.source)
+
+    def replace(self, column: Column) -> EncodedTable:
+        """A table with ``column`` in place of the column of the same name."""
+        i = self._index[column.name]
+        cols = (*self.columns[:i], column, *self.columns[i + 1 :])
+        return EncodedTable(cols, n_dropped=self.n_dropped, source=self.source)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the code arrays (the encoded table's size)."""
+        return sum(c.codes.nbytes for c in self.columns)
+
+    def to_pydict(self) -> dict[str, list[str]]:
+        """Decoded values per column (for small tables, tests and display)."""
+        return {c.name: [str(v) for v in c.decode()] for c in self.columns}

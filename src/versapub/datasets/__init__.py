@@ -1,0 +1,52 @@
+"""Embedded data: the paper's running example, Adult (Table 5a domains) and the
+synthetic ``texas_like`` generator.  Provenance: ``data/PROVENANCE.md``."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from versapub.data.table import EncodedTable
+from versapub.datasets.texas import TEXAS_LIKE_DOMAINS, TEXAS_LIKE_RULES, texas_like, write_texas_like
+from versapub.io.config import PublishConfig, load_config
+from versapub.io.read import read_table
+
+#: Rules 1–3 of the running example (§1.2 of Jin et al.).
+RUNNING_EXAMPLE_RULES = (
+    "age, ICD-9-CM -> race",
+    "gender, ICD-9-CM -> zipcode",
+    "hospital, race -> zipcode",
+)
+
+
+def data_path(*parts: str) -> Path:
+    """Path of an embedded data file."""
+    return Path(str(resources.files("versapub.datasets").joinpath("data", *parts)))
+
+
+def running_example() -> EncodedTable:
+    """Table 1 of Jin et al. (6 hospital discharges: hospital, age, gender, zipcode, race, ICD-9-CM)."""
+    return read_table(data_path("running_example.csv"))
+
+
+def adult_config() -> PublishConfig:
+    """The default job: Adult generalized to Table 5a's domains, four rules, l = 2."""
+    return load_config(data_path("adult", "adult.toml"))
+
+
+def adult() -> EncodedTable:
+    """UCI Adult (30,162 records), 7 attributes generalized to Table 5a's domains."""
+    return adult_config().read()
+
+
+__all__ = [
+    "RUNNING_EXAMPLE_RULES",
+    "TEXAS_LIKE_DOMAINS",
+    "TEXAS_LIKE_RULES",
+    "adult",
+    "adult_config",
+    "data_path",
+    "running_example",
+    "texas_like",
+    "write_texas_like",
+]

@@ -1,0 +1,51 @@
+"""Error types.
+
+Every failure a user can cause (bad input, an infeasible rule, a broken hierarchy,
+a corrupt release) is raised as a :class:`VersapubError` whose message is one
+self-contained paragraph naming the column, value, rule or file at fault.  The CLI
+prints that paragraph and exits non-zero; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class VersapubError(Exception):
+    """Base class of every error the user can cause; its message is the paragraph shown."""
+
+    exit_code = 2
+
+
+class InputError(VersapubError):
+    """The input table cannot be read or encoded (headers, encoding, missing cells, ...)."""
+
+
+class HierarchyError(VersapubError):
+    """A generalization hierarchy is malformed or does not cover the data."""
+
+
+class RuleError(VersapubError):
+    """A privacy rule is malformed or names an unknown attribute."""
+
+
+class InfeasibleError(VersapubError):
+    """A privacy rule cannot be satisfied even by publishing its sensitive attribute alone."""
+
+
+class ConfigError(VersapubError):
+    """A configuration file is malformed."""
+
+
+class ReleaseError(VersapubError):
+    """A release directory is missing, incomplete or would be overwritten."""
+
+
+class VerificationError(VersapubError):
+    """A release failed verification; nothing was written."""
+
+    exit_code = 3
+
+
+class SchemaError(VersapubError):
+    """A decomposition produced a schema that is not in Guardian Normal Form (a bug)."""
+
+    exit_code = 4

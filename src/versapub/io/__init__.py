@@ -1,0 +1,1 @@
+"""I/O: reading inputs, configuration files, and writing releases."""

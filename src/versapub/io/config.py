@@ -1,0 +1,175 @@
+"""Publishing configuration (TOML), documented with a complete example in the README.
+
+.. code-block:: toml
+
+    [input]
+    path = "adult.csv"          # CSV (optionally .gz) or Parquet; relative to this file
+    delimiter = ";"             # default: "," ("\\t" for .tsv)
+    missing = "error"           # error | value | drop
+    columns = ["age", "sex"]    # optional: attributes to publish (default: all)
+
+    [input.hierarchies.age]     # optional, one table per attribute
+    file = "age.csv"            # ARX format: ';'-separated, leaf first, root last
+    level = 1                   # 0 = original values
+
+    [privacy]
+    guarantee = "l-diversity"
+    l = 2
+    rules = ["age, sex -> marital-status", "education -> occupation"]
+
+    [publish]
+    decomposition = "uad"
+    anonymizer = "anatomy"
+    seed = 1
+    format = "csv"              # csv | parquet
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.missing import MissingPolicy
+from versapub.data.table import EncodedTable
+from versapub.errors import ConfigError
+from versapub.io.read import read_table
+
+_SECTIONS = {
+    "input": {"path", "delimiter", "missing", "columns", "format", "hierarchies"},
+    "privacy": {"guarantee", "l", "rules"},
+    "publish": {"decomposition", "anonymizer", "seed", "format"},
+}
+
+
+@dataclass(frozen=True)
+class HierarchySpec:
+    """A hierarchy file for one attribute and the level to publish it at."""
+
+    attribute: str
+    file: Path
+    level: int
+    delimiter: str = ";"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.level, bool) or not isinstance(self.level, int) or self.level < 0:
+            raise ConfigError(
+                f"Hierarchy level for {self.attribute!r} must be a whole number >= 0, got {self.level!r}."
+            )
+
+    def load(self) -> Hierarchy:
+        return Hierarchy.read(self.file, self.attribute, self.delimiter)
+
+
+@dataclass(frozen=True)
+class PublishConfig:
+    """Everything one ``publish`` run needs; validated on construction."""
+
+    input: Path
+    rules: tuple[str, ...]
+    l: int = 2
+    guarantee: str = "l-diversity"
+    delimiter: str | None = None
+    missing: str = "error"
+    columns: tuple[str, ...] | None = None
+    input_format: str | None = None
+    hierarchies: tuple[HierarchySpec, ...] = ()
+    decomposition: str = "uad"
+    anonymizer: str = "anatomy"
+    seed: int = 0
+    format: str = "csv"
+    source: str = "<flags>"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        MissingPolicy.parse(self.missing)
+        if self.format not in ("csv", "parquet"):
+            raise ConfigError(f"{self.source}: output format must be csv or parquet, got {self.format!r}.")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError(f"{self.source}: seed must be a whole number >= 0, got {self.seed!r}.")
+        if isinstance(self.l, bool) or not isinstance(self.l, int):
+            raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
+        if self.delimiter is not None and len(self.delimiter) != 1:
+            raise ConfigError(f"{self.source}: delimiter must be one character, got {self.delimiter!r}.")
+
+    def guarantee_spec(self) -> dict[str, Any]:
+        return {"name": self.guarantee, "l": self.l}
+
+    def read(self) -> EncodedTable:
+        """Read and encode the input as configured (hierarchies applied)."""
+        hier = {h.attribute: (h.load(), h.level) for h in self.hierarchies}
+        return read_table(
+            self.input,
+            delimiter=self.delimiter,
+            missing=self.missing,
+            columns=self.columns,
+            hierarchies=hier,
+            format=self.input_format,
+        )
+
+    def with_overrides(self, **changes: Any) -> PublishConfig:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _get(section: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, default: Any = None) -> Any:
+    if key not in section:
+        return default
+    value = section[key]
+    if not isinstance(value, typ) or (isinstance(value, bool) and typ is int):
+        raise ConfigError(f"{where}: '{key}' has the wrong type ({type(value).__name__}: {value!r}).")
+    return value
+
+
+def load_config(path: str | Path) -> PublishConfig:
+    """Parse a TOML publishing configuration; relative paths are relative to the file."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"Configuration file {p} does not exist.") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Configuration file {p} is not valid TOML: {exc}.") from None
+    where = str(p)
+    for name, value in data.items():
+        if name not in _SECTIONS:
+            raise ConfigError(f"{where}: unknown section [{name}]; known: {', '.join(_SECTIONS)}.")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: '{name}' must be a table ([{name}]).")
+        unknown = set(value) - _SECTIONS[name]
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown key(s) {sorted(unknown)} in [{name}]; known: {sorted(_SECTIONS[name])}."
+            )
+    inp = data.get("input", {})
+    priv = data.get("privacy", {})
+    pub = data.get("publish", {})
+    if "path" not in inp:
+        raise ConfigError(f"{where}: [input] needs 'path', the data file to publish.")
+    base = p.parent
+    rules = _get(priv, "rules", list, where, [])
+    if not all(isinstance(r, str) for r in rules):
+        raise ConfigError(f"{where}: [privacy] rules must be a list of strings like 'a, b -> c'.")
+    hier_specs = []
+    for attr, spec in _get(inp, "hierarchies", dict, where, {}).items():
+        if not isinstance(spec, dict) or "file" not in spec or "level" not in spec:
+            raise ConfigError(f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and 'level' (an integer).")
+        hier_specs.append(HierarchySpec(attr, base / str(spec["file"]), spec["level"], str(spec.get("delimiter", ";"))))
+    columns = _get(inp, "columns", list, where)
+    return PublishConfig(
+        input=base / str(inp["path"]),
+        rules=tuple(rules),
+        l=_get(priv, "l", int, where, 2),
+        guarantee=_get(priv, "guarantee", str, where, "l-diversity"),
+        delimiter=_get(inp, "delimiter", str, where),
+        missing=_get(inp, "missing", str, where, "error"),
+        columns=tuple(columns) if columns is not None else None,
+        input_format=_get(inp, "format", str, where),
+        hierarchies=tuple(hier_specs),
+        decomposition=_get(pub, "decomposition", str, where, "uad"),
+        anonymizer=_get(pub, "anonymizer", str, where, "anatomy"),
+        seed=_get(pub, "seed", int, where, 0),
+        format=_get(pub, "format", str, where, "csv"),
+        source=where,
+    )

@@ -1,0 +1,114 @@
+"""Writing a release atomically, verified from its own files before it appears.
+
+The tables, ``manifest.json`` and ``report.md`` are written to a hidden temporary
+directory beside the destination; :func:`versapub.verify.verify_release` re-reads them
+(independent code) and checks them against the input; only if every check passes is
+the directory renamed into place.  A failure at any point removes the temporary
+directory, so no partial or unverified release is ever left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from versapub.data.counts import CountTable
+from versapub.errors import ReleaseError, VerificationError
+from versapub.release.model import Release
+from versapub.reports.summary import markdown_report
+from versapub.verify.release_check import VerificationReport, verify_release
+
+
+def _arrow(ct: CountTable) -> pa.Table:
+    arrays = []
+    for codes, values in zip(ct.codes, ct.dictionaries, strict=True):
+        if values is None:
+            arrays.append(pa.array(codes, type=pa.int64()))
+        else:
+            arrays.append(pa.array(values.astype(str), type=pa.string()).take(pa.array(codes)))
+    arrays.append(pa.array(ct.counts, type=pa.int64()))
+    return pa.Table.from_arrays(arrays, names=[*ct.names, "count"])
+
+
+def _write_part(ct: CountTable, path: Path, fmt: str) -> None:
+    table = _arrow(ct)
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    else:
+        pacsv.write_csv(table, path, write_options=pacsv.WriteOptions(quoting_style="needed"))
+
+
+def _files(release: Release, fmt: str) -> dict[str, dict[str, str]]:
+    ext = "parquet" if fmt == "parquet" else "csv"
+    out: dict[str, dict[str, str]] = {}
+    for t in release.tables:
+        if t.kind == "plain":
+            out[t.name] = {"data": f"{t.name}.{ext}"}
+        else:
+            out[t.name] = {"qit": f"{t.name}_qit.{ext}", "st": f"{t.name}_st.{ext}"}
+    return out
+
+
+def write_release(
+    release: Release, out: str | Path, *, format: str = "csv", overwrite: bool = False
+) -> VerificationReport:
+    """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
+
+    Raises :class:`ReleaseError` if ``out`` exists (unless ``overwrite``) and
+    :class:`VerificationError` if any check fails; in both cases nothing is written.
+    """
+    if format not in ("csv", "parquet"):
+        raise ReleaseError(f"Unknown release format {format!r}; use csv or parquet.")
+    dest = Path(out)
+    if dest.exists() and not overwrite:
+        raise ReleaseError(f"{dest} already exists; choose another output directory or pass --overwrite to replace it.")
+    if dest.exists() and not dest.is_dir():
+        raise ReleaseError(f"{dest} exists and is not a directory.")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()
+    try:
+        t0 = time.perf_counter()
+        files = _files(release, format)
+        for t in release.tables:
+            for role, ct in t.table.parts.items():
+                _write_part(ct, tmp / files[t.name][role], format)
+        timings = dict(release.timings)
+        timings["write"] = time.perf_counter() - t0
+        manifest = release.manifest(files)
+        manifest["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+        t1 = time.perf_counter()
+        report = verify_release(tmp, original=release.source)
+        verify_s = time.perf_counter() - t1
+        if not report.ok:
+            raise VerificationError(
+                f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
+            )
+        (tmp / "verification.json").write_text(
+            json.dumps({**report.to_json(), "seconds": round(verify_s, 4)}, indent=2) + "\n",
+            encoding="utf-8",
+        )
+        timings["verify"] = verify_s
+        shown = Release(**{**release.__dict__, "timings": timings})
+        (tmp / "report.md").write_text(markdown_report(shown, report, files), encoding="utf-8")
+        if dest.exists():
+            old = dest.parent / f".{dest.name}.old-{uuid.uuid4().hex[:12]}"
+            os.rename(dest, old)
+            os.rename(tmp, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, dest)
+        return report
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

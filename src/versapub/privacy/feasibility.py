@@ -1,0 +1,70 @@
+"""Feasibility of a rule set: every rule must hold when its sensitive attribute is
+published alone (the premise of Lemma 1 and of the paper's experiments, §6.1), i.e.
+for l-diversity the most frequent value count ``n1 <= n / l``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from versapub.data.table import EncodedTable
+from versapub.errors import InfeasibleError
+from versapub.privacy.guarantee import Guarantee, SingleAttributeViolation
+from versapub.privacy.rules import Rule
+
+
+@dataclass(frozen=True)
+class Feasibility:
+    """Per rule: its sensitive attribute's most frequent value and whether it is feasible."""
+
+    rule: Rule
+    top_value: str
+    top_count: int
+    n: int
+    violation: SingleAttributeViolation | None
+
+    @property
+    def feasible(self) -> bool:
+        return self.violation is None
+
+    @property
+    def share(self) -> float:
+        return self.top_count / self.n
+
+    def message(self) -> str:
+        if self.violation is None:
+            return (
+                f"'{self.rule}': feasible (most frequent {self.rule.rhs!r} value {self.top_value!r} "
+                f"in {self.share:.1%} of records)"
+            )
+        return (
+            f"rule '{self.rule}' cannot be satisfied: value {self.top_value!r} of "
+            f"{self.rule.rhs!r} occurs in {self.top_count} of {self.n} records "
+            f"({self.share:.1%}), {self.violation.explanation}"
+        )
+
+
+def feasibility(table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee) -> list[Feasibility]:
+    """Evaluate every rule's feasibility (one ``bincount`` per sensitive attribute)."""
+    out = []
+    for r in rules:
+        col = table.column(r.rhs)
+        counts = col.counts()
+        v = guarantee.single_attribute_violation(counts)
+        top = int(counts.argmax())
+        out.append(Feasibility(r, str(col.values[top]), int(counts[top]), int(counts.sum()), v))
+    return out
+
+
+def require_feasible(table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee) -> list[Feasibility]:
+    """Raise :class:`InfeasibleError` naming every infeasible rule; return the evaluation."""
+    result = feasibility(table, rules, guarantee)
+    bad = [f for f in result if not f.feasible]
+    if bad:
+        detail = "; ".join(f.message() for f in bad)
+        raise InfeasibleError(
+            f"Under {guarantee.describe()}, {len(bad)} rule(s) cannot be satisfied even by "
+            f"publishing the sensitive attribute alone: {detail}. Lower l, generalize the "
+            "attribute (hierarchy level), or drop the rule."
+        )
+    return result

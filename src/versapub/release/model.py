@@ -1,0 +1,118 @@
+"""The in-memory release: published count tables plus everything needed to describe
+and verify them (format ``versapub-release/1``, documented in ``docs/release-format.md``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from versapub import __version__
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.table import EncodedTable
+from versapub.privacy.feasibility import Feasibility
+from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.rules import Reduction
+from versapub.schema.gnf import GNFVerdict
+from versapub.schema.model import Schema
+
+FORMAT = "versapub-release/1"
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """One published sub-table: its schema entry and its anonymized count tables."""
+
+    name: str
+    table: AnonymizedTable
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return self.table.attributes
+
+    @property
+    def kind(self) -> str:
+        return self.table.kind
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    """Where the data came from (provenance keys of the manifest)."""
+
+    path: str | None = None
+    sha256: str | None = None
+    rows_read: int = 0
+    rows_dropped_missing: int = 0
+    missing_policy: str = "error"
+    hierarchies: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Release:
+    """Everything one publishing run produced.  ``source`` is the (encoded) input the
+    release is verified against before it is written; it is never written."""
+
+    tables: tuple[PublishedTable, ...]
+    source: EncodedTable
+    guarantee: Guarantee
+    reduction: Reduction
+    feasibility: tuple[Feasibility, ...]
+    schema: Schema
+    gnf: GNFVerdict
+    decomposition: str
+    anonymizer: str
+    anonymizer_params: dict[str, Any]
+    seed: int
+    input: InputInfo
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n_records(self) -> int:
+        return self.source.n_rows
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return self.source.names
+
+    def manifest(self, files: dict[str, dict[str, str]]) -> dict[str, Any]:
+        """The manifest, given each table's file names (``{table: {role: file}}``)."""
+        tables = []
+        for t in self.tables:
+            e = t.table.enforces
+            tables.append(
+                {
+                    "name": t.name,
+                    "attributes": list(t.attributes),
+                    "kind": t.kind,
+                    "enforces": None if e is None else e.to_json(),
+                    "files": files[t.name],
+                    "stats": t.table.stats,
+                }
+            )
+        return {
+            "format": FORMAT,
+            "n_records": self.n_records,
+            "attributes": list(self.attributes),
+            "guarantee": self.guarantee.to_manifest(),
+            "rules": [r.to_json() for r in self.reduction.rules],
+            "tables": tables,
+            # Provenance (optional to a checker):
+            "tool": {"name": "versapub", "version": __version__},
+            "input": {
+                "path": self.input.path,
+                "sha256": self.input.sha256,
+                "rows_read": self.input.rows_read,
+                "rows_dropped_missing": self.input.rows_dropped_missing,
+                "missing_policy": self.input.missing_policy,
+                "hierarchies": self.input.hierarchies,
+            },
+            "rules_given": [r.to_json() for r in self.reduction.given],
+            "rules_dropped": [
+                {"rule": d.rule.to_json(), "implied_by": d.implied_by.to_json(), "reason": d.reason}
+                for d in self.reduction.dropped
+            ],
+            "decomposition": {"name": self.decomposition, "params": {}},
+            "anonymizer": {"name": self.anonymizer, "params": self.anonymizer_params},
+            "seed": self.seed,
+            "gnf": self.gnf.to_json(),
+            "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
+        }

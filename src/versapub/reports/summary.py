@@ -1,0 +1,92 @@
+"""A Markdown report of a release (``report.md``) and the CLI's summary rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from versapub.release.model import Release
+from versapub.verify.release_check import VerificationReport
+
+
+def summary_rows(release: Release) -> list[dict[str, Any]]:
+    """One row per published table: name, kind, attributes, rule, rows, groups, achieved."""
+    rows = []
+    for t in release.tables:
+        st = t.table.stats
+        e = t.table.enforces
+        rows.append(
+            {
+                "table": t.name,
+                "kind": t.kind,
+                "attributes": ", ".join(t.attributes),
+                "enforces": str(e) if e else "-",
+                "rows": st.get("rows", st.get("rows_qit", 0)),
+                "groups": st.get("groups", "-"),
+                "achieved": f"{st['achieved']:.2f}" if "achieved" in st else "-",
+            }
+        )
+    return rows
+
+
+def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]]) -> str:
+    """The release described for a data steward."""
+    g = release.guarantee
+    out = [
+        "# versapub release report",
+        "",
+        f"- Records published: **{release.n_records}**"
+        + (
+            f" ({release.input.rows_dropped_missing} input row(s) with missing cells dropped)"
+            if release.input.rows_dropped_missing
+            else ""
+        ),
+        f"- Attributes: {', '.join(release.attributes)}",
+        f"- Guarantee: {g.describe()}",
+        f"- Decomposition: {release.decomposition}; anonymizer: {release.anonymizer}; seed: {release.seed}",
+    ]
+    if release.input.path:
+        out.append(f"- Input: `{release.input.path}` (sha256 `{release.input.sha256}`)")
+    for attr, h in release.input.hierarchies.items():
+        out.append(f"- Hierarchy: {attr} generalized to level {h['level']} using `{h['file']}`")
+    out += ["", "## Rules", "", "| rule | status | reason |", "|---|---|---|"]
+    for v in release.gnf.verdicts:
+        out.append(f"| `{v.rule}` | {'PASS' if v.holds else 'FAIL'} | {v.explain()} |")
+    for d in release.reduction.dropped:
+        out.append(f"| `{d.rule}` | dropped | {d.reason} |")
+    out += ["", "### Feasibility (each sensitive attribute published alone)", ""]
+    for f in release.feasibility:
+        out.append(f"- {f.message()}")
+    out += [
+        "",
+        "## Published tables",
+        "",
+        "| table | kind | attributes | enforces | rows | groups | achieved l | files |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in summary_rows(release):
+        fl = ", ".join(f"`{v}`" for v in files.get(row["table"], {}).values())
+        out.append(
+            f"| {row['table']} | {row['kind']} | {row['attributes']} | `{row['enforces']}` | "
+            f"{row['rows']} | {row['groups']} | {row['achieved']} | {fl} |"
+        )
+    for t in release.tables:
+        sizes = t.table.stats.get("group_sizes")
+        if sizes:
+            dist = ", ".join(f"{k} records: {v} groups" for k, v in sizes.items())
+            out.append(f"\nGroup sizes of {t.name}: {dist}.")
+    if verification is not None:
+        out += [
+            "",
+            "## Verification",
+            "",
+            f"{'PASSED' if verification.ok else 'FAILED'}: {len(verification.findings)} checks "
+            "re-read from the written files by code independent of the publisher.",
+            "",
+        ]
+        for finding in verification.findings:
+            mark = "ok" if finding.ok else "FAIL"
+            out.append(f"- {mark} [{finding.check}] {finding.file or ''} {finding.message}")
+    out += ["", "## Timings (seconds)", ""]
+    for step, seconds in release.timings.items():
+        out.append(f"- {step}: {seconds:.3f}")
+    return "\n".join(out) + "\n"

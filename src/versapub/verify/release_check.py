@@ -1,0 +1,366 @@
+"""Independent verification of a written release, from its files alone.
+
+This module shares no code with the decompositions, anonymizers or the release
+writer: it parses ``manifest.json`` itself, reads every table with DuckDB, and checks
+with SQL.  It relies only on the manifest's core keys (``format``, ``n_records``,
+``attributes``, ``guarantee``, ``rules``, ``tables`` with ``name``/``attributes``/
+``kind``/``enforces``/``files``), so hand-made releases in the same format can be
+checked too.  Checks:
+
+* structure: format version, core keys, every file present with the expected columns;
+* every count is a positive integer, every count table is duplicate-free and sums to
+  ``n_records``;
+* anatomy: QIT and ST agree on every group's size; every group satisfies the
+  guarantee (l-diversity: ``l * max_count <= |group|``);
+* schema: the published schema is in GNF for the manifest's rules;
+* with the original table: every attribute is published, and every published marginal
+  (plain table, QIT without ``group_id``, ST's sensitive column) equals the original's
+  projection, so no record is missing or invented.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from versapub.data.table import EncodedTable
+from versapub.privacy.rules import Rule
+from versapub.schema.gnf import check_gnf
+from versapub.schema.model import Schema, SubTable
+
+FORMAT = "versapub-release/1"
+_CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's outcome."""
+
+    check: str
+    ok: bool
+    message: str
+    file: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "ok": self.ok, "message": self.message, "file": self.file}
+
+
+@dataclass
+class VerificationReport:
+    """All findings of one verification run."""
+
+    directory: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.findings) and all(f.ok for f in self.findings)
+
+    @property
+    def failures(self) -> list[Finding]:
+        return [f for f in self.findings if not f.ok]
+
+    def add(self, check: str, ok: bool, message: str, file: str | None = None) -> bool:
+        self.findings.append(Finding(check, ok, message, file))
+        return ok
+
+    def explain(self) -> str:
+        if self.ok:
+            return f"{len(self.findings)} checks passed."
+        return " ".join(f"[{f.check}{' ' + f.file if f.file else ''}] {f.message}" for f in self.failures[:10]) + (
+            "" if len(self.failures) <= 10 else f" (and {len(self.failures) - 10} more)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "n_checks": len(self.findings),
+            "n_failed": len(self.failures),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+class _Checker:
+    def __init__(self, directory: Path, original: EncodedTable | None) -> None:
+        self.dir = directory
+        self.original = original
+        self.report = VerificationReport(str(directory))
+        self.con = duckdb.connect(":memory:")
+        self.n = 0
+        self.views = 0
+
+    # -- reading ------------------------------------------------------------------
+    def relation(self, file: str, expected: list[str], check: str) -> str | None:
+        """Create a view over ``file`` with all-text columns; return its name or None."""
+        path = self.dir / file
+        if not path.is_file():
+            self.report.add(check, False, "file listed in the manifest is missing", file)
+            return None
+        self.views += 1
+        view = f"v{self.views}"
+        suffix = path.suffix.lower()
+        try:
+            if suffix == ".parquet":
+                src = f"read_parquet({_lit(path)})"
+            else:
+                src = (
+                    f"read_csv({_lit(path)}, all_varchar=true, header=true, delim=',', quote='\"', "
+                    "escape='\"', allow_quoted_nulls=false, auto_detect=false, "
+                    f"columns={{{', '.join(f'{_lit_name(c)}: {chr(39)}VARCHAR{chr(39)}' for c in expected)}}})"
+                )
+                header = path.open("r", encoding="utf-8").readline()
+                got = next(iter(_csv_header(header)), [])
+                if got != expected:
+                    self.report.add(check, False, f"columns are {got}, expected {expected}", file)
+                    return None
+            self.con.execute(f"CREATE VIEW {view} AS SELECT * FROM {src}")
+            cols = [r[0] for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
+        except (duckdb.Error, OSError, UnicodeDecodeError) as exc:
+            self.report.add(check, False, f"cannot be read: {str(exc).splitlines()[0]}", file)
+            return None
+        if cols != expected:
+            self.report.add(check, False, f"columns are {cols}, expected {expected}", file)
+            return None
+        return view
+
+    # -- checks -------------------------------------------------------------------
+    def counts_ok(self, view: str, cols: list[str], file: str) -> bool:
+        cnt = _q("count")
+        bad = self.con.execute(
+            f"SELECT count(*) FROM {view} WHERE TRY_CAST({cnt} AS BIGINT) IS NULL OR TRY_CAST({cnt} AS BIGINT) <= 0"
+        ).fetchone()
+        if bad and bad[0]:
+            return self.report.add(
+                "counts", False, f"{bad[0]} row(s) have a count that is not a positive integer", file
+            )
+        keys = ", ".join(_q(c) for c in cols)
+        dup = self.con.execute(
+            f"SELECT count(*) FROM (SELECT {keys} FROM {view} GROUP BY {keys} HAVING count(*) > 1)"
+        ).fetchone()
+        if dup and dup[0]:
+            return self.report.add("counts", False, f"{dup[0]} value combination(s) appear on more than one row", file)
+        total = self.con.execute(f"SELECT coalesce(sum(CAST({cnt} AS BIGINT)), 0) FROM {view}").fetchone()
+        t = int(total[0]) if total else 0
+        return self.report.add(
+            "counts",
+            t == self.n,
+            f"counts sum to {t}" + ("" if t == self.n else f", expected n_records = {self.n}"),
+            file,
+        )
+
+    def marginal_ok(self, view: str, attrs: list[str], file: str) -> None:
+        if self.original is None:
+            return
+        keys = ", ".join(_q(a) for a in attrs)
+        casts = ", ".join(f"CAST({_q(a)} AS VARCHAR) AS {_q(a)}" for a in attrs)
+        sql = (
+            f"SELECT count(*) FROM (SELECT {keys}, sum(CAST({_q('count')} AS BIGINT)) AS c FROM {view} "
+            f"GROUP BY {keys}) p FULL OUTER JOIN (SELECT {casts}, count(*) AS c FROM original "
+            f"GROUP BY ALL) o USING ({keys}) WHERE p.c IS DISTINCT FROM o.c"
+        )
+        row = self.con.execute(sql).fetchone()
+        diff = int(row[0]) if row else -1
+        self.report.add(
+            "marginal",
+            diff == 0,
+            f"marginal over {attrs} equals the original's projection"
+            if diff == 0
+            else f"marginal over {attrs} differs from the original's projection in {diff} cell(s)",
+            file,
+        )
+
+    def anatomy_ok(self, qit: str, st: str, s: str, guarantee: dict[str, Any], name: str) -> None:
+        gid, cnt = _q("group_id"), _q("count")
+        bad_id = self.con.execute(
+            f"SELECT count(*) FROM (SELECT {gid} FROM {qit} UNION ALL SELECT {gid} FROM {st}) "
+            f"WHERE TRY_CAST({gid} AS BIGINT) IS NULL"
+        ).fetchone()
+        if bad_id and bad_id[0]:
+            self.report.add("anatomy", False, f"{bad_id[0]} row(s) have a non-integer group_id", name)
+            return
+        sizes = f"SELECT CAST({gid} AS BIGINT) g, sum(CAST({cnt} AS BIGINT)) n FROM {{v}} GROUP BY 1"
+        row = self.con.execute(
+            f"SELECT count(*) FROM ({sizes.format(v=qit)}) a FULL OUTER JOIN ({sizes.format(v=st)}) b "
+            "USING (g) WHERE a.n IS DISTINCT FROM b.n"
+        ).fetchone()
+        mismatched = int(row[0]) if row else -1
+        self.report.add(
+            "anatomy",
+            mismatched == 0,
+            "QIT and ST agree on every group's size"
+            if mismatched == 0
+            else f"QIT and ST disagree on the size of {mismatched} group(s)",
+            name,
+        )
+        gname = str(guarantee.get("name", "")).lower()
+        if gname != "l-diversity":
+            self.report.add("guarantee", False, f"cannot verify unknown guarantee {gname!r}", name)
+            return
+        ell = guarantee.get("l")
+        if isinstance(ell, bool) or not isinstance(ell, int) or ell < 2:
+            self.report.add("guarantee", False, f"l-diversity needs an integer l >= 2, manifest has {ell!r}", name)
+            return
+        row = self.con.execute(
+            f"SELECT count(*), coalesce(min(n / mx), 0) FROM (SELECT CAST({gid} AS BIGINT) g, "
+            f"sum(CAST({cnt} AS BIGINT)) n, max(CAST({cnt} AS BIGINT)) mx FROM {st} GROUP BY 1) "
+            f"WHERE {ell} * mx > n"
+        ).fetchone()
+        bad = int(row[0]) if row else -1
+        self.report.add(
+            "guarantee",
+            bad == 0,
+            f"every group satisfies l * max_count <= |group| with l = {ell}"
+            if bad == 0
+            else f"{bad} group(s) violate l * max_count <= |group| with l = {ell} (sensitive attribute {s!r})",
+            name,
+        )
+
+    # -- driver -------------------------------------------------------------------
+    def run(self) -> VerificationReport:
+        rep = self.report
+        mpath = self.dir / "manifest.json"
+        try:
+            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            rep.add("manifest", False, "manifest.json is missing", "manifest.json")
+            return rep
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            rep.add("manifest", False, f"manifest.json is not valid JSON ({exc})", "manifest.json")
+            return rep
+        if not isinstance(manifest, dict):
+            rep.add("manifest", False, "manifest.json is not a JSON object", "manifest.json")
+            return rep
+        missing = [k for k in _CORE if k not in manifest]
+        if missing:
+            rep.add("manifest", False, f"core key(s) {missing} are missing", "manifest.json")
+            return rep
+        if manifest["format"] != FORMAT:
+            rep.add(
+                "manifest",
+                False,
+                f"unknown format {manifest['format']!r} (expected {FORMAT!r})",
+                "manifest.json",
+            )
+            return rep
+        n = manifest["n_records"]
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            rep.add("manifest", False, f"n_records must be a positive integer, got {n!r}", "manifest.json")
+            return rep
+        self.n = n
+        try:
+            rules = [Rule.from_json(r) for r in manifest["rules"]]
+            tables = [self._subtable(t) for t in manifest["tables"]]
+            schema = Schema(tuple(tables))
+        except Exception as exc:
+            rep.add("manifest", False, f"malformed rules or tables: {exc}", "manifest.json")
+            return rep
+        rep.add("manifest", True, f"format {FORMAT}, {len(tables)} table(s), n_records = {n}", "manifest.json")
+
+        attrs = manifest["attributes"]
+        published = set().union(*(set(t.attributes) for t in tables)) if tables else set()
+        rep.add(
+            "coverage",
+            isinstance(attrs, list) and set(attrs) == published,
+            "the tables publish exactly the manifest's attributes"
+            if isinstance(attrs, list) and set(attrs) == published
+            else f"manifest attributes {attrs} but tables publish {sorted(published)}",
+        )
+        if self.original is not None:
+            names = set(self.original.names)
+            rep.add(
+                "coverage",
+                names == published,
+                "every input attribute is published"
+                if names == published
+                else f"input attributes {sorted(names - published)} are not published"
+                + (f"; {sorted(published - names)} are not input attributes" if published - names else ""),
+            )
+            if self.original.n_rows != n:
+                rep.add("coverage", False, f"n_records = {n} but the input has {self.original.n_rows} records")
+            self.con.register("original", _arrow(self.original))
+
+        verdict = check_gnf(schema, rules)
+        for v in verdict.verdicts:
+            rep.add("schema", v.holds, v.explain())
+
+        for entry, sub in zip(manifest["tables"], tables, strict=True):
+            files = entry.get("files") or {}
+            if entry["kind"] == "plain":
+                cols = list(sub.attributes)
+                view = self.relation(str(files.get("data")), [*cols, "count"], "file")
+                if view and self.counts_ok(view, cols, files["data"]):
+                    self.marginal_ok(view, cols, files["data"])
+            elif entry["kind"] == "anatomy":
+                assert sub.enforces is not None
+                s = sub.enforces.rhs
+                qi = [a for a in sub.attributes if a != s]
+                qit = self.relation(str(files.get("qit")), [*qi, "group_id", "count"], "file")
+                st = self.relation(str(files.get("st")), ["group_id", s, "count"], "file")
+                ok_q = bool(qit) and self.counts_ok(qit or "", [*qi, "group_id"], files["qit"])
+                ok_s = bool(st) and self.counts_ok(st or "", ["group_id", s], files["st"])
+                if ok_q and ok_s and qit and st:
+                    self.anatomy_ok(qit, st, s, manifest["guarantee"], sub.name)
+                    if qi:
+                        self.marginal_ok(qit, qi, files["qit"])
+                    self.marginal_ok(st, [s], files["st"])
+            else:
+                rep.add(
+                    "manifest",
+                    False,
+                    f"table {sub.name!r} has unknown kind {entry['kind']!r}",
+                    "manifest.json",
+                )
+        return rep
+
+    @staticmethod
+    def _subtable(entry: Any) -> SubTable:
+        if not isinstance(entry, dict):
+            raise ValueError(f"a table entry must be an object, got {entry!r}")
+        for key in ("name", "attributes", "kind", "files"):
+            if key not in entry:
+                raise ValueError(f"table entry lacks {key!r}")
+        if entry["kind"] == "anatomy" and not entry.get("enforces"):
+            raise ValueError(f"anatomy table {entry['name']!r} enforces no rule")
+        enforces = Rule.from_json(entry["enforces"]) if entry.get("enforces") else None
+        return SubTable(str(entry["name"]), tuple(entry["attributes"]), enforces)
+
+
+def _lit_name(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def _csv_header(line: str) -> list[list[str]]:
+    import csv
+    import io
+
+    return list(csv.reader(io.StringIO(line)))
+
+
+def _arrow(table: EncodedTable) -> pa.Table:
+    arrays = [
+        pa.DictionaryArray.from_arrays(pa.array(c.codes), pa.array(c.values.astype(str), type=pa.string()))
+        for c in table.columns
+    ]
+    return pa.Table.from_arrays(arrays, names=list(table.names))
+
+
+def verify_release(directory: str | Path, original: EncodedTable | None = None) -> VerificationReport:
+    """Verify the release in ``directory`` (and, if given, against the ``original`` table)."""
+    checker = _Checker(Path(directory), original)
+    try:
+        return checker.run()
+    finally:
+        checker.con.close()
