@@ -148,6 +148,13 @@ def parse_rule(text: str) -> Rule:
             f"Rule {text!r} must contain exactly one '->' between the attributes the "
             "adversary knows and the sensitive attribute, as in 'age, sex -> disease'."
         )
+    if not sides[0].strip():
+        raise RuleError(
+            f"Rule {text!r} has no left-hand side; a rule needs at least one attribute the "
+            "adversary knows (publishing any attribute alone is assumed safe)."
+        )
+    if not sides[1].strip():
+        raise RuleError(f"Rule {text!r} has no right-hand side (the sensitive attribute after '->').")
     lhs = [_name(t, text) for t in _split(sides[0], ",", text)]
     rhs_parts = _split(sides[1], ",", text)
     if len(rhs_parts) != 1:

@@ -138,28 +138,26 @@ class _Checker:
 
     # -- checks -------------------------------------------------------------------
     def counts_ok(self, view: str, cols: list[str], file: str) -> bool:
+        """Counts are positive integers (False stops further checks of the file); also
+        reports duplicate rows and a total different from ``n_records``."""
         cnt = _q("count")
         bad = self.con.execute(
             f"SELECT count(*) FROM {view} WHERE TRY_CAST({cnt} AS BIGINT) IS NULL OR TRY_CAST({cnt} AS BIGINT) <= 0"
         ).fetchone()
         if bad and bad[0]:
-            return self.report.add(
-                "counts", False, f"{bad[0]} row(s) have a count that is not a positive integer", file
-            )
+            self.report.add("counts", False, f"{bad[0]} row(s) have a count that is not a positive integer", file)
+            return False
         keys = ", ".join(_q(c) for c in cols)
         dup = self.con.execute(
             f"SELECT count(*) FROM (SELECT {keys} FROM {view} GROUP BY {keys} HAVING count(*) > 1)"
         ).fetchone()
         if dup and dup[0]:
-            return self.report.add("counts", False, f"{dup[0]} value combination(s) appear on more than one row", file)
+            self.report.add("counts", False, f"{dup[0]} value combination(s) appear on more than one row", file)
         total = self.con.execute(f"SELECT coalesce(sum(CAST({cnt} AS BIGINT)), 0) FROM {view}").fetchone()
         t = int(total[0]) if total else 0
-        return self.report.add(
-            "counts",
-            t == self.n,
-            f"counts sum to {t}" + ("" if t == self.n else f", expected n_records = {self.n}"),
-            file,
-        )
+        msg = f"counts sum to {t}" + ("" if t == self.n else f", expected n_records = {self.n}")
+        self.report.add("counts", t == self.n, msg, file)
+        return True
 
     def marginal_ok(self, view: str, attrs: list[str], file: str) -> None:
         if self.original is None:

@@ -1,0 +1,41 @@
+"""Shared fixtures and strategies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from versapub import datasets
+from versapub.data.table import EncodedTable
+from versapub.privacy.rules import Rule
+
+
+@pytest.fixture
+def running_example() -> EncodedTable:
+    return datasets.running_example()
+
+
+@st.composite
+def rule_sets(draw: st.DrawFn, max_attrs: int = 8, max_rules: int = 8) -> tuple[list[str], list[Rule]]:
+    """Random attribute names and rules over them (not necessarily irreducible)."""
+    m = draw(st.integers(2, max_attrs))
+    attrs = [f"a{i}" for i in range(m)]
+    n_rules = draw(st.integers(1, max_rules))
+    rules = []
+    for _ in range(n_rules):
+        rhs = draw(st.sampled_from(attrs))
+        others = [a for a in attrs if a != rhs]
+        lhs = draw(st.lists(st.sampled_from(others), min_size=1, max_size=len(others), unique=True))
+        rules.append(Rule(tuple(lhs), rhs))
+    return attrs, rules
+
+
+def random_table(rng: np.random.Generator, n: int, cards: dict[str, int], skew: float = 1.0) -> EncodedTable:
+    """A random text table with Zipf-skewed columns (skew 0: uniform)."""
+    data = {}
+    for name, card in cards.items():
+        w = 1.0 / np.arange(1, card + 1) ** skew
+        codes = rng.choice(card, size=n, p=w / w.sum())
+        data[name] = [f"{name}_{c}" for c in codes]
+    return EncodedTable.from_columns(data)
