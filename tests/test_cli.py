@@ -76,7 +76,7 @@ format = "parquet"
 )
 def test_publish_errors_are_one_paragraph(tmp_path: Path, example_csv: Path, args: list[str], fragment: str) -> None:
     out = tmp_path / "rel"
-    code, stdout, stderr = run("publish", "--input", str(example_csv), *args, "--out", str(out))
+    code, _stdout, stderr = run("publish", "--input", str(example_csv), *args, "--out", str(out))
     assert code == 2
     assert fragment in stderr
     assert "Traceback" not in stderr
@@ -84,7 +84,9 @@ def test_publish_errors_are_one_paragraph(tmp_path: Path, example_csv: Path, arg
 
 
 def test_missing_input_and_debug_traceback(tmp_path: Path) -> None:
-    code, _, stderr = run("publish", "--input", str(tmp_path / "x.csv"), "--rule", "a -> b", "--out", str(tmp_path / "o"))
+    code, _, stderr = run(
+        "publish", "--input", str(tmp_path / "x.csv"), "--rule", "a -> b", "--out", str(tmp_path / "o")
+    )
     assert code == 2 and "does not exist" in stderr and "Traceback" not in stderr
     code, _, stderr = run("--debug", "publish", "--input", str(tmp_path / "x.csv"), "--rule", "a -> b", "--out", "o")
     assert code == 2 and "Traceback" in stderr

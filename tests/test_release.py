@@ -202,10 +202,19 @@ def test_verifier_catches_dropped_table_and_non_gnf_schema(written: Path, runnin
     assert "not published" in _failures(written, running_example)
     # a plain table joining race to zipcode breaks Rule 3's guardian (a new Q-S edge)
     extra = dict(m)
-    (written / "T9.csv").write_text("race,zipcode,count\nasian,71000,1\nblack,71000,1\nblack,73000,1\n"
-                                    "white,72000,2\nwhite,74000,1\n")
-    extra["tables"] = [*m["tables"], {"name": "T9", "attributes": ["race", "zipcode"], "kind": "plain",
-                                      "enforces": None, "files": {"data": "T9.csv"}}]
+    (written / "T9.csv").write_text(
+        "race,zipcode,count\nasian,71000,1\nblack,71000,1\nblack,73000,1\nwhite,72000,2\nwhite,74000,1\n"
+    )
+    extra["tables"] = [
+        *m["tables"],
+        {
+            "name": "T9",
+            "attributes": ["race", "zipcode"],
+            "kind": "plain",
+            "enforces": None,
+            "files": {"data": "T9.csv"},
+        },
+    ]
     (written / "manifest.json").write_text(json.dumps(extra))
     msg = _failures(written, running_example)
     assert "[schema]" in msg and "NOT guaranteed" in msg and "hospital, race -> zipcode" in msg

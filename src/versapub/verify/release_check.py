@@ -126,7 +126,7 @@ class _Checker:
                 if got != expected:
                     self.report.add(check, False, f"columns are {got}, expected {expected}", file)
                     return None
-            self.con.execute(f"CREATE VIEW {view} AS SELECT * FROM {src}")
+            self.con.execute(f"CREATE TABLE {view} AS SELECT * FROM {src}")
             cols = [r[0] for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
         except (duckdb.Error, OSError, UnicodeDecodeError) as exc:
             self.report.add(check, False, f"cannot be read: {str(exc).splitlines()[0]}", file)

@@ -1,0 +1,94 @@
+"""Publish ``texas_like`` end to end at growing sizes (issue: 10^6 x 18 in <= 10 s).
+
+For each n: the table is generated and written as CSV (not timed); then, in a fresh
+process, ``read -> publish (9 rules, l = 10, UAD + Anatomy) -> write + verify`` is timed,
+together with peak memory (peak RSS minus the RSS after imports) and, as a reference
+measured in the same process, a bare ``GROUP BY`` of all 18 encoded columns in DuckDB.
+
+    python benchmarks/publish_scaling.py            # 10^4, 10^5, 10^6
+    python benchmarks/publish_scaling.py --large    # also 10^7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHILD = r"""
+import json, resource, sys, time, shutil
+import psutil
+proc = psutil.Process()
+import duckdb, numpy as np, pyarrow as pa
+import versapub
+from versapub.datasets import TEXAS_LIKE_RULES
+base = proc.memory_info().rss
+path, out = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter()
+table = versapub.read_table(path)
+t1 = time.perf_counter()
+rel = versapub.publish(table, TEXAS_LIKE_RULES, l=10, seed=0)
+t2 = time.perf_counter()
+versapub.write_release(rel, out)
+t3 = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+arrow = pa.table({c.name: pa.array(c.codes) for c in table.columns})
+con = duckdb.connect()
+con.register("t", arrow)
+cols = ", ".join(table.names)
+g0 = time.perf_counter()
+con.execute(f"SELECT {cols}, count(*) FROM t GROUP BY ALL").fetchnumpy()
+g1 = time.perf_counter()
+print(json.dumps({
+    "n": table.n_rows, "read_s": t1 - t0, "publish_s": t2 - t1, "write_verify_s": t3 - t2,
+    "total_s": t3 - t0, "groupby_ref_s": g1 - g0, "peak_mb": (peak - base) / 2**20,
+    "encoded_mb": table.nbytes / 2**20, "tables": len(rel.tables),
+    "timings": rel.timings,
+}))
+shutil.rmtree(out)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--large", action="store_true", help="also run 10^7 records")
+    ap.add_argument("--sizes", type=int, nargs="*", help="explicit sizes")
+    args = ap.parse_args()
+    sizes = args.sizes or [10**4, 10**5, 10**6] + ([10**7] if args.large else [])
+    from versapub.datasets import write_texas_like
+
+    print(
+        f"{'n':>10} {'total s':>8} {'read':>6} {'publish':>8} {'write+verify':>13} {'rec/s':>10} "
+        f"{'groupby ref s':>13} {'peak MB':>8} {'encoded MB':>10} {'peak/enc':>8}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            csv = Path(tmp) / f"texas_{n}.csv"
+            write_texas_like(csv, n, seed=0)
+            res = subprocess.run(
+                [sys.executable, "-c", CHILD, str(csv), str(Path(tmp) / f"rel_{n}")],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if res.returncode != 0:
+                print(res.stderr, file=sys.stderr)
+                sys.exit(1)
+            r = json.loads(res.stdout.strip().splitlines()[-1])
+            print(
+                f"{r['n']:>10} {r['total_s']:>8.2f} {r['read_s']:>6.2f} {r['publish_s']:>8.2f} "
+                f"{r['write_verify_s']:>13.2f} {r['n'] / r['total_s']:>10.0f} {r['groupby_ref_s']:>13.3f} "
+                f"{r['peak_mb']:>8.0f} {r['encoded_mb']:>10.1f} {r['peak_mb'] / r['encoded_mb']:>8.2f}",
+                flush=True,
+            )
+            print("           steps:", json.dumps({k: round(v, 2) for k, v in r["timings"].items()}), flush=True)
+            csv.unlink()
+    _ = time
+
+
+if __name__ == "__main__":
+    main()
