@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from versapub.anonymizers import Anatomy
-from versapub.anonymizers.anatomy import anatomy_groups
+from versapub.anonymizers.anatomy import GROUPINGS, greedy_schedule
 from versapub.data.groupby import group_rows
 from versapub.errors import InfeasibleError
 from versapub.privacy import LDiversity, parse_rule
@@ -41,18 +41,47 @@ def test_group_rows_matches_counter(cards: list[int], n: int, seed: int, huge: b
         assert keys[g.inverse[row]] == tuple(int(c[row]) for c in cols)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 6), st.lists(st.integers(0, 30), min_size=2, max_size=25))
+def test_greedy_schedule_takes_the_l_largest_buckets_at_every_step(ell: int, counts: list[int]) -> None:
+    """Oracle: replay the schedule on the counts; every group must consist of l distinct
+    buckets none smaller than any bucket left out, and the greedy stops only when fewer
+    than l non-empty buckets remain, each with a single record (Xiao & Tao)."""
+    c = np.array(counts, dtype=np.int64)
+    n = int(c.sum())
+    if n < ell or ell * int(c.max()) > n:
+        return  # not eligible; the anonymizer refuses it (tested below)
+    table, leftover = greedy_schedule(c, ell)
+    remaining = c.copy()
+    for group in table.tolist():
+        assert len(set(group)) == ell
+        chosen_min = min(remaining[b] for b in group)
+        others = [remaining[b] for b in range(len(c)) if b not in group]
+        assert all(chosen_min >= o for o in others)
+        for b in group:
+            remaining[b] -= 1
+    assert (remaining >= 0).all()
+    assert sorted(leftover) == sorted(b for b in range(len(c)) for _ in range(remaining[b]))
+    assert int((remaining > 0).sum()) < ell and int(remaining.max()) <= 1
+    assert len(table) == n // ell
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.integers(2, 6), st.integers(2, 400), st.floats(0, 2.5), st.integers(0, 2**31))
-def test_anatomy_groups_are_l_diverse_and_lose_no_record(ell: int, n: int, skew: float, seed: int) -> None:
+@given(
+    st.integers(2, 6), st.integers(2, 400), st.floats(0, 2.5), st.integers(0, 2**31), st.sampled_from(sorted(GROUPINGS))
+)
+def test_anatomy_groups_are_l_diverse_and_lose_no_record(
+    ell: int, n: int, skew: float, seed: int, grouping: str
+) -> None:
     rng = np.random.default_rng(seed)
     table = random_table(rng, n, {"q1": 5, "q2": 3, "s": 12}, skew=skew)
     s_counts = table.column("s").counts()
     rule = parse_rule("q1, q2 -> s")
     if ell * int(s_counts.max()) > n:
         with pytest.raises(InfeasibleError):
-            Anatomy().publish(table, rule, LDiversity(ell), rng)
+            Anatomy(grouping).publish(table, rule, LDiversity(ell), rng)
         return
-    out = Anatomy().publish(table, rule, LDiversity(ell), rng)
+    out = Anatomy(grouping).publish(table, rule, LDiversity(ell), rng)
     qit, st_ = out.parts["qit"], out.parts["st"]
     # every group: l * max_count <= |group|, sizes l or l+1, floor(n/l) groups
     sizes = Counter()
@@ -82,14 +111,22 @@ def test_anatomy_groups_are_l_diverse_and_lose_no_record(ell: int, n: int, skew:
 
 
 def test_anatomy_group_ids_are_a_permutation_not_creation_order() -> None:
-    s = np.repeat(np.arange(50), 4).astype(np.int32)
-    rng = np.random.default_rng(3)
-    group, g = anatomy_groups(s, 4, rng)
-    assert g == 50
-    assert sorted(set(group.tolist())) == list(range(50))
-    # the group of the first records is not simply 0, 1, 2, ... in input order
-    first_seen = list(dict.fromkeys(group.tolist()))
-    assert first_seen != list(range(50))
+    from versapub.data.table import EncodedTable
+
+    t = EncodedTable.from_columns({"q": [str(i) for i in range(200)], "s": [str(i % 50) for i in range(200)]})
+    out = Anatomy().publish(t, parse_rule("q -> s"), LDiversity(4), np.random.default_rng(3))
+    qit = out.parts["qit"]
+    assert sorted(set(qit.column("group_id").tolist())) == list(range(50))
+    # in input (= q) order, the group ids are not simply 0, 0, 0, 0, 1, ... (creation order)
+    by_q = qit.column("group_id")[np.argsort(qit.column("q"))]
+    assert list(dict.fromkeys(by_q.tolist())) != list(range(50))
+
+
+def test_unknown_grouping_is_refused() -> None:
+    from versapub.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="Unknown Anatomy grouping"):
+        Anatomy("random")
 
 
 def test_anatomy_is_reproducible_with_a_seed() -> None:

@@ -6,7 +6,10 @@ from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer, publish_plain
 from versapub.errors import ConfigError
 
-ANONYMIZERS: dict[str, Callable[[], Anonymizer]] = {"anatomy": Anatomy}
+ANONYMIZERS: dict[str, Callable[[], Anonymizer]] = {
+    "anatomy": Anatomy,
+    "anatomy-wraparound": lambda: Anatomy("wrap-around"),
+}
 
 
 def get_anonymizer(name: str) -> Anonymizer:

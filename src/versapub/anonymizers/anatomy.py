@@ -4,27 +4,28 @@ The sub-table is split into a quasi-identifier table (QIT: the non-sensitive
 attributes and a group id) and a sensitive table (ST: group id and the sensitive
 value); within a group the link between a QIT row and an ST value is hidden.
 
-Anatomy's group creation hashes records into buckets by sensitive value, repeatedly
-forms a group from one record of each of the l largest buckets, and finally gives each
-residual record to a group that does not yet hold its value.  For an eligible table
-(every value count ``<= n/l``) this yields ``floor(n/l)`` groups, each of ``l`` or
-``l + 1`` records with pairwise distinct sensitive values (Xiao & Tao's Lemma 2), so
-every group satisfies ``l * max_count <= |group|``.
+Group creation (Xiao & Tao's algorithm): hash records into buckets by sensitive value;
+while at least l buckets are non-empty, form a group from one (random) record of each
+of the l largest buckets; give each residual record to a group that does not yet hold
+its value.  For an eligible table (every value count ``<= n/l``) this yields
+``floor(n/l)`` groups, each of ``l`` or ``l + 1`` records with pairwise distinct
+sensitive values, so every group satisfies ``l * max_count <= |group|``.  No record is
+ever dropped; group ids are a seeded random permutation, not creation order.
 
-Vectorized implementation (choice recorded in ``docs/choices.md``): records are
-shuffled (seeded), laid out bucket after bucket, and the record at position ``p`` joins
-group ``p mod G`` with ``G = floor(n/l)`` (the wrap-around assignment).  A bucket of
-``c <= G`` records occupies ``c`` consecutive positions and so lands in ``c`` distinct
-groups; group sizes are ``floor(n/G)`` or ``ceil(n/G)``, i.e. ``l`` or ``l + 1``.  The
-groups have exactly the structure of the greedy's output (same number, same sizes,
-distinct values) without a Python loop over records or groups; which values share a
-group may differ from one particular greedy run, as it already does between runs with
-different tie-breaking.  No record is ever dropped.  Group ids are a seeded random
-permutation, not creation order.
+Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
+
+* ``"greedy"`` (default) runs the procedure above on bucket *counts* (ties: the bucket
+  chosen least recently), taking all groups of a run of equally large buckets in one
+  slice; records are then dealt to the groups with array operations.
+* ``"wrap-around"`` produces groups of the same structure in closed form: records are
+  laid out bucket after bucket and the record at position ``p`` joins group
+  ``p mod floor(n/l)`` (a bucket of ``c <= floor(n/l)`` records lands in ``c`` distinct
+  groups).  About twice as fast; which values share a group differs from the greedy's.
 """
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -33,13 +34,12 @@ from versapub.anonymizers.base import AnonymizedTable
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
-from versapub.errors import InfeasibleError
+from versapub.errors import ConfigError, InfeasibleError
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 
 
-def anatomy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Group index of every record (wrap-around assignment) and the number of groups."""
+def _check_eligible(s_codes: np.ndarray, width: int) -> tuple[np.ndarray, int]:
     n = len(s_codes)
     g = n // width
     if g == 0:
@@ -50,29 +50,147 @@ def anatomy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) ->
             f"Anatomy cannot form l-diverse groups: a sensitive value occurs {int(counts.max())} "
             f"times but only floor(n/l) = {g} groups exist (n = {n}, l = {width})."
         )
-    shuffled = rng.permutation(n)
-    order = shuffled[np.argsort(s_codes[shuffled], kind="stable")]
+    return counts, g
+
+
+def _bucket_order(s_codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Record indices bucket after bucket (by sensitive code), shuffled inside each bucket."""
+    shuffled = rng.permutation(len(s_codes))
+    return shuffled[np.argsort(s_codes[shuffled], kind="stable")]
+
+
+def wraparound_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Group index of every record by the wrap-around assignment, and the number of groups."""
+    n = len(s_codes)
+    _, g = _check_eligible(s_codes, width)
     group = np.empty(n, dtype=np.int64)
-    group[order] = np.arange(n, dtype=np.int64) % g
-    ids = rng.permutation(g).astype(np.int64)
-    return ids[group], g
+    group[_bucket_order(s_codes, rng)] = np.arange(n, dtype=np.int64) % g
+    return group, g
+
+
+def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Xiao & Tao's group creation: each group takes one record from each of the ``width``
+    buckets with the most remaining records; each residual record joins a random group that
+    lacks its value (preferring groups no other residual joined).
+
+    Ties between equally large buckets go to the bucket chosen least recently (never-chosen
+    buckets first, by code).  Buckets are kept in FIFO lists per remaining count; when the
+    largest count is shared by at least ``width`` buckets, all the groups those buckets
+    form before any of them must wait are taken in one slice, so the loop runs once per
+    such batch or per group whose buckets span several counts, never once per record.
+    """
+    counts, _ = _check_eligible(s_codes, width)
+    table, leftover = greedy_schedule(counts, width)
+    g = len(table)
+    slot_bucket = table.ravel()
+    slot_group = np.repeat(np.arange(g, dtype=np.int64), width)
+    residual_b: list[int] = []
+    residual_g: list[int] = []
+    used = np.zeros(g, dtype=bool)
+    for b in leftover:  # fewer than l buckets remain, each with one record (Xiao & Tao)
+        lacking = ~(table == b).any(axis=1)
+        fresh = np.flatnonzero(lacking & ~used)  # spread residuals: sizes stay l or l + 1
+        pick = int(rng.choice(fresh if len(fresh) else np.flatnonzero(lacking)))
+        used[pick] = True
+        residual_b.append(b)
+        residual_g.append(pick)
+    slot_bucket = np.concatenate([slot_bucket, np.asarray(residual_b, dtype=np.int64)])
+    slot_group = np.concatenate([slot_group, np.asarray(residual_g, dtype=np.int64)])
+    # The k-th record of bucket b (shuffled) fills the k-th slot of bucket b.
+    slots = np.argsort(slot_bucket, kind="stable")
+    group = np.empty(len(s_codes), dtype=np.int64)
+    group[_bucket_order(s_codes, rng)] = slot_group[slots]
+    return group, g
+
+
+def greedy_schedule(counts: np.ndarray, width: int) -> tuple[np.ndarray, list[int]]:
+    """The bucket of every slot of every group, in creation order (``G x width``), and
+    the buckets left over (one entry per residual record)."""
+    levels: dict[int, list[int]] = {}
+    for b in np.argsort(counts, kind="stable").tolist():  # within a count: code order
+        if counts[b] > 0:
+            levels.setdefault(int(counts[b]), []).append(b)
+    nonzero = int((counts > 0).sum())
+    keys = sorted(levels)  # counts that have a non-empty list, ascending
+    members: list[int] = []
+
+    def append(lvl: int, buckets: list[int]) -> None:
+        if lvl not in levels or not levels[lvl]:
+            levels[lvl] = []
+            bisect.insort(keys, lvl)
+        levels[lvl].extend(buckets)
+
+    def shrink(lvl: int, rest: list[int]) -> None:
+        if rest:
+            levels[lvl] = rest
+        else:
+            del levels[lvl]
+            keys.pop(bisect.bisect_left(keys, lvl))
+
+    while nonzero >= width:
+        top = keys[-1]
+        level = levels[top]
+        if len(level) >= width:
+            q = len(level) // width
+            chunk = level[: q * width]
+            shrink(top, level[q * width :])
+            members.extend(chunk)
+            if top > 1:
+                append(top - 1, chunk)
+            else:
+                nonzero -= len(chunk)
+            continue
+        taken = [(top, level)]
+        need = width - len(level)
+        shrink(top, [])
+        i = len(keys) - 1
+        while need:
+            v = keys[i]
+            lower = levels[v]
+            taken.append((v, lower[:need]))
+            need -= len(taken[-1][1])
+            i -= 1
+        for v, buckets in taken[1:]:
+            shrink(v, levels[v][len(buckets) :])
+        for _, buckets in taken:
+            members.extend(buckets)
+        for v, buckets in taken:  # chosen just now: to the end of the next count's list
+            if v > 1:
+                append(v - 1, buckets)
+            else:
+                nonzero -= len(buckets)
+    leftover = [b for lvl, bs in levels.items() for b in bs for _ in range(lvl)]
+    return np.asarray(members, dtype=np.int64).reshape(-1, width), leftover
+
+
+GROUPINGS = {"greedy": greedy_groups, "wrap-around": wraparound_groups}
 
 
 class Anatomy:
-    """Anatomy bucketization (see the module docstring).  No parameters: the group
-    width comes from the guarantee (``l`` for l-diversity)."""
+    """Anatomy bucketization (see the module docstring).
+
+    ``grouping`` is ``"greedy"`` (Xiao & Tao's procedure step by step, the default) or
+    ``"wrap-around"`` (the same group structure in closed form, faster on large tables).
+    The group width comes from the guarantee (``l`` for l-diversity).
+    """
 
     name = "anatomy"
 
+    def __init__(self, grouping: str = "greedy") -> None:
+        if grouping not in GROUPINGS:
+            raise ConfigError(f"Unknown Anatomy grouping {grouping!r}; use one of {sorted(GROUPINGS)}.")
+        self.grouping = grouping
+
     def params(self) -> dict[str, Any]:
-        return {}
+        return {"grouping": self.grouping}
 
     def publish(
         self, table: EncodedTable, rule: Rule, guarantee: Guarantee, rng: np.random.Generator
     ) -> AnonymizedTable:
         s_col = table.column(rule.rhs)
         qi = [a for a in table.names if a != rule.rhs]
-        group, n_groups = anatomy_groups(s_col.codes, guarantee.group_width(), rng)
+        group, n_groups = GROUPINGS[self.grouping](s_col.codes, guarantee.group_width(), rng)
+        group = rng.permutation(n_groups).astype(np.int64)[group]  # ids are not creation order
         qit_cols = [table.codes(a) for a in qi] + [group]
         qit_g = group_rows(qit_cols, [table.cardinality(a) for a in qi] + [n_groups])
         qit = CountTable(

@@ -30,24 +30,28 @@ class Grouping:
     inverse: npt.NDArray[np.int64] | None
 
 
-def combined_key(columns: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]) -> tuple[npt.NDArray[np.int64], int]:
+def combined_key(
+    columns: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], int, bool]:
     """One ``int64`` key per row whose order is the lexicographic order of the columns.
 
-    Returns the key and the size of its key space.  Compresses to dense ranks when the
-    mixed-radix product would overflow.
+    Returns the key, the size of its key space, and whether the key had to be compressed
+    to dense ranks (then it no longer decodes by mixed radix).
     """
     n = len(columns[0]) if columns else 0
     key = np.zeros(n, dtype=np.int64)
     space = 1
+    compressed = False
     for col, card in zip(columns, cards, strict=True):
         card = max(int(card), 1)
         if space * card >= _KEY_LIMIT:
             uniq, inv = np.unique(key, return_inverse=True)
             key = inv.astype(np.int64).ravel()
             space = len(uniq)
+            compressed = True
         key = key * card + col.astype(np.int64, copy=False)
         space *= card
-    return key, space
+    return key, space, compressed
 
 
 def group_rows(
@@ -60,9 +64,10 @@ def group_rows(
     cards = [max(int(c), 1) for c in cards]
     if not columns:
         raise ValueError("group_rows needs at least one column")
-    key, space = combined_key(columns, cards)
+    key, space, compressed = combined_key(columns, cards)
     n = len(key)
-    inverse: npt.NDArray[np.int64] | None
+    inverse: npt.NDArray[np.int64] | None = None
+    first: npt.NDArray[np.int64] | None = None
     if space <= _DENSE_LIMIT and space <= 8 * max(n, 1):
         full = np.bincount(key, minlength=space)
         present = np.flatnonzero(full)
@@ -72,34 +77,21 @@ def group_rows(
             rank = np.zeros(space, dtype=np.int64)
             rank[present] = np.arange(len(present))
             inverse = rank[key]
-        else:
-            inverse = None
+        if compressed:
+            first = np.unique(key, return_index=True)[1].astype(np.int64)
     else:
+        res = np.unique(key, return_index=True, return_inverse=with_inverse, return_counts=True)
+        ukeys, first = res[0], res[1].astype(np.int64)
+        counts = res[-1].astype(np.int64)
         if with_inverse:
-            ukeys, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
-            inverse = inv.astype(np.int64).ravel()
-        else:
-            ukeys, counts = np.unique(key, return_counts=True)
-            inverse = None
-        counts = counts.astype(np.int64)
-    if len(columns) == 1:
-        return Grouping((ukeys.astype(np.int32),), counts, inverse)
-    # Recover each column's code for every distinct key: take one representative row.
-    first = _first_occurrence(key, ukeys, inverse)
-    keys = tuple(np.asarray(col)[first].astype(np.int32) for col in columns)
+            inverse = res[2].astype(np.int64).ravel()
+    if first is not None:
+        keys = tuple(np.asarray(col)[first].astype(np.int32) for col in columns)
+    else:  # decode the mixed-radix key
+        rest = ukeys.copy()
+        out = []
+        for card in reversed(cards):
+            out.append((rest % card).astype(np.int32))
+            rest //= card
+        keys = tuple(reversed(out))
     return Grouping(keys, counts, inverse)
-
-
-def _first_occurrence(
-    key: npt.NDArray[np.int64],
-    ukeys: npt.NDArray[np.int64],
-    inverse: npt.NDArray[np.int64] | None,
-) -> npt.NDArray[np.int64]:
-    """Row index of one occurrence of every distinct key (ukeys sorted)."""
-    if inverse is None:
-        inverse = np.searchsorted(ukeys, key)
-    first = np.empty(len(ukeys), dtype=np.int64)
-    # Reverse assignment leaves the first occurrence in place (last write wins).
-    rows = np.arange(len(key) - 1, -1, -1, dtype=np.int64)
-    first[inverse[::-1]] = rows
-    return first

@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,23 +28,36 @@ from versapub.reports.summary import markdown_report
 from versapub.verify.release_check import VerificationReport, verify_release
 
 
-def _arrow(ct: CountTable) -> pa.Table:
-    arrays = []
-    for codes, values in zip(ct.codes, ct.dictionaries, strict=True):
-        if values is None:
-            arrays.append(pa.array(codes, type=pa.int64()))
-        else:
-            arrays.append(pa.array(values.astype(str), type=pa.string()).take(pa.array(codes)))
-    arrays.append(pa.array(ct.counts, type=pa.int64()))
-    return pa.Table.from_arrays(arrays, names=[*ct.names, "count"])
+_BATCH = 1 << 17  # rows per written batch: text is materialized one batch at a time
+
+
+def _batches(ct: CountTable) -> Iterator[pa.RecordBatch]:
+    dicts = [None if v is None else pa.array(v.astype(str), type=pa.string()) for v in ct.dictionaries]
+    names = [*ct.names, "count"]
+    for lo in range(0, max(ct.n_rows, 1), _BATCH):
+        hi = min(lo + _BATCH, ct.n_rows)
+        arrays = []
+        for codes, values in zip(ct.codes, dicts, strict=True):
+            chunk = pa.array(codes[lo:hi])
+            arrays.append(chunk.cast(pa.int64()) if values is None else values.take(chunk))
+        arrays.append(pa.array(ct.counts[lo:hi], type=pa.int64()))
+        yield pa.RecordBatch.from_arrays(arrays, names=names)
 
 
 def _write_part(ct: CountTable, path: Path, fmt: str) -> None:
-    table = _arrow(ct)
+    batches = _batches(ct)
+    first = next(batches)
     if fmt == "parquet":
-        pq.write_table(table, path)
+        with pq.ParquetWriter(path, first.schema) as pw:
+            pw.write_batch(first)
+            for b in batches:
+                pw.write_batch(b)
     else:
-        pacsv.write_csv(table, path, write_options=pacsv.WriteOptions(quoting_style="needed"))
+        opts = pacsv.WriteOptions(quoting_style="needed")
+        with pacsv.CSVWriter(path, first.schema, write_options=opts) as cw:
+            cw.write_batch(first)
+            for b in batches:
+                cw.write_batch(b)
 
 
 def _files(release: Release, fmt: str) -> dict[str, dict[str, str]]:

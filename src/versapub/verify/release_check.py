@@ -34,6 +34,7 @@ from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
 
 FORMAT = "versapub-release/1"
+_DUCKDB_CONFIG = {"preserve_insertion_order": False}
 _CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
 
 
@@ -98,7 +99,7 @@ class _Checker:
         self.dir = directory
         self.original = original
         self.report = VerificationReport(str(directory))
-        self.con = duckdb.connect(":memory:")
+        self.con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
         self.n = 0
         self.views = 0
 
@@ -160,16 +161,36 @@ class _Checker:
         return True
 
     def marginal_ok(self, view: str, attrs: list[str], file: str) -> None:
+        """The published marginal over ``attrs`` equals the original's projection.
+
+        Published values are translated to the original's dictionary codes (a value the
+        input does not have is a failure by itself); both sides are then aggregated on
+        integer codes and compared cell by cell.
+        """
         if self.original is None:
             return
-        keys = ", ".join(_q(a) for a in attrs)
-        casts = ", ".join(f"CAST({_q(a)} AS VARCHAR) AS {_q(a)}" for a in attrs)
-        sql = (
-            f"SELECT count(*) FROM (SELECT {keys}, sum(CAST({_q('count')} AS BIGINT)) AS c FROM {view} "
-            f"GROUP BY {keys}) p FULL OUTER JOIN (SELECT {casts}, count(*) AS c FROM original "
-            f"GROUP BY ALL) o USING ({keys}) WHERE p.c IS DISTINCT FROM o.c"
+        joins = " ".join(f"LEFT JOIN {_q('dict_' + a)} d{i} ON p.{_q(a)} = d{i}.value" for i, a in enumerate(attrs))
+        codes = ", ".join(f"d{i}.code AS k{i}" for i in range(len(attrs)))
+        unknown = " OR ".join(f"k{i} IS NULL" for i in range(len(attrs)))
+        self.con.execute(
+            f"CREATE TEMP TABLE pub_codes AS SELECT {codes}, CAST(p.{_q('count')} AS BIGINT) AS c FROM {view} p {joins}"
         )
-        row = self.con.execute(sql).fetchone()
+        try:
+            row = self.con.execute(f"SELECT count(*) FROM pub_codes WHERE {unknown}").fetchone()
+            if row and row[0]:
+                self.report.add(
+                    "marginal", False, f"{row[0]} row(s) hold values of {attrs} that the input does not have", file
+                )
+                return
+            keys = ", ".join(f"k{i}" for i in range(len(attrs)))
+            orig = ", ".join(f"{_q(a)} AS k{i}" for i, a in enumerate(attrs))
+            row = self.con.execute(
+                f"SELECT count(*) FROM (SELECT {keys}, sum(c) AS c FROM pub_codes GROUP BY ALL) p "
+                f"FULL OUTER JOIN (SELECT {orig}, count(*) AS c FROM original_codes GROUP BY ALL) o "
+                f"USING ({keys}) WHERE p.c IS DISTINCT FROM o.c"
+            ).fetchone()
+        finally:
+            self.con.execute("DROP TABLE pub_codes")
         diff = int(row[0]) if row else -1
         self.report.add(
             "marginal",
@@ -288,7 +309,12 @@ class _Checker:
             )
             if self.original.n_rows != n:
                 rep.add("coverage", False, f"n_records = {n} but the input has {self.original.n_rows} records")
-            self.con.register("original", _arrow(self.original))
+            self.con.register("original_codes", pa.table({c.name: c.codes for c in self.original.columns}))
+            for c in self.original.columns:
+                self.con.register(
+                    f"dict_{c.name}",
+                    pa.table({"value": pa.array(c.values.astype(str), pa.string()), "code": range(c.cardinality)}),
+                )
 
         verdict = check_gnf(schema, rules)
         for v in verdict.verdicts:
@@ -321,7 +347,13 @@ class _Checker:
                     f"table {sub.name!r} has unknown kind {entry['kind']!r}",
                     "manifest.json",
                 )
+            self.drop_relations()
         return rep
+
+    def drop_relations(self) -> None:
+        """Free the tables read for one sub-table before reading the next."""
+        for (name,) in self.con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall():
+            self.con.execute(f"DROP TABLE {_q(name)}")
 
     @staticmethod
     def _subtable(entry: Any) -> SubTable:
@@ -345,14 +377,6 @@ def _csv_header(line: str) -> list[list[str]]:
     import io
 
     return list(csv.reader(io.StringIO(line)))
-
-
-def _arrow(table: EncodedTable) -> pa.Table:
-    arrays = [
-        pa.DictionaryArray.from_arrays(pa.array(c.codes), pa.array(c.values.astype(str), type=pa.string()))
-        for c in table.columns
-    ]
-    return pa.Table.from_arrays(arrays, names=list(table.names))
 
 
 def verify_release(directory: str | Path, original: EncodedTable | None = None) -> VerificationReport:
