@@ -80,11 +80,13 @@ def group_rows(
         if compressed:
             first = np.unique(key, return_index=True)[1].astype(np.int64)
     else:
-        res = np.unique(key, return_index=True, return_inverse=with_inverse, return_counts=True)
-        ukeys, first = res[0], res[1].astype(np.int64)
-        counts = res[-1].astype(np.int64)
         if with_inverse:
-            inverse = res[2].astype(np.int64).ravel()
+            ukeys, idx, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+            inverse = inv.astype(np.int64).ravel()
+        else:
+            ukeys, idx, cnt = np.unique(key, return_index=True, return_counts=True)
+        first = idx.astype(np.int64)
+        counts = cnt.astype(np.int64)
     if first is not None:
         keys = tuple(np.asarray(col)[first].astype(np.int32) for col in columns)
     else:  # decode the mixed-radix key

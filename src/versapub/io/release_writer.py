@@ -27,7 +27,6 @@ from versapub.release.model import Release
 from versapub.reports.summary import markdown_report
 from versapub.verify.release_check import VerificationReport, verify_release
 
-
 _BATCH = 1 << 17  # rows per written batch: text is materialized one batch at a time
 
 

@@ -34,7 +34,7 @@ from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
 
 FORMAT = "versapub-release/1"
-_DUCKDB_CONFIG = {"preserve_insertion_order": False}
+_DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": False}
 _CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
 
 
