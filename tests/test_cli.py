@@ -123,3 +123,50 @@ def test_help_mentions_every_command() -> None:
     assert code == 0
     for cmd in ("publish", "rules", "demo"):
         assert cmd in stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "fragment"),
+    [
+        (b"a,b\nx,1\n,2\ny,3\nz,4\n", [], "column 'a' has 1 missing"),
+        (b"a,a\nx,1\n", [], "duplicate column name"),
+        (b"a,b\nx,caf\xe9\n", [], "not UTF-8"),
+        (b"a,b\n", [], "no records"),
+        (b"a,b\nx,1\ny,2\n", ["--hierarchy", "a=HIER:1"], "does not cover column 'a'"),
+        (b"a,b\nx,1\ny,2\n", ["--hierarchy", "a=HIER:5"], "level 5 does not exist"),
+    ],
+)
+def test_bad_input_gives_one_paragraph_and_no_release(
+    tmp_path: Path, content: bytes, extra: list[str], fragment: str
+) -> None:
+    data = tmp_path / "in.csv"
+    data.write_bytes(content)
+    hier = tmp_path / "h.csv"
+    hier.write_text("x;*\nz;*\n")
+    extra = [e.replace("HIER", str(hier)) for e in extra]
+    out = tmp_path / "rel"
+    code, _, stderr = run("publish", "--input", str(data), "--rule", "a -> b", *extra, "--out", str(out))
+    assert code == 2, stderr
+    assert fragment in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize(
+    ("toml", "fragment"),
+    [
+        ("[input]\npath = 'x.csv'\n[privacy]\nl = 'two'\n", "'l' has the wrong type"),
+        ("[input]\npath = 'x.csv'\n[output]\nx = 1\n", "unknown section [output]"),
+        ("[input]\npath = 'x.csv'\ncolour = 'red'\n", "unknown key(s) ['colour']"),
+        ("[privacy]\nl = 2\n", "[input] needs 'path'"),
+        ("[input\npath = 'x.csv'\n", "not valid TOML"),
+        ("[input]\npath = 'x.csv'\n[input.hierarchies.a]\nfile = 'h.csv'\n", "needs 'file'"),
+    ],
+)
+def test_config_errors(tmp_path: Path, toml: str, fragment: str) -> None:
+    cfg = tmp_path / "job.toml"
+    cfg.write_text(toml)
+    code, _, stderr = run("publish", str(cfg), "--out", str(tmp_path / "rel"))
+    assert code == 2
+    assert fragment in stderr.replace("\n", " ")
