@@ -8,8 +8,9 @@ Group creation (Xiao & Tao's algorithm): hash records into buckets by sensitive 
 while at least l buckets are non-empty, form a group from one (random) record of each
 of the l largest buckets; give each residual record to a group that does not yet hold
 its value.  For an eligible table (every value count ``<= n/l``) this yields
-``floor(n/l)`` groups, each of ``l`` or ``l + 1`` records with pairwise distinct
-sensitive values, so every group satisfies ``l * max_count <= |group|``.  No record is
+``floor(n/l)`` groups of at least ``l`` records with pairwise distinct sensitive values
+(fewer than ``l`` residual records are spread over the groups), so every group satisfies
+``l * max_count <= |group|``.  No record is
 ever dropped; group ids are a seeded random permutation, not creation order.
 
 Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
@@ -17,7 +18,7 @@ Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
 * ``"greedy"`` (default) runs the procedure above on bucket *counts* (ties: the bucket
   chosen least recently), taking all groups of a run of equally large buckets in one
   slice; records are then dealt to the groups with array operations.
-* ``"wrap-around"`` produces groups of the same structure in closed form: records are
+* ``"wrap-around"`` produces groups of the same kind in closed form: records are
   laid out bucket after bucket and the record at position ``p`` joins group
   ``p mod floor(n/l)`` (a bucket of ``c <= floor(n/l)`` records lands in ``c`` distinct
   groups).  About twice as fast; which values share a group differs from the greedy's.
@@ -89,7 +90,7 @@ def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> 
     used = np.zeros(g, dtype=bool)
     for b in leftover:  # fewer than l buckets remain, each with one record (Xiao & Tao)
         lacking = ~(table == b).any(axis=1)
-        fresh = np.flatnonzero(lacking & ~used)  # spread residuals: sizes stay l or l + 1
+        fresh = np.flatnonzero(lacking & ~used)  # spread residuals over distinct groups where possible
         pick = int(rng.choice(fresh if len(fresh) else np.flatnonzero(lacking)))
         used[pick] = True
         residual_b.append(b)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,20 +138,9 @@ def _parse_hierarchy(spec: str) -> HierarchySpec:
     return HierarchySpec(attr.strip(), Path(file), lvl)
 
 
-def _build_config(
-    config: Path | None,
-    input_: Path | None,
-    rules: Sequence[str],
-    ell: int | None,
-    delimiter: str | None,
-    missing: str | None,
-    columns: Sequence[str],
-    hierarchies: Sequence[str],
-    decomposition: str | None,
-    anonymizer: str | None,
-    seed: int | None,
-    fmt: str | None = None,
-) -> PublishConfig:
+def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
+    """The configuration from CONFIG (if given) overridden by the command-line flags."""
+    config, input_, rules = opts["config"], opts["input_"], opts["rules"]
     if config is not None:
         base = load_config(config)
     else:
@@ -164,14 +153,14 @@ def _build_config(
     return base.with_overrides(
         input=input_,
         rules=tuple(rules) or None,
-        l=ell,
-        delimiter=delimiter,
-        missing=missing,
-        columns=tuple(columns) or None,
-        hierarchies=tuple(_parse_hierarchy(h) for h in hierarchies) or None,
-        decomposition=decomposition,
-        anonymizer=anonymizer,
-        seed=seed,
+        l=opts["ell"],
+        delimiter=opts["delimiter"],
+        missing=opts["missing"],
+        columns=tuple(opts["columns"]) or None,
+        hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
+        decomposition=opts["decomposition"],
+        anonymizer=opts["anonymizer"],
+        seed=opts["seed"],
         format=fmt,
     )
 
@@ -254,43 +243,14 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), help="Table file format (default csv).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
-def publish(
-    config: Path | None,
-    input_: Path | None,
-    rules: tuple[str, ...],
-    ell: int | None,
-    delimiter: str | None,
-    missing: str | None,
-    columns: tuple[str, ...],
-    hierarchies: tuple[str, ...],
-    decomposition: str | None,
-    anonymizer: str | None,
-    seed: int | None,
-    out_dir: Path,
-    fmt: str | None,
-    overwrite: bool,
-    quiet: bool,
-) -> None:
+def publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, **opts: Any) -> None:
     """Publish a table under privacy rules into a verified release directory.
 
     Either CONFIG.toml (see the README for the format) or flags:
     versapub publish --input data.csv --rule "a, b -> c" --l 3 --out release/
     """
     with _errors():
-        cfg = _build_config(
-            config,
-            input_,
-            rules,
-            ell,
-            delimiter,
-            missing,
-            columns,
-            hierarchies,
-            decomposition,
-            anonymizer,
-            seed,
-            fmt,
-        )
+        cfg = _build_config(opts, fmt)
         release, seconds = _run_publish(cfg, out_dir, overwrite, quiet)
         if not quiet:
             _print_summary(release, out_dir, seconds)
@@ -298,35 +258,11 @@ def publish(
 
 @cli.command()
 @_config_options
-def rules(
-    config: Path | None,
-    input_: Path | None,
-    rules: tuple[str, ...],
-    ell: int | None,
-    delimiter: str | None,
-    missing: str | None,
-    columns: tuple[str, ...],
-    hierarchies: tuple[str, ...],
-    decomposition: str | None,
-    anonymizer: str | None,
-    seed: int | None,
-) -> None:
+def rules(**opts: Any) -> None:
     """Show the rules: reduced set, dropped rules, feasibility, rule graph, UAD schema and
     its GNF explanation (nothing is published)."""
     with _errors():
-        cfg = _build_config(
-            config,
-            input_,
-            rules,
-            ell,
-            delimiter,
-            missing,
-            columns,
-            hierarchies,
-            decomposition,
-            anonymizer,
-            seed,
-        )
+        cfg = _build_config(opts)
         table = cfg.read()
         parsed = parse_rules(cfg.rules)
         validate_rules(parsed, table.names)

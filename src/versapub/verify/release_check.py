@@ -191,15 +191,18 @@ class _Checker:
             ).fetchone()
         finally:
             self.con.execute("DROP TABLE pub_codes")
-        diff = int(row[0]) if row else -1
-        self.report.add(
+        self.zero(
             "marginal",
-            diff == 0,
-            f"marginal over {attrs} equals the original's projection"
-            if diff == 0
-            else f"marginal over {attrs} differs from the original's projection in {diff} cell(s)",
+            row,
+            f"marginal over {attrs} equals the original's projection",
+            f"marginal over {attrs} differs from the original's projection in {{}} cell(s)",
             file,
         )
+
+    def zero(self, check: str, row: tuple[Any, ...] | None, ok: str, bad: str, file: str) -> None:
+        """Record a check that passes when a SQL count (``row[0]``) is zero; ``bad`` gets the count."""
+        count = int(row[0]) if row else -1
+        self.report.add(check, count == 0, ok if count == 0 else bad.format(count), file)
 
     def anatomy_ok(self, qit: str, st: str, s: str, guarantee: dict[str, Any], name: str) -> None:
         gid, cnt = _q("group_id"), _q("count")
@@ -215,13 +218,11 @@ class _Checker:
             f"SELECT count(*) FROM ({sizes.format(v=qit)}) a FULL OUTER JOIN ({sizes.format(v=st)}) b "
             "USING (g) WHERE a.n IS DISTINCT FROM b.n"
         ).fetchone()
-        mismatched = int(row[0]) if row else -1
-        self.report.add(
+        self.zero(
             "anatomy",
-            mismatched == 0,
-            "QIT and ST agree on every group's size"
-            if mismatched == 0
-            else f"QIT and ST disagree on the size of {mismatched} group(s)",
+            row,
+            "QIT and ST agree on every group's size",
+            "QIT and ST disagree on the size of {} group(s)",
             name,
         )
         gname = str(guarantee.get("name", "")).lower()
@@ -233,17 +234,15 @@ class _Checker:
             self.report.add("guarantee", False, f"l-diversity needs an integer l >= 2, manifest has {ell!r}", name)
             return
         row = self.con.execute(
-            f"SELECT count(*), coalesce(min(n / mx), 0) FROM (SELECT CAST({gid} AS BIGINT) g, "
+            f"SELECT count(*) FROM (SELECT CAST({gid} AS BIGINT) g, "
             f"sum(CAST({cnt} AS BIGINT)) n, max(CAST({cnt} AS BIGINT)) mx FROM {st} GROUP BY 1) "
             f"WHERE {ell} * mx > n"
         ).fetchone()
-        bad = int(row[0]) if row else -1
-        self.report.add(
+        self.zero(
             "guarantee",
-            bad == 0,
-            f"every group satisfies l * max_count <= |group| with l = {ell}"
-            if bad == 0
-            else f"{bad} group(s) violate l * max_count <= |group| with l = {ell} (sensitive attribute {s!r})",
+            row,
+            f"every group satisfies l * max_count <= |group| with l = {ell}",
+            f"{{}} group(s) violate l * max_count <= |group| with l = {ell} (sensitive attribute {s!r})",
             name,
         )
 
