@@ -165,7 +165,7 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
     )
 
 
-def _progress() -> Progress:
+def _progress(quiet: bool = False) -> Progress:
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -173,12 +173,13 @@ def _progress() -> Progress:
         TimeElapsedColumn(),
         console=err,
         transient=True,
+        disable=quiet,
     )
 
 
 def _run_publish(cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool) -> tuple[Release, float]:
     start = time.perf_counter()
-    with _progress() as bar:
+    with _progress(quiet) as bar:
         task = bar.add_task(f"reading {cfg.input.name}", total=None)
         t0 = time.perf_counter()
         table = cfg.read()
