@@ -7,15 +7,21 @@ shows the traceback as well.
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -23,12 +29,23 @@ from rich.table import Table as RichTable
 
 from versapub import __version__
 from versapub.api import publish as api_publish
+from versapub.data import EncodedTable, Hierarchy
 from versapub.datasets import adult_config
 from versapub.decompositions import uad_schema
 from versapub.errors import ConfigError, VersapubError
 from versapub.io.config import HierarchySpec, PublishConfig, load_config
-from versapub.io.read import file_sha256
+from versapub.io.read import file_sha256, read_table
+from versapub.io.release_reader import load_release, read_manifest
 from versapub.io.release_writer import write_release
+from versapub.model import (
+    kl_divergence,
+    make_workload,
+    model_from_release,
+    parse_predicate,
+    relative_error,
+    utility_summary,
+)
+from versapub.model.utility import marginal_errors
 from versapub.privacy import (
     feasibility,
     make_guarantee,
@@ -177,7 +194,9 @@ def _progress(quiet: bool = False) -> Progress:
     )
 
 
-def _run_publish(cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool) -> tuple[Release, float]:
+def _run_publish(
+    cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool, utility: bool = True
+) -> tuple[Release, float]:
     start = time.perf_counter()
     with _progress(quiet) as bar:
         task = bar.add_task(f"reading {cfg.input.name}", total=None)
@@ -191,6 +210,9 @@ def _run_publish(cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool
             rows_dropped_missing=table.n_dropped,
             missing_policy=cfg.missing,
             hierarchies={h.attribute: {"file": str(h.file), "level": h.level} for h in cfg.hierarchies},
+            delimiter=cfg.delimiter,
+            columns=list(cfg.columns) if cfg.columns is not None else None,
+            format=cfg.input_format,
         )
 
         def hook(desc: str, done: int, total: int) -> None:
@@ -207,6 +229,12 @@ def _run_publish(cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool
             progress=hook,
         )
         release.timings["read"] = read_s
+        if utility:
+            bar.update(task, description="measuring utility (KL-divergence, 1,000 COUNT queries)", total=None)
+            t1 = time.perf_counter()
+            summary = utility_summary(model_from_release(release), table)
+            release = replace(release, utility=summary)
+            release.timings["utility"] = time.perf_counter() - t1
         bar.update(task, description="writing and verifying the release", total=None)
         write_release(release, out_dir, format=cfg.format, overwrite=overwrite)
     return release, time.perf_counter() - start
@@ -228,6 +256,14 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         + f"; {release.guarantee.describe()}."
     )
     out.print(f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed; {seconds:.2f} s.")
+    if release.utility:
+        u = release.utility
+        kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.4f}"
+        r = u["relative_error"]
+        out.print(
+            f"Utility: KL-divergence {kl}; relative error of {r['n_queries']} COUNT queries "
+            f"(qd = {u['workload']['qd']}, p = {u['workload']['p']}): mean {r['mean']:.3f}, median {r['median']:.3f}."
+        )
     out.print(f"Release:  {out_dir}/ (manifest.json, tables)")
     out.print(f"Report:   {out_dir / 'report.md'}")
 
@@ -244,7 +280,8 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), help="Table file format (default csv).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
-def publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, **opts: Any) -> None:
+@click.option("--no-utility", is_flag=True, help="Skip measuring KL-divergence and the default query workload.")
+def publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool, **opts: Any) -> None:
     """Publish a table under privacy rules into a verified release directory.
 
     Either CONFIG.toml (see the README for the format) or flags:
@@ -252,7 +289,7 @@ def publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, **opts
     """
     with _errors():
         cfg = _build_config(opts, fmt)
-        release, seconds = _run_publish(cfg, out_dir, overwrite, quiet)
+        release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility=not no_utility)
         if not quiet:
             _print_summary(release, out_dir, seconds)
 
@@ -314,6 +351,142 @@ def demo(out_dir: Path, overwrite: bool) -> None:
             out.print(f"  {r}")
         release, seconds = _run_publish(cfg, out_dir, overwrite, False)
         _print_summary(release, out_dir, seconds)
+
+
+def _original(path: Path | None, release_dir: Path) -> EncodedTable:
+    """The original table: a data file, a TOML config, or (default) the manifest's input."""
+    if path is not None:
+        if path.suffix.lower() == ".toml":
+            return load_config(path).read()
+        return read_table(path)
+    m = read_manifest(release_dir)
+    inp = m.get("input") or {}
+    src = inp.get("path")
+    if not src or not Path(src).is_file():
+        raise ConfigError(
+            f"Give the original table with --original (a CSV/Parquet file, or the TOML config it was "
+            f"published with); the manifest's input {src!r} is not available."
+        )
+    if inp.get("sha256") and file_sha256(src) != inp["sha256"]:
+        raise ConfigError(f"The manifest's input {src} has changed since publishing (sha256 differs); pass --original.")
+    hier = {a: (Hierarchy.read(h["file"], a), int(h["level"])) for a, h in (inp.get("hierarchies") or {}).items()}
+    return read_table(
+        src,
+        delimiter=inp.get("delimiter"),
+        missing=inp.get("missing_policy", "error"),
+        columns=inp.get("columns"),
+        hierarchies=hier,
+        format=inp.get("format"),
+    )
+
+
+_ORIGINAL_HELP = (
+    "The original table: CSV/Parquet, or the TOML config it was published with (applies its "
+    "hierarchies). Default: the input recorded in the manifest, if unchanged."
+)
+
+
+@cli.command()
+@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=_ORIGINAL_HELP)
+@click.option("--queries", "n_queries", default=1000, show_default=True, help="Number of random COUNT queries.")
+@click.option("--qd", default=3, show_default=True, help="Query dimension (attributes per query).")
+@click.option("--p", "frac", default=0.4, show_default=True, help="Fraction of each attribute's domain per predicate.")
+@click.option("--seed", default=1, show_default=True, help="Workload seed (same seed = same queries).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
+def evaluate(
+    release_dir: Path, original: Path | None, n_queries: int, qd: int, frac: float, seed: int, as_json: bool
+) -> None:
+    """Utility of a release: KL-divergence to the original, relative error of a random
+    COUNT workload, per-attribute marginal error (0 for a faithful release), timings."""
+    with _errors(), _progress(as_json) as bar:
+        task = bar.add_task("loading the release", total=None)
+        t0 = time.perf_counter()
+        model = load_release(release_dir)
+        table = _original(original, release_dir)
+        load_s = time.perf_counter() - t0
+        bar.update(task, description="KL-divergence")
+        kl = kl_divergence(model, table)
+        bar.update(task, description=f"{n_queries} COUNT queries")
+        w = make_workload(table, n_queries, qd, frac, seed)
+        re_ = relative_error(model, table, w)
+        marg = marginal_errors(model, table)
+    result = {
+        **kl.to_json(),
+        "relative_error": re_.to_json(),
+        "workload": {"n_queries": n_queries, "qd": qd, "p": frac, "seed": seed},
+        "marginal_error": marg,
+        "model_path": model.path,
+        "timings_s": {"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
+    }
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    kl_text = (
+        f"infinite ({kl.n_zero_probability} of {kl.n_distinct} distinct records get probability 0)"
+        if math.isinf(kl.value)
+        else f"{kl.value:.6f} over {kl.n_distinct} distinct records"
+    )
+    out.print(f"Release {release_dir}: {model.n} records, model: {model.path}")
+    out.print(f"KL-divergence: {kl_text}")
+    out.print(
+        f"Relative error of {re_.n_queries} queries (qd = {qd}, p = {frac}, seed = {seed}): "
+        f"mean {re_.mean:.4f}, median {re_.median:.4f}"
+        + (f"; {re_.redrawn} empty queries were redrawn" if re_.redrawn else "")
+    )
+    worst = max(marg.values()) if marg else 0.0
+    out.print(f"Largest per-attribute marginal error: {worst:.2e} (0 = every published marginal is exact)")
+    out.print(f"Timings: load {load_s:.2f} s, KL {kl.seconds:.2f} s, queries {re_.seconds:.2f} s")
+
+
+@cli.command()
+@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("predicate")
+@click.option(
+    "--original",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also count on the original table (CSV/Parquet or TOML config) and show the error.",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"estimate": ..., "actual": ...}.')
+def query(release_dir: Path, predicate: str, original: Path | None, as_json: bool) -> None:
+    """Estimated COUNT(*) WHERE PREDICATE, e.g. "age IN ('25-34','35-44') AND sex = 'Female'"."""
+    with _errors():
+        model = load_release(release_dir)
+        pred = parse_predicate(predicate)
+        est = model.count(pred)
+        actual = None
+        if original is not None:
+            table = _original(original, release_dir)
+            mask = np.ones(table.n_rows, dtype=bool)
+            for a, vals in pred.items():
+                col = table.column(a)
+                mask &= np.isin(col.values, list(vals))[col.codes]
+            actual = int(mask.sum())
+    if as_json:
+        click.echo(json.dumps({"estimate": est, "actual": actual}))
+        return
+    out.print(f"estimate: {est:.2f}")
+    if actual is not None:
+        rel = abs(actual - est) / actual if actual else float("nan")
+        out.print(f"actual:   {actual}")
+        out.print(f"relative error: {rel:.4f}" if actual else "relative error: undefined (actual count is 0)")
+
+
+@cli.command()
+@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-n", "n", default=10000, show_default=True, help="Number of synthetic records.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Output CSV file.")
+@click.option("--seed", default=0, show_default=True, help="Sampling seed.")
+def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
+    """Draw synthetic records from the release's maximum-entropy model into a CSV file."""
+    with _errors():
+        if n < 1:
+            raise ConfigError(f"-n must be at least 1, got {n}.")
+        model = load_release(release_dir)
+        draws = model.sample(n, np.random.default_rng(seed))
+        arrays = [pa.array(model.domains[a].astype(str)).take(pa.array(draws[a])) for a in model.attributes]
+        pacsv.write_csv(pa.Table.from_arrays(arrays, names=list(model.attributes)), output)
+        out.print(f"Wrote {n} synthetic records ({len(model.attributes)} attributes) to {output}.")
 
 
 def main() -> None:

@@ -44,6 +44,9 @@ class InputInfo:
     rows_dropped_missing: int = 0
     missing_policy: str = "error"
     hierarchies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    delimiter: str | None = None
+    columns: list[str] | None = None
+    format: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class Release:
     seed: int
     input: InputInfo
     timings: dict[str, float] = field(default_factory=dict)
+    utility: dict[str, Any] | None = None
 
     @property
     def n_records(self) -> int:
@@ -104,6 +108,9 @@ class Release:
                 "rows_dropped_missing": self.input.rows_dropped_missing,
                 "missing_policy": self.input.missing_policy,
                 "hierarchies": self.input.hierarchies,
+                "delimiter": self.input.delimiter,
+                "columns": self.input.columns,
+                "format": self.input.format,
             },
             "rules_given": [r.to_json() for r in self.reduction.given],
             "rules_dropped": [
@@ -115,4 +122,5 @@ class Release:
             "seed": self.seed,
             "gnf": self.gnf.to_json(),
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
+            "utility": self.utility,
         }

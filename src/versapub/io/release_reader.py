@@ -1,0 +1,145 @@
+"""Reading a written release back as a :class:`~versapub.model.ReleaseModel`.
+
+Only the manifest's core keys are used (``format``, ``n_records``, ``tables`` with
+``name``/``attributes``/``kind``/``enforces``/``files``), so hand-made releases in the
+same format load too.  Every attribute's domain is the sorted union of the values the
+tables publish for it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from versapub.errors import ReleaseError
+from versapub.model.build import TablePart, anatomy_factor, plain_factor
+from versapub.model.factors import Factor
+from versapub.model.maxent import ReleaseModel
+
+FORMAT = "versapub-release/1"
+_INTS = ("group_id", "count")
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """The manifest of a release directory, with its core keys checked."""
+    d = Path(directory)
+    path = d / "manifest.json"
+    if not d.is_dir():
+        raise ReleaseError(f"{d} is not a release directory (it does not exist or is a file).")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReleaseError(f"{d} has no manifest.json; it is not a versapub release.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"{path} is not valid JSON: {exc}.") from None
+    if not isinstance(manifest, dict):
+        raise ReleaseError(f"{path} is not a JSON object.")
+    missing = [k for k in ("format", "n_records", "tables") if k not in manifest]
+    if missing:
+        raise ReleaseError(f"{path} lacks the core key(s) {missing}.")
+    if manifest["format"] != FORMAT:
+        raise ReleaseError(f"{path}: unknown format {manifest['format']!r}; this versapub reads {FORMAT!r}.")
+    n = manifest["n_records"]
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise ReleaseError(f"{path}: n_records must be a positive integer, got {n!r}.")
+    if not isinstance(manifest["tables"], list) or not manifest["tables"]:
+        raise ReleaseError(f"{path}: 'tables' must be a non-empty list.")
+    return manifest
+
+
+def _read_table(path: Path, columns: list[str]) -> pa.Table:
+    if not path.is_file():
+        raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
+    try:
+        if path.suffix.lower() == ".parquet":
+            t = pq.read_table(path)
+        else:
+            types = {c: (pa.int64() if c in _INTS else pa.string()) for c in columns}
+            t = pacsv.read_csv(
+                path,
+                convert_options=pacsv.ConvertOptions(
+                    column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
+                ),
+            )
+    except (pa.ArrowException, OSError) as exc:
+        raise ReleaseError(f"Cannot read {path.name} of the release: {str(exc).splitlines()[0]}.") from None
+    if t.column_names != columns:
+        raise ReleaseError(f"{path.name} has columns {t.column_names}, expected {columns}.")
+    if t.num_rows and pc.min(t.column("count")).as_py() <= 0:
+        raise ReleaseError(f"{path.name} has a count that is not positive.")
+    return t
+
+
+def load_release(directory: str | Path) -> ReleaseModel:
+    """The maximum-entropy model of the release in ``directory``."""
+    d = Path(directory)
+    manifest = read_manifest(d)
+    n = int(manifest["n_records"])
+    specs = []
+    for entry in manifest["tables"]:
+        try:
+            name, attrs, kind, files = entry["name"], list(entry["attributes"]), entry["kind"], entry["files"]
+        except (KeyError, TypeError):
+            raise ReleaseError(f"A table entry of {d / 'manifest.json'} lacks name/attributes/kind/files.") from None
+        if kind == "plain":
+            parts = {"data": _read_table(d / files["data"], [*attrs, "count"])}
+            s = None
+        elif kind == "anatomy":
+            enforces = entry.get("enforces") or {}
+            s = enforces.get("rhs")
+            if not isinstance(s, str) or s not in attrs:
+                raise ReleaseError(f"Anatomy table {name!r} must enforce a rule whose sensitive attribute it holds.")
+            qi = [a for a in attrs if a != s]
+            parts = {
+                "qit": _read_table(d / files["qit"], [*qi, "group_id", "count"]),
+                "st": _read_table(d / files["st"], ["group_id", s, "count"]),
+            }
+        else:
+            raise ReleaseError(f"Table {name!r} has kind {kind!r}; this versapub reads plain and anatomy tables.")
+        for role, t in parts.items():
+            total = pc.sum(t.column("count")).as_py() or 0
+            if total != n:
+                raise ReleaseError(
+                    f"{files[role]} counts sum to {total}, but n_records is {n}: the release is corrupt."
+                )
+        specs.append((name, attrs, kind, s, parts))
+
+    values: dict[str, list[np.ndarray]] = {}
+    for _, _, _, _, parts in specs:
+        for t in parts.values():
+            for c in t.column_names:
+                if c not in _INTS:
+                    values.setdefault(c, []).append(pc.cast(t.column(c), pa.string()).to_numpy(zero_copy_only=False))
+    domains = {a: np.unique(np.concatenate(v).astype(str)).astype(object) for a, v in values.items()}
+    cards = {a: len(v) for a, v in domains.items()}
+
+    def encode(t: pa.Table) -> TablePart:
+        cols = {}
+        for c in t.column_names:
+            arr = t.column(c)
+            if c in _INTS:
+                cols[c] = arr.to_numpy().astype(np.int64)
+            else:
+                text = pc.cast(arr, pa.string()).to_numpy(zero_copy_only=False).astype(str)
+                cols[c] = np.searchsorted(domains[c].astype(str), text).astype(np.int64)
+        return TablePart(cols, cols["count"].astype(np.float64))
+
+    factors: list[Factor] = []
+    for _name, attrs, kind, s, parts in specs:
+        enc = {role: encode(t) for role, t in parts.items()}
+        if kind == "plain":
+            factors.append(plain_factor(attrs, enc["data"], n, cards))
+        else:
+            assert s is not None
+            factors.append(anatomy_factor([a for a in attrs if a != s], s, enc["qit"], enc["st"], n, cards))
+    order = [a for a in manifest.get("attributes", []) if a in domains] + [
+        a for a in domains if a not in manifest.get("attributes", [])
+    ]
+    return ReleaseModel(factors, {a: domains[a] for a in order}, n, [sp[0] for sp in specs])

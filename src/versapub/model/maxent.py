@@ -1,0 +1,326 @@
+"""The maximum-entropy estimate of the original table from a release (Kifer & Gehrke).
+
+Decomposable schemas (the published tables' attribute sets admit a junction tree: the
+running-intersection property holds) use the closed form: the root table's distribution
+times every other table's conditional distribution given its separator,
+
+    P(x) = p_root(x_root) · Π_{c ≠ root} p_c(x_c) / p_c(x_sep(c)),
+
+with each table's own separator marginal in the denominator, so the result is normalized
+even when two tables disagree slightly on a separator.  Factors stay sparse (observed
+value combinations only; Anatomy tables in latent-group form).  Queries are answered
+exactly by message passing with indicator evidence; sampling is forward sampling along
+the tree.  Other schemas fall back to iterative proportional fitting on a dense joint
+over the published attributes (tolerance ``IPF_TOL``, at most ``IPF_MAX_ITER`` sweeps,
+refused above ``IPF_MAX_CELLS`` cells); :attr:`ReleaseModel.path` says which was used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+
+from versapub.errors import ReleaseError
+from versapub.model.factors import Factor, Masks
+from versapub.model.sparse import Codes, Floats, SparseFn
+
+IPF_TOL = 1e-12
+IPF_MAX_ITER = 1000
+IPF_MAX_CELLS = 1 << 22
+#: ``marginal()`` over attributes of several tables of a non-disjoint schema enumerates
+#: at most this many cells.
+MARGINAL_MAX_CELLS = 20_000
+
+
+@dataclass(frozen=True)
+class JunctionTree:
+    """Tables as cliques: ``order`` (root first, parents before children), ``parent``
+    and separator attributes of every non-root clique."""
+
+    order: tuple[int, ...]
+    parent: dict[int, int]
+    sep: dict[int, tuple[str, ...]]
+
+    @property
+    def disjoint(self) -> bool:
+        return all(not s for s in self.sep.values())
+
+
+def junction_tree(cliques: Sequence[Sequence[str]]) -> JunctionTree | None:
+    """A junction tree of the cliques (maximum spanning tree on shared-attribute counts,
+    then the running-intersection property is checked); ``None`` if none exists."""
+    k = len(cliques)
+    sets = [set(c) for c in cliques]
+    g = nx.Graph()
+    g.add_nodes_from(range(k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            g.add_edge(i, j, weight=len(sets[i] & sets[j]))
+    tree = nx.maximum_spanning_tree(g) if k > 1 else g
+    for a in set().union(*sets) if sets else set():
+        holders = [i for i in range(k) if a in sets[i]]
+        if len(holders) > 1 and not nx.is_connected(tree.subgraph(holders)):
+            return None
+    order = list(nx.bfs_tree(tree, 0)) if k else []
+    parent = {c: p for p, c in nx.bfs_edges(tree, 0)} if k else {}
+    sep = {c: tuple(a for a in cliques[c] if a in sets[p]) for c, p in parent.items()}
+    return JunctionTree(tuple(order), parent, sep)
+
+
+class ReleaseModel:
+    """The maximum-entropy distribution over a release's attributes.
+
+    ``domains[a]`` are attribute ``a``'s values (sorted text); all codes are indices into
+    them.  ``n`` is the number of records the release describes.
+    """
+
+    def __init__(
+        self,
+        factors: Sequence[Factor],
+        domains: Mapping[str, npt.NDArray[np.object_]],
+        n: int,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        self.factors = list(factors)
+        self.names = list(names) if names is not None else [f"T{i + 1}" for i in range(len(factors))]
+        self.domains = {a: np.asarray(v, dtype=object) for a, v in domains.items()}
+        self.n = int(n)
+        self.attributes = tuple(self.domains)
+        self.cards = {a: len(v) for a, v in self.domains.items()}
+        self.tree = junction_tree([f.attrs for f in self.factors])
+        self._dense: _Dense | None = None
+        if self.tree is None:
+            self._dense = _Dense.fit(self.factors, self.attributes, self.cards)
+        self._den: dict[int, SparseFn] = {}
+
+    @property
+    def path(self) -> str:
+        """``"junction-tree (closed form)"`` or ``"ipf (... sweeps)"``."""
+        if self._dense is None:
+            return "junction-tree (closed form)"
+        return f"ipf ({self._dense.iterations} sweeps, max marginal error {self._dense.error:.1e})"
+
+    # -- encoding -----------------------------------------------------------------
+    def masks(self, predicate: Mapping[str, Iterable[str]]) -> dict[str, npt.NDArray[np.bool_]]:
+        """Indicator masks over codes for ``{attribute: allowed values}`` (unknown
+        values select nothing; an unknown attribute is an error)."""
+        out = {}
+        for a, vals in predicate.items():
+            if a not in self.domains:
+                raise ReleaseError(
+                    f"The release has no attribute {a!r}; its attributes are: {', '.join(self.attributes)}."
+                )
+            index = {v: i for i, v in enumerate(self.domains[a])}
+            m = np.zeros(self.cards[a], dtype=bool)
+            for v in vals:
+                if v in index:
+                    m[index[v]] = True
+            out[a] = m
+        return out
+
+    # -- queries ------------------------------------------------------------------
+    def probability_masks(self, masks: Masks) -> float:
+        """``P(every attribute's code is allowed by its mask)`` by message passing."""
+        if self._dense is not None:
+            return self._dense.probability(masks)
+        assert self.tree is not None
+        msgs: dict[int, SparseFn] = {}
+        children: dict[int, list[int]] = {}
+        for c, p in self.tree.parent.items():
+            children.setdefault(p, []).append(c)
+        total = 1.0
+        for c in reversed(self.tree.order):
+            f = self.factors[c]
+            fm = {a: masks[a] for a in f.attrs if a in masks}
+            incoming = [msgs[d] for d in children.get(c, [])]
+            if c not in self.tree.parent:
+                total *= f.weighted(fm, incoming, ()).total
+                continue
+            sep = self.tree.sep[c]
+            num = f.weighted(fm, incoming, sep)
+            if sep:
+                den = self._separator(c).lookup(dict(zip(num.attrs, num.codes, strict=True)))
+                vals = np.divide(num.values, den, out=np.zeros_like(num.values), where=den > 0)
+                msgs[c] = SparseFn(num.attrs, num.codes, vals, num.cards)
+            else:
+                msgs[c] = num
+        return float(total)
+
+    def _separator(self, c: int) -> SparseFn:
+        if c not in self._den:
+            assert self.tree is not None
+            self._den[c] = self.factors[c].weighted({}, [], self.tree.sep[c])
+        return self._den[c]
+
+    def probability(self, predicate: Mapping[str, Iterable[str]]) -> float:
+        """``P(A1 IN V1 AND ... AND Ak IN Vk)`` under the model (values as text)."""
+        return self.probability_masks(self.masks(predicate))
+
+    def count(self, predicate: Mapping[str, Iterable[str]]) -> float:
+        """Estimated ``COUNT(*) WHERE predicate`` = ``n · probability``."""
+        return self.n * self.probability(predicate)
+
+    def prob(self, records: Mapping[str, Codes]) -> Floats:
+        """Model probability of each record (codes for every attribute)."""
+        if self._dense is not None:
+            return self._dense.prob(records, self.attributes)
+        assert self.tree is not None
+        n_rec = len(next(iter(records.values())))
+        p = np.ones(n_rec, dtype=np.float64)
+        for c in self.tree.order:
+            f = self.factors[c]
+            p *= f.prob(f.attrs, records)
+            sep = self.tree.sep.get(c, ())
+            if sep:
+                den = f.prob(sep, records)
+                p = np.divide(p, den, out=np.zeros_like(p), where=den > 0)
+        return p
+
+    def marginal(self, attrs: Sequence[str]) -> SparseFn:
+        """The model's marginal over ``attrs`` (codes into ``domains``)."""
+        attrs = tuple(attrs)
+        for a in attrs:
+            if a not in self.domains:
+                raise ReleaseError(f"The release has no attribute {a!r}.")
+        if self._dense is not None:
+            return self._dense.marginal(attrs, self.attributes, self.cards)
+        assert self.tree is not None
+        for c in self.tree.order:  # covered by one table: exact for the closed form when
+            f = self.factors[c]  # the tables agree on separators (every versapub release)
+            if set(attrs) <= set(f.attrs) and (self.tree.disjoint or c == self.tree.order[0]):
+                return f.weighted({}, [], attrs)
+        if self.tree.disjoint:
+            out = SparseFn.scalar(1.0)
+            for f in self.factors:
+                part = tuple(a for a in attrs if a in f.attrs)
+                if part:
+                    out = _outer(out, f.weighted({}, [], part))
+            return _reorder(out, attrs)
+        cells = math.prod(self.cards[a] for a in attrs)
+        if cells > MARGINAL_MAX_CELLS:
+            raise ReleaseError(
+                f"A marginal over {list(attrs)} spans tables linked by separators and has {cells} cells; "
+                f"versapub enumerates at most {MARGINAL_MAX_CELLS}. Ask for fewer attributes, or use "
+                "probability() for the cells you need."
+            )
+        grids = np.meshgrid(*[np.arange(self.cards[a]) for a in attrs], indexing="ij")
+        codes = tuple(gr.ravel().astype(np.int64) for gr in grids)
+        vals = np.array(
+            [
+                self.probability_masks({a: np.arange(self.cards[a]) == int(codes[j][i]) for j, a in enumerate(attrs)})
+                for i in range(len(codes[0]))
+            ]
+        )
+        keep = vals > 0
+        return SparseFn(attrs, tuple(c[keep] for c in codes), vals[keep], tuple(self.cards[a] for a in attrs))
+
+    def sample(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
+        """``n`` synthetic records (codes) by forward sampling along the junction tree."""
+        if n < 0:
+            raise ValueError("n must be >= 0")
+        if self._dense is not None:
+            return self._dense.sample(n, self.attributes, self.cards, rng)
+        assert self.tree is not None
+        out: dict[str, Codes] = {}
+        for c in self.tree.order:
+            f = self.factors[c]
+            given = {a: out[a] for a in self.tree.sep.get(c, ())}
+            out.update(f.sample(n, given, rng))
+        return {a: out[a] for a in self.attributes}
+
+    def decode(self, attr: str, codes: npt.NDArray[np.integer]) -> npt.NDArray[np.object_]:
+        return self.domains[attr][codes]
+
+
+def _outer(a: SparseFn, b: SparseFn) -> SparseFn:
+    ia = np.repeat(np.arange(len(a.values)), len(b.values))
+    ib = np.tile(np.arange(len(b.values)), len(a.values))
+    return SparseFn(
+        a.attrs + b.attrs,
+        tuple(c[ia] for c in a.codes) + tuple(c[ib] for c in b.codes),
+        a.values[ia] * b.values[ib],
+        a.cards + b.cards,
+    )
+
+
+def _reorder(f: SparseFn, attrs: tuple[str, ...]) -> SparseFn:
+    idx = [f.attrs.index(a) for a in attrs]
+    return SparseFn(attrs, tuple(f.codes[i] for i in idx), f.values, tuple(f.cards[i] for i in idx))
+
+
+@dataclass
+class _Dense:
+    """IPF on a dense joint over all attributes (non-decomposable schemas only)."""
+
+    q: npt.NDArray[np.float64]
+    attrs: tuple[str, ...]
+    iterations: int
+    error: float
+
+    @classmethod
+    def fit(cls, factors: Sequence[Factor], attrs: tuple[str, ...], cards: Mapping[str, int]) -> _Dense:
+        shape = tuple(cards[a] for a in attrs)
+        cells = math.prod(shape)
+        if cells > IPF_MAX_CELLS:
+            raise ReleaseError(
+                f"The published tables are not decomposable (no junction tree), and iterative "
+                f"proportional fitting over all {len(attrs)} attributes would need {cells} cells "
+                f"(limit {IPF_MAX_CELLS}); versapub's decompositions never produce such schemas."
+            )
+        targets = []
+        for f in factors:
+            m = f.weighted({}, [], f.attrs)
+            t = np.zeros(tuple(cards[a] for a in f.attrs))
+            t[tuple(m.codes)] = m.values
+            axes = tuple(i for i, a in enumerate(attrs) if a not in f.attrs)
+            perm = [f.attrs.index(a) for a in attrs if a in f.attrs]
+            targets.append((axes, np.transpose(t, perm)))
+        q = np.full(shape, 1.0 / cells)
+        err = math.inf
+        it = 0
+        while it < IPF_MAX_ITER:
+            it += 1
+            for axes, t in targets:
+                cur = q.sum(axis=axes, keepdims=True)
+                ratio = np.divide(np.expand_dims(t, axes), cur, out=np.zeros_like(cur), where=cur > 0)
+                q = q * ratio
+            err = max(float(np.abs(q.sum(axis=axes) - t).max()) for axes, t in targets)
+            if err < IPF_TOL:
+                break
+        return cls(q / q.sum(), attrs, it, err)
+
+    def probability(self, masks: Masks) -> float:
+        return float((self.q * _outer_mask(masks, self.attrs, self.q.shape)).sum())
+
+    def prob(self, records: Mapping[str, Codes], attrs: tuple[str, ...]) -> Floats:
+        return np.asarray(self.q[tuple(records[a] for a in attrs)], dtype=np.float64)
+
+    def marginal(self, want: tuple[str, ...], attrs: tuple[str, ...], cards: Mapping[str, int]) -> SparseFn:
+        axes = tuple(i for i, a in enumerate(attrs) if a not in want)
+        m = self.q.sum(axis=axes)
+        present = [a for a in attrs if a in want]
+        m = np.transpose(m, [present.index(a) for a in want])
+        idx = np.nonzero(m > 0)
+        return SparseFn(want, tuple(i.astype(np.int64) for i in idx), m[idx], tuple(cards[a] for a in want))
+
+    def sample(
+        self, n: int, attrs: tuple[str, ...], cards: Mapping[str, int], rng: np.random.Generator
+    ) -> dict[str, Codes]:
+        flat = rng.choice(self.q.size, size=n, p=self.q.ravel())
+        idx = np.unravel_index(flat, self.q.shape)
+        return {a: idx[i].astype(np.int64) for i, a in enumerate(attrs)}
+
+
+def _outer_mask(masks: Masks, attrs: tuple[str, ...], shape: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    out = np.ones(shape)
+    for i, a in enumerate(attrs):
+        if a in masks:
+            view = [1] * len(shape)
+            view[i] = shape[i]
+            out = out * masks[a].reshape(view)
+    return out
