@@ -170,3 +170,64 @@ def test_config_errors(tmp_path: Path, toml: str, fragment: str) -> None:
     code, _, stderr = run("publish", str(cfg), "--out", str(tmp_path / "rel"))
     assert code == 2
     assert fragment in stderr.replace("\n", " ")
+
+
+# -- using a release (issue 3) ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def demo_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo") / "rel"
+    code, _, stderr = run("demo", "--out", str(out))
+    assert code == 0, stderr
+    return out
+
+
+def test_publish_stores_utility_and_no_utility_skips_it(demo_release: Path, tmp_path: Path, example_csv: Path) -> None:
+    m = json.loads((demo_release / "manifest.json").read_text())
+    u = m["utility"]
+    assert u["kl_divergence"] > 0 and u["kl_infinite"] is False
+    assert u["relative_error"]["n_queries"] == 1000
+    assert max(u["marginal_error"].values()) < 1e-9
+    out = tmp_path / "r"
+    code, stdout, _ = run("publish", "--input", str(example_csv), "--rule", "age -> race", "--out", str(out), "--no-utility")
+    assert code == 0
+    assert json.loads((out / "manifest.json").read_text())["utility"] is None
+    assert "Utility:" not in stdout
+
+
+def test_evaluate_json_matches_manifest(demo_release: Path) -> None:
+    cfg = str(data_path("adult", "adult.toml"))
+    code, stdout, stderr = run("evaluate", str(demo_release), "--original", cfg, "--json")
+    assert code == 0, stderr
+    res = json.loads(stdout)
+    stored = json.loads((demo_release / "manifest.json").read_text())["utility"]
+    assert res["kl_divergence"] == pytest.approx(stored["kl_divergence"], rel=1e-12)
+    assert res["relative_error"]["mean"] == pytest.approx(stored["relative_error"]["mean"], rel=1e-12)
+    assert set(res["relative_error"]) >= {"mean", "median", "n_queries"}
+    # without --original the manifest's recorded input (unchanged) is used
+    code, stdout, _ = run("evaluate", str(demo_release), "--queries", "50", "--qd", "2")
+    assert code == 0 and "KL-divergence: 0.6" in stdout and "Relative error of 50 queries" in stdout
+
+
+def test_query_and_sample(demo_release: Path, tmp_path: Path) -> None:
+    cfg = str(data_path("adult", "adult.toml"))
+    code, stdout, _ = run("query", str(demo_release), "sex = 'Female'", "--original", cfg, "--json")
+    assert code == 0
+    res = json.loads(stdout)
+    assert res["actual"] == 9782  # sex is published exactly (a one-attribute marginal)
+    assert res["estimate"] == pytest.approx(9782, abs=1e-6)
+    code, stdout, _ = run("query", str(demo_release), "age IN ('25-34','35-44') AND sex = 'Female'")
+    assert code == 0 and "estimate:" in stdout
+    code, _, stderr = run("query", str(demo_release), "colour = 'red'")
+    assert code == 2 and "no attribute 'colour'" in stderr
+    out = tmp_path / "syn.csv"
+    code, stdout, _ = run("sample", str(demo_release), "-n", "500", "-o", str(out), "--seed", "3")
+    assert code == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 501 and lines[0].startswith('"age","native-country"')
+
+
+def test_use_commands_on_bad_release(tmp_path: Path) -> None:
+    code, _, stderr = run("evaluate", str(tmp_path), "--original", str(data_path("running_example.csv")))
+    assert code == 2 and "no manifest.json" in stderr
+    code, _, stderr = run("sample", str(tmp_path / "missing"), "-o", str(tmp_path / "x.csv"))
+    assert code == 2 and "not a release directory" in stderr

@@ -20,7 +20,9 @@ from versapub.data import EncodedTable, Hierarchy, MissingPolicy
 from versapub.errors import VersapubError
 from versapub.io.config import PublishConfig, load_config
 from versapub.io.read import read_table
+from versapub.io.release_reader import load_release
 from versapub.io.release_writer import write_release
+from versapub.model import ReleaseModel, model_from_release
 from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
 from versapub.release import Release
 from versapub.schema import Schema, SubTable, check_gnf

@@ -43,7 +43,8 @@ class Factor(Protocol):
         ...
 
     def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:
-        """``n`` draws of the factor's attributes, conditional on the ``given`` values."""
+        """``n`` draws of the factor's attributes, conditional on the ``given`` values
+        (code -1 where the given values have probability 0 in this table)."""
         ...
 
 
@@ -86,9 +87,7 @@ class PlainFactor:
         cards = [self.cards[a] for a in keys]
         rows, queries = _keys([self.columns[a] for a in keys], [given[a] for a in keys], cards, len(self.p), n)
         idx = sample_conditional(rows, self.p, queries, rng)
-        if (idx < 0).any():
-            raise ValueError("conditioning values have zero probability in this table")
-        return {a: self.columns[a][idx] for a in self.attrs}
+        return {a: np.where(idx >= 0, self.columns[a][idx], -1) for a in self.attrs}
 
 
 @dataclass(frozen=True)
@@ -187,14 +186,13 @@ class AnatomyFactor:
             cards = [self.cards[a] for a in keys]
             rows, queries = _keys([self.qit[a] for a in keys], [given[a] for a in keys], cards, len(self.c_qg), n)
             qrow = sample_conditional(rows, self.c_qg, queries, rng)
-            g = g_all[qrow]
+            g = np.where(qrow >= 0, g_all[qrow], -1)
             srow = sample_conditional(self.st_g, self.c_gs, g, rng)
         else:  # (g, s) | s_given, then q | g
             srow = sample_conditional(self.st_s, self.c_gs, np.asarray(given[self.s], dtype=np.int64), rng)
-            g = self.st_g[srow]
+            g = np.where(srow >= 0, self.st_g[srow], -1)
             qrow = sample_conditional(g_all, self.c_qg, g, rng)
-        if (qrow < 0).any() or (srow < 0).any():
-            raise ValueError("conditioning values have zero probability in this table")
-        out = {a: self.qit[a][qrow] for a in self.qi}
-        out[self.s] = self.st_s[srow]
+        ok = (qrow >= 0) & (srow >= 0)
+        out = {a: np.where(ok, self.qit[a][qrow], -1) for a in self.qi}
+        out[self.s] = np.where(ok, self.st_s[srow], -1)
         return out

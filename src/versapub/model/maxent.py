@@ -97,6 +97,12 @@ class ReleaseModel:
         if self.tree is None:
             self._dense = _Dense.fit(self.factors, self.attributes, self.cards)
         self._den: dict[int, SparseFn] = {}
+        # Z = 1 unless a child table has no support for separator values its parent
+        # produces (tables that disagree on a separator); all results are divided by Z.
+        self.z = 1.0
+        self.z = self.probability_masks({}) if self._dense is None else 1.0
+        if not self.z > 0:
+            raise ReleaseError("The published tables are inconsistent: the model has no mass.")
 
     @property
     def path(self) -> str:
@@ -149,7 +155,7 @@ class ReleaseModel:
                 msgs[c] = SparseFn(num.attrs, num.codes, vals, num.cards)
             else:
                 msgs[c] = num
-        return float(total)
+        return float(total) / self.z
 
     def _separator(self, c: int) -> SparseFn:
         if c not in self._den:
@@ -179,7 +185,7 @@ class ReleaseModel:
             if sep:
                 den = f.prob(sep, records)
                 p = np.divide(p, den, out=np.zeros_like(p), where=den > 0)
-        return p
+        return p / self.z
 
     def marginal(self, attrs: Sequence[str]) -> SparseFn:
         """The model's marginal over ``attrs`` (codes into ``domains``)."""
@@ -226,11 +232,22 @@ class ReleaseModel:
         if self._dense is not None:
             return self._dense.sample(n, self.attributes, self.cards, rng)
         assert self.tree is not None
-        out: dict[str, Codes] = {}
-        for c in self.tree.order:
-            f = self.factors[c]
-            given = {a: out[a] for a in self.tree.sep.get(c, ())}
-            out.update(f.sample(n, given, rng))
+        tree = self.tree
+        out: dict[str, Codes] = {a: np.empty(0, dtype=np.int64) for a in self.attributes}
+        need = n
+        for _ in range(1000):  # rejection only when tables disagree on a separator (Z < 1)
+            if need == 0:
+                break
+            draw: dict[str, Codes] = {}
+            for c in tree.order:
+                f = self.factors[c]
+                draw.update(f.sample(need, {a: draw[a] for a in tree.sep.get(c, ())}, rng))
+            ok = np.all(np.stack([draw[a] >= 0 for a in self.attributes]), axis=0)
+            for a in self.attributes:
+                out[a] = np.concatenate([out[a], draw[a][ok]])
+            need -= int(ok.sum())
+        if need:
+            raise ReleaseError("Sampling failed: the published tables disagree too much on a separator.")
         return {a: out[a] for a in self.attributes}
 
     def decode(self, attr: str, codes: npt.NDArray[np.integer]) -> npt.NDArray[np.object_]:
