@@ -188,7 +188,9 @@ def test_publish_stores_utility_and_no_utility_skips_it(demo_release: Path, tmp_
     assert u["relative_error"]["n_queries"] == 1000
     assert max(u["marginal_error"].values()) < 1e-9
     out = tmp_path / "r"
-    code, stdout, _ = run("publish", "--input", str(example_csv), "--rule", "age -> race", "--out", str(out), "--no-utility")
+    code, stdout, _ = run(
+        "publish", "--input", str(example_csv), "--rule", "age -> race", "--out", str(out), "--no-utility"
+    )
     assert code == 0
     assert json.loads((out / "manifest.json").read_text())["utility"] is None
     assert "Utility:" not in stdout

@@ -38,7 +38,8 @@ def dense_ipf(cards: list[int], constraints: list[tuple[list[int], np.ndarray]],
             shape = [cards[i] if i in axes else 1 for i in range(len(cards))]
             q = q * ratio.reshape(shape)
         err = max(
-            np.abs(q.sum(axis=tuple(i for i in range(len(cards)) if i not in axes)) - t).max() for axes, t in constraints
+            np.abs(q.sum(axis=tuple(i for i in range(len(cards)) if i not in axes)) - t).max()
+            for axes, t in constraints
         )
         if err < 1e-14:
             break
@@ -83,7 +84,9 @@ def model_dense(model: ReleaseModel, names: list[str]) -> np.ndarray:
     return model.prob(recs).reshape(grids[0].shape)
 
 
-def build(table: EncodedTable, schema: list[tuple[tuple[str, ...], Rule | None]], seed: int) -> tuple[ReleaseModel, list]:
+def build(
+    table: EncodedTable, schema: list[tuple[tuple[str, ...], Rule | None]], seed: int
+) -> tuple[ReleaseModel, list]:
     rng = np.random.default_rng(seed)
     cards = {c.name: c.cardinality for c in table.columns}
     parts, factors = [], []
@@ -99,7 +102,9 @@ def build(table: EncodedTable, schema: list[tuple[tuple[str, ...], Rule | None]]
         if rule is None:
             f = plain_factor(attrs, enc["data"], table.n_rows, cards)
         else:
-            f = anatomy_factor([a for a in attrs if a != rule.rhs], rule.rhs, enc["qit"], enc["st"], table.n_rows, cards)
+            f = anatomy_factor(
+                [a for a in attrs if a != rule.rhs], rule.rhs, enc["qit"], enc["st"], table.n_rows, cards
+            )
         factors.append(f)
     domains = {c.name: c.values for c in table.columns}
     return ReleaseModel(factors, domains, table.n_rows), parts
@@ -288,7 +293,7 @@ def test_workload_is_seeded_nonempty_and_shaped() -> None:
     ("text", "expected"),
     [
         ("age IN ('25-34','35-44') AND sex = 'Female'", {"age": ("25-34", "35-44"), "sex": ("Female",)}),
-        ('"marital-status" = \'Never-married\'', {"marital-status": ("Never-married",)}),
+        ("\"marital-status\" = 'Never-married'", {"marital-status": ("Never-married",)}),
         ("a in (1, 2) and a in (2, 3)", {"a": ("2",)}),
         ("name = 'O''Brien'", {"name": ("O'Brien",)}),
     ],

@@ -111,14 +111,18 @@ def load_release(directory: str | Path) -> ReleaseModel:
                 )
         specs.append((name, attrs, kind, s, parts))
 
-    values: dict[str, list[np.ndarray]] = {}
+    uniques: dict[str, list[pa.Array]] = {}
     for _, _, _, _, parts in specs:
         for t in parts.values():
             for c in t.column_names:
                 if c not in _INTS:
-                    values.setdefault(c, []).append(pc.cast(t.column(c), pa.string()).to_numpy(zero_copy_only=False))
-    domains = {a: np.unique(np.concatenate(v).astype(str)).astype(object) for a, v in values.items()}
+                    uniques.setdefault(c, []).append(pc.unique(pc.cast(t.column(c), pa.string())))
+    domains = {
+        a: np.unique(np.concatenate([u.to_numpy(zero_copy_only=False) for u in v]).astype(str)).astype(object)
+        for a, v in uniques.items()
+    }
     cards = {a: len(v) for a, v in domains.items()}
+    value_sets = {a: pa.array(v.astype(str), type=pa.string()) for a, v in domains.items()}
 
     def encode(t: pa.Table) -> TablePart:
         cols = {}
@@ -127,8 +131,8 @@ def load_release(directory: str | Path) -> ReleaseModel:
             if c in _INTS:
                 cols[c] = arr.to_numpy().astype(np.int64)
             else:
-                text = pc.cast(arr, pa.string()).to_numpy(zero_copy_only=False).astype(str)
-                cols[c] = np.searchsorted(domains[c].astype(str), text).astype(np.int64)
+                idx = pc.index_in(pc.cast(arr, pa.string()), value_set=value_sets[c])
+                cols[c] = idx.to_numpy(zero_copy_only=False).astype(np.int64)
         return TablePart(cols, cols["count"].astype(np.float64))
 
     factors: list[Factor] = []

@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from versapub.model.sparse import Codes, Floats, SparseFn, group_sum, join_on, joint_ids, sample_conditional
 
@@ -132,13 +134,21 @@ class AnatomyFactor:
             return self.as_plain().weighted(masks, messages, by)
         g = self.qit["__g"]
         n_groups = len(self.size)
-        wq = _weight(self.qit, self.c_qg / self.n, {a: m for a, m in masks.items() if a != self.s},
-                     [m for m in messages if self._pure(m.attrs) == "qi"])  # fmt: skip
+        q_masks = {a: m for a, m in masks.items() if a in self.qit and a != "__g"}
+        q_msgs = [m for m in messages if self._pure(m.attrs) == "qi"]
+        s_masks = {a: m for a, m in masks.items() if a == self.s}
+        s_msgs = [m for m in messages if self._pure(m.attrs) == "s"]
         st_cols = {self.s: self.st_s}
-        ws = _weight(st_cols, self.c_gs / self.size[self.st_g], {a: m for a, m in masks.items() if a == self.s},
-                     [m for m in messages if self._pure(m.attrs) == "s"])  # fmt: skip
-        a_g = np.bincount(g, weights=wq, minlength=n_groups)
-        b_g = np.bincount(self.st_g, weights=ws, minlength=n_groups)
+        wq = _weight(self.qit, self.c_qg / self.n, q_masks, q_msgs)
+        need_q = bool(q_masks or q_msgs) or (bool(by) and self._pure(by) == "s")
+        # Without evidence on a side, its per-group sum is known: Σ_q p(q,g) = |g|/n, Σ_s p(s|g) = 1.
+        a_g = np.bincount(g, weights=wq, minlength=n_groups) if need_q else self.size / self.n
+        if s_masks or s_msgs or (bool(by) and self._pure(by) == "s"):
+            ws = _weight(st_cols, self.c_gs / self.size[self.st_g], s_masks, s_msgs)
+            b_g = np.bincount(self.st_g, weights=ws, minlength=n_groups).astype(np.float64)
+        else:
+            ws = np.empty(0, dtype=np.float64)
+            b_g = np.ones(n_groups, dtype=np.float64)
         if not by:
             return SparseFn.scalar(float(a_g @ b_g))
         if self._pure(by) == "qi":
@@ -151,30 +161,37 @@ class AnatomyFactor:
             return self.weighted({}, [], attrs).lookup(records)
         if set(attrs) != set(self.attrs):
             return self.as_plain().prob(attrs, records)
-        # p(q, s) = Σ_g c(q,g) c(g,s) / (n |g|): join each record with its q's QIT rows.
-        n_rec = len(records[self.s])
-        qcards = [self.cards[a] for a in self.qi]
-        rows_q, rec_q = joint_ids([self.qit[a] for a in self.qi], [records[a] for a in self.qi], qcards)
-        # Join each record with the QIT rows of its q, unless expanding the whole table
-        # (Σ_g |QIT rows of g| · |ST rows of g|) is cheaper (few distinct q values).
-        space = int(max(rows_q.max(initial=-1), rec_q.max(initial=-1))) + 1
-        join_cost = int(np.bincount(rows_q, minlength=space)[rec_q].sum())
+        # p(q, s) = Σ_g c(q,g) c(g,s) / (n |g|): expand the table to its (q, s) pairs when
+        # that is small next to the records, else join the records with QIT and ST.
         n_groups = len(self.size)
         expand_cost = int(np.bincount(self.qit["__g"], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups))
-        if expand_cost <= join_cost:
+        if expand_cost <= 2 * len(records[self.s]):
             return self.as_plain().prob(attrs, records)
-        ri, qi_rows = join_on(rec_q, rows_q)
-        g = self.qit["__g"][qi_rows]
-        gs_rows, gs_query = joint_ids(
-            [self.st_g, self.st_s], [g, records[self.s][ri]], [len(self.size), self.cards[self.s]]
-        )
-        where = np.full(int(max(gs_rows.max(initial=-1), gs_query.max(initial=-1))) + 1, -1, dtype=np.int64)
-        where[gs_rows] = np.arange(len(gs_rows))
-        hit = where[gs_query]
-        ok = hit >= 0
-        contrib = np.zeros(len(ri), dtype=np.float64)
-        contrib[ok] = self.c_qg[qi_rows[ok]] * self.c_gs[hit[ok]] / (self.n * self.size[g[ok]])
-        return np.bincount(ri, weights=contrib, minlength=n_rec).astype(np.float64)
+        return self._latent_prob(records)
+
+    def _latent_prob(self, records: Mapping[str, Codes]) -> Floats:
+        """``Σ_g c(q,g) c(g,s) / (n |g|)`` per record: a hash join of the records with the
+        QIT on q and with the ST on (g, s) (DuckDB)."""
+        n_rec = len(records[self.s])
+        rec = pa.table({**{f"q{i}": records[a] for i, a in enumerate(self.qi)}, "s": records[self.s],
+                        "rid": np.arange(n_rec)})  # fmt: skip
+        qit = pa.table({**{f"q{i}": self.qit[a] for i, a in enumerate(self.qi)}, "g": self.qit["__g"], "c": self.c_qg})
+        st = pa.table({"g": self.st_g, "s": self.st_s, "c": self.c_gs / self.size[self.st_g]})
+        on = " AND ".join(f"r.q{i} = q.q{i}" for i in range(len(self.qi)))
+        con = duckdb.connect(":memory:")
+        try:
+            con.register("r", rec)
+            con.register("q", qit)
+            con.register("st", st)
+            res = con.execute(
+                f"SELECT r.rid, sum(q.c * st.c) AS w FROM r JOIN q ON {on} "
+                "JOIN st ON st.g = q.g AND st.s = r.s GROUP BY r.rid"
+            ).fetchnumpy()
+        finally:
+            con.close()
+        out = np.zeros(n_rec, dtype=np.float64)
+        out[np.asarray(res["rid"], dtype=np.int64)] = np.asarray(res["w"], dtype=np.float64) / self.n
+        return out
 
     def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:
         keys = [a for a in self.attrs if a in given]

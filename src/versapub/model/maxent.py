@@ -100,9 +100,12 @@ class ReleaseModel:
         # Z = 1 unless a child table has no support for separator values its parent
         # produces (tables that disagree on a separator); all results are divided by Z.
         self.z = 1.0
+        self._skip_empty = False
         self.z = self.probability_masks({}) if self._dense is None else 1.0
         if not self.z > 0:
             raise ReleaseError("The published tables are inconsistent: the model has no mass.")
+        # A subtree without evidence sends the all-ones message exactly when Z = 1.
+        self._skip_empty = abs(self.z - 1.0) < 1e-12
 
     @property
     def path(self) -> str:
@@ -140,10 +143,15 @@ class ReleaseModel:
         for c, p in self.tree.parent.items():
             children.setdefault(p, []).append(c)
         total = 1.0
+        evidence: dict[int, bool] = {}
         for c in reversed(self.tree.order):
             f = self.factors[c]
             fm = {a: masks[a] for a in f.attrs if a in masks}
-            incoming = [msgs[d] for d in children.get(c, [])]
+            kids = children.get(c, [])
+            evidence[c] = bool(fm) or any(evidence[d] for d in kids)
+            if self._skip_empty and not evidence[c]:
+                continue
+            incoming = [msgs[d] for d in kids if d in msgs]
             if c not in self.tree.parent:
                 total *= f.weighted(fm, incoming, ()).total
                 continue

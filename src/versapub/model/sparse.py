@@ -27,10 +27,7 @@ def joint_ids(
     if not left:
         return np.zeros(len_rows(left), dtype=np.int64), np.zeros(len_rows(right), dtype=np.int64)
     nl = len(left[0])
-    cols = [
-        np.concatenate([np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)])
-        for a, b in zip(left, right, strict=True)
-    ]
+    cols = [np.concatenate([a, b]) for a, b in zip(left, right, strict=True)]
     inv = group_rows(cols, cards, with_inverse=True).inverse
     assert inv is not None
     return inv[:nl], inv[nl:]

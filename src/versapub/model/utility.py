@@ -42,8 +42,11 @@ def to_model_codes(model: ReleaseModel, original: EncodedTable) -> dict[str, Cod
         )
     out = {}
     for a in model.attributes:
-        index = {v: i for i, v in enumerate(model.domains[a])}
-        out[a] = np.array([index.get(v, -1) for v in original.column(a).values], dtype=np.int64)
+        dom = model.domains[a].astype(str)  # both sorted by text: map by binary search
+        vals = original.column(a).values.astype(str)
+        idx = np.minimum(np.searchsorted(dom, vals), max(len(dom) - 1, 0))
+        hit = (dom[idx] == vals) if len(dom) else np.zeros(len(vals), dtype=bool)
+        out[a] = np.where(hit, idx, -1).astype(np.int64)
     return out
 
 
