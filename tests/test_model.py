@@ -324,13 +324,13 @@ def test_load_release_errors(tmp_path: Path) -> None:
     with pytest.raises(ReleaseError, match="not a release directory"):
         versapub.load_release(tmp_path / "none")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ReleaseError, match="no manifest.json"):
+    with pytest.raises(ReleaseError, match=r"no manifest\.json"):
         versapub.load_release(tmp_path / "empty")
     table = versapub.datasets.running_example()
     versapub.write_release(versapub.publish(table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2), tmp_path / "r")
     (tmp_path / "r" / "T2.csv").write_text("age,ICD-9-CM,count\n23,alcoholism,1\n")
-    with pytest.raises(ReleaseError, match="T2.csv counts sum to 1, but n_records is 6"):
+    with pytest.raises(ReleaseError, match=r"T2\.csv counts sum to 1, but n_records is 6"):
         versapub.load_release(tmp_path / "r")
     (tmp_path / "r" / "T2.csv").unlink()
-    with pytest.raises(ReleaseError, match="T2.csv, but the file is missing"):
+    with pytest.raises(ReleaseError, match=r"T2\.csv, but the file is missing"):
         versapub.load_release(tmp_path / "r")

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from versapub.data.groupby import group_rows
 from versapub.model.sparse import Codes, Floats, SparseFn, group_sum, join_on, joint_ids, sample_conditional
 
 Masks = Mapping[str, npt.NDArray[np.bool_]]
@@ -51,12 +52,19 @@ class Factor(Protocol):
 
 
 def _weight(columns: Mapping[str, Codes], base: Floats, masks: Masks, messages: Sequence[SparseFn]) -> Floats:
-    w = base.copy()
+    keep: npt.NDArray[np.bool_] | None = None
     for a, m in masks.items():
         if a in columns:
-            w *= m[columns[a]]
+            hit = m[columns[a]]
+            keep = hit if keep is None else keep & hit
+    if keep is None and not messages:
+        return base  # callers never write to the result
+    w = base * keep if keep is not None else base.copy()
     for msg in messages:
-        w *= msg.lookup(columns)
+        if msg.attrs:
+            w *= msg.lookup(columns)
+        else:
+            w *= msg.values[0] if len(msg.values) else 0.0
     return w
 
 
@@ -107,6 +115,8 @@ class AnatomyFactor:
     n: float
     cards: dict[str, int]
     _plain: list[PlainFactor] = field(default_factory=list, repr=False, compare=False)
+    _stats: list[float] = field(default_factory=list, repr=False, compare=False)
+    _cache: list[Floats] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def attrs(self) -> tuple[str, ...]:
@@ -139,12 +149,17 @@ class AnatomyFactor:
         s_masks = {a: m for a, m in masks.items() if a == self.s}
         s_msgs = [m for m in messages if self._pure(m.attrs) == "s"]
         st_cols = {self.s: self.st_s}
-        wq = _weight(self.qit, self.c_qg / self.n, q_masks, q_msgs)
-        need_q = bool(q_masks or q_msgs) or (bool(by) and self._pure(by) == "s")
+        p_qg, p_s_given_g = self._scaled()
+        q_evidence = bool(q_masks or q_msgs)
+        s_evidence = bool(s_masks or s_msgs)
+        wq = _weight(self.qit, p_qg, q_masks, q_msgs)
+        if not by and not s_evidence:  # Σ_s p(s|g) = 1 for every group
+            return SparseFn.scalar(float(wq.sum()))
+        need_q = q_evidence or (bool(by) and self._pure(by) == "s")
         # Without evidence on a side, its per-group sum is known: Σ_q p(q,g) = |g|/n, Σ_s p(s|g) = 1.
         a_g = np.bincount(g, weights=wq, minlength=n_groups) if need_q else self.size / self.n
-        if s_masks or s_msgs or (bool(by) and self._pure(by) == "s"):
-            ws = _weight(st_cols, self.c_gs / self.size[self.st_g], s_masks, s_msgs)
+        if s_evidence or (bool(by) and self._pure(by) == "s"):
+            ws = _weight(st_cols, p_s_given_g, s_masks, s_msgs)
             b_g = np.bincount(self.st_g, weights=ws, minlength=n_groups).astype(np.float64)
         else:
             ws = np.empty(0, dtype=np.float64)
@@ -165,9 +180,23 @@ class AnatomyFactor:
         # that is small next to the records, else join the records with QIT and ST.
         n_groups = len(self.size)
         expand_cost = int(np.bincount(self.qit["__g"], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups))
-        if expand_cost <= 2 * len(records[self.s]):
+        if expand_cost <= len(records[self.s]) * self._rows_per_q():
             return self.as_plain().prob(attrs, records)
         return self._latent_prob(records)
+
+    def _scaled(self) -> tuple[Floats, Floats]:
+        """``p(q, g) = c(q,g)/n`` per QIT row and ``p(s | g) = c(g,s)/|g|`` per ST row (cached)."""
+        if not self._cache:
+            self._cache.append(self.c_qg / self.n)
+            self._cache.append(self.c_gs / self.size[self.st_g])
+        return self._cache[0], self._cache[1]
+
+    def _rows_per_q(self) -> float:
+        """Average number of QIT rows (groups) per distinct q (computed once)."""
+        if not self._stats:
+            distinct = len(group_rows([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi]).counts)
+            self._stats.append(len(self.c_qg) / max(distinct, 1))
+        return self._stats[0]
 
     def _latent_prob(self, records: Mapping[str, Codes]) -> Floats:
         """``Σ_g c(q,g) c(g,s) / (n |g|)`` per record: a hash join of the records with the
