@@ -187,6 +187,8 @@ def test_publish_stores_utility_and_no_utility_skips_it(demo_release: Path, tmp_
     assert u["kl_divergence"] > 0 and u["kl_infinite"] is False
     assert u["relative_error"]["n_queries"] == 1000
     assert max(u["marginal_error"].values()) < 1e-9
+    report = (demo_release / "report.md").read_text()
+    assert "## Utility" in report and f"{u['kl_divergence']:.6f}" in report
     out = tmp_path / "r"
     code, stdout, _ = run(
         "publish", "--input", str(example_csv), "--rule", "age -> race", "--out", str(out), "--no-utility"

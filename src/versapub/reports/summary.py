@@ -74,6 +74,21 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
         if sizes:
             dist = ", ".join(f"{k} records: {v} groups" for k, v in sizes.items())
             out.append(f"\nGroup sizes of {t.name}: {dist}.")
+    if release.utility:
+        u = release.utility
+        kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.6f}"
+        r, w = u["relative_error"], u["workload"]
+        out += [
+            "",
+            "## Utility (maximum-entropy estimate vs the input)",
+            "",
+            f"- KL-divergence: {kl} over {u['distinct_records']} distinct records"
+            + (f" ({u['records_with_zero_model_probability']} get probability 0)" if u["kl_infinite"] else ""),
+            f"- Relative error of {r['n_queries']} random COUNT queries (qd = {w['qd']}, p = {w['p']}, "
+            f"seed = {w['seed']}): mean {r['mean']:.4f}, median {r['median']:.4f}",
+            f"- Largest per-attribute marginal error: {max(u['marginal_error'].values()):.2e} (0 = exact)",
+            f"- Model: {u['model_path']}",
+        ]
     if verification is not None:
         out += [
             "",
