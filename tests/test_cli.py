@@ -121,7 +121,7 @@ def test_demo(tmp_path: Path) -> None:
 def test_help_mentions_every_command() -> None:
     code, stdout, _ = run("--help")
     assert code == 0
-    for cmd in ("publish", "rules", "demo"):
+    for cmd in ("publish", "rules", "demo", "evaluate", "query", "sample"):
         assert cmd in stdout
 
 
