@@ -1,0 +1,357 @@
+"""Intersection attacks on a release: which sensitive values remain possible for a record
+whose left-hand-side values the adversary knows?
+
+The adversary sees every published count table (plain tables; Anatomy QIT and ST, whose
+group column is a latent attribute shared by the two).  The unknown original table is any
+multiset of ``n`` full records (values of every attribute and every group membership)
+whose projections reproduce every count table: a *possible world*.  For a rule
+``Q -> S`` and a target with ``t[Q] = q``, value ``s`` is *possible* if some possible world
+holds a record with ``Q = q`` and ``S = s``.  A target is disclosed when fewer than ``l``
+values are possible (then some value has posterior probability above ``1/l``).
+
+* :func:`exact_attack` decides possibility with a constraint solver (OR-Tools CP-SAT) over
+  integer counts of the joint rows consistent across tables; only for small releases.
+* :func:`scalable_attack` propagates candidate value sets through the tables to a fixpoint
+  (arc consistency) and strengthens it by counting inside Anatomy groups; any size.  Both
+  are sound: the candidate sets always contain every truly possible value, so a target is
+  reported only if it is truly disclosed.
+
+Tables that share no column (directly or through others) do not constrain each other, so
+each connected component of tables is attacked separately, with the part of ``q`` that
+lies in the component of ``S``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from versapub.errors import ReleaseError
+from versapub.privacy.rules import Rule
+from versapub.verify.published import CountRows, PublishedRelease
+
+#: The exact attack refuses releases above these sizes (it would take too long).
+EXACT_MAX_RECORDS = 500
+EXACT_MAX_JOINT_ROWS = 200_000
+EXACT_SECONDS_PER_SOLVE = 10.0
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """Target ``q`` (values of ``rule.lhs`` in order) whose ``S`` is pinned to ``possible``."""
+
+    rule: Rule
+    q: tuple[str, ...]
+    possible: tuple[str, ...]
+
+    def describe(self) -> str:
+        known = ", ".join(f"{a}={v}" for a, v in zip(self.rule.lhs, self.q, strict=True))
+        return f"({known}) -> {self.rule.rhs} in {{{', '.join(self.possible)}}}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule.to_json(), "q": list(self.q), "possible": list(self.possible)}
+
+
+@dataclass
+class AttackResult:
+    """All targets examined and those disclosed."""
+
+    method: str
+    l: int
+    targets: int = 0
+    disclosures: list[Disclosure] = field(default_factory=list)
+    possible: dict[tuple[Rule, tuple[str, ...]], frozenset[str]] = field(default_factory=dict, repr=False)
+    undecided: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.disclosures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "ok": self.ok,
+            "targets": self.targets,
+            "disclosed": [d.to_json() for d in self.disclosures],
+            "undecided_solves": self.undecided,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def _components(tables: Sequence[CountRows]) -> list[list[int]]:
+    parent = list(range(len(tables)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in itertools.combinations(range(len(tables)), 2):
+        if set(tables[i].columns) & set(tables[j].columns):
+            parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(tables)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def _targets(
+    rule: Rule, comp_cols: set[str], original: Sequence[dict[str, str]] | None, candidates: Iterable[tuple[str, ...]]
+) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The LHS attributes inside the component and the target combinations to examine:
+    those of the original's records when it is given, else every candidate combination."""
+    q_in = [a for a in rule.lhs if a in comp_cols]
+    if original is not None:
+        return q_in, sorted({tuple(r[a] for a in q_in) for r in original})
+    return q_in, sorted(set(candidates))
+
+
+def _report(
+    result: AttackResult, rule: Rule, q_in: list[str], original: Sequence[dict[str, str]] | None,
+    possible: dict[tuple[str, ...], frozenset[str]],
+) -> None:  # fmt: skip
+    """Expand component-level results to full LHS targets and record disclosures."""
+    full = sorted({tuple(r[a] for a in rule.lhs) for r in original}) if original is not None else None
+    if full is None:
+        items = [(tuple(qv if a in q_in else "*" for a, qv in zip(rule.lhs, _expand(q_in, rule.lhs, k), strict=True)), v)
+                 for k, v in possible.items()]  # fmt: skip
+    else:
+        idx = [rule.lhs.index(a) for a in q_in]
+        items = [(q, possible[tuple(q[i] for i in idx)]) for q in full]
+    for q, vals in items:
+        result.targets += 1
+        result.possible[(rule, q)] = vals
+        if len(vals) < result.l:
+            result.disclosures.append(Disclosure(rule, q, tuple(sorted(vals))))
+
+
+def _expand(q_in: list[str], lhs: tuple[str, ...], key: tuple[str, ...]) -> tuple[str, ...]:
+    m = dict(zip(q_in, key, strict=True))
+    return tuple(m.get(a, "*") for a in lhs)
+
+
+# -- the exact attack ---------------------------------------------------------------------
+def _joint(tables: Sequence[CountRows], limit: int) -> tuple[list[str], list[tuple[str, ...]], list[list[int]]]:
+    """Rows consistent across ``tables`` (a natural join of their distinct rows): the columns,
+    the joint rows, and for every joint row its row index in each table."""
+    order = [0]
+    rest = list(range(1, len(tables)))
+    while rest:  # join the table sharing most columns with what is joined so far next
+        have = set().union(*(tables[i].columns for i in order))
+        nxt = max(rest, key=lambda i: len(have & set(tables[i].columns)))
+        order.append(nxt)
+        rest.remove(nxt)
+    cols = list(tables[order[0]].columns)
+    joint = [(row, [k]) for k, row in enumerate(tables[order[0]].rows)]
+    for ti in order[1:]:
+        t = tables[ti]
+        shared = [c for c in t.columns if c in cols]
+        new = [c for c in t.columns if c not in cols]
+        pos_j = [cols.index(c) for c in shared]
+        pos_t = [t.columns.index(c) for c in shared]
+        pos_new = [t.columns.index(c) for c in new]
+        index: dict[tuple[str, ...], list[int]] = {}
+        for k, row in enumerate(t.rows):
+            index.setdefault(tuple(row[p] for p in pos_t), []).append(k)
+        out = []
+        for row, ks in joint:
+            for k in index.get(tuple(row[p] for p in pos_j), []):
+                out.append((row + tuple(t.rows[k][p] for p in pos_new), [*ks, k]))
+                if len(out) > limit:
+                    raise ReleaseError(
+                        f"The exact attack would consider more than {limit} joint rows; use the scalable attack."
+                    )
+        joint, cols = out, cols + new
+    inv = {ti: i for i, ti in enumerate(order)}
+    return cols, [r for r, _ in joint], [[ks[inv[ti]] for ti in range(len(tables))] for _, ks in joint]
+
+
+def exact_attack(
+    pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None  # noqa: E741
+) -> AttackResult:
+    """The possible-worlds adversary (see the module docstring), decided with CP-SAT."""
+    t0 = time.perf_counter()
+    if pub.n > EXACT_MAX_RECORDS:
+        raise ReleaseError(
+            f"The exact attack handles releases of at most {EXACT_MAX_RECORDS} records; this one has "
+            f"{pub.n}. Use the scalable attack (versapub check --attack scalable)."
+        )
+    result = AttackResult("exact", l)
+    for comp in _components(pub.tables):
+        tables = [pub.tables[i] for i in comp]
+        cols = set().union(*(t.columns for t in tables))
+        rules = [r for r in pub.rules if r.rhs in cols]
+        if not rules:
+            continue
+        names, joint, rows_of = _joint(tables, EXACT_MAX_JOINT_ROWS)
+        model = cp_model.CpModel()
+        nvar = [model.NewIntVar(0, pub.n, f"n{j}") for j in range(len(joint))]
+        for ti, t in enumerate(tables):
+            members: dict[int, list[int]] = {}
+            for j, ks in enumerate(rows_of):
+                members.setdefault(ks[ti], []).append(j)
+            for k, c in enumerate(t.counts):
+                model.Add(sum(nvar[j] for j in members.get(k, [])) == c)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = EXACT_SECONDS_PER_SOLVE
+        solver.parameters.num_workers = 1
+        for rule in rules:
+            q_in, targets = _targets(rule, cols, original, {tuple(r[names.index(a)] for a in rule.lhs if a in cols)
+                                                             for r in joint})  # fmt: skip
+            qpos = [names.index(a) for a in q_in]
+            spos = names.index(rule.rhs)
+            possible: dict[tuple[str, ...], set[str]] = {q: set() for q in targets}
+            by_pair: dict[tuple[tuple[str, ...], str], list[int]] = {}
+            for j, r in enumerate(joint):
+                by_pair.setdefault((tuple(r[p] for p in qpos), r[spos]), []).append(j)
+            for q in targets:
+                for s in sorted({s for (qq, s) in by_pair if qq == q}):
+                    if s in possible[q]:
+                        continue
+                    lit = model.NewBoolVar("probe")
+                    model.Add(sum(nvar[j] for j in by_pair[(q, s)]) >= 1).OnlyEnforceIf(lit)
+                    model.ClearAssumptions()
+                    model.AddAssumptions([lit])
+                    status = solver.Solve(model)
+                    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                        # this world shows every (q', s') it contains to be possible
+                        for (qq, ss), js in by_pair.items():
+                            if qq in possible and any(solver.Value(nvar[j]) > 0 for j in js):
+                                possible[qq].add(ss)
+                        possible[q].add(s)
+                    elif status == cp_model.UNKNOWN:  # undecided: assume possible (sound)
+                        result.undecided += 1
+                        possible[q].add(s)
+                    model.Add(lit == 0)  # retire the probe
+            model.ClearAssumptions()
+            _report(result, rule, q_in, original, {q: frozenset(v) for q, v in possible.items()})
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# -- the scalable attack ------------------------------------------------------------------
+def _propagate(tables: Sequence[CountRows], domains: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Arc consistency: keep only values that occur in some row consistent with the others."""
+    changed = True
+    while changed:
+        changed = False
+        for t in tables:
+            alive = [r for r in t.rows if all(v in domains[c] for c, v in zip(t.columns, r, strict=True))]
+            for i, c in enumerate(t.columns):
+                seen = {r[i] for r in alive}
+                if seen != domains[c]:
+                    domains[c] = domains[c] & seen
+                    changed = True
+    return domains
+
+
+def _group_counting(tables: Sequence[CountRows], domains: dict[str, set[str]], pinned_elsewhere: dict) -> None:
+    """Counting inside groups (see :func:`scalable_attack`)."""
+    for t in tables:
+        if len(t.columns) != 2 or not t.columns[0].startswith("⟨group of "):
+            continue
+        g_col, s_col = t.columns
+        for (g, s), used in pinned_elsewhere.get(t.source, {}).items():
+            if g in domains[g_col] and len(domains[g_col]) == 1:
+                count = next(c for r, c in zip(t.rows, t.counts, strict=True) if r == (g, s))
+                if used >= count and s in domains[s_col]:
+                    domains[s_col] = domains[s_col] - {s}
+
+
+def scalable_attack(
+    pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None  # noqa: E741
+) -> AttackResult:
+    """Propagation of candidate sets to a fixpoint, then counting inside Anatomy groups.
+
+    Counting: in a group of an Anatomy table, a sensitive value held by ``c`` records of the
+    group is unavailable to the target if ``c`` *other* records of the group (QIT rows
+    other than the target's own, each pinned by propagation to that single group and that
+    single value) must hold it.  Sound: it removes a value only when every possible world
+    gives all its copies to other records.
+    """
+    t0 = time.perf_counter()
+    result = AttackResult("scalable", l)
+    all_values: dict[str, set[str]] = {}
+    for t in pub.tables:
+        for i, c in enumerate(t.columns):
+            all_values.setdefault(c, set()).update(r[i] for r in t.rows)
+    for comp in _components(pub.tables):
+        tables = [pub.tables[i] for i in comp]
+        cols = set().union(*(t.columns for t in tables))
+        rules = [r for r in pub.rules if r.rhs in cols]
+        if not rules:
+            continue
+        pinned = _pinned_slots(tables, all_values)
+        for rule in rules:
+            q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables))
+            possible = {}
+            for q in targets:
+                domains = {c: set(all_values[c]) for c in cols}
+                for a, v in zip(q_in, q, strict=True):
+                    domains[a] = domains[a] & {v}
+                _propagate(tables, domains)
+                _group_counting(tables, domains, _others(pinned, tables, q_in, q))
+                _propagate(tables, domains)
+                possible[q] = frozenset(domains[rule.rhs])
+            _report(result, rule, q_in, original, possible)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _candidate_targets(rule: Rule, tables: Sequence[CountRows]) -> set[tuple[str, ...]]:
+    """Without the original: the LHS combinations seen in rows of one table (or, when the
+    LHS spans tables, the combinations of values each seen somewhere)."""
+    cols = set().union(*(t.columns for t in tables))
+    q_in = [a for a in rule.lhs if a in cols]
+    for t in tables:
+        if set(q_in) <= set(t.columns):
+            return {tuple(r[t.columns.index(a)] for a in q_in) for r in t.rows}
+    values = [sorted({r[t.columns.index(a)] for t in tables if a in t.columns for r in t.rows}) for a in q_in]
+    return set(itertools.product(*values))
+
+
+def _pinned_slots(tables: Sequence[CountRows], all_values: dict[str, set[str]]) -> dict[str, list]:
+    """For every QIT row of every Anatomy table: its group, its count, and the single
+    sensitive value propagation pins it to (or None)."""
+    out: dict[str, list] = {}
+    for t in tables:
+        g_col = next((c for c in t.columns if c.startswith("⟨group of ")), None)
+        if g_col is None or len(t.columns) == 2 and t.columns[0] == g_col:
+            continue  # not a QIT
+        st = next(u for u in tables if u.columns[0] == g_col and len(u.columns) == 2)
+        s_col = st.columns[1]
+        cols = set().union(*(u.columns for u in tables))
+        slots = []
+        for r, c in zip(t.rows, t.counts, strict=True):
+            domains = {x: set(all_values[x]) for x in cols}
+            for i, x in enumerate(t.columns):
+                domains[x] = {r[i]}
+            _propagate(tables, domains)
+            pin = next(iter(domains[s_col])) if len(domains[s_col]) == 1 else None
+            slots.append((r, c, r[t.columns.index(g_col)], pin))
+        out[st.source] = [t.columns, slots]
+    return out
+
+
+def _others(pinned: dict[str, list], tables: Sequence[CountRows], q_in: list[str], q: tuple[str, ...]) -> dict:
+    """Per ST: (group, value) -> number of records other than the target pinned to it."""
+    out: dict[str, dict[tuple[str, str], int]] = {}
+    known = dict(zip(q_in, q, strict=True))
+    for st_source, (qcols, slots) in pinned.items():
+        counts: dict[tuple[str, str], int] = {}
+        for r, c, g, pin in slots:
+            if pin is None:
+                continue
+            is_target_row = all(known.get(x, v) == v for x, v in zip(qcols, r, strict=True))
+            mine = 1 if is_target_row else 0  # the target may be one of this row's records
+            if c - mine > 0:
+                counts[(g, pin)] = counts.get((g, pin), 0) + c - mine
+        out[st_source] = counts
+    return out
