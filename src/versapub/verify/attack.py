@@ -120,8 +120,7 @@ def _report(
     """Expand component-level results to full LHS targets and record disclosures."""
     full = sorted({tuple(r[a] for a in rule.lhs) for r in original}) if original is not None else None
     if full is None:
-        items = [(tuple(qv if a in q_in else "*" for a, qv in zip(rule.lhs, _expand(q_in, rule.lhs, k), strict=True)), v)
-                 for k, v in possible.items()]  # fmt: skip
+        items = [(_expand(q_in, rule.lhs, k), v) for k, v in possible.items()]
     else:
         idx = [rule.lhs.index(a) for a in q_in]
         items = [(q, possible[tuple(q[i] for i in idx)]) for q in full]
@@ -173,9 +172,7 @@ def _joint(tables: Sequence[CountRows], limit: int) -> tuple[list[str], list[tup
     return cols, [r for r, _ in joint], [[ks[inv[ti]] for ti in range(len(tables))] for _, ks in joint]
 
 
-def exact_attack(
-    pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None  # noqa: E741
-) -> AttackResult:
+def exact_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None) -> AttackResult:
     """The possible-worlds adversary (see the module docstring), decided with CP-SAT."""
     t0 = time.perf_counter()
     if pub.n > EXACT_MAX_RECORDS:
@@ -192,13 +189,13 @@ def exact_attack(
             continue
         names, joint, rows_of = _joint(tables, EXACT_MAX_JOINT_ROWS)
         model = cp_model.CpModel()
-        nvar = [model.NewIntVar(0, pub.n, f"n{j}") for j in range(len(joint))]
+        nvar = [model.new_int_var(0, pub.n, f"n{j}") for j in range(len(joint))]
         for ti, t in enumerate(tables):
             members: dict[int, list[int]] = {}
             for j, ks in enumerate(rows_of):
                 members.setdefault(ks[ti], []).append(j)
             for k, c in enumerate(t.counts):
-                model.Add(sum(nvar[j] for j in members.get(k, [])) == c)
+                model.add(sum(nvar[j] for j in members.get(k, [])) == c)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = EXACT_SECONDS_PER_SOLVE
         solver.parameters.num_workers = 1
@@ -215,22 +212,22 @@ def exact_attack(
                 for s in sorted({s for (qq, s) in by_pair if qq == q}):
                     if s in possible[q]:
                         continue
-                    lit = model.NewBoolVar("probe")
-                    model.Add(sum(nvar[j] for j in by_pair[(q, s)]) >= 1).OnlyEnforceIf(lit)
-                    model.ClearAssumptions()
-                    model.AddAssumptions([lit])
-                    status = solver.Solve(model)
+                    lit = model.new_bool_var("probe")
+                    model.add(sum(nvar[j] for j in by_pair[(q, s)]) >= 1).only_enforce_if(lit)
+                    model.clear_assumptions()
+                    model.add_assumptions([lit])
+                    status = solver.solve(model)
                     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                         # this world shows every (q', s') it contains to be possible
                         for (qq, ss), js in by_pair.items():
-                            if qq in possible and any(solver.Value(nvar[j]) > 0 for j in js):
+                            if qq in possible and any(solver.value(nvar[j]) > 0 for j in js):
                                 possible[qq].add(ss)
                         possible[q].add(s)
                     elif status == cp_model.UNKNOWN:  # undecided: assume possible (sound)
                         result.undecided += 1
                         possible[q].add(s)
-                    model.Add(lit == 0)  # retire the probe
-            model.ClearAssumptions()
+                    model.add(lit == 0)  # retire the probe
+            model.clear_assumptions()
             _report(result, rule, q_in, original, {q: frozenset(v) for q, v in possible.items()})
     result.seconds = time.perf_counter() - t0
     return result
@@ -265,9 +262,7 @@ def _group_counting(tables: Sequence[CountRows], domains: dict[str, set[str]], p
                     domains[s_col] = domains[s_col] - {s}
 
 
-def scalable_attack(
-    pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None  # noqa: E741
-) -> AttackResult:
+def scalable_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None) -> AttackResult:
     """Propagation of candidate sets to a fixpoint, then counting inside Anatomy groups.
 
     Counting: in a group of an Anatomy table, a sensitive value held by ``c`` records of the
@@ -323,7 +318,7 @@ def _pinned_slots(tables: Sequence[CountRows], all_values: dict[str, set[str]]) 
     out: dict[str, list] = {}
     for t in tables:
         g_col = next((c for c in t.columns if c.startswith("⟨group of ")), None)
-        if g_col is None or len(t.columns) == 2 and t.columns[0] == g_col:
+        if g_col is None or (len(t.columns) == 2 and t.columns[0] == g_col):
             continue  # not a QIT
         st = next(u for u in tables if u.columns[0] == g_col and len(u.columns) == 2)
         s_col = st.columns[1]

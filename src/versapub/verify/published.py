@@ -17,6 +17,7 @@ import duckdb
 
 from versapub.errors import ReleaseError
 from versapub.privacy.rules import Rule
+from versapub.verify.sources import duckdb_source
 
 
 def group_column(table: str) -> str:
@@ -50,11 +51,7 @@ class PublishedRelease:
 def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> CountRows:
     if not path.is_file():
         raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
-    lit = "'" + str(path).replace("'", "''") + "'"
-    if path.suffix.lower() == ".parquet":
-        src = f"read_parquet({lit})"
-    else:
-        src = f"read_csv({lit}, all_varchar=true, header=true, delim=',', quote='\"', escape='\"', allow_quoted_nulls=false)"
+    src = duckdb_source(path)
     try:
         rel = con.execute(f"SELECT * FROM {src}")
         names = [d[0] for d in rel.description]

@@ -1,0 +1,224 @@
+"""``versapub check``: every check of a release, from its files (plus, optionally, the
+original table and other rules).
+
+* the verifier's structure, schema (GNF), per-table guarantee and consistency checks
+  (:mod:`versapub.verify.release_check`);
+* intersection attacks: exact (possible worlds, CP-SAT) for releases of at most
+  ``EXACT_MAX_RECORDS`` records, and scalable (propagation) for any size;
+* the maximum-entropy posterior: the largest ``P(S = s | Q = q)`` under the release model,
+  against ``1/l``;
+* linkage hygiene: every table's rows are in value order (no row order or id that could
+  follow the input order) and carry no column beyond the format's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from versapub.data.table import EncodedTable
+from versapub.errors import ReleaseError
+from versapub.model.maxent import ReleaseModel
+from versapub.model.sparse import group_sum
+from versapub.privacy.rules import Rule
+from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
+from versapub.verify.attack_sql import fast_scalable_attack
+from versapub.verify.published import read_published
+from versapub.verify.release_check import Finding, VerificationReport, verify_release
+
+
+@dataclass
+class CheckReport:
+    """Everything ``check`` found."""
+
+    directory: str
+    l: int
+    verification: VerificationReport
+    attacks: list[AttackResult] = field(default_factory=list)
+    posterior: list[dict[str, Any]] = field(default_factory=list)
+    hygiene: list[Finding] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.verification.ok
+            and all(a.ok for a in self.attacks)
+            and all(p["ok"] for p in self.posterior)
+            and all(f.ok for f in self.hygiene)
+        )
+
+    def failures(self) -> list[str]:
+        out = [f"[{f.check}{' ' + f.file if f.file else ''}] {f.message}" for f in self.verification.failures]
+        for a in self.attacks:
+            out += [f"[{a.method} attack] {d.describe()}" for d in a.disclosures[:20]]
+            if len(a.disclosures) > 20:
+                out.append(f"[{a.method} attack] ... and {len(a.disclosures) - 20} more records")
+        out += [f"[posterior] {p['message']}" for p in self.posterior if not p["ok"]]
+        out += [f"[hygiene {f.file}] {f.message}" for f in self.hygiene if not f.ok]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "l": self.l,
+            "verification": self.verification.to_json(),
+            "attacks": [a.to_json() for a in self.attacks],
+            "posterior": self.posterior,
+            "hygiene": [f.to_json() for f in self.hygiene],
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+        }
+
+
+def _ell(directory: Path) -> int:
+    g = json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("guarantee", {})
+    ell = g.get("l") if isinstance(g, dict) else None
+    return int(ell) if isinstance(ell, int) and not isinstance(ell, bool) and ell >= 2 else 2
+
+
+def _records(original: EncodedTable) -> list[dict[str, str]]:
+    d = original.to_pydict()
+    return [dict(zip(d, vals, strict=True)) for vals in zip(*d.values(), strict=True)]
+
+
+def run_attacks(
+    directory: Path, rules: list[Rule], ell: int, original: EncodedTable | None, which: str = "auto"
+) -> list[AttackResult]:
+    """``auto``: exact when the release is small enough, and always the scalable attack."""
+    n = int(json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["n_records"])
+    out: list[AttackResult] = []
+    small = n <= EXACT_MAX_RECORDS
+    pub = None
+    recs = _records(original) if original is not None and small else None
+    if which == "exact" or (which in ("auto", "both") and small):
+        pub = read_published(directory, rules)
+        out.append(exact_attack(pub, ell, recs))
+    if which in ("auto", "both", "scalable"):
+        fast = fast_scalable_attack(directory, rules, ell, original)
+        if fast is None:
+            if not small and n > 50_000:
+                raise ReleaseError(
+                    "The scalable attack on tables linked through shared attributes runs in Python and is "
+                    f"limited to 50,000 records; this release has {n}."
+                )
+            pub = pub or read_published(directory, rules)
+            fast = scalable_attack(pub, ell, recs if recs is not None else (_records(original) if original else None))
+        out.append(fast)
+    return out
+
+
+def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[dict[str, Any]]:
+    """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
+    probability, against ``1/l``."""
+    out = []
+    for r in rules:
+        try:
+            m = model.marginal((*r.lhs, r.rhs))
+        except ReleaseError as exc:
+            out.append({"rule": r.to_json(), "ok": True, "skipped": str(exc), "message": f"'{r}': skipped"})
+            continue
+        cols = dict(zip(m.attrs, m.codes, strict=True))
+        pq_ = group_sum(r.lhs, cols, model.cards, m.values).lookup(cols)
+        ratio = np.divide(m.values, pq_, out=np.zeros_like(m.values), where=pq_ > 0)
+        i = int(np.argmax(ratio)) if len(ratio) else 0
+        worst = float(ratio[i]) if len(ratio) else 0.0
+        q = tuple(str(model.domains[a][cols[a][i]]) for a in r.lhs) if len(ratio) else ()
+        s = str(model.domains[r.rhs][cols[r.rhs][i]]) if len(ratio) else ""
+        ok = worst <= 1.0 / ell + 1e-9
+        out.append({
+            "rule": r.to_json(), "ok": ok, "max_posterior": worst, "bound": 1.0 / ell, "q": list(q), "s": s,
+            "message": f"'{r}': max P({r.rhs} = {s} | {', '.join(r.lhs)} = {', '.join(q)}) = {worst:.4f} "
+                       f"{'<=' if ok else '>'} 1/l = {1.0 / ell:.4f}",
+        })  # fmt: skip
+    return out
+
+
+def _read_for_order(path: Path) -> pa.Table:
+    if path.suffix.lower() == ".parquet":
+        return pq.read_table(path)
+    names = pacsv.read_csv(path, read_options=pacsv.ReadOptions(skip_rows_after_names=0)).column_names
+    types = {c: (pa.int64() if c in ("group_id", "count") else pa.string()) for c in names}
+    return pacsv.read_csv(
+        path,
+        convert_options=pacsv.ConvertOptions(
+            column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
+        ),
+    )
+
+
+def hygiene_check(directory: Path) -> list[Finding]:
+    """Rows of every table strictly increasing in value order (text order column by
+    column, ``group_id`` numerically), so no row order can link tables or follow the input."""
+    m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    out = []
+    for e in m["tables"]:
+        for f in (e.get("files") or {}).values():
+            path = directory / f
+            if not path.is_file():
+                continue
+            t = _read_for_order(path)
+            keys = [c for c in t.column_names if c != "count"]
+            n = t.num_rows
+            if n < 2:
+                out.append(Finding("hygiene", True, "rows in value order", f))
+                continue
+            decided = np.zeros(n - 1, dtype=bool)
+            ok = np.ones(n - 1, dtype=bool)
+            for c in keys:
+                col = t.column(c).to_numpy(zero_copy_only=False)
+                a, b = col[:-1], col[1:]
+                less, greater = a < b, a > b
+                ok &= ~(~decided & greater)
+                decided |= less | greater
+            ok &= decided  # equal rows: a duplicate
+            bad = int((~ok).sum())
+            out.append(
+                Finding(
+                    "hygiene",
+                    bad == 0,
+                    "rows in value order"
+                    if bad == 0
+                    else f"{bad} row(s) out of value order: row order could carry information",
+                    f,
+                )  # fmt: skip
+            )
+    return out
+
+
+def run_check(
+    directory: str | Path,
+    *,
+    model: ReleaseModel,
+    rules: list[Rule] | None = None,
+    original: EncodedTable | None = None,
+    attack: str = "auto",
+) -> CheckReport:
+    """Every check; ``model`` is the release's maximum-entropy model (for the posterior)."""
+    d = Path(directory)
+    t0 = time.perf_counter()
+    verification = verify_release(d, original=original, rules=rules)
+    ell = _ell(d)
+    rep = CheckReport(str(d), ell, verification)
+    rep.seconds["verify"] = time.perf_counter() - t0
+    if not (d / "manifest.json").is_file() or any(f.check == "manifest" and not f.ok for f in verification.findings):
+        return rep
+    use_rules = rules if rules is not None else [Rule.from_json(r) for r in json.loads(
+        (d / "manifest.json").read_text(encoding="utf-8"))["rules"]]  # fmt: skip
+    t1 = time.perf_counter()
+    rep.attacks = run_attacks(d, use_rules, ell, original, attack)
+    rep.seconds["attacks"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    rep.posterior = posterior_check(model, use_rules, ell)
+    rep.seconds["posterior"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    rep.hygiene = hygiene_check(d)
+    rep.seconds["hygiene"] = time.perf_counter() - t3
+    return rep
