@@ -188,7 +188,7 @@ def hygiene_check(directory: Path) -> list[Finding]:
                     if bad == 0
                     else f"{bad} row(s) out of value order: row order could carry information",
                     f,
-                )  # fmt: skip
+                )
             )
     return out
 
