@@ -77,8 +77,11 @@ def test_running_example_release(tmp_path: Path, running_example: EncodedTable) 
     assert report.ok
     _check_roundtrip(running_example, out)
     assert sorted(p.name for p in out.iterdir()) == [
-        "T1_qit.csv", "T1_st.csv", "T2.csv", "manifest.json", "report.md", "verification.json",
+        "T1_qit.csv", "T1_st.csv", "T2.csv", "check.json", "manifest.json", "report.html", "report.md",
+        "verification.json",
     ]  # fmt: skip
+    check = json.loads((out / "check.json").read_text())
+    assert check["ok"] and [a["method"] for a in check["attacks"]] == ["exact", "scalable"]
     assert not list(tmp_path.glob(".rel.tmp-*"))
     # the plain table is exactly the projection, sorted by value
     rows = _read_csv(out / "T2.csv")

@@ -47,6 +47,7 @@ from versapub.model import (
 )
 from versapub.model.utility import marginal_errors
 from versapub.privacy import (
+    Rule,
     feasibility,
     make_guarantee,
     parse_rules,
@@ -54,8 +55,10 @@ from versapub.privacy import (
     validate_rules,
 )
 from versapub.release.model import InputInfo, Release
+from versapub.reports.html import html_report
 from versapub.reports.summary import summary_rows
 from versapub.schema.gnf import check_gnf
+from versapub.verify.check import run_check
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -487,6 +490,101 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
         arrays = [pa.array(model.domains[a].astype(str)).take(pa.array(draws[a])) for a in model.attributes]
         pacsv.write_csv(pa.Table.from_arrays(arrays, names=list(model.attributes)), output)
         out.print(f"Wrote {n} synthetic records ({len(model.attributes)} attributes) to {output}.")
+
+
+def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | None:
+    if rules_cfg is not None and rule:
+        raise ConfigError("Give the rules either with --rules CONFIG or with --rule, not both.")
+    if rules_cfg is not None:
+        return parse_rules(load_config(rules_cfg).rules)
+    return parse_rules(rule) if rule else None
+
+
+@cli.command()
+@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--rules",
+    "rules_cfg",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Check these rules (the [privacy] rules of a TOML config) instead of the manifest's.",
+)
+@click.option("--rule", "rule", multiple=True, metavar="'a, b -> c'", help="A rule to check (repeatable).")
+@click.option(
+    "--original",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The original table (CSV/Parquet or TOML config): adds marginal checks and attack targets.",
+)
+@click.option(
+    "--attack",
+    type=click.Choice(["auto", "exact", "scalable", "both"]),
+    default="auto",
+    show_default=True,
+    help="auto: exact possible-worlds attack when the release has at most 500 records, plus the "
+    "scalable attack always.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+def check(
+    release_dir: Path, rules_cfg: Path | None, rule: tuple[str, ...], original: Path | None, attack: str, as_json: bool
+) -> None:
+    """Verify a release from its files alone and attack it; exit 0 only if every check passes.
+
+    Schema (GNF per rule), guarantee in every group, consistency (sums, QIT/ST sizes, and with
+    --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene.
+    """
+    with _errors(), _progress(as_json) as bar:
+        bar.add_task("checking the release", total=None)
+        rules_ = _check_rules(rules_cfg, rule)
+        model = load_release(release_dir)
+        table = _original(original, release_dir) if original is not None else None
+        rep = run_check(release_dir, model=model, rules=rules_, original=table, attack=attack)
+    if as_json:
+        click.echo(json.dumps(rep.to_json(), indent=2))
+    else:
+        v = rep.verification
+        out.print(f"Release {release_dir}: {'[green]ALL CHECKS PASSED[/]' if rep.ok else '[red]CHECKS FAILED[/]'}")
+        out.print(f"  file checks: {len(v.findings) - len(v.failures)} of {len(v.findings)} passed")
+        for f in v.findings:
+            if f.check == "schema":
+                out.print(f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.message)}")
+        for a in rep.attacks:
+            risk = f"{len(a.disclosures)} record(s) at risk"
+            out.print(
+                f"  {'ok  ' if a.ok else 'FAIL'} {a.method} attack: {a.targets} targets, {risk} ({a.seconds:.2f} s)"
+            )
+            for d in a.disclosures[:20]:
+                out.print(f"         {escape(d.describe())}")
+        for p in rep.posterior:
+            out.print(f"  {'ok  ' if p['ok'] else 'FAIL'} posterior {escape(p['message'])}")
+        bad_h = [f for f in rep.hygiene if not f.ok]
+        out.print(f"  row-order hygiene: {'ok' if not bad_h else f'{len(bad_h)} file(s) out of order'}")
+        for f in [*v.failures, *bad_h]:
+            if f.check != "schema":
+                out.print(f"  FAIL [{f.check}] {escape(f.file or '')} {escape(f.message)}")
+    if not rep.ok:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=_ORIGINAL_HELP)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="Output HTML file.",
+)
+def report(release_dir: Path, original: Path | None, output: Path) -> None:
+    """Write a self-contained HTML report (rules, attribute graph, tables, utility, attacks)."""
+    with _errors(), _progress() as bar:
+        bar.add_task("building the report", total=None)
+        model = load_release(release_dir)
+        table = _original(original, release_dir) if original is not None else None
+        rep = run_check(release_dir, model=model, original=table)
+        utility = utility_summary(model, table) if table is not None else None
+        output.write_text(html_report(release_dir, rep, utility, title=release_dir.name), encoding="utf-8")
+    out.print(f"Wrote {output} ({'all checks passed' if rep.ok else 'CHECKS FAILED'}).")
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
 """Writing a release atomically, verified from its own files before it appears.
 
-The tables, ``manifest.json`` and ``report.md`` are written to a hidden temporary
-directory beside the destination; :func:`versapub.verify.verify_release` re-reads them
-(independent code) and checks them against the input; only if every check passes is
+The tables and ``manifest.json`` are written to a hidden temporary directory beside the
+destination; :func:`versapub.verify.verify_release` re-reads them (independent code) and
+checks them against the input, then :func:`versapub.verify.check.run_check` attacks them
+(intersection attacks, maximum-entropy posterior, row-order hygiene); only if every check
+passes are ``verification.json``, ``check.json``, ``report.md`` and ``report.html`` added and
 the directory renamed into place.  A failure at any point removes the temporary
 directory, so no partial or unverified release is ever left behind.
 """
@@ -23,8 +25,11 @@ import pyarrow.parquet as pq
 
 from versapub.data.counts import CountTable
 from versapub.errors import ReleaseError, VerificationError
+from versapub.model.build import model_from_release
 from versapub.release.model import Release
+from versapub.reports.html import html_report
 from versapub.reports.summary import markdown_report
+from versapub.verify.check import run_check
 from versapub.verify.release_check import VerificationReport, verify_release
 
 _BATCH = 1 << 17  # rows per written batch: text is materialized one batch at a time
@@ -112,6 +117,16 @@ def write_release(
             encoding="utf-8",
         )
         timings["verify"] = verify_s
+        t2 = time.perf_counter()
+        check = run_check(tmp, model=model_from_release(release), original=release.source)
+        timings["check"] = time.perf_counter() - t2
+        if not check.ok:
+            raise VerificationError(
+                f"The release failed its privacy checks, so nothing was written to {dest}: "
+                + "; ".join(check.failures()[:10])
+            )
+        (tmp / "check.json").write_text(json.dumps(check.to_json(), indent=2) + "\n", encoding="utf-8")
+        (tmp / "report.html").write_text(html_report(tmp, check, release.utility, title=dest.name), encoding="utf-8")
         shown = Release(**{**release.__dict__, "timings": timings})
         (tmp / "report.md").write_text(markdown_report(shown, report, files), encoding="utf-8")
         if dest.exists():

@@ -148,11 +148,14 @@ class RelativeError:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
+        top = max(float(np.quantile(self.errors, 0.99)), 1e-9) if len(self.errors) else 1.0
+        counts, edges = np.histogram(np.minimum(self.errors, top), bins=20, range=(0.0, top))
         return {
             "mean": self.mean,
             "median": self.median,
             "n_queries": self.n_queries,
             "redrawn_empty_queries": self.redrawn,
+            "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]},
         }
 
 
