@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,13 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
 
-test: lint typecheck
+# The HTML report is tested in headless Chromium (Debian's package; Playwright drives it).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
+	  || echo "WARNING: could not install chromium; the browser test of the HTML report will be skipped"; }
+
+test: lint typecheck browser
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(VENV)/.installed-test

@@ -182,3 +182,27 @@ def test_exact_attack_refuses_large_releases(tmp_path: Path) -> None:
     versapub.write_release(rel, tmp_path / "r")
     with pytest.raises(ReleaseError, match="at most 500 records; this one has 30162"):
         exact_attack(read_published(tmp_path / "r"), 2)
+
+
+def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None:
+    """Table 2's decomposition (one Anatomy table per rule) is not in GNF and is attacked:
+    the writer refuses it even when handed such a release directly."""
+    from versapub.io.release_writer import write_release
+    from versapub.release.model import InputInfo, PublishedTable, Release
+    from versapub.schema import Schema, SubTable, check_gnf
+
+    table = versapub.datasets.running_example()
+    rules = [parse_rule(r) for r in versapub.datasets.RUNNING_EXAMPLE_RULES]
+    schema = Schema(tuple(SubTable(f"T{i + 1}", r.attributes, r) for i, r in enumerate(rules)))
+    rng = np.random.default_rng(0)
+    tables = tuple(
+        PublishedTable(t.name, Anatomy().publish(table.select(t.attributes), t.enforces, LDiversity(2), rng))
+        for t in schema.tables
+        if t.enforces is not None
+    )
+    red = reduce_rules(rules)
+    rel = Release(tables, table, LDiversity(2), red, (), schema, check_gnf(schema, red.rules), "per-rule", "anatomy",
+                  {}, 0, InputInfo())  # fmt: skip
+    with pytest.raises(versapub.errors.VerificationError, match="NOT guaranteed"):
+        write_release(rel, tmp_path / "r")
+    assert not list(tmp_path.iterdir())

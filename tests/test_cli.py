@@ -235,3 +235,29 @@ def test_use_commands_on_bad_release(tmp_path: Path) -> None:
     assert code == 2 and "no manifest.json" in stderr
     code, _, stderr = run("sample", str(tmp_path / "missing"), "-o", str(tmp_path / "x.csv"))
     assert code == 2 and "not a release directory" in stderr
+
+
+def test_check_command(demo_release: Path, tmp_path: Path) -> None:
+    code, stdout, _ = run("check", str(demo_release))
+    assert code == 0 and "ALL CHECKS PASSED" in stdout and "scalable attack" in stdout
+    code, stdout, _ = run("check", str(demo_release), "--json", "--original", str(data_path("adult", "adult.toml")))
+    res = json.loads(stdout)
+    assert code == 0 and res["ok"] and res["verification"]["n_failed"] == 0
+    # a rule the release was not built for: education and marital-status share T1 unprotected
+    code, stdout, _ = run("check", str(demo_release), "--rule", "education -> marital-status")
+    assert code == 1 and "NOT guaranteed" in stdout
+    fixture = Path(__file__).parent / "fixtures" / "table2"
+    code, stdout, _ = run("check", str(fixture), "--original", str(data_path("running_example.csv")))
+    assert code == 1
+    assert "(hospital=333333, race=white) -> zipcode in {72000}" in stdout
+    code, _, stderr = run("check", str(tmp_path))
+    assert code == 2 and "manifest.json" in stderr
+
+
+def test_report_command(demo_release: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code, stdout, stderr = run("report", str(demo_release), "-o", str(out))
+    assert code == 0, stderr
+    text = out.read_text()
+    assert 'id="rules"' in text and 'id="attribute-graph"' in text and "ALL CHECKS PASSED" in text
+    assert "http://" not in text and "https://" not in text  # self-contained, works offline
