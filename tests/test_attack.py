@@ -115,8 +115,8 @@ def _published(table: EncodedTable, schema: list[tuple[tuple[str, ...], Rule | N
         sub = table.select(attrs)
         if rule is None:
             ct = publish_plain(sub).parts["data"]
-            tables.append(CountRows(f"T{i}", ct.names, tuple(zip(*(map(str, ct.decoded(c)) for c in ct.names), strict=True)),
-                                    tuple(int(c) for c in ct.counts)))  # fmt: skip
+            rows = tuple(zip(*(map(str, ct.decoded(c)) for c in ct.names), strict=True))
+            tables.append(CountRows(f"T{i}", ct.names, rows, tuple(int(c) for c in ct.counts)))
             continue
         out = Anatomy().publish(sub, rule, LDiversity(2), rng)
         g = group_column(f"T{i}")

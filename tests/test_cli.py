@@ -256,7 +256,7 @@ def test_check_command(demo_release: Path, tmp_path: Path) -> None:
 
 def test_report_command(demo_release: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    code, stdout, stderr = run("report", str(demo_release), "-o", str(out))
+    code, _, stderr = run("report", str(demo_release), "-o", str(out))
     assert code == 0, stderr
     text = out.read_text()
     assert 'id="rules"' in text and 'id="attribute-graph"' in text and "ALL CHECKS PASSED" in text
