@@ -206,3 +206,34 @@ def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None
     with pytest.raises(versapub.errors.VerificationError, match="NOT guaranteed"):
         write_release(rel, tmp_path / "r")
     assert not list(tmp_path.iterdir())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**31), st.integers(2, 3))
+def test_every_published_release_passes_check(tmp_path: Path, seed: int, ell: int) -> None:
+    """Random tables and rule sets: write_release runs every check (exact and scalable
+    attacks included) and refuses to write on failure, so a written release passed them."""
+    import json
+    import shutil
+
+    from .conftest import random_table
+
+    rng = np.random.default_rng(seed)
+    attrs = [f"a{i}" for i in range(int(rng.integers(3, 7)))]
+    table = random_table(rng, int(rng.integers(12, 80)), {a: int(rng.integers(2, 8)) for a in attrs}, skew=0.4)
+    rules = []
+    for _ in range(int(rng.integers(1, 5))):
+        rhs = str(rng.choice(attrs))
+        others = [a for a in attrs if a != rhs]
+        lhs = rng.choice(others, size=int(rng.integers(1, len(others) + 1)), replace=False)
+        rules.append(Rule(tuple(str(x) for x in lhs), rhs))
+    try:
+        rel = versapub.publish(table, rules, l=ell, seed=seed)
+    except InfeasibleError:
+        return
+    out = tmp_path / f"r{seed}"
+    versapub.write_release(rel, out)
+    check = json.loads((out / "check.json").read_text())
+    assert check["ok"]
+    assert {a["method"] for a in check["attacks"]} == {"exact", "scalable"}
+    shutil.rmtree(out)
