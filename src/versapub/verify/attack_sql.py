@@ -51,6 +51,16 @@ def fast_scalable_attack(
             return None
     result = AttackResult("scalable", l)
     con = duckdb.connect(":memory:")
+    loaded: dict[str, str] = {}
+
+    def table(file: str) -> str:
+        """Each file is parsed once and kept as a DuckDB table for every rule."""
+        if file not in loaded:
+            name = f"t{len(loaded)}"
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM {duckdb_source(d / file)}")
+            loaded[file] = name
+        return loaded[file]
+
     try:
         for rule in rules:
             t = next(t for t in tables if rule.rhs in t["attributes"])
@@ -58,7 +68,7 @@ def fast_scalable_attack(
             s_q = _q(rule.rhs)
             if t["kind"] == "anatomy":
                 s_t = t["enforces"]["rhs"]
-                qit, st = duckdb_source(d / t["files"]["qit"]), duckdb_source(d / t["files"]["st"])
+                qit, st = table(t["files"]["qit"]), table(t["files"]["st"])
                 keyed = qit
                 if rule.rhs == s_t and s_t not in q_in:
                     row = con.execute(
@@ -69,7 +79,7 @@ def fast_scalable_attack(
                         continue
                 relation = f"(SELECT * FROM {qit} q JOIN (SELECT * FROM {st}) s USING (group_id))"
             else:
-                keyed = duckdb_source(d / t["files"]["data"])
+                keyed = table(t["files"]["data"])
                 relation = f"(SELECT * FROM {keyed})"
             if q_in:
                 keys = ", ".join(_q(a) for a in q_in)
