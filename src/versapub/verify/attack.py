@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +100,17 @@ def _components(tables: Sequence[CountRows]) -> list[list[int]]:
     for i in range(len(tables)):
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
+
+
+def _rule_components(pub: PublishedRelease) -> Iterator[tuple[list[CountRows], set[str], list[Rule]]]:
+    """Each connected component of tables holding some rule's sensitive attribute, with
+    its columns and those rules."""
+    for comp in _components(pub.tables):
+        tables = [pub.tables[i] for i in comp]
+        cols: set[str] = set().union(*(t.columns for t in tables))
+        rules = [r for r in pub.rules if r.rhs in cols]
+        if rules:
+            yield tables, cols, rules
 
 
 def _targets(
@@ -181,12 +192,7 @@ def exact_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str
             f"{pub.n}. Use the scalable attack (versapub check --attack scalable)."
         )
     result = AttackResult("exact", l)
-    for comp in _components(pub.tables):
-        tables = [pub.tables[i] for i in comp]
-        cols = set().union(*(t.columns for t in tables))
-        rules = [r for r in pub.rules if r.rhs in cols]
-        if not rules:
-            continue
+    for tables, cols, rules in _rule_components(pub):
         names, joint, rows_of = _joint(tables, EXACT_MAX_JOINT_ROWS)
         model = cp_model.CpModel()
         nvar = [model.new_int_var(0, pub.n, f"n{j}") for j in range(len(joint))]
@@ -277,12 +283,7 @@ def scalable_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, 
     for t in pub.tables:
         for i, c in enumerate(t.columns):
             all_values.setdefault(c, set()).update(r[i] for r in t.rows)
-    for comp in _components(pub.tables):
-        tables = [pub.tables[i] for i in comp]
-        cols = set().union(*(t.columns for t in tables))
-        rules = [r for r in pub.rules if r.rhs in cols]
-        if not rules:
-            continue
+    for tables, cols, rules in _rule_components(pub):
         pinned = _pinned_slots(tables, all_values)
         for rule in rules:
             q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables))
