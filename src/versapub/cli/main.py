@@ -496,7 +496,10 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     if rules_cfg is not None and rule:
         raise ConfigError("Give the rules either with --rules CONFIG or with --rule, not both.")
     if rules_cfg is not None:
-        return parse_rules(load_config(rules_cfg).rules)
+        found = parse_rules(load_config(rules_cfg).rules)
+        if not found:
+            raise ConfigError(f"{rules_cfg} states no rules ([privacy] rules = [...]); there is nothing to check.")
+        return found
     return parse_rules(rule) if rule else None
 
 
@@ -534,9 +537,10 @@ def check(
     with _errors(), _progress(as_json) as bar:
         bar.add_task("checking the release", total=None)
         rules_ = _check_rules(rules_cfg, rule)
-        model = load_release(release_dir)
         table = _original(original, release_dir) if original is not None else None
-        rep = run_check(release_dir, model=model, rules=rules_, original=table, attack=attack)
+        rep = run_check(
+            release_dir, model=lambda: load_release(release_dir), rules=rules_, original=table, attack=attack
+        )
     if as_json:
         click.echo(json.dumps(rep.to_json(), indent=2))
     else:
