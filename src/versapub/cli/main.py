@@ -537,6 +537,7 @@ def check(
     with _errors(), _progress(as_json) as bar:
         bar.add_task("checking the release", total=None)
         rules_ = _check_rules(rules_cfg, rule)
+        read_manifest(release_dir)  # not a release at all: a one-paragraph error
         table = _original(original, release_dir) if original is not None else None
         rep = run_check(
             release_dir, model=lambda: load_release(release_dir), rules=rules_, original=table, attack=attack
