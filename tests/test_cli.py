@@ -113,7 +113,7 @@ def test_demo(tmp_path: Path) -> None:
     code, stdout, stderr = run("demo", "--out", str(out))
     assert code == 0, stderr
     assert "30162 records, 7 attributes" in stdout
-    assert f"Report:   {out / 'report.md'}" in stdout
+    assert f"Report:   {out / 'report.html'}" in stdout
     m = json.loads((out / "manifest.json").read_text())
     assert m["n_records"] == 30162
 

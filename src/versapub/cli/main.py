@@ -268,7 +268,7 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
             f"(qd = {u['workload']['qd']}, p = {u['workload']['p']}): mean {r['mean']:.3f}, median {r['median']:.3f}."
         )
     out.print(f"Release:  {out_dir}/ (manifest.json, tables)")
-    out.print(f"Report:   {out_dir / 'report.md'}")
+    out.print(f"Report:   {out_dir / 'report.html'} (open in a browser; text version: report.md)")
 
 
 @cli.command()
