@@ -8,21 +8,31 @@ True
 
 from __future__ import annotations
 
+import math
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from versapub.anonymizers import get_anonymizer, publish_plain
+from versapub.anonymizers.base import AnonymizedTable, Anonymizer
+from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
-from versapub.decompositions import get_decomposition
+from versapub.decompositions import AddBackStep, add_back, get_decomposition
 from versapub.errors import InputError, SchemaError
+from versapub.model.build import factor_of
+from versapub.model.factors import Factor
+from versapub.model.maxent import ReleaseModel
+from versapub.model.utility import kl_divergence
 from versapub.privacy.feasibility import require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule, parse_rules, reduce_rules, validate_rules
 from versapub.release.model import InputInfo, PublishedTable, Release
 from versapub.schema.gnf import require_gnf
+from versapub.schema.model import Schema, SubTable
 
 #: ``progress(description, completed, total)`` is called as work advances.
 ProgressHook = Callable[[str, int, int], None]
@@ -30,6 +40,71 @@ ProgressHook = Callable[[str, int, int], None]
 
 def _no_progress(description: str, completed: int, total: int) -> None:
     del description, completed, total
+
+
+def table_rng(seed: int, sub: SubTable) -> np.random.Generator:
+    """The generator for one sub-table: derived from the seed and the sub-table itself."""
+    key = zlib.crc32(("\x1f".join(sub.attributes) + "\x1e" + (sub.sensitive or "")).encode("utf-8"))
+    return np.random.default_rng([seed, key])
+
+
+def anonymize(table: EncodedTable, sub: SubTable, anon: Anonymizer, g: Guarantee, seed: int) -> AnonymizedTable:
+    """Publish one sub-table: plain when it enforces no rule, else with the anonymizer."""
+    part = table.select(sub.attributes)
+    if sub.enforces is None:
+        return publish_plain(part)
+    return anon.publish(part, sub.enforces, g, table_rng(seed, sub))
+
+
+class KLScorer:
+    """KL-divergence of the release a schema would give, for GD's add-back.
+
+    Incremental: each distinct sub-table is anonymized once, and each factor's
+    probabilities of the original's distinct records (over its attributes and over any
+    separator) are computed once and reused by every candidate schema containing it.
+    """
+
+    def __init__(self, table: EncodedTable, anon: Anonymizer, g: Guarantee, seed: int) -> None:
+        self.table, self.anon, self.g, self.seed = table, anon, g, seed
+        attrs = list(table.names)
+        grouping = group_rows([table.codes(a) for a in attrs], [table.cardinality(a) for a in attrs])
+        self.records = {a: grouping.keys[i].astype(np.int64) for i, a in enumerate(attrs)}
+        self.p = grouping.counts / grouping.counts.sum()
+        self.domains = {c.name: c.values for c in table.columns}
+        self.cards = {a: len(v) for a, v in self.domains.items()}
+        self._factors: dict[SubTable, Factor] = {}
+        self._probs: dict[tuple[SubTable, tuple[str, ...]], npt.NDArray[np.float64]] = {}
+
+    def factor(self, sub: SubTable) -> Factor:
+        key = SubTable("_", sub.attributes, sub.enforces)
+        if key not in self._factors:
+            out = anonymize(self.table, sub, self.anon, self.g, self.seed)
+            self._factors[key] = factor_of(out, self.table.n_rows, self.cards)
+        return self._factors[key]
+
+    def _prob(self, sub: SubTable, attrs: tuple[str, ...]) -> npt.NDArray[np.float64]:
+        key = (SubTable("_", sub.attributes, sub.enforces), attrs)
+        if key not in self._probs:
+            self._probs[key] = self.factor(sub).prob(attrs, self.records)
+        return self._probs[key]
+
+    def score(self, schema: Schema) -> float:
+        factors = [self.factor(t) for t in schema.tables]
+        model = ReleaseModel(factors, self.domains, self.table.n_rows)
+        if model.tree is None:
+            return kl_divergence(model, self.table).value
+        q = np.ones(len(self.p))
+        for c in model.tree.order:
+            t = schema.tables[c]
+            q *= self._prob(t, factors[c].attrs)
+            sep = model.tree.sep.get(c, ())
+            if sep:
+                den = self._prob(t, sep)
+                q = np.divide(q, den, out=np.zeros_like(q), where=den > 0)
+        q /= model.z
+        if (q <= 0).any():
+            return math.inf
+        return max(float(np.sum(self.p * (np.log(self.p) - np.log(q)))), 0.0)
 
 
 def publish(
@@ -43,6 +118,8 @@ def publish(
     seed: int = 0,
     input_info: InputInfo | None = None,
     progress: ProgressHook | None = None,
+    gd_stop_when_worse: bool = False,
+    gd_max_candidates: int | None = None,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     anonymize every sub-table.  Returns the in-memory :class:`Release`; write it with
@@ -51,6 +128,13 @@ def publish(
     ``table`` is an :class:`EncodedTable` (e.g. from :func:`versapub.read_table`) or a
     mapping ``{column: [text values]}``.  ``rules`` are strings ``"a, b -> c"`` or
     :class:`Rule` objects.  The guarantee defaults to frequency l-diversity with ``l``.
+
+    ``decomposition`` is ``"uad"`` (default), ``"gd"`` or ``"single-attribute"``.  GD's
+    greedy add-back (Algorithm 1, steps 5–8) runs until no GNF-preserving pair remains;
+    ``gd_stop_when_worse`` stops at the first step that does not lower the KL-divergence,
+    ``gd_max_candidates`` scores only a seeded random subset of candidates per step (an
+    approximation).  Every sub-table is anonymized with a generator derived from ``seed``
+    and the sub-table, so the same sub-table is anonymized identically wherever it occurs.
     """
     hook = progress or _no_progress
     timings: dict[str, float] = {}
@@ -87,6 +171,25 @@ def publish(
     decompose = get_decomposition(decomposition)
     schema = decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, decomposition)
+    anon = get_anonymizer(anonymizer)
+    params: dict[str, Any] = {}
+    trace: list[dict[str, Any]] = []
+    if decomposition.lower() == "gd":
+        scorer = KLScorer(table, anon, g, int(seed))
+        params = {"stop_when_worse": gd_stop_when_worse, "max_candidates": gd_max_candidates}
+        initial = scorer.score(schema)
+        trace.append({"step": 0, "kl": initial, "added": None})
+
+        def on_step(step: AddBackStep) -> None:
+            trace.append({"step": len(trace), "kl": step.kl, "added": [step.attribute, step.table],
+                          "candidates": step.candidates, "pruned": step.pruned})  # fmt: skip
+            hook(f"GD add-back: {step.attribute} -> {step.table}, KL {step.kl:.5f}", len(trace), len(trace) + 1)
+
+        schema, _ = add_back(
+            schema, reduction.rules, scorer.score, stop_when_worse=gd_stop_when_worse,
+            max_candidates=gd_max_candidates, rng=rng, on_step=on_step, attributes=table.names,
+        )  # fmt: skip
+        verdict = require_gnf(schema, reduction.rules, decomposition)
     if schema.attributes != frozenset(table.names):
         missing = sorted(set(table.names) - schema.attributes)
         raise SchemaError(
@@ -95,14 +198,11 @@ def publish(
         )
     lap("decompose")
 
-    anon = get_anonymizer(anonymizer)
     published = []
     total = len(schema.tables)
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
-        part = table.select(sub.attributes)
-        out = publish_plain(part) if sub.enforces is None else anon.publish(part, sub.enforces, g, rng)
-        published.append(PublishedTable(sub.name, out))
+        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed))))
     hook("anonymized", total, total)
     lap("anonymize")
 
@@ -116,6 +216,8 @@ def publish(
         schema=schema,
         gnf=verdict,
         decomposition=decomposition.lower(),
+        decomposition_params=params,
+        decomposition_trace=trace,
         anonymizer=anon.name,
         anonymizer_params=anon.params(),
         seed=int(seed),

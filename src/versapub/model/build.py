@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from versapub.anonymizers.base import AnonymizedTable
 from versapub.model.factors import AnatomyFactor, Factor, PlainFactor
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import Codes
@@ -39,25 +40,26 @@ def anatomy_factor(
     return AnatomyFactor(tuple(qi), s, cols, qit.counts, g_s, st.columns[s], st.counts, size, float(n), dict(cards))
 
 
+def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int]) -> Factor:
+    """The factor of one anonymized sub-table (its count tables share the source's dictionaries)."""
+    parts = {
+        role: TablePart(
+            {name: np.asarray(codes, dtype=np.int64) for name, codes in zip(ct.names, ct.codes, strict=True)},
+            ct.counts.astype(np.float64),
+        )
+        for role, ct in table.parts.items()
+    }
+    if table.kind == "plain":
+        return plain_factor(table.attributes, parts["data"], n, cards)
+    assert table.enforces is not None
+    s = table.enforces.rhs
+    return anatomy_factor([a for a in table.attributes if a != s], s, parts["qit"], parts["st"], n, cards)
+
+
 def model_from_release(release: Release) -> ReleaseModel:
     """The model of an in-memory release (before or after it is written)."""
     src = release.source
     domains = {c.name: c.values for c in src.columns}
     cards = {a: len(v) for a, v in domains.items()}
-    factors: list[Factor] = []
-    for t in release.tables:
-        parts = {
-            role: TablePart(
-                {name: np.asarray(codes, dtype=np.int64) for name, codes in zip(ct.names, ct.codes, strict=True)},
-                ct.counts.astype(np.float64),
-            )
-            for role, ct in t.table.parts.items()
-        }
-        if t.kind == "plain":
-            factors.append(plain_factor(t.attributes, parts["data"], release.n_records, cards))
-        else:
-            assert t.table.enforces is not None
-            s = t.table.enforces.rhs
-            qi = [a for a in t.attributes if a != s]
-            factors.append(anatomy_factor(qi, s, parts["qit"], parts["st"], release.n_records, cards))
+    factors = [factor_of(t.table, release.n_records, cards) for t in release.tables]
     return ReleaseModel(factors, domains, release.n_records, [t.name for t in release.tables])

@@ -68,6 +68,8 @@ class Release:
     input: InputInfo
     timings: dict[str, float] = field(default_factory=dict)
     utility: dict[str, Any] | None = None
+    decomposition_params: dict[str, Any] = field(default_factory=dict)
+    decomposition_trace: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def n_records(self) -> int:
@@ -117,7 +119,11 @@ class Release:
                 {"rule": d.rule.to_json(), "implied_by": d.implied_by.to_json(), "reason": d.reason}
                 for d in self.reduction.dropped
             ],
-            "decomposition": {"name": self.decomposition, "params": {}},
+            "decomposition": {
+                "name": self.decomposition,
+                "params": self.decomposition_params,
+                "add_back_trace": self.decomposition_trace,
+            },
             "anonymizer": {"name": self.anonymizer, "params": self.anonymizer_params},
             "seed": self.seed,
             "gnf": self.gnf.to_json(),

@@ -38,6 +38,9 @@ from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.published import read_published
 from versapub.verify.release_check import Finding, VerificationReport, verify_release
 
+#: Up to this many records the scalable attack runs full propagation with group counting.
+SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
+
 
 @dataclass
 class CheckReport:
@@ -106,16 +109,13 @@ def run_attacks(
         pub = read_published(directory, rules)
         out.append(exact_attack(pub, ell, recs))
     if which in ("auto", "both", "scalable"):
-        fast = fast_scalable_attack(directory, rules, ell, original)
-        if fast is None:
-            if not small and n > 50_000:
-                raise ReleaseError(
-                    "The scalable attack on tables linked through shared attributes runs in Python and is "
-                    f"limited to 50,000 records; this release has {n}."
-                )
+        if n <= SCALABLE_PROPAGATION_MAX_RECORDS:  # full propagation (Python) on small releases
             pub = pub or read_published(directory, rules)
-            fast = scalable_attack(pub, ell, recs if recs is not None else (_records(original) if original else None))
-        out.append(fast)
+            out.append(
+                scalable_attack(pub, ell, recs if recs is not None else (_records(original) if original else None))
+            )
+        else:  # SQL on the files: exact propagation for unlinked tables, a sound bound for linked ones
+            out.append(fast_scalable_attack(directory, rules, ell, original))
     return out
 
 
