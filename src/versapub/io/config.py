@@ -18,10 +18,12 @@
     rules = ["age, sex -> marital-status", "education -> occupation"]
 
     [publish]
-    decomposition = "uad"
+    decomposition = "uad"       # uad | gd | single-attribute
     anonymizer = "anatomy"
     seed = 1
     format = "csv"              # csv | parquet
+    gd_stop_when_worse = false  # GD: stop add-back at the first step that does not lower KL
+    # gd_max_candidates = 50    # GD: score a random subset of candidates per step (approximation)
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from versapub.io.read import read_table
 _SECTIONS = {
     "input": {"path", "delimiter", "missing", "columns", "format", "hierarchies"},
     "privacy": {"guarantee", "l", "rules"},
-    "publish": {"decomposition", "anonymizer", "seed", "format"},
+    "publish": {"decomposition", "anonymizer", "seed", "format", "gd_stop_when_worse", "gd_max_candidates"},
 }
 
 
@@ -80,6 +82,8 @@ class PublishConfig:
     anonymizer: str = "anatomy"
     seed: int = 0
     format: str = "csv"
+    gd_stop_when_worse: bool = False
+    gd_max_candidates: int | None = None
     source: str = "<flags>"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -171,5 +175,7 @@ def load_config(path: str | Path) -> PublishConfig:
         anonymizer=_get(pub, "anonymizer", str, where, "anatomy"),
         seed=_get(pub, "seed", int, where, 0),
         format=_get(pub, "format", str, where, "csv"),
+        gd_stop_when_worse=_get(pub, "gd_stop_when_worse", bool, where, False),
+        gd_max_candidates=_get(pub, "gd_max_candidates", int, where),
         source=where,
     )
