@@ -276,6 +276,12 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         + f"; {release.guarantee.describe()}."
     )
     out.print(f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed; {seconds:.2f} s.")
+    if release.decomposition_trace:
+        steps = ", ".join(
+            f"{s['kl']:.4f}" + (f" (+{s['added'][0]} to {s['added'][1]})" if s["added"] else " (initial)")
+            for s in release.decomposition_trace
+        )
+        out.print(f"GD add-back KL trace: {steps}")
     if release.utility:
         u = release.utility
         kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.4f}"
