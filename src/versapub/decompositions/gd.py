@@ -63,6 +63,7 @@ def guardian_decomposition(
     assert start is not None
     tables: list[SubTable] = [start]
     handled: dict[Rule, int] = {}
+    rhs_all = {r.rhs for r in rules}
     for _ in range(max_rounds or 4 * len(rules) + 4):
         verdict = check_gnf(_renamed(tables), rules)
         bad = next((v.rule for v in verdict.verdicts if not v.holds), None)
@@ -70,12 +71,14 @@ def guardian_decomposition(
             return _renamed(tables)
         handled[bad] = handled.get(bad, 0) + 1
         lhs = list(bad.lhs)
-        if handled[bad] > 1:
+        if handled[bad] == 2:
             # Mutually dependent rules (a -> b and b -> a) make Algorithm 1 cycle: each
             # removes the other's S.  On a rule's second visit its new table leaves out the
-            # LHS attributes that other tables protect as their sensitive attribute.
+            # LHS attributes that other tables protect as their sensitive attribute ...
             protected = {t.sensitive for t in tables if t.sensitive is not None}
             lhs = [a for a in bad.lhs if a not in protected]
+        elif handled[bad] > 2:  # ... and from the third visit on, every attribute some rule protects
+            lhs = [a for a in bad.lhs if a not in rhs_all]
         kept = []
         for t in tables:
             rest = [a for a in t.attributes if a != bad.rhs]
@@ -85,9 +88,12 @@ def guardian_decomposition(
         new = _table(f"T{len(kept) + 1}", [*lhs, bad.rhs], bad.rhs, order)
         assert new is not None
         tables = [*kept, new]
-    raise SchemaError(
-        f"Internal error: GD did not reach Guardian Normal Form within {max_rounds or 4 * len(rules) + 4} rounds."
-    )
+    # Not converged (cyclic rule sets): start from single-attribute tables, which are in
+    # GNF; the add-back then grows them while GNF holds.
+    single = Schema(tuple(SubTable(f"T{i + 1}", (a,)) for i, a in enumerate(attributes)))
+    if not check_gnf(single, rules).ok:  # cannot happen (Lemma 1)
+        raise SchemaError("Internal error: single-attribute tables are not in GNF.")
+    return single
 
 
 @dataclass(frozen=True)
