@@ -32,6 +32,7 @@ from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
+from versapub.verify.sources import duckdb_source
 
 FORMAT = "versapub-release/1"
 _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": False}
@@ -90,10 +91,6 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _lit(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 class _Checker:
     def __init__(self, directory: Path, original: EncodedTable | None, rules: list[Rule] | None = None) -> None:
         self.rules_override = rules
@@ -106,31 +103,18 @@ class _Checker:
 
     # -- reading ------------------------------------------------------------------
     def relation(self, file: str, expected: list[str], check: str) -> str | None:
-        """Create a view over ``file`` with all-text columns; return its name or None."""
+        """Load ``file`` as a table with all-text columns; return its name, or None after
+        recording why it cannot be used."""
         path = self.dir / file
         if not path.is_file():
             self.report.add(check, False, "file listed in the manifest is missing", file)
             return None
         self.views += 1
         view = f"v{self.views}"
-        suffix = path.suffix.lower()
         try:
-            if suffix == ".parquet":
-                src = f"read_parquet({_lit(path)})"
-            else:
-                src = (
-                    f"read_csv({_lit(path)}, all_varchar=true, header=true, delim=',', quote='\"', "
-                    "escape='\"', allow_quoted_nulls=false, auto_detect=false, "
-                    f"columns={{{', '.join(f'{_lit_name(c)}: {chr(39)}VARCHAR{chr(39)}' for c in expected)}}})"
-                )
-                header = path.open("r", encoding="utf-8").readline()
-                got = next(iter(_csv_header(header)), [])
-                if got != expected:
-                    self.report.add(check, False, f"columns are {got}, expected {expected}", file)
-                    return None
-            self.con.execute(f"CREATE TABLE {view} AS SELECT * FROM {src}")
+            self.con.execute(f"CREATE TABLE {view} AS SELECT * FROM {duckdb_source(path)}")
             cols = [r[0] for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
-        except (duckdb.Error, OSError, UnicodeDecodeError) as exc:
+        except (duckdb.Error, OSError) as exc:
             self.report.add(check, False, f"cannot be read: {str(exc).splitlines()[0]}", file)
             return None
         if cols != expected:
@@ -370,17 +354,6 @@ class _Checker:
             raise ValueError(f"anatomy table {entry['name']!r} enforces no rule")
         enforces = Rule.from_json(entry["enforces"]) if entry.get("enforces") else None
         return SubTable(str(entry["name"]), tuple(entry["attributes"]), enforces)
-
-
-def _lit_name(name: str) -> str:
-    return "'" + name.replace("'", "''") + "'"
-
-
-def _csv_header(line: str) -> list[list[str]]:
-    import csv
-    import io
-
-    return list(csv.reader(io.StringIO(line)))
 
 
 def verify_release(
