@@ -119,3 +119,14 @@ def test_gd_beats_single_attribute_on_adult() -> None:
                               table).value  # fmt: skip
     assert kl["gd"] < kl["single-attribute"] and kl["uad"] < kl["single-attribute"]
     assert not math.isinf(kl["gd"])
+
+
+def test_gd_max_candidates_is_validated_and_approximates() -> None:
+    from versapub.errors import InputError
+
+    table = _table(3)
+    with pytest.raises(InputError, match="gd_max_candidates"):
+        versapub.publish(table, RULES, l=2, decomposition="gd", gd_max_candidates=0)
+    rel = versapub.publish(table, RULES, l=2, decomposition="gd", gd_max_candidates=2, seed=5)
+    assert rel.gnf.ok
+    assert all(step["candidates"] <= 2 for step in rel.decomposition_trace[1:])

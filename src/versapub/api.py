@@ -159,6 +159,8 @@ def publish(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
+    if gd_max_candidates is not None and (isinstance(gd_max_candidates, bool) or gd_max_candidates < 1):
+        raise InputError(f"gd_max_candidates must be a whole number >= 1, got {gd_max_candidates!r}.")
 
     hook("checking rules", 0, 1)
     parsed = parse_rules(rules)
