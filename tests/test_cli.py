@@ -56,8 +56,8 @@ format = "parquet"
     code, stdout, stderr = run("publish", str(cfg), "--out", str(out))
     assert code == 0, stderr
     assert "1 implied rule(s) dropped" in stdout
-    # UAD: race joins the colour class of the attributes outside the rule -> two plain tables
-    assert sorted(p.name for p in out.glob("T*")) == ["T1.parquet", "T2.parquet"]
+    # UAD: the attributes in no rule join {age, ICD-9-CM}; race is added -> one Anatomy table
+    assert sorted(p.name for p in out.glob("T*")) == ["T1_qit.parquet", "T1_st.parquet"]
     m = json.loads((out / "manifest.json").read_text())
     assert m["rules"] == [{"lhs": ["age", "ICD-9-CM"], "rhs": "race"}]
     assert m["rules_dropped"][0]["rule"] == {"lhs": ["age"], "rhs": "race"}

@@ -49,3 +49,10 @@ def test_uad_is_always_gnf_and_covers_every_attribute_once(case: tuple[list[str]
             assert not (r.rhs in qi and r.lhs_set & set(qi)), (t, r)
         if t.enforces is not None:
             assert set(t.enforces.lhs) <= set(qi)
+
+
+def test_uad_with_one_rule_publishes_one_table_enforcing_it() -> None:
+    # the paper (§6.2): with c = 1, GD and UAD coincide -- one table enforcing the rule
+    s = uad_schema(("a", "b", "c", "d", "e"), [parse_rule("a, b -> c")])
+    assert [t.attributes for t in s.tables] == [("a", "b", "d", "e", "c")]
+    assert s.tables[0].enforces == parse_rule("a, b -> c")

@@ -11,9 +11,11 @@
 6. Add ``v``; the table enforces ``V'_max -> v`` (``V'_max``: the members with an edge to ``v``).
 7. Remove ``V_max`` (now including ``v``) from the graph; repeat until no attribute is left.
 
-Choices where the paper says "break tie arbitrarily" (see ``docs/choices.md``): among
-colour classes of equal size the one holding the attribute that comes first in the
-table wins; among equally good ``v`` likewise; ``v`` must receive at least one edge
+Choices where the paper says "break tie arbitrarily" (see ``docs/choices.md``):
+attributes in no remaining rule fit any colour class and join the largest one (DSATUR
+would give them colour 0 whatever the other classes are); among colour classes of equal
+size the one holding the attribute that comes first in the table wins; among equally
+good ``v`` likewise; ``v`` must receive at least one edge
 (a ``v`` with none would join a table without a reason).  Every attribute ends up in
 exactly one table, so UAD's tables are disjoint.
 """
@@ -42,10 +44,18 @@ def uad_schema(attributes: Sequence[str], rules: Sequence[Rule]) -> Schema:
         g.add_nodes_from(remaining)
         g.add_edges_from((a, b) for a, b in edges if a in rem and b in rem)
         colouring = nx.greedy_color(g, strategy="DSATUR")
+        isolated = [a for a in remaining if g.degree(a) == 0]
         classes: dict[int, list[str]] = {}
         for a in remaining:
-            classes.setdefault(colouring[a], []).append(a)
-        v_max = min(classes.values(), key=lambda c: (-len(c), min(order[a] for a in c)))
+            if a not in isolated:
+                classes.setdefault(colouring[a], []).append(a)
+        # An attribute in no remaining rule fits every colour class; it joins the largest
+        # class (so V_max is as large as any valid colouring allows).
+        if classes:
+            largest = min(classes.values(), key=lambda c: (-len(c), min(order[a] for a in c)))
+            v_max = sorted([*largest, *isolated], key=order.__getitem__)
+        else:
+            v_max = list(isolated)
         members = set(v_max)
         best: tuple[int, int] | None = None
         chosen: str | None = None
