@@ -141,3 +141,19 @@ def test_infeasible_rule_message_names_rule_value_share_and_largest_l() -> None:
     with pytest.raises(InfeasibleError, match=r"largest feasible l is 3 \(floor\(n/n1\) = floor\(10/3\)\)"):
         require_feasible(t2, [parse_rule("a -> s")], LDiversity(4))
     assert require_feasible(t2, [parse_rule("a -> s")], LDiversity(3))[0].feasible
+
+
+@given(st.integers(1, 9), st.integers(1, 3), st.integers(0, 2**31))
+def test_random_rules_are_irreducible_with_feasible_rhs(c: int, lhs: int, seed: int) -> None:
+    import numpy as np
+
+    from versapub.privacy.random_rules import random_rules
+
+    attrs = [f"a{i}" for i in range(7)]
+    infeasible = {"a0", "a1"}
+    rules = random_rules(attrs, c, lhs, np.random.default_rng(seed), lambda a: a not in infeasible)
+    assert len(rules) == c
+    assert all(len(r.lhs) == lhs and r.rhs not in infeasible for r in rules)
+    assert list(reduce_rules(rules).rules) == rules  # already irreducible
+    again = random_rules(attrs, c, lhs, np.random.default_rng(seed), lambda a: a not in infeasible)
+    assert again == rules  # seeded
