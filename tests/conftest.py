@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from versapub import datasets
 from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
+
+# CI runs the property tests with a fixed seed (reproducible); local runs explore new examples.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
   slice; records are then dealt to the groups with array operations.
 * ``"wrap-around"`` produces groups of the same kind in closed form: records are
   laid out bucket after bucket and the record at position ``p`` joins group
-  ``p mod floor(n/l)`` (a bucket of ``c <= floor(n/l)`` records lands in ``c`` distinct
-  groups).  About twice as fast; which values share a group differs from the greedy's.
+  ``p mod G``, ``G = floor(n/l)`` (a bucket of ``c <= G`` records lands in ``c`` distinct
+  groups; groups hold ``floor(n/G)`` or ``ceil(n/G)`` records).  About twice as fast; which values share a group differs from the greedy's.
 """
 
 from __future__ import annotations
