@@ -21,7 +21,8 @@ Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
 * ``"wrap-around"`` produces groups of the same kind in closed form: records are
   laid out bucket after bucket and the record at position ``p`` joins group
   ``p mod G``, ``G = floor(n/l)`` (a bucket of ``c <= G`` records lands in ``c`` distinct
-  groups; groups hold ``floor(n/G)`` or ``ceil(n/G)`` records).  About twice as fast; which values share a group differs from the greedy's.
+  groups; groups hold ``floor(n/G)`` or ``ceil(n/G)`` records).  About twice as fast;
+  which values share a group differs from the greedy's.
 """
 
 from __future__ import annotations
