@@ -237,3 +237,23 @@ def test_every_published_release_passes_check(tmp_path: Path, seed: int, ell: in
     assert check["ok"]
     assert {a["method"] for a in check["attacks"]} == {"exact", "scalable"}
     shutil.rmtree(out)
+
+
+def test_hygiene_flags_rows_out_of_value_order(tmp_path: Path) -> None:
+    from versapub.verify.check import hygiene_check
+
+    table = versapub.datasets.running_example()
+    out = tmp_path / "r"
+    versapub.write_release(versapub.publish(table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2, seed=1), out)
+    assert all(f.ok for f in hygiene_check(out))
+    p = out / "T2.csv"
+    header, *rows = p.read_text().splitlines()
+    p.write_text("\n".join([header, *reversed(rows)]) + "\n")  # same counts, input-like order
+    bad = [f for f in hygiene_check(out) if not f.ok]
+    assert [f.file for f in bad] == ["T2.csv"] and "out of value order" in bad[0].message
+    # group ids compare as numbers: 2, 10, 11 is in order (as text "10" < "2" would not be)
+    st = out / "T1_st.csv"
+    header, *rows = st.read_text().splitlines()
+    ids = {"0": "2", "1": "10", "2": "11"}
+    st.write_text("\n".join([header, *(ids[r.split(",", 1)[0]] + "," + r.split(",", 1)[1] for r in rows)]) + "\n")
+    assert [f.ok for f in hygiene_check(out) if f.file == "T1_st.csv"] == [True]

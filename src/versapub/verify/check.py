@@ -13,6 +13,7 @@ original table and other rules).
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from collections.abc import Callable
@@ -226,7 +227,8 @@ def group_bounds(directory: Path, rules: list[Rule], ell: int) -> dict[Rule, dic
 def _read_for_order(path: Path) -> pa.Table:
     if path.suffix.lower() == ".parquet":
         return pq.read_table(path)
-    names = pacsv.read_csv(path, read_options=pacsv.ReadOptions(skip_rows_after_names=0)).column_names
+    with path.open(encoding="utf-8", newline="") as f:  # the header only; the file is parsed once below
+        names = next(csv.reader(f), [])
     types = {c: (pa.int64() if c in ("group_id", "count") else pa.string()) for c in names}
     return pacsv.read_csv(
         path,
