@@ -101,7 +101,7 @@ def test_single_attribute_kl_is_multi_information() -> None:
     assert kl_divergence(model, table).value == pytest.approx(mi, abs=1e-10)
 
 
-@pytest.mark.parametrize("decomposition", ["uad", "gd", "single-attribute"])
+@pytest.mark.parametrize("decomposition", ["uad", "gd", "single-attribute", "multi-sa"])
 def test_running_example_releases_verify(tmp_path, decomposition: str) -> None:
     table = versapub.datasets.running_example()
     rel = versapub.publish(table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2, seed=1, decomposition=decomposition)

@@ -9,6 +9,7 @@ True
 from __future__ import annotations
 
 import math
+import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -19,6 +20,7 @@ import numpy.typing as npt
 
 from versapub.anonymizers import get_anonymizer, publish_plain
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer
+from versapub.anonymizers.multi_sa import MAX_COMBINATIONS, TIME_LIMIT_S, MultiSAAnatomy
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.decompositions import AddBackStep, add_back, get_decomposition
@@ -48,11 +50,21 @@ def table_rng(seed: int, sub: SubTable) -> np.random.Generator:
     return np.random.default_rng([seed, key])
 
 
-def anonymize(table: EncodedTable, sub: SubTable, anon: Anonymizer, g: Guarantee, seed: int) -> AnonymizedTable:
-    """Publish one sub-table: plain when it enforces no rule, else with the anonymizer."""
+def anonymize(
+    table: EncodedTable,
+    sub: SubTable,
+    anon: Anonymizer,
+    g: Guarantee,
+    seed: int,
+    multi: MultiSAAnatomy | None = None,
+) -> AnonymizedTable:
+    """Publish one sub-table: plain when it enforces no rule, with the anonymizer when it
+    enforces one, with multi-SA publishing (Appendix B) when it enforces several."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         return publish_plain(part)
+    if sub.also_enforces:
+        return (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub))
     return anon.publish(part, sub.enforces, g, table_rng(seed, sub))
 
 
@@ -120,6 +132,9 @@ def publish(
     progress: ProgressHook | None = None,
     gd_stop_when_worse: bool = False,
     gd_max_candidates: int | None = None,
+    gd_jobs: int | None = None,
+    multi_sa_time_limit_s: float = TIME_LIMIT_S,
+    multi_sa_max_combinations: int = MAX_COMBINATIONS,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     anonymize every sub-table.  Returns the in-memory :class:`Release`; write it with
@@ -129,11 +144,16 @@ def publish(
     mapping ``{column: [text values]}``.  ``rules`` are strings ``"a, b -> c"`` or
     :class:`Rule` objects.  The guarantee defaults to frequency l-diversity with ``l``.
 
-    ``decomposition`` is ``"uad"`` (default), ``"gd"`` or ``"single-attribute"``.  GD's
+    ``decomposition`` is ``"uad"`` (default), ``"gd"``, ``"single-attribute"`` or
+    ``"multi-sa"`` (Appendix B: one table, SA = every right-hand side, groups chosen by an
+    integer program solved with CP-SAT within ``multi_sa_time_limit_s`` and refused above
+    ``multi_sa_max_combinations`` distinct SA combinations; unselectable records have
+    their sensitive values suppressed).  GD's
     greedy add-back (Algorithm 1, steps 5–8) runs until no GNF-preserving pair remains;
     ``gd_stop_when_worse`` stops at the first step that does not lower the KL-divergence,
     ``gd_max_candidates`` scores only a seeded random subset of candidates per step (an
-    approximation).  Every sub-table is anonymized with a generator derived from ``seed``
+    approximation); ``gd_jobs`` threads score a step's candidates (default: one per CPU;
+    the result does not depend on it).  Every sub-table is anonymized with a generator derived from ``seed``
     and the sub-table, so the same sub-table is anonymized identically wherever it occurs.
     """
     hook = progress or _no_progress
@@ -174,7 +194,10 @@ def publish(
     schema = decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, decomposition)
     anon = get_anonymizer(anonymizer)
+    multi = MultiSAAnatomy(multi_sa_time_limit_s, multi_sa_max_combinations)
     params: dict[str, Any] = {}
+    if decomposition.lower() == "multi-sa":
+        params = multi.params()
     trace: list[dict[str, Any]] = []
     if decomposition.lower() == "gd":
         scorer = KLScorer(table, anon, g, int(seed))
@@ -190,6 +213,7 @@ def publish(
         schema, _ = add_back(
             schema, reduction.rules, scorer.score, stop_when_worse=gd_stop_when_worse,
             max_candidates=gd_max_candidates, rng=rng, on_step=on_step, attributes=table.names,
+            n_jobs=gd_jobs if gd_jobs is not None else (os.cpu_count() or 1),
         )  # fmt: skip
         verdict = require_gnf(schema, reduction.rules, decomposition)
     if schema.attributes != frozenset(table.names):
@@ -204,7 +228,7 @@ def publish(
     total = len(schema.tables)
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed))))
+        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), multi)))
     hook("anonymized", total, total)
     lap("anonymize")
 

@@ -30,7 +30,12 @@ class AnonymizedTable:
 
     ``parts`` maps a file role to its count table: ``{"data": ...}`` for a plain
     table, ``{"qit": ..., "st": ...}`` for an anatomy table.  ``stats`` are figures for
-    the report (groups, group sizes, achieved guarantee).
+    the report (groups, group sizes, achieved guarantee).  A table anonymized for several
+    rules at once (multi-SA publishing) lists the further rules in ``also_enforces``; its
+    ST then holds every sensitive attribute, ``suppressed_group`` is the id of the group
+    whose sensitive values are withheld (no ST rows; ``None``: no suppression) and
+    ``domains`` lists each sensitive attribute's values (over which the suppressed
+    records are spread by the release model).
     """
 
     attributes: tuple[str, ...]
@@ -38,6 +43,9 @@ class AnonymizedTable:
     enforces: Rule | None
     parts: dict[str, CountTable]
     stats: dict[str, Any] = field(default_factory=dict)
+    also_enforces: tuple[Rule, ...] = ()
+    suppressed_group: int | None = None
+    domains: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         expected = {"plain": {"data"}, "anatomy": {"qit", "st"}}[self.kind]
@@ -45,6 +53,18 @@ class AnonymizedTable:
             raise ValueError(f"{self.kind} table needs parts {sorted(expected)}")
         if (self.kind == "plain") != (self.enforces is None):
             raise ValueError("a plain table enforces no rule; an anonymized table enforces one")
+        if self.also_enforces and self.kind != "anatomy":
+            raise ValueError("only an anatomy table enforces several rules")
+        if self.suppressed_group is not None and self.kind != "anatomy":
+            raise ValueError("only an anatomy table has a suppressed group")
+
+    @property
+    def enforced_rules(self) -> tuple[Rule, ...]:
+        return () if self.enforces is None else (self.enforces, *self.also_enforces)
+
+    @property
+    def sensitive_attributes(self) -> tuple[str, ...]:
+        return tuple(r.rhs for r in self.enforced_rules)
 
 
 class Anonymizer(Protocol):

@@ -2,11 +2,17 @@
 
 from versapub.decompositions.base import Decomposition
 from versapub.decompositions.gd import AddBackStep, add_back, gd_initial, guardian_decomposition
+from versapub.decompositions.multi_sa import multi_sa
 from versapub.decompositions.single import single_attribute
 from versapub.decompositions.uad import uad, uad_schema
 from versapub.errors import ConfigError
 
-DECOMPOSITIONS: dict[str, Decomposition] = {"uad": uad, "gd": gd_initial, "single-attribute": single_attribute}
+DECOMPOSITIONS: dict[str, Decomposition] = {
+    "uad": uad,
+    "gd": gd_initial,
+    "single-attribute": single_attribute,
+    "multi-sa": multi_sa,
+}
 
 
 def get_decomposition(name: str) -> Decomposition:
@@ -23,6 +29,7 @@ __all__ = [
     "add_back",
     "get_decomposition",
     "guardian_decomposition",
+    "multi_sa",
     "single_attribute",
     "uad",
     "uad_schema",

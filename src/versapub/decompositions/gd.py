@@ -20,6 +20,7 @@ without attributes disappears.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,13 +137,15 @@ def add_back(
     rng: np.random.Generator | None = None,
     on_step: Callable[[AddBackStep], None] | None = None,
     attributes: Sequence[str] | None = None,
+    n_jobs: int = 1,
 ) -> tuple[Schema, list[AddBackStep]]:
     """Steps 5–8 of Algorithm 1 (greedy add-back).
 
     ``stop_when_worse`` stops at the first step whose best KL is not lower than the current
     one (an option; the paper continues until no pair remains).  ``max_candidates`` scores
     only a seeded random subset of that many candidates per step — an explicit
-    approximation.
+    approximation.  ``n_jobs`` > 1 scores a step's candidates in that many threads (the
+    result is the same: ties are broken by candidate order, not by finishing order).
     """
     trace: list[AddBackStep] = []
     current = score(schema)
@@ -154,7 +157,12 @@ def add_back(
             gen = rng if rng is not None else np.random.default_rng(0)
             pick = sorted(gen.choice(len(cands), size=max_candidates, replace=False).tolist())
             cands = [cands[i] for i in pick]
-        scored = [(score(c), a, ti, c) for a, ti, c in cands]
+        if n_jobs > 1 and len(cands) > 1:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                kls = list(pool.map(score, [c for _, _, c in cands]))
+        else:
+            kls = [score(c) for _, _, c in cands]
+        scored = [(kl, a, ti, c) for kl, (a, ti, c) in zip(kls, cands, strict=True)]
         best_kl, a, ti, best = min(scored, key=lambda x: (x[0], x[2], x[1]))
         if stop_when_worse and best_kl >= current:
             return schema, trace

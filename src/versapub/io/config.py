@@ -18,12 +18,14 @@
     rules = ["age, sex -> marital-status", "education -> occupation"]
 
     [publish]
-    decomposition = "uad"       # uad | gd | single-attribute
+    decomposition = "uad"       # uad | gd | single-attribute | multi-sa
     anonymizer = "anatomy"
     seed = 1
     format = "csv"              # csv | parquet
     gd_stop_when_worse = false  # GD: stop add-back at the first step that does not lower KL
     # gd_max_candidates = 50    # GD: score a random subset of candidates per step (approximation)
+    # multi_sa_time_limit = 60  # multi-SA: seconds per integer-program solve
+    # multi_sa_max_combinations = 50000  # multi-SA: refuse above this many distinct SA combinations
 """
 
 from __future__ import annotations
@@ -42,7 +44,16 @@ from versapub.io.read import read_table
 _SECTIONS = {
     "input": {"path", "delimiter", "missing", "columns", "format", "hierarchies"},
     "privacy": {"guarantee", "l", "rules"},
-    "publish": {"decomposition", "anonymizer", "seed", "format", "gd_stop_when_worse", "gd_max_candidates"},
+    "publish": {
+        "decomposition",
+        "anonymizer",
+        "seed",
+        "format",
+        "gd_stop_when_worse",
+        "gd_max_candidates",
+        "multi_sa_time_limit",
+        "multi_sa_max_combinations",
+    },
 }
 
 
@@ -84,6 +95,8 @@ class PublishConfig:
     format: str = "csv"
     gd_stop_when_worse: bool = False
     gd_max_candidates: int | None = None
+    multi_sa_time_limit: float = 60.0
+    multi_sa_max_combinations: int = 50_000
     source: str = "<flags>"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -177,5 +190,7 @@ def load_config(path: str | Path) -> PublishConfig:
         format=_get(pub, "format", str, where, "csv"),
         gd_stop_when_worse=_get(pub, "gd_stop_when_worse", bool, where, False),
         gd_max_candidates=_get(pub, "gd_max_candidates", int, where),
+        multi_sa_time_limit=float(_get(pub, "multi_sa_time_limit", (int, float), where, 60.0)),
+        multi_sa_max_combinations=_get(pub, "multi_sa_max_combinations", int, where, 50_000),
         source=where,
     )

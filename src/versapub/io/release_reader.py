@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -77,6 +78,32 @@ def _read_table(path: Path, columns: list[str]) -> pa.Table:
     return t
 
 
+def _sensitive_of(
+    entry: dict[str, Any], name: str, attrs: list[str]
+) -> tuple[list[str], int | None, dict[str, list[str]]]:
+    """An anatomy entry's sensitive attributes (``enforces`` then ``also_enforces``), its
+    suppressed group id and the declared sensitive domains."""
+    rules = [entry.get("enforces") or {}, *(entry.get("also_enforces") or [])]
+    s = [r.get("rhs") if isinstance(r, dict) else None for r in rules]
+    if any(not isinstance(a, str) or a not in attrs for a in s) or len(set(s)) != len(s):
+        raise ReleaseError(f"Anatomy table {name!r} must enforce rules whose sensitive attributes it holds.")
+    sup = entry.get("suppressed_group")
+    if sup is not None and (isinstance(sup, bool) or not isinstance(sup, int)):
+        raise ReleaseError(f"Table {name!r}: suppressed_group must be an integer group id or null, got {sup!r}.")
+    declared = entry.get("domains") or {}
+    if not isinstance(declared, dict) or any(not isinstance(v, list) for v in declared.values()):
+        raise ReleaseError(f"Table {name!r}: domains must map attributes to lists of values.")
+    return [str(a) for a in s], sup, {str(k): [str(x) for x in v] for k, v in declared.items()}
+
+
+def _codes_of(values: list[str] | None, value_set: pa.Array) -> npt.NDArray[np.int64]:
+    """Codes of the declared domain values (every code when none are declared)."""
+    if values is None:
+        return np.arange(len(value_set), dtype=np.int64)
+    idx = pc.index_in(pa.array(values, type=pa.string()), value_set=value_set)
+    return np.unique(idx.to_numpy(zero_copy_only=False).astype(np.int64))
+
+
 def load_release(directory: str | Path) -> ReleaseModel:
     """The maximum-entropy model of the release in ``directory``."""
     d = Path(directory)
@@ -88,35 +115,40 @@ def load_release(directory: str | Path) -> ReleaseModel:
             name, attrs, kind, files = entry["name"], list(entry["attributes"]), entry["kind"], entry["files"]
         except (KeyError, TypeError):
             raise ReleaseError(f"A table entry of {d / 'manifest.json'} lacks name/attributes/kind/files.") from None
+        s: list[str] = []
+        suppressed: int | None = None
+        declared: dict[str, list[str]] = {}
         if kind == "plain":
             parts = {"data": _read_table(d / files["data"], [*attrs, "count"])}
-            s = None
         elif kind == "anatomy":
-            enforces = entry.get("enforces") or {}
-            s = enforces.get("rhs")
-            if not isinstance(s, str) or s not in attrs:
-                raise ReleaseError(f"Anatomy table {name!r} must enforce a rule whose sensitive attribute it holds.")
-            qi = [a for a in attrs if a != s]
+            s, suppressed, declared = _sensitive_of(entry, name, attrs)
+            qi = [a for a in attrs if a not in s]
             parts = {
                 "qit": _read_table(d / files["qit"], [*qi, "group_id", "count"]),
-                "st": _read_table(d / files["st"], ["group_id", s, "count"]),
+                "st": _read_table(d / files["st"], ["group_id", *s, "count"]),
             }
         else:
             raise ReleaseError(f"Table {name!r} has kind {kind!r}; this versapub reads plain and anatomy tables.")
+        withheld = 0
+        if suppressed is not None:
+            qit = parts["qit"]
+            withheld = pc.sum(pc.filter(qit.column("count"), pc.equal(qit.column("group_id"), suppressed))).as_py() or 0
         for role, t in parts.items():
-            total = pc.sum(t.column("count")).as_py() or 0
+            total = (pc.sum(t.column("count")).as_py() or 0) + (withheld if role == "st" else 0)
             if total != n:
                 raise ReleaseError(
                     f"{files[role]} counts sum to {total}, but n_records is {n}: the release is corrupt."
                 )
-        specs.append((name, attrs, kind, s, parts))
+        specs.append((name, attrs, kind, (s, suppressed, declared), parts))
 
     uniques: dict[str, list[pa.Array]] = {}
-    for _, _, _, _, parts in specs:
+    for _, _, _, (_, _, declared), parts in specs:
         for t in parts.values():
             for c in t.column_names:
                 if c not in _INTS:
                     uniques.setdefault(c, []).append(pc.unique(pc.cast(t.column(c), pa.string())))
+        for a, values in declared.items():
+            uniques.setdefault(a, []).append(pa.array(values, type=pa.string()))
     domains = {
         a: np.unique(np.concatenate([u.to_numpy(zero_copy_only=False) for u in v]).astype(str)).astype(object)
         for a, v in uniques.items()
@@ -136,13 +168,16 @@ def load_release(directory: str | Path) -> ReleaseModel:
         return TablePart(cols, cols["count"].astype(np.float64))
 
     factors: list[Factor] = []
-    for _name, attrs, kind, s, parts in specs:
+    for _name, attrs, kind, (s, suppressed, declared), parts in specs:
         enc = {role: encode(t) for role, t in parts.items()}
         if kind == "plain":
             factors.append(plain_factor(attrs, enc["data"], n, cards))
         else:
-            assert s is not None
-            factors.append(anatomy_factor([a for a in attrs if a != s], s, enc["qit"], enc["st"], n, cards))
+            spread = None
+            if suppressed is not None:
+                doms = [_codes_of(declared.get(a), value_sets[a]) for a in s]
+                spread = (suppressed, doms)
+            factors.append(anatomy_factor([a for a in attrs if a not in s], s, enc["qit"], enc["st"], n, cards, spread))
     order = [a for a in manifest.get("attributes", []) if a in domains] + [
         a for a in domains if a not in manifest.get("attributes", [])
     ]

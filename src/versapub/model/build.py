@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
+from versapub.errors import ReleaseError
 from versapub.model.factors import AnatomyFactor, Factor, PlainFactor
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import Codes
@@ -27,17 +28,46 @@ def plain_factor(attrs: Sequence[str], part: TablePart, n: int, cards: Mapping[s
     return PlainFactor(tuple(attrs), {a: part.columns[a] for a in attrs}, part.counts / n, dict(cards))
 
 
+#: Largest product of sensitive domains a suppressed group is spread over.
+MAX_SUPPRESSED_CELLS = 2_000_000
+
+
 def anatomy_factor(
-    qi: Sequence[str], s: str, qit: TablePart, st: TablePart, n: int, cards: Mapping[str, int]
+    qi: Sequence[str],
+    s: Sequence[str],
+    qit: TablePart,
+    st: TablePart,
+    n: int,
+    cards: Mapping[str, int],
+    suppressed: tuple[int, Sequence[Codes]] | None = None,
 ) -> AnatomyFactor:
-    """Latent-group factor; group ids are renumbered densely (any integers are accepted)."""
-    ids, inv = np.unique(np.concatenate([qit.columns["group_id"], st.columns["group_id"]]), return_inverse=True)
+    """Latent-group factor; group ids are renumbered densely (any integers are accepted).
+
+    ``suppressed`` = (group id, codes of each sensitive attribute's domain): that group's
+    records have no ST rows; the maximum-entropy estimate spreads them uniformly over the
+    product of the domains (the principle of generalized values, Kifer & Gehrke)."""
+    st_g_raw, st_cols, st_counts = st.columns["group_id"], {a: st.columns[a] for a in s}, st.counts
+    if suppressed is not None:
+        gid, doms = suppressed
+        size_sup = float(qit.counts[qit.columns["group_id"] == gid].sum())
+        cells = int(np.prod([len(d) for d in doms], dtype=np.float64))
+        if size_sup > 0 and cells > 0:
+            if cells > MAX_SUPPRESSED_CELLS:
+                raise ReleaseError(
+                    f"The suppressed group would be spread over {cells:,} combinations of "
+                    f"{list(s)} (limit {MAX_SUPPRESSED_CELLS:,}); the release model cannot hold it."
+                )
+            grids = np.meshgrid(*[np.asarray(d, dtype=np.int64) for d in doms], indexing="ij")
+            st_g_raw = np.concatenate([st_g_raw, np.full(cells, gid, dtype=np.int64)])
+            st_cols = {a: np.concatenate([st_cols[a], g.ravel()]) for a, g in zip(s, grids, strict=True)}
+            st_counts = np.concatenate([st_counts, np.full(cells, size_sup / cells)])
+    ids, inv = np.unique(np.concatenate([qit.columns["group_id"], st_g_raw]), return_inverse=True)
     inv = inv.astype(np.int64).ravel()
     g_q, g_s = inv[: len(qit.counts)], inv[len(qit.counts) :]
-    size = np.bincount(g_s, weights=st.counts, minlength=len(ids)).astype(np.float64)
+    size = np.bincount(g_s, weights=st_counts, minlength=len(ids)).astype(np.float64)
     cols = {a: qit.columns[a] for a in qi}
     cols["__g"] = g_q
-    return AnatomyFactor(tuple(qi), s, cols, qit.counts, g_s, st.columns[s], st.counts, size, float(n), dict(cards))
+    return AnatomyFactor(tuple(qi), tuple(s), cols, qit.counts, g_s, st_cols, st_counts, size, float(n), dict(cards))
 
 
 def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int]) -> Factor:
@@ -51,9 +81,13 @@ def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int]) -> Facto
     }
     if table.kind == "plain":
         return plain_factor(table.attributes, parts["data"], n, cards)
-    assert table.enforces is not None
-    s = table.enforces.rhs
-    return anatomy_factor([a for a in table.attributes if a != s], s, parts["qit"], parts["st"], n, cards)
+    s = table.sensitive_attributes
+    suppressed = None
+    if table.suppressed_group is not None:
+        doms = [np.arange(cards[a], dtype=np.int64) for a in s]
+        suppressed = (table.suppressed_group, doms)
+    qi = [a for a in table.attributes if a not in s]
+    return anatomy_factor(qi, s, parts["qit"], parts["st"], n, cards, suppressed)
 
 
 def model_from_release(release: Release) -> ReleaseModel:

@@ -102,14 +102,17 @@ class PlainFactor:
 
 @dataclass(frozen=True)
 class AnatomyFactor:
-    """Anatomy's QIT ``(q..., g, c_qg)`` and ST ``(g, s, c_gs)`` in latent form."""
+    """Anatomy's QIT ``(q..., g, c_qg)`` and ST ``(g, s..., c_gs)`` in latent form.
+
+    ``s`` holds one sensitive attribute (Anatomy) or several (multi-SA publishing, whose
+    suppressed group enters the ST already spread over the sensitive domains)."""
 
     qi: tuple[str, ...]
-    s: str
+    s: tuple[str, ...]
     qit: dict[str, Codes]  # qi columns + "__g"
     c_qg: Floats
     st_g: Codes
-    st_s: Codes
+    st_s: dict[str, Codes]
     c_gs: Floats
     size: Floats  # |g|
     n: float
@@ -120,13 +123,13 @@ class AnatomyFactor:
 
     @property
     def attrs(self) -> tuple[str, ...]:
-        return (*self.qi, self.s)
+        return (*self.qi, *self.s)
 
     def _pure(self, attrs: Sequence[str]) -> str:
         a = set(attrs)
-        if self.s not in a:
+        if not a & set(self.s):
             return "qi"
-        return "s" if a == {self.s} else "mixed"
+        return "s" if a <= set(self.s) else "mixed"
 
     def as_plain(self) -> PlainFactor:
         """The joint over QI and S, ``Σ_g c(q,g)c(g,s)/(n|g|)`` (computed once, on demand)."""
@@ -134,7 +137,7 @@ class AnatomyFactor:
             li, ri = join_on(self.qit["__g"], self.st_g)
             w = self.c_qg[li] * self.c_gs[ri] / (self.n * self.size[self.st_g[ri]])
             cols = {a: self.qit[a][li] for a in self.qi}
-            cols[self.s] = self.st_s[ri]
+            cols.update({a: self.st_s[a][ri] for a in self.s})
             f = group_sum(self.attrs, cols, self.cards, w)
             self._plain.append(PlainFactor(self.attrs, dict(zip(f.attrs, f.codes, strict=True)), f.values, self.cards))
         return self._plain[0]
@@ -146,9 +149,9 @@ class AnatomyFactor:
         n_groups = len(self.size)
         q_masks = {a: m for a, m in masks.items() if a in self.qit and a != "__g"}
         q_msgs = [m for m in messages if self._pure(m.attrs) == "qi"]
-        s_masks = {a: m for a, m in masks.items() if a == self.s}
+        s_masks = {a: m for a, m in masks.items() if a in self.s}
         s_msgs = [m for m in messages if self._pure(m.attrs) == "s"]
-        st_cols = {self.s: self.st_s}
+        st_cols = self.st_s
         p_qg, p_s_given_g = self._scaled()
         q_evidence = bool(q_masks or q_msgs)
         s_evidence = bool(s_masks or s_msgs)
@@ -180,7 +183,7 @@ class AnatomyFactor:
         # that is small next to the records, else join the records with QIT and ST.
         n_groups = len(self.size)
         expand_cost = int(np.bincount(self.qit["__g"], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups))
-        if expand_cost <= len(records[self.s]) * self._rows_per_q():
+        if expand_cost <= len(records[self.s[0]]) * self._rows_per_q():
             return self.as_plain().prob(attrs, records)
         return self._latent_prob(records)
 
@@ -194,27 +197,32 @@ class AnatomyFactor:
     def _rows_per_q(self) -> float:
         """Average number of QIT rows (groups) per distinct q (computed once)."""
         if not self._stats:
-            distinct = len(group_rows([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi]).counts)
+            distinct = (
+                len(group_rows([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi]).counts)
+                if self.qi
+                else 1
+            )
             self._stats.append(len(self.c_qg) / max(distinct, 1))
         return self._stats[0]
 
     def _latent_prob(self, records: Mapping[str, Codes]) -> Floats:
         """``Σ_g c(q,g) c(g,s) / (n |g|)`` per record: a hash join of the records with the
         QIT on q and with the ST on (g, s) (DuckDB)."""
-        n_rec = len(records[self.s])
-        rec = pa.table({**{f"q{i}": records[a] for i, a in enumerate(self.qi)}, "s": records[self.s],
-                        "rid": np.arange(n_rec)})  # fmt: skip
+        n_rec = len(records[self.s[0]])
+        rec = pa.table({**{f"q{i}": records[a] for i, a in enumerate(self.qi)},
+                        **{f"s{i}": records[a] for i, a in enumerate(self.s)}, "rid": np.arange(n_rec)})  # fmt: skip
         qit = pa.table({**{f"q{i}": self.qit[a] for i, a in enumerate(self.qi)}, "g": self.qit["__g"], "c": self.c_qg})
-        st = pa.table({"g": self.st_g, "s": self.st_s, "c": self.c_gs / self.size[self.st_g]})
-        on = " AND ".join(f"r.q{i} = q.q{i}" for i in range(len(self.qi)))
+        st = pa.table({"g": self.st_g, **{f"s{i}": self.st_s[a] for i, a in enumerate(self.s)},
+                       "c": self.c_gs / self.size[self.st_g]})  # fmt: skip
+        on = " AND ".join(f"r.q{i} = q.q{i}" for i in range(len(self.qi))) or "TRUE"
+        on_s = "".join(f" AND st.s{i} = r.s{i}" for i in range(len(self.s)))
         con = duckdb.connect(":memory:")
         try:
             con.register("r", rec)
             con.register("q", qit)
             con.register("st", st)
             res = con.execute(
-                f"SELECT r.rid, sum(q.c * st.c) AS w FROM r JOIN q ON {on} "
-                "JOIN st ON st.g = q.g AND st.s = r.s GROUP BY r.rid"
+                f"SELECT r.rid, sum(q.c * st.c) AS w FROM r JOIN q ON {on} JOIN st ON st.g = q.g{on_s} GROUP BY r.rid"
             ).fetchnumpy()
         finally:
             con.close()
@@ -235,10 +243,12 @@ class AnatomyFactor:
             g = np.where(qrow >= 0, g_all[qrow], -1)
             srow = sample_conditional(self.st_g, self.c_gs, g, rng)
         else:  # (g, s) | s_given, then q | g
-            srow = sample_conditional(self.st_s, self.c_gs, np.asarray(given[self.s], dtype=np.int64), rng)
+            cards = [self.cards[a] for a in keys]
+            rows, queries = _keys([self.st_s[a] for a in keys], [given[a] for a in keys], cards, len(self.c_gs), n)
+            srow = sample_conditional(rows, self.c_gs, queries, rng)
             g = np.where(srow >= 0, self.st_g[srow], -1)
             qrow = sample_conditional(g_all, self.c_qg, g, rng)
         ok = (qrow >= 0) & (srow >= 0)
         out = {a: np.where(ok, self.qit[a][qrow], -1) for a in self.qi}
-        out[self.s] = np.where(ok, self.st_s[srow], -1)
+        out.update({a: np.where(ok, self.st_s[a][srow], -1) for a in self.s})
         return out

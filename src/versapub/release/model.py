@@ -84,16 +84,19 @@ class Release:
         tables = []
         for t in self.tables:
             e = t.table.enforces
-            tables.append(
-                {
-                    "name": t.name,
-                    "attributes": list(t.attributes),
-                    "kind": t.kind,
-                    "enforces": None if e is None else e.to_json(),
-                    "files": files[t.name],
-                    "stats": t.table.stats,
-                }
-            )
+            entry: dict[str, Any] = {
+                "name": t.name,
+                "attributes": list(t.attributes),
+                "kind": t.kind,
+                "enforces": None if e is None else e.to_json(),
+                "files": files[t.name],
+            }
+            if t.table.also_enforces:  # several sensitive attributes (multi-SA publishing)
+                entry["also_enforces"] = [r.to_json() for r in t.table.also_enforces]
+                entry["suppressed_group"] = t.table.suppressed_group
+                entry["domains"] = {a: list(v) for a, v in t.table.domains.items()}
+            entry["stats"] = t.table.stats
+            tables.append(entry)
         return {
             "format": FORMAT,
             "n_records": self.n_records,

@@ -193,17 +193,22 @@ def html_report(
     sizes_html = []
     for t in tables:
         st = t.get("stats") or {}
-        enf = Rule.from_json(t["enforces"]) if t.get("enforces") else None
+        enf = [Rule.from_json(r) for r in [t["enforces"], *(t.get("also_enforces") or [])]] if t.get("enforces") else []
         groups, achieved = "–", "–"
         if t["kind"] == "anatomy":
             sizes, ach = _group_sizes(d, t)
             groups = str(sum(sizes.values()))
             achieved = f"{ach:.2f} (min |g| / max count)"
+            if len(enf) > 1:  # several sensitive attributes: the weakest line, from the stats
+                ach_m = st.get("achieved")
+                achieved = f"{ach_m:.2f} (per line)" if isinstance(ach_m, int | float) else "–"
+                if st.get("suppressed_records"):
+                    groups += f" + suppressed group ({st['suppressed_records']} records)"
             sizes_html.append(f"<h3>Group sizes of {_e(t['name'])}</h3>" +
                               _bars([(str(k), float(v)) for k, v in sizes.items()], label="records per group → groups"))  # fmt: skip
         rows = st.get("rows", st.get("rows_qit", "–"))
         body.append(f"<tr><td>{_e(t['name'])} <span class='muted'>({_e(t['kind'])})</span></td>"
-                    f"<td>{_e(', '.join(t['attributes']))}</td><td>{'<code>' + _e(str(enf)) + '</code>' if enf else '–'}</td>"
+                    f"<td>{_e(', '.join(t['attributes']))}</td><td>{'<br>'.join('<code>' + _e(str(r)) + '</code>' for r in enf) if enf else '–'}</td>"
                     f"<td>{_e(rows)}</td><td>{groups}</td><td>{achieved}</td>"
                     f"<td>{_e(', '.join(t['files'].values()))}</td></tr>")  # fmt: skip
     body.append("</table>" + "".join(sizes_html) + "</section>")

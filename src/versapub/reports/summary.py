@@ -13,16 +13,19 @@ def summary_rows(release: Release) -> list[dict[str, Any]]:
     rows = []
     for t in release.tables:
         st = t.table.stats
-        e = t.table.enforces
+        enforced = t.table.enforced_rules
+        groups = st.get("groups", "-")
+        if st.get("suppressed_records"):
+            groups = f"{groups} + suppressed ({st['suppressed_records']} records)"
         rows.append(
             {
                 "table": t.name,
                 "kind": t.kind,
                 "attributes": ", ".join(t.attributes),
-                "enforces": str(e) if e else "-",
+                "enforces": "; ".join(str(e) for e in enforced) if enforced else "-",
                 "rows": st.get("rows", st.get("rows_qit", 0)),
-                "groups": st.get("groups", "-"),
-                "achieved": f"{st['achieved']:.2f}" if "achieved" in st else "-",
+                "groups": groups,
+                "achieved": f"{st['achieved']:.2f}" if st.get("achieved") is not None else "-",
             }
         )
     return rows

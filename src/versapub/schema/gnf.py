@@ -121,8 +121,7 @@ class GNFVerdict:
 def _satisfies(table: SubTable, w: frozenset[str], s: str) -> bool:
     if not w:
         return True
-    e = table.enforces
-    return e is not None and e.rhs == s and w <= e.lhs_set
+    return any(e.rhs == s and w <= e.lhs_set for e in table.enforced_rules)
 
 
 def guardian_attempt(schema: Schema, rule: Rule, index: int) -> GuardianAttempt:
@@ -147,7 +146,7 @@ def guardian_attempt(schema: Schema, rule: Rule, index: int) -> GuardianAttempt:
         condition_ii=ok_ii,
         condition_iii=rest is None,
         remaining_path=rest,
-        enforced=t.enforces,
+        enforced=next((e for e in t.enforced_rules if e.rhs == rule.rhs), t.enforces),
     )
 
 

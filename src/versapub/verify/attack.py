@@ -124,11 +124,29 @@ def _targets(
     return q_in, sorted(set(candidates))
 
 
+def _widen(
+    pub: PublishedRelease, rule: Rule, q_in: list[str], possible: dict[tuple[str, ...], frozenset[str]]
+) -> dict[tuple[str, ...], frozenset[str]]:
+    """A target whose known QI values match a row of a suppressed group may be one of
+    those records, whose sensitive values are withheld: every value stays possible."""
+    out = dict(possible)
+    for qi, rows, doms in pub.suppressed.values():
+        if rule.rhs not in doms:
+            continue
+        for key in out:
+            known = dict(zip(q_in, key, strict=True))
+            if any(all(known.get(c, v) == v for c, v in zip(qi, r, strict=True)) for r in rows):
+                out[key] = out[key] | doms[rule.rhs]
+    return out
+
+
 def _report(
     result: AttackResult, rule: Rule, q_in: list[str], original: Sequence[dict[str, str]] | None,
-    possible: dict[tuple[str, ...], frozenset[str]],
+    possible: dict[tuple[str, ...], frozenset[str]], pub: PublishedRelease | None = None,
 ) -> None:  # fmt: skip
     """Expand component-level results to full LHS targets and record disclosures."""
+    if pub is not None and pub.suppressed:
+        possible = _widen(pub, rule, q_in, possible)
     full = sorted({tuple(r[a] for a in rule.lhs) for r in original}) if original is not None else None
     if full is None:
         items = [(_expand(q_in, rule.lhs, k), v) for k, v in possible.items()]
@@ -234,7 +252,7 @@ def exact_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str
                         possible[q].add(s)
                     model.add(lit == 0)  # retire the probe
             model.clear_assumptions()
-            _report(result, rule, q_in, original, {q: frozenset(v) for q, v in possible.items()})
+            _report(result, rule, q_in, original, {q: frozenset(v) for q, v in possible.items()}, pub)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -296,7 +314,7 @@ def scalable_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, 
                 _group_counting(tables, domains, _others(pinned, tables, q_in, q))
                 _propagate(tables, domains)
                 possible[q] = frozenset(domains[rule.rhs])
-            _report(result, rule, q_in, original, possible)
+            _report(result, rule, q_in, original, possible, pub)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -319,9 +337,11 @@ def _pinned_slots(tables: Sequence[CountRows], all_values: dict[str, set[str]]) 
     out: dict[str, list] = {}
     for t in tables:
         g_col = next((c for c in t.columns if c.startswith("⟨group of ")), None)
-        if g_col is None or (len(t.columns) == 2 and t.columns[0] == g_col):
-            continue  # not a QIT
-        st = next(u for u in tables if u.columns[0] == g_col and len(u.columns) == 2)
+        if g_col is None or t.columns[-1] != g_col:
+            continue  # not a QIT (an ST starts with the group column)
+        st = next(u for u in tables if u.columns[0] == g_col and len(u.columns) >= 2)
+        if len(st.columns) != 2:
+            continue  # several sensitive attributes: no counting (propagation alone is sound)
         s_col = st.columns[1]
         cols = set().union(*(u.columns for u in tables))
         slots = []

@@ -76,7 +76,8 @@ def fast_scalable_attack(
                 s_t = t["enforces"]["rhs"]
                 qit, st = table(t["files"]["qit"]), table(t["files"]["st"])
                 keyed = qit
-                if rule.rhs == s_t and s_t not in q_in:
+                # Per-group diversity settles the rule only for a single sensitive attribute.
+                if rule.rhs == s_t and s_t not in q_in and not t.get("also_enforces"):
                     row = con.execute(
                         f"SELECT min(k) FROM (SELECT count(DISTINCT {s_q}) k FROM {st} GROUP BY group_id)"
                     ).fetchone()

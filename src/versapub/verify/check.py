@@ -146,11 +146,17 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[di
                 else None
             )
             q_in = tuple(a for a in r.lhs if home is not None and a in home.attrs)
-            if isinstance(home, AnatomyFactor) and home.s == r.rhs and q_in:
-                ratio = home.c_gs / home.size[home.st_g]
+            if isinstance(home, AnatomyFactor) and r.rhs in home.s and q_in:
+                # Lines: a group and the values of the table's other sensitive attributes.
+                line = {"__g": home.st_g, **{a: home.st_s[a] for a in home.s if a != r.rhs}}
+                line_cards = {"__g": len(home.size), **model.cards}
+                cell = group_sum((*line, r.rhs), {**line, r.rhs: home.st_s[r.rhs]}, line_cards, home.c_gs)
+                cols = dict(zip(cell.attrs, cell.codes, strict=True))
+                total = group_sum(tuple(line), cols, line_cards, cell.values).lookup(cols)
+                ratio = cell.values / total
                 i = int(np.argmax(ratio))
                 worst, method = float(ratio[i]), "group bound"
-                q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][home.st_s[i]])
+                q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][cols[r.rhs][i]])
             else:
                 keys = q_in if home is not None else r.lhs
                 m = home.weighted({}, [], (*keys, r.rhs)) if home is not None else model.marginal(attrs)
@@ -194,6 +200,8 @@ def group_bounds(directory: Path, rules: list[Rule], ell: int) -> dict[Rule, dic
         for r in rules:
             homes = [t for t in tables if r.rhs in t["attributes"]]
             if len(homes) != 1 or homes[0]["kind"] != "anatomy" or homes[0]["enforces"]["rhs"] != r.rhs:
+                continue
+            if homes[0].get("also_enforces"):  # several sensitive attributes: use the model
                 continue
             t = homes[0]
             if any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t):

@@ -9,7 +9,7 @@ text, counts integers.  Files are read with DuckDB; the manifest's core keys suf
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,11 @@ class PublishedRelease:
     tables: tuple[CountRows, ...]
     kinds: dict[str, str]
     sensitive: dict[str, str]
+    #: Per table with a suppressed group: its QI columns and the QI rows of that group
+    #: (those records are left out of ``tables`` and ``n``), and each sensitive domain.
+    suppressed: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]]] = field(
+        default_factory=dict
+    )
 
 
 def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> CountRows:
@@ -84,6 +89,7 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
     kinds: dict[str, str] = {}
     sensitive: dict[str, str] = {}
     attrs: list[str] = []
+    suppressed: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]]] = {}
     try:
         for e in entries:
             name, cols, kind, files = str(e["name"]), list(e["attributes"]), e["kind"], e["files"]
@@ -92,19 +98,38 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
             if kind == "plain":
                 tables.append(_read(con, d / files["data"], [*cols, "count"]))
             elif kind == "anatomy":
-                s = e["enforces"]["rhs"]
-                sensitive[name] = s
-                qi = [a for a in cols if a != s]
+                sens = [str(r["rhs"]) for r in [e["enforces"], *(e.get("also_enforces") or [])]]
+                sensitive[name] = sens[0]
+                qi = [a for a in cols if a not in sens]
                 g = group_column(name)
                 qit = _read(con, d / files["qit"], [*qi, "group_id", "count"])
-                st = _read(con, d / files["st"], ["group_id", s, "count"])
+                st = _read(con, d / files["st"], ["group_id", *sens, "count"])
+                sup = e.get("suppressed_group")
+                if sup is not None:
+                    # Suppressed records may hold any sensitive values, so they never
+                    # narrow anyone's possibilities; the attack looks at the others.
+                    if len(entries) > 1:
+                        raise ReleaseError(
+                            f"Table {name!r} has a suppressed group and the release has other tables; "
+                            "the attacks handle suppression only in a single-table release."
+                        )
+                    keep = [i for i, r in enumerate(qit.rows) if r[-1] != str(sup)]
+                    withheld = sum(qit.counts) - sum(qit.counts[i] for i in keep)
+                    declared = e.get("domains") or {}
+                    doms = {a: frozenset(str(v) for v in declared.get(a, [])) | {r[1 + j] for r in st.rows}
+                            for j, a in enumerate(sens)}  # fmt: skip
+                    hidden = tuple(r[:-1] for i, r in enumerate(qit.rows) if i not in set(keep))
+                    suppressed[name] = (tuple(qi), hidden, doms)
+                    n -= withheld
+                    qit = CountRows(qit.source, qit.columns, tuple(qit.rows[i] for i in keep),
+                                    tuple(qit.counts[i] for i in keep))  # fmt: skip
                 tables.append(CountRows(qit.source, (*qi, g), qit.rows, qit.counts))
-                tables.append(CountRows(st.source, (g, s), st.rows, st.counts))
+                tables.append(CountRows(st.source, (g, *sens), st.rows, st.counts))
             else:
                 raise ReleaseError(f"Table {name!r} has kind {kind!r}; the attacks know plain and anatomy tables.")
     finally:
         con.close()
     return PublishedRelease(
         n, tuple(attrs), tuple(rules if rules is not None else manifest_rules), dict(m.get("guarantee", {})),
-        tuple(tables), kinds, sensitive,
+        tuple(tables), kinds, sensitive, suppressed,
     )  # fmt: skip

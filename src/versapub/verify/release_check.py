@@ -11,7 +11,10 @@ checked too.  Checks:
 * every count is a positive integer, every count table is duplicate-free and sums to
   ``n_records``;
 * anatomy: QIT and ST agree on every group's size; every group satisfies the
-  guarantee (l-diversity: ``l * max_count <= |group|``);
+  guarantee (l-diversity: ``l * max_count <= |group|``); for a table with several
+  sensitive attributes (multi-SA), for every ``A_i`` and every combination of the other
+  sensitive values inside a group; a suppressed group has no ST rows and the ST sums to
+  ``n_records`` minus its size;
 * schema: the published schema is in GNF for the manifest's rules;
 * with the original table: every attribute is published, and every published marginal
   (plain table, QIT without ``group_id``, ST's sensitive column) equals the original's
@@ -123,9 +126,10 @@ class _Checker:
         return view
 
     # -- checks -------------------------------------------------------------------
-    def counts_ok(self, view: str, cols: list[str], file: str) -> bool:
+    def counts_ok(self, view: str, cols: list[str], file: str, expected_total: int | None = None) -> bool:
         """Counts are positive integers (False stops further checks of the file); also
-        reports duplicate rows and a total different from ``n_records``."""
+        reports duplicate rows and a total different from ``n_records`` (or from
+        ``expected_total``: an ST with a suppressed group)."""
         cnt = _q("count")
         bad = self.con.execute(
             f"SELECT count(*) FROM {view} WHERE TRY_CAST({cnt} AS BIGINT) IS NULL OR TRY_CAST({cnt} AS BIGINT) <= 0"
@@ -141,12 +145,16 @@ class _Checker:
             self.report.add("counts", False, f"{dup[0]} value combination(s) appear on more than one row", file)
         total = self.con.execute(f"SELECT coalesce(sum(CAST({cnt} AS BIGINT)), 0) FROM {view}").fetchone()
         t = int(total[0]) if total else 0
-        msg = f"counts sum to {t}" + ("" if t == self.n else f", expected n_records = {self.n}")
-        self.report.add("counts", t == self.n, msg, file)
+        want = self.n if expected_total is None else expected_total
+        what = "n_records" if expected_total is None else "n_records minus the suppressed group"
+        msg = f"counts sum to {t}" + ("" if t == want else f", expected {what} = {want}")
+        self.report.add("counts", t == want, msg, file)
         return True
 
-    def marginal_ok(self, view: str, attrs: list[str], file: str) -> None:
-        """The published marginal over ``attrs`` equals the original's projection.
+    def marginal_ok(self, view: str, attrs: list[str], file: str, at_most: bool = False) -> None:
+        """The published marginal over ``attrs`` equals the original's projection (with
+        ``at_most``: is cell by cell at most the original's — an ST whose suppressed
+        records are withheld).
 
         Published values are translated to the original's dictionary codes (a value the
         input does not have is a failure by itself); both sides are then aggregated on
@@ -172,15 +180,17 @@ class _Checker:
             row = self.con.execute(
                 f"SELECT count(*) FROM (SELECT {keys}, sum(c) AS c FROM pub_codes GROUP BY ALL) p "
                 f"FULL OUTER JOIN (SELECT {orig}, count(*) AS c FROM original_codes GROUP BY ALL) o "
-                f"USING ({keys}) WHERE p.c IS DISTINCT FROM o.c"
+                f"USING ({keys}) WHERE " + ("p.c > coalesce(o.c, 0)" if at_most else "p.c IS DISTINCT FROM o.c")
             ).fetchone()
         finally:
             self.con.execute("DROP TABLE pub_codes")
+        rel = "is at most" if at_most else "equals"
         self.zero(
             "marginal",
             row,
-            f"marginal over {attrs} equals the original's projection",
-            f"marginal over {attrs} differs from the original's projection in {{}} cell(s)",
+            f"marginal over {attrs} {rel} the original's projection",
+            f"marginal over {attrs} {'exceeds' if at_most else 'differs from'} the original's projection "
+            "in {} cell(s)",
             file,
         )
 
@@ -189,7 +199,12 @@ class _Checker:
         count = int(row[0]) if row else -1
         self.report.add(check, count == 0, ok if count == 0 else bad.format(count), file)
 
-    def anatomy_ok(self, qit: str, st: str, s: str, guarantee: dict[str, Any], name: str) -> None:
+    def anatomy_ok(
+        self, qit: str, st: str, sens: list[str], guarantee: dict[str, Any], name: str, suppressed: int | None
+    ) -> None:
+        """Group sizes agree; every group satisfies the guarantee for every sensitive
+        attribute ``A_i`` given the values of the others (one attribute: plain Anatomy);
+        a suppressed group has QIT rows only."""
         gid, cnt = _q("group_id"), _q("count")
         bad_id = self.con.execute(
             f"SELECT count(*) FROM (SELECT {gid} FROM {qit} UNION ALL SELECT {gid} FROM {st}) "
@@ -199,10 +214,20 @@ class _Checker:
             self.report.add("anatomy", False, f"{bad_id[0]} row(s) have a non-integer group_id", name)
             return
         sizes = f"SELECT CAST({gid} AS BIGINT) g, sum(CAST({cnt} AS BIGINT)) n FROM {{v}} GROUP BY 1"
+        skip = "" if suppressed is None else f" AND g <> {int(suppressed)}"
         row = self.con.execute(
             f"SELECT count(*) FROM ({sizes.format(v=qit)}) a FULL OUTER JOIN ({sizes.format(v=st)}) b "
-            "USING (g) WHERE a.n IS DISTINCT FROM b.n"
+            f"USING (g) WHERE a.n IS DISTINCT FROM b.n{skip}"
         ).fetchone()
+        if suppressed is not None:
+            leak = self.con.execute(f"SELECT count(*) FROM {st} WHERE CAST({gid} AS BIGINT) = {int(suppressed)}")
+            self.zero(
+                "anatomy",
+                leak.fetchone(),
+                f"the suppressed group {suppressed} has no sensitive values in the ST",
+                f"the ST publishes {{}} row(s) of the suppressed group {suppressed}",
+                name,
+            )
         self.zero(
             "anatomy",
             row,
@@ -218,18 +243,26 @@ class _Checker:
         if isinstance(ell, bool) or not isinstance(ell, int) or ell < 2:
             self.report.add("guarantee", False, f"l-diversity needs an integer l >= 2, manifest has {ell!r}", name)
             return
-        row = self.con.execute(
-            f"SELECT count(*) FROM (SELECT CAST({gid} AS BIGINT) g, "
-            f"sum(CAST({cnt} AS BIGINT)) n, max(CAST({cnt} AS BIGINT)) mx FROM {st} GROUP BY 1) "
-            f"WHERE {ell} * mx > n"
-        ).fetchone()
-        self.zero(
-            "guarantee",
-            row,
-            f"every group satisfies l * max_count <= |group| with l = {ell}",
-            f"{{}} group(s) violate l * max_count <= |group| with l = {ell} (sensitive attribute {s!r})",
-            name,
-        )
+        for s in sens:
+            # Lines: a group and a value combination of the other sensitive attributes.
+            line = [f"CAST({gid} AS BIGINT)"] + [_q(o) for o in sens if o != s]
+            keys = ", ".join(f"k{i}" for i in range(len(line)))
+            row = self.con.execute(
+                "WITH cells AS (SELECT "
+                + ", ".join(f"{c} AS k{i}" for i, c in enumerate(line))
+                + f", {_q(s)} AS v, sum(CAST({cnt} AS BIGINT)) c FROM {st} GROUP BY ALL) "
+                f"SELECT count(*) FROM (SELECT sum(c) n, max(c) mx FROM cells GROUP BY {keys}) "
+                f"WHERE {ell} * mx > n"
+            ).fetchone()
+            given = [o for o in sens if o != s]
+            cond = "group" if not given else f"group and combination of {given}"
+            self.zero(
+                "guarantee",
+                row,
+                f"every {cond} satisfies l * max_count <= size for {s!r} with l = {ell}",
+                f"{{}} {cond} violate l * max_count <= size with l = {ell} (sensitive attribute {s!r})",
+                name,
+            )
 
     # -- driver -------------------------------------------------------------------
     def run(self) -> VerificationReport:
@@ -316,18 +349,32 @@ class _Checker:
                 if view and self.counts_ok(view, cols, files["data"]):
                     self.marginal_ok(view, cols, files["data"])
             elif entry["kind"] == "anatomy":
-                assert sub.enforces is not None
-                s = sub.enforces.rhs
-                qi = [a for a in sub.attributes if a != s]
+                sens = [r.rhs for r in sub.enforced_rules]
+                sup = entry.get("suppressed_group")
+                if sup is not None and (isinstance(sup, bool) or not isinstance(sup, int)):
+                    rep.add("manifest", False, f"suppressed_group must be an integer, got {sup!r}", sub.name)
+                    continue
+                qi = [a for a in sub.attributes if a not in sens]
                 qit = self.relation(str(files.get("qit")), [*qi, "group_id", "count"], "file")
-                st = self.relation(str(files.get("st")), ["group_id", s, "count"], "file")
+                st = self.relation(str(files.get("st")), ["group_id", *sens, "count"], "file")
                 ok_q = bool(qit) and self.counts_ok(qit or "", [*qi, "group_id"], files["qit"])
-                ok_s = bool(st) and self.counts_ok(st or "", ["group_id", s], files["st"])
+                withheld = 0
+                if qit and sup is not None:
+                    got = self.con.execute(
+                        f"SELECT coalesce(sum(CAST({_q('count')} AS BIGINT)), 0) FROM {qit} "
+                        f"WHERE TRY_CAST({_q('group_id')} AS BIGINT) = {int(sup)}"
+                    ).fetchone()
+                    withheld = int(got[0]) if got else 0
+                    rep.add("anatomy", True, f"{withheld} record(s) in the suppressed group {sup}", sub.name)
+                ok_s = bool(st) and self.counts_ok(
+                    st or "", ["group_id", *sens], files["st"], None if sup is None else self.n - withheld
+                )
                 if ok_q and ok_s and qit and st:
-                    self.anatomy_ok(qit, st, s, manifest["guarantee"], sub.name)
+                    self.anatomy_ok(qit, st, sens, manifest["guarantee"], sub.name, sup)
                     if qi:
                         self.marginal_ok(qit, qi, files["qit"])
-                    self.marginal_ok(st, [s], files["st"])
+                    for a in sens:
+                        self.marginal_ok(st, [a], files["st"], at_most=sup is not None)
             else:
                 rep.add(
                     "manifest",
@@ -353,7 +400,8 @@ class _Checker:
         if entry["kind"] == "anatomy" and not entry.get("enforces"):
             raise ValueError(f"anatomy table {entry['name']!r} enforces no rule")
         enforces = Rule.from_json(entry["enforces"]) if entry.get("enforces") else None
-        return SubTable(str(entry["name"]), tuple(entry["attributes"]), enforces)
+        more = tuple(Rule.from_json(r) for r in entry.get("also_enforces") or [])
+        return SubTable(str(entry["name"]), tuple(entry["attributes"]), enforces, more)
 
 
 def verify_release(

@@ -1,0 +1,261 @@
+"""Multi-SA publishing (Appendix B, Algorithm 3 of Jin et al.): one table, every rule at once.
+
+QI = the attributes on no rule's right-hand side, SA = the others ``A_1 .. A_m``.  The
+table must satisfy ``A \\ A_i -> A_i`` for every ``A_i``: inside every published group,
+for every SA ``A_i`` and every combination ``w`` of the other SAs,
+``l · count(A_i = v, others = w) <= count(others = w)``.
+
+* **Selection (Algorithm 3, lines 2–3; the BIP).**  The paper has one binary variable per
+  tuple and maximizes the number selected subject to the constraint above over the whole
+  selection.  The constraints only look at a tuple's SA values, so tuples with equal SA
+  values are interchangeable: we solve the same program with one *integer* variable per
+  distinct SA combination ``w`` (``0 <= x_w <= count_w``), which has the same optimum, and
+  then pick which ``x_w`` tuples of each combination are selected with the seeded
+  generator.  Solver: OR-Tools CP-SAT with a time limit; if the limit stops it, its best
+  solution is used (still feasible, so still safe) and the manifest says it was not
+  proven optimal.
+* **Repetition (line 14, "go to step 2").**  The union of two feasible selections is
+  feasible (the constraints are sums), so after a maximum selection no non-empty
+  feasible subset of the remaining tuples exists: the loop always ends at its second
+  BIP, and the remaining tuples form the suppressed group (lines 4–9).  We therefore
+  solve once.
+* **Group anonymization (line 13).**  The selection is bucketized "with the same
+  bucketization technique" as the other methods: the selected tuples, laid out
+  combination after combination (shuffled inside a combination), are dealt to ``K``
+  groups round-robin, as in Anatomy's wrap-around; ``K`` starts at
+  ``floor(selected / l^m)`` and shrinks until every group satisfies the constraint
+  (``K = 1``, the selection itself, always does).  This is a heuristic for small groups;
+  every group is checked before anything is emitted.
+* **Suppression.**  The suppressed group's records appear in the QIT; the ST has no row
+  for it (their SA values are withheld).  The release model spreads them uniformly over
+  the SA domains, which the manifest lists.
+
+Size limit: the program has one variable per distinct SA combination and ``m`` + 1 per
+combination in constraints; above ``max_combinations`` distinct combinations it refuses
+(with the sizes) instead of running for hours.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from ortools.sat.python import cp_model
+
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.counts import CountTable
+from versapub.data.groupby import group_rows
+from versapub.data.table import EncodedTable
+from versapub.errors import ConfigError, InfeasibleError
+from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.rules import Rule
+
+IntArray = npt.NDArray[np.int64]
+
+#: Default limit on distinct SA combinations (BIP variables).
+MAX_COMBINATIONS = 50_000
+#: Default CP-SAT time limit per solve, seconds.
+TIME_LIMIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The BIP's answer: how many tuples of each SA combination are selected."""
+
+    take: IntArray
+    optimal: bool
+    seconds: float
+    variables: int
+    constraints: int
+
+
+def _line_ids(keys: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], i: int) -> IntArray:
+    """For each combination, the id of its line along SA ``i`` (the other SAs' values)."""
+    others = [k for j, k in enumerate(keys) if j != i]
+    if not others:
+        return np.zeros(len(keys[0]), dtype=np.int64)
+    g = group_rows(others, [c for j, c in enumerate(cards) if j != i], with_inverse=True)
+    assert g.inverse is not None
+    return g.inverse
+
+
+def select(
+    keys: Sequence[npt.NDArray[np.integer]],
+    cards: Sequence[int],
+    counts: IntArray,
+    l: int,
+    *,
+    time_limit_s: float,
+    seed: int,
+) -> Selection:
+    """Solve Algorithm 3's BIP over distinct SA combinations (see the module docstring)."""
+    start = time.perf_counter()
+    model = cp_model.CpModel()
+    x = [model.new_int_var(0, int(c), f"x{k}") for k, c in enumerate(counts)]
+    n_constraints = 0
+    for i in range(len(keys)):
+        line = _line_ids(keys, cards, i)
+        order = np.argsort(line, kind="stable")
+        bounds = np.flatnonzero(np.diff(line[order])) + 1
+        for members in np.split(order, bounds):
+            total = int(counts[members].sum())
+            y = model.new_int_var(0, total, f"y{i}_{n_constraints}")
+            model.add(y == sum(x[int(k)] for k in members))
+            for k in members:
+                model.add(l * x[int(k)] <= y)
+            n_constraints += len(members) + 1
+    model.maximize(sum(x))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(seed) % (1 << 31)
+    status = solver.Solve(model)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        take = np.asarray([solver.Value(v) for v in x], dtype=np.int64)
+    else:  # no solution within the limit: selecting nothing is always feasible
+        take = np.zeros(len(counts), dtype=np.int64)
+    return Selection(take, status == cp_model.OPTIMAL, time.perf_counter() - start, len(x), n_constraints)
+
+
+def _cells(
+    group: IntArray, sa: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], n_groups: int, i: int
+) -> tuple[npt.NDArray[np.int32], IntArray, IntArray, int]:
+    """Lines along SA ``i`` (a group and the other SAs' values): each line's group, and the
+    sparse histogram of ``A_i`` per line (line index, count) over the line's cells."""
+    others = [group] + [s for j, s in enumerate(sa) if j != i]
+    lines = group_rows(others, [n_groups] + [c for j, c in enumerate(cards) if j != i], with_inverse=True)
+    assert lines.inverse is not None
+    cells = group_rows([lines.inverse, sa[i]], [len(lines.counts), cards[i]])
+    return lines.keys[0], cells.keys[0].astype(np.int64), cells.counts, len(lines.counts)
+
+
+def groups_ok(
+    group: IntArray, sa: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], n_groups: int, g: Guarantee
+) -> npt.NDArray[np.bool_]:
+    """Per group: does every line (group, other SAs) satisfy the guarantee for every SA?"""
+    ok = np.ones(n_groups, dtype=bool)
+    for i in range(len(sa)):
+        line_group, cell_line, cell_count, n_lines = _cells(group, sa, cards, n_groups, i)
+        ok[line_group[~g.groups_satisfied(cell_line, cell_count, n_lines)]] = False
+    return ok
+
+
+def deal(order_len: int, k: int) -> IntArray:
+    """Round-robin group of each position."""
+    return np.arange(order_len, dtype=np.int64) % k
+
+
+class MultiSAAnatomy:
+    """Algorithm 3 (see the module docstring): BIP selection, bucketization, suppression.
+
+    ``time_limit_s`` bounds each CP-SAT solve; ``max_combinations`` bounds the number of
+    distinct SA combinations (the program's variables) it will attempt.
+    """
+
+    name = "multi-sa-anatomy"
+
+    def __init__(self, time_limit_s: float = TIME_LIMIT_S, max_combinations: int = MAX_COMBINATIONS) -> None:
+        if not time_limit_s > 0:
+            raise ConfigError(f"The multi-SA time limit must be positive, got {time_limit_s!r}.")
+        if isinstance(max_combinations, bool) or int(max_combinations) < 1:
+            raise ConfigError(f"multi-SA max_combinations must be a whole number >= 1, got {max_combinations!r}.")
+        self.time_limit_s = float(time_limit_s)
+        self.max_combinations = int(max_combinations)
+
+    def params(self) -> dict[str, Any]:
+        return {"time_limit_s": self.time_limit_s, "max_combinations": self.max_combinations}
+
+    def publish_rules(
+        self, table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee, rng: np.random.Generator
+    ) -> AnonymizedTable:
+        """Publish ``table`` (all attributes) so that every rule in ``rules`` holds."""
+        sens = [r.rhs for r in rules]
+        qi = [a for a in table.names if a not in sens]
+        l = guarantee.group_width()
+        sa_codes = [table.codes(a) for a in sens]
+        sa_cards = [table.cardinality(a) for a in sens]
+        combos = group_rows(sa_codes, sa_cards, with_inverse=True)
+        assert combos.inverse is not None
+        k_combos = len(combos.counts)
+        if k_combos > self.max_combinations:
+            raise InfeasibleError(
+                f"Multi-SA publishing would solve an integer program with {k_combos:,} variables "
+                f"(distinct combinations of the {len(sens)} sensitive attributes {sens} over "
+                f"{table.n_rows:,} records), above the limit of {self.max_combinations:,}. "
+                "Raise multi_sa_max_combinations (the solve may take very long), generalize the "
+                "sensitive attributes, or use another decomposition."
+            )
+        sel = select(combos.keys, sa_cards, combos.counts, l, time_limit_s=self.time_limit_s,
+                     seed=int(rng.integers(1 << 31)))  # fmt: skip
+        # Which records of each combination are selected: a seeded random choice.
+        shuffled = rng.permutation(table.n_rows)
+        by_combo = shuffled[np.argsort(combos.inverse[shuffled], kind="stable")]
+        starts = np.concatenate([[0], np.cumsum(combos.counts)[:-1]])
+        rank = np.empty(table.n_rows, dtype=np.int64)
+        rank[by_combo] = np.arange(table.n_rows) - np.repeat(starts, combos.counts)
+        chosen = rank < sel.take[combos.inverse]
+        order = by_combo[chosen[by_combo]]  # selected records, combination after combination
+        n_sel = len(order)
+        group = np.full(table.n_rows, -1, dtype=np.int64)
+        n_groups = 0
+        if n_sel:
+            k = max(n_sel // (l ** len(sens)), 1)
+            while True:
+                gid = deal(n_sel, k)
+                ok = groups_ok(gid, [c[order] for c in sa_codes], sa_cards, k, guarantee)
+                if ok.all() or k == 1:
+                    break
+                k = max(int(k * 0.8), 1) if k > 5 else k - 1
+            if not ok.all():
+                raise InfeasibleError("Internal error: the multi-SA selection violates its own constraints.")
+            group[order] = gid
+            n_groups = k
+        n_suppressed = table.n_rows - n_sel
+        total_groups = n_groups + (1 if n_suppressed else 0)
+        perm = rng.permutation(total_groups).astype(np.int64)
+        suppressed_id = int(perm[n_groups]) if n_suppressed else None
+        group = np.where(group >= 0, group, n_groups)
+        group = perm[group]
+        qit_g = group_rows([table.codes(a) for a in qi] + [group], [table.cardinality(a) for a in qi] + [total_groups])
+        qit = CountTable((*qi, "group_id"), qit_g.keys, (*(table.column(a).values for a in qi), None), qit_g.counts)
+        sel_rows = np.flatnonzero(chosen)
+        g_sel = group[sel_rows]
+        st_g = group_rows([g_sel] + [c[sel_rows] for c in sa_codes], [total_groups, *sa_cards])
+        st = CountTable(("group_id", *sens), st_g.keys, (None, *(table.column(a).values for a in sens)), st_g.counts)
+        sizes = np.bincount(st_g.keys[0].astype(np.int64), weights=st_g.counts, minlength=total_groups)
+        if suppressed_id is not None:
+            sizes = np.delete(sizes, suppressed_id)
+        size_values, size_counts = np.unique(sizes.astype(np.int64), return_counts=True)
+        stats = {
+            "rows_qit": qit.n_rows,
+            "rows_st": st.n_rows,
+            "groups": n_groups,
+            "group_sizes": {int(k): int(v) for k, v in zip(size_values, size_counts, strict=True)},
+            "achieved": _achieved(g_sel, [c[sel_rows] for c in sa_codes], sa_cards, total_groups, guarantee),
+            "suppressed_records": int(n_suppressed),
+            "selected_records": int(n_sel),
+            "bip": {
+                "variables": sel.variables,
+                "constraints": sel.constraints,
+                "optimal": sel.optimal,
+                "seconds": round(sel.seconds, 4),
+            },
+        }
+        return AnonymizedTable(
+            table.names, "anatomy", rules[0], {"qit": qit, "st": st}, stats,
+            also_enforces=tuple(rules[1:]), suppressed_group=suppressed_id,
+            domains={a: tuple(str(v) for v in table.column(a).values) for a in sens},
+        )  # fmt: skip
+
+
+def _achieved(
+    group: IntArray, sa: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], n_groups: int, g: Guarantee
+) -> float | None:
+    """The weakest line's achieved guarantee over every SA (None: no group)."""
+    if not len(group):
+        return None
+    return min(g.achieved(*_cells(group, sa, cards, n_groups, i)[1:]) for i in range(len(sa)))
