@@ -102,7 +102,7 @@ class KLScorer:
 
     def score(self, schema: Schema) -> float:
         factors = [self.factor(t) for t in schema.tables]
-        model = ReleaseModel(factors, self.domains, self.table.n_rows)
+        model = ReleaseModel(factors, self.domains, self.table.n_rows, consistent=True)
         if model.tree is None:
             return kl_divergence(model, self.table).value
         q = np.ones(len(self.p))

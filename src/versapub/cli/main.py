@@ -33,6 +33,8 @@ from versapub.data import EncodedTable, Hierarchy
 from versapub.datasets import adult_config
 from versapub.decompositions import uad_schema
 from versapub.errors import ConfigError, VersapubError
+from versapub.experiments import DATASETS, Settings, findings, read_runs, run_experiment, write_page
+from versapub.experiments.figures import draw_all
 from versapub.io.config import HierarchySpec, PublishConfig, load_config
 from versapub.io.read import file_sha256, read_table
 from versapub.io.release_reader import load_release, read_manifest
@@ -629,6 +631,62 @@ def report(release_dir: Path, original: Path | None, output: Path) -> None:
         utility = utility_summary(model, table) if table is not None else None
         output.write_text(html_report(release_dir, rep, utility, title=release_dir.name), encoding="utf-8")
     out.print(f"Wrote {output} ({'all checks passed' if rep.ok else 'CHECKS FAILED'}).")
+
+
+@cli.group()
+def experiment() -> None:
+    """Re-run the versatile-publishing paper's experiments (§6, Figures 1–10)."""
+
+
+@experiment.command("versatile")
+@click.option("--dataset", type=click.Choice(DATASETS), required=True, help="adult (Figures 1–3) or a Texas stand-in "
+              "(Figures 4–10): texas-like (synthetic, Table 5b) or sparcs (real New York discharges).")  # fmt: skip
+@click.option("--runs", type=int, help="Random rule sets per point (default 50 for adult, 5 otherwise).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments"),
+              show_default=True, help="Results go to OUT/DATASET/ (runs.csv, figures); reruns resume.")  # fmt: skip
+@click.option("--quick", is_flag=True, help="A few points and runs (a smoke run in minutes).")
+@click.option("--gd-runs", type=int, default=1, show_default=True,
+              help="Texas stand-ins: run GD too on the first N runs of the c sweep.")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of sampling, rules and workloads.")
+@click.option("--queries", "n_queries", type=int, default=1000, show_default=True, help="Queries per workload.")
+@click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records (adult: 10,000).")
+def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: bool, gd_runs: int, seed: int,
+                         n_queries: int, sample_n: int | None) -> None:  # fmt: skip
+    """Run (or resume) one dataset's experiments; draw its figures; print PASS/DIFFERS per finding."""
+    with _errors():
+        default_runs = (2 if quick else 50) if dataset == "adult" else (1 if quick else 5)
+        settings = Settings(dataset, runs or default_runs, seed=seed, n_queries=n_queries, quick=quick,
+                            gd_runs=gd_runs if not quick else 0, sample=sample_n)  # fmt: skip
+        target = out_dir / dataset
+        start = time.perf_counter()
+        with _progress() as bar:
+            task = bar.add_task("starting", total=None)
+
+            def hook(desc: str, done: int, total: int) -> None:
+                bar.update(task, description=desc, completed=done, total=total)
+
+            path = run_experiment(settings, target, hook)
+        rows = read_runs(path)
+        figs = draw_all(rows, dataset, target)
+        found = findings(dataset, rows)
+    out.print(f"{dataset}: {len(rows)} result rows in {path} ({time.perf_counter() - start:.1f} s this run); "
+              f"{len(figs)} figure(s) in {target}")  # fmt: skip
+    for f in found:
+        out.print(escape(f.line()), soft_wrap=True)
+
+
+@experiment.command("page")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments"),
+              show_default=True, help="The experiments' directory (as given to `experiment versatile`).")  # fmt: skip
+@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results.md"),
+              show_default=True, help="The Markdown page to write (figures go to results/ beside it).")  # fmt: skip
+def experiment_page(out_dir: Path, page: Path) -> None:
+    """Write the results page: every figure, the paper's findings next to ours."""
+    with _errors():
+        found = write_page(out_dir, page)
+    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
+              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS, {sum(f.verdict == 'NO DATA' for f in found)} "
+              "without data.")  # fmt: skip
 
 
 def main() -> None:

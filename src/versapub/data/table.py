@@ -177,6 +177,21 @@ class EncodedTable:
         """The table restricted to ``names`` (in that order); codes are shared, not copied."""
         return EncodedTable(tuple(self.column(n) for n in names), n_dropped=self.n_dropped, source=self.source)
 
+    def sample(self, n: int, rng: np.random.Generator) -> EncodedTable:
+        """``n`` records drawn without replacement (kept in input order); each dictionary
+        keeps only the values that occur in the sample."""
+        if not 1 <= n <= self.n_rows:
+            raise InputError(f"{self.source}: cannot sample {n} of {self.n_rows} records.")
+        rows = np.sort(rng.choice(self.n_rows, size=n, replace=False))
+        cols = []
+        for c in self.columns:
+            codes = c.codes[rows]
+            present = np.flatnonzero(np.bincount(codes, minlength=c.cardinality))
+            rank = np.zeros(c.cardinality, dtype=np.int32)
+            rank[present] = np.arange(len(present), dtype=np.int32)
+            cols.append(Column(c.name, rank[codes], c.values[present]))
+        return EncodedTable(tuple(cols), source=f"{self.source} (sample of {n})")
+
     def replace(self, column: Column) -> EncodedTable:
         """A table with ``column`` in place of the column of the same name."""
         i = self._index[column.name]

@@ -1,5 +1,5 @@
-"""Embedded data: the paper's running example, Adult (Table 5a domains) and the
-synthetic ``texas_like`` generator.  Provenance: ``data/PROVENANCE.md``."""
+"""Embedded data: the paper's running example, Adult (Table 5a domains), New York SPARCS
+discharges and the synthetic ``texas_like`` generator.  Provenance: ``data/PROVENANCE.md``."""
 
 from __future__ import annotations
 
@@ -39,6 +39,13 @@ def adult() -> EncodedTable:
     return adult_config().read()
 
 
+def sparcs() -> EncodedTable:
+    """New York SPARCS 2020 inpatient discharges (339,006 records, 12 attributes): adults,
+    elective admissions, discharged alive — real hospital data standing in for the Texas
+    file of the paper's §6.3.  Provenance: ``data/PROVENANCE.md``."""
+    return read_table(data_path("sparcs", "sparcs2020_survivorset.csv.gz"))
+
+
 __all__ = [
     "RUNNING_EXAMPLE_RULES",
     "TEXAS_LIKE_DOMAINS",
@@ -47,6 +54,7 @@ __all__ = [
     "adult_config",
     "data_path",
     "running_example",
+    "sparcs",
     "texas_like",
     "write_texas_like",
 ]

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import ReleaseError
-from versapub.model.factors import Factor, Masks
+from versapub.model.factors import AnatomyFactor, Factor, Masks
 from versapub.model.sparse import Codes, Floats, SparseFn
 
 IPF_TOL = 1e-12
@@ -85,7 +85,13 @@ class ReleaseModel:
         domains: Mapping[str, npt.NDArray[np.object_]],
         n: int,
         names: Sequence[str] | None = None,
+        *,
+        consistent: bool = False,
     ) -> None:
+        """``consistent=True`` promises that every factor was computed from one and the same
+        table (as in GD's scoring): then tables agree on every separator whose marginal
+        they publish exactly, Z = 1 unless an Anatomy table has a separator mixing its
+        QI and sensitive attributes, and the normalizing pass is skipped."""
         self.factors = list(factors)
         self.names = list(names) if names is not None else [f"T{i + 1}" for i in range(len(factors))]
         self.domains = {a: np.asarray(v, dtype=object) for a, v in domains.items()}
@@ -101,11 +107,25 @@ class ReleaseModel:
         # produces (tables that disagree on a separator); all results are divided by Z.
         self.z = 1.0
         self._skip_empty = False
-        self.z = self.probability_masks({}) if self._dense is None else 1.0
+        if self._dense is not None or (consistent and not self._mixed_separator()):
+            self.z = 1.0
+        else:
+            self.z = self.probability_masks({})
         if not self.z > 0:
             raise ReleaseError("The published tables are inconsistent: the model has no mass.")
         # A subtree without evidence sends the all-ones message exactly when Z = 1.
         self._skip_empty = abs(self.z - 1.0) < 1e-12
+
+    def _mixed_separator(self) -> bool:
+        """Does some tree edge have an Anatomy table whose separator mixes QI and S?"""
+        assert self.tree is not None
+        for c, p in self.tree.parent.items():
+            sep = set(self.tree.sep[c])
+            for f in (self.factors[c], self.factors[p]):
+                # Several sensitive attributes: a suppressed group changes their marginal.
+                if isinstance(f, AnatomyFactor) and sep & set(f.s) and (not sep <= set(f.s) or len(f.s) > 1):
+                    return True
+        return False
 
     @property
     def path(self) -> str:

@@ -1,0 +1,119 @@
+"""The §6 experiment runner: plan, resumption, figures, findings and the results page."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from versapub.cli.main import cli
+from versapub.errors import ConfigError
+from versapub.experiments import Settings, findings, plan, read_runs, run_experiment
+from versapub.experiments.versatile import FIELDS, series
+
+
+def test_plan_covers_every_figure_setting() -> None:
+    adult = plan(Settings("adult", runs=50), 7)
+    assert len(adult) == 4 * 9 * 50  # 4 methods x c = 1..9 x 50 runs (Figures 1-3)
+    assert {t.method for t in adult} == {"multi-sa", "single-attribute", "gd", "uad"}
+    assert {(t.l, t.lhs) for t in adult} == {(2, 3)}
+    texas = plan(Settings("texas-like", runs=3, gd_runs=1), 18)
+    by = {s: [t for t in texas if t.sweep == s] for s in ("c", "workload", "lhs", "l")}
+    assert {t.x for t in by["c"]} == set(range(1, 10)) and len(by["c"]) == 9 * (3 * 2 + 1)
+    qd = {w[1] for t in by["workload"] for w in t.workloads if w[0] == "qd"}
+    ps = {w[1] for t in by["workload"] for w in t.workloads if w[0] == "p"}
+    assert qd == set(range(2, 11)) and ps == {0.3, 0.4, 0.5, 0.6, 0.7}
+    assert {t.x for t in by["lhs"]} == set(range(1, 10)) and {t.x for t in by["l"]} == {5, 10, 15, 20}
+    assert all(t.c == 5 for s in ("workload", "lhs", "l") for t in by[s])
+    sparcs = plan(Settings("sparcs", runs=1), 12)
+    assert max(t.lhs for t in sparcs) == 9  # capped at the attribute count - 1 only when needed
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ConfigError, match="Unknown dataset"):
+        Settings("texas", runs=1)
+    with pytest.raises(ConfigError, match="runs"):
+        Settings("adult", runs=0)
+
+
+def _row(sweep: str, x: float, method: str, run: int, **metrics: float) -> dict[str, str]:
+    row = {k: "" for k in FIELDS}
+    row.update(sweep=sweep, x=f"{x:g}", method=method, run=str(run), n_tables="1", groups="0", suppressed="0",
+               n_sensitive="1", **{k: str(v) for k, v in metrics.items()})  # fmt: skip
+    return row
+
+
+def test_series_and_findings_by_hand() -> None:
+    rows = []
+    for run, bump in ((0, 0.0), (1, 0.2)):
+        for c in (1, 2, 3):
+            rows.append(_row("c", c, "uad", run, kl=0.1 * c + bump, rel_error=0.1, seconds=0.01))
+            rows.append(_row("c", c, "gd", run, kl=0.1 * c + bump, rel_error=0.1, seconds=0.1))
+            rows.append(_row("c", c, "multi-sa", run, kl=0.1 if c == 1 else 0.5 * c, rel_error=0.5, seconds=1.0))
+            rows.append(_row("c", c, "single-attribute", run, kl=1.0, rel_error=0.9, seconds=0.001))
+    s = series(rows, "c", "kl")["uad"]
+    assert [(p.x, round(p.mean, 9), round(p.lo, 9), round(p.hi, 9), p.n) for p in s] == [
+        (1.0, 0.2, 0.1, 0.3, 2), (2.0, 0.3, 0.2, 0.4, 2), (3.0, 0.4, 0.3, 0.5, 2)]  # fmt: skip
+    got = {f.key: f.verdict for f in findings("adult", rows)}
+    # c = 1: uad/gd mean 0.2 but multi-SA 0.1 -> not equivalent
+    assert got["c1"] == "DIFFERS"
+    assert got["gd_uad_kl"] == "PASS" and got["better_kl"] == "PASS" and got["better_rel_error"] == "PASS"
+    assert got["msa_degrades"] == "PASS"
+    assert got["msa_slow"] == "PASS"  # 100x UAD, 10x GD
+    assert got["uad_faster"] == "PASS"
+    rows.append(_row("c", 3, "uad", 2, kl=5.0, rel_error=0.1, seconds=0.01))  # UAD now worse than multi-SA at c = 3
+    f = {f.key: f for f in findings("adult", rows)}
+    assert f["better_kl"].verdict == "DIFFERS" and "c=3" in f["better_kl"].ours
+    assert "tables" in f["better_kl"].evidence
+
+
+def test_texas_findings_flatness() -> None:
+    rows = [_row("lhs", x, "uad", 0, kl=1.0 + (0.5 if x < 3 else 0.01 * x), rel_error=0.2) for x in range(1, 10)]
+    rows += [_row("l", x, "uad", 0, rel_error=0.2 + 0.1 * (x == 20)) for x in (5, 10, 15, 20)]
+    got = {f.key: f.verdict for f in findings("texas-like", rows)}
+    assert got["lhs_kl"] == "PASS"  # lhs < 3 is excluded from the claim
+    assert got["l_rel_error"] == "DIFFERS"  # 0.1 over a mean of 0.225
+    assert got["uad_single_kl"] == "NO DATA"
+
+
+def test_quick_adult_experiment_resumes_and_writes_the_page(tmp_path: Path) -> None:
+    """The smoke run of the suite: a quick Adult sweep (1 run, 200 queries)."""
+    out = tmp_path / "exp"
+    args = ["experiment", "versatile", "--dataset", "adult", "--quick", "--runs", "1", "--queries", "200",
+            "--out", str(out)]  # fmt: skip
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    rows = read_runs(out / "adult" / "runs.csv")
+    assert len(rows) == 4 * 4  # 4 methods x c in (1, 2, 5, 9)
+    assert not [r for r in rows if r["error"]]
+    assert "PASS" in res.output or "DIFFERS" in res.output
+    assert (out / "adult" / "fig01_adult.png").stat().st_size > 5000
+    # c = 1: one rule, so multi-SA, GD and UAD publish the same Anatomy table
+    c1 = {r["method"]: float(r["kl"]) for r in rows if r["x"] == "1"}
+    assert c1["uad"] == pytest.approx(c1["gd"]) == pytest.approx(c1["multi-sa"])
+    # resuming recomputes nothing
+    before = (out / "adult" / "runs.csv").read_text()
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and (out / "adult" / "runs.csv").read_text() == before
+    # other settings in the same directory are refused
+    res = CliRunner().invoke(cli, [*args[:-2], "--seed", "7", "--out", str(out)])
+    assert res.exit_code == 2 and "different settings" in res.output
+    page = tmp_path / "docs" / "results.md"
+    res = CliRunner().invoke(cli, ["experiment", "page", "--out", str(out), "--page", str(page)])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert "Figure 1" in text and "results/fig01_adult.png" in text and (page.parent / "results").is_dir()
+
+
+def test_texas_like_sample_runs_every_sweep(tmp_path: Path) -> None:
+    settings = Settings("texas-like", runs=1, quick=True, gd_runs=1, sample=1500, n_queries=100)
+    path = run_experiment(settings, tmp_path / "t")
+    rows = read_runs(path)
+    assert {r["sweep"] for r in rows} == {"c", "qd", "p", "lhs", "l"}
+    assert {r["method"] for r in rows if r["sweep"] == "c"} == {"uad", "single-attribute", "gd"}
+    ok = [r for r in rows if not r["error"]]
+    assert ok and all(float(r["kl"]) >= 0 for r in ok)
+    with path.open(newline="") as f:
+        assert next(csv.reader(f)) == list(FIELDS)
