@@ -71,56 +71,54 @@ def _needs(data: dict[str, dict[float, Point]], *methods: str) -> bool:
     return all(m in data and data[m] for m in methods)
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A finding of the paper: its key, the figures it is read from, and its wording."""
+
+    key: str
+    figures: str
+    paper: str
+
+    def verdict(self, verdict: str, ours: str, evidence: str = "") -> Finding:
+        return Finding(self.key, self.figures, self.paper, verdict, ours, evidence)
+
+
 def _better(
-    rows: Rows,
-    sweep: str,
-    metric: str,
-    winners: Sequence[str],
-    losers: Sequence[str],
-    xs_filter: Callable[[float], bool],
-    key: str,
-    figures: str,
-    paper: str,
-) -> Finding:
+    rows: Rows, sweep: str, metric: str, winners: Sequence[str], losers: Sequence[str],
+    xs_filter: Callable[[float], bool], claim: Claim,
+) -> Finding:  # fmt: skip
     data = _means(rows, sweep, metric)
     if not _needs(data, *winners, *losers):
-        return Finding(key, figures, paper, "NO DATA", "methods missing from the runs")
+        return claim.verdict("NO DATA", "methods missing from the runs")
     xs = sorted(x for x in data[winners[0]] if xs_filter(x) and all(x in data[m] for m in (*winners, *losers)))
     if not xs:
-        return Finding(key, figures, paper, "NO DATA", "no common points")
+        return claim.verdict("NO DATA", "no common points")
     bad = [(w, lo, x) for x in xs for w in winners for lo in losers if not data[w][x].mean < data[lo][x].mean]
     summary = ", ".join(f"{sweep}={x:g}: " + " / ".join(f"{m} {_fmt(data[m][x].mean)}" for m in (*winners, *losers))
                         for x in xs)  # fmt: skip
     if not bad:
-        return Finding(key, figures, paper, "PASS", summary)
+        return claim.verdict("PASS", summary)
     where = sorted({x for _, _, x in bad})
     detail = "; ".join(f"{w} not below {lo} at {sweep}={x:g}" for w, lo, x in bad[:6])
     ev = _evidence(rows, sweep, (*winners, *sorted({lo for _, lo, _ in bad})), where)
-    return Finding(key, figures, paper, "DIFFERS", f"{detail}. All means: {summary}", ev)
+    return claim.verdict("DIFFERS", f"{detail}. All means: {summary}", ev)
 
 
 def _flat(
-    rows: Rows,
-    sweep: str,
-    metric: str,
-    method: str,
-    xs_filter: Callable[[float], bool],
-    key: str,
-    figures: str,
-    paper: str,
+    rows: Rows, sweep: str, metric: str, method: str, xs_filter: Callable[[float], bool], claim: Claim
 ) -> Finding:
     data = _means(rows, sweep, metric)
     if not _needs(data, method):
-        return Finding(key, figures, paper, "NO DATA", f"{method} missing from the runs")
+        return claim.verdict("NO DATA", f"{method} missing from the runs")
     pts = [data[method][x] for x in sorted(data[method]) if xs_filter(x)]
     vals = [p.mean for p in pts]
     if len(vals) < 2 or not all(math.isfinite(v) for v in vals):
-        return Finding(key, figures, paper, "NO DATA", "fewer than two finite points")
+        return claim.verdict("NO DATA", "fewer than two finite points")
     spread = (max(vals) - min(vals)) / float(np.mean(vals))
     ours = (f"{method} {metric} over {sweep} = " + ", ".join(f"{p.x:g}: {_fmt(p.mean)}" for p in pts)
             + f"; range {spread:.1%} of the mean")  # fmt: skip
     ev = "" if spread <= 0.10 else _evidence(rows, sweep, (method,), [p.x for p in pts])
-    return Finding(key, figures, paper, "PASS" if spread <= 0.10 else "DIFFERS", ours, ev)
+    return claim.verdict("PASS" if spread <= 0.10 else "DIFFERS", ours, ev)
 
 
 def adult_findings(rows: Rows) -> list[Finding]:
@@ -153,9 +151,21 @@ def adult_findings(rows: Rows) -> list[Finding]:
                                "" if ok else _evidence(rows, "c", ("gd", "uad"), xs)))  # fmt: skip
         else:
             out.append(Finding(f"gd_uad_{metric}", fig, paper, "NO DATA", "GD or UAD missing"))
-        out.append(_better(rows, "c", metric, ("gd", "uad"), ("multi-sa", "single-attribute"), lambda x: x > 1,
-                           f"better_{metric}", fig,
-                           f"GD and UAD outperform multi-SA and single-attribute on {metric} for c > 1"))  # fmt: skip
+        out.append(
+            _better(
+                rows,
+                "c",
+                metric,
+                ("gd", "uad"),
+                ("multi-sa", "single-attribute"),
+                lambda x: x > 1,
+                Claim(
+                    f"better_{metric}",
+                    fig,
+                    f"GD and UAD outperform multi-SA and single-attribute on {metric} for c > 1",
+                ),
+            )
+        )
     msa = _means(rows, "c", "kl").get("multi-sa", {})
     paper = "multi-SA's utility deteriorates as c grows"
     if len(msa) >= 3 and 2.0 in msa:
@@ -181,25 +191,73 @@ def adult_findings(rows: Rows) -> list[Finding]:
                            "" if ok else _evidence(rows, "c", ("multi-sa", "gd", "uad"), xs)))  # fmt: skip
     else:
         out.append(Finding("msa_slow", "Fig. 3", paper, "NO DATA", "methods missing"))
-    out.append(_better(rows, "c", "seconds", ("uad",), ("gd",), lambda x: x > 1, "uad_faster", "Fig. 3",
-                       "UAD is faster than GD"))  # fmt: skip
+    out.append(
+        _better(
+            rows,
+            "c",
+            "seconds",
+            ("uad",),
+            ("gd",),
+            lambda x: x > 1,
+            Claim("uad_faster", "Fig. 3", "UAD is faster than GD"),
+        )
+    )
     return out
 
 
 def texas_findings(rows: Rows) -> list[Finding]:
     out = []
     for metric, fig in (("kl", "Fig. 5"), ("rel_error", "Fig. 6")):
-        out.append(_better(rows, "c", metric, ("uad",), ("single-attribute",), lambda x: True, f"uad_single_{metric}",
-                           fig, f"UAD outperforms single-attribute publishing on {metric} for every c"))  # fmt: skip
+        out.append(
+            _better(
+                rows,
+                "c",
+                metric,
+                ("uad",),
+                ("single-attribute",),
+                lambda x: True,
+                Claim(
+                    f"uad_single_{metric}", fig, f"UAD outperforms single-attribute publishing on {metric} for every c"
+                ),
+            )
+        )
     for sweep, fig in (("qd", "Fig. 7"), ("p", "Fig. 8")):
-        out.append(_better(rows, sweep, "rel_error", ("uad",), ("single-attribute",), lambda x: True,
-                           f"uad_single_{sweep}", fig,
-                           f"UAD has a smaller relative error than single-attribute for every {sweep}"))  # fmt: skip
+        out.append(
+            _better(
+                rows,
+                sweep,
+                "rel_error",
+                ("uad",),
+                ("single-attribute",),
+                lambda x: True,
+                Claim(
+                    f"uad_single_{sweep}",
+                    fig,
+                    f"UAD has a smaller relative error than single-attribute for every {sweep}",
+                ),
+            )
+        )
     for metric in ("kl", "rel_error"):
-        out.append(_flat(rows, "lhs", metric, "uad", lambda x: x >= 3, f"lhs_{metric}", "Fig. 9",
-                         f"lhs >= 3 has barely any influence on UAD's {metric}"))  # fmt: skip
-    out.append(_flat(rows, "l", "rel_error", "uad", lambda x: True, "l_rel_error", "Fig. 10",
-                     "l from 5 to 20 does not significantly affect UAD's relative error"))  # fmt: skip
+        out.append(
+            _flat(
+                rows,
+                "lhs",
+                metric,
+                "uad",
+                lambda x: x >= 3,
+                Claim(f"lhs_{metric}", "Fig. 9", f"lhs >= 3 has barely any influence on UAD's {metric}"),
+            )
+        )
+    out.append(
+        _flat(
+            rows,
+            "l",
+            "rel_error",
+            "uad",
+            lambda x: True,
+            Claim("l_rel_error", "Fig. 10", "l from 5 to 20 does not significantly affect UAD's relative error"),
+        )
+    )
     d = _means(rows, "c", "kl")
     if _needs(d, "gd", "uad"):
         xs = [x for x in d["gd"] if x in d["uad"]]
