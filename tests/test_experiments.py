@@ -29,6 +29,13 @@ def test_plan_covers_every_figure_setting() -> None:
     assert all(t.c == 5 for s in ("workload", "lhs", "l") for t in by[s])
     sparcs = plan(Settings("sparcs", runs=1), 12)
     assert max(t.lhs for t in sparcs) == 9  # capped at the attribute count - 1 only when needed
+    # SPARCS: no attribute is protectable at l >= 8, so l = 3 and the l sweep is 2..7
+    assert {t.l for t in sparcs if t.sweep != "l"} == {3}
+    assert {t.x for t in sparcs if t.sweep == "l"} == {2, 3, 4, 5, 6, 7}
+    assert (
+        len(plan(Settings("texas-like", runs=1), 5))
+        and max(t.lhs for t in plan(Settings("texas-like", runs=1), 5)) == 4
+    )
 
 
 def test_settings_are_validated() -> None:
@@ -117,3 +124,12 @@ def test_texas_like_sample_runs_every_sweep(tmp_path: Path) -> None:
     assert ok and all(float(r["kl"]) >= 0 for r in ok)
     with path.open(newline="") as f:
         assert next(csv.reader(f)) == list(FIELDS)
+
+
+def test_unsatisfiable_settings_are_recorded_not_raised() -> None:
+    from versapub.datasets import running_example
+    from versapub.experiments.versatile import Task, execute
+
+    task = Task("l", 50, 0, "uad", 2, 2, 50, (("l", 50, 2, 0.4),))
+    (row,) = execute(running_example(), task, Settings("texas-like", runs=1), {})
+    assert row["error"] and "right-hand side" in row["error"] and row["sweep"] == "l" and row["x"] == "50"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import versapub
-from versapub.anonymizers.multi_sa import select
+from versapub.anonymizers.multi_sa import select, select_per_tuple
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
@@ -55,6 +55,8 @@ def test_bip_finds_the_largest_feasible_selection(seed: int, ell: int, m: int) -
     sel = select(g.keys, cards, g.counts, ell, time_limit_s=10, seed=seed)
     assert sel.optimal
     assert int(sel.take.sum()) == best
+    literal = select_per_tuple(cols, cards, ell, time_limit_s=10, seed=seed)  # the paper's binary program
+    assert literal.optimal and int(literal.take.sum()) == best and literal.variables == n
     assert (sel.take <= g.counts).all()
     assert _feasible({w: int(t) for w, t in zip(combos, sel.take, strict=True) if t}, ell)
 

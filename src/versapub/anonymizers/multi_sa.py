@@ -133,6 +133,39 @@ def _cells(
     return lines.keys[0], cells.keys[0].astype(np.int64), cells.counts, len(lines.counts)
 
 
+def select_per_tuple(
+    sa: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], l: int, *, time_limit_s: float, seed: int
+) -> Selection:
+    """The paper's literal BIP (one binary variable per tuple), for comparison with
+    :func:`select`; same optimum, many more variables.  ``take`` counts selected tuples
+    per distinct SA combination (in :func:`group_rows` order)."""
+    start = time.perf_counter()
+    combos = group_rows(sa, cards, with_inverse=True)
+    assert combos.inverse is not None
+    model = cp_model.CpModel()
+    t = [model.new_bool_var(f"t{i}") for i in range(len(combos.inverse))]
+    members = [np.flatnonzero(combos.inverse == k) for k in range(len(combos.counts))]
+    n_constraints = 0
+    for i in range(len(sa)):
+        line = _line_ids(combos.keys, cards, i)
+        for ln in np.unique(line):
+            cells = np.flatnonzero(line == ln)
+            total = sum(t[int(j)] for k in cells for j in members[k])
+            for k in cells:
+                model.add(l * sum(t[int(j)] for j in members[k]) <= total)
+                n_constraints += 1
+    model.maximize(sum(t))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(seed) % (1 << 31)
+    status = solver.Solve(model)
+    ok = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    chosen = np.asarray([solver.Value(v) if ok else 0 for v in t], dtype=np.int64)
+    take = np.bincount(combos.inverse, weights=chosen, minlength=len(combos.counts)).astype(np.int64)
+    return Selection(take, status == cp_model.OPTIMAL, time.perf_counter() - start, len(t), n_constraints)
+
+
 def groups_ok(
     group: IntArray, sa: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], n_groups: int, g: Guarantee
 ) -> npt.NDArray[np.bool_]:

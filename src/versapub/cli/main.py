@@ -680,10 +680,12 @@ def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: b
               show_default=True, help="The experiments' directory (as given to `experiment versatile`).")  # fmt: skip
 @click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results.md"),
               show_default=True, help="The Markdown page to write (figures go to results/ beside it).")  # fmt: skip
-def experiment_page(out_dir: Path, page: Path) -> None:
+@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Markdown to include after the introduction (e.g. the discussion of the differences).")  # fmt: skip
+def experiment_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the results page: every figure, the paper's findings next to ours."""
     with _errors():
-        found = write_page(out_dir, page)
+        found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
     out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
               f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS, {sum(f.verdict == 'NO DATA' for f in found)} "
               "without data.")  # fmt: skip

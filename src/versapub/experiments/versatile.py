@@ -11,10 +11,10 @@ experiment resumes where it stopped (``run_experiment`` skips completed rows).
   KL, relative error (qd = 3, p = 0.4) and run time (Figures 1–3).
 * ``texas-like`` (synthetic, 177,148 × 18, Table 5b) and ``sparcs`` (real New York
   discharges, 339,006 × 12), stand-ins for the Texas file: UAD and single-attribute
-  (GD for the first ``gd_runs`` runs of the c sweep), l = 10, lhs = 3:
-  c = 1..9 with qd = 4, p = 0.4 (Figures 4–6); at c = 5 one release per run evaluated on
-  qd = 2..10 (p = 0.4) and p = 0.3..0.7 (qd = 4) (Figures 7–8); lhs = 1..9 (Figure 9);
-  l = 5..20 (Figure 10).
+  (GD for the first ``gd_runs`` runs of the c sweep), l = 10 (SPARCS: 3, see ``TEXAS_L``),
+  lhs = 3: c = 1..9 with qd = 4, p = 0.4 (Figures 4–6); at c = 5 one release per run
+  evaluated on qd = 2..10 (p = 0.4) and p = 0.3..0.7 (qd = 4) (Figures 7–8); lhs = 1..9
+  (Figure 9); l = 5..20 (SPARCS: 2..7) (Figure 10).
 
 Random rules (``privacy.random_rules``): irreducible sets of ``c`` rules with ``lhs`` LHS
 attributes each, RHS restricted to attributes that single-attribute publishing can
@@ -48,6 +48,11 @@ DATASETS = ("adult", "texas-like", "sparcs")
 ADULT_METHODS = ("multi-sa", "single-attribute", "gd", "uad")
 TEXAS_METHODS = ("uad", "single-attribute")
 SWEEP_IDS = {"c": 1, "workload": 2, "lhs": 3, "l": 4}
+#: Texas stand-ins: (l of the c, qd, p and lhs sweeps; the l sweep).  The paper's l = 10 and
+#: 5..20 on texas-like; on SPARCS no attribute can be protected at l >= 8 even when
+#: published alone (its most frequent diagnosis covers 1/7 of the records; los, age and
+#: county allow l <= 3), so SPARCS uses l = 3 and l = 2..7 (docs/choices.md).
+TEXAS_L = {"texas-like": (10, (5, 10, 15, 20)), "sparcs": (3, (2, 3, 4, 5, 6, 7))}
 FIELDS = (
     "dataset", "sweep", "x", "method", "run", "c", "lhs", "l", "qd", "p", "kl", "rel_error",
     "rel_error_median", "seconds", "n_tables", "groups", "suppressed", "n_sensitive", "rules", "error",
@@ -125,25 +130,26 @@ def plan(settings: Settings, n_attributes: int) -> list[Task]:
                     tasks.append(Task("c", c, run, m, c, 3, 2, (("c", c, 3, 0.4),)))
         return tasks
     quick = settings.quick
+    base_l, l_values = TEXAS_L[settings.dataset]
     max_lhs = min(9, n_attributes - 1)
     cs = (1, 5, 9) if quick else tuple(range(1, 10))
     qds = tuple(q for q in ((2, 4, 6) if quick else range(2, 11)) if q <= n_attributes)
     ps = (0.3, 0.5, 0.7) if quick else (0.3, 0.4, 0.5, 0.6, 0.7)
     lhss = tuple(x for x in ((1, 3, 5) if quick else range(1, 10)) if x <= max_lhs)
-    ls = (5, 20) if quick else (5, 10, 15, 20)
+    ls = (l_values[0], l_values[-1]) if quick else l_values
     for c in cs:
         for run in r:
             methods = (*TEXAS_METHODS, "gd") if run < settings.gd_runs else TEXAS_METHODS
             for m in methods:
-                tasks.append(Task("c", c, run, m, c, 3, 10, (("c", c, 4, 0.4),)))
+                tasks.append(Task("c", c, run, m, c, 3, base_l, (("c", c, 4, 0.4),)))
     work = tuple(("qd", float(q), q, 0.4) for q in qds) + tuple(("p", p, 4, p) for p in ps)
     for run in r:
         for m in TEXAS_METHODS:
-            tasks.append(Task("workload", 0, run, m, 5, 3, 10, work))
+            tasks.append(Task("workload", 0, run, m, 5, 3, base_l, work))
     for lhs in lhss:
         for run in r:
             for m in TEXAS_METHODS:
-                tasks.append(Task("lhs", lhs, run, m, 5, lhs, 10, (("lhs", lhs, 4, 0.4),)))
+                tasks.append(Task("lhs", lhs, run, m, 5, lhs, base_l, (("lhs", lhs, 4, 0.4),)))
     for ell in ls:
         for run in r:
             for m in TEXAS_METHODS:
@@ -170,10 +176,11 @@ def execute(
 ) -> list[dict[str, Any]]:
     """Publish and evaluate one task; one row per workload.  A method that cannot publish
     (e.g. an infeasible rule set) gives rows with ``error`` set, never a crash."""
-    rules = _rules_for(table, task, settings.seed)
     base: dict[str, Any] = {"dataset": settings.dataset, "method": task.method, "run": task.run, "c": task.c,
-                            "lhs": task.lhs, "l": task.l, "rules": "; ".join(str(r) for r in rules)}  # fmt: skip
+                            "lhs": task.lhs, "l": task.l}  # fmt: skip
     try:
+        rules = _rules_for(table, task, settings.seed)
+        base["rules"] = "; ".join(str(r) for r in rules)
         t0 = time.perf_counter()
         rel = publish(table, rules, l=task.l, seed=task.run, decomposition=task.method)
         seconds = time.perf_counter() - t0
