@@ -99,10 +99,6 @@ def texas(seed: int) -> None:
         print(f"GD, {jobs} thread(s): {sec:.1f} s, {steps} add-back steps, KL {kl:.4f}", flush=True)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def bip(seed: int, cs: list[int], runs: int) -> None:
     """Multi-SA's selection program on the Adult sample: per SA combination vs per tuple."""
     from versapub.anonymizers.multi_sa import select, select_per_tuple
@@ -126,3 +122,7 @@ def bip(seed: int, cs: list[int], runs: int) -> None:
             vals = (c, len(sens), agg.variables, f"{agg.seconds:.3f}", lit.variables, f"{lit.seconds:.2f}",
                     int(agg.take.sum()), same)  # fmt: skip
             print(" ".join(f"{v!s:>10}" for v in vals), flush=True)
+
+
+if __name__ == "__main__":
+    main()

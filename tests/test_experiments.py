@@ -104,6 +104,16 @@ def test_quick_adult_experiment_resumes_and_writes_the_page(tmp_path: Path) -> N
     before = (out / "adult" / "runs.csv").read_text()
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0 and (out / "adult" / "runs.csv").read_text() == before
+    # a row cut short by an interruption is dropped and its task redone
+    text = (out / "adult" / "runs.csv").read_text()
+    (out / "adult" / "runs.csv").write_text(text[: text.rstrip().rfind(",")] + "\n")
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and len(read_runs(out / "adult" / "runs.csv")) == 16
+
+    def strip(rs: list[dict[str, str]]) -> list[str]:  # everything but the (timing) seconds
+        return sorted(str({k: v for k, v in r.items() if k != "seconds"}) for r in rs)
+
+    assert strip(read_runs(out / "adult" / "runs.csv")) == strip(rows)
     # other settings in the same directory are refused
     res = CliRunner().invoke(cli, [*args[:-2], "--seed", "7", "--out", str(out)])
     assert res.exit_code == 2 and "different settings" in res.output

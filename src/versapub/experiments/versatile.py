@@ -26,6 +26,7 @@ anonymize), without the evaluation.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import time
@@ -227,11 +228,17 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     table = load_dataset(settings)
     tasks = plan(settings, len(table.names))
     path = out / "runs.csv"
-    done = {(r["sweep"], r["x"], r["method"], int(r["run"])) for r in read_runs(path)}
+    rows = read_runs(path)
+    complete = [r for r in rows if None not in r and all(r.get(k) is not None for k in FIELDS)]
+    if len(complete) != len(rows):  # a row cut short by an interruption: drop it, redo its task
+        with path.open("w", encoding="utf-8", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(FIELDS))
+            w.writeheader()
+            w.writerows(complete)
+    done = {(r["sweep"], r["x"], r["method"], int(r["run"])) for r in complete}
     todo = [t for t in tasks if not all(k in done for k in t.keys)]
     new_file = not path.is_file()
-    workloads: dict[tuple[int, float, int], Workload] = {}
-    last_run = -1
+    workloads: dict[tuple[int, float, int], Workload] = {}  # (qd, p, run): shared by every point
     with path.open("a", encoding="utf-8", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(FIELDS))
         if new_file:
@@ -239,11 +246,11 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
         for i, task in enumerate(todo):
             hook(f"{settings.dataset}: {task.sweep} = {_fmt(task.x)}, run {task.run + 1}, {task.method}",
                  len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
-            if task.run != last_run:  # workloads are per run: keep only the current one's
-                workloads.clear()
-                last_run = task.run
-            for row in execute(table, task, settings, workloads):
-                w.writerow({k: _cell(row.get(k)) for k in FIELDS})
+            buf = io.StringIO()
+            csv.DictWriter(buf, fieldnames=list(FIELDS)).writerows(
+                {k: _cell(row.get(k)) for k in FIELDS} for row in execute(table, task, settings, workloads)
+            )
+            f.write(buf.getvalue())  # a task's rows in one write
             f.flush()
     hook(f"{settings.dataset}: done", len(tasks), len(tasks))
     return path
