@@ -130,7 +130,11 @@ def _square() -> EncodedTable:
 
 def test_suppression_by_hand(tmp_path: Path) -> None:
     table = _square()
-    rel = versapub.publish(table, ["q -> x", "q -> y"], l=2, seed=3, decomposition="multi-sa")
+    said: list[str] = []
+    rel = versapub.publish(table, ["q -> x", "q -> y"], l=2, seed=3, decomposition="multi-sa",
+                           progress=lambda d, i, n: said.append(d))  # fmt: skip
+    assert any("integer program over 4 sensitive-value combinations" in d for d in said)
+    assert any("4 of 6 records selected" in d for d in said)
     stats = rel.tables[0].table.stats
     assert stats["suppressed_records"] == 2 and stats["selected_records"] == 4 and stats["groups"] == 1
     out = tmp_path / "r"

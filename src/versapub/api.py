@@ -44,6 +44,15 @@ def _no_progress(description: str, completed: int, total: int) -> None:
     del description, completed, total
 
 
+def _step_hook(hook: ProgressHook, completed: int, total: int) -> Callable[[str], None]:
+    """A one-argument progress callback for work inside one step."""
+
+    def say(description: str) -> None:
+        hook(description, completed, total)
+
+    return say
+
+
 def table_rng(seed: int, sub: SubTable) -> np.random.Generator:
     """The generator for one sub-table: derived from the seed and the sub-table itself."""
     key = zlib.crc32(("\x1f".join(sub.attributes) + "\x1e" + (sub.sensitive or "")).encode("utf-8"))
@@ -57,6 +66,7 @@ def anonymize(
     g: Guarantee,
     seed: int,
     multi: MultiSAAnatomy | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, with the anonymizer when it
     enforces one, with multi-SA publishing (Appendix B) when it enforces several."""
@@ -64,7 +74,7 @@ def anonymize(
     if sub.enforces is None:
         return publish_plain(part)
     if sub.also_enforces:
-        return (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub))
+        return (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
     return anon.publish(part, sub.enforces, g, table_rng(seed, sub))
 
 
@@ -228,7 +238,8 @@ def publish(
     total = len(schema.tables)
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), multi)))
+        say = _step_hook(hook, i, total)
+        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), multi, say)))
     hook("anonymized", total, total)
     lap("anonymize")
 

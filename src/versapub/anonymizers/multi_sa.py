@@ -38,7 +38,7 @@ combination in constraints; above ``max_combinations`` distinct combinations it 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,9 +203,16 @@ class MultiSAAnatomy:
         return {"time_limit_s": self.time_limit_s, "max_combinations": self.max_combinations}
 
     def publish_rules(
-        self, table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee, rng: np.random.Generator
+        self,
+        table: EncodedTable,
+        rules: Sequence[Rule],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
     ) -> AnonymizedTable:
-        """Publish ``table`` (all attributes) so that every rule in ``rules`` holds."""
+        """Publish ``table`` (all attributes) so that every rule in ``rules`` holds;
+        ``progress`` receives a line before and after the integer program."""
+        say = progress or (lambda msg: None)
         sens = [r.rhs for r in rules]
         qi = [a for a in table.names if a not in sens]
         l = guarantee.group_width()
@@ -222,8 +229,13 @@ class MultiSAAnatomy:
                 "Raise multi_sa_max_combinations (the solve may take very long), generalize the "
                 "sensitive attributes, or use another decomposition."
             )
+        say(f"multi-SA: integer program over {k_combos:,} sensitive-value combinations of {sens} "
+            f"(time limit {self.time_limit_s:g} s)")  # fmt: skip
         sel = select(combos.keys, sa_cards, combos.counts, l, time_limit_s=self.time_limit_s,
                      seed=int(rng.integers(1 << 31)))  # fmt: skip
+        say(f"multi-SA: {int(sel.take.sum()):,} of {table.n_rows:,} records selected in {sel.seconds:.1f} s"
+            + ("" if sel.optimal else " (time limit reached: best solution found, not proven optimal)")
+            + "; bucketizing")  # fmt: skip
         # Which records of each combination are selected: a seeded random choice.
         shuffled = rng.permutation(table.n_rows)
         by_combo = shuffled[np.argsort(combos.inverse[shuffled], kind="stable")]
