@@ -64,7 +64,8 @@ def _evidence(rows: Rows, sweep: str, methods: Sequence[str], xs: Sequence[float
         parts.append(f"{m}: {avg('n_tables'):.1f} tables, {avg('groups'):.0f} groups, "
                      f"{avg('n_sensitive'):.1f} sensitive attributes in its widest table, "
                      f"{avg('suppressed'):.0f} suppressed records")  # fmt: skip
-    return f"Releases at {sweep} in {sorted(xs)} (means): " + "; ".join(parts) + "." if parts else ""
+    where = ", ".join(f"{x:g}" for x in sorted(xs))
+    return f"Releases at {sweep} = {where} (means): " + "; ".join(parts) + "." if parts else ""
 
 
 def _needs(data: dict[str, dict[float, Point]], *methods: str) -> bool:
