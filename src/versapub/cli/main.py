@@ -647,16 +647,18 @@ def experiment() -> None:
 @click.option("--quick", is_flag=True, help="A few points and runs (a smoke run in minutes).")
 @click.option("--gd-runs", type=int, default=1, show_default=True,
               help="Texas stand-ins: run GD too on the first N runs of the c sweep.")  # fmt: skip
+@click.option("--gd-max-c", type=int, default=9, show_default=True,
+              help="Texas stand-ins: run GD only up to this c (evaluating its releases is slow).")  # fmt: skip
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of sampling, rules and workloads.")
 @click.option("--queries", "n_queries", type=int, default=1000, show_default=True, help="Queries per workload.")
 @click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records (adult: 10,000).")
-def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: bool, gd_runs: int, seed: int,
-                         n_queries: int, sample_n: int | None) -> None:  # fmt: skip
+def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: bool, gd_runs: int, gd_max_c: int,
+                         seed: int, n_queries: int, sample_n: int | None) -> None:  # fmt: skip
     """Run (or resume) one dataset's experiments; draw its figures; print PASS/DIFFERS per finding."""
     with _errors():
         default_runs = (2 if quick else 50) if dataset == "adult" else (1 if quick else 5)
         settings = Settings(dataset, runs or default_runs, seed=seed, n_queries=n_queries, quick=quick,
-                            gd_runs=gd_runs if not quick else 0, sample=sample_n)  # fmt: skip
+                            gd_runs=gd_runs if not quick else 0, gd_max_c=gd_max_c, sample=sample_n)  # fmt: skip
         target = out_dir / dataset
         start = time.perf_counter()
         with _progress() as bar:

@@ -11,7 +11,7 @@ experiment resumes where it stopped (``run_experiment`` skips completed rows).
   KL, relative error (qd = 3, p = 0.4) and run time (Figures 1–3).
 * ``texas-like`` (synthetic, 177,148 × 18, Table 5b) and ``sparcs`` (real New York
   discharges, 339,006 × 12), stand-ins for the Texas file: UAD and single-attribute
-  (GD for the first ``gd_runs`` runs of the c sweep), l = 10 (SPARCS: 3, see ``TEXAS_L``),
+  (GD for the first ``gd_runs`` runs of the c sweep, up to ``gd_max_c``), l = 10 (SPARCS: 3, see ``TEXAS_L``),
   lhs = 3: c = 1..9 with qd = 4, p = 0.4 (Figures 4–6); at c = 5 one release per run
   evaluated on qd = 2..10 (p = 0.4) and p = 0.3..0.7 (qd = 4) (Figures 7–8); lhs = 1..9
   (Figure 9); l = 5..20 (SPARCS: 2..7) (Figure 10).
@@ -91,6 +91,7 @@ class Settings:
     n_queries: int = 1000
     quick: bool = False
     gd_runs: int = 1
+    gd_max_c: int = 9
     sample: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -140,7 +141,8 @@ def plan(settings: Settings, n_attributes: int) -> list[Task]:
     ls = (l_values[0], l_values[-1]) if quick else l_values
     for c in cs:
         for run in r:
-            methods = (*TEXAS_METHODS, "gd") if run < settings.gd_runs else TEXAS_METHODS
+            with_gd = run < settings.gd_runs and c <= settings.gd_max_c
+            methods = (*TEXAS_METHODS, "gd") if with_gd else TEXAS_METHODS
             for m in methods:
                 tasks.append(Task("c", c, run, m, c, 3, base_l, (("c", c, 4, 0.4),)))
     work = tuple(("qd", float(q), q, 0.4) for q in qds) + tuple(("p", p, 4, p) for p in ps)
@@ -217,7 +219,9 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     sfile = out / "settings.json"
     mine = asdict(settings)
     if sfile.is_file():
-        theirs = json.loads(sfile.read_text(encoding="utf-8"))
+        # Settings added since the file was written take their defaults.
+        defaults = asdict(Settings(settings.dataset, settings.runs))
+        theirs = {**defaults, **json.loads(sfile.read_text(encoding="utf-8"))}
         same = {k: v for k, v in theirs.items() if k != "runs"} == {k: v for k, v in mine.items() if k != "runs"}
         if not same:
             raise ConfigError(
