@@ -40,7 +40,8 @@ def dataset_section(name: str, directory: Path, figures_dir: Path, page_dir: Pat
     quick = ", quick mode" if settings.get("quick") else ""
     out = [f"## {name}", "", ABOUT[name], "",
            f"{len(rows)} result rows, up to {runs} runs per point (seed {settings['seed']}{quick}). "
-           f"Raw data: `{directory.name}/runs.csv`.", ""]  # fmt: skip
+           f"Raw data: [{os.path.relpath(directory / 'runs.csv', page_dir)}]"
+           f"({os.path.relpath(directory / 'runs.csv', page_dir)}).", ""]  # fmt: skip
     if errors:
         out += [f"{len(errors)} row(s) record a method that could not publish (kept in the CSV, left out of the "
                 f"means); first: {errors[0]['method']} — {errors[0]['error']}", ""]  # fmt: skip
