@@ -101,9 +101,10 @@ def _errors() -> Iterator[None]:
 def cli(debug: bool) -> None:
     """versapub: publish microdata under many privacy rules (Q -> S) at once.
 
-    The table is decomposed into sub-tables in Guardian Normal Form (UAD), each
-    sub-table is anonymized for at most one rule (Anatomy, frequency l-diversity), and
-    the release is verified from its own files before it is written.
+    The table is decomposed into sub-tables in Guardian Normal Form (UAD by default; GD
+    and the paper's single-attribute and multi-SA baselines on request), each sub-table
+    is anonymized (Anatomy, frequency l-diversity), and the release is verified from its
+    own files before it is written.  `experiment` re-runs the paper's §6.
     """
     _State.debug = debug
 

@@ -118,7 +118,8 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
                     declared = e.get("domains") or {}
                     doms = {a: frozenset(str(v) for v in declared.get(a, [])) | {r[1 + j] for r in st.rows}
                             for j, a in enumerate(sens)}  # fmt: skip
-                    hidden = tuple(r[:-1] for i, r in enumerate(qit.rows) if i not in set(keep))
+                    kept = set(keep)
+                    hidden = tuple(r[:-1] for i, r in enumerate(qit.rows) if i not in kept)
                     suppressed[name] = (tuple(qi), hidden, doms)
                     n -= withheld
                     qit = CountRows(qit.source, qit.columns, tuple(qit.rows[i] for i in keep),
