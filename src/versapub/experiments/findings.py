@@ -256,7 +256,9 @@ def texas_findings(rows: Rows) -> list[Finding]:
             "rel_error",
             "uad",
             lambda x: True,
-            Claim("l_rel_error", "Fig. 10", "l from 5 to 20 does not significantly affect UAD's relative error"),
+            Claim(
+                "l_rel_error", "Fig. 10", "l (5 to 20 in the paper) does not significantly affect UAD's relative error"
+            ),
         )
     )
     # GD runs only on some runs: compare it with UAD on the same rule sets.
