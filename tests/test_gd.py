@@ -130,3 +130,15 @@ def test_gd_max_candidates_is_validated_and_approximates() -> None:
     rel = versapub.publish(table, RULES, l=2, decomposition="gd", gd_max_candidates=2, seed=5)
     assert rel.gnf.ok
     assert all(step["candidates"] <= 2 for step in rel.decomposition_trace[1:])
+
+
+def test_gd_threads_do_not_change_the_result() -> None:
+    table = versapub.datasets.adult()
+    rules = versapub.datasets.adult_config().rules
+    one = versapub.publish(table, rules, l=2, seed=1, decomposition="gd", gd_jobs=1)
+    two = versapub.publish(table, rules, l=2, seed=1, decomposition="gd", gd_jobs=2)
+    assert one.schema == two.schema
+    assert [(t["added"], t["kl"]) for t in one.decomposition_trace] == [
+        (t["added"], t["kl"]) for t in two.decomposition_trace
+    ]
+    assert len(one.decomposition_trace) > 1  # the add-back did run

@@ -83,6 +83,15 @@ def _line_ids(keys: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], i: 
     return g.inverse
 
 
+def _solve(model: cp_model.CpModel, time_limit_s: float, seed: int) -> tuple[cp_model.CpSolver, Any]:
+    """Solve with one seeded worker (reproducible) within the time limit."""
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(seed) % (1 << 31)
+    return solver, solver.Solve(model)
+
+
 def select(
     keys: Sequence[npt.NDArray[np.integer]],
     cards: Sequence[int],
@@ -109,11 +118,7 @@ def select(
                 model.add(l * x[int(k)] <= y)
             n_constraints += len(members) + 1
     model.maximize(sum(x))
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = int(seed) % (1 << 31)
-    status = solver.Solve(model)
+    solver, status = _solve(model, time_limit_s, seed)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         take = np.asarray([solver.Value(v) for v in x], dtype=np.int64)
     else:  # no solution within the limit: selecting nothing is always feasible
@@ -155,11 +160,7 @@ def select_per_tuple(
                 model.add(l * sum(t[int(j)] for j in members[k]) <= total)
                 n_constraints += 1
     model.maximize(sum(t))
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = int(seed) % (1 << 31)
-    status = solver.Solve(model)
+    solver, status = _solve(model, time_limit_s, seed)
     ok = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     chosen = np.asarray([solver.Value(v) if ok else 0 for v in t], dtype=np.int64)
     take = np.bincount(combos.inverse, weights=chosen, minlength=len(combos.counts)).astype(np.int64)
