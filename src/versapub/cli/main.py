@@ -275,7 +275,7 @@ def _run_publish(
             release = replace(release, utility=summary)
             release.timings["utility"] = time.perf_counter() - t1
         bar.update(task, description="writing and verifying the release", total=None)
-        write_release(release, out_dir, format=cfg.format, overwrite=overwrite)
+        write_release(release, out_dir, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path])
     return release, time.perf_counter() - start
 
 

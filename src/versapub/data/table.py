@@ -19,6 +19,33 @@ from versapub.errors import InputError
 CODE_DTYPE = np.int32
 Codes = npt.NDArray[np.int32]
 
+#: Column names of the release format's own (``docs/release-format.md``); no attribute may
+#: take them, in any letter case (the verifier reads files with SQL, whose names ignore case).
+RESERVED_NAMES = ("count", "group_id")
+
+#: The key under which the model keeps a table's latent group next to its attributes; a
+#: column name can never equal it (control characters are refused in names).
+GROUP_KEY = "\x00group"
+
+
+def check_names(names: Sequence[str], source: str) -> None:
+    """Refuse attribute names the release format reserves or that differ only in case."""
+    reserved = [n for n in names if n.strip().lower() in RESERVED_NAMES]
+    if reserved:
+        raise InputError(
+            f"{source}: column name(s) {', '.join(map(repr, reserved))} are reserved by the release format "
+            f"(every published table has its own {' and '.join(map(repr, RESERVED_NAMES))} columns). Rename "
+            "the column in the file (or select the others with --column) and publish again."
+        )
+    seen: dict[str, str] = {}
+    for n in names:
+        other = seen.setdefault(n.lower(), n)
+        if other != n:
+            raise InputError(
+                f"{source}: columns {other!r} and {n!r} differ only in letter case; release files are checked "
+                "with SQL, where names ignore case. Rename one of them."
+            )
+
 
 @dataclass(frozen=True)
 class Column:
@@ -35,6 +62,8 @@ class Column:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise InputError(f"A column name must be non-blank text, got {self.name!r}.")
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in self.name):
+            raise InputError(f"Column name {self.name!r} holds a control character; rename the column.")
         if self.codes.dtype != CODE_DTYPE or self.codes.ndim != 1:
             raise InputError(f"Column {self.name!r}: codes must be a 1-D int32 array.")
         if self.values.ndim != 1:
@@ -95,6 +124,7 @@ class EncodedTable:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise InputError(f"{self.source}: duplicate column name(s) {', '.join(map(repr, dup))}.")
+        check_names(names, self.source)
         n = len(self.columns[0].codes)
         for c in self.columns:
             if len(c.codes) != n:

@@ -98,6 +98,7 @@ class PublishConfig:
     multi_sa_time_limit: float = 60.0
     multi_sa_max_combinations: int = 50_000
     source: str = "<flags>"
+    config_path: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -193,4 +194,5 @@ def load_config(path: str | Path) -> PublishConfig:
         multi_sa_time_limit=float(_get(pub, "multi_sa_time_limit", (int, float), where, 60.0)),
         multi_sa_max_combinations=_get(pub, "multi_sa_max_combinations", int, where, 50_000),
         source=where,
+        config_path=p,
     )

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from versapub.data.counts import CountTable
 from versapub.errors import ReleaseError, VerificationError
+from versapub.io.safety import check_destination
 from versapub.model.build import model_from_release
 from versapub.release.model import Release
 from versapub.reports.html import html_report
@@ -76,20 +77,25 @@ def _files(release: Release, fmt: str) -> dict[str, dict[str, str]]:
 
 
 def write_release(
-    release: Release, out: str | Path, *, format: str = "csv", overwrite: bool = False
+    release: Release,
+    out: str | Path,
+    *,
+    format: str = "csv",
+    overwrite: bool = False,
+    protect: Iterable[str | Path | None] = (),
 ) -> VerificationReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
-    Raises :class:`ReleaseError` if ``out`` exists (unless ``overwrite``) and
-    :class:`VerificationError` if any check fails; in both cases nothing is written.
+    Raises :class:`ReleaseError` if ``out`` exists (unless ``overwrite``, and even then
+    unless it is an earlier versapub release holding only its own files) or is or contains
+    the input, a hierarchy file or a path in ``protect``; :class:`VerificationError` if any
+    check fails.  In every such case nothing is written and nothing is deleted.
     """
     if format not in ("csv", "parquet"):
         raise ReleaseError(f"Unknown release format {format!r}; use csv or parquet.")
     dest = Path(out)
-    if dest.exists() and not overwrite:
-        raise ReleaseError(f"{dest} already exists; choose another output directory or pass --overwrite to replace it.")
-    if dest.exists() and not dest.is_dir():
-        raise ReleaseError(f"{dest} exists and is not a directory.")
+    inputs = [release.input.path, *(h.get("file") for h in release.input.hierarchies.values()), *protect]
+    check_destination(dest, overwrite, inputs)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
@@ -128,6 +134,7 @@ def write_release(
         shown = Release(**{**release.__dict__, "timings": timings})
         (tmp / "report.md").write_text(markdown_report(shown, report, files), encoding="utf-8")
         if dest.exists():
+            check_destination(dest, overwrite, inputs)  # nothing foreign appeared meanwhile
             old = dest.parent / f".{dest.name}.old-{uuid.uuid4().hex[:12]}"
             os.rename(dest, old)
             os.rename(tmp, dest)

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.model.factors import AnatomyFactor, Factor, PlainFactor
 from versapub.model.maxent import ReleaseModel
@@ -66,7 +67,7 @@ def anatomy_factor(
     g_q, g_s = inv[: len(qit.counts)], inv[len(qit.counts) :]
     size = np.bincount(g_s, weights=st_counts, minlength=len(ids)).astype(np.float64)
     cols = {a: qit.columns[a] for a in qi}
-    cols["__g"] = g_q
+    cols[GROUP_KEY] = g_q
     return AnatomyFactor(tuple(qi), tuple(s), cols, qit.counts, g_s, st_cols, st_counts, size, float(n), dict(cards))
 
 

@@ -26,6 +26,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from versapub.data.groupby import group_rows
+from versapub.data.table import GROUP_KEY
 from versapub.model.sparse import Codes, Floats, SparseFn, group_sum, join_on, joint_ids, sample_conditional
 
 Masks = Mapping[str, npt.NDArray[np.bool_]]
@@ -109,7 +110,7 @@ class AnatomyFactor:
 
     qi: tuple[str, ...]
     s: tuple[str, ...]
-    qit: dict[str, Codes]  # qi columns + "__g"
+    qit: dict[str, Codes]  # qi columns + GROUP_KEY
     c_qg: Floats
     st_g: Codes
     st_s: dict[str, Codes]
@@ -134,7 +135,7 @@ class AnatomyFactor:
     def as_plain(self) -> PlainFactor:
         """The joint over QI and S, ``Σ_g c(q,g)c(g,s)/(n|g|)`` (computed once, on demand)."""
         if not self._plain:
-            li, ri = join_on(self.qit["__g"], self.st_g)
+            li, ri = join_on(self.qit[GROUP_KEY], self.st_g)
             w = self.c_qg[li] * self.c_gs[ri] / (self.n * self.size[self.st_g[ri]])
             cols = {a: self.qit[a][li] for a in self.qi}
             cols.update({a: self.st_s[a][ri] for a in self.s})
@@ -145,9 +146,9 @@ class AnatomyFactor:
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         if self._pure(by) == "mixed" or any(self._pure(m.attrs) == "mixed" for m in messages):
             return self.as_plain().weighted(masks, messages, by)
-        g = self.qit["__g"]
+        g = self.qit[GROUP_KEY]
         n_groups = len(self.size)
-        q_masks = {a: m for a, m in masks.items() if a in self.qit and a != "__g"}
+        q_masks = {a: m for a, m in masks.items() if a in self.qit and a != GROUP_KEY}
         q_msgs = [m for m in messages if self._pure(m.attrs) == "qi"]
         s_masks = {a: m for a, m in masks.items() if a in self.s}
         s_msgs = [m for m in messages if self._pure(m.attrs) == "s"]
@@ -182,7 +183,9 @@ class AnatomyFactor:
         # p(q, s) = Σ_g c(q,g) c(g,s) / (n |g|): expand the table to its (q, s) pairs when
         # that is small next to the records, else join the records with QIT and ST.
         n_groups = len(self.size)
-        expand_cost = int(np.bincount(self.qit["__g"], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups))
+        expand_cost = int(
+            np.bincount(self.qit[GROUP_KEY], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups)
+        )
         if expand_cost <= len(records[self.s[0]]) * self._rows_per_q():
             return self.as_plain().prob(attrs, records)
         return self._latent_prob(records)
@@ -211,7 +214,9 @@ class AnatomyFactor:
         n_rec = len(records[self.s[0]])
         rec = pa.table({**{f"q{i}": records[a] for i, a in enumerate(self.qi)},
                         **{f"s{i}": records[a] for i, a in enumerate(self.s)}, "rid": np.arange(n_rec)})  # fmt: skip
-        qit = pa.table({**{f"q{i}": self.qit[a] for i, a in enumerate(self.qi)}, "g": self.qit["__g"], "c": self.c_qg})
+        qit = pa.table(
+            {**{f"q{i}": self.qit[a] for i, a in enumerate(self.qi)}, "g": self.qit[GROUP_KEY], "c": self.c_qg}
+        )
         st = pa.table({"g": self.st_g, **{f"s{i}": self.st_s[a] for i, a in enumerate(self.s)},
                        "c": self.c_gs / self.size[self.st_g]})  # fmt: skip
         on = " AND ".join(f"r.q{i} = q.q{i}" for i in range(len(self.qi))) or "TRUE"
@@ -235,7 +240,7 @@ class AnatomyFactor:
         kind = self._pure(keys) if keys else "qi"
         if kind == "mixed":
             return self.as_plain().sample(n, given, rng)
-        g_all = self.qit["__g"]
+        g_all = self.qit[GROUP_KEY]
         if kind == "qi":  # (q, g) | q_given, then s | g
             cards = [self.cards[a] for a in keys]
             rows, queries = _keys([self.qit[a] for a in keys], [given[a] for a in keys], cards, len(self.c_qg), n)

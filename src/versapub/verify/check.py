@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from versapub.data.table import EncodedTable
+from versapub.data.table import GROUP_KEY, EncodedTable
 from versapub.errors import ReleaseError
 from versapub.model.factors import AnatomyFactor
 from versapub.model.maxent import ReleaseModel
@@ -39,7 +39,8 @@ from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.published import read_published
 from versapub.verify.release_check import Finding, VerificationReport, verify_release
-from versapub.verify.sources import duckdb_source
+from versapub.verify.sources import duckdb_source, fresh_alias
+from versapub.verify.sources import ident as _ident
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -148,8 +149,8 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[di
             q_in = tuple(a for a in r.lhs if home is not None and a in home.attrs)
             if isinstance(home, AnatomyFactor) and r.rhs in home.s and q_in:
                 # Lines: a group and the values of the table's other sensitive attributes.
-                line = {"__g": home.st_g, **{a: home.st_s[a] for a in home.s if a != r.rhs}}
-                line_cards = {"__g": len(home.size), **model.cards}
+                line = {GROUP_KEY: home.st_g, **{a: home.st_s[a] for a in home.s if a != r.rhs}}
+                line_cards = {GROUP_KEY: len(home.size), **model.cards}
                 cell = group_sum((*line, r.rhs), {**line, r.rhs: home.st_s[r.rhs]}, line_cards, home.c_gs)
                 cols = dict(zip(cell.attrs, cell.codes, strict=True))
                 total = group_sum(tuple(line), cols, line_cards, cell.values).lookup(cols)
@@ -210,10 +211,12 @@ def group_bounds(directory: Path, rules: list[Rule], ell: int) -> dict[Rule, dic
                 continue
             if t["name"] not in per_table:  # one pass over each ST, whatever the number of rules
                 src = duckdb_source(directory / t["files"]["st"])
-                s_col = '"' + r.rhs.replace('"', '""') + '"'
+                s_col = _ident(r.rhs)
+                c, n = (_ident(fresh_alias(base, t["attributes"])) for base in ("c", "n"))
                 per_table[t["name"]] = con.execute(
-                    f"SELECT {s_col}, CAST(c AS DOUBLE) / n FROM (SELECT group_id, {s_col}, CAST(count AS BIGINT) c, "
-                    f"sum(CAST(count AS BIGINT)) OVER (PARTITION BY group_id) n FROM {src}) ORDER BY 2 DESC LIMIT 1"
+                    f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT "group_id", {s_col}, '
+                    f'CAST("count" AS BIGINT) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY "group_id") {n} '
+                    f"FROM {src}) ORDER BY 2 DESC LIMIT 1"
                 ).fetchone()
             row = per_table[t["name"]]
             if row is None:

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier (any attribute name is safe inside)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def fresh_alias(base: str, taken: Iterable[str]) -> str:
+    """An alias starting with ``base`` that no attribute name in ``taken`` equals (in any case)."""
+    used = {t.lower() for t in taken}
+    alias, i = base, 0
+    while alias.lower() in used:
+        i += 1
+        alias = f"{base}_{i}"
+    return alias
 
 
 def duckdb_source(path: Path) -> str:
