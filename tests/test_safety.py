@@ -88,7 +88,7 @@ def test_existing_out_without_overwrite_is_refused(tmp_path: Path, data: Path) -
 def test_out_that_is_a_file_is_refused(tmp_path: Path, data: Path) -> None:
     f = tmp_path / "file"
     f.write_text("x")
-    code, _, stderr = run("publish", "--input", str(data), *RULES, "--out", str(f), "--overwrite")
+    code, _, _ = run("publish", "--input", str(data), *RULES, "--out", str(f), "--overwrite")
     assert code == 2 and f.read_text() == "x"
 
 
@@ -105,5 +105,5 @@ def test_config_file_inside_out_is_protected(tmp_path: Path, data: Path) -> None
     cfg = tmp_path / "job" / "job.toml"
     cfg.parent.mkdir()
     cfg.write_text(f'[input]\npath = "{data}"\n[privacy]\nrules = ["age, ICD-9-CM -> race"]\n')
-    code, _, stderr = run("publish", str(cfg), "--out", str(cfg.parent), "--overwrite")
+    code, _, _ = run("publish", str(cfg), "--out", str(cfg.parent), "--overwrite")
     assert code == 2 and cfg.is_file()
