@@ -128,7 +128,7 @@ def test_help_mentions_every_command() -> None:
 @pytest.mark.parametrize(
     ("content", "extra", "fragment"),
     [
-        (b"a,b\nx,1\n,2\ny,3\nz,4\n", [], "column 'a' has 1 missing"),
+        (b"a,b\nx,1\n,2\ny,3\nz,4\n", [], "'a' (1 cell(s), first at row(s) 2)"),
         (b"a,a\nx,1\n", [], "duplicate column name"),
         (b"a,b\nx,caf\xe9\n", [], "not UTF-8"),
         (b"a,b\n", [], "no records"),
@@ -222,7 +222,7 @@ def test_query_and_sample(demo_release: Path, tmp_path: Path) -> None:
     code, stdout, _ = run("query", str(demo_release), "age IN ('25-34','35-44') AND sex = 'Female'")
     assert code == 0 and "estimate:" in stdout
     code, _, stderr = run("query", str(demo_release), "colour = 'red'")
-    assert code == 2 and "no attribute 'colour'" in stderr
+    assert code == 2 and "attribute 'colour', which the release does not have" in stderr
     out = tmp_path / "syn.csv"
     code, stdout, _ = run("sample", str(demo_release), "-n", "500", "-o", str(out), "--seed", "3")
     assert code == 0

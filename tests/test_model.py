@@ -20,7 +20,7 @@ from versapub.errors import InfeasibleError, ReleaseError
 from versapub.model import ReleaseModel, kl_divergence, make_workload, model_from_release, relative_error
 from versapub.model.build import TablePart, anatomy_factor, plain_factor
 from versapub.model.factors import Factor
-from versapub.model.predicate import parse_predicate
+from versapub.model.query import parse_query
 from versapub.privacy import LDiversity, Rule
 
 from .conftest import random_table, rule_sets
@@ -296,16 +296,19 @@ def test_workload_is_seeded_nonempty_and_shaped() -> None:
         ("\"marital-status\" = 'Never-married'", {"marital-status": ("Never-married",)}),
         ("a in (1, 2) and a in (2, 3)", {"a": ("2",)}),
         ("name = 'O''Brien'", {"name": ("O'Brien",)}),
+        ("age == 'x'", {"age": ("x",)}),
+        ("age = 'x' OR sex = 'y'", None),
+        ("NOT age = 'x'", None),
     ],
 )
-def test_parse_predicate(text: str, expected: dict) -> None:
-    assert parse_predicate(text) == expected
+def test_parse_query_conjunctions(text: str, expected: dict | None) -> None:
+    assert parse_query(text).conjunction() == expected
 
 
-@pytest.mark.parametrize("text", ["", "age", "age IN 'x'", "age IN ('x'", "age = 'x' OR sex = 'y'", "age == 'x'"])
-def test_parse_predicate_errors(text: str) -> None:
-    with pytest.raises(ReleaseError):
-        parse_predicate(text)
+@pytest.mark.parametrize("text", ["", "age", "age IN 'x'", "age IN ('x'", "age = 'x' AND", "(age = 'x'", "age ~ 3"])
+def test_parse_query_errors(text: str) -> None:
+    with pytest.raises(ReleaseError, match="query"):
+        parse_query(text)
 
 
 # -- reading a written release ---------------------------------------------------------

@@ -49,7 +49,7 @@ def test_gzip_and_tsv(tmp_path: Path) -> None:
 def test_parquet_reads_as_text_and_nulls_are_missing(tmp_path: Path) -> None:
     p = tmp_path / "in.parquet"
     pq.write_table(pa.table({"i": [1, 2, None], "s": ["02139", "a", "b"]}), p)
-    with pytest.raises(InputError, match=r"column 'i' has 1 missing .* row\(s\) 3"):
+    with pytest.raises(InputError, match=r"'i' \(1 cell\(s\), first at row\(s\) 3"):
         read_table(p)
     t = read_table(p, missing="drop")
     assert t.to_pydict() == {"i": ["1", "2"], "s": ["02139", "a"]}
@@ -61,7 +61,7 @@ def test_missing_policies(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         read_table(p)
     msg = str(exc.value)
-    assert "column 'a' has 1 missing" in msg and "row(s) 2" in msg and "'drop'" in msg
+    assert "'a' (1 cell(s)" in msg and "row(s) 2" in msg and "'drop'" in msg
     kept = read_table(p, missing="drop")
     assert kept.to_pydict() == {"a": ["x", "z"], "b": ["1", "4"]}
     assert kept.n_dropped == 2
@@ -79,7 +79,7 @@ def test_missing_policies(tmp_path: Path) -> None:
         ("a,,c\n1,2,3\n", r"header column\(s\) \[2\] are blank"),
         ("", "is empty"),
         ("a,b\n", "no records"),
-        ("a,b\n1,2\n3\n", "wrong number of fields"),
+        ("a,b\n1,2\n3\n", "do not have the 2 fields"),
         (b"a,b\n1,caf\xe9\n", "not UTF-8 text .*line 2"),
         (b"a,\xff\n1,2\n", "not UTF-8"),
     ],

@@ -7,6 +7,7 @@ shows the traceback as well.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import sys
@@ -29,24 +30,26 @@ from rich.table import Table as RichTable
 
 from versapub import __version__
 from versapub.api import publish as api_publish
-from versapub.data import EncodedTable, Hierarchy
+from versapub.data import EncodedTable
 from versapub.datasets import adult_config
 from versapub.decompositions import uad_schema
 from versapub.errors import ConfigError, VersapubError
 from versapub.experiments import DATASETS, Settings, findings, read_runs, run_experiment, write_page
 from versapub.experiments.figures import draw_all
-from versapub.io.config import HierarchySpec, PublishConfig, load_config
-from versapub.io.read import file_sha256, read_table
+from versapub.io.config import HierarchySpec, PublishConfig, load_config, original_reader
+from versapub.io.read import file_sha256
 from versapub.io.release_reader import load_release, read_manifest
 from versapub.io.release_writer import write_release
 from versapub.model import (
     kl_divergence,
     make_workload,
     model_from_release,
-    parse_predicate,
+    original_mismatch,
     relative_error,
     utility_summary,
 )
+from versapub.model.query import count as count_query
+from versapub.model.query import count_rows, parse_query
 from versapub.model.utility import marginal_errors
 from versapub.privacy import (
     Rule,
@@ -69,6 +72,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class _State:
     debug = False
+    mismatch: list[str] = []  # noqa: RUF012 - how the last original read differs from its release
 
 
 def _fail(exc: BaseException) -> None:
@@ -126,7 +130,23 @@ def _config_options(f: F) -> F:
             help="A privacy rule; repeat for several (replaces the config's rules).",
         ),
         click.option("--l", "ell", type=int, help="The l of l-diversity (default 2)."),
-        click.option("--delimiter", help="CSV delimiter (default ',' or the config's)."),
+        click.option(
+            "--delimiter",
+            help="CSV delimiter, any text (default ',' or the config's; '\\t' for a tab; e.g. ', ').",
+        ),
+        click.option("--no-header", "no_header", is_flag=True, default=None, help="The file has no header line."),
+        click.option(
+            "--names",
+            metavar="'a,b,c'",
+            help="Column names, comma-separated: name a header-less file's columns (or rename the header's).",
+        ),
+        click.option(
+            "--na-values",
+            "na_values",
+            metavar="'?,-9'",
+            help="Comma-separated markers that mean a missing cell (compared without surrounding spaces).",
+        ),
+        click.option("--strip", is_flag=True, default=None, help="Remove spaces around every cell."),
         click.option(
             "--missing",
             type=click.Choice(["error", "value", "drop"]),
@@ -186,6 +206,21 @@ def _parse_hierarchy(spec: str) -> HierarchySpec:
     return HierarchySpec(attr.strip(), Path(file), lvl)
 
 
+def _unescape(delimiter: str | None) -> str | None:
+    """``\\t`` typed on a command line means a tab."""
+    return None if delimiter is None else delimiter.replace("\\t", "\t")
+
+
+def _csv_list(text: str | None, flag: str) -> tuple[str, ...] | None:
+    """A comma-separated option value (CSV quoting allowed: '"a, b",c')."""
+    if text is None:
+        return None
+    items = next(csv.reader([text]), [])
+    if not items or (any(not i.strip() for i in items) and flag == "--names"):
+        raise ConfigError(f"{flag} {text!r}: give comma-separated, non-blank items, e.g. {flag} 'a,b,c'.")
+    return tuple(i.strip() for i in items)
+
+
 def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
     """The configuration from CONFIG (if given) overridden by the command-line flags."""
     config, input_, rules = opts["config"], opts["input_"], opts["rules"]
@@ -202,7 +237,11 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         input=input_,
         rules=tuple(rules) or None,
         l=opts["ell"],
-        delimiter=opts["delimiter"],
+        delimiter=_unescape(opts["delimiter"]),
+        header=False if opts["no_header"] else None,
+        names=_csv_list(opts["names"], "--names"),
+        na_values=_csv_list(opts["na_values"], "--na-values"),
+        strip=opts["strip"],
         missing=opts["missing"],
         columns=tuple(opts["columns"]) or None,
         hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
@@ -239,15 +278,11 @@ def _run_publish(
         table = cfg.read()
         read_s = time.perf_counter() - t0
         info = InputInfo(
-            path=str(cfg.input),
+            path=str(cfg.input.resolve()),
             sha256=file_sha256(cfg.input),
             rows_read=table.n_rows + table.n_dropped,
             rows_dropped_missing=table.n_dropped,
-            missing_policy=cfg.missing,
-            hierarchies={h.attribute: {"file": str(h.file), "level": h.level} for h in cfg.hierarchies},
-            delimiter=cfg.delimiter,
-            columns=list(cfg.columns) if cfg.columns is not None else None,
-            format=cfg.input_format,
+            **cfg.input_settings(),
         )
 
         def hook(desc: str, done: int, total: int) -> None:
@@ -398,31 +433,33 @@ def demo(out_dir: Path, overwrite: bool) -> None:
         _print_summary(release, out_dir, seconds)
 
 
-def _original(path: Path | None, release_dir: Path) -> EncodedTable:
-    """The original table: a data file, a TOML config, or (default) the manifest's input."""
-    if path is not None:
-        if path.suffix.lower() == ".toml":
-            return load_config(path).read()
-        return read_table(path)
-    m = read_manifest(release_dir)
-    inp = m.get("input") or {}
-    src = inp.get("path")
-    if not src or not Path(src).is_file():
-        raise ConfigError(
-            f"Give the original table with --original (a CSV/Parquet file, or the TOML config it was "
-            f"published with); the manifest's input {src!r} is not available."
-        )
-    if inp.get("sha256") and file_sha256(src) != inp["sha256"]:
-        raise ConfigError(f"The manifest's input {src} has changed since publishing (sha256 differs); pass --original.")
-    hier = {a: (Hierarchy.read(h["file"], a), int(h["level"])) for a, h in (inp.get("hierarchies") or {}).items()}
-    return read_table(
-        src,
-        delimiter=inp.get("delimiter"),
-        missing=inp.get("missing_policy", "error"),
-        columns=inp.get("columns"),
-        hierarchies=hier,
-        format=inp.get("format"),
-    )
+def _original(path: Path | None, release_dir: Path, missing: str | None = None) -> EncodedTable:
+    """The original table, read as the manifest records (columns, header and names,
+    delimiter, markers, hierarchies and levels, missing policy): from ``path`` (a data file
+    or the TOML config), or by default from the manifest's input if it is unchanged.
+    Differences from the release (records, values) are warned about on stderr."""
+    manifest = read_manifest(release_dir)
+    cfg = original_reader(manifest, path, missing)
+    if path is None:
+        src = cfg.input
+        if not src.is_file():
+            raise ConfigError(
+                f"Give the original table with --original (a CSV/Parquet file, or the TOML config it was "
+                f"published with); the manifest's input {str(src)!r} is not available."
+            )
+        recorded = (manifest.get("input") or {}).get("sha256")
+        if recorded and file_sha256(src) != recorded:
+            raise ConfigError(
+                f"The manifest's input {src} has changed since publishing (sha256 differs); pass --original."
+            )
+    table = cfg.read()
+    _State.mismatch = original_mismatch(load_release(release_dir), table)
+    for line in _State.mismatch:
+        err.print(f"[bold yellow]warning:[/] {escape(line)}", soft_wrap=True)
+    return table
+
+
+_MISSING_HELP = "Missing-cell policy for reading --original (default: the one the release was published with)."
 
 
 _ORIGINAL_HELP = (
@@ -434,13 +471,21 @@ _ORIGINAL_HELP = (
 @cli.command()
 @click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=_ORIGINAL_HELP)
+@click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=_MISSING_HELP)
 @click.option("--queries", "n_queries", default=1000, show_default=True, help="Number of random COUNT queries.")
-@click.option("--qd", default=3, show_default=True, help="Query dimension (attributes per query).")
+@click.option("--qd", type=int, help="Query dimension: attributes per query (default 3, or all if fewer).")
 @click.option("--p", "frac", default=0.4, show_default=True, help="Fraction of each attribute's domain per predicate.")
 @click.option("--seed", default=1, show_default=True, help="Workload seed (same seed = same queries).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
 def evaluate(
-    release_dir: Path, original: Path | None, n_queries: int, qd: int, frac: float, seed: int, as_json: bool
+    release_dir: Path,
+    original: Path | None,
+    missing: str | None,
+    n_queries: int,
+    qd: int | None,
+    frac: float,
+    seed: int,
+    as_json: bool,
 ) -> None:
     """Utility of a release: KL-divergence to the original, relative error of a random
     COUNT workload, per-attribute marginal error (0 for a faithful release), timings."""
@@ -448,11 +493,12 @@ def evaluate(
         task = bar.add_task("loading the release", total=None)
         t0 = time.perf_counter()
         model = load_release(release_dir)
-        table = _original(original, release_dir)
+        table = _original(original, release_dir, missing)
         load_s = time.perf_counter() - t0
         bar.update(task, description="KL-divergence")
         kl = kl_divergence(model, table)
         bar.update(task, description=f"{n_queries} COUNT queries")
+        qd = qd if qd is not None else min(3, len(table.names))
         w = make_workload(table, n_queries, qd, frac, seed)
         re_ = relative_error(model, table, w)
         marg = marginal_errors(model, table)
@@ -462,6 +508,7 @@ def evaluate(
         "workload": {"n_queries": n_queries, "qd": qd, "p": frac, "seed": seed},
         "marginal_error": marg,
         "model_path": model.path,
+        "original_mismatch": _State.mismatch,
         "timings_s": {"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
     }
     if as_json:
@@ -492,23 +539,29 @@ def evaluate(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also count on the original table (CSV/Parquet or TOML config) and show the error.",
 )
+@click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=_MISSING_HELP)
 @click.option("--json", "as_json", is_flag=True, help='Print {"estimate": ..., "actual": ...}.')
-def query(release_dir: Path, predicate: str, original: Path | None, as_json: bool) -> None:
-    """Estimated COUNT(*) WHERE PREDICATE, e.g. "age IN ('25-34','35-44') AND sex = 'Female'"."""
+def query(release_dir: Path, predicate: str, original: Path | None, missing: str | None, as_json: bool) -> None:
+    """Estimated COUNT(*) WHERE PREDICATE under the release's maximum-entropy model.
+
+    PREDICATE: conditions attr = 'v', !=, <, <=, >, >= (in value order: numbers inside
+    values compare as numbers), attr [NOT] IN ('v1', 'v2'), attr [NOT] BETWEEN a AND b,
+    joined by AND, OR, NOT and parentheses. Example:
+    "age IN ('25-34','35-44') AND (sex = 'Female' OR hours >= 40)". A value that the
+    release does not publish is an error with the closest spellings.
+    """
     with _errors():
         model = load_release(release_dir)
-        pred = parse_predicate(predicate)
-        est = model.count(pred)
+        q = parse_query(predicate)
+        est = count_query(model, q)
         actual = None
         if original is not None:
-            table = _original(original, release_dir)
-            mask = np.ones(table.n_rows, dtype=bool)
-            for a, vals in pred.items():
-                col = table.column(a)
-                mask &= np.isin(col.values, list(vals))[col.codes]
-            actual = int(mask.sum())
+            table = _original(original, release_dir, missing)
+            actual = count_rows(
+                q, {a: table.column(a).values for a in q.attributes}, {a: table.codes(a) for a in q.attributes}
+            )
     if as_json:
-        click.echo(json.dumps({"estimate": est, "actual": actual}))
+        click.echo(json.dumps({"estimate": est, "actual": actual, "original_mismatch": _State.mismatch}))
         return
     out.print(f"estimate: {est:.2f}")
     if actual is not None:
@@ -559,6 +612,7 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     type=click.Path(dir_okay=False, path_type=Path),
     help="The original table (CSV/Parquet or TOML config): adds marginal checks and attack targets.",
 )
+@click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=_MISSING_HELP)
 @click.option(
     "--attack",
     type=click.Choice(["auto", "exact", "scalable", "both"]),
@@ -569,7 +623,13 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def check(
-    release_dir: Path, rules_cfg: Path | None, rule: tuple[str, ...], original: Path | None, attack: str, as_json: bool
+    release_dir: Path,
+    rules_cfg: Path | None,
+    rule: tuple[str, ...],
+    original: Path | None,
+    missing: str | None,
+    attack: str,
+    as_json: bool,
 ) -> None:
     """Verify a release from its files alone and attack it; exit 0 only if every check passes.
 
@@ -580,7 +640,7 @@ def check(
         bar.add_task("checking the release", total=None)
         rules_ = _check_rules(rules_cfg, rule)
         read_manifest(release_dir)  # not a release at all: a one-paragraph error
-        table = _original(original, release_dir) if original is not None else None
+        table = _original(original, release_dir, missing) if original is not None else None
         rep = run_check(
             release_dir, model=lambda: load_release(release_dir), rules=rules_, original=table, attack=attack
         )
@@ -614,6 +674,7 @@ def check(
 @cli.command()
 @click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=_ORIGINAL_HELP)
+@click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=_MISSING_HELP)
 @click.option(
     "-o",
     "--output",
@@ -622,12 +683,12 @@ def check(
     show_default=True,
     help="Output HTML file.",
 )
-def report(release_dir: Path, original: Path | None, output: Path) -> None:
+def report(release_dir: Path, original: Path | None, missing: str | None, output: Path) -> None:
     """Write a self-contained HTML report (rules, attribute graph, tables, utility, attacks)."""
     with _errors(), _progress() as bar:
         bar.add_task("building the report", total=None)
         model = load_release(release_dir)
-        table = _original(original, release_dir) if original is not None else None
+        table = _original(original, release_dir, missing) if original is not None else None
         rep = run_check(release_dir, model=model, original=table)
         utility = utility_summary(model, table) if table is not None else None
         output.write_text(html_report(release_dir, rep, utility, title=release_dir.name), encoding="utf-8")

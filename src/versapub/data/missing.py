@@ -32,13 +32,18 @@ class MissingPolicy(enum.Enum):
             raise InputError(f"Unknown missing-value policy {value!r}; use one of: error, value, drop.") from None
 
 
-def missing_error(source: str, column: str, count: int, first_rows: list[int]) -> InputError:
-    rows = ", ".join(str(r) for r in first_rows[:SHOWN_ROWS])
+def missing_error(source: str, found: Mapping[str, tuple[int, list[int]]]) -> InputError:
+    """The error for missing cells under the ``error`` policy: every column named, with its
+    count and first rows (``found``: column -> (count, first row numbers))."""
+    parts = [
+        f"{column!r} ({count} cell(s), first at row(s) {', '.join(str(r) for r in rows[:SHOWN_ROWS])})"
+        for column, (count, rows) in found.items()
+    ]
     return InputError(
-        f"{source}: column {column!r} has {count} missing (empty) cell(s), first at data "
-        f"row(s) {rows} (row 1 is the first record after the header). Fill them in, or "
-        "choose a missing-value policy: 'value' keeps an empty cell as an ordinary value, "
-        "'drop' drops those rows and counts them in the report."
+        f"{source}: {len(parts)} column(s) have missing (empty) cells: {'; '.join(parts)} (row 1 is the first "
+        "record). Fill them in, or choose a missing-value policy: 'value' keeps an empty cell as an ordinary "
+        "value, 'drop' drops those rows and counts them in the report (--missing); --na-values names markers "
+        "such as '?' that also mean missing."
     )
 
 
@@ -55,10 +60,11 @@ def apply_missing_policy(
     if policy is MissingPolicy.VALUE:
         return None
     if policy is MissingPolicy.ERROR:
-        for name, m in masks.items():
-            if m.any():
-                rows = (np.flatnonzero(m)[:SHOWN_ROWS] + 1).tolist()
-                raise missing_error(source, name, int(m.sum()), rows)
+        found = {
+            name: (int(m.sum()), (np.flatnonzero(m)[:SHOWN_ROWS] + 1).tolist()) for name, m in masks.items() if m.any()
+        }
+        if found:
+            raise missing_error(source, found)
         return None
     any_missing = np.zeros(len(next(iter(masks.values()))), dtype=bool)
     for m in masks.values():

@@ -4,7 +4,11 @@
 
     [input]
     path = "adult.csv"          # CSV (optionally .gz) or Parquet; relative to this file
-    delimiter = ";"             # default: "," ("\\t" for .tsv)
+    delimiter = ";"             # default: "," ("\\t" for .tsv); any string, e.g. ", "
+    header = true               # false: the file has no header line; name columns with 'names'
+    # names = ["age", "sex"]    # column names (rename the header's, or name a header-less file's)
+    # na_values = ["?", "-9"]   # markers that mean a missing cell (compared without surrounding spaces)
+    strip = false               # true: remove spaces around every cell
     missing = "error"           # error | value | drop
     columns = ["age", "sex"]    # optional: attributes to publish (default: all)
 
@@ -42,7 +46,18 @@ from versapub.errors import ConfigError
 from versapub.io.read import read_table
 
 _SECTIONS = {
-    "input": {"path", "delimiter", "missing", "columns", "format", "hierarchies"},
+    "input": {
+        "path",
+        "delimiter",
+        "missing",
+        "columns",
+        "format",
+        "hierarchies",
+        "header",
+        "names",
+        "na_values",
+        "strip",
+    },
     "privacy": {"guarantee", "l", "rules"},
     "publish": {
         "decomposition",
@@ -97,6 +112,10 @@ class PublishConfig:
     gd_max_candidates: int | None = None
     multi_sa_time_limit: float = 60.0
     multi_sa_max_combinations: int = 50_000
+    header: bool = True
+    names: tuple[str, ...] | None = None
+    na_values: tuple[str, ...] = ()
+    strip: bool = False
     source: str = "<flags>"
     config_path: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -109,8 +128,8 @@ class PublishConfig:
             raise ConfigError(f"{self.source}: seed must be a whole number >= 0, got {self.seed!r}.")
         if isinstance(self.l, bool) or not isinstance(self.l, int):
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
-        if self.delimiter is not None and len(self.delimiter) != 1:
-            raise ConfigError(f"{self.source}: delimiter must be one character, got {self.delimiter!r}.")
+        if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
+            raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
 
     def guarantee_spec(self) -> dict[str, Any]:
         return {"name": self.guarantee, "l": self.l}
@@ -125,7 +144,29 @@ class PublishConfig:
             columns=self.columns,
             hierarchies=hier,
             format=self.input_format,
+            header=self.header,
+            names=self.names,
+            na_values=self.na_values,
+            strip=self.strip,
         )
+
+    def input_settings(self) -> dict[str, Any]:
+        """How the input was read, as recorded in the manifest's ``input`` (so that the
+        original can be read the same way later, see :func:`original_reader`)."""
+        return {
+            "missing_policy": self.missing,
+            "hierarchies": {
+                h.attribute: {"file": str(h.file.resolve()), "level": h.level, "delimiter": h.delimiter}
+                for h in self.hierarchies
+            },
+            "delimiter": self.delimiter,
+            "columns": list(self.columns) if self.columns is not None else None,
+            "format": self.input_format,
+            "header": self.header,
+            "names": list(self.names) if self.names is not None else None,
+            "na_values": list(self.na_values),
+            "strip": self.strip,
+        }
 
     def with_overrides(self, **changes: Any) -> PublishConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -175,6 +216,11 @@ def load_config(path: str | Path) -> PublishConfig:
             raise ConfigError(f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and 'level' (an integer).")
         hier_specs.append(HierarchySpec(attr, base / str(spec["file"]), spec["level"], str(spec.get("delimiter", ";"))))
     columns = _get(inp, "columns", list, where)
+    names = _get(inp, "names", list, where)
+    na_values = _get(inp, "na_values", list, where, [])
+    for key, lst in (("columns", columns), ("names", names), ("na_values", na_values)):
+        if lst is not None and not all(isinstance(x, str) for x in lst):
+            raise ConfigError(f"{where}: [input] {key} must be a list of strings.")
     return PublishConfig(
         input=base / str(inp["path"]),
         rules=tuple(rules),
@@ -184,6 +230,10 @@ def load_config(path: str | Path) -> PublishConfig:
         missing=_get(inp, "missing", str, where, "error"),
         columns=tuple(columns) if columns is not None else None,
         input_format=_get(inp, "format", str, where),
+        header=_get(inp, "header", bool, where, True),
+        names=tuple(names) if names is not None else None,
+        na_values=tuple(na_values),
+        strip=_get(inp, "strip", bool, where, False),
         hierarchies=tuple(hier_specs),
         decomposition=_get(pub, "decomposition", str, where, "uad"),
         anonymizer=_get(pub, "anonymizer", str, where, "anatomy"),
@@ -196,3 +246,42 @@ def load_config(path: str | Path) -> PublishConfig:
         source=where,
         config_path=p,
     )
+
+
+def original_reader(manifest: dict[str, Any], path: Path | None = None, missing: str | None = None) -> PublishConfig:
+    """How to read the original table of a release: ``path`` (a data file read with the
+    settings the manifest records — delimiter, header, names, markers, hierarchies and
+    levels, missing policy — or the TOML configuration it was published with), or by
+    default the input the manifest records.  Only the release's attributes are read, so
+    an original with extra columns is projected; ``missing`` overrides the policy."""
+    raw = manifest.get("input")
+    inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    attrs = [str(a) for a in manifest.get("attributes") or []]
+    if path is not None and path.suffix.lower() == ".toml":
+        cfg = load_config(path)
+    else:
+        src = path if path is not None else (Path(inp["path"]) if inp.get("path") else None)
+        if src is None:
+            raise ConfigError(
+                "The release does not record where its input is; give the original table with --original "
+                "(a CSV/Parquet file, or the TOML config it was published with)."
+            )
+        specs = tuple(
+            HierarchySpec(a, Path(h["file"]), int(h["level"]), str(h.get("delimiter", ";")))
+            for a, h in (inp.get("hierarchies") or {}).items()
+        )
+        names = inp.get("names")
+        cfg = PublishConfig(
+            input=src,
+            rules=(),
+            delimiter=inp.get("delimiter"),
+            missing=str(inp.get("missing_policy") or "error"),
+            input_format=inp.get("format"),
+            hierarchies=specs,
+            header=bool(inp.get("header", True)),
+            names=tuple(names) if names else None,
+            na_values=tuple(inp.get("na_values") or ()),
+            strip=bool(inp.get("strip", False)),
+            source=str(src),
+        )
+    return cfg.with_overrides(missing=missing, columns=tuple(attrs) if attrs else None)

@@ -15,6 +15,7 @@ import hashlib
 import io
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,38 +54,123 @@ def _default_delimiter(path: Path) -> str:
     return "\t" if name.endswith((".tsv", ".tab")) else ","
 
 
-def _read_header(path: Path, delimiter: str) -> list[str]:
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
+#: What a multi-character delimiter is replaced with before parsing (ASCII unit separator).
+_UNIT = "\x1f"
+
+
+def _opener(path: Path) -> Any:
+    return gzip.open if path.suffix.lower() == ".gz" else open
+
+
+class _DelimiterStream(io.RawIOBase):
+    """A binary file whose multi-character delimiter is replaced by :data:`_UNIT` while it is
+    read (so the single-character CSV parser can read it); block by block, in C."""
+
+    def __init__(self, path: Path, delimiter: str) -> None:
+        self._f = _opener(path)(path, "rb")
+        self._old, self._new = delimiter.encode("utf-8"), _UNIT.encode()
+        self._carry = b""
+        self._buf = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._buf:
+            chunk = self._f.read(1 << 22)
+            data = self._carry + chunk
+            if not chunk:
+                self._buf, self._carry = data.replace(self._old, self._new), b""
+                break
+            # A proper prefix of the delimiter at the very end may continue in the next block.
+            k = next((k for k in range(len(self._old) - 1, 0, -1) if data.endswith(self._old[:k])), 0)
+            head, self._carry = (data[:-k], data[-k:]) if k else (data, b"")
+            self._buf = head.replace(self._old, self._new)
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+def _first_line(path: Path) -> str:
     try:
-        with opener(path, "rb") as f:
+        with _opener(path)(path, "rb") as f:
             first = f.readline()
     except (OSError, EOFError) as exc:
         raise InputError(f"Cannot read {path}: {exc}.") from None
     if not first.strip():
-        raise InputError(f"{path} is empty: expected a header line naming the columns.")
+        raise InputError(f"{path} is empty: expected a first line of column names or data.")
     try:
-        line = first.decode("utf-8-sig")
+        return str(first.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise InputError(
-            f"{path} is not UTF-8 text (invalid bytes in the header line). Re-save it as "
+            f"{path} is not UTF-8 text (invalid bytes in the first line). Re-save it as "
             "UTF-8 (e.g. iconv -f latin1 -t utf-8)."
         ) from None
-    header = next(csv.reader(io.StringIO(line), delimiter=delimiter))
-    blank = [i + 1 for i, h in enumerate(header) if not h.strip()]
+
+
+def _split(line: str, delimiter: str) -> list[str]:
+    if len(delimiter) > 1:
+        line, delimiter = line.replace(delimiter, _UNIT), _UNIT
+    return next(csv.reader(io.StringIO(line), delimiter=delimiter), [])
+
+
+def _read_header(path: Path, delimiter: str, header: bool, names: Sequence[str] | None, strip: bool) -> list[str]:
+    fields = _split(_first_line(path), delimiter)
+    if header:
+        found = [h.strip() for h in fields] if strip else fields
+        if names is not None:
+            if len(names) != len(found):
+                raise InputError(
+                    f"{path}: --names gives {len(names)} name(s) but the header line has {len(found)} column(s) "
+                    f"(delimiter {delimiter!r})."
+                )
+            found = list(names)
+    else:
+        found = list(names) if names is not None else [f"column{i + 1}" for i in range(len(fields))]
+        if len(found) != len(fields):
+            raise InputError(
+                f"{path}: --names gives {len(found)} name(s) but the first line has {len(fields)} field(s) "
+                f"(delimiter {delimiter!r}); give one name per field."
+            )
+    blank = [i + 1 for i, h in enumerate(found) if not h.strip()]
     if blank:
         raise InputError(
             f"{path}: header column(s) {blank} are blank; every column needs a name "
-            f"(header read with delimiter {delimiter!r})."
+            f"(header read with delimiter {delimiter!r}; --names gives names to a file without a header)."
         )
-    dups = sorted({h for h in header if header.count(h) > 1})
+    dups = sorted({h for h in found if found.count(h) > 1})
     if dups:
         raise InputError(f"{path}: duplicate column name(s) in the header: {', '.join(map(repr, dups))}.")
-    return header
+    return found
+
+
+def _bad_lines(path: Path, delimiter: str, width: int, skip: int, limit: int) -> list[tuple[int, int]]:
+    """``(line number, fields)`` of the first ``limit`` records without ``width`` fields
+    (only run when the parser found some: it does not know line numbers)."""
+    out: list[tuple[int, int]] = []
+    with _opener(path)(path, "rt", encoding="utf-8-sig", newline="") as f:
+        lines: Any = f if len(delimiter) == 1 else (ln.replace(delimiter, _UNIT) for ln in f)
+        reader = csv.reader(lines, delimiter=delimiter if len(delimiter) == 1 else _UNIT)
+        start = 0
+        for i, row in enumerate(reader):
+            line_no = start + 1
+            start = reader.line_num
+            if i < skip or not row:
+                continue
+            if len(row) != width:
+                out.append((line_no, len(row)))
+                if len(out) >= limit:
+                    break
+    return out
 
 
 def _utf8_error_line(path: Path) -> int:
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rb") as f:
+    with _opener(path)(path, "rb") as f:
         for i, line in enumerate(f, start=1):
             try:
                 line.decode("utf-8")
@@ -96,8 +182,9 @@ def _utf8_error_line(path: Path) -> int:
 class _Encoder:
     """Incremental dictionary encoder for one column (global dictionary in first-seen order)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, markers: frozenset[str] = frozenset()) -> None:
         self.name = name
+        self.markers = markers
         self.index: dict[str, int] = {}
         self.chunks: list[npt.NDArray[np.int32]] = []
         self.missing_rows: list[npt.NDArray[np.int64]] = []
@@ -112,7 +199,9 @@ class _Encoder:
             )
             idx = d.indices.to_numpy(zero_copy_only=False)
             self.chunks.append(gmap[idx] if len(local) else np.zeros(0, CODE_DTYPE))
-            miss_local = np.fromiter((is_missing_value(v) for v in local), dtype=bool, count=len(local))
+            miss_local = np.fromiter(
+                (is_missing_value(v) or v.strip() in self.markers for v in local), dtype=bool, count=len(local)
+            )
             if miss_local.any():
                 self.missing_rows.append(np.flatnonzero(miss_local[idx]) + offset)
             offset += len(d)
@@ -132,11 +221,26 @@ class _Encoder:
         return Column(self.name, rank[codes], values[order])
 
 
+#: How many offending lines an error lists.
+_SHOWN_LINES = 5
+
+
 def _csv_batches(
-    path: Path, delimiter: str, header: list[str], columns: Sequence[str] | None
+    path: Path, delimiter: str, header: list[str], columns: Sequence[str] | None, has_header: bool
 ) -> Iterator[pa.RecordBatch]:
-    read_opts = pacsv.ReadOptions(column_names=header, skip_rows=1, block_size=_BLOCK)
-    parse_opts = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False)
+    """The file's records in blocks, every column as text.  Records with the wrong number
+    of fields are collected while reading and reported together at the end."""
+    bad_rows = [0]
+
+    def invalid(row: Any) -> str:
+        bad_rows[0] += 1
+        return "skip"
+
+    multi = len(delimiter) > 1
+    read_opts = pacsv.ReadOptions(column_names=header, skip_rows=1 if has_header else 0, block_size=_BLOCK)
+    parse_opts = pacsv.ParseOptions(
+        delimiter=_UNIT if multi else delimiter, newlines_in_values=False, invalid_row_handler=invalid
+    )
     conv_opts = pacsv.ConvertOptions(
         column_types={h: pa.string() for h in header},
         strings_can_be_null=False,
@@ -144,8 +248,9 @@ def _csv_batches(
         null_values=[],
         include_columns=list(columns) if columns is not None else None,
     )
+    source: Any = _DelimiterStream(path, delimiter) if multi else str(path)
     try:
-        reader = pacsv.open_csv(str(path), read_options=read_opts, parse_options=parse_opts, convert_options=conv_opts)
+        reader = pacsv.open_csv(source, read_options=read_opts, parse_options=parse_opts, convert_options=conv_opts)
         yield from reader
     except pa.ArrowInvalid as exc:
         msg = str(exc)
@@ -155,20 +260,33 @@ def _csv_batches(
                 f"{path} is not UTF-8 text (first invalid byte on line {line}). Re-save it as "
                 "UTF-8 (e.g. iconv -f latin1 -t utf-8)."
             ) from None
-        if "columns" in msg and "Expected" in msg:
-            raise InputError(
-                f"{path}: a row has the wrong number of fields for the {len(header)}-column "
-                f"header (delimiter {delimiter!r}): {msg.split(':', 1)[-1].strip()[:300]}"
-            ) from None
         raise InputError(f"{path}: cannot parse as CSV (delimiter {delimiter!r}): {msg[:300]}") from None
+    finally:
+        if multi:
+            source.close()
+    if bad_rows[0]:
+        lines = _bad_lines(path, delimiter, len(header), 1 if has_header else 0, _SHOWN_LINES)
+        shown = "; ".join(f"line {ln} has {k} field(s)" for ln, k in lines)
+        raise InputError(
+            f"{path}: {bad_rows[0]} record(s) do not have the {len(header)} fields of the "
+            f"{'header' if has_header else 'first line'} (delimiter {delimiter!r}): {shown}"
+            + (" ..." if bad_rows[0] > len(lines) else "")
+            + ". Fix those lines, or check the delimiter (--delimiter) and quoting."
+        )
 
 
-def _parquet_batches(path: Path, columns: Sequence[str] | None) -> tuple[list[str], Iterator[pa.RecordBatch]]:
+def _parquet_batches(
+    path: Path, columns: Sequence[str] | None, names: Sequence[str] | None = None
+) -> tuple[list[str], Iterator[pa.RecordBatch]]:
     try:
         pf = pq.ParquetFile(str(path))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"Cannot read {path} as Parquet: {exc}.") from None
-    header = list(pf.schema_arrow.names)
+    stored = list(pf.schema_arrow.names)
+    if names is not None and len(names) != len(stored):
+        raise InputError(f"{path}: --names gives {len(names)} name(s) but the file has {len(stored)} column(s).")
+    header = list(names) if names is not None else stored
+    rename = dict(zip(header, stored, strict=True))
     dups = sorted({h for h in header if header.count(h) > 1})
     if dups:
         raise InputError(f"{path}: duplicate column name(s): {', '.join(map(repr, dups))}.")
@@ -177,15 +295,17 @@ def _parquet_batches(path: Path, columns: Sequence[str] | None) -> tuple[list[st
         raise InputError(f"{path}: column(s) {blank} have blank names.")
 
     def gen() -> Iterator[pa.RecordBatch]:
-        for b in pf.iter_batches(columns=list(columns) if columns is not None else None):
+        wanted = [rename[c] for c in columns] if columns is not None else None
+        own = list(columns) if columns is not None else header
+        for b in pf.iter_batches(columns=wanted):
             arrays = []
-            for name, a in zip(b.schema.names, b.columns, strict=True):
+            for name, a in zip(own, b.columns, strict=True):
                 try:
                     s = pc.cast(a, pa.string())
                 except pa.ArrowException as exc:
                     raise InputError(f"{path}: column {name!r} cannot be read as text: {exc}.") from None
                 arrays.append(pc.fill_null(s, ""))
-            yield pa.RecordBatch.from_arrays(arrays, names=b.schema.names)
+            yield pa.RecordBatch.from_arrays(arrays, names=own)
 
     return header, gen()
 
@@ -198,46 +318,60 @@ def read_table(
     columns: Sequence[str] | None = None,
     hierarchies: dict[str, tuple[Hierarchy, int]] | None = None,
     format: str | None = None,
+    header: bool = True,
+    names: Sequence[str] | None = None,
+    na_values: Sequence[str] = (),
+    strip: bool = False,
 ) -> EncodedTable:
     """Read a CSV (optionally ``.gz``) or Parquet file as an encoded table.
 
     ``columns`` selects attributes (default: all); ``hierarchies`` maps an attribute to
     ``(hierarchy, level)`` and publishes it generalized to that level; ``missing`` is the
-    missing-value policy (``error`` | ``value`` | ``drop``).
+    missing-value policy (``error`` | ``value`` | ``drop``).  ``delimiter`` may be any
+    string (a multi-character one, e.g. ``", "``, may not occur inside quoted fields);
+    ``header=False`` reads a file without a header line, its columns named by ``names``
+    (default ``column1, column2, ...``; with a header, ``names`` renames its columns);
+    ``na_values`` are markers (e.g. ``?``, ``-9``) that make a cell missing, compared after
+    removing surrounding whitespace; ``strip`` removes surrounding whitespace from every cell.
+    Every problem of one kind is reported at once: all columns with missing cells, the
+    first lines with the wrong number of fields.
     """
     p = Path(path)
     policy = MissingPolicy.parse(missing)
     if not p.is_file():
         raise InputError(f"Input file {p} does not exist.")
+    if names is not None:
+        names = [str(x) for x in names]
     if _is_parquet(p, format):
-        header, batches = _parquet_batches(p, columns)
+        header_names, batches = _parquet_batches(p, columns, names)
     else:
         delim = delimiter or _default_delimiter(p)
-        if len(delim) != 1:
-            raise InputError(f"The delimiter must be a single character, got {delim!r}.")
-        header = _read_header(p, delim)
-        batches = _csv_batches(p, delim, header, columns)
+        if delim.strip("\r\n") != delim or not delim or delim == '"':
+            raise InputError(f"The delimiter {delim!r} cannot separate fields; use e.g. ',' or ';' or ', '.")
+        header_names = _read_header(p, delim, header, names, strip)
+        batches = _csv_batches(p, delim, header_names, columns, header)
     if columns is not None:
-        unknown = [c for c in columns if c not in header]
+        unknown = [c for c in columns if c not in header_names]
         if unknown:
             raise InputError(
                 f"{p}: selected column(s) {', '.join(map(repr, unknown))} are not in the file; "
-                f"its columns are: {', '.join(map(repr, header))}."
+                f"its columns are: {', '.join(map(repr, header_names))}."
             )
         dup = sorted({c for c in columns if list(columns).count(c) > 1})
         if dup:
             raise InputError(f"Column(s) {dup} are selected twice.")
-    names = list(columns) if columns is not None else header
-    encoders = {n: _Encoder(n) for n in names}
+    selected = list(columns) if columns is not None else header_names
+    markers = frozenset(v.strip() for v in na_values)
+    encoders = {n: _Encoder(n, markers) for n in selected}
     n = 0
     for batch in batches:
         for name, arr in zip(batch.schema.names, batch.columns, strict=True):
-            encoders[name].add(arr, n)
+            encoders[name].add(pc.utf8_trim_whitespace(arr) if strip else arr, n)
         n += batch.num_rows
     if n == 0:
-        raise InputError(f"{p} has a header but no records; there is nothing to publish.")
+        raise InputError(f"{p} has no records; there is nothing to publish.")
     keep = _missing_keep(encoders, n, policy, str(p))
-    cols = tuple(encoders[name].finish(keep) for name in names)
+    cols = tuple(encoders[name].finish(keep) for name in selected)
     n_dropped = 0 if keep is None else int((~keep).sum())
     if n_dropped == n:
         raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
@@ -256,14 +390,14 @@ def _missing_keep(
 ) -> npt.NDArray[np.bool_] | None:
     if policy is MissingPolicy.VALUE:
         return None
-    keep: npt.NDArray[np.bool_] | None = None
-    for name, enc in encoders.items():
-        if not enc.missing_rows:
-            continue
-        rows = np.concatenate(enc.missing_rows)
-        if policy is MissingPolicy.ERROR:
-            raise missing_error(source, name, len(rows), (rows[:SHOWN_ROWS] + 1).tolist())
-        if keep is None:
-            keep = np.ones(n, dtype=bool)
+    found = {name: np.concatenate(enc.missing_rows) for name, enc in encoders.items() if enc.missing_rows}
+    if not found:
+        return None
+    if policy is MissingPolicy.ERROR:
+        raise missing_error(
+            source, {name: (len(rows), (rows[:SHOWN_ROWS] + 1).tolist()) for name, rows in found.items()}
+        )
+    keep = np.ones(n, dtype=bool)
+    for rows in found.values():
         keep[rows] = False
     return keep

@@ -3,16 +3,27 @@ release, COUNT queries, sampling, KL-divergence and workload relative error."""
 
 from versapub.model.build import model_from_release
 from versapub.model.maxent import ReleaseModel, junction_tree
-from versapub.model.predicate import parse_predicate
-from versapub.model.utility import kl_divergence, make_workload, relative_error, utility_summary
+from versapub.model.query import Query, count, parse_query
+from versapub.model.utility import (
+    kl_divergence,
+    make_workload,
+    original_mismatch,
+    projected,
+    relative_error,
+    utility_summary,
+)
 
 __all__ = [
+    "Query",
     "ReleaseModel",
+    "count",
     "junction_tree",
     "kl_divergence",
     "make_workload",
     "model_from_release",
-    "parse_predicate",
+    "original_mismatch",
+    "parse_query",
+    "projected",
     "relative_error",
     "utility_summary",
 ]

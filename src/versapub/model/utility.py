@@ -32,6 +32,56 @@ from versapub.model.sparse import Codes
 MAX_REDRAWS_PER_QUERY = 100
 
 
+def original_mismatch(model: ReleaseModel, original: EncodedTable) -> list[str]:
+    """How ``original`` differs from the table the release was published from, as far as
+    the release shows: the number of records, and per attribute the records whose value the
+    release never publishes (each a sentence; empty when nothing differs)."""
+    out = []
+    if original.n_rows != model.n:
+        out.append(f"the original has {original.n_rows} records, the release {model.n}")
+    missing = [a for a in model.attributes if a not in original]
+    if missing:
+        out.append(f"the original lacks the release's attribute(s) {', '.join(map(repr, missing))}")
+    mapping = to_model_codes(model, original) if not missing else {}
+    for a, codes in mapping.items():
+        unknown = np.flatnonzero(codes < 0)
+        if len(unknown):
+            counts = original.column(a).counts()[unknown]
+            shown = ", ".join(repr(str(v)) for v in original.column(a).values[unknown[:3]])
+            out.append(
+                f"attribute {a!r}: {int(counts.sum())} record(s) hold {len(unknown)} value(s) the release never "
+                f"publishes (e.g. {shown})"
+            )
+    if out:
+        out = [
+            "the original does not match the release, so what follows compares different tables: "
+            + "; ".join(out)
+            + ". Is it the file the release was published from, read with the same hierarchies and missing policy?"
+        ]
+    return out
+
+
+def projected(model: ReleaseModel, original: EncodedTable) -> EncodedTable:
+    """``original`` restricted to the release's attributes (extra columns are ignored)."""
+    if set(original.names) - set(model.attributes) and all(a in original for a in model.attributes):
+        return original.select(model.attributes)
+    return original
+
+
+def independence_kl(original: EncodedTable) -> float:
+    """KL-divergence of the product of the original's one-attribute marginals from the
+    original: the KL a release would have that published every attribute alone (a
+    reference for how much a release keeps of the attributes' dependence)."""
+    attrs = list(original.names)
+    g = group_rows([original.codes(a) for a in attrs], [original.cardinality(a) for a in attrs])
+    p = g.counts / g.counts.sum()
+    log_q = np.zeros(len(p))
+    for i, a in enumerate(attrs):
+        marg = original.column(a).counts() / original.n_rows
+        log_q += np.log(marg[g.keys[i]])
+    return max(float(np.sum(p * (np.log(p) - log_q))), 0.0)
+
+
 def to_model_codes(model: ReleaseModel, original: EncodedTable) -> dict[str, Codes]:
     """Per attribute: original dictionary code -> model domain code (-1: value not in the release)."""
     missing = [a for a in model.attributes if a not in original]
@@ -204,13 +254,17 @@ def utility_summary(
     p: float = 0.4,
     seed: int = 1,
 ) -> dict[str, Any]:
-    """KL, relative error of the default workload and marginal errors, as stored in manifests."""
+    """KL, relative error of the default workload and marginal errors, as stored in
+    manifests; with ``exp(-KL)`` and the KL of publishing every attribute alone as a reference."""
+    original = projected(model, original)
     kl = kl_divergence(model, original)
     qd_eff = min(qd, len(original.names))
     w = make_workload(original, n_queries, qd_eff, p, seed)
     re_ = relative_error(model, original, w)
     return {
         **kl.to_json(),
+        "exp_minus_kl": None if math.isinf(kl.value) else math.exp(-kl.value),
+        "kl_all_attributes_alone": independence_kl(original),
         "relative_error": re_.to_json(),
         "workload": {"n_queries": n_queries, "qd": qd_eff, "p": p, "seed": seed},
         "marginal_error": marginal_errors(model, original),

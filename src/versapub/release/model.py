@@ -47,6 +47,10 @@ class InputInfo:
     delimiter: str | None = None
     columns: list[str] | None = None
     format: str | None = None
+    header: bool = True
+    names: list[str] | None = None
+    na_values: list[str] = field(default_factory=list)
+    strip: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,10 @@ class Release:
                 "delimiter": self.input.delimiter,
                 "columns": self.input.columns,
                 "format": self.input.format,
+                "header": self.input.header,
+                "names": self.input.names,
+                "na_values": self.input.na_values,
+                "strip": self.input.strip,
             },
             "rules_given": [r.to_json() for r in self.reduction.given],
             "rules_dropped": [

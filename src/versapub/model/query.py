@@ -1,0 +1,308 @@
+"""COUNT queries people can write: a SQL-like ``WHERE`` condition over the release's attributes.
+
+Grammar (keywords in any case; parsed with Lark)::
+
+    condition := condition OR condition | condition AND condition | NOT condition | ( condition )
+               | attr op value            op: = == != <> < <= > >=
+               | attr [NOT] IN (value, ...)
+               | attr [NOT] BETWEEN value AND value
+
+An attribute is a bare word (letters, digits, ``_ - .``) or double-quoted (``"marital-status"``,
+``""`` inside for a quote); a value is single-quoted (``'Female'``, ``''`` inside) or a bare
+word or number.  ``<``, ``<=``, ``>``, ``>=`` and ``BETWEEN`` compare in *value order*:
+numbers inside values compare as numbers (``'9' < '10'``, ``'25-34' < '35-44'``), the rest as
+text.  A value compared with ``=``, ``!=`` or ``IN`` must occur in the attribute's published
+domain; otherwise the query is refused with the closest spellings ("did you mean 'Female'?"),
+since such a condition would silently count nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.errors import ReleaseError
+
+_GRAMMAR = r"""
+?start: or_expr
+?or_expr: and_expr (_OR and_expr)*
+?and_expr: not_expr (_AND not_expr)*
+?not_expr: _NOT not_expr -> negate
+         | atom
+?atom: "(" or_expr ")"
+     | name OP value                               -> compare
+     | name _IN "(" value ("," value)* ")"         -> in_
+     | name _NOT _IN "(" value ("," value)* ")"    -> not_in
+     | name _BETWEEN value _AND value              -> between
+     | name _NOT _BETWEEN value _AND value         -> not_between
+name: WORD | DQ
+value: SQ | WORD
+OP: "==" | "=" | "!=" | "<>" | "<=" | ">=" | "<" | ">"
+_OR.2: /or(?![^\s(),'"=<>!])/i
+_AND.2: /and(?![^\s(),'"=<>!])/i
+_NOT.2: /not(?![^\s(),'"=<>!])/i
+_IN.2: /in(?![^\s(),'"=<>!])/i
+_BETWEEN.2: /between(?![^\s(),'"=<>!])/i
+WORD: /[^\s(),'"=<>!]+/
+DQ: /"(?:[^"]|"")*"/
+SQ: /'(?:[^']|'')*'/
+%ignore /\s+/
+"""
+
+_HELP = (
+    "Write conditions such as sex = 'Female', age IN ('25-34', '35-44'), age >= 40, "
+    "age BETWEEN 20 AND 30, joined by AND, OR, NOT and parentheses; quote values with "
+    "single quotes and attribute names with special characters with double quotes."
+)
+
+
+@cache
+def _parser() -> Any:
+    from lark import Lark  # imported on first use: keeps the CLI's start-up fast
+
+    return Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
+
+
+_NUM = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def order_key(value: str) -> tuple[tuple[int, float | str], ...]:
+    """Value order: numbers inside a value compare as numbers, other text as text (a
+    leading minus sign makes the first number negative)."""
+    text = value.strip()
+    sign = -1.0 if text.startswith("-") and len(text) > 1 and text[1].isdigit() else 1.0
+    if sign < 0:
+        text = text[1:]
+    parts: list[tuple[int, float | str]] = []
+    for i, piece in enumerate(_NUM.split(text)):
+        if not piece:
+            continue
+        if i % 2:
+            parts.append((0, float(piece) * (sign if not parts else 1.0)))
+        else:
+            parts.append((1, piece))
+    return tuple(parts)
+
+
+# -- the condition tree -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One attribute's test: ``op`` in ``= != < <= > >= in not_in between not_between``."""
+
+    attr: str
+    op: str
+    values: tuple[str, ...]
+
+    def allowed(self, domain: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+        """Which values of ``domain`` (text) satisfy the test."""
+        dom = [str(v) for v in domain]
+        if self.op in ("=", "in", "!=", "not_in"):
+            hit = np.isin(np.asarray(dom, dtype=object), list(self.values))
+            return ~hit if self.op in ("!=", "not_in") else hit
+        keys = [order_key(v) for v in dom]
+        ref = [order_key(v) for v in self.values]
+        cmp: dict[str, Callable[[Any], bool]] = {
+            "<": lambda k: k < ref[0],
+            "<=": lambda k: k <= ref[0],
+            ">": lambda k: k > ref[0],
+            ">=": lambda k: k >= ref[0],
+            "between": lambda k: ref[0] <= k <= ref[1],
+            "not_between": lambda k: not ref[0] <= k <= ref[1],
+        }
+        return np.fromiter((cmp[self.op](k) for k in keys), dtype=bool, count=len(keys))
+
+
+@dataclass(frozen=True)
+class Node:
+    """``and`` / ``or`` over ``children``, or ``not`` of its single child."""
+
+    op: str
+    children: tuple[Node | Condition, ...]
+
+
+Expr = Node | Condition
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed COUNT query."""
+
+    text: str
+    expr: Expr
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        out: list[str] = []
+
+        def walk(e: Expr) -> None:
+            if isinstance(e, Condition):
+                if e.attr not in out:
+                    out.append(e.attr)
+            else:
+                for c in e.children:
+                    walk(c)
+
+        walk(self.expr)
+        return tuple(out)
+
+    def conditions(self) -> list[Condition]:
+        out: list[Condition] = []
+
+        def walk(e: Expr) -> None:
+            if isinstance(e, Condition):
+                out.append(e)
+            else:
+                for c in e.children:
+                    walk(c)
+
+        walk(self.expr)
+        return out
+
+    def validate(self, domains: Mapping[str, npt.NDArray[Any]]) -> None:
+        """Refuse unknown attributes and ``=``/``IN`` values outside the published domain,
+        with the closest matches."""
+        for c in self.conditions():
+            if c.attr not in domains:
+                close = difflib.get_close_matches(c.attr, list(domains), n=3, cutoff=0.5)
+                hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
+                raise ReleaseError(
+                    f"The query names attribute {c.attr!r}, which the release does not have; {hint}"
+                    f"its attributes are: {', '.join(map(repr, domains))}."
+                )
+            if c.op not in ("=", "in", "!=", "not_in"):
+                continue
+            dom = [str(v) for v in domains[c.attr]]
+            known = set(dom)
+            for v in c.values:
+                if v in known:
+                    continue
+                same_case = [d for d in dom if d.lower() == v.lower()]
+                close = same_case or difflib.get_close_matches(v, dom, n=3, cutoff=0.6)
+                hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+                listing = f" Its values: {', '.join(map(repr, dom))}." if len(dom) <= 12 else ""
+                raise ReleaseError(
+                    f"The value {v!r} does not occur in attribute {c.attr!r} of the release, so the condition "
+                    f"would match nothing.{hint}{listing}"
+                )
+
+    def conjunction(self) -> dict[str, tuple[str, ...]] | None:
+        """``{attr: values}`` when the query is an AND of ``=``/``IN`` tests (the form the
+        model answers by message passing), else ``None``."""
+        parts = self.expr.children if isinstance(self.expr, Node) and self.expr.op == "and" else (self.expr,)
+        out: dict[str, tuple[str, ...]] = {}
+        for p in parts:
+            if not isinstance(p, Condition) or p.op not in ("=", "in"):
+                return None
+            prev = out.get(p.attr)
+            out[p.attr] = tuple(v for v in dict.fromkeys(p.values) if prev is None or v in prev)
+        return out
+
+    def mask(self, domains: Mapping[str, npt.NDArray[Any]], codes: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[Any]:
+        """Which rows satisfy the query: ``codes[a]`` index ``domains[a]`` for every attribute."""
+        allowed = {}
+
+        def ev(e: Expr) -> npt.NDArray[np.bool_]:
+            if isinstance(e, Condition):
+                key = (e.attr, e.op, e.values)
+                if key not in allowed:
+                    allowed[key] = e.allowed(domains[e.attr])
+                return np.asarray(allowed[key][codes[e.attr]], dtype=bool)
+            parts = [ev(c) for c in e.children]
+            if e.op == "not":
+                return ~parts[0]
+            out = parts[0].copy()
+            for p in parts[1:]:
+                if e.op == "and":
+                    out &= p
+                else:
+                    out |= p
+            return out
+
+        return ev(self.expr)
+
+
+def _text(tok: Any) -> str:
+    s = str(tok)
+    if tok.type == "SQ":
+        return s[1:-1].replace("''", "'")
+    if tok.type == "DQ":
+        return s[1:-1].replace('""', '"')
+    return s
+
+
+_OPS = {"==": "=", "<>": "!="}
+_KINDS = {"in_": "in", "not_in": "not_in", "between": "between", "not_between": "not_between"}
+
+
+def _build(tree: Any) -> Expr:
+    from lark import Token
+
+    kind = tree.data
+    if kind in ("or_expr", "and_expr"):
+        return Node("or" if kind == "or_expr" else "and", tuple(_build(c) for c in tree.children))
+    if kind == "negate":
+        return Node("not", (_build(tree.children[0]),))
+    name = _text(tree.children[0].children[0])
+    rest = tree.children[1:]
+    if kind == "compare":
+        op = str(rest[0])
+        return Condition(name, _OPS.get(op, op), (_text(rest[1].children[0]),))
+    vals = tuple(_text(v.children[0]) for v in rest if not isinstance(v, Token))
+    return Condition(
+        name, {"in_": "in", "not_in": "not_in", "between": "between", "not_between": "not_between"}[kind], vals
+    )
+
+
+def parse_query(text: str) -> Query:
+    """Parse a COUNT query (see the module docstring); a syntax error names the position."""
+    from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+    if not text.strip():
+        raise ReleaseError(f"The query is empty. {_HELP}")
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedEOF:
+        raise ReleaseError(f"The query {text!r} ends too early. {_HELP}") from None
+    except UnexpectedToken as exc:
+        if exc.token.type == "$END":
+            raise ReleaseError(f"The query {text!r} ends too early. {_HELP}") from None
+        raise ReleaseError(
+            f"Cannot read the query {text!r}: unexpected {str(exc.token)!r} at column {exc.column}. {_HELP}"
+        ) from None
+    except UnexpectedCharacters as exc:
+        raise ReleaseError(
+            f"Cannot read the query {text!r}: unexpected {text[(exc.pos_in_stream or 0) :][:10]!r} "
+            f"at column {exc.column}. {_HELP}"
+        ) from None
+    except LarkError as exc:
+        raise ReleaseError(f"Cannot read the query {text!r}: {exc}. {_HELP}") from None
+    return Query(text, _build(tree))
+
+
+def count(model: Any, query: Query) -> float:
+    """The model's estimate of ``COUNT(*) WHERE query``: by message passing when the query
+    is an AND of ``=``/``IN`` tests, otherwise from the model's marginal over the query's
+    attributes."""
+    query.validate(model.domains)
+    conj = query.conjunction()
+    if conj is not None:
+        return float(model.count(conj))
+    attrs = query.attributes
+    m = model.marginal(attrs)
+    codes = dict(zip(m.attrs, m.codes, strict=True))
+    mask = query.mask(model.domains, codes)
+    return float(model.n * m.values[mask].sum()) if len(m.values) else 0.0
+
+
+def count_rows(query: Query, domains: Mapping[str, npt.NDArray[Any]], codes: Mapping[str, npt.NDArray[Any]]) -> int:
+    """``COUNT(*) WHERE query`` over encoded rows (the original table)."""
+    return int(query.mask(domains, codes).sum())
