@@ -118,9 +118,12 @@ def test_existing_output_is_refused(tmp_path: Path, running_example: EncodedTabl
     with pytest.raises(ReleaseError, match="already exists"):
         versapub.write_release(rel, tmp_path / "rel")
     assert (tmp_path / "rel" / "keep.txt").exists()
-    versapub.write_release(rel, tmp_path / "rel", overwrite=True)
-    assert not (tmp_path / "rel" / "keep.txt").exists()
-    assert (tmp_path / "rel" / "manifest.json").exists()
+    with pytest.raises(ReleaseError, match="not a versapub release"):  # overwrite never deletes a user's files
+        versapub.write_release(rel, tmp_path / "rel", overwrite=True)
+    assert (tmp_path / "rel" / "keep.txt").exists()
+    versapub.write_release(rel, tmp_path / "new")
+    versapub.write_release(rel, tmp_path / "new", overwrite=True)  # an earlier release is replaced
+    assert (tmp_path / "new" / "manifest.json").exists()
 
 
 def test_failed_verification_leaves_nothing(

@@ -31,6 +31,14 @@ from versapub.model.maxent import ReleaseModel
 from versapub.model.utility import kl_divergence
 from versapub.privacy.feasibility import require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
+from versapub.privacy.roles import (
+    MIN_RECORDS,
+    UNIQUE_SHARE,
+    ColumnRoles,
+    apply_roles,
+    cell_risk,
+    require_no_identifiers,
+)
 from versapub.privacy.rules import Rule, parse_rules, reduce_rules, validate_rules
 from versapub.release.model import InputInfo, PublishedTable, Release
 from versapub.schema.gnf import require_gnf
@@ -76,6 +84,16 @@ def anonymize(
     if sub.also_enforces:
         return (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
     return anon.publish(part, sub.enforces, g, table_rng(seed, sub))
+
+
+def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, float | int]:
+    """Identity risk of one published table: its non-sensitive attributes' cells (exact in
+    a plain table and in an Anatomy QIT) counted on the input."""
+    attrs = [a for a in published.attributes if a not in published.sensitive_attributes]
+    if not attrs:
+        return {"unique_share": 0.0, "k": table.n_rows, "cells": 1}
+    g = group_rows([table.codes(a) for a in attrs], [table.cardinality(a) for a in attrs])
+    return cell_risk(g.counts, table.n_rows)
 
 
 class KLScorer:
@@ -145,6 +163,7 @@ def publish(
     gd_jobs: int | None = None,
     multi_sa_time_limit_s: float = TIME_LIMIT_S,
     multi_sa_max_combinations: int = MAX_COMBINATIONS,
+    columns: ColumnRoles | None = None,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     anonymize every sub-table.  Returns the in-memory :class:`Release`; write it with
@@ -163,7 +182,10 @@ def publish(
     ``gd_stop_when_worse`` stops at the first step that does not lower the KL-divergence,
     ``gd_max_candidates`` scores only a seeded random subset of candidates per step (an
     approximation); ``gd_jobs`` threads score a step's candidates (default: one per CPU;
-    the result does not depend on it).  Every sub-table is anonymized with a generator derived from ``seed``
+    the result does not depend on it).  ``columns`` declares column roles
+    (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
+    undeclared columns that look like direct identifiers (near-unique, or named like ``id``)
+    are refused.  Every sub-table is anonymized with a generator derived from ``seed``
     and the sub-table, so the same sub-table is anonymized identically wherever it occurs.
     """
     hook = progress or _no_progress
@@ -195,6 +217,9 @@ def publish(
     hook("checking rules", 0, 1)
     parsed = parse_rules(rules)
     validate_rules(parsed, table.names)
+    roles = columns if columns is not None else ColumnRoles()
+    table, warnings = apply_roles(table, parsed, roles)
+    require_no_identifiers(table, parsed, roles)
     reduction = reduce_rules(parsed)
     feas = require_feasible(table, reduction.rules, g)
     lap("rules")
@@ -220,10 +245,13 @@ def publish(
                           "candidates": step.candidates, "pruned": step.pruned})  # fmt: skip
             hook(f"GD add-back: {step.attribute} -> {step.table}, KL {step.kl:.5f}", len(trace), len(trace) + 1)
 
+        def on_candidate(step_no: int, scored: int, total: int, best: float) -> None:
+            hook(f"GD step {step_no}: scoring candidates, best KL so far {best:.5f}", scored, total)
+
         schema, _ = add_back(
             schema, reduction.rules, scorer.score, stop_when_worse=gd_stop_when_worse,
             max_candidates=gd_max_candidates, rng=rng, on_step=on_step, attributes=table.names,
-            n_jobs=gd_jobs if gd_jobs is not None else (os.cpu_count() or 1),
+            n_jobs=gd_jobs if gd_jobs is not None else (os.cpu_count() or 1), on_candidate=on_candidate,
         )  # fmt: skip
         verdict = require_gnf(schema, reduction.rules, decomposition)
     if schema.attributes != frozenset(table.names):
@@ -243,6 +271,16 @@ def publish(
     hook("anonymized", total, total)
     lap("anonymize")
 
+    identity = {p.name: identity_risk(table, p.table) for p in published}
+    for p in published:
+        if identity[p.name]["unique_share"] >= UNIQUE_SHARE and table.n_rows >= MIN_RECORDS:
+            shown = ", ".join(a for a in p.attributes if a not in p.table.sensitive_attributes)
+            warnings.append(
+                f"table {p.name} publishes ({shown}) exactly, and {identity[p.name]['unique_share']:.0%} of the "
+                "records are the only one with their values there: anyone who knows those values of a person can "
+                "find the person's record. Add a rule over these attributes, generalize one with a hierarchy, or "
+                "declare a direct identifier among them --identifying"
+            )
     info = input_info or InputInfo(rows_read=table.n_rows + table.n_dropped, rows_dropped_missing=table.n_dropped)
     return Release(
         tables=tuple(published),
@@ -260,4 +298,7 @@ def publish(
         seed=int(seed),
         input=info,
         timings=timings,
+        columns=roles.to_manifest(removed=list(roles.identifying)),
+        identity=identity,
+        warnings=warnings,
     )

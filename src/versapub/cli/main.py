@@ -25,7 +25,16 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table as RichTable
 
 from versapub import __version__
@@ -59,9 +68,10 @@ from versapub.privacy import (
     reduce_rules,
     validate_rules,
 )
+from versapub.privacy.roles import ColumnRoles
 from versapub.release.model import InputInfo, Release
 from versapub.reports.html import html_report
-from versapub.reports.summary import summary_rows
+from versapub.reports.summary import COLUMN_NOTES, show, summary_rows
 from versapub.schema.gnf import check_gnf
 from versapub.verify.check import run_check
 
@@ -186,6 +196,28 @@ def _config_options(f: F) -> F:
             type=int,
             help="multi-sa: refuse above this many distinct sensitive-value combinations (default 50,000).",
         ),
+        click.option(
+            "--identifying",
+            multiple=True,
+            metavar="COLUMN",
+            help="A direct identifier: removed before publishing, listed in the manifest and report (repeatable).",
+        ),
+        click.option(
+            "--quasi-identifying", "quasi", multiple=True, metavar="COLUMN", help="Declare a quasi-identifier."
+        ),
+        click.option(
+            "--sensitive", multiple=True, metavar="COLUMN", help="Declare a sensitive column (a rule must protect it)."
+        ),
+        click.option(
+            "--insensitive", multiple=True, metavar="COLUMN", help="Declare a column neither identifying nor sensitive."
+        ),
+        click.option(
+            "--allow-unique",
+            "allow_unique",
+            multiple=True,
+            metavar="COLUMN",
+            help="Publish a near-unique column (most records hold a value no other has) as it is.",
+        ),
         click.option("--anonymizer", help="Anonymizer (default anatomy)."),
         click.option("--seed", type=int, help="Random seed (default 0)."),
     ]
@@ -221,6 +253,20 @@ def _csv_list(text: str | None, flag: str) -> tuple[str, ...] | None:
     return tuple(i.strip() for i in items)
 
 
+def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
+    """The config's column roles extended by the role flags (None: no flag given)."""
+    flags = {
+        "identifying": opts["identifying"],
+        "quasi-identifying": opts["quasi"],
+        "sensitive": opts["sensitive"],
+        "insensitive": opts["insensitive"],
+    }
+    if not any(flags.values()) and not opts["allow_unique"]:
+        return None
+    merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}
+    return ColumnRoles.from_mapping(merged, (*base.allow_unique, *opts["allow_unique"]))
+
+
 def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
     """The configuration from CONFIG (if given) overridden by the command-line flags."""
     config, input_, rules = opts["config"], opts["input_"], opts["rules"]
@@ -253,19 +299,64 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         anonymizer=opts["anonymizer"],
         seed=opts["seed"],
         format=fmt,
+        roles=_roles(base.roles, opts),
     )
 
 
-def _progress(quiet: bool = False) -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=quiet,
-    )
+class _Steps:
+    """Progress on stderr: on a terminal a bar with percentage and time left for every step
+    whose size is known; otherwise one line per step (and per tenth of a long step), so a
+    log shows where a run is."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.live = err.is_terminal and not quiet
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+            disable=not self.live,
+        )
+        self.start = time.perf_counter()
+        self.last: tuple[str, int] = ("", -1)
+
+    def __enter__(self) -> _Steps:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)  # type: ignore[arg-type]
+
+    def add_task(self, description: str, total: int | None = None) -> TaskID:
+        self._line(description, 0, total)
+        return self.bar.add_task(description, total=total)
+
+    def update(
+        self, task: TaskID, description: str | None = None, completed: int | None = None, total: int | None = None
+    ) -> None:
+        self.bar.update(task, description=description, completed=completed, total=total)
+        if description is not None:
+            self._line(description, completed or 0, total)
+
+    def _line(self, description: str, completed: int, total: int | None) -> None:
+        if self.live or self.quiet:
+            return
+        tenth = int(10 * completed / total) if total else -1
+        head = description.split(":")[0]
+        if (head, tenth) == self.last:
+            return
+        self.last = (head, tenth)
+        pct = f" ({completed}/{total}, {100 * completed / total:.0f}%)" if total else ""
+        err.print(f"[{time.perf_counter() - self.start:7.1f} s] {escape(description)}{pct}", soft_wrap=True)
+
+
+def _progress(quiet: bool = False) -> _Steps:
+    return _Steps(quiet)
 
 
 def _run_publish(
@@ -301,6 +392,7 @@ def _run_publish(
             multi_sa_max_combinations=cfg.multi_sa_max_combinations,
             input_info=info,
             progress=hook,
+            columns=cfg.roles,
         )
         release.timings["read"] = read_s
         if utility:
@@ -314,36 +406,83 @@ def _run_publish(
     return release, time.perf_counter() - start
 
 
+_SUMMARY_COLS = ("table", "kind", "attributes", "enforces", "rows", "groups", "achieved", "alone")
+
+
+def _summary_table(rows: list[dict[str, Any]]) -> RichTable | None:
+    """The tables as a terminal table, or None when it would not fit (words never split)."""
+    t = RichTable(title_justify="left", expand=False)
+    longest = {c: max((len(w) for r in rows for w in str(r[c]).split()), default=4) for c in _SUMMARY_COLS}
+    need = sum(max(longest[c], len(c)) + 3 for c in _SUMMARY_COLS)
+    if not out.is_terminal or need > out.width:
+        return None
+    for c in _SUMMARY_COLS:
+        t.add_column(c, min_width=max(longest[c], len(c)), overflow="fold")
+    for r in rows:
+        enf = str(r["enforces"]) + (
+            f" (covers your {r['covers']})" if r["covers"] and r["covers"] != r["enforces"] else ""
+        )
+        t.add_row(*(enf if c == "enforces" else str(r[c]) for c in _SUMMARY_COLS))
+    return t
+
+
 def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
-    t = RichTable(title=f"Release {out_dir}", title_justify="left")
-    for col in ("table", "kind", "attributes", "enforces", "rows", "groups", "achieved"):
-        t.add_column(col, overflow="fold")
-    for row in summary_rows(release):
-        t.add_row(*(str(row[c]) for c in ("table", "kind", "attributes", "enforces", "rows", "groups", "achieved")))
-    out.print(t)
+    rows = summary_rows(release)
+    out.print(f"[bold]Release {escape(str(out_dir))}[/]")
+    table = _summary_table(rows)
+    if table is not None:
+        out.print(table)
+    else:  # one block per table: readable at any width and in a log
+        for r in rows:
+            out.print(f"  {r['table']} ({r['kind']}): {escape(r['attributes'])}", soft_wrap=True)
+            if r["enforces"] != "-":
+                covers = f"  (covers your rule {r['covers']})" if r["covers"] and r["covers"] != r["enforces"] else ""
+                out.print(f"      enforces {escape(r['enforces'])}{escape(covers)}", soft_wrap=True)
+            out.print(
+                f"      rows {r['rows']}, groups {r['groups']}, achieved {r['achieved']}, alone {r['alone']}",
+                soft_wrap=True,
+            )
+    for note in COLUMN_NOTES.values():
+        out.print(f"[dim]  {escape(note)}[/]", soft_wrap=True)
     dropped = release.input.rows_dropped_missing
     out.print(
         f"{release.n_records} records, {len(release.attributes)} attributes, "
         f"{len(release.reduction.rules)} rule(s) enforced"
         + (f" ({len(release.reduction.dropped)} implied rule(s) dropped)" if release.reduction.dropped else "")
         + (f", {dropped} row(s) with missing cells dropped" if dropped else "")
-        + f"; {release.guarantee.describe()}."
+        + f"; {release.guarantee.describe()}.",
+        soft_wrap=True,
     )
+    removed = release.columns.get("removed") or []
+    if removed:
+        out.print(f"Removed as identifying: {', '.join(show(c) for c in removed)}.", soft_wrap=True)
     out.print(f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed; {seconds:.2f} s.")
     if release.decomposition_trace:
         steps = ", ".join(
             f"{s['kl']:.4f}" + (f" (+{s['added'][0]} to {s['added'][1]})" if s["added"] else " (initial)")
             for s in release.decomposition_trace
         )
-        out.print(f"GD add-back KL trace: {steps}")
+        out.print(f"GD add-back KL trace: {steps}", soft_wrap=True)
     if release.utility:
         u = release.utility
         kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.4f}"
         r = u["relative_error"]
-        out.print(
-            f"Utility: KL-divergence {kl}; relative error of {r['n_queries']} COUNT queries "
-            f"(qd = {u['workload']['qd']}, p = {u['workload']['p']}): mean {r['mean']:.3f}, median {r['median']:.3f}."
+        ref = u.get("kl_all_attributes_alone")
+        meaning = (
+            f" (exp(-KL) = {u['exp_minus_kl']:.3f}: on average a record is {u['exp_minus_kl']:.0%} as likely under the "
+            "estimate as in the original; 0 = perfect"
+            + (f"; publishing every attribute alone would give {ref:.4f}" if ref is not None else "")
+            + ")"
+            if u.get("exp_minus_kl") is not None
+            else ""
         )
+        out.print(
+            f"Utility: KL-divergence {kl}{meaning}; relative error of {r['n_queries']} COUNT queries "
+            f"(qd = {u['workload']['qd']}, p = {u['workload']['p']}): mean {r['mean']:.3f}, median {r['median']:.3f}.",
+            soft_wrap=True,
+        )
+    for w in release.warnings:
+        err.print(f"[bold yellow]warning:[/] {escape(w)}.", soft_wrap=True)
     out.print(f"Release:  {out_dir}/ (manifest.json, tables)")
     out.print(f"Report:   {out_dir / 'report.html'} (open in a browser; text version: report.md)")
 
@@ -621,6 +760,13 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     help="auto: exact possible-worlds attack when the release has at most 500 records, plus the "
     "scalable attack always.",
 )
+@click.option(
+    "--k",
+    "k",
+    type=int,
+    help="Also require k-anonymity of the published cells: fail a table whose smallest cell of non-sensitive "
+    "values holds fewer than K records.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def check(
     release_dir: Path,
@@ -629,6 +775,7 @@ def check(
     original: Path | None,
     missing: str | None,
     attack: str,
+    k: int | None,
     as_json: bool,
 ) -> None:
     """Verify a release from its files alone and attack it; exit 0 only if every check passes.
@@ -641,8 +788,10 @@ def check(
         rules_ = _check_rules(rules_cfg, rule)
         read_manifest(release_dir)  # not a release at all: a one-paragraph error
         table = _original(original, release_dir, missing) if original is not None else None
+        if k is not None and k < 2:
+            raise ConfigError(f"--k must be at least 2 (every cell has at least one record), got {k}.")
         rep = run_check(
-            release_dir, model=lambda: load_release(release_dir), rules=rules_, original=table, attack=attack
+            release_dir, model=lambda: load_release(release_dir), rules=rules_, original=table, attack=attack, k=k
         )
     if as_json:
         click.echo(json.dumps(rep.to_json(), indent=2))
@@ -662,6 +811,9 @@ def check(
                 out.print(f"         {escape(d.describe())}")
         for p in rep.posterior:
             out.print(f"  {'ok  ' if p['ok'] else 'FAIL'} posterior {escape(p['message'])}")
+        for i in rep.identity:
+            mark = "FAIL" if not i["ok"] else ("ok  " if k is not None else "info")
+            out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}")
         bad_h = [f for f in rep.hygiene if not f.ok]
         out.print(f"  row-order hygiene: {'ok' if not bad_h else f'{len(bad_h)} file(s) out of order'}")
         for f in [*v.failures, *bad_h]:

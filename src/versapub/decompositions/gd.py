@@ -19,9 +19,12 @@ without attributes disappears.
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -138,6 +141,7 @@ def add_back(
     on_step: Callable[[AddBackStep], None] | None = None,
     attributes: Sequence[str] | None = None,
     n_jobs: int = 1,
+    on_candidate: Callable[[int, int, int, float], None] | None = None,
 ) -> tuple[Schema, list[AddBackStep]]:
     """Steps 5–8 of Algorithm 1 (greedy add-back).
 
@@ -146,6 +150,7 @@ def add_back(
     only a seeded random subset of that many candidates per step — an explicit
     approximation.  ``n_jobs`` > 1 scores a step's candidates in that many threads (the
     result is the same: ties are broken by candidate order, not by finishing order).
+    ``on_candidate(step, scored, total, best_kl)`` reports each scored candidate.
     """
     trace: list[AddBackStep] = []
     current = score(schema)
@@ -157,11 +162,29 @@ def add_back(
             gen = rng if rng is not None else np.random.default_rng(0)
             pick = sorted(gen.choice(len(cands), size=max_candidates, replace=False).tolist())
             cands = [cands[i] for i in pick]
+        lock = threading.Lock()
+        done: list[float] = [0.0, math.inf]
+
+        def scored_one(
+            c: Schema,
+            total: int = len(cands),
+            step_no: int = len(trace) + 1,
+            lock: Any = lock,
+            done: list[float] = done,
+        ) -> float:
+            kl = score(c)
+            if on_candidate is not None:
+                with lock:
+                    done[0] += 1
+                    done[1] = min(done[1], kl)
+                    on_candidate(step_no, int(done[0]), total, done[1])
+            return kl
+
         if n_jobs > 1 and len(cands) > 1:
             with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                kls = list(pool.map(score, [c for _, _, c in cands]))
+                kls = list(pool.map(scored_one, [c for _, _, c in cands]))
         else:
-            kls = [score(c) for _, _, c in cands]
+            kls = [scored_one(c) for _, _, c in cands]
         scored = [(kl, a, ti, c) for kl, (a, ti, c) in zip(kls, cands, strict=True)]
         best_kl, a, ti, best = min(scored, key=lambda x: (x[0], x[2], x[1]))
         if stop_when_worse and best_kl >= current:

@@ -16,6 +16,11 @@
     file = "age.csv"            # ARX format: ';'-separated, leaf first, root last
     level = 1                   # 0 = original values
 
+    [columns]                   # optional: column roles (ARX's vocabulary)
+    identifying = ["patient_id"]  # removed before publishing, listed in the manifest and report
+    # quasi-identifying = [...], sensitive = [...], insensitive = [...]
+    # allow_unique = ["visit"]  # publish a near-unique column as it is
+
     [privacy]
     guarantee = "l-diversity"
     l = 2
@@ -44,6 +49,7 @@ from versapub.data.missing import MissingPolicy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
 from versapub.io.read import read_table
+from versapub.privacy.roles import ColumnRoles
 
 _SECTIONS = {
     "input": {
@@ -59,6 +65,7 @@ _SECTIONS = {
         "strip",
     },
     "privacy": {"guarantee", "l", "rules"},
+    "columns": {"identifying", "quasi-identifying", "sensitive", "insensitive", "allow_unique"},
     "publish": {
         "decomposition",
         "anonymizer",
@@ -118,6 +125,7 @@ class PublishConfig:
     strip: bool = False
     source: str = "<flags>"
     config_path: Path | None = None
+    roles: ColumnRoles = field(default_factory=ColumnRoles)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -216,6 +224,11 @@ def load_config(path: str | Path) -> PublishConfig:
             raise ConfigError(f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and 'level' (an integer).")
         hier_specs.append(HierarchySpec(attr, base / str(spec["file"]), spec["level"], str(spec.get("delimiter", ";"))))
     columns = _get(inp, "columns", list, where)
+    cols_section = data.get("columns", {})
+    role_lists = {k: _get(cols_section, k, list, where, []) for k in _SECTIONS["columns"]}
+    if not all(isinstance(x, str) for v in role_lists.values() for x in v):
+        raise ConfigError(f"{where}: [columns] roles must be lists of column names.")
+    allow_unique = role_lists.pop("allow_unique")
     names = _get(inp, "names", list, where)
     na_values = _get(inp, "na_values", list, where, [])
     for key, lst in (("columns", columns), ("names", names), ("na_values", na_values)):
@@ -245,6 +258,7 @@ def load_config(path: str | Path) -> PublishConfig:
         multi_sa_max_combinations=_get(pub, "multi_sa_max_combinations", int, where, 50_000),
         source=where,
         config_path=p,
+        roles=ColumnRoles.from_mapping(role_lists, allow_unique),
     )
 
 

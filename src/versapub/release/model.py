@@ -74,6 +74,9 @@ class Release:
     utility: dict[str, Any] | None = None
     decomposition_params: dict[str, Any] = field(default_factory=dict)
     decomposition_trace: list[dict[str, Any]] = field(default_factory=list)
+    columns: dict[str, list[str]] = field(default_factory=dict)
+    identity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def n_records(self) -> int:
@@ -100,6 +103,8 @@ class Release:
                 entry["suppressed_group"] = t.table.suppressed_group
                 entry["domains"] = {a: list(v) for a, v in t.table.domains.items()}
             entry["stats"] = t.table.stats
+            if t.name in self.identity:
+                entry["identity_risk"] = self.identity[t.name]
             tables.append(entry)
         return {
             "format": FORMAT,
@@ -140,4 +145,6 @@ class Release:
             "gnf": self.gnf.to_json(),
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
             "utility": self.utility,
+            "columns": self.columns,
+            "warnings": self.warnings,
         }

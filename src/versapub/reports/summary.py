@@ -7,10 +7,42 @@ from typing import Any
 from versapub.release.model import Release
 from versapub.verify.release_check import VerificationReport
 
+#: What each summary column means, for a reader who has not read the papers.
+COLUMN_NOTES = {
+    "rows": "rows: distinct value combinations the table publishes (each with its count of records)",
+    "groups": "groups: buckets of records that share one list of sensitive values; the release says which group a "
+    "record is in, never which of its group's values is the record's",
+    "achieved": "achieved: the guarantee reached by the weakest group (l-diversity: its size divided by its most "
+    "frequent sensitive value; at least l)",
+    "alone": "alone: share of records that are the only one with their non-sensitive values in the table (anyone who "
+    "knows those values can single the record out)",
+}
+
+
+def show(name: str) -> str:
+    """An attribute or value quoted when it holds a separator, so lists read unambiguously."""
+    if any(ch in name for ch in ",;|'\"") or "->" in name or name != name.strip() or not name:
+        return "'" + name.replace("'", "''") + "'"
+    return name
+
+
+def covered_rules(release: Release) -> dict[str, list[str]]:
+    """Per table: the user's rules (as typed, before reduction) it is the guardian of."""
+    guardian = {v.rule: v.guardian for v in release.gnf.verdicts if v.guardian}
+    implied = {d.rule: d.implied_by for d in release.reduction.dropped}
+    out: dict[str, list[str]] = {}
+    for r in release.reduction.given:
+        g = guardian.get(implied.get(r, r))
+        if g is not None:
+            out.setdefault(g, []).append(str(r))
+    return out
+
 
 def summary_rows(release: Release) -> list[dict[str, Any]]:
-    """One row per published table: name, kind, attributes, rule, rows, groups, achieved."""
+    """One row per published table: name, kind, attributes, enforced rules and the user's
+    rules they cover, rows, groups, achieved guarantee, identity risk."""
     rows = []
+    covers = covered_rules(release)
     for t in release.tables:
         st = t.table.stats
         enforced = t.table.enforced_rules
@@ -21,8 +53,10 @@ def summary_rows(release: Release) -> list[dict[str, Any]]:
             {
                 "table": t.name,
                 "kind": t.kind,
-                "attributes": ", ".join(t.attributes),
+                "attributes": ", ".join(show(a) for a in t.attributes),
                 "enforces": "; ".join(str(e) for e in enforced) if enforced else "-",
+                "covers": "; ".join(covers.get(t.name, [])),
+                "alone": f"{release.identity[t.name]['unique_share']:.1%}" if t.name in release.identity else "-",
                 "rows": st.get("rows", st.get("rows_qit", 0)),
                 "groups": groups,
                 "achieved": f"{st['achieved']:.2f}" if st.get("achieved") is not None else "-",

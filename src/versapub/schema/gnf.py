@@ -88,6 +88,26 @@ class RuleVerdict:
             f"{format_path(self.path)}, and no table is its guardian ({tried})"
         )
 
+    def plain(self) -> str:
+        """The verdict in a data steward's words (no paper terms)."""
+        r = self.rule
+        if self.kind == "not-reachable":
+            return (
+                f"holds: no chain of published tables sharing attributes leads from {', '.join(r.lhs)} to {r.rhs}, "
+                f"so knowing {', '.join(r.lhs)} tells nothing about a person's {r.rhs}"
+            )
+        if self.kind == "guardian":
+            known = [*self.w_q, *self.q_star]
+            return (
+                f"holds: table {self.guardian} is the only way to {r.rhs}, and it publishes {r.rhs} only in groups "
+                f"that are diverse enough for anyone who knows {', '.join(known) if known else 'nothing'} about "
+                "a person"
+            )
+        return (
+            f"does NOT hold: {r.rhs} can be reached from {', '.join(r.lhs)} through {format_path(self.path)}, "
+            "and no table along the way hides it"
+        )
+
     def to_json(self) -> dict[str, object]:
         return {
             "rule": self.rule.to_json(),
@@ -97,6 +117,7 @@ class RuleVerdict:
             "q_cap_a": list(self.w_q),
             "q_star": list(self.q_star),
             "explanation": self.explain(),
+            "plain": self.plain(),
         }
 
 

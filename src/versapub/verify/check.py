@@ -7,6 +7,9 @@ original table and other rules).
   ``EXACT_MAX_RECORDS`` records, and scalable (propagation) for any size;
 * the maximum-entropy posterior: the largest ``P(S = s | Q = q)`` under the release model,
   against ``1/l``;
+* identity risk: per table, the share of records alone in their cell of the table's
+  non-sensitive attributes and the smallest cell (k-anonymity of the published cells;
+  with ``k`` it must be at least ``k``);
 * linkage hygiene: every table's rows are in value order (no row order or id that could
   follow the input order) and carry no column beyond the format's.
 """
@@ -56,6 +59,8 @@ class CheckReport:
     attacks: list[AttackResult] = field(default_factory=list)
     posterior: list[dict[str, Any]] = field(default_factory=list)
     hygiene: list[Finding] = field(default_factory=list)
+    identity: list[dict[str, Any]] = field(default_factory=list)
+    k: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -65,6 +70,7 @@ class CheckReport:
             and all(a.ok for a in self.attacks)
             and all(p["ok"] for p in self.posterior)
             and all(f.ok for f in self.hygiene)
+            and all(i["ok"] for i in self.identity)
         )
 
     def failures(self) -> list[str]:
@@ -75,6 +81,7 @@ class CheckReport:
                 out.append(f"[{a.method} attack] ... and {len(a.disclosures) - 20} more records")
         out += [f"[posterior] {p['message']}" for p in self.posterior if not p["ok"]]
         out += [f"[hygiene {f.file}] {f.message}" for f in self.hygiene if not f.ok]
+        out += [f"[identity {i['table']}] {i['message']}" for i in self.identity if not i["ok"]]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -85,6 +92,8 @@ class CheckReport:
             "attacks": [a.to_json() for a in self.attacks],
             "posterior": self.posterior,
             "hygiene": [f.to_json() for f in self.hygiene],
+            "identity": self.identity,
+            "k": self.k,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
 
@@ -249,6 +258,51 @@ def _read_for_order(path: Path) -> pa.Table:
     )
 
 
+def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]]:
+    """Per table, from its file: the cells of its non-sensitive attributes (a plain table's
+    rows; an Anatomy QIT's rows summed over groups), the share of records alone in their
+    cell and the smallest cell; with ``k``, a table whose smallest cell is below ``k`` fails
+    (k-anonymity of the published cells)."""
+    m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    n = int(m["n_records"])
+    out = []
+    con = duckdb.connect(":memory:")
+    try:
+        for e in m["tables"]:
+            files = e.get("files") or {}
+            path = directory / (files.get("qit") or files.get("data") or "")
+            if not path.is_file():
+                continue
+            cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
+            keys = [c for c in cols if c not in ("group_id", "count")]
+            c = _ident(fresh_alias("c", cols))
+            if keys:
+                row = con.execute(
+                    f"SELECT coalesce(sum({c}) FILTER (WHERE {c} = 1), 0), min({c}), count(*) FROM (SELECT "
+                    f'sum(CAST("count" AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
+                    + ", ".join(_ident(a) for a in keys)
+                    + ")"
+                ).fetchone()
+                unique, smallest, cells = (int(x or 0) for x in (row or (0, 0, 0)))
+            else:
+                unique, smallest, cells = (1 if n == 1 else 0), n, 1
+            share = unique / max(n, 1)
+            ok = k is None or smallest >= k
+            shown = ", ".join(keys) or "(none)"
+            message = (
+                f"{share:.1%} of the records are alone in their cell of ({shown}); smallest cell {smallest} "
+                f"record(s) over {cells} cell(s)"
+                + ("" if k is None else (f" >= k = {k}" if ok else f" < k = {k}: some records can be singled out"))
+            )
+            out.append({
+                "table": e.get("name"), "attributes": keys, "unique_share": share, "k": smallest, "cells": cells,
+                "ok": ok, "message": message,
+            })  # fmt: skip
+    finally:
+        con.close()
+    return out
+
+
 def hygiene_check(directory: Path) -> list[Finding]:
     """Rows of every table strictly increasing in value order (text order column by
     column, ``group_id`` numerically), so no row order can link tables or follow the input."""
@@ -296,9 +350,11 @@ def run_check(
     rules: list[Rule] | None = None,
     original: EncodedTable | None = None,
     attack: str = "auto",
+    k: int | None = None,
 ) -> CheckReport:
     """Every check; ``model`` is the release's maximum-entropy model (or a function that
-    builds it), used for the posterior.
+    builds it), used for the posterior; ``k``: fail a table whose smallest published cell of
+    non-sensitive values holds fewer than ``k`` records.
 
     The verification (DuckDB), the attacks (DuckDB, CP-SAT), the posterior (numpy) and the
     row-order check (pyarrow) read independently and release the GIL in their engines, so
@@ -341,6 +397,7 @@ def run_check(
             "attacks": pool.submit(timed, "attacks", run_attacks, d, use_rules, ell, original, attack),
             "posterior": pool.submit(timed, "posterior", posterior, use_rules, ell),
             "hygiene": pool.submit(timed, "hygiene", hygiene_check, d),
+            "identity": pool.submit(timed, "identity", identity_check, d, k),
         }
         verification = verification_f.result()
         rep = CheckReport(str(d), ell, verification, seconds=seconds)
@@ -352,4 +409,6 @@ def run_check(
         rep.attacks = others["attacks"].result()
         rep.posterior = others["posterior"].result()
         rep.hygiene = others["hygiene"].result()
+        rep.identity = others["identity"].result()
+        rep.k = k
     return rep
