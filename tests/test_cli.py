@@ -261,3 +261,30 @@ def test_report_command(demo_release: Path, tmp_path: Path) -> None:
     text = out.read_text()
     assert 'id="rules"' in text and 'id="attribute-graph"' in text and "ALL CHECKS PASSED" in text
     assert "http://" not in text and "https://" not in text  # self-contained, works offline
+
+
+def test_help_and_input_errors_do_not_load_the_engines(tmp_path: Path) -> None:
+    """Start-up stays fast: --help and a bad input never import the heavy engines (the
+    benchmark of start-up time is benchmarks/startup.py; this asserts the cause)."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "t.csv"
+    bad.write_text("a,b\nx,1\n")
+    probe = (
+        "import sys\nfrom versapub.cli.main import cli\n"
+        "for args in (['--help'], ['publish', '--input', sys.argv[1], '--rule', 'a -> c', '--out', sys.argv[2]], "
+        "['check', sys.argv[2]]):\n"
+        "    try:\n        cli(args, standalone_mode=False)\n    except BaseException:\n        pass\n"
+        "heavy = [m for m in ('ortools', 'duckdb', 'pandas', 'networkx', 'matplotlib', 'lark') if m in sys.modules]\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe, str(bad), str(tmp_path / "none")], capture_output=True, text=True)
+    assert "HEAVY:\n" in r.stdout + "\n", r.stdout[-300:] + r.stderr
+
+
+def test_experiment_dataset_choices_match_the_experiments() -> None:
+    from versapub.cli.main import EXPERIMENT_DATASETS
+    from versapub.experiments import DATASETS
+
+    assert tuple(EXPERIMENT_DATASETS) == tuple(DATASETS)

@@ -12,22 +12,69 @@ format.
 ['T1', 'T2']
 """
 
-__version__ = "0.1.0"
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from versapub import datasets
-from versapub.api import publish
-from versapub.data import EncodedTable, Hierarchy, MissingPolicy
-from versapub.errors import VersapubError
-from versapub.io.config import PublishConfig, load_config
-from versapub.io.read import read_table
-from versapub.io.release_reader import load_release
-from versapub.io.release_writer import write_release
-from versapub.model import ReleaseModel, model_from_release
-from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
-from versapub.release import Release
-from versapub.schema import Schema, SubTable, check_gnf
+from versapub._version import __version__
+
+#: Public names and the module each comes from; imported on first use, so that the
+#: command line starts fast (its --help and input errors need none of the heavy engines).
+_EXPORTS = {
+    "datasets": "versapub.datasets",
+    "publish": "versapub.api",
+    "EncodedTable": "versapub.data",
+    "Hierarchy": "versapub.data",
+    "MissingPolicy": "versapub.data",
+    "VersapubError": "versapub.errors",
+    "PublishConfig": "versapub.io.config",
+    "load_config": "versapub.io.config",
+    "read_table": "versapub.io.read",
+    "load_release": "versapub.io.release_reader",
+    "write_release": "versapub.io.release_writer",
+    "ReleaseModel": "versapub.model",
+    "model_from_release": "versapub.model",
+    "LDiversity": "versapub.privacy",
+    "Rule": "versapub.privacy",
+    "parse_rule": "versapub.privacy",
+    "reduce_rules": "versapub.privacy",
+    "Release": "versapub.release",
+    "Schema": "versapub.schema",
+    "SubTable": "versapub.schema",
+    "check_gnf": "versapub.schema",
+    "ColumnRoles": "versapub.privacy.roles",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        module = import_module(_EXPORTS[name])
+        value = module if name == "datasets" else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'versapub' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:
+    from versapub import datasets
+    from versapub.api import publish
+    from versapub.data import EncodedTable, Hierarchy, MissingPolicy
+    from versapub.errors import VersapubError
+    from versapub.io.config import PublishConfig, load_config
+    from versapub.io.read import read_table
+    from versapub.io.release_reader import load_release
+    from versapub.io.release_writer import write_release
+    from versapub.model import ReleaseModel, model_from_release
+    from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
+    from versapub.privacy.roles import ColumnRoles
+    from versapub.release import Release
+    from versapub.schema import Schema, SubTable, check_gnf
 
 __all__ = [
+    "ColumnRoles",
     "EncodedTable",
     "Hierarchy",
     "LDiversity",

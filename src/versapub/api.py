@@ -201,7 +201,7 @@ def publish(
     if not isinstance(table, EncodedTable):
         if not isinstance(table, Mapping):
             raise InputError(
-                "publish() needs an EncodedTable (see versapub.read_table) or a mapping "
+                "The table to publish must be an EncodedTable (read with versapub.read_table) or a mapping "
                 f"{{column: [values]}}, got {type(table).__name__}."
             )
         table = EncodedTable.from_columns({k: list(v) for k, v in table.items()})

@@ -17,63 +17,26 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table as RichTable
 
-from versapub import __version__
-from versapub.api import publish as api_publish
-from versapub.data import EncodedTable
-from versapub.datasets import adult_config
-from versapub.decompositions import uad_schema
+from versapub._version import __version__
 from versapub.errors import ConfigError, VersapubError
-from versapub.experiments import DATASETS, Settings, findings, read_runs, run_experiment, write_page
-from versapub.experiments.figures import draw_all
-from versapub.io.config import HierarchySpec, PublishConfig, load_config, original_reader
-from versapub.io.read import file_sha256
-from versapub.io.release_reader import load_release, read_manifest
-from versapub.io.release_writer import write_release
-from versapub.model import (
-    kl_divergence,
-    make_workload,
-    model_from_release,
-    original_mismatch,
-    relative_error,
-    utility_summary,
-)
-from versapub.model.query import count as count_query
-from versapub.model.query import count_rows, parse_query
-from versapub.model.utility import marginal_errors
-from versapub.privacy import (
-    Rule,
-    feasibility,
-    make_guarantee,
-    parse_rules,
-    reduce_rules,
-    validate_rules,
-)
-from versapub.privacy.roles import ColumnRoles
-from versapub.release.model import InputInfo, Release
-from versapub.reports.html import html_report
-from versapub.reports.summary import COLUMN_NOTES, show, summary_rows
-from versapub.schema.gnf import check_gnf
-from versapub.verify.check import run_check
+from versapub.io.manifest import read_manifest
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+    from rich.table import Table as RichTable
+
+    from versapub.data import EncodedTable
+    from versapub.io.config import HierarchySpec, PublishConfig
+    from versapub.privacy import Rule
+    from versapub.privacy.roles import ColumnRoles
+    from versapub.release.model import Release
+
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -227,6 +190,8 @@ def _config_options(f: F) -> F:
 
 
 def _parse_hierarchy(spec: str) -> HierarchySpec:
+    from versapub.io.config import HierarchySpec
+
     if "=" not in spec or ":" not in spec.split("=", 1)[1]:
         raise ConfigError(f"--hierarchy {spec!r} must look like ATTR=FILE:LEVEL, e.g. age=age.csv:1.")
     attr, rest = spec.split("=", 1)
@@ -255,6 +220,8 @@ def _csv_list(text: str | None, flag: str) -> tuple[str, ...] | None:
 
 def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     """The config's column roles extended by the role flags (None: no flag given)."""
+    from versapub.privacy.roles import ColumnRoles
+
     flags = {
         "identifying": opts["identifying"],
         "quasi-identifying": opts["quasi"],
@@ -269,6 +236,8 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
 
 def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
     """The configuration from CONFIG (if given) overridden by the command-line flags."""
+    from versapub.io.config import PublishConfig, load_config
+
     config, input_, rules = opts["config"], opts["input_"], opts["rules"]
     if config is not None:
         base = load_config(config)
@@ -309,6 +278,16 @@ class _Steps:
     log shows where a run is."""
 
     def __init__(self, quiet: bool = False) -> None:
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            SpinnerColumn,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.quiet = quiet
         self.live = err.is_terminal and not quiet
         self.bar = Progress(
@@ -367,6 +346,17 @@ def _run_publish(
         task = bar.add_task(f"reading {cfg.input.name}", total=None)
         t0 = time.perf_counter()
         table = cfg.read()
+        from versapub.privacy.rules import parse_rules, validate_rules
+
+        validate_rules(parse_rules(cfg.rules), table.names)  # a bad rule is reported before the engines load
+        # imported after the input is read: a bad input is reported without loading the engines
+        from versapub.api import publish as api_publish
+        from versapub.io.read import file_sha256
+        from versapub.io.release_writer import write_release
+        from versapub.model import model_from_release, utility_summary
+        from versapub.privacy import make_guarantee
+        from versapub.release.model import InputInfo
+
         read_s = time.perf_counter() - t0
         info = InputInfo(
             path=str(cfg.input.resolve()),
@@ -406,11 +396,17 @@ def _run_publish(
     return release, time.perf_counter() - start
 
 
+#: The datasets of `experiment versatile` (versapub.experiments.DATASETS; kept here so --help
+#: does not import the experiments; a test asserts they agree).
+EXPERIMENT_DATASETS = ("adult", "texas-like", "sparcs")
+
 _SUMMARY_COLS = ("table", "kind", "attributes", "enforces", "rows", "groups", "achieved", "alone")
 
 
 def _summary_table(rows: list[dict[str, Any]]) -> RichTable | None:
     """The tables as a terminal table, or None when it would not fit (words never split)."""
+    from rich.table import Table as RichTable
+
     t = RichTable(title_justify="left", expand=False)
     longest = {c: max((len(w) for r in rows for w in str(r[c]).split()), default=4) for c in _SUMMARY_COLS}
     need = sum(max(longest[c], len(c)) + 3 for c in _SUMMARY_COLS)
@@ -427,6 +423,8 @@ def _summary_table(rows: list[dict[str, Any]]) -> RichTable | None:
 
 
 def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
+    from versapub.reports.summary import COLUMN_NOTES, show, summary_rows
+
     rows = summary_rows(release)
     out.print(f"[bold]Release {escape(str(out_dir))}[/]")
     table = _summary_table(rows)
@@ -516,8 +514,13 @@ def publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_uti
 @cli.command()
 @_config_options
 def rules(**opts: Any) -> None:
-    """Show the rules: reduced set, dropped rules, feasibility, rule graph, UAD schema and
-    its GNF explanation (nothing is published)."""
+    """Show the rules: reduced set, dropped rules, feasibility, rule graph, and the schema of
+    the decomposition asked for (GD included: its add-back runs) with why every rule holds.
+    Nothing is written; infeasible rules stop the command (exit 2) before the schema."""
+    from versapub.api import publish as api_publish
+    from versapub.privacy import feasibility, make_guarantee, parse_rules, reduce_rules, validate_rules
+    from versapub.reports.summary import show
+
     with _errors():
         cfg = _build_config(opts)
         table = cfg.read()
@@ -525,30 +528,60 @@ def rules(**opts: Any) -> None:
         validate_rules(parsed, table.names)
         red = reduce_rules(parsed)
         g = make_guarantee(cfg.guarantee_spec())
-        out.print(f"[bold]Table[/]: {cfg.input} — {table.n_rows} records, attributes: {', '.join(table.names)}")
-        out.print(f"[bold]Guarantee[/]: {g.describe()}")
+        out.print(
+            f"[bold]Table[/]: {escape(str(cfg.input))} — {table.n_rows} records, attributes: "
+            f"{escape(', '.join(show(a) for a in table.names))}",
+            soft_wrap=True,
+        )
+        out.print(f"[bold]Guarantee[/]: {escape(g.describe())}", soft_wrap=True)
         out.print(f"\n[bold]Irreducible rules[/] ({len(red.rules)} of {len(red.given)} given):")
         for r in red.rules:
-            out.print(f"  {r}")
+            out.print(f"  {escape(str(r))}")
         if red.dropped:
             out.print("[bold]Dropped rules[/]:")
             for d in red.dropped:
-                out.print(f"  {d.rule}  — {d.reason}")
+                out.print(f"  {escape(str(d.rule))}  — {escape(d.reason)}", soft_wrap=True)
         out.print("\n[bold]Feasibility[/] (sensitive attribute published alone):")
         feas = feasibility(table, red.rules, g)
         for f in feas:
-            out.print(f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {f.message()}")
+            out.print(
+                f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message())}",
+                soft_wrap=True,
+            )
+        if not all(f.feasible for f in feas):
+            err.print("[bold red]error:[/] some rules cannot be satisfied (see above); no schema is built.")
+            sys.exit(2)
         out.print("\n[bold]Rule graph[/] (edges LHS attribute -> RHS attribute):")
         edges = sorted({(q, r.rhs) for r in red.rules for q in r.lhs})
         for a, b in edges:
-            out.print(f"  {a} -> {b}")
-        schema = uad_schema(table.names, red.rules)
-        out.print("\n[bold]UAD schema[/]:")
-        for t in schema.tables:
-            out.print(f"  {t.describe()}")
-        out.print("\n" + check_gnf(schema, red.rules).explain())
-        if not all(f.feasible for f in feas):
-            sys.exit(2)
+            out.print(f"  {escape(show(a))} -> {escape(show(b))}")
+        with _progress() as bar:
+            task = bar.add_task(f"decomposing ({cfg.decomposition})", total=None)
+
+            def hook(desc: str, done: int, total: int) -> None:
+                bar.update(task, description=desc, completed=done, total=total)
+
+            release = api_publish(
+                table,
+                cfg.rules,
+                guarantee=g,
+                decomposition=cfg.decomposition,
+                anonymizer=cfg.anonymizer,
+                seed=cfg.seed,
+                gd_stop_when_worse=cfg.gd_stop_when_worse,
+                gd_max_candidates=cfg.gd_max_candidates,
+                multi_sa_time_limit_s=cfg.multi_sa_time_limit,
+                multi_sa_max_combinations=cfg.multi_sa_max_combinations,
+                progress=hook,
+                columns=cfg.roles,
+            )
+        out.print(f"\n[bold]{escape(release.decomposition.upper())} schema[/]:")
+        for t in release.schema.tables:
+            out.print(f"  {escape(t.describe())}", soft_wrap=True)
+        out.print("\nWhy every rule holds:")
+        for v in release.gnf.verdicts:
+            out.print(f"  - '{escape(str(v.rule))}' {escape(v.plain())}", soft_wrap=True)
+        out.print(f"[dim]{escape(release.gnf.explain())}[/]", soft_wrap=True)
 
 
 @cli.command()
@@ -563,6 +596,8 @@ def rules(**opts: Any) -> None:
 @click.option("--overwrite/--no-overwrite", default=True, show_default=True, help="Replace an existing demo release.")
 def demo(out_dir: Path, overwrite: bool) -> None:
     """Publish the embedded default: Adult (Table 5a domains), four rules, l = 2."""
+    from versapub.datasets import adult_config
+
     with _errors():
         cfg = adult_config()
         out.print(f"Publishing the embedded Adult data ({cfg.input.name}) under {len(cfg.rules)} rules, l = {cfg.l}:")
@@ -577,6 +612,11 @@ def _original(path: Path | None, release_dir: Path, missing: str | None = None) 
     delimiter, markers, hierarchies and levels, missing policy): from ``path`` (a data file
     or the TOML config), or by default from the manifest's input if it is unchanged.
     Differences from the release (records, values) are warned about on stderr."""
+    from versapub.io.config import original_reader
+    from versapub.io.read import file_sha256
+    from versapub.io.release_reader import load_release
+    from versapub.model import original_mismatch
+
     manifest = read_manifest(release_dir)
     cfg = original_reader(manifest, path, missing)
     if path is None:
@@ -629,6 +669,11 @@ def evaluate(
     """Utility of a release: KL-divergence to the original, relative error of a random
     COUNT workload, per-attribute marginal error (0 for a faithful release), timings."""
     with _errors(), _progress(as_json) as bar:
+        read_manifest(release_dir)  # not a release: one paragraph, before the engines load
+        from versapub.io.release_reader import load_release
+        from versapub.model import kl_divergence, make_workload, relative_error
+        from versapub.model.utility import marginal_errors
+
         task = bar.add_task("loading the release", total=None)
         t0 = time.perf_counter()
         model = load_release(release_dir)
@@ -690,6 +735,11 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
     release does not publish is an error with the closest spellings.
     """
     with _errors():
+        read_manifest(release_dir)  # not a release: one paragraph, before the engines load
+        from versapub.io.release_reader import load_release
+        from versapub.model.query import count as count_query
+        from versapub.model.query import count_rows, parse_query
+
         model = load_release(release_dir)
         q = parse_query(predicate)
         est = count_query(model, q)
@@ -717,6 +767,13 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
 def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
     """Draw synthetic records from the release's maximum-entropy model into a CSV file."""
     with _errors():
+        read_manifest(release_dir)  # not a release: one paragraph, before the engines load
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        from versapub.io.release_reader import load_release
+
         if n < 1:
             raise ConfigError(f"-n must be at least 1, got {n}.")
         model = load_release(release_dir)
@@ -727,6 +784,9 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
 
 
 def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | None:
+    from versapub.io.config import load_config
+    from versapub.privacy import parse_rules
+
     if rules_cfg is not None and rule:
         raise ConfigError("Give the rules either with --rules CONFIG or with --rule, not both.")
     if rules_cfg is not None:
@@ -784,9 +844,12 @@ def check(
     --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene.
     """
     with _errors(), _progress(as_json) as bar:
+        read_manifest(release_dir)  # not a release: one paragraph, before the engines load
+        from versapub.io.release_reader import load_release
+        from versapub.verify.check import run_check
+
         bar.add_task("checking the release", total=None)
         rules_ = _check_rules(rules_cfg, rule)
-        read_manifest(release_dir)  # not a release at all: a one-paragraph error
         table = _original(original, release_dir, missing) if original is not None else None
         if k is not None and k < 2:
             raise ConfigError(f"--k must be at least 2 (every cell has at least one record), got {k}.")
@@ -838,6 +901,12 @@ def check(
 def report(release_dir: Path, original: Path | None, missing: str | None, output: Path) -> None:
     """Write a self-contained HTML report (rules, attribute graph, tables, utility, attacks)."""
     with _errors(), _progress() as bar:
+        read_manifest(release_dir)  # not a release: one paragraph, before the engines load
+        from versapub.io.release_reader import load_release
+        from versapub.model import utility_summary
+        from versapub.reports.html import html_report
+        from versapub.verify.check import run_check
+
         bar.add_task("building the report", total=None)
         model = load_release(release_dir)
         table = _original(original, release_dir, missing) if original is not None else None
@@ -853,7 +922,8 @@ def experiment() -> None:
 
 
 @experiment.command("versatile")
-@click.option("--dataset", type=click.Choice(DATASETS), required=True, help="adult (Figures 1–3) or a Texas stand-in "
+@click.option("--dataset", type=click.Choice(EXPERIMENT_DATASETS), required=True,
+              help="adult (Figures 1–3) or a Texas stand-in "
               "(Figures 4–10): texas-like (synthetic, Table 5b) or sparcs (real New York discharges).")  # fmt: skip
 @click.option("--runs", type=int, help="Random rule sets per point (default 50 for adult, 5 otherwise).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments"),
@@ -869,6 +939,9 @@ def experiment() -> None:
 def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: bool, gd_runs: int, gd_max_c: int,
                          seed: int, n_queries: int, sample_n: int | None) -> None:  # fmt: skip
     """Run (or resume) one dataset's experiments; draw its figures; print PASS/DIFFERS per finding."""
+    from versapub.experiments import Settings, findings, read_runs, run_experiment
+    from versapub.experiments.figures import draw_all
+
     with _errors():
         default_runs = (2 if quick else 50) if dataset == "adult" else (1 if quick else 5)
         settings = Settings(dataset, runs or default_runs, seed=seed, n_queries=n_queries, quick=quick,
@@ -900,6 +973,8 @@ def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: b
               help="Markdown to include after the introduction (e.g. the discussion of the differences).")  # fmt: skip
 def experiment_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the results page: every figure, the paper's findings next to ours."""
+    from versapub.experiments import write_page
+
     with _errors():
         found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
     out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "

@@ -93,7 +93,7 @@ def encode_values(name: str, raw: Sequence[str] | npt.NDArray[np.object_]) -> Co
         if not isinstance(v, str):
             raise InputError(
                 f"Column {name!r} holds a non-text value {v!r}; versapub reads every "
-                "attribute as text (convert values with str() first)."
+                "attribute as text (convert the values to text first)."
             )
     values, inverse = np.unique(arr.astype(str), return_inverse=True)
     return Column(name, inverse.astype(CODE_DTYPE).ravel(), values.astype(object))
@@ -165,7 +165,7 @@ class EncodedTable:
             if bad:
                 raise InputError(
                     f"Column {k!r} holds a non-text value {bad[0]!r}; versapub reads every "
-                    "attribute as text (convert values with str() first)."
+                    "attribute as text (convert the values to text first)."
                 )
             v[np.array([x is None for x in v], dtype=bool)] = ""
         missing_masks = {

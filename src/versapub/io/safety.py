@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from versapub.errors import ReleaseError
-
-FORMAT = "versapub-release/1"
+from versapub.io.manifest import FORMAT
 
 #: Files a release directory holds besides the tables its manifest lists.
 RELEASE_EXTRAS = frozenset({"manifest.json", "verification.json", "check.json", "report.md", "report.html"})

@@ -238,9 +238,10 @@ class ReleaseModel:
         cells = math.prod(self.cards[a] for a in attrs)
         if cells > MARGINAL_MAX_CELLS:
             raise ReleaseError(
-                f"A marginal over {list(attrs)} spans tables linked by separators and has {cells} cells; "
-                f"versapub enumerates at most {MARGINAL_MAX_CELLS}. Ask for fewer attributes, or use "
-                "probability() for the cells you need."
+                f"A query or marginal over {', '.join(map(repr, attrs))} combines tables linked by shared "
+                f"attributes and has {cells} value combinations; versapub enumerates at most {MARGINAL_MAX_CELLS}. "
+                "Use fewer attributes in one query, or write it as conditions attr IN (...) joined by AND, "
+                "which is answered without enumerating."
             )
         grids = np.meshgrid(*[np.arange(self.cards[a]) for a in attrs], indexing="ij")
         codes = tuple(gr.ravel().astype(np.int64) for gr in grids)

@@ -6,16 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from versapub import __version__
+from versapub._version import __version__
 from versapub.anonymizers.base import AnonymizedTable
 from versapub.data.table import EncodedTable
+from versapub.formats import FORMAT
 from versapub.privacy.feasibility import Feasibility
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Reduction
 from versapub.schema.gnf import GNFVerdict
 from versapub.schema.model import Schema
-
-FORMAT = "versapub-release/1"
 
 
 @dataclass(frozen=True)
