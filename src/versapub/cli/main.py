@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from versapub.release.model import Release
 
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=not sys.stdout.isatty())  # a log gets whole lines
+err = Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
 F = TypeVar("F", bound=Callable[..., Any])
 
 

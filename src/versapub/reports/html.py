@@ -33,11 +33,57 @@ text-align:left;vertical-align:top;font-size:.93em}th{background:#f3f3f3}
 .summary{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:.5em;padding:.6em 1em;
 min-width:10em}.card b{display:block;font-size:1.4em}.muted{color:#666}code{background:#f5f5f5;padding:0 .25em}
 svg text{font-family:inherit}
+.term{border-bottom:1px dotted #555;cursor:help}.legend{list-style:none;padding:0;columns:2;font-size:.9em}
+.legend li{margin:.15em 0}.swatch{display:inline-block;width:.9em;height:.9em;margin-right:.4em;vertical-align:-.1em}
+.warn{background:#fff8e1;border-left:4px solid #f9a825;padding:.5em 1em}dl.glossary dt{font-weight:600;margin-top:.6em}
+dl.glossary dd{margin-left:1.2em}
 """
 
 
 def _e(x: object) -> str:
     return html.escape(str(x))
+
+
+#: Every term the report uses, in plain words (shown in the glossary and as tooltips).
+GLOSSARY = {
+    "rule": "A requirement 'Q -> S': someone who knows a person's values of the attributes Q and reads every "
+    "published table must not be able to tell the person's value of S (beyond the guarantee).",
+    "sensitive attribute": "The attribute on the right of a rule (S): the value to be kept uncertain.",
+    "left-hand side": "The attributes on the left of a rule (Q): what an adversary may already know about a person.",
+    "published table": "One of the tables the release consists of; each holds some of the attributes.",
+    "anatomy": "A way to publish a table without changing any value: records are put into groups, and the "
+    "release publishes each record's other values with its group number (QIT) and, separately, each group's "
+    "list of sensitive values (ST). Nobody can tell which value of its group belongs to which record.",
+    "group": "A bucket of records that share one list of sensitive values (an Anatomy table).",
+    "l-diversity": "The guarantee: in every group no sensitive value is more frequent than 1/l, so a guess of "
+    "a person's sensitive value is right with probability at most 1/l.",
+    "achieved": "The guarantee the weakest group reaches (its size divided by its most frequent sensitive value); "
+    "at least l when the table satisfies l-diversity.",
+    "reachable": "S is reachable from Q when published tables sharing attributes form a chain from Q to S, so "
+    "that joining them could link what an adversary knows to S.",
+    "guardian table": "The one published table through which every chain from a rule's left-hand side reaches "
+    "its sensitive attribute, and which publishes S only in diverse groups: it guards the rule.",
+    "GNF": "Guardian Normal Form: every rule either cannot reach its sensitive attribute or has a guardian "
+    "table. A release in GNF satisfies every rule (Jin et al., KDD 2010).",
+    "enforced rule": "The rule a table's anonymization checks itself: the part of a user's rule the table can "
+    "see (its attributes), which is enough to make the user's rule hold.",
+    "KL-divergence": "How far the best estimate of the original table that the release allows (the maximum-"
+    "entropy estimate) is from the original, in nats: 0 means the release loses nothing.",
+    "exp(-KL)": "The geometric mean, over the original's records, of how likely the estimate makes a record "
+    "relative to the original (1 = as likely as in the original).",
+    "maximum-entropy estimate": "The table that agrees with everything published and assumes nothing else; "
+    "queries and utility are answered from it.",
+    "relative error": "|estimate - true count| / true count of a COUNT query, over a random workload.",
+    "identity risk": "The share of records that are the only one with their non-sensitive values in a table: "
+    "anyone who knows those values of a person can find the person's row.",
+    "k-anonymity": "Every published combination of non-sensitive values covers at least k records.",
+}
+
+
+def _term(word: str, shown: str | None = None) -> str:
+    """``word`` with its glossary meaning as a tooltip."""
+    tip = GLOSSARY.get(word) or GLOSSARY.get(word.lower(), "")
+    return f'<span class="term" title="{_e(tip)}">{_e(shown or word)}</span>' if tip else _e(shown or word)
 
 
 def _badge(ok: bool | None, text: str | None = None) -> str:
@@ -62,22 +108,68 @@ def _group_sizes(directory: Path, entry: dict[str, Any]) -> tuple[dict[int, int]
     return {int(n): int(c) for n, c in rows}, float(ach[0]) if ach and ach[0] is not None else float("nan")
 
 
-def _bars(data: list[tuple[str, float]], width: int = 420, height: int = 140, label: str = "") -> str:
+def _bars(data: list[tuple[str, float]], xlabel: str, ylabel: str, width: int = 520, height: int = 160) -> str:
+    """A bar chart with both axes drawn and labelled (ticks on the y-axis, categories on x)."""
     if not data:
         return ""
+    left, bottom, top_pad = 56, 44, 12
     top = max(v for _, v in data) or 1.0
-    bw = min(width / len(data), 60.0)
-    parts = [f'<svg role="img" aria-label="{_e(label)}" width="{width}" height="{height + 30}" '
-             f'viewBox="0 0 {width} {height + 30}">']  # fmt: skip
+    plot_w = width - left - 10
+    bw = min(plot_w / len(data), 60.0)
+    total_h = height + bottom + top_pad
+    parts = [f'<svg class="chart" role="img" aria-label="{_e(ylabel)} by {_e(xlabel)}" width="{width}" '
+             f'height="{total_h}" viewBox="0 0 {width} {total_h}">']  # fmt: skip
+    y0 = top_pad + height
+    parts.append(f'<line class="axis y-axis" x1="{left}" y1="{top_pad}" x2="{left}" y2="{y0}" stroke="#333"/>')
+    parts.append(f'<line class="axis x-axis" x1="{left}" y1="{y0}" x2="{left + plot_w}" y2="{y0}" stroke="#333"/>')
+    for frac in (0.0, 0.5, 1.0):
+        y = y0 - height * frac
+        parts.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#333"/>'
+                     f'<text x="{left - 7}" y="{y + 3:.1f}" font-size="10" text-anchor="end">{top * frac:.3g}</text>')  # fmt: skip
     for i, (k, v) in enumerate(data):
         h = height * v / top
-        parts.append(f'<rect x="{i * bw + 1:.1f}" y="{height - h:.1f}" width="{max(bw - 2, 1):.1f}" height="{h:.1f}" '
-                     f'fill="#1f77b4"><title>{_e(k)}: {v:g}</title></rect>')  # fmt: skip
+        x = left + i * bw
+        parts.append(f'<rect x="{x + 1:.1f}" y="{y0 - h:.1f}" width="{max(bw - 2, 1):.1f}" height="{h:.1f}" '
+                     f'fill="#1f77b4"><title>{_e(xlabel)} {_e(k)}: {v:g} {_e(ylabel)}</title></rect>')  # fmt: skip
         if len(data) <= 12 or i % max(1, len(data) // 8) == 0:
-            parts.append(f'<text x="{i * bw + bw / 2:.1f}" y="{height + 14}" font-size="10" '
+            parts.append(f'<text x="{x + bw / 2:.1f}" y="{y0 + 13}" font-size="10" '
                          f'text-anchor="middle">{_e(k)}</text>')  # fmt: skip
-    parts.append(f'<text x="0" y="{height + 28}" font-size="10" fill="#666">{_e(label)}</text></svg>')
+    parts.append(f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{y0 + 32}" font-size="11" '
+                 f'text-anchor="middle">{_e(xlabel)}</text>')  # fmt: skip
+    parts.append(f'<text class="y-label" x="12" y="{top_pad + height / 2:.1f}" font-size="11" text-anchor="middle" '
+                 f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">{_e(ylabel)}</text></svg>')  # fmt: skip
     return "".join(parts)
+
+
+def _kl_scale(kl: float, reference: float | None) -> str:
+    """The release's KL-divergence on a scale from 0 (the original itself) to the KL of
+    publishing every attribute alone, both labelled, with the axis in nats."""
+    ref = reference if reference is not None and reference > 0 else max(kl, 1e-9)
+    top = max(kl, ref) * 1.1
+    w, left, plot_w = 560, 10, 520
+
+    def x(v: float) -> float:
+        return left + plot_w * v / top
+
+    out = [f'<svg class="chart" id="kl-scale" role="img" aria-label="KL-divergence scale" width="{w}" height="86" '
+           f'viewBox="0 0 {w} 86">',
+           f'<line class="axis x-axis" x1="{left}" y1="40" x2="{left + plot_w}" y2="40" stroke="#333"/>']  # fmt: skip
+    for frac in (0.0, 0.5, 1.0):
+        v = top * frac
+        out.append(f'<line x1="{x(v):.1f}" y1="40" x2="{x(v):.1f}" y2="45" stroke="#333"/>'
+                   f'<text x="{x(v):.1f}" y="56" font-size="10" text-anchor="middle">{v:.3g}</text>')  # fmt: skip
+    out.append(f'<rect x="{left}" y="26" width="{x(kl) - left:.1f}" height="14" fill="#1f77b4">'
+               f"<title>this release: {kl:.4f}</title></rect>"
+               f'<text x="{x(kl):.1f}" y="20" font-size="11" text-anchor="middle">this release {kl:.3f}</text>')  # fmt: skip
+    if reference is not None:
+        out.append(f'<line x1="{x(reference):.1f}" y1="22" x2="{x(reference):.1f}" y2="44" stroke="#c62828" '
+                   f'stroke-width="2"/><text x="{x(reference):.1f}" y="12" font-size="11" fill="#c62828" '
+                   f'text-anchor="middle">every attribute alone {reference:.3f}</text>')  # fmt: skip
+    out.append(
+        f'<text class="x-label" x="{left + plot_w / 2}" y="76" font-size="11" text-anchor="middle">'
+        "KL-divergence from the original (nats; 0 = the original itself, lower is better)</text></svg>"
+    )
+    return "".join(out)
 
 
 def _graph(attrs: list[str], rules: list[Rule], tables: list[dict[str, Any]], guardians: set[str]) -> str:
@@ -115,17 +207,15 @@ def _graph(attrs: list[str], rules: list[Rule], tables: list[dict[str, Any]], gu
     for a, (x, y) in pos.items():
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="15" fill="#fff" stroke="#333" stroke-width="1.5"/>'
                    f'<text x="{x:.1f}" y="{y - 22:.1f}" font-size="13" text-anchor="middle">{_e(a)}</text>')  # fmt: skip
-    ly = h - 18
-    lx = 10.0
+    out.append(f'<text x="{w - 10}" y="{h - 8}" font-size="12" text-anchor="end" fill="#666">'
+               "dashed arrows: rules (left-hand side → sensitive attribute)</text></svg>")  # fmt: skip
+    legend = ['<ul class="legend">']
     for i, t in enumerate(tables):
         col = _COLOURS[i % len(_COLOURS)]
         mark = " ★ guardian" if t["name"] in guardians else ""
-        label = f"{t['name']} ({t['kind']}){mark}"
-        out.append(f'<rect x="{lx}" y="{ly - 10}" width="14" height="10" fill="{col}"/>'
-                   f'<text x="{lx + 18}" y="{ly}" font-size="12">{_e(label)}</text>')  # fmt: skip
-        lx += 30 + 7 * len(label)
-    out.append(f'<text x="{w - 10}" y="{ly}" font-size="12" text-anchor="end" fill="#666">'
-               "dashed arrows: rules (LHS → RHS)</text></svg>")  # fmt: skip
+        legend.append(f'<li><span class="swatch" style="background:{col}"></span>{_e(t["name"])} '
+                      f'({_e(t["kind"])}){mark}: {_e(", ".join(t["attributes"]))}</li>')  # fmt: skip
+    out.append("".join(legend) + "</ul>")
     return "".join(out)
 
 
@@ -161,36 +251,64 @@ def html_report(
             f'<div class="card">guarantee<b>l = {_e(ell)}</b>{_e(g.get("name", ""))}</div>',
             "</div>"]  # fmt: skip
     body.append(
-        "<p>Every rule <code>Q → S</code> says: someone who knows a person's values of <code>Q</code> and "
-        f"reads every published table cannot guess the person's <code>S</code> with probability above 1/{_e(ell)}.</p>"
+        f"<p>Every {_term('rule')} <code>Q → S</code> says: someone who knows a person's values of <code>Q</code> "
+        f"and reads every published table cannot guess the person's <code>S</code> with probability above "
+        f"1/{_e(ell)}. Underlined words are explained when you point at them, and in the "
+        '<a href="#glossary">glossary</a> at the end.</p>'
     )
-    # Rules
-    body.append('<section id="rules"><h2>Rules</h2><table><tr><th>rule</th><th>status</th><th>why</th></tr>')
-    for i, r in enumerate(rules):
-        v = verdicts.get(json.dumps(r.to_json(), sort_keys=True))
-        finding = schema_findings[i] if i < len(schema_findings) else None
+    cols = m.get("columns") or {}
+    if cols.get("removed"):
+        body.append(f"<p>Removed before publishing as direct identifiers: <b>{_e(', '.join(cols['removed']))}</b>.</p>")
+    for w in m.get("warnings") or []:
+        body.append(f'<p class="warn"><b>Warning:</b> {_e(w)}.</p>')
+    # Rules: the user's rules first, in plain words; the enforced forms second
+    reduced = {json.dumps(r.to_json(), sort_keys=True): i for i, r in enumerate(rules)}
+    implied = {json.dumps(d["rule"], sort_keys=True): d for d in m.get("rules_dropped", [])}
+    given = [Rule.from_json(r) for r in m.get("rules_given") or m["rules"]]
+    body.append('<section id="rules"><h2>Your rules</h2><table><tr><th>rule</th><th>status</th><th>why</th></tr>')
+    for r in given:
+        key = json.dumps(r.to_json(), sort_keys=True)
+        via = ""
+        if key not in reduced and key in implied:
+            by = Rule.from_json(implied[key]["implied_by"])
+            via = f" (it follows from the stronger rule <code>{_e(str(by))}</code>)"
+            key = json.dumps(by.to_json(), sort_keys=True)
+        i = reduced.get(key)
+        v = verdicts.get(key)
+        finding = schema_findings[i] if i is not None and i < len(schema_findings) else None
         holds = finding.ok if finding else (v["holds"] if v else None)
-        reason = finding.message if finding else (v["explanation"] if v else "not checked")
-        disclosed = [dd for a in (check.attacks if check else []) for dd in a.disclosures if dd.rule == r]
+        plain = (v.get("plain") or v.get("explanation")) if v else "not checked"
+        technical = finding.message if finding else (v["explanation"] if v else "")
+        disclosed = (
+            [dd for a in (check.attacks if check else []) for dd in a.disclosures if dd.rule == rules[i]]
+            if i is not None
+            else []
+        )
         if disclosed:
             holds = False
-            reason += f" — attack: {len(disclosed)} record(s) disclosed"
-        body.append(f"<tr><td><code>{_e(str(r))}</code></td><td>{_badge(holds)}</td><td>{_e(reason)}</td></tr>")
-    for dr in m.get("rules_dropped", []):
-        rr, by = Rule.from_json(dr["rule"]), Rule.from_json(dr["implied_by"])
-        body.append(f"<tr><td><code>{_e(str(rr))}</code></td><td>{_badge(None, 'DROPPED')}</td>"
-                    f"<td>{_e(dr.get('reason', ''))} (kept: <code>{_e(str(by))}</code>)</td></tr>")  # fmt: skip
-    body.append("</table></section>")
+            plain += f" — but an attack disclosed {len(disclosed)} record(s)"
+        body.append(f"<tr><td><code>{_e(str(r))}</code></td><td>{_badge(holds)}</td><td>{_e(plain)}{via}"
+                    f'<details><summary class="muted">in the paper\'s terms</summary>{_e(technical)}</details></td></tr>')  # fmt: skip
+    body.append("</table>")
+    body.append(f"<h3>Enforced forms</h3><p class='muted'>What each anonymized table checks itself "
+                f"({_term('enforced rule', 'enforced rules')}); together they make every rule above hold.</p><ul>")  # fmt: skip
+    for t in tables:
+        for r in [t.get("enforces"), *(t.get("also_enforces") or [])]:
+            if r:
+                body.append(f"<li>{_e(t['name'])} enforces <code>{_e(str(Rule.from_json(r)))}</code></li>")
+    body.append("</ul></section>")
     # Graph
-    body.append('<section id="graph"><h2>Attribute graph</h2><p>Each published table is drawn as a coloured '
+    body.append(f'<section id="graph"><h2>Attribute graph</h2><p>Each published table is drawn as a coloured '
                 "shape through the attributes it contains; tables sharing no attribute cannot be joined. "
-                "Guardian tables (Definition 4) have a thick outline and a ★.</p>")  # fmt: skip
+                f"{_term('guardian table', 'Guardian tables')} have a thick outline and a ★.</p>")  # fmt: skip
     body.append(_graph(attrs, rules, tables, {x for x in guardians if x}))
     body.append("</section>")
     # Tables
     body.append('<section id="tables"><h2>Published tables</h2><table><tr><th>table</th><th>attributes</th>'
-                "<th>enforces</th><th>rows</th><th>groups</th><th>achieved guarantee</th><th>files</th></tr>")  # fmt: skip
+                f"<th>enforces</th><th>rows</th><th>{_term('group', 'groups')}</th><th>{_term('achieved')}</th>"
+                f"<th>{_term('identity risk')}</th><th>files</th></tr>")  # fmt: skip
     sizes_html = []
+    identity = {i["table"]: i for i in (check.identity if check else [])}
     for t in tables:
         st = t.get("stats") or {}
         enf = [Rule.from_json(r) for r in [t["enforces"], *(t.get("also_enforces") or [])]] if t.get("enforces") else []
@@ -198,33 +316,49 @@ def html_report(
         if t["kind"] == "anatomy":
             sizes, ach = _group_sizes(d, t)
             groups = str(sum(sizes.values()))
-            achieved = f"{ach:.2f} (min |g| / max count)"
+            achieved = f"{ach:.2f}"
             if len(enf) > 1:  # several sensitive attributes: the weakest line, from the stats
                 ach_m = st.get("achieved")
                 achieved = f"{ach_m:.2f} (per line)" if isinstance(ach_m, int | float) else "–"
                 if st.get("suppressed_records"):
                     groups += f" + suppressed group ({st['suppressed_records']} records)"
             sizes_html.append(f"<h3>Group sizes of {_e(t['name'])}</h3>" +
-                              _bars([(str(k), float(v)) for k, v in sizes.items()], label="records per group → groups"))  # fmt: skip
+                              _bars([(str(k), float(v)) for k, v in sizes.items()], xlabel="records in a group",
+                                    ylabel="number of groups"))  # fmt: skip
+        risk = identity.get(t["name"]) or t.get("identity_risk")
+        risk_txt = f"{risk['unique_share']:.1%} alone; smallest cell {risk['k']}" if risk else "–"
         rows = st.get("rows", st.get("rows_qit", "–"))
-        body.append(f"<tr><td>{_e(t['name'])} <span class='muted'>({_e(t['kind'])})</span></td>"
+        body.append(f"<tr><td>{_e(t['name'])} <span class='muted'>({_term(t['kind'])})</span></td>"
                     f"<td>{_e(', '.join(t['attributes']))}</td><td>{'<br>'.join('<code>' + _e(str(r)) + '</code>' for r in enf) if enf else '–'}</td>"
-                    f"<td>{_e(rows)}</td><td>{groups}</td><td>{achieved}</td>"
+                    f"<td>{_e(rows)}</td><td>{groups}</td><td>{achieved}</td><td>{_e(risk_txt)}</td>"
                     f"<td>{_e(', '.join(t['files'].values()))}</td></tr>")  # fmt: skip
     body.append("</table>" + "".join(sizes_html) + "</section>")
     # Utility
     body.append('<section id="utility"><h2>Utility</h2>')
     if util:
-        kl = "infinite" if util.get("kl_infinite") else f"{util['kl_divergence']:.6f}"
         r = util["relative_error"]
-        body.append(f"<p>KL-divergence of the maximum-entropy estimate from the original: <b>{kl}</b> "
-                    f"({util.get('distinct_records', '?')} distinct records). Relative error of "
-                    f"{r['n_queries']} random COUNT queries (qd = {util['workload']['qd']}, p = {util['workload']['p']}): "
+        if util.get("kl_infinite"):
+            body.append(f"<p>{_term('KL-divergence')}: <b>infinite</b> — the estimate gives some original records "
+                        "probability 0.</p>")  # fmt: skip
+        else:
+            kl = float(util["kl_divergence"])
+            ref = util.get("kl_all_attributes_alone")
+            body.append(
+                f"<p>{_term('KL-divergence')} of the {_term('maximum-entropy estimate')} from the original: "
+                f"<b>{kl:.4f}</b> nats over {util.get('distinct_records', '?')} distinct records; "
+                f"{_term('exp(-KL)')} = <b>{math.exp(-kl):.3f}</b>: on average (geometric mean) a record of the "
+                f"original is {math.exp(-kl):.0%} as likely under the estimate as in the original."
+                + (f" Publishing every attribute alone would give {ref:.4f}." if ref is not None else "")
+                + "</p>"
+            )
+            body.append(_kl_scale(kl, ref))
+        body.append(f"<p>{_term('relative error', 'Relative error')} of {r['n_queries']} random COUNT queries "
+                    f"(qd = {util['workload']['qd']} attributes, p = {util['workload']['p']} of each domain): "
                     f"mean <b>{r['mean']:.4f}</b>, median <b>{r['median']:.4f}</b>.</p>")  # fmt: skip
         hist = r.get("histogram")
         if hist:
             body.append(_bars([(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"], strict=False)],
-                              label="relative error → queries"))  # fmt: skip
+                              xlabel="relative error of a query (bin start)", ylabel="number of queries"))  # fmt: skip
         body.append("<table><tr><th>attribute</th><th>largest marginal error</th><th></th></tr>")
         for a, err in (util.get("marginal_error") or {}).items():
             body.append(f"<tr><td>{_e(a)}</td><td>{err:.2e}</td><td>{_badge(err < 1e-9, 'exact' if err < 1e-9 else 'differs')}</td></tr>")  # fmt: skip
@@ -255,5 +389,7 @@ def html_report(
     else:
         body.append("<p class='muted'>Not checked.</p>")
     body.append("</section>")
+    body.append('<section id="glossary"><h2>Glossary</h2><dl class="glossary">'
+                + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in GLOSSARY.items()) + "</dl></section>")  # fmt: skip
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>versapub release report</title>"
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")  # fmt: skip

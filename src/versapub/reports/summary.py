@@ -19,6 +19,11 @@ COLUMN_NOTES = {
 }
 
 
+def share_text(share: float) -> str:
+    """A share as a percentage that never rounds a non-zero share to 0 %."""
+    return "<0.1%" if 0 < share < 0.001 else f"{share:.1%}"
+
+
 def show(name: str) -> str:
     """An attribute or value quoted when it holds a separator, so lists read unambiguously."""
     if any(ch in name for ch in ",;|'\"") or "->" in name or name != name.strip() or not name:
@@ -56,7 +61,7 @@ def summary_rows(release: Release) -> list[dict[str, Any]]:
                 "attributes": ", ".join(show(a) for a in t.attributes),
                 "enforces": "; ".join(str(e) for e in enforced) if enforced else "-",
                 "covers": "; ".join(covers.get(t.name, [])),
-                "alone": f"{release.identity[t.name]['unique_share']:.1%}" if t.name in release.identity else "-",
+                "alone": share_text(release.identity[t.name]["unique_share"]) if t.name in release.identity else "-",
                 "rows": st.get("rows", st.get("rows_qit", 0)),
                 "groups": groups,
                 "achieved": f"{st['achieved']:.2f}" if st.get("achieved") is not None else "-",

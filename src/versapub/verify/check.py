@@ -132,6 +132,14 @@ def run_attacks(
     return out
 
 
+def _given(lhs: tuple[str, ...], q: tuple[str, ...] | list[str]) -> str:
+    """The condition of a posterior, readably: ``sex = F, age = 30-39``, or ``any sex, age``
+    when the bound holds whatever the values (every value shown as ``*``)."""
+    if all(v == "*" for v in q):
+        return f"any {', '.join(lhs)}"
+    return ", ".join(f"{a} = {v}" for a, v in zip(lhs, q, strict=True))
+
+
 def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[dict[str, Any]]:
     """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
     probability, against ``1/l``.
@@ -191,7 +199,7 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[di
         out.append({
             "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": method, "bound": 1.0 / ell,
             "q": list(q), "s": s,
-            "message": f"'{r}': {what} P({r.rhs} = {s} | {', '.join(r.lhs)} = {', '.join(q)}) = {worst:.4f} "
+            "message": f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f} "
                        f"{rel} 1/l = {1.0 / ell:.4f}",
         })  # fmt: skip
     return out
@@ -236,7 +244,7 @@ def group_bounds(directory: Path, rules: list[Rule], ell: int) -> dict[Rule, dic
             out[r] = {
                 "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "group bound", "bound": 1.0 / ell,
                 "q": q, "s": str(row[0]),
-                "message": f"'{r}': bound on max P({r.rhs} = {row[0]} | {', '.join(r.lhs)} = {', '.join(q)}) = "
+                "message": f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = "
                            f"{worst:.4f} {'<=' if ok else '>'} 1/l = {1.0 / ell:.4f}",
             }  # fmt: skip
     finally:
