@@ -288,3 +288,30 @@ def test_experiment_dataset_choices_match_the_experiments() -> None:
     from versapub.experiments import DATASETS
 
     assert tuple(EXPERIMENT_DATASETS) == tuple(DATASETS)
+
+
+def test_rules_shows_the_decomposition_asked_for(example_csv: Path) -> None:
+    args = ["rules", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode"]
+    code, stdout, stderr = run(*args, "--decomposition", "gd", "--l", "2")
+    assert code == 0, stderr
+    assert "GD schema" in stdout and "UAD schema" not in stdout and "Why every rule holds" in stdout
+    code, stdout, _ = run(*args, "--decomposition", "single-attribute", "--l", "2")
+    assert code == 0 and "SINGLE-ATTRIBUTE schema" in stdout
+
+
+def test_rules_stops_after_infeasible_rules(example_csv: Path) -> None:
+    code, stdout, stderr = run("rules", "--input", str(example_csv), "--rule", "age -> race", "--l", "6")
+    assert code == 2
+    assert "NO " in stdout and "schema" not in stdout.lower().split("feasibility")[-1]
+    assert "no schema is built" in stderr
+
+
+def test_progress_off_a_terminal_is_one_line_per_step_with_percentages(tmp_path: Path, example_csv: Path) -> None:
+    code, _, stderr = run(
+        "publish", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode",
+        "--out", str(tmp_path / "r"),
+    )  # fmt: skip
+    assert code == 0, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("[")]
+    assert any("reading" in ln for ln in lines) and any("anonymizing" in ln and "%)" in ln for ln in lines)
+    assert any("writing and verifying" in ln for ln in lines)

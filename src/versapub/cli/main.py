@@ -330,7 +330,7 @@ class _Steps:
         if (head, tenth) == self.last:
             return
         self.last = (head, tenth)
-        pct = f" ({completed}/{total}, {100 * completed / total:.0f}%)" if total else ""
+        pct = f" ({completed}/{total}, {100 * completed / total:.0f}%)" if total and total > 1 else ""
         err.print(f"[{time.perf_counter() - self.start:7.1f} s] {escape(description)}{pct}", soft_wrap=True)
 
 
@@ -467,8 +467,8 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         r = u["relative_error"]
         ref = u.get("kl_all_attributes_alone")
         meaning = (
-            f" (exp(-KL) = {u['exp_minus_kl']:.3f}: on average a record is {u['exp_minus_kl']:.0%} as likely under the "
-            "estimate as in the original; 0 = perfect"
+            f" (0 = perfect; exp(-KL) = {u['exp_minus_kl']:.3f}: on average a record is "
+            f"{u['exp_minus_kl']:.0%} as likely under the estimate as in the original"
             + (f"; publishing every attribute alone would give {ref:.4f}" if ref is not None else "")
             + ")"
             if u.get("exp_minus_kl") is not None
