@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck browser bench clean
+.PHONY: demo test test-slow lint typecheck browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,11 @@ browser:
 	  || echo "WARNING: could not install chromium; the browser test of the HTML report will be skipped"; }
 
 test: lint typecheck browser
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q -m "not slow"
+
+# The long sweeps (marked slow), outside make test.
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 -q -m slow
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/publish_scaling.py

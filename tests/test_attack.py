@@ -208,9 +208,20 @@ def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None
     assert not list(tmp_path.iterdir())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 2**31), st.integers(2, 3))
 def test_every_published_release_passes_check(tmp_path: Path, seed: int, ell: int) -> None:
+    _published_release_passes_check(tmp_path, seed, ell)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**31), st.integers(2, 3))
+def test_every_published_release_passes_check_many(tmp_path: Path, seed: int, ell: int) -> None:
+    _published_release_passes_check(tmp_path, seed, ell)
+
+
+def _published_release_passes_check(tmp_path: Path, seed: int, ell: int) -> None:
     """Random tables and rule sets: write_release runs every check (exact and scalable
     attacks included) and refuses to write on failure, so a written release passed them."""
     import json

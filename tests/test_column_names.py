@@ -41,7 +41,7 @@ def named_jobs(draw: st.DrawFn) -> tuple[dict[str, list[str]], list[Rule], int]:
     return data, rules, seed
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     job=named_jobs(), fmt=st.sampled_from(["csv", "parquet"]), dec=st.sampled_from(["uad", "gd", "single-attribute"])
 )

@@ -124,6 +124,7 @@ def test_quick_adult_experiment_resumes_and_writes_the_page(tmp_path: Path) -> N
     assert "Figure 1" in text and "results/fig01_adult.png" in text and (page.parent / "results").is_dir()
 
 
+@pytest.mark.slow
 def test_texas_like_sample_runs_every_sweep(tmp_path: Path) -> None:
     settings = Settings("texas-like", runs=1, quick=True, gd_runs=1, sample=1500, n_queries=100)
     path = run_experiment(settings, tmp_path / "t")
@@ -143,3 +144,16 @@ def test_unsatisfiable_settings_are_recorded_not_raised() -> None:
     task = Task("l", 50, 0, "uad", 2, 2, 50, (("l", 50, 2, 0.4),))
     (row,) = execute(running_example(), task, Settings("texas-like", runs=1), {})
     assert row["error"] and "right-hand side" in row["error"] and row["sweep"] == "l" and row["x"] == "50"
+
+
+def test_texas_like_smoke_every_sweep_shares_rules_across_methods(tmp_path: Path) -> None:
+    """Fast smoke of the Texas experiments (the full sample run is marked slow): every sweep
+    produces rows, and within one run every method publishes the same rule set."""
+    settings = Settings("texas-like", runs=1, quick=True, gd_runs=0, sample=400, n_queries=20)
+    rows = read_runs(run_experiment(settings, tmp_path / "t"))
+    assert {r["sweep"] for r in rows} == {"c", "qd", "p", "lhs", "l"}
+    by_point: dict[tuple[str, str, str], set[str]] = {}
+    for r in rows:
+        if not r["error"]:
+            by_point.setdefault((r["sweep"], r["x"], r["run"]), set()).add(r["rules"])
+    assert by_point and all(len(v) == 1 for v in by_point.values())

@@ -783,6 +783,18 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
         out.print(f"Wrote {n} synthetic records ({len(model.attributes)} attributes) to {output}.")
 
 
+def _required_guarantee(text: str | None, ell: int | None) -> dict[str, Any] | None:
+    """The guarantee a steward requires in ``check`` (validated), or None for the manifest's."""
+    from versapub.privacy.guarantee import make_guarantee, parse_guarantee
+
+    if text is not None and ell is not None:
+        raise ConfigError("Give the guarantee either with --guarantee or with --l, not both.")
+    if text is None and ell is None:
+        return None
+    spec = parse_guarantee(text) if text is not None else {"name": "l-diversity", "l": ell}
+    return make_guarantee(spec).to_manifest()
+
+
 def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | None:
     from versapub.io.config import load_config
     from versapub.privacy import parse_rules
@@ -821,6 +833,13 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     "scalable attack always.",
 )
 @click.option(
+    "--guarantee",
+    "guarantee",
+    metavar="NAME:PARAM=V",
+    help="The guarantee to require, e.g. l-diversity:l=3 (default: the one the manifest states).",
+)
+@click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L.")
+@click.option(
     "--k",
     "k",
     type=int,
@@ -835,6 +854,8 @@ def check(
     original: Path | None,
     missing: str | None,
     attack: str,
+    guarantee: str | None,
+    ell: int | None,
     k: int | None,
     as_json: bool,
 ) -> None:
@@ -853,14 +874,27 @@ def check(
         table = _original(original, release_dir, missing) if original is not None else None
         if k is not None and k < 2:
             raise ConfigError(f"--k must be at least 2 (every cell has at least one record), got {k}.")
+        required = _required_guarantee(guarantee, ell)
         rep = run_check(
-            release_dir, model=lambda: load_release(release_dir), rules=rules_, original=table, attack=attack, k=k
+            release_dir,
+            model=lambda: load_release(release_dir),
+            rules=rules_,
+            original=table,
+            attack=attack,
+            k=k,
+            guarantee=required,
+            pairing_max_rows=None,
         )
     if as_json:
         click.echo(json.dumps(rep.to_json(), indent=2))
     else:
         v = rep.verification
         out.print(f"Release {release_dir}: {'[green]ALL CHECKS PASSED[/]' if rep.ok else '[red]CHECKS FAILED[/]'}")
+        for f in v.findings:
+            if f.check == "guarantee" and f.message.startswith("guarantee checked"):
+                out.print(f"  {escape(f.message)}")
+        if rules_ is not None:
+            out.print(f"  rules checked: the {len(rules_)} rule(s) you gave (not the manifest's)")
         out.print(f"  file checks: {len(v.findings) - len(v.failures)} of {len(v.findings)} passed")
         for f in v.findings:
             if f.check == "schema":

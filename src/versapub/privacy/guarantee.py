@@ -146,3 +146,25 @@ def make_guarantee(spec: dict[str, Any]) -> Guarantee:
             raise RuleError("The l-diversity guarantee needs a value for l (e.g. l = 2).")
         return LDiversity(spec["l"])
     raise RuleError(f"Unknown guarantee {name!r}; available: l-diversity.")
+
+
+def parse_guarantee(text: str) -> dict[str, Any]:
+    """``"l-diversity:l=3"`` (command-line form: a name, then ``param=value`` pairs after a
+    colon, comma-separated) -> ``{"name": "l-diversity", "l": 3}`` (numbers become numbers)."""
+    name, _, rest = text.partition(":")
+    if not name.strip():
+        raise RuleError(f"--guarantee {text!r}: give a name, e.g. l-diversity:l=3.")
+    spec: dict[str, Any] = {"name": name.strip().lower()}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise RuleError(f"--guarantee {text!r}: parameters are key=value pairs, e.g. l-diversity:l=3.")
+        v: Any = value.strip()
+        for conv in (int, float):
+            try:
+                v = conv(v)
+                break
+            except ValueError:
+                continue
+        spec[key.strip()] = v
+    return spec

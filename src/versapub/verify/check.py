@@ -41,7 +41,7 @@ from versapub.privacy.rules import Rule
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.published import read_published
-from versapub.verify.release_check import Finding, VerificationReport, verify_release
+from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
 from versapub.verify.sources import duckdb_source, fresh_alias
 from versapub.verify.sources import ident as _ident
 
@@ -98,8 +98,8 @@ class CheckReport:
         }
 
 
-def _ell(directory: Path) -> int:
-    g = json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("guarantee", {})
+def _ell(directory: Path, required: dict[str, Any] | None = None) -> int:
+    g = required or json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("guarantee", {})
     ell = g.get("l") if isinstance(g, dict) else None
     return int(ell) if isinstance(ell, int) and not isinstance(ell, bool) and ell >= 2 else 2
 
@@ -359,10 +359,13 @@ def run_check(
     original: EncodedTable | None = None,
     attack: str = "auto",
     k: int | None = None,
+    guarantee: dict[str, Any] | None = None,
+    pairing_max_rows: int | None = PAIRING_MAX_ROWS,
 ) -> CheckReport:
     """Every check; ``model`` is the release's maximum-entropy model (or a function that
-    builds it), used for the posterior; ``k``: fail a table whose smallest published cell of
-    non-sensitive values holds fewer than ``k`` records.
+    builds it), used for the posterior; ``guarantee`` (``{"name": ..., params}``) and
+    ``rules`` replace the manifest's: the steward checks what they require; ``k``: fail a
+    table whose smallest published cell of non-sensitive values holds fewer than ``k`` records.
 
     The verification (DuckDB), the attacks (DuckDB, CP-SAT), the posterior (numpy) and the
     row-order check (pyarrow) read independently and release the GIL in their engines, so
@@ -393,11 +396,11 @@ def run_check(
         return [bounds[r] if r in bounds else exact[r] for r in use_rules]
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        verification_f = pool.submit(timed, "verify", verify_release, d, original, rules)
+        verification_f = pool.submit(timed, "verify", verify_release, d, original, rules, guarantee, pairing_max_rows)
         try:
             manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
             use_rules = rules if rules is not None else [Rule.from_json(r) for r in manifest["rules"]]
-            ell = _ell(d)
+            ell = _ell(d, guarantee)
         except Exception:
             verification = verification_f.result()
             return CheckReport(str(d), 2, verification, seconds=seconds)

@@ -15,10 +15,17 @@ checked too.  Checks:
   sensitive attributes (multi-SA), for every ``A_i`` and every combination of the other
   sensitive values inside a group; a suppressed group has no ST rows and the ST sums to
   ``n_records`` minus its size;
-* schema: the published schema is in GNF for the manifest's rules;
+* group ids of every anatomy table are exactly ``0 .. G-1``;
+* no file in the release directory that the manifest does not list (a leak);
+* schema: the published schema is in GNF for the manifest's rules (or the rules the
+  steward requires), each group against the manifest's guarantee (or the one required);
 * with the original table: every attribute is published, and every published marginal
   (plain table, QIT without ``group_id``, ST's sensitive column) equals the original's
-  projection, so no record is missing or invented.
+  projection, so no record is missing or invented; and every anatomy table's QIT rows and
+  ST rows can each be paired with the input's records through groups that hold both the
+  record's quasi-identifier values and its sensitive value (two b-matchings, solved as
+  maximum flows with OR-Tools) — a sensitive value moved between groups fails this even
+  when every size and marginal still agrees.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from versapub.data.table import EncodedTable
@@ -94,9 +102,25 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+#: Files a release holds besides the tables its manifest lists.
+_EXTRAS = {"manifest.json", "verification.json", "check.json", "report.md", "report.html"}
+#: By default the pairing check runs on anatomy tables with at most this many QIT plus ST
+#: rows (it costs about 25 s at 10^6 records); ``check --original`` runs it on any size.
+PAIRING_MAX_ROWS = 300_000
+
+
 class _Checker:
-    def __init__(self, directory: Path, original: EncodedTable | None, rules: list[Rule] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        original: EncodedTable | None,
+        rules: list[Rule] | None = None,
+        guarantee: dict[str, Any] | None = None,
+        pairing_max_rows: int | None = PAIRING_MAX_ROWS,
+    ) -> None:
+        self.pairing_max_rows = pairing_max_rows
         self.rules_override = rules
+        self.guarantee_override = guarantee
         self.dir = directory
         self.original = original
         self.report = VerificationReport(str(directory))
@@ -194,6 +218,81 @@ class _Checker:
             file,
         )
 
+    def pairing_ok(self, qit: str, st: str, qi: list[str], sens: list[str], name: str) -> None:
+        """Can the QIT rows, and separately the ST rows, be paired with the input's records
+        through groups that hold both a record's QI values and its sensitive values?
+
+        Each is a bipartite b-matching solved as a maximum flow (OR-Tools): source ->
+        published row (capacity: its count) -> input cell ``(q, s)`` (an arc when the row's
+        group holds ``q`` in the QIT and ``s`` in the ST) -> sink (capacity: the cell's
+        count).  A faithful release saturates both; that is necessary, not sufficient, for a
+        full assignment of records to groups (a three-way transportation problem)."""
+        from ortools.graph.python import max_flow  # type: ignore[import-untyped]
+
+        assert self.original is not None
+        size = self.con.execute(f"SELECT (SELECT count(*) FROM {qit}) + (SELECT count(*) FROM {st})").fetchone()
+        limit = self.pairing_max_rows
+        if limit is not None and size and int(size[0]) > limit:
+            self.report.add(
+                "pairing",
+                True,
+                f"skipped: more than {limit:,} QIT and ST rows (versapub check --original runs it at any size)",
+                name,
+            )
+            return
+        keys = [*qi, *sens]
+        ks = [f"k{i}" for i in range(len(keys))]
+        orig = ", ".join(f"{_q(a)} AS {k}" for a, k in zip(keys, ks, strict=True))
+        self.con.execute(
+            f"CREATE TEMP TABLE cells AS SELECT *, row_number() OVER () - 1 AS cid FROM "
+            f"(SELECT {', '.join(ks)}, count(*) AS c FROM (SELECT {orig} FROM original_codes) GROUP BY ALL)"
+        )
+
+        def coded(view: str, attrs: list[str], table: str) -> None:
+            idx = [keys.index(a) for a in attrs]
+            sel = ", ".join(f"d{j}.code AS k{i}" for j, i in enumerate(idx))
+            joins = " ".join(f"JOIN {_q('dict_' + a)} d{j} ON r.{_q(a)} = d{j}.value" for j, a in enumerate(attrs))
+            self.con.execute(
+                f"CREATE TEMP TABLE {table} AS SELECT CAST(r.{_q('group_id')} AS BIGINT) AS g, {sel}, "
+                f"CAST(r.{_q('count')} AS BIGINT) AS c, row_number() OVER () - 1 AS rid FROM {view} r {joins}"
+            )
+
+        coded(qit, qi, "qc")
+        coded(st, sens, "sc")
+        on = " AND ".join(
+            [f"qc.k{i} = cells.k{i}" for i in range(len(qi))]
+            + [f"sc.k{i} = cells.k{i}" for i in range(len(qi), len(keys))]
+        )
+        try:
+            for role, table in (("QIT", "qc"), ("ST", "sc")):
+                arcs = self.con.execute(
+                    f"SELECT DISTINCT {table}.rid, cells.cid FROM qc JOIN sc ON qc.g = sc.g JOIN cells ON {on}"
+                ).fetchnumpy()
+                rows = self.con.execute(f"SELECT rid, c FROM {table} ORDER BY rid").fetchnumpy()
+                cells = self.con.execute("SELECT cid, c FROM cells ORDER BY cid").fetchnumpy()
+                n_rows, n_cells = len(rows["rid"]), len(cells["cid"])
+                total = int(rows["c"].sum())
+                src, sink = n_rows + n_cells, n_rows + n_cells + 1
+                tails = np.concatenate([np.full(n_rows, src), arcs["rid"], n_rows + cells["cid"]]).astype(np.int64)
+                heads = np.concatenate([rows["rid"], n_rows + arcs["cid"], np.full(n_cells, sink)]).astype(np.int64)
+                caps = np.concatenate([rows["c"], np.full(len(arcs["rid"]), total), cells["c"]]).astype(np.int64)
+                smf = max_flow.SimpleMaxFlow()
+                smf.add_arcs_with_capacity(tails, heads, caps)
+                smf.solve(src, sink)
+                flow = int(smf.optimal_flow())
+                self.report.add(
+                    "pairing",
+                    flow == total,
+                    f"every {role} row pairs with input records through a group that holds them"
+                    if flow == total
+                    else f"only {flow} of {total} records of the {role} pair with input records through a group "
+                    "holding both their quasi-identifier and sensitive values: a value was moved between groups",
+                    name,
+                )
+        finally:
+            for t in ("cells", "qc", "sc"):
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
+
     def zero(self, check: str, row: tuple[Any, ...] | None, ok: str, bad: str, file: str) -> None:
         """Record a check that passes when a SQL count (``row[0]``) is zero; ``bad`` gets the count."""
         count = int(row[0]) if row else -1
@@ -213,6 +312,19 @@ class _Checker:
         if bad_id and bad_id[0]:
             self.report.add("anatomy", False, f"{bad_id[0]} row(s) have a non-integer group_id", name)
             return
+        ids = self.con.execute(
+            f"SELECT count(DISTINCT g), min(g), max(g) FROM (SELECT CAST({gid} AS BIGINT) g FROM {qit} "
+            f"UNION ALL SELECT CAST({gid} AS BIGINT) g FROM {st})"
+        ).fetchone()
+        n_ids, lo, hi = (int(x) if x is not None else -1 for x in (ids or (0, None, None)))
+        self.report.add(
+            "anatomy",
+            lo == 0 and hi == n_ids - 1,
+            f"group ids are 0 .. {n_ids - 1}"
+            if lo == 0 and hi == n_ids - 1
+            else f"group ids run from {lo} to {hi} for {n_ids} group(s); the format requires 0 .. G-1",
+            name,
+        )
         sizes = f"SELECT CAST({gid} AS BIGINT) g, sum(CAST({cnt} AS BIGINT)) n FROM {{v}} GROUP BY 1"
         skip = "" if suppressed is None else f" AND g <> {int(suppressed)}"
         row = self.con.execute(
@@ -309,6 +421,24 @@ class _Checker:
             return rep
         rep.add("manifest", True, f"format {FORMAT}, {len(tables)} table(s), n_records = {n}", "manifest.json")
 
+        listed = {str(f) for e in manifest["tables"] for f in (e.get("files") or {}).values()} | _EXTRAS
+        foreign = sorted(p.name for p in self.dir.iterdir() if p.name not in listed)
+        rep.add(
+            "files",
+            not foreign,
+            "the directory holds only the files the manifest lists"
+            if not foreign
+            else f"file(s) the manifest does not list: {', '.join(foreign[:10])} (a leak: a reader sees them too)",
+        )
+        guarantee = self.guarantee_override if self.guarantee_override is not None else manifest["guarantee"]
+        rep.add(
+            "guarantee",
+            True,
+            f"guarantee checked: {json.dumps(guarantee)} "
+            + ("(required by the checker)" if self.guarantee_override is not None else "(the manifest's)"),
+        )
+        if self.rules_override is not None:
+            rep.add("schema", True, f"rules checked: the {len(rules)} rule(s) required by the checker")
         attrs = manifest["attributes"]
         published = set().union(*(set(t.attributes) for t in tables)) if tables else set()
         rep.add(
@@ -370,11 +500,13 @@ class _Checker:
                     st or "", ["group_id", *sens], files["st"], None if sup is None else self.n - withheld
                 )
                 if ok_q and ok_s and qit and st:
-                    self.anatomy_ok(qit, st, sens, manifest["guarantee"], sub.name, sup)
+                    self.anatomy_ok(qit, st, sens, guarantee, sub.name, sup)
                     if qi:
                         self.marginal_ok(qit, qi, files["qit"])
                     for a in sens:
                         self.marginal_ok(st, [a], files["st"], at_most=sup is not None)
+                    if self.original is not None and sup is None:
+                        self.pairing_ok(qit, st, qi, sens, sub.name)
             else:
                 rep.add(
                     "manifest",
@@ -405,11 +537,16 @@ class _Checker:
 
 
 def verify_release(
-    directory: str | Path, original: EncodedTable | None = None, rules: list[Rule] | None = None
+    directory: str | Path,
+    original: EncodedTable | None = None,
+    rules: list[Rule] | None = None,
+    guarantee: dict[str, Any] | None = None,
+    pairing_max_rows: int | None = PAIRING_MAX_ROWS,
 ) -> VerificationReport:
     """Verify the release in ``directory`` (and, if given, against the ``original`` table;
-    ``rules`` replace the manifest's for the schema check)."""
-    checker = _Checker(Path(directory), original, rules)
+    ``rules`` and ``guarantee`` — ``{"name": ..., params}`` — replace the manifest's: the
+    steward checks what they require, not what the release claims)."""
+    checker = _Checker(Path(directory), original, rules, guarantee, pairing_max_rows)
     try:
         return checker.run()
     finally:

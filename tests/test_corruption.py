@@ -1,0 +1,139 @@
+"""Hand corruptions of written releases that the checks must catch (issue 11, item 6)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import versapub
+from versapub.cli.main import cli
+from versapub.data.table import EncodedTable
+from versapub.verify.release_check import verify_release
+
+from .conftest import random_table
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> tuple[Path, Path, EncodedTable]:
+    """A release of a random table (one Anatomy table q -> s, l = 2) and its input file."""
+    table = random_table(np.random.default_rng(5), 120, {"q": 6, "r": 3, "s": 5}, skew=0.3)
+    data = tmp_path / "in.csv"
+    cols = table.to_pydict()
+    with data.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        w.writerows(zip(*cols.values(), strict=True))
+    out = tmp_path / "rel"
+    code, _, stderr = run("publish", "--input", str(data), "--rule", "q, r -> s", "--l", "2", "--out", str(out))
+    assert code == 0, stderr
+    return out, data, table
+
+
+def _rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def _write(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    gi = header.index("group_id") if "group_id" in header else None
+    key = (lambda r: (int(r[gi]), *r[:gi], *r[gi + 1 : -1])) if gi is not None else (lambda r: r[:-1])
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(sorted(rows, key=key))
+
+
+def test_steward_requires_a_stronger_guarantee_than_the_manifest(job: tuple[Path, Path, EncodedTable]) -> None:
+    out, _, _ = job
+    code, stdout, _ = run("check", str(out))
+    assert code == 0 and "(the manifest's)" in stdout
+    code, stdout, _ = run("check", str(out), "--guarantee", "l-diversity:l=3")
+    assert code == 1 and "with l = 3" in stdout and "(required by the checker)" in stdout
+    code, _, _ = run("check", str(out), "--l", "3")
+    assert code == 1
+
+
+def test_lowered_l_in_the_manifest_does_not_fool_the_steward(job: tuple[Path, Path, EncodedTable]) -> None:
+    out, _, _ = job
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["guarantee"] == {"name": "l-diversity", "l": 2}
+    code, _, _ = run("check", str(out), "--l", "3")  # the steward's requirement, not the manifest's claim
+    assert code == 1
+
+
+def test_swapped_sensitive_values_fail_the_pairing(job: tuple[Path, Path, EncodedTable]) -> None:
+    out, data, table = job
+    header, rows = _rows(out / "T1_st.csv")
+    by_group: dict[str, dict[str, list[str]]] = {}
+    for r in rows:
+        by_group.setdefault(r[0], {})[r[1]] = r
+    # two groups g1, g2 and values a in g1 only, b in g2 only, each once: swap them
+    groups = list(by_group)
+    done = False
+    for g1 in groups:
+        for g2 in groups:
+            if g1 == g2 or done:
+                continue
+            a = next((v for v, r in by_group[g1].items() if v not in by_group[g2] and r[2] == "1"), None)
+            b = next((v for v, r in by_group[g2].items() if v not in by_group[g1] and r[2] == "1"), None)
+            if a and b:
+                by_group[g1][a][1], by_group[g2][b][1] = b, a
+                done = True
+    assert done
+    _write(out / "T1_st.csv", header, rows)
+    rep = verify_release(out, original=table)
+    failed = {f.check for f in rep.failures}
+    assert failed == {"pairing"}, rep.explain()  # sizes, marginals and the guarantee still agree
+    code, stdout, _ = run("check", str(out), "--original", str(data))
+    assert code == 1 and "moved between groups" in stdout
+
+
+def test_group_ids_outside_the_range_fail(job: tuple[Path, Path, EncodedTable]) -> None:
+    out, _, table = job
+    for name in ("T1_qit.csv", "T1_st.csv"):
+        header, rows = _rows(out / name)
+        gi = header.index("group_id")
+        for r in rows:
+            r[gi] = str(int(r[gi]) + 100)
+        _write(out / name, header, rows)
+    rep = verify_release(out, original=table)
+    assert "group ids run from 100" in rep.explain()
+
+
+def test_a_file_the_manifest_does_not_list_is_a_leak(job: tuple[Path, Path, EncodedTable]) -> None:
+    out, _, _ = job
+    (out / "T1_linked.csv").write_text("q,s,count\nx,y,1\n")
+    rep = verify_release(out)
+    assert not rep.ok and "T1_linked.csv" in rep.explain() and "leak" in rep.explain()
+    code, stdout, _ = run("check", str(out))
+    assert code == 1 and "T1_linked.csv" in stdout
+
+
+def test_multi_sa_release_with_an_added_linking_table_is_a_violation(tmp_path: Path) -> None:
+    table = random_table(np.random.default_rng(2), 90, {"q": 3, "a": 3, "b": 3}, skew=0.0)
+    rel = versapub.publish(table, ["q -> a", "q -> b"], l=2, seed=1, decomposition="multi-sa")
+    out = tmp_path / "rel"
+    versapub.write_release(rel, out)
+    m = json.loads((out / "manifest.json").read_text())
+    pairs: dict[tuple[str, str], int] = {}
+    cols = table.to_pydict()
+    for q, a in zip(cols["q"], cols["a"], strict=True):
+        pairs[(q, a)] = pairs.get((q, a), 0) + 1
+    (out / "X.csv").write_text("q,a,count\n" + "".join(f"{q},{a},{c}\n" for (q, a), c in sorted(pairs.items())))
+    m["tables"].append({"name": "X", "attributes": ["q", "a"], "kind": "plain", "enforces": None,
+                        "files": {"data": "X.csv"}})  # fmt: skip
+    (out / "manifest.json").write_text(json.dumps(m))
+    code, stdout, stderr = run("check", str(out))
+    assert code == 1, stdout + stderr  # a violation, reported — not a refusal (exit 2)
+    assert "CHECKS FAILED" in stdout
