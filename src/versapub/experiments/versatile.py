@@ -168,10 +168,16 @@ def read_runs(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _rules_for(table: EncodedTable, task: Task, seed: int) -> list[Any]:
-    g = LDiversity(task.l)
+def _rules_for(table: EncodedTable, task: Task, seed: int, dataset: str) -> list[Any]:
+    """The run's random rule set.  The l sweep keeps the *same* rule set at every l (only l
+    changes, as in the paper's Figure 10): drawn once per run, with right-hand sides that
+    single-attribute publishing can satisfy at the sweep's largest l."""
+    rule_l, x = task.l, task.x
+    if task.sweep == "l":
+        rule_l, x = max(TEXAS_L[dataset][1]), 0.0
+    g = LDiversity(rule_l)
     feasible = {a: g.single_attribute_violation(table.column(a).counts()) is None for a in table.names}
-    rng = np.random.default_rng([seed, SWEEP_IDS[task.sweep], round(task.x * 10), task.run])
+    rng = np.random.default_rng([seed, SWEEP_IDS[task.sweep], round(x * 10), task.run])
     return random_rules(table.names, task.c, task.lhs, rng, feasible.__getitem__)
 
 
@@ -183,7 +189,7 @@ def execute(
     base: dict[str, Any] = {"dataset": settings.dataset, "method": task.method, "run": task.run, "c": task.c,
                             "lhs": task.lhs, "l": task.l}  # fmt: skip
     try:
-        rules = _rules_for(table, task, settings.seed)
+        rules = _rules_for(table, task, settings.seed, settings.dataset)
         base["rules"] = "; ".join(str(r) for r in rules)
         t0 = time.perf_counter()
         # The paper publishes every attribute; its synthetic and sampled columns may look near-unique.

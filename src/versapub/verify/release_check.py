@@ -318,7 +318,7 @@ class _Checker:
         ).fetchone()
         n_ids, lo, hi = (int(x) if x is not None else -1 for x in (ids or (0, None, None)))
         self.report.add(
-            "anatomy",
+            "group-ids",
             lo == 0 and hi == n_ids - 1,
             f"group ids are 0 .. {n_ids - 1}"
             if lo == 0 and hi == n_ids - 1
