@@ -15,7 +15,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -341,58 +340,20 @@ def _progress(quiet: bool = False) -> _Steps:
 def _run_publish(
     cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool, utility: bool = True
 ) -> tuple[Release, float]:
+    from versapub import workflow
+
     start = time.perf_counter()
     with _progress(quiet) as bar:
         task = bar.add_task(f"reading {cfg.input.name}", total=None)
-        t0 = time.perf_counter()
-        table = cfg.read()
-        from versapub.privacy.rules import parse_rules, validate_rules
-
-        validate_rules(parse_rules(cfg.rules), table.names)  # a bad rule is reported before the engines load
-        # imported after the input is read: a bad input is reported without loading the engines
-        from versapub.api import publish as api_publish
-        from versapub.io.read import file_sha256
-        from versapub.io.release_writer import write_release
-        from versapub.model import model_from_release, utility_summary
-        from versapub.privacy import make_guarantee
-        from versapub.release.model import InputInfo
-
-        read_s = time.perf_counter() - t0
-        info = InputInfo(
-            path=str(cfg.input.resolve()),
-            sha256=file_sha256(cfg.input),
-            rows_read=table.n_rows + table.n_dropped,
-            rows_dropped_missing=table.n_dropped,
-            **cfg.input_settings(),
-        )
 
         def hook(desc: str, done: int, total: int) -> None:
-            bar.update(task, description=desc, completed=done, total=total)
+            bar.update(task, description=desc, completed=done, total=total or None)
 
-        release = api_publish(
-            table,
-            cfg.rules,
-            guarantee=make_guarantee(cfg.guarantee_spec()),
-            decomposition=cfg.decomposition,
-            anonymizer=cfg.anonymizer,
-            seed=cfg.seed,
-            gd_stop_when_worse=cfg.gd_stop_when_worse,
-            gd_max_candidates=cfg.gd_max_candidates,
-            multi_sa_time_limit_s=cfg.multi_sa_time_limit,
-            multi_sa_max_combinations=cfg.multi_sa_max_combinations,
-            input_info=info,
-            progress=hook,
-            columns=cfg.roles,
+        table = workflow.read_input(cfg, hook)  # a bad input or rule: reported before the engines load
+        read_s = time.perf_counter() - start
+        release = workflow.run(
+            cfg, out_dir, overwrite=overwrite, utility=utility, progress=hook, table=table, read_seconds=read_s
         )
-        release.timings["read"] = read_s
-        if utility:
-            bar.update(task, description="measuring utility (KL-divergence, 1,000 COUNT queries)", total=None)
-            t1 = time.perf_counter()
-            summary = utility_summary(model_from_release(release), table)
-            release = replace(release, utility=summary)
-            release.timings["utility"] = time.perf_counter() - t1
-        bar.update(task, description="writing and verifying the release", total=None)
-        write_release(release, out_dir, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path])
     return release, time.perf_counter() - start
 
 
@@ -517,7 +478,7 @@ def rules(**opts: Any) -> None:
     """Show the rules: reduced set, dropped rules, feasibility, rule graph, and the schema of
     the decomposition asked for (GD included: its add-back runs) with why every rule holds.
     Nothing is written; infeasible rules stop the command (exit 2) before the schema."""
-    from versapub.api import publish as api_publish
+    from versapub import workflow
     from versapub.privacy import feasibility, make_guarantee, parse_rules, reduce_rules, validate_rules
     from versapub.reports.summary import show
 
@@ -561,20 +522,7 @@ def rules(**opts: Any) -> None:
             def hook(desc: str, done: int, total: int) -> None:
                 bar.update(task, description=desc, completed=done, total=total)
 
-            release = api_publish(
-                table,
-                cfg.rules,
-                guarantee=g,
-                decomposition=cfg.decomposition,
-                anonymizer=cfg.anonymizer,
-                seed=cfg.seed,
-                gd_stop_when_worse=cfg.gd_stop_when_worse,
-                gd_max_candidates=cfg.gd_max_candidates,
-                multi_sa_time_limit_s=cfg.multi_sa_time_limit,
-                multi_sa_max_combinations=cfg.multi_sa_max_combinations,
-                progress=hook,
-                columns=cfg.roles,
-            )
+            release = workflow.publish(cfg, table, hook)
         out.print(f"\n[bold]{escape(release.decomposition.upper())} schema[/]:")
         for t in release.schema.tables:
             out.print(f"  {escape(t.describe())}", soft_wrap=True)

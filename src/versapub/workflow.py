@@ -1,0 +1,127 @@
+"""One publishing workflow for every front end: read → publish → utility → write.
+
+The command line, the Python API (:func:`run`) and any later front end call this module,
+so they produce the same release from the same configuration: the same tables, byte for
+byte, and the same manifest (provenance and utility included) apart from timings.
+
+>>> from versapub import PublishConfig, workflow                       # doctest: +SKIP
+>>> cfg = PublishConfig(input=Path("data.csv"), rules=("age, sex -> disease",), l=3)
+>>> release = workflow.run(cfg, "release/")                            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from versapub.io.config import PublishConfig
+
+if TYPE_CHECKING:
+    from versapub.data.table import EncodedTable
+    from versapub.release.model import Release
+
+#: ``progress(description, completed, total)``; ``total`` 0 means the size is unknown.
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(description: str, completed: int, total: int) -> None:
+    del description, completed, total
+
+
+def read_input(cfg: PublishConfig, progress: Progress = _silent) -> EncodedTable:
+    """Read the configured input and validate the rules against it — before any engine is
+    loaded, so a bad input or rule is reported at once."""
+    from versapub.privacy.rules import parse_rules, validate_rules
+
+    progress(f"reading {cfg.input.name}", 0, 0)
+    table = cfg.read()
+    validate_rules(parse_rules(cfg.rules), table.names)
+    return table
+
+
+def publish(
+    cfg: PublishConfig,
+    table: EncodedTable | None = None,
+    progress: Progress = _silent,
+    read_seconds: float | None = None,
+) -> Release:
+    """Publish as configured (in memory): the input's provenance recorded, nothing written.
+    ``table``: the input already read with ``cfg`` (``read_seconds``: how long that took)."""
+    from versapub.api import publish as api_publish
+    from versapub.io.read import file_sha256
+    from versapub.privacy import make_guarantee
+    from versapub.release.model import InputInfo
+
+    t0 = time.perf_counter()
+    if table is None:
+        table = read_input(cfg, progress)
+    read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
+    info = InputInfo(
+        path=str(cfg.input.resolve()),
+        sha256=file_sha256(cfg.input),
+        rows_read=table.n_rows + table.n_dropped,
+        rows_dropped_missing=table.n_dropped,
+        **cfg.input_settings(),
+    )
+    release = api_publish(
+        table,
+        cfg.rules,
+        guarantee=make_guarantee(cfg.guarantee_spec()),
+        decomposition=cfg.decomposition,
+        anonymizer=cfg.anonymizer,
+        seed=cfg.seed,
+        gd_stop_when_worse=cfg.gd_stop_when_worse,
+        gd_max_candidates=cfg.gd_max_candidates,
+        multi_sa_time_limit_s=cfg.multi_sa_time_limit,
+        multi_sa_max_combinations=cfg.multi_sa_max_combinations,
+        input_info=info,
+        progress=progress,
+        columns=cfg.roles,
+    )
+    release.timings["read"] = read_s
+    return release
+
+
+def with_utility(release: Release, progress: Progress = _silent) -> Release:
+    """The release with its utility measured against its own input (KL-divergence, the
+    default workload, marginal errors), as stored in the manifest."""
+    from versapub.model import model_from_release, utility_summary
+
+    progress("measuring utility (KL-divergence, 1,000 COUNT queries)", 0, 0)
+    t = time.perf_counter()
+    out = replace(release, utility=utility_summary(model_from_release(release), release.source))
+    out.timings["utility"] = time.perf_counter() - t
+    return out
+
+
+def write(
+    release: Release, cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, progress: Progress = _silent
+) -> None:
+    """Write, verified from its own files, never over a user's file (the input, hierarchy
+    and configuration files are protected)."""
+    from versapub.io.release_writer import write_release
+
+    progress("writing and verifying the release", 0, 0)
+    write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path])
+
+
+def run(
+    cfg: PublishConfig,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    utility: bool = True,
+    progress: Progress = _silent,
+    table: EncodedTable | None = None,
+    read_seconds: float | None = None,
+) -> Release:
+    """The whole job: read (unless ``table`` is given, already read with ``cfg``),
+    publish, measure utility (unless ``utility=False``) and write the verified release."""
+    release = publish(cfg, table, progress, read_seconds)
+    if utility:
+        release = with_utility(release, progress)
+    write(release, cfg, out, overwrite=overwrite, progress=progress)
+    return release
