@@ -18,6 +18,8 @@ from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
 from versapub.verify.attack import exact_attack, scalable_attack
 from versapub.verify.published import CountRows, PublishedRelease, group_column, read_published
 
+L2 = LDiversity(2)
+
 FIXTURE = Path(__file__).parent / "fixtures" / "table2"
 
 
@@ -28,7 +30,7 @@ def _records(table: EncodedTable) -> list[dict[str, str]]:
 
 def test_table2_exact_attack_finds_exactly_the_four_records() -> None:
     pub = read_published(FIXTURE)
-    res = exact_attack(pub, 2, _records(versapub.datasets.running_example()))
+    res = exact_attack(pub, L2, _records(versapub.datasets.running_example()))
     found = {(d.rule.rhs, d.q, d.possible) for d in res.disclosures}
     assert found == {
         ("zipcode", ("111111", "asian"), ("71000",)),
@@ -42,8 +44,8 @@ def test_table2_exact_attack_finds_exactly_the_four_records() -> None:
 def test_table2_scalable_attack_is_sound_and_finds_two() -> None:
     pub = read_published(FIXTURE)
     orig = _records(versapub.datasets.running_example())
-    exact = {(d.rule, d.q) for d in exact_attack(pub, 2, orig).disclosures}
-    scal = {(d.rule, d.q) for d in scalable_attack(pub, 2, orig).disclosures}
+    exact = {(d.rule, d.q) for d in exact_attack(pub, L2, orig).disclosures}
+    scal = {(d.rule, d.q) for d in scalable_attack(pub, L2, orig).disclosures}
     assert scal <= exact
     assert len(scal) == 2  # (111111, asian) and (222222, black): plain intersection suffices
 
@@ -166,8 +168,8 @@ def test_exact_attack_agrees_with_oracle_and_scalable_is_sound(gnf: bool, data: 
         return  # a sensitive column that is not 2-eligible cannot be published
     post = oracle(pub)
     orig = _records(table)
-    exact = exact_attack(pub, 2, orig)
-    scal = scalable_attack(pub, 2, orig)
+    exact = exact_attack(pub, L2, orig)
+    scal = scalable_attack(pub, L2, orig)
     for rule in pub.rules:
         for q in {tuple(r[a] for a in rule.lhs) for r in orig}:
             truth = {s for s, p in post[(rule, q)].items() if p > 0}
@@ -181,7 +183,7 @@ def test_exact_attack_refuses_large_releases(tmp_path: Path) -> None:
     rel = versapub.publish(table, versapub.datasets.adult_config().rules, l=2, seed=1)
     versapub.write_release(rel, tmp_path / "r")
     with pytest.raises(ReleaseError, match="at most 500 records; this one has 30162"):
-        exact_attack(read_published(tmp_path / "r"), 2)
+        exact_attack(read_published(tmp_path / "r"), L2)
 
 
 def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -101,7 +102,13 @@ def _config_options(f: F) -> F:
             metavar="'a, b -> c'",
             help="A privacy rule; repeat for several (replaces the config's rules).",
         ),
-        click.option("--l", "ell", type=int, help="The l of l-diversity (default 2)."),
+        click.option(
+            "--guarantee",
+            "guarantee",
+            metavar="NAME:PARAM=V",
+            help="The guarantee with its parameters, e.g. l-diversity:l=3 (default l-diversity:l=2).",
+        ),
+        click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L."),
         click.option(
             "--delimiter",
             help="CSV delimiter, any text (default ',' or the config's; '\\t' for a tab; e.g. ', ').",
@@ -233,6 +240,18 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     return ColumnRoles.from_mapping(merged, (*base.allow_unique, *opts["allow_unique"]))
 
 
+def _guarantee_override(text: str | None, ell: int | None) -> dict[str, Any]:
+    """``--guarantee NAME:P=V`` as config overrides (``--l`` is its short form)."""
+    if text is None:
+        return {}
+    if ell is not None:
+        raise ConfigError("Give the guarantee either with --guarantee or with --l, not both.")
+    from versapub.privacy.guarantee import parse_guarantee
+
+    spec = parse_guarantee(text)
+    return {"guarantee": spec.pop("name"), "guarantee_params": spec}
+
+
 def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
     """The configuration from CONFIG (if given) overridden by the command-line flags."""
     from versapub.io.config import PublishConfig, load_config
@@ -247,10 +266,13 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
                 "--input DATA and one --rule 'a, b -> c'."
             )
         base = PublishConfig(input=input_, rules=tuple(rules))
+    if opts["guarantee"] is not None:  # a new guarantee replaces the config's short form l = ...
+        base = replace(base, l=None, guarantee_params={})
     return base.with_overrides(
         input=input_,
         rules=tuple(rules) or None,
         l=opts["ell"],
+        **_guarantee_override(opts["guarantee"], opts["ell"]),
         delimiter=_unescape(opts["delimiter"]),
         header=False if opts["no_header"] else None,
         names=_csv_list(opts["names"], "--names"),
@@ -548,7 +570,8 @@ def demo(out_dir: Path, overwrite: bool) -> None:
 
     with _errors():
         cfg = adult_config()
-        out.print(f"Publishing the embedded Adult data ({cfg.input.name}) under {len(cfg.rules)} rules, l = {cfg.l}:")
+        spec = ", ".join(f"{k} = {v}" for k, v in cfg.guarantee_spec().items() if k != "name")
+        out.print(f"Publishing the embedded Adult data ({cfg.input.name}) under {len(cfg.rules)} rules, {spec}:")
         for r in cfg.rules:
             out.print(f"  {r}")
         release, seconds = _run_publish(cfg, out_dir, overwrite, False)

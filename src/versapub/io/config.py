@@ -22,8 +22,8 @@
     # allow_unique = ["visit"]  # publish a near-unique column as it is
 
     [privacy]
-    guarantee = "l-diversity"
-    l = 2
+    guarantee = "l-diversity"   # or a table: [privacy.guarantee] name = "l-diversity", l = 3
+    l = 2                       # short form of l-diversity's parameter
     rules = ["age, sex -> marital-status", "education -> occupation"]
 
     [publish]
@@ -104,8 +104,9 @@ class PublishConfig:
 
     input: Path
     rules: tuple[str, ...]
-    l: int = 2
+    l: int | None = None
     guarantee: str = "l-diversity"
+    guarantee_params: dict[str, Any] = field(default_factory=dict)
     delimiter: str | None = None
     missing: str = "error"
     columns: tuple[str, ...] | None = None
@@ -134,13 +135,20 @@ class PublishConfig:
             raise ConfigError(f"{self.source}: output format must be csv or parquet, got {self.format!r}.")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ConfigError(f"{self.source}: seed must be a whole number >= 0, got {self.seed!r}.")
-        if isinstance(self.l, bool) or not isinstance(self.l, int):
+        if self.l is not None and (isinstance(self.l, bool) or not isinstance(self.l, int)):
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
 
     def guarantee_spec(self) -> dict[str, Any]:
-        return {"name": self.guarantee, "l": self.l}
+        """The guarantee as ``{"name": ..., params}``: ``l`` is the short form of
+        l-diversity's parameter (default 2 when nothing else is given)."""
+        spec: dict[str, Any] = {"name": self.guarantee, **self.guarantee_params}
+        if self.l is not None:
+            spec["l"] = self.l
+        elif spec["name"] in ("l-diversity", "ldiversity", "frequency-l-diversity") and "l" not in spec:
+            spec["l"] = 2
+        return spec
 
     def read(self) -> EncodedTable:
         """Read and encode the input as configured (hierarchies applied)."""
@@ -216,6 +224,15 @@ def load_config(path: str | Path) -> PublishConfig:
         raise ConfigError(f"{where}: [input] needs 'path', the data file to publish.")
     base = p.parent
     rules = _get(priv, "rules", list, where, [])
+    g_raw = priv.get("guarantee", "l-diversity")
+    if isinstance(g_raw, dict):
+        if "name" not in g_raw or not isinstance(g_raw["name"], str):
+            raise ConfigError(f'{where}: [privacy.guarantee] needs name = "..." (e.g. "l-diversity").')
+        g_name, g_params = g_raw["name"], {k: v for k, v in g_raw.items() if k != "name"}
+    elif isinstance(g_raw, str):
+        g_name, g_params = g_raw, {}
+    else:
+        raise ConfigError(f"{where}: [privacy] guarantee must be a name or a table [privacy.guarantee].")
     if not all(isinstance(r, str) for r in rules):
         raise ConfigError(f"{where}: [privacy] rules must be a list of strings like 'a, b -> c'.")
     hier_specs = []
@@ -237,8 +254,9 @@ def load_config(path: str | Path) -> PublishConfig:
     return PublishConfig(
         input=base / str(inp["path"]),
         rules=tuple(rules),
-        l=_get(priv, "l", int, where, 2),
-        guarantee=_get(priv, "guarantee", str, where, "l-diversity"),
+        l=_get(priv, "l", int, where),
+        guarantee=g_name,
+        guarantee_params=g_params,
         delimiter=_get(inp, "delimiter", str, where),
         missing=_get(inp, "missing", str, where, "error"),
         columns=tuple(columns) if columns is not None else None,

@@ -66,6 +66,43 @@ class Guarantee(Protocol):
         """Can a column with these value counts be published alone (the feasibility test)?"""
         ...
 
+    def params(self) -> dict[str, Any]:
+        """The guarantee's parameters (``to_manifest()`` without the name)."""
+        ...
+
+    def needs(self) -> frozenset[str]:
+        """The context the guarantee needs besides a group's histogram (names from
+        :data:`CONTEXTS`); it receives it through :meth:`bind`."""
+        ...
+
+    def bind(self, context: GuaranteeContext) -> Guarantee:
+        """The guarantee with its context (the table-wide sensitive distribution, a ground
+        distance, the sensitive attribute's taxonomy)."""
+        ...
+
+    def min_possible_values(self) -> int:
+        """The attacks' disclosure test: a target left with fewer possible sensitive values
+        than this is disclosed."""
+        ...
+
+    def posterior_limit(self) -> float:
+        """The posterior criterion: the largest ``P(S = s | Q = q)`` the release may allow
+        under its maximum-entropy model."""
+        ...
+
+
+#: Context a guarantee may declare in :meth:`Guarantee.needs`.
+CONTEXTS = ("sensitive_distribution", "ground_distance", "taxonomy")
+
+
+@dataclass(frozen=True)
+class GuaranteeContext:
+    """What a guarantee may need besides one group's histogram (see :data:`CONTEXTS`)."""
+
+    sensitive_distribution: IntArray | None = None
+    ground_distance: Any = None
+    taxonomy: Any = None
+
 
 @dataclass(frozen=True)
 class LDiversity:
@@ -92,7 +129,24 @@ class LDiversity:
         return "l-diversity"
 
     def to_manifest(self) -> dict[str, Any]:
-        return {"name": self.name, "l": self.l}
+        return {"name": self.name, **self.params()}
+
+    def params(self) -> dict[str, Any]:
+        return {"l": self.l}
+
+    def needs(self) -> frozenset[str]:
+        return frozenset()
+
+    def bind(self, context: GuaranteeContext) -> LDiversity:
+        del context
+        return self
+
+    def min_possible_values(self) -> int:
+        """Fewer than ``l`` possible values leave one of them above ``1/l``."""
+        return self.l
+
+    def posterior_limit(self) -> float:
+        return 1.0 / self.l
 
     def describe(self) -> str:
         return (
@@ -138,14 +192,35 @@ class LDiversity:
         )
 
 
+#: Registered guarantees: name -> class built with the guarantee's parameters.
+GUARANTEES: dict[str, type] = {"l-diversity": LDiversity}
+#: Other spellings accepted for a registered name.
+ALIASES = {"ldiversity": "l-diversity", "frequency-l-diversity": "l-diversity"}
+
+
 def make_guarantee(spec: dict[str, Any]) -> Guarantee:
-    """Build a guarantee from its manifest/config form, e.g. ``{"name": "l-diversity", "l": 3}``."""
+    """Build a guarantee from its manifest/config form, e.g. ``{"name": "l-diversity", "l": 3}``;
+    an unknown name or parameter is a one-paragraph error listing the valid ones."""
     name = str(spec.get("name", "l-diversity")).lower()
-    if name in ("l-diversity", "ldiversity", "frequency-l-diversity"):
-        if "l" not in spec:
-            raise RuleError("The l-diversity guarantee needs a value for l (e.g. l = 2).")
-        return LDiversity(spec["l"])
-    raise RuleError(f"Unknown guarantee {name!r}; available: l-diversity.")
+    name = ALIASES.get(name, name)
+    if name not in GUARANTEES:
+        raise RuleError(f"Unknown guarantee {name!r}; available: {', '.join(sorted(GUARANTEES))}.")
+    cls = GUARANTEES[name]
+    fields = [f for f in getattr(cls, "__dataclass_fields__", {})]
+    params = {k: v for k, v in spec.items() if k != "name"}
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+        raise RuleError(
+            f"The {name} guarantee has no parameter(s) {', '.join(unknown)}; its parameters are: {', '.join(fields)}."
+        )
+    missing = [f for f in fields if f not in params]
+    if missing:
+        raise RuleError(
+            f"The {name} guarantee needs a value for {', '.join(missing)} (e.g. {name}:{missing[0]}=2 on the "
+            f"command line, or {missing[0]} = 2 in the configuration)."
+        )
+    built: Guarantee = cls(**params)
+    return built
 
 
 def parse_guarantee(text: str) -> dict[str, Any]:

@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
+from versapub.errors import VersapubError
+from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.check import CheckReport
 from versapub.verify.sources import duckdb_source
+from versapub.verify.sources import ident as _ident
 
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22"]  # fmt: skip
@@ -91,21 +95,26 @@ def _badge(ok: bool | None, text: str | None = None) -> str:
     return f'<span class="badge {cls}">{_e(text or ("PASS" if ok else "FAIL"))}</span>'
 
 
-def _group_sizes(directory: Path, entry: dict[str, Any]) -> tuple[dict[int, int], float]:
-    """Group-size distribution of an Anatomy table and its achieved guarantee
-    ``min_g |g| / max_count(g)``, from its ST file."""
+def _group_sizes(directory: Path, entry: dict[str, Any], guarantee: Guarantee | None) -> tuple[dict[int, int], float]:
+    """Group-size distribution of an Anatomy table and the guarantee it achieves (the
+    guarantee's own measure over every group's sensitive histogram), from its ST file."""
     st = directory / entry["files"]["st"]
+    s = (entry.get("enforces") or {}).get("rhs")
     con = duckdb.connect(":memory:")
     try:
-        con.execute(
-            f"CREATE TABLE g AS SELECT group_id, sum(CAST(count AS BIGINT)) n, max(CAST(count AS BIGINT)) mx "
-            f"FROM {duckdb_source(st)} GROUP BY group_id"
-        )
-        rows = con.execute("SELECT n, count(*) FROM g GROUP BY n ORDER BY n").fetchall()
-        ach = con.execute("SELECT min(n / mx) FROM g").fetchone()
+        con.execute(f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {_ident(s or "group_id")} s, '
+                    f'CAST("count" AS BIGINT) c FROM {duckdb_source(st)}')  # fmt: skip
+        rows = con.execute(
+            "SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n"
+        ).fetchall()
+        hist = con.execute("SELECT dense_rank() OVER (ORDER BY g) - 1, c FROM h").fetchnumpy()
     finally:
         con.close()
-    return {int(n): int(c) for n, c in rows}, float(ach[0]) if ach and ach[0] is not None else float("nan")
+    sizes = {int(n): int(c) for n, c in rows}
+    if guarantee is None or not len(hist):
+        return sizes, float("nan")
+    group, count = (np.asarray(v, dtype=np.int64) for v in hist.values())
+    return sizes, float(guarantee.achieved(group, count, int(group.max()) + 1))
 
 
 def _bars(data: list[tuple[str, float]], xlabel: str, ylabel: str, width: int = 520, height: int = 160) -> str:
@@ -233,7 +242,11 @@ def html_report(
     tables = list(m["tables"])
     util = utility if utility is not None else m.get("utility")
     g = m.get("guarantee", {})
-    ell = g.get("l", "?")
+    try:
+        guarantee: Guarantee | None = make_guarantee(g)
+    except VersapubError:
+        guarantee = None
+    g_params = ", ".join(f"{k} = {v}" for k, v in g.items() if k != "name")
     gnf = (m.get("gnf") or {}).get("rules", [])
     verdicts = {json.dumps(v["rule"], sort_keys=True): v for v in gnf}
     schema_findings = [f for f in (check.verification.findings if check else []) if f.check == "schema"]
@@ -248,13 +261,13 @@ def html_report(
             f'<div class="card">attributes<b>{len(attrs)}</b></div>',
             f'<div class="card">rules enforced<b>{len(rules)}</b></div>',
             f'<div class="card">published tables<b>{len(tables)}</b></div>',
-            f'<div class="card">guarantee<b>l = {_e(ell)}</b>{_e(g.get("name", ""))}</div>',
+            f'<div class="card">guarantee<b>{_e(g_params or "?")}</b>{_e(g.get("name", ""))}</div>',
             "</div>"]  # fmt: skip
     body.append(
         f"<p>Every {_term('rule')} <code>Q → S</code> says: someone who knows a person's values of <code>Q</code> "
-        f"and reads every published table cannot guess the person's <code>S</code> with probability above "
-        f"1/{_e(ell)}. Underlined words are explained when you point at them, and in the "
-        '<a href="#glossary">glossary</a> at the end.</p>'
+        f"and reads every published table learns about the person's <code>S</code> no more than the guarantee "
+        f"allows — {_e(guarantee.describe() if guarantee else g)}. Underlined words are explained when you point "
+        'at them, and in the <a href="#glossary">glossary</a> at the end.</p>'
     )
     cols = m.get("columns") or {}
     if cols.get("removed"):
@@ -314,7 +327,7 @@ def html_report(
         enf = [Rule.from_json(r) for r in [t["enforces"], *(t.get("also_enforces") or [])]] if t.get("enforces") else []
         groups, achieved = "–", "–"
         if t["kind"] == "anatomy":
-            sizes, ach = _group_sizes(d, t)
+            sizes, ach = _group_sizes(d, t, guarantee)
             groups = str(sum(sizes.values()))
             achieved = f"{ach:.2f}"
             if len(enf) > 1:  # several sensitive attributes: the weakest line, from the stats

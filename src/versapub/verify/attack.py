@@ -6,8 +6,9 @@ group column is a latent attribute shared by the two).  The unknown original tab
 multiset of ``n`` full records (values of every attribute and every group membership)
 whose projections reproduce every count table: a *possible world*.  For a rule
 ``Q -> S`` and a target with ``t[Q] = q``, value ``s`` is *possible* if some possible world
-holds a record with ``Q = q`` and ``S = s``.  A target is disclosed when fewer than ``l``
-values are possible (then some value has posterior probability above ``1/l``).
+holds a record with ``Q = q`` and ``S = s``.  A target is disclosed when fewer values are
+possible than the guarantee's ``min_possible_values()`` (l-diversity: fewer than ``l``, then
+some value has posterior probability above ``1/l``).
 
 * :func:`exact_attack` decides possibility with a constraint solver (OR-Tools CP-SAT) over
   integer counts of the joint rows consistent across tables; only for small releases.
@@ -32,6 +33,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from versapub.errors import ReleaseError
+from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.published import CountRows, PublishedRelease
 
@@ -62,7 +64,7 @@ class AttackResult:
     """All targets examined and those disclosed."""
 
     method: str
-    l: int
+    guarantee: Guarantee
     targets: int = 0
     disclosures: list[Disclosure] = field(default_factory=list)
     possible: dict[tuple[Rule, tuple[str, ...]], frozenset[str]] = field(default_factory=dict, repr=False)
@@ -156,7 +158,7 @@ def _report(
     for q, vals in items:
         result.targets += 1
         result.possible[(rule, q)] = vals
-        if len(vals) < result.l:
+        if len(vals) < result.guarantee.min_possible_values():
             result.disclosures.append(Disclosure(rule, q, tuple(sorted(vals))))
 
 
@@ -201,7 +203,9 @@ def _joint(tables: Sequence[CountRows], limit: int) -> tuple[list[str], list[tup
     return cols, [r for r, _ in joint], [[ks[inv[ti]] for ti in range(len(tables))] for _, ks in joint]
 
 
-def exact_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None) -> AttackResult:
+def exact_attack(
+    pub: PublishedRelease, guarantee: Guarantee, original: Sequence[dict[str, str]] | None = None
+) -> AttackResult:
     """The possible-worlds adversary (see the module docstring), decided with CP-SAT."""
     t0 = time.perf_counter()
     if pub.n > EXACT_MAX_RECORDS:
@@ -209,7 +213,7 @@ def exact_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str
             f"The exact attack handles releases of at most {EXACT_MAX_RECORDS} records; this one has "
             f"{pub.n}. Use the scalable attack (versapub check --attack scalable)."
         )
-    result = AttackResult("exact", l)
+    result = AttackResult("exact", guarantee)
     for tables, cols, rules in _rule_components(pub):
         names, joint, rows_of = _joint(tables, EXACT_MAX_JOINT_ROWS)
         model = cp_model.CpModel()
@@ -286,7 +290,9 @@ def _group_counting(tables: Sequence[CountRows], domains: dict[str, set[str]], p
                     domains[s_col] = domains[s_col] - {s}
 
 
-def scalable_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, str]] | None = None) -> AttackResult:
+def scalable_attack(
+    pub: PublishedRelease, guarantee: Guarantee, original: Sequence[dict[str, str]] | None = None
+) -> AttackResult:
     """Propagation of candidate sets to a fixpoint, then counting inside Anatomy groups.
 
     Counting: in a group of an Anatomy table, a sensitive value held by ``c`` records of the
@@ -296,7 +302,7 @@ def scalable_attack(pub: PublishedRelease, l: int, original: Sequence[dict[str, 
     gives all its copies to other records.
     """
     t0 = time.perf_counter()
-    result = AttackResult("scalable", l)
+    result = AttackResult("scalable", guarantee)
     all_values: dict[str, set[str]] = {}
     for t in pub.tables:
         for i, c in enumerate(t.columns):

@@ -22,6 +22,7 @@ import duckdb
 
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
+from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
 from versapub.verify.sources import duckdb_source
@@ -34,7 +35,7 @@ def _q(name: str) -> str:
 
 
 def fast_scalable_attack(
-    directory: str | Path, rules: Sequence[Rule], l: int, original: EncodedTable | None = None
+    directory: str | Path, rules: Sequence[Rule], guarantee: Guarantee, original: EncodedTable | None = None
 ) -> AttackResult:
     """The scalable attack in SQL.  Exact propagation for rules whose sensitive attribute
     lies in a table sharing no attribute with the others; for linked tables, the sound
@@ -43,7 +44,8 @@ def fast_scalable_attack(
     d = Path(directory)
     m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
     tables: list[dict[str, Any]] = list(m["tables"])
-    result = AttackResult("scalable", l)
+    result = AttackResult("scalable", guarantee)
+    l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
     con = duckdb.connect(":memory:")
     loaded: dict[str, str] = {}
 

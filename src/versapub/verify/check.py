@@ -37,6 +37,7 @@ from versapub.errors import ReleaseError
 from versapub.model.factors import AnatomyFactor
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import group_sum
+from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attack_sql import fast_scalable_attack
@@ -54,7 +55,7 @@ class CheckReport:
     """Everything ``check`` found."""
 
     directory: str
-    l: int
+    guarantee: dict[str, Any]
     verification: VerificationReport
     attacks: list[AttackResult] = field(default_factory=list)
     posterior: list[dict[str, Any]] = field(default_factory=list)
@@ -87,7 +88,7 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
-            "l": self.l,
+            "guarantee": self.guarantee,
             "verification": self.verification.to_json(),
             "attacks": [a.to_json() for a in self.attacks],
             "posterior": self.posterior,
@@ -98,10 +99,13 @@ class CheckReport:
         }
 
 
-def _ell(directory: Path, required: dict[str, Any] | None = None) -> int:
-    g = required or json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("guarantee", {})
-    ell = g.get("l") if isinstance(g, dict) else None
-    return int(ell) if isinstance(ell, int) and not isinstance(ell, bool) and ell >= 2 else 2
+def _guarantee(directory: Path, required: dict[str, Any] | None = None) -> Guarantee:
+    """The guarantee to check: the one the steward requires, else the manifest's (a
+    manifest whose guarantee cannot be built is an error, never a silent default)."""
+    spec = required or json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("guarantee")
+    if not isinstance(spec, dict):
+        raise ReleaseError(f"{directory / 'manifest.json'}: 'guarantee' must be an object like {{\"name\": ..., ...}}.")
+    return make_guarantee(spec)
 
 
 def _records(original: EncodedTable) -> list[dict[str, str]]:
@@ -110,7 +114,7 @@ def _records(original: EncodedTable) -> list[dict[str, str]]:
 
 
 def run_attacks(
-    directory: Path, rules: list[Rule], ell: int, original: EncodedTable | None, which: str = "auto"
+    directory: Path, rules: list[Rule], g: Guarantee, original: EncodedTable | None, which: str = "auto"
 ) -> list[AttackResult]:
     """``auto``: exact when the release is small enough, and always the scalable attack."""
     n = int(json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["n_records"])
@@ -120,15 +124,15 @@ def run_attacks(
     recs = _records(original) if original is not None and small else None
     if which == "exact" or (which in ("auto", "both") and small):
         pub = read_published(directory, rules)
-        out.append(exact_attack(pub, ell, recs))
+        out.append(exact_attack(pub, g, recs))
     if which in ("auto", "both", "scalable"):
         if n <= SCALABLE_PROPAGATION_MAX_RECORDS:  # full propagation (Python) on small releases
             pub = pub or read_published(directory, rules)
             out.append(
-                scalable_attack(pub, ell, recs if recs is not None else (_records(original) if original else None))
+                scalable_attack(pub, g, recs if recs is not None else (_records(original) if original else None))
             )
         else:  # SQL on the files: exact propagation for unlinked tables, a sound bound for linked ones
-            out.append(fast_scalable_attack(directory, rules, ell, original))
+            out.append(fast_scalable_attack(directory, rules, g, original))
     return out
 
 
@@ -140,7 +144,7 @@ def _given(lhs: tuple[str, ...], q: tuple[str, ...] | list[str]) -> str:
     return ", ".join(f"{a} = {v}" for a, v in zip(lhs, q, strict=True))
 
 
-def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[dict[str, Any]]:
+def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> list[dict[str, Any]]:
     """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
     probability, against ``1/l``.
 
@@ -193,19 +197,20 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], ell: int) -> list[di
         except ReleaseError as exc:
             out.append({"rule": r.to_json(), "ok": True, "skipped": str(exc), "message": f"'{r}': skipped ({exc})"})
             continue
-        ok = worst <= 1.0 / ell + 1e-9
+        limit = g.posterior_limit()
+        ok = worst <= limit + 1e-9
         rel = "<=" if ok else ">"
         what = "bound on max" if method == "group bound" else "max"
         out.append({
-            "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": method, "bound": 1.0 / ell,
+            "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": method, "bound": limit,
             "q": list(q), "s": s,
             "message": f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f} "
-                       f"{rel} 1/l = {1.0 / ell:.4f}",
+                       f"{rel} the guarantee's limit {limit:.4f}",
         })  # fmt: skip
     return out
 
 
-def group_bounds(directory: Path, rules: list[Rule], ell: int) -> dict[Rule, dict[str, Any]]:
+def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule, dict[str, Any]]:
     """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
     file, for rules whose sensitive attribute is the sensitive attribute of an Anatomy
     table that shares no attribute with any other table and holds some LHS attribute."""
@@ -239,13 +244,14 @@ def group_bounds(directory: Path, rules: list[Rule], ell: int) -> dict[Rule, dic
             if row is None:
                 continue
             worst = float(row[1])
-            ok = worst <= 1.0 / ell + 1e-9
+            limit = g.posterior_limit()
+            ok = worst <= limit + 1e-9
             q = ["*"] * len(r.lhs)
             out[r] = {
-                "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "group bound", "bound": 1.0 / ell,
+                "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "group bound", "bound": limit,
                 "q": q, "s": str(row[0]),
                 "message": f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = "
-                           f"{worst:.4f} {'<=' if ok else '>'} 1/l = {1.0 / ell:.4f}",
+                           f"{worst:.4f} {'<=' if ok else '>'} the guarantee's limit {limit:.4f}",
             }  # fmt: skip
     finally:
         con.close()
@@ -382,14 +388,14 @@ def run_check(
         finally:
             seconds[name] = time.perf_counter() - t
 
-    def posterior(use_rules: list[Rule], ell: int) -> list[dict[str, Any]]:
-        bounds = group_bounds(d, use_rules, ell)  # from the files, no model needed
+    def posterior(use_rules: list[Rule], g: Guarantee) -> list[dict[str, Any]]:
+        bounds = group_bounds(d, use_rules, g)  # from the files, no model needed
         rest = [r for r in use_rules if r not in bounds]
         exact: dict[Rule, dict[str, Any]] = {}
         if rest:
             try:
                 m = model() if callable(model) else model
-                exact = dict(zip(rest, posterior_check(m, rest, ell), strict=True))
+                exact = dict(zip(rest, posterior_check(m, rest, g), strict=True))
             except ReleaseError as exc:  # e.g. a hand-made schema too large for IPF
                 exact = {r: {"rule": r.to_json(), "ok": True, "skipped": str(exc),
                              "message": f"'{r}': skipped ({exc})"} for r in rest}  # fmt: skip
@@ -400,18 +406,18 @@ def run_check(
         try:
             manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
             use_rules = rules if rules is not None else [Rule.from_json(r) for r in manifest["rules"]]
-            ell = _ell(d, guarantee)
+            g = _guarantee(d, guarantee)
         except Exception:
             verification = verification_f.result()
-            return CheckReport(str(d), 2, verification, seconds=seconds)
+            return CheckReport(str(d), guarantee or {}, verification, seconds=seconds)
         others = {
-            "attacks": pool.submit(timed, "attacks", run_attacks, d, use_rules, ell, original, attack),
-            "posterior": pool.submit(timed, "posterior", posterior, use_rules, ell),
+            "attacks": pool.submit(timed, "attacks", run_attacks, d, use_rules, g, original, attack),
+            "posterior": pool.submit(timed, "posterior", posterior, use_rules, g),
             "hygiene": pool.submit(timed, "hygiene", hygiene_check, d),
             "identity": pool.submit(timed, "identity", identity_check, d, k),
         }
         verification = verification_f.result()
-        rep = CheckReport(str(d), ell, verification, seconds=seconds)
+        rep = CheckReport(str(d), g.to_manifest(), verification, seconds=seconds)
         broken = {"manifest", "file", "counts", "anatomy"}
         if any(f.check in broken for f in verification.failures):
             for f in others.values():
