@@ -27,7 +27,8 @@ import numpy as np
 
 import versapub
 from versapub.data.table import EncodedTable
-from versapub.model import kl_divergence, make_workload, model_from_release, relative_error
+from versapub.kinds.build import model_from_release
+from versapub.model import kl_divergence, make_workload, relative_error
 from versapub.privacy import LDiversity
 from versapub.privacy.random_rules import random_rules
 

@@ -25,8 +25,8 @@ import numpy as np
 import versapub
 from versapub.anonymizers import publish_plain
 from versapub.datasets import TEXAS_LIKE_RULES, adult, adult_config, texas_like
-from versapub.model import kl_divergence, make_workload, model_from_release, relative_error
-from versapub.model.build import TablePart, plain_factor
+from versapub.kinds.build import factor_of, model_from_release
+from versapub.model import kl_divergence, make_workload, relative_error
 
 
 def ALL_ALLOWED(table: versapub.EncodedTable) -> versapub.ColumnRoles:
@@ -107,9 +107,7 @@ def part2() -> None:
     cards = {c.name: c.cardinality for c in table.columns}
     factors = []
     for attrs in chain:
-        ct = publish_plain(table.select(attrs)).parts["data"]
-        cols = {k: c.astype(np.int64) for k, c in zip(ct.names, ct.codes, strict=True)}
-        factors.append(plain_factor(attrs, TablePart(cols, ct.counts * 1.0), table.n_rows, cards))
+        factors.append(factor_of(publish_plain(table.select(attrs)), table.n_rows, cards))
     domains = {c.name: c.values for c in table.columns}
     _compare("Adult, chain of three overlapping plain tables", versapub.ReleaseModel(factors, domains, table.n_rows))
 

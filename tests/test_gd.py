@@ -16,8 +16,8 @@ from versapub.anonymizers import Anatomy
 from versapub.api import KLScorer, anonymize
 from versapub.decompositions import add_back, guardian_decomposition
 from versapub.decompositions.gd import candidates
+from versapub.kinds.build import factor_of
 from versapub.model import ReleaseModel, kl_divergence
-from versapub.model.build import factor_of
 from versapub.privacy import LDiversity, Rule, reduce_rules
 from versapub.schema import check_gnf
 

@@ -17,9 +17,8 @@ import versapub
 from versapub.anonymizers import Anatomy, publish_plain
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError, ReleaseError
-from versapub.model import ReleaseModel, kl_divergence, make_workload, model_from_release, relative_error
-from versapub.model.build import TablePart, anatomy_factor, plain_factor
-from versapub.model.factors import Factor
+from versapub.kinds.build import factor_of, model_from_release
+from versapub.model import ReleaseModel, kl_divergence, make_workload, relative_error
 from versapub.model.query import parse_query
 from versapub.privacy import LDiversity, Rule
 
@@ -94,18 +93,7 @@ def build(
         sub = table.select(attrs)
         out = publish_plain(sub) if rule is None else Anatomy().publish(sub, rule, LDiversity(2), rng)
         parts.append(out)
-        enc = {
-            role: TablePart({k: c.astype(np.int64) for k, c in zip(ct.names, ct.codes, strict=True)}, ct.counts * 1.0)
-            for role, ct in out.parts.items()
-        }
-        f: Factor
-        if rule is None:
-            f = plain_factor(attrs, enc["data"], table.n_rows, cards)
-        else:
-            f = anatomy_factor(
-                [a for a in attrs if a != rule.rhs], rule.rhs, enc["qit"], enc["st"], table.n_rows, cards
-            )
-        factors.append(f)
+        factors.append(factor_of(out, table.n_rows, cards))
     domains = {c.name: c.values for c in table.columns}
     return ReleaseModel(factors, domains, table.n_rows), parts
 

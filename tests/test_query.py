@@ -62,7 +62,7 @@ def test_operators_against_the_oracle(text: str, pred) -> None:  # type: ignore[
 def test_model_answers_general_queries_exactly_on_a_plain_release() -> None:
     table = _table()
     from versapub.anonymizers import publish_plain
-    from versapub.model.build import factor_of
+    from versapub.kinds.build import factor_of
 
     f = factor_of(publish_plain(table), table.n_rows, {c.name: c.cardinality for c in table.columns})
     model = versapub.ReleaseModel([f], {c.name: c.values for c in table.columns}, table.n_rows)

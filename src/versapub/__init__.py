@@ -29,10 +29,10 @@ _EXPORTS = {
     "PublishConfig": "versapub.io.config",
     "load_config": "versapub.io.config",
     "read_table": "versapub.io.read",
-    "load_release": "versapub.io.release_reader",
+    "load_release": "versapub.kinds.load",
     "write_release": "versapub.io.release_writer",
     "ReleaseModel": "versapub.model",
-    "model_from_release": "versapub.model",
+    "model_from_release": "versapub.kinds.build",
     "LDiversity": "versapub.privacy",
     "Rule": "versapub.privacy",
     "parse_rule": "versapub.privacy",
@@ -65,9 +65,10 @@ if TYPE_CHECKING:
     from versapub.errors import VersapubError
     from versapub.io.config import PublishConfig, load_config
     from versapub.io.read import read_table
-    from versapub.io.release_reader import load_release
     from versapub.io.release_writer import write_release
-    from versapub.model import ReleaseModel, model_from_release
+    from versapub.kinds.build import model_from_release
+    from versapub.kinds.load import load_release
+    from versapub.model import ReleaseModel
     from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
     from versapub.privacy.roles import ColumnRoles
     from versapub.release import Release

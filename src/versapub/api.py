@@ -25,7 +25,8 @@ from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.decompositions import AddBackStep, add_back, get_decomposition
 from versapub.errors import InputError, SchemaError
-from versapub.model.build import factor_of
+from versapub.kinds import get_kind
+from versapub.kinds.build import factor_of
 from versapub.model.factors import Factor
 from versapub.model.maxent import ReleaseModel
 from versapub.model.utility import kl_divergence
@@ -80,10 +81,13 @@ def anonymize(
     enforces one, with multi-SA publishing (Appendix B) when it enforces several."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
-        return publish_plain(part)
-    if sub.also_enforces:
-        return (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
-    return anon.publish(part, sub.enforces, g, table_rng(seed, sub))
+        out = publish_plain(part)
+    elif sub.also_enforces:
+        out = (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
+    else:
+        out = anon.publish(part, sub.enforces, g, table_rng(seed, sub))
+    get_kind(out.kind).validate(out)  # the kind's parts and rules, before anything is written
+    return out
 
 
 def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, float | int]:

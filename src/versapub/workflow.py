@@ -88,7 +88,8 @@ def publish(
 def with_utility(release: Release, progress: Progress = _silent) -> Release:
     """The release with its utility measured against its own input (KL-divergence, the
     default workload, marginal errors), as stored in the manifest."""
-    from versapub.model import model_from_release, utility_summary
+    from versapub.kinds.build import model_from_release
+    from versapub.model import utility_summary
 
     progress("measuring utility (KL-divergence, 1,000 COUNT queries)", 0, 0)
     t = time.perf_counter()

@@ -585,7 +585,7 @@ def _original(path: Path | None, release_dir: Path, missing: str | None = None) 
     Differences from the release (records, values) are warned about on stderr."""
     from versapub.io.config import original_reader
     from versapub.io.read import file_sha256
-    from versapub.io.release_reader import load_release
+    from versapub.kinds.load import load_release
     from versapub.model import original_mismatch
 
     manifest = read_manifest(release_dir)
@@ -641,7 +641,7 @@ def evaluate(
     COUNT workload, per-attribute marginal error (0 for a faithful release), timings."""
     with _errors(), _progress(as_json) as bar:
         read_manifest(release_dir)  # not a release: one paragraph, before the engines load
-        from versapub.io.release_reader import load_release
+        from versapub.kinds.load import load_release
         from versapub.model import kl_divergence, make_workload, relative_error
         from versapub.model.utility import marginal_errors
 
@@ -707,7 +707,7 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
     """
     with _errors():
         read_manifest(release_dir)  # not a release: one paragraph, before the engines load
-        from versapub.io.release_reader import load_release
+        from versapub.kinds.load import load_release
         from versapub.model.query import count as count_query
         from versapub.model.query import count_rows, parse_query
 
@@ -743,7 +743,7 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        from versapub.io.release_reader import load_release
+        from versapub.kinds.load import load_release
 
         if n < 1:
             raise ConfigError(f"-n must be at least 1, got {n}.")
@@ -837,7 +837,7 @@ def check(
     """
     with _errors(), _progress(as_json) as bar:
         read_manifest(release_dir)  # not a release: one paragraph, before the engines load
-        from versapub.io.release_reader import load_release
+        from versapub.kinds.load import load_release
         from versapub.verify.check import run_check
 
         bar.add_task("checking the release", total=None)
@@ -907,7 +907,7 @@ def report(release_dir: Path, original: Path | None, missing: str | None, output
     """Write a self-contained HTML report (rules, attribute graph, tables, utility, attacks)."""
     with _errors(), _progress() as bar:
         read_manifest(release_dir)  # not a release: one paragraph, before the engines load
-        from versapub.io.release_reader import load_release
+        from versapub.kinds.load import load_release
         from versapub.model import utility_summary
         from versapub.reports.html import html_report
         from versapub.verify.check import run_check

@@ -40,7 +40,8 @@ import numpy as np
 from versapub.api import publish
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
-from versapub.model import kl_divergence, make_workload, model_from_release, relative_error
+from versapub.kinds.build import model_from_release
+from versapub.model import kl_divergence, make_workload, relative_error
 from versapub.model.utility import Workload
 from versapub.privacy.guarantee import LDiversity
 from versapub.privacy.random_rules import random_rules

@@ -26,7 +26,8 @@ import pyarrow.parquet as pq
 from versapub.data.counts import CountTable
 from versapub.errors import ReleaseError, VerificationError
 from versapub.io.safety import check_destination
-from versapub.model.build import model_from_release
+from versapub.kinds import entry_of, get_kind
+from versapub.kinds.build import model_from_release
 from versapub.release.model import Release
 from versapub.reports.html import html_report
 from versapub.reports.summary import markdown_report
@@ -67,13 +68,7 @@ def _write_part(ct: CountTable, path: Path, fmt: str) -> None:
 
 def _files(release: Release, fmt: str) -> dict[str, dict[str, str]]:
     ext = "parquet" if fmt == "parquet" else "csv"
-    out: dict[str, dict[str, str]] = {}
-    for t in release.tables:
-        if t.kind == "plain":
-            out[t.name] = {"data": f"{t.name}.{ext}"}
-        else:
-            out[t.name] = {"qit": f"{t.name}_qit.{ext}", "st": f"{t.name}_st.{ext}"}
-    return out
+    return {t.name: get_kind(t.kind).file_names(t.name, ext) for t in release.tables}
 
 
 def write_release(
@@ -107,7 +102,7 @@ def write_release(
                 _write_part(ct, tmp / files[t.name][role], format)
         timings = dict(release.timings)
         timings["write"] = time.perf_counter() - t0
-        manifest = release.manifest(files)
+        manifest = release.manifest({t.name: entry_of(t.name, t.table, files[t.name]).raw for t in release.tables})
         manifest["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 

@@ -1,7 +1,6 @@
 """Release model and utility: the maximum-entropy estimate of the original table from a
 release, COUNT queries, sampling, KL-divergence and workload relative error."""
 
-from versapub.model.build import model_from_release
 from versapub.model.maxent import ReleaseModel, junction_tree
 from versapub.model.query import Query, count, parse_query
 from versapub.model.utility import (
@@ -20,7 +19,6 @@ __all__ = [
     "junction_tree",
     "kl_divergence",
     "make_workload",
-    "model_from_release",
     "original_mismatch",
     "parse_query",
     "projected",

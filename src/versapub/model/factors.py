@@ -38,6 +38,18 @@ class Factor(Protocol):
     @property
     def attrs(self) -> tuple[str, ...]: ...
 
+    @property
+    def latent(self) -> tuple[str, ...]:
+        """Attributes published only through a latent group (whose marginal with the
+        others the table does not fix); empty for an exact table."""
+        ...
+
+    def group_bound(self, s: str, cards: Mapping[str, int]) -> tuple[float, int] | None:
+        """For a latent attribute ``s``: ``max P(s | group, the other latent values)`` over
+        the table's groups and the ``s`` code reaching it (an upper bound on any posterior
+        of ``s`` given the table's other attributes); ``None`` when ``s`` is not latent."""
+        ...
+
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         """``Σ_x p(x) · Π masks · Π messages`` grouped by ``by`` (masks: attr -> bool per code)."""
         ...
@@ -87,6 +99,14 @@ class PlainFactor:
     p: Floats
     cards: dict[str, int]
 
+    @property
+    def latent(self) -> tuple[str, ...]:
+        return ()
+
+    def group_bound(self, s: str, cards: Mapping[str, int]) -> tuple[float, int] | None:
+        del s, cards
+        return None
+
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         return group_sum(by, self.columns, self.cards, _weight(self.columns, self.p, masks, messages))
 
@@ -125,6 +145,23 @@ class AnatomyFactor:
     @property
     def attrs(self) -> tuple[str, ...]:
         return (*self.qi, *self.s)
+
+    @property
+    def latent(self) -> tuple[str, ...]:
+        return self.s
+
+    def group_bound(self, s: str, cards: Mapping[str, int]) -> tuple[float, int] | None:
+        if s not in self.s:
+            return None
+        # Lines: a group and the values of the table's other sensitive attributes.
+        line = {GROUP_KEY: self.st_g, **{a: self.st_s[a] for a in self.s if a != s}}
+        line_cards = {GROUP_KEY: len(self.size), **cards}
+        cell = group_sum((*line, s), {**line, s: self.st_s[s]}, line_cards, self.c_gs)
+        cols = dict(zip(cell.attrs, cell.codes, strict=True))
+        total = group_sum(tuple(line), cols, line_cards, cell.values).lookup(cols)
+        ratio = cell.values / total
+        i = int(np.argmax(ratio))
+        return float(ratio[i]), int(cols[s][i])
 
     def _pure(self, attrs: Sequence[str]) -> str:
         a = set(attrs)

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import ReleaseError
-from versapub.model.factors import AnatomyFactor, Factor, Masks
+from versapub.model.factors import Factor, Masks
 from versapub.model.sparse import Codes, Floats, SparseFn
 
 IPF_TOL = 1e-12
@@ -123,7 +123,8 @@ class ReleaseModel:
             sep = set(self.tree.sep[c])
             for f in (self.factors[c], self.factors[p]):
                 # Several sensitive attributes: a suppressed group changes their marginal.
-                if isinstance(f, AnatomyFactor) and sep & set(f.s) and (not sep <= set(f.s) or len(f.s) > 1):
+                latent = set(f.latent)
+                if sep & latent and (not sep <= latent or len(latent) > 1):
                     return True
         return False
 

@@ -85,22 +85,12 @@ class Release:
     def attributes(self) -> tuple[str, ...]:
         return self.source.names
 
-    def manifest(self, files: dict[str, dict[str, str]]) -> dict[str, Any]:
-        """The manifest, given each table's file names (``{table: {role: file}}``)."""
+    def manifest(self, entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The manifest, given each table's entry as its kind writes it (``name``,
+        ``attributes``, ``kind``, ``enforces``, ``files`` and the kind's own keys)."""
         tables = []
         for t in self.tables:
-            e = t.table.enforces
-            entry: dict[str, Any] = {
-                "name": t.name,
-                "attributes": list(t.attributes),
-                "kind": t.kind,
-                "enforces": None if e is None else e.to_json(),
-                "files": files[t.name],
-            }
-            if t.table.also_enforces:  # several sensitive attributes (multi-SA publishing)
-                entry["also_enforces"] = [r.to_json() for r in t.table.also_enforces]
-                entry["suppressed_group"] = t.table.suppressed_group
-                entry["domains"] = {a: list(v) for a, v in t.table.domains.items()}
+            entry = dict(entries[t.name])
             entry["stats"] = t.table.stats
             if t.name in self.identity:
                 entry["identity_risk"] = self.identity[t.name]

@@ -13,15 +13,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import numpy as np
-
 from versapub.errors import VersapubError
+from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
+from versapub.reports.summary import share_text
 from versapub.verify.check import CheckReport
-from versapub.verify.sources import duckdb_source
-from versapub.verify.sources import ident as _ident
 
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22"]  # fmt: skip
@@ -93,28 +90,6 @@ def _term(word: str, shown: str | None = None) -> str:
 def _badge(ok: bool | None, text: str | None = None) -> str:
     cls = "skip" if ok is None else ("pass" if ok else "fail")
     return f'<span class="badge {cls}">{_e(text or ("PASS" if ok else "FAIL"))}</span>'
-
-
-def _group_sizes(directory: Path, entry: dict[str, Any], guarantee: Guarantee | None) -> tuple[dict[int, int], float]:
-    """Group-size distribution of an Anatomy table and the guarantee it achieves (the
-    guarantee's own measure over every group's sensitive histogram), from its ST file."""
-    st = directory / entry["files"]["st"]
-    s = (entry.get("enforces") or {}).get("rhs")
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {_ident(s or "group_id")} s, '
-                    f'CAST("count" AS BIGINT) c FROM {duckdb_source(st)}')  # fmt: skip
-        rows = con.execute(
-            "SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n"
-        ).fetchall()
-        hist = con.execute("SELECT dense_rank() OVER (ORDER BY g) - 1, c FROM h").fetchnumpy()
-    finally:
-        con.close()
-    sizes = {int(n): int(c) for n, c in rows}
-    if guarantee is None or not len(hist):
-        return sizes, float("nan")
-    group, count = (np.asarray(v, dtype=np.int64) for v in hist.values())
-    return sizes, float(guarantee.achieved(group, count, int(group.max()) + 1))
 
 
 def _bars(data: list[tuple[str, float]], xlabel: str, ylabel: str, width: int = 520, height: int = 160) -> str:
@@ -326,20 +301,22 @@ def html_report(
         st = t.get("stats") or {}
         enf = [Rule.from_json(r) for r in [t["enforces"], *(t.get("also_enforces") or [])]] if t.get("enforces") else []
         groups, achieved = "–", "–"
-        if t["kind"] == "anatomy":
-            sizes, ach = _group_sizes(d, t, guarantee)
-            groups = str(sum(sizes.values()))
-            achieved = f"{ach:.2f}"
-            if len(enf) > 1:  # several sensitive attributes: the weakest line, from the stats
-                ach_m = st.get("achieved")
-                achieved = f"{ach_m:.2f} (per line)" if isinstance(ach_m, int | float) else "–"
-                if st.get("suppressed_records"):
-                    groups += f" + suppressed group ({st['suppressed_records']} records)"
-            sizes_html.append(f"<h3>Group sizes of {_e(t['name'])}</h3>" +
-                              _bars([(str(k), float(v)) for k, v in sizes.items()], xlabel="records in a group",
-                                    ylabel="number of groups"))  # fmt: skip
+        summary = get_kind(t["kind"]).summary(d, parse_entry(t), guarantee)
+        if summary:
+            sizes = summary.get("group_sizes") or {}
+            groups = str(summary.get("groups", "–"))
+            ach = summary.get("achieved")
+            achieved = f"{ach:.2f}" if isinstance(ach, int | float) else "–"
+            if summary.get("achieved_note") and achieved != "–":
+                achieved += f" ({summary['achieved_note']})"
+            if summary.get("suppressed_records"):
+                groups += f" + suppressed group ({summary['suppressed_records']} records)"
+            if sizes:
+                sizes_html.append(f"<h3>Group sizes of {_e(t['name'])}</h3>" +
+                                  _bars([(str(k), float(v)) for k, v in sizes.items()], xlabel="records in a group",
+                                        ylabel="number of groups"))  # fmt: skip
         risk = identity.get(t["name"]) or t.get("identity_risk")
-        risk_txt = f"{risk['unique_share']:.1%} alone; smallest cell {risk['k']}" if risk else "–"
+        risk_txt = f"{share_text(risk['unique_share'])} alone; smallest cell {risk['k']}" if risk else "–"
         rows = st.get("rows", st.get("rows_qit", "–"))
         body.append(f"<tr><td>{_e(t['name'])} <span class='muted'>({_term(t['kind'])})</span></td>"
                     f"<td>{_e(', '.join(t['attributes']))}</td><td>{'<br>'.join('<code>' + _e(str(r)) + '</code>' for r in enf) if enf else '–'}</td>"

@@ -21,11 +21,12 @@ from typing import Any
 import duckdb
 
 from versapub.data.groupby import group_rows
+from versapub.data.sql import duckdb_source
 from versapub.data.table import EncodedTable
+from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
-from versapub.verify.sources import duckdb_source
 
 _MAX_LISTED = 1000
 
@@ -58,9 +59,18 @@ def fast_scalable_attack(
         return loaded[file]
 
     def relation_of(t: dict[str, Any]) -> str:
-        if t["kind"] == "anatomy":
-            return f"(SELECT * FROM {table(t['files']['qit'])} q JOIN {table(t['files']['st'])} s USING (group_id))"
-        return f"(SELECT * FROM {table(t['files']['data'])})"
+        """The table's files joined on the columns they share (an Anatomy QIT and ST on the
+        group id, which is exactly the adversary's view; a plain table is its one file)."""
+        entry = parse_entry(t)
+        roles = get_kind(entry.kind).roles(entry)
+        names = [table(entry.files[role]) for role in roles]
+        rel = f"(SELECT * FROM {names[0]}"
+        seen = set(roles[next(iter(roles))])
+        for role, name in zip(list(roles)[1:], names[1:], strict=True):
+            shared = [c for c in roles[role] if c in seen and c != "count"]
+            rel += f" JOIN {name} USING ({', '.join(_q(c) for c in shared)})" if shared else f" CROSS JOIN {name}"
+            seen |= set(roles[role])
+        return rel + ")"
 
     try:
         for rule in rules:
@@ -74,22 +84,24 @@ def fast_scalable_attack(
             t = homes[0]
             q_in = [a for a in rule.lhs if a in t["attributes"]]
             s_q = _q(rule.rhs)
-            if t["kind"] == "anatomy":
-                s_t = t["enforces"]["rhs"]
-                qit, st = table(t["files"]["qit"]), table(t["files"]["st"])
-                keyed = qit
-                # Per-group diversity settles the rule only for a single sensitive attribute.
-                if rule.rhs == s_t and s_t not in q_in and not t.get("also_enforces"):
-                    row = con.execute(
-                        f"SELECT min(k) FROM (SELECT count(DISTINCT {s_q}) k FROM {st} GROUP BY group_id)"
-                    ).fetchone()
-                    if row is not None and row[0] is not None and int(row[0]) >= l:
-                        _count_targets(result, rule, q_in, original, _distinct(con, keyed, q_in), {})
-                        continue
-                relation = f"(SELECT * FROM {qit} q JOIN (SELECT * FROM {st}) s USING (group_id))"
-            else:
-                keyed = table(t["files"]["data"])
-                relation = f"(SELECT * FROM {keyed})"
+            entry = parse_entry(t)
+            kind = get_kind(entry.kind)
+            latent = kind.sensitive_of(entry)
+            roles = kind.roles(entry)
+            # the file holding the table's other attributes (the QIT; a plain table's only file)
+            key_role = next(r for r, cols in roles.items() if not set(cols) & set(latent))
+            keyed = table(entry.files[key_role])
+            relation = relation_of(t)
+            if latent == (rule.rhs,) and rule.rhs not in q_in and len(roles) > 1:
+                # A single attribute behind a latent group: per-group diversity settles the rule.
+                s_role = next(r for r, cols in roles.items() if rule.rhs in cols)
+                row = con.execute(
+                    f"SELECT min(k) FROM (SELECT count(DISTINCT {s_q}) k FROM {table(entry.files[s_role])} "
+                    "GROUP BY group_id)"
+                ).fetchone()
+                if row is not None and row[0] is not None and int(row[0]) >= l:
+                    _count_targets(result, rule, q_in, original, _distinct(con, keyed, q_in), {})
+                    continue
             if q_in:
                 keys = ", ".join(_q(a) for a in q_in)
                 bad = con.execute(

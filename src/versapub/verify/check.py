@@ -32,9 +32,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from versapub.data.table import GROUP_KEY, EncodedTable
+from versapub.data.sql import duckdb_source, fresh_alias
+from versapub.data.sql import ident as _ident
+from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError
-from versapub.model.factors import AnatomyFactor
+from versapub.kinds import get_kind, parse_entry
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import group_sum
 from versapub.privacy.guarantee import Guarantee, make_guarantee
@@ -43,8 +45,6 @@ from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.published import read_published
 from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
-from versapub.verify.sources import duckdb_source, fresh_alias
-from versapub.verify.sources import ident as _ident
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -168,17 +168,10 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> lis
                 else None
             )
             q_in = tuple(a for a in r.lhs if home is not None and a in home.attrs)
-            if isinstance(home, AnatomyFactor) and r.rhs in home.s and q_in:
-                # Lines: a group and the values of the table's other sensitive attributes.
-                line = {GROUP_KEY: home.st_g, **{a: home.st_s[a] for a in home.s if a != r.rhs}}
-                line_cards = {GROUP_KEY: len(home.size), **model.cards}
-                cell = group_sum((*line, r.rhs), {**line, r.rhs: home.st_s[r.rhs]}, line_cards, home.c_gs)
-                cols = dict(zip(cell.attrs, cell.codes, strict=True))
-                total = group_sum(tuple(line), cols, line_cards, cell.values).lookup(cols)
-                ratio = cell.values / total
-                i = int(np.argmax(ratio))
-                worst, method = float(ratio[i]), "group bound"
-                q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][cols[r.rhs][i]])
+            bound = home.group_bound(r.rhs, model.cards) if home is not None and q_in else None
+            if bound is not None:
+                worst, method = bound[0], "group bound"
+                q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][bound[1]])
             else:
                 keys = q_in if home is not None else r.lhs
                 m = home.weighted({}, [], (*keys, r.rhs)) if home is not None else model.marginal(attrs)
@@ -222,17 +215,19 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
     try:
         for r in rules:
             homes = [t for t in tables if r.rhs in t["attributes"]]
-            if len(homes) != 1 or homes[0]["kind"] != "anatomy" or homes[0]["enforces"]["rhs"] != r.rhs:
-                continue
-            if homes[0].get("also_enforces"):  # several sensitive attributes: use the model
+            if len(homes) != 1:
                 continue
             t = homes[0]
+            entry = parse_entry(t)
+            if get_kind(entry.kind).sensitive_of(entry) != (r.rhs,):  # none or several latent: the model
+                continue
             if any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t):
                 continue
             if not any(a in t["attributes"] for a in r.lhs):
                 continue
             if t["name"] not in per_table:  # one pass over each ST, whatever the number of rules
-                src = duckdb_source(directory / t["files"]["st"])
+                s_role = next(role for role, cols in get_kind(entry.kind).roles(entry).items() if r.rhs in cols)
+                src = duckdb_source(directory / entry.files[s_role])
                 s_col = _ident(r.rhs)
                 c, n = (_ident(fresh_alias(base, t["attributes"])) for base in ("c", "n"))
                 per_table[t["name"]] = con.execute(
@@ -283,9 +278,13 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
     con = duckdb.connect(":memory:")
     try:
         for e in m["tables"]:
-            files = e.get("files") or {}
-            path = directory / (files.get("qit") or files.get("data") or "")
-            if not path.is_file():
+            entry = parse_entry(e)
+            kind = get_kind(entry.kind)
+            latent = set(kind.sensitive_of(entry))
+            # the file publishing the table's non-sensitive attributes exactly
+            role = next((r for r, cols in kind.roles(entry).items() if not set(cols) & latent), None)
+            path = directory / entry.files.get(role or "", "")
+            if role is None or not path.is_file():
                 continue
             cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
             keys = [c for c in cols if c not in ("group_id", "count")]

@@ -1,9 +1,10 @@
 """The published tables of a release, read for the attacks (independently of the writer).
 
-Every published table becomes one or two *count tables* over named columns: a plain table
-its rows; an Anatomy table its QIT over ``QI ∪ {g}`` and its ST over ``{g, S}``, where
-``g`` is a latent column named ``⟨group of T⟩`` that only these two share.  Values are
-text, counts integers.  Files are read with DuckDB; the manifest's core keys suffice.
+Every published table becomes count tables over named columns, as its kind's *view*
+declares (:mod:`versapub.kinds`): a plain table its rows; an Anatomy table its QIT over
+``QI ∪ {g}`` and its ST over ``{g, S}``, where ``g`` is a latent column named
+``⟨group of T⟩`` that only these two share.  Values are text, counts integers.  Files are
+read with DuckDB; the manifest's core keys suffice.
 """
 
 from __future__ import annotations
@@ -15,24 +16,11 @@ from typing import Any
 
 import duckdb
 
+from versapub.data.sql import duckdb_source
 from versapub.errors import ReleaseError
+from versapub.kinds import CountRows, get_kind, parse_entry
+from versapub.kinds.anatomy import group_column
 from versapub.privacy.rules import Rule
-from versapub.verify.sources import duckdb_source
-
-
-def group_column(table: str) -> str:
-    """Name of the latent group column of an Anatomy table."""
-    return f"⟨group of {table}⟩"
-
-
-@dataclass(frozen=True)
-class CountRows:
-    """Distinct rows over ``columns`` with their counts."""
-
-    source: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    counts: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -73,12 +61,13 @@ def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> Cou
 
 
 def read_published(directory: str | Path, rules: list[Rule] | None = None) -> PublishedRelease:
-    """Read the release in ``directory``; ``rules`` override the manifest's."""
+    """Read the release in ``directory`` as the adversary sees it (each table through its
+    kind's view); ``rules`` override the manifest's."""
     d = Path(directory)
     try:
         m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
         n = int(m["n_records"])
-        entries = list(m["tables"])
+        entries = [parse_entry(e, str(d / "manifest.json")) for e in m["tables"]]
         manifest_rules = [Rule.from_json(r) for r in m["rules"]]
     except FileNotFoundError:
         raise ReleaseError(f"{d} has no manifest.json; it is not a versapub release.") from None
@@ -92,45 +81,30 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
     suppressed: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]]] = {}
     try:
         for e in entries:
-            name, cols, kind, files = str(e["name"]), list(e["attributes"]), e["kind"], e["files"]
-            kinds[name] = kind
-            attrs += [a for a in cols if a not in attrs]
-            if kind == "plain":
-                tables.append(_read(con, d / files["data"], [*cols, "count"]))
-            elif kind == "anatomy":
-                sens = [str(r["rhs"]) for r in [e["enforces"], *(e.get("also_enforces") or [])]]
-                sensitive[name] = sens[0]
-                qi = [a for a in cols if a not in sens]
-                g = group_column(name)
-                qit = _read(con, d / files["qit"], [*qi, "group_id", "count"])
-                st = _read(con, d / files["st"], ["group_id", *sens, "count"])
-                sup = e.get("suppressed_group")
-                if sup is not None:
-                    # Suppressed records may hold any sensitive values, so they never
-                    # narrow anyone's possibilities; the attack looks at the others.
-                    if len(entries) > 1:
-                        raise ReleaseError(
-                            f"Table {name!r} has a suppressed group and the release has other tables; "
-                            "the attacks handle suppression only in a single-table release."
-                        )
-                    keep = [i for i, r in enumerate(qit.rows) if r[-1] != str(sup)]
-                    withheld = sum(qit.counts) - sum(qit.counts[i] for i in keep)
-                    declared = e.get("domains") or {}
-                    doms = {a: frozenset(str(v) for v in declared.get(a, [])) | {r[1 + j] for r in st.rows}
-                            for j, a in enumerate(sens)}  # fmt: skip
-                    kept = set(keep)
-                    hidden = tuple(r[:-1] for i, r in enumerate(qit.rows) if i not in kept)
-                    suppressed[name] = (tuple(qi), hidden, doms)
-                    n -= withheld
-                    qit = CountRows(qit.source, qit.columns, tuple(qit.rows[i] for i in keep),
-                                    tuple(qit.counts[i] for i in keep))  # fmt: skip
-                tables.append(CountRows(qit.source, (*qi, g), qit.rows, qit.counts))
-                tables.append(CountRows(st.source, (g, *sens), st.rows, st.counts))
-            else:
-                raise ReleaseError(f"Table {name!r} has kind {kind!r}; the attacks know plain and anatomy tables.")
+            kind = get_kind(e.kind)
+            kinds[e.name] = e.kind
+            attrs += [a for a in e.attributes if a not in attrs]
+            parts = {role: _read(con, d / e.files[role], cols) for role, cols in kind.roles(e).items()}
+            view = kind.view(e, parts)
+            if view.sensitive:
+                sensitive[e.name] = view.sensitive[0]
+            if view.suppressed is not None:
+                if len(entries) > 1:
+                    raise ReleaseError(
+                        f"Table {e.name!r} has a suppressed group and the release has other tables; "
+                        "the attacks handle suppression only in a single-table release."
+                    )
+                suppressed[e.name] = view.suppressed
+            n -= view.withheld_records
+            tables.extend(view.tables)
+    except KeyError as exc:
+        raise ReleaseError(f"{d / 'manifest.json'} lists no {exc.args[0]!r} file for a table.") from None
     finally:
         con.close()
     return PublishedRelease(
         n, tuple(attrs), tuple(rules if rules is not None else manifest_rules), dict(m.get("guarantee", {})),
         tuple(tables), kinds, sensitive, suppressed,
     )  # fmt: skip
+
+
+__all__ = ["CountRows", "PublishedRelease", "group_column", "read_published"]

@@ -39,11 +39,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from versapub.data.sql import duckdb_source
 from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
-from versapub.verify.sources import duckdb_source
 
 FORMAT = "versapub-release/1"
 _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": False}

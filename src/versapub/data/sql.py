@@ -1,4 +1,5 @@
-"""How the verification code reads a published file with DuckDB (every column as text)."""
+"""SQL helpers shared by every reader of published files: how DuckDB reads a file (every
+column as text), quoted identifiers, aliases that cannot collide with attribute names."""
 
 from __future__ import annotations
 

@@ -1,0 +1,165 @@
+"""The ``anatomy`` kind (Xiao & Tao): a QIT ``qi..., group_id, count`` and an ST
+``group_id, s..., count`` whose link inside a group is hidden; with several sensitive
+attributes (multi-SA publishing) the ST holds all of them and a *suppressed group* may have
+QIT rows only (``docs/release-format.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.sql import duckdb_source, ident
+from versapub.data.table import GROUP_KEY
+from versapub.errors import ReleaseError
+from versapub.kinds.base import CodesOf, CountRows, Entry, TablePart, View, register
+from versapub.model.factors import AnatomyFactor, Factor
+from versapub.privacy.guarantee import Guarantee
+
+#: Largest product of sensitive domains a suppressed group is spread over.
+MAX_SUPPRESSED_CELLS = 2_000_000
+
+
+def group_column(table: str) -> str:
+    """Name of the latent group column of an Anatomy table in the adversary's view."""
+    return f"⟨group of {table}⟩"
+
+
+def _suppressed(entry: Entry) -> int | None:
+    sup = entry.raw.get("suppressed_group")
+    if sup is not None and (isinstance(sup, bool) or not isinstance(sup, int)):
+        raise ReleaseError(f"Table {entry.name!r}: suppressed_group must be an integer group id or null, got {sup!r}.")
+    return sup
+
+
+class Anatomy:
+    """Bucketized tables (QIT + ST)."""
+
+    name = "anatomy"
+
+    def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
+        rules = [entry.raw.get("enforces") or {}, *(entry.raw.get("also_enforces") or [])]
+        s = [r.get("rhs") if isinstance(r, dict) else None for r in rules]
+        if any(not isinstance(a, str) or a not in entry.attributes for a in s) or len(set(s)) != len(s):
+            raise ReleaseError(f"Anatomy table {entry.name!r} must enforce rules whose sensitive attributes it holds.")
+        return tuple(str(a) for a in s)
+
+    def roles(self, entry: Entry) -> dict[str, list[str]]:
+        s = self.sensitive_of(entry)
+        qi = [a for a in entry.attributes if a not in s]
+        return {"qit": [*qi, "group_id", "count"], "st": ["group_id", *s, "count"]}
+
+    def file_names(self, table: str, ext: str) -> dict[str, str]:
+        return {"qit": f"{table}_qit.{ext}", "st": f"{table}_st.{ext}"}
+
+    def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
+        if not table.also_enforces:
+            return {}
+        return {
+            "also_enforces": [r.to_json() for r in table.also_enforces],
+            "suppressed_group": table.suppressed_group,
+            "domains": {a: list(v) for a, v in table.domains.items()},
+        }
+
+    def validate(self, table: AnonymizedTable) -> None:
+        if set(table.parts) != {"qit", "st"} or table.enforces is None:
+            raise ValueError("an anatomy table has parts 'qit' and 'st' and enforces a rule")
+
+    def withheld(self, entry: Entry, totals: Mapping[str, int], group_counts: Mapping[int, int]) -> dict[str, int]:
+        sup = _suppressed(entry)
+        return {} if sup is None else {"st": int(group_counts.get(sup, 0))}
+
+    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
+               codes_of: CodesOf) -> Factor:  # fmt: skip
+        """Latent-group factor; group ids are renumbered densely.  A suppressed group's records
+        have no ST rows: the maximum-entropy estimate spreads them uniformly over the product
+        of the declared sensitive domains (the principle of generalized values, Kifer & Gehrke)."""
+        s = self.sensitive_of(entry)
+        qi = [a for a in entry.attributes if a not in s]
+        qit, st = parts["qit"], parts["st"]
+        st_g_raw, st_cols, st_counts = st.columns["group_id"], {a: st.columns[a] for a in s}, st.counts
+        sup = _suppressed(entry)
+        if sup is not None:
+            declared = entry.raw.get("domains") or {}
+            if not isinstance(declared, dict) or any(not isinstance(v, list) for v in declared.values()):
+                raise ReleaseError(f"Table {entry.name!r}: domains must map attributes to lists of values.")
+            doms = [codes_of(a, [str(x) for x in declared[a]] if a in declared else None) for a in s]
+            size_sup = float(qit.counts[qit.columns["group_id"] == sup].sum())
+            cells = int(np.prod([len(d) for d in doms], dtype=np.float64))
+            if size_sup > 0 and cells > 0:
+                if cells > MAX_SUPPRESSED_CELLS:
+                    raise ReleaseError(
+                        f"The suppressed group would be spread over {cells:,} combinations of "
+                        f"{list(s)} (limit {MAX_SUPPRESSED_CELLS:,}); the release model cannot hold it."
+                    )
+                grids = np.meshgrid(*[np.asarray(d, dtype=np.int64) for d in doms], indexing="ij")
+                st_g_raw = np.concatenate([st_g_raw, np.full(cells, sup, dtype=np.int64)])
+                st_cols = {a: np.concatenate([st_cols[a], g.ravel()]) for a, g in zip(s, grids, strict=True)}
+                st_counts = np.concatenate([st_counts, np.full(cells, size_sup / cells)])
+        ids, inv = np.unique(np.concatenate([qit.columns["group_id"], st_g_raw]), return_inverse=True)
+        inv = inv.astype(np.int64).ravel()
+        g_q, g_s = inv[: len(qit.counts)], inv[len(qit.counts) :]
+        size = np.bincount(g_s, weights=st_counts, minlength=len(ids)).astype(np.float64)
+        cols = {a: qit.columns[a] for a in qi}
+        cols[GROUP_KEY] = g_q
+        return AnatomyFactor(tuple(qi), s, cols, qit.counts, g_s, st_cols, st_counts, size, float(n), dict(cards))
+
+    def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
+        s = self.sensitive_of(entry)
+        qi = tuple(a for a in entry.attributes if a not in s)
+        g = group_column(entry.name)
+        qit, st = parts["qit"], parts["st"]
+        sup = _suppressed(entry)
+        withheld, suppressed = 0, None
+        if sup is not None:
+            # Suppressed records may hold any sensitive values, so they never narrow anyone's
+            # possibilities; the attack looks at the others.
+            keep = [i for i, r in enumerate(qit.rows) if r[-1] != str(sup)]
+            withheld = sum(qit.counts) - sum(qit.counts[i] for i in keep)
+            declared = entry.raw.get("domains") or {}
+            doms = {a: frozenset(str(v) for v in declared.get(a, [])) | {r[1 + j] for r in st.rows}
+                    for j, a in enumerate(s)}  # fmt: skip
+            kept = set(keep)
+            hidden = tuple(r[:-1] for i, r in enumerate(qit.rows) if i not in kept)
+            suppressed = (qi, hidden, doms)
+            qit = CountRows(
+                qit.source, qit.columns, tuple(qit.rows[i] for i in keep), tuple(qit.counts[i] for i in keep)
+            )
+        return View(
+            (CountRows(qit.source, (*qi, g), qit.rows, qit.counts), CountRows(st.source, (g, *s), st.rows, st.counts)),
+            s,
+            withheld,
+            suppressed,
+        )
+
+    def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
+        """Group sizes from the ST file, and the achieved guarantee: the guarantee's own
+        measure over every group's histogram (several sensitive attributes: the anonymizer's
+        per-line figure from the manifest's stats)."""
+        s = self.sensitive_of(entry)
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {ident(s[0])} s, '
+                        f'CAST("count" AS BIGINT) c FROM {duckdb_source(directory / entry.files["st"])}')  # fmt: skip
+            rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
+            sizes = {int(n): int(c) for n, c in rows.fetchall()}
+            hist = con.execute("SELECT dense_rank() OVER (ORDER BY g) - 1, c FROM h").fetchnumpy()
+        finally:
+            con.close()
+        stats = entry.raw.get("stats") or {}
+        out: dict[str, Any] = {"groups": sum(sizes.values()), "group_sizes": sizes, "achieved": None}
+        if len(s) > 1:
+            out["achieved"] = stats.get("achieved")
+            out["achieved_note"] = "per line"
+            out["suppressed_records"] = stats.get("suppressed_records")
+        elif guarantee is not None and len(hist["c"]):
+            group, count = (np.asarray(v, dtype=np.int64) for v in hist.values())
+            out["achieved"] = float(guarantee.achieved(group, count, int(group.max()) + 1))
+        return out
+
+
+ANATOMY = register(Anatomy())

@@ -1,0 +1,167 @@
+"""The table-kind extension point: what a published table *is*, declared once.
+
+A kind (``plain``, ``anatomy``; generalized tables and others plug in here) declares, for
+the tables it names in a manifest:
+
+* its **file roles and columns** (``roles``) and the manifest fields it adds
+  (``manifest_fields``), and checks an anonymizer's output against them (``validate``);
+* how its count tables become a :class:`~versapub.model.factors.Factor` of the release model
+  (``factor``) — from the files or from memory alike;
+* **what the adversary reads** from it (``view``: named count tables, with a latent group
+  column where the kind hides a link);
+* its **summary for reports** (``summary``: groups, group sizes, achieved guarantee).
+
+Everything that once branched on the kind asks :func:`get_kind` instead.  The independent
+verifier keeps its own ``{kind: check}`` table, written from ``docs/release-format.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.errors import ReleaseError
+from versapub.model.factors import Factor
+from versapub.model.sparse import Codes
+from versapub.privacy.guarantee import Guarantee
+
+
+@dataclass(frozen=True)
+class TablePart:
+    """One count table with its columns already encoded into the model's domains."""
+
+    columns: dict[str, Codes]
+    counts: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CountRows:
+    """Distinct rows over ``columns`` (values as text) with their counts: what an adversary reads."""
+
+    source: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class View:
+    """A table as the adversary sees it: count tables over named columns (a latent group
+    column shared by two of them hides which rows go together), the sensitive attribute the
+    kind protects, and records whose sensitive values are withheld (QI columns, their rows,
+    each sensitive domain)."""
+
+    tables: tuple[CountRows, ...]
+    sensitive: tuple[str, ...] = ()
+    withheld_records: int = 0
+    suppressed: tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]] | None = None
+
+
+#: ``codes_of(attribute, declared values or None) -> codes`` into the model's domain.
+CodesOf = Callable[[str, Sequence[str] | None], Codes]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A manifest table entry, parsed: the keys every kind has, and the kind's own."""
+
+    name: str
+    attributes: tuple[str, ...]
+    kind: str
+    files: dict[str, str]
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class TableKind(Protocol):
+    """What a table kind declares (see the module docstring)."""
+
+    name: str
+
+    def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
+        """The attributes the table publishes apart (empty for an exact table); a malformed
+        entry is a :class:`ReleaseError`."""
+        ...
+
+    def roles(self, entry: Entry) -> dict[str, list[str]]:
+        """File role -> the file's columns in order (attributes, ``group_id``, ``count``)."""
+        ...
+
+    def file_names(self, table: str, ext: str) -> dict[str, str]:
+        """File role -> file name for a table written with extension ``ext``."""
+        ...
+
+    def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
+        """The keys the kind adds to the table's manifest entry."""
+        ...
+
+    def validate(self, table: AnonymizedTable) -> None:
+        """Refuse an anonymizer's output that does not have the kind's parts and rules."""
+        ...
+
+    def withheld(self, entry: Entry, totals: Mapping[str, int], group_counts: Mapping[int, int]) -> dict[str, int]:
+        """Per file role: records the role does not cover (its counts sum to ``n`` minus this)."""
+        ...
+
+    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
+               codes_of: CodesOf) -> Factor:  # fmt: skip
+        """The table's factor in the release model (``parts`` encoded into the domains)."""
+        ...
+
+    def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
+        """What the adversary reads from the table."""
+        ...
+
+    def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
+        """For reports, from the files: ``groups``, ``group_sizes`` ({size: groups}),
+        ``achieved`` (the guarantee's own measure); empty for a table without groups."""
+        ...
+
+
+KINDS: dict[str, TableKind] = {}
+
+
+def register(kind: TableKind) -> TableKind:
+    """Add a kind to the registry (its module calls this once)."""
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: object) -> TableKind:
+    """The registered kind ``name``; an unknown kind is a one-paragraph error."""
+    kind = KINDS.get(str(name))
+    if kind is None:
+        raise ReleaseError(f"Unknown table kind {name!r}; this versapub knows: {', '.join(sorted(KINDS))}.")
+    return kind
+
+
+def parse_entry(entry: object, where: str = "manifest.json") -> Entry:
+    """A manifest table entry with the keys every kind has checked."""
+    if not isinstance(entry, dict):
+        raise ReleaseError(f"A table entry of {where} is not an object: {entry!r}.")
+    try:
+        name, attrs, kind, files = entry["name"], entry["attributes"], entry["kind"], entry["files"]
+    except KeyError as exc:
+        raise ReleaseError(f"A table entry of {where} lacks {exc.args[0]!r} (name/attributes/kind/files).") from None
+    if not isinstance(attrs, list) or not isinstance(files, dict):
+        raise ReleaseError(f"Table {name!r} of {where}: 'attributes' must be a list and 'files' an object.")
+    return Entry(str(name), tuple(str(a) for a in attrs), str(kind), {str(k): str(v) for k, v in files.items()},
+                 dict(entry))  # fmt: skip
+
+
+def entry_of(name: str, table: AnonymizedTable, files: Mapping[str, str] | None = None) -> Entry:
+    """The manifest entry of an in-memory table (as the writer records it)."""
+    raw: dict[str, Any] = {
+        "name": name,
+        "attributes": list(table.attributes),
+        "kind": table.kind,
+        "enforces": None if table.enforces is None else table.enforces.to_json(),
+        "files": dict(files or {}),
+        **get_kind(table.kind).manifest_fields(table),
+    }
+    return Entry(name, tuple(table.attributes), table.kind, dict(files or {}), raw)

@@ -1,0 +1,126 @@
+"""Reading a written release back as a :class:`~versapub.model.ReleaseModel`.
+
+Only the manifest's core keys are used (``format``, ``n_records``, ``tables`` with
+``name``/``attributes``/``kind``/``files`` and the kind's own keys), so hand-made releases
+in the format load too.  Every attribute's domain is the sorted union of the values the
+tables publish for it (and of any domain a table declares).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from versapub.errors import ReleaseError
+from versapub.io.manifest import read_manifest
+from versapub.kinds.base import Entry, TablePart, get_kind, parse_entry
+from versapub.model.factors import Factor
+from versapub.model.maxent import ReleaseModel
+from versapub.model.sparse import Codes
+
+_INTS = ("group_id", "count")
+
+
+def _read_table(path: Path, columns: list[str]) -> pa.Table:
+    if not path.is_file():
+        raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
+    try:
+        if path.suffix.lower() == ".parquet":
+            t = pq.read_table(path)
+        else:
+            types = {c: (pa.int64() if c in _INTS else pa.string()) for c in columns}
+            t = pacsv.read_csv(
+                path,
+                convert_options=pacsv.ConvertOptions(
+                    column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
+                ),
+            )
+    except (pa.ArrowException, OSError) as exc:
+        raise ReleaseError(f"Cannot read {path.name} of the release: {str(exc).splitlines()[0]}.") from None
+    if t.column_names != columns:
+        raise ReleaseError(f"{path.name} has columns {t.column_names}, expected {columns}.")
+    if t.num_rows and pc.min(t.column("count")).as_py() <= 0:
+        raise ReleaseError(f"{path.name} has a count that is not positive.")
+    return t
+
+
+def _group_counts(t: pa.Table) -> dict[int, int]:
+    if "group_id" not in t.column_names or not t.num_rows:
+        return {}
+    agg = t.group_by("group_id").aggregate([("count", "sum")])
+    return dict(zip(agg.column("group_id").to_pylist(), agg.column("count_sum").to_pylist(), strict=True))
+
+
+def load_release(directory: str | Path) -> ReleaseModel:
+    """The maximum-entropy model of the release in ``directory``."""
+    d = Path(directory)
+    manifest = read_manifest(d)
+    n = int(manifest["n_records"])
+    specs: list[tuple[Entry, dict[str, pa.Table]]] = []
+    for raw in manifest["tables"]:
+        entry = parse_entry(raw, str(d / "manifest.json"))
+        kind = get_kind(entry.kind)
+        parts = {}
+        for role, columns in kind.roles(entry).items():
+            if role not in entry.files:
+                raise ReleaseError(f"Table {entry.name!r} lists no {role!r} file (a {entry.kind} table needs it).")
+            parts[role] = _read_table(d / entry.files[role], columns)
+        totals = {role: int(pc.sum(t.column("count")).as_py() or 0) for role, t in parts.items()}
+        first = next(iter(parts.values()))
+        withheld = kind.withheld(entry, totals, _group_counts(first))
+        for role, total in totals.items():
+            if total + withheld.get(role, 0) != n:
+                raise ReleaseError(
+                    f"{entry.files[role]} counts sum to {total + withheld.get(role, 0)}, but n_records is {n}: "
+                    "the release is corrupt."
+                )
+        specs.append((entry, parts))
+
+    uniques: dict[str, list[pa.Array]] = {}
+    for entry, parts in specs:
+        for t in parts.values():
+            for c in t.column_names:
+                if c not in _INTS:
+                    uniques.setdefault(c, []).append(pc.unique(pc.cast(t.column(c), pa.string())))
+        declared = entry.raw.get("domains") or {}
+        if isinstance(declared, dict):
+            for a, values in declared.items():
+                if isinstance(values, list):
+                    uniques.setdefault(str(a), []).append(pa.array([str(v) for v in values], type=pa.string()))
+    domains = {
+        a: np.unique(np.concatenate([u.to_numpy(zero_copy_only=False) for u in v]).astype(str)).astype(object)
+        for a, v in uniques.items()
+    }
+    cards = {a: len(v) for a, v in domains.items()}
+    value_sets = {a: pa.array(v.astype(str), type=pa.string()) for a, v in domains.items()}
+
+    def encode(t: pa.Table) -> TablePart:
+        cols = {}
+        for c in t.column_names:
+            arr = t.column(c)
+            if c in _INTS:
+                cols[c] = arr.to_numpy().astype(np.int64)
+            else:
+                idx = pc.index_in(pc.cast(arr, pa.string()), value_set=value_sets[c])
+                cols[c] = idx.to_numpy(zero_copy_only=False).astype(np.int64)
+        return TablePart(cols, cols["count"].astype(np.float64))
+
+    def codes_of(attr: str, values: Sequence[str] | None) -> Codes:
+        if values is None:
+            return np.arange(len(value_sets[attr]), dtype=np.int64)
+        idx = pc.index_in(pa.array(list(values), type=pa.string()), value_set=value_sets[attr])
+        return np.unique(idx.to_numpy(zero_copy_only=False).astype(np.int64))
+
+    factors: list[Factor] = []
+    for entry, parts in specs:
+        enc = {role: encode(t) for role, t in parts.items()}
+        factors.append(get_kind(entry.kind).factor(entry, enc, n, cards, codes_of))
+    listed = [str(a) for a in manifest.get("attributes", [])]
+    order = [a for a in listed if a in domains] + [a for a in domains if a not in listed]
+    return ReleaseModel(factors, {a: domains[a] for a in order}, n, [e.name for e, _ in specs])

@@ -1,0 +1,52 @@
+"""The ``plain`` kind: a table published exactly, as one count table ``attrs..., count``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.kinds.base import CodesOf, CountRows, Entry, TablePart, View, register
+from versapub.model.factors import Factor, PlainFactor
+from versapub.privacy.guarantee import Guarantee
+
+
+class Plain:
+    """The exact projection of the input on the table's attributes (``docs/release-format.md``)."""
+
+    name = "plain"
+
+    def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
+        return ()
+
+    def roles(self, entry: Entry) -> dict[str, list[str]]:
+        return {"data": [*entry.attributes, "count"]}
+
+    def file_names(self, table: str, ext: str) -> dict[str, str]:
+        return {"data": f"{table}.{ext}"}
+
+    def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
+        return {}
+
+    def validate(self, table: AnonymizedTable) -> None:
+        if set(table.parts) != {"data"} or table.enforces is not None:
+            raise ValueError("a plain table has one part 'data' and enforces no rule")
+
+    def withheld(self, entry: Entry, totals: Mapping[str, int], group_counts: Mapping[int, int]) -> dict[str, int]:
+        return {}
+
+    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
+               codes_of: CodesOf) -> Factor:  # fmt: skip
+        part = parts["data"]
+        attrs = entry.attributes
+        return PlainFactor(tuple(attrs), {a: part.columns[a] for a in attrs}, part.counts / n, dict(cards))
+
+    def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
+        return View((parts["data"],))
+
+    def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
+        return {}
+
+
+PLAIN = register(Plain())
