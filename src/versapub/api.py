@@ -8,28 +8,21 @@ True
 
 from __future__ import annotations
 
-import math
-import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from versapub.anonymizers import get_anonymizer, publish_plain
+from versapub.anonymizers import make_anonymizer, publish_plain
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer
-from versapub.anonymizers.multi_sa import MAX_COMBINATIONS, TIME_LIMIT_S, MultiSAAnatomy
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
-from versapub.decompositions import AddBackStep, add_back, get_decomposition
+from versapub.decompositions import Decomposition, make_decomposition
 from versapub.errors import InputError, SchemaError
 from versapub.kinds import get_kind
-from versapub.kinds.build import factor_of
-from versapub.model.factors import Factor
-from versapub.model.maxent import ReleaseModel
-from versapub.model.utility import kl_divergence
+from versapub.kinds.scoring import KLScorer
 from versapub.privacy.feasibility import require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.roles import (
@@ -74,19 +67,17 @@ def anonymize(
     anon: Anonymizer,
     g: Guarantee,
     seed: int,
-    multi: MultiSAAnatomy | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> AnonymizedTable:
-    """Publish one sub-table: plain when it enforces no rule, with the anonymizer when it
-    enforces one, with multi-SA publishing (Appendix B) when it enforces several."""
+    """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
+    (which refuses more rules than it can enforce at once); the output is checked against
+    its kind before anything is written."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
-    elif sub.also_enforces:
-        out = (multi or MultiSAAnatomy()).publish_rules(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
     else:
-        out = anon.publish(part, sub.enforces, g, table_rng(seed, sub))
-    get_kind(out.kind).validate(out)  # the kind's parts and rules, before anything is written
+        out = anon.publish(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
+    get_kind(out.kind).validate(out)
     return out
 
 
@@ -100,97 +91,46 @@ def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, 
     return cell_risk(g.counts, table.n_rows)
 
 
-class KLScorer:
-    """KL-divergence of the release a schema would give, for GD's add-back.
-
-    Incremental: each distinct sub-table is anonymized once, and each factor's
-    probabilities of the original's distinct records (over its attributes and over any
-    separator) are computed once and reused by every candidate schema containing it.
-    """
-
-    def __init__(self, table: EncodedTable, anon: Anonymizer, g: Guarantee, seed: int) -> None:
-        self.table, self.anon, self.g, self.seed = table, anon, g, seed
-        attrs = list(table.names)
-        grouping = group_rows([table.codes(a) for a in attrs], [table.cardinality(a) for a in attrs])
-        self.records = {a: grouping.keys[i].astype(np.int64) for i, a in enumerate(attrs)}
-        self.p = grouping.counts / grouping.counts.sum()
-        self.domains = {c.name: c.values for c in table.columns}
-        self.cards = {a: len(v) for a, v in self.domains.items()}
-        self._factors: dict[SubTable, Factor] = {}
-        self._probs: dict[tuple[SubTable, tuple[str, ...]], npt.NDArray[np.float64]] = {}
-
-    def factor(self, sub: SubTable) -> Factor:
-        key = SubTable("_", sub.attributes, sub.enforces)
-        if key not in self._factors:
-            out = anonymize(self.table, sub, self.anon, self.g, self.seed)
-            self._factors[key] = factor_of(out, self.table.n_rows, self.cards)
-        return self._factors[key]
-
-    def _prob(self, sub: SubTable, attrs: tuple[str, ...]) -> npt.NDArray[np.float64]:
-        key = (SubTable("_", sub.attributes, sub.enforces), attrs)
-        if key not in self._probs:
-            self._probs[key] = self.factor(sub).prob(attrs, self.records)
-        return self._probs[key]
-
-    def score(self, schema: Schema) -> float:
-        factors = [self.factor(t) for t in schema.tables]
-        model = ReleaseModel(factors, self.domains, self.table.n_rows, consistent=True)
-        if model.tree is None:
-            return kl_divergence(model, self.table).value
-        q = np.ones(len(self.p))
-        for c in model.tree.order:
-            t = schema.tables[c]
-            q *= self._prob(t, factors[c].attrs)
-            sep = model.tree.sep.get(c, ())
-            if sep:
-                den = self._prob(t, sep)
-                q = np.divide(q, den, out=np.zeros_like(q), where=den > 0)
-        q /= model.z
-        if (q <= 0).any():
-            return math.inf
-        return max(float(np.sum(self.p * (np.log(self.p) - np.log(q)))), 0.0)
-
-
 def publish(
     table: EncodedTable | Mapping[str, Iterable[str]],
     rules: Iterable[str | Rule],
     *,
     l: int = 2,
     guarantee: Guarantee | Mapping[str, Any] | None = None,
-    decomposition: str = "uad",
-    anonymizer: str = "anatomy",
+    decomposition: str | Decomposition = "uad",
+    anonymizer: str | Anonymizer | None = None,
     seed: int = 0,
     input_info: InputInfo | None = None,
     progress: ProgressHook | None = None,
-    gd_stop_when_worse: bool = False,
+    columns: ColumnRoles | None = None,
+    decomposition_params: Mapping[str, Any] | None = None,
+    anonymizer_params: Mapping[str, Any] | None = None,
+    gd_stop_when_worse: bool | None = None,
     gd_max_candidates: int | None = None,
     gd_jobs: int | None = None,
-    multi_sa_time_limit_s: float = TIME_LIMIT_S,
-    multi_sa_max_combinations: int = MAX_COMBINATIONS,
-    columns: ColumnRoles | None = None,
+    multi_sa_time_limit_s: float | None = None,
+    multi_sa_max_combinations: int | None = None,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
-    anonymize every sub-table.  Returns the in-memory :class:`Release`; write it with
-    :func:`versapub.write_release`, which verifies it from its files first.
+    refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
+    it with :func:`versapub.write_release`, which verifies it from its files first (or run
+    the whole job with :mod:`versapub.workflow`).
 
     ``table`` is an :class:`EncodedTable` (e.g. from :func:`versapub.read_table`) or a
     mapping ``{column: [text values]}``.  ``rules`` are strings ``"a, b -> c"`` or
     :class:`Rule` objects.  The guarantee defaults to frequency l-diversity with ``l``.
 
-    ``decomposition`` is ``"uad"`` (default), ``"gd"``, ``"single-attribute"`` or
-    ``"multi-sa"`` (Appendix B: one table, SA = every right-hand side, groups chosen by an
-    integer program solved with CP-SAT within ``multi_sa_time_limit_s`` and refused above
-    ``multi_sa_max_combinations`` distinct SA combinations; unselectable records have
-    their sensitive values suppressed).  GD's
-    greedy add-back (Algorithm 1, steps 5–8) runs until no GNF-preserving pair remains;
-    ``gd_stop_when_worse`` stops at the first step that does not lower the KL-divergence,
-    ``gd_max_candidates`` scores only a seeded random subset of candidates per step (an
-    approximation); ``gd_jobs`` threads score a step's candidates (default: one per CPU;
-    the result does not depend on it).  ``columns`` declares column roles
+    ``decomposition`` and ``anonymizer`` are registered names (built with
+    ``decomposition_params`` / ``anonymizer_params``) or plug-in objects: decompositions
+    ``uad`` (default), ``gd`` (``stop_when_worse``, ``max_candidates``, ``jobs``),
+    ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (``grouping``; the default)
+    and ``multi-sa`` (``time_limit_s``, ``max_combinations``; the default of the multi-sa
+    decomposition, whose one table enforces every rule).  The ``gd_*`` and ``multi_sa_*``
+    keywords are shorthands for those parameters.  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
-    undeclared columns that look like direct identifiers (near-unique, or named like ``id``)
-    are refused.  Every sub-table is anonymized with a generator derived from ``seed``
-    and the sub-table, so the same sub-table is anonymized identically wherever it occurs.
+    undeclared columns that look like direct identifiers are refused.  Every sub-table is
+    anonymized with a generator derived from ``seed`` and the sub-table, so the same
+    sub-table is anonymized identically wherever it occurs.
     """
     hook = progress or _no_progress
     timings: dict[str, float] = {}
@@ -215,8 +155,11 @@ def publish(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
-    if gd_max_candidates is not None and (isinstance(gd_max_candidates, bool) or gd_max_candidates < 1):
-        raise InputError(f"gd_max_candidates must be a whole number >= 1, got {gd_max_candidates!r}.")
+    dec, anon = plugins_for(
+        decomposition, anonymizer, decomposition_params, anonymizer_params,
+        gd={"stop_when_worse": gd_stop_when_worse, "max_candidates": gd_max_candidates, "jobs": gd_jobs},
+        multi_sa={"time_limit_s": multi_sa_time_limit_s, "max_combinations": multi_sa_max_combinations},
+    )  # fmt: skip
 
     hook("checking rules", 0, 1)
     parsed = parse_rules(rules)
@@ -229,39 +172,20 @@ def publish(
     lap("rules")
 
     hook("decomposing", 0, 1)
-    decompose = get_decomposition(decomposition)
-    schema = decompose(table, reduction.rules, rng)
-    verdict = require_gnf(schema, reduction.rules, decomposition)
-    anon = get_anonymizer(anonymizer)
-    multi = MultiSAAnatomy(multi_sa_time_limit_s, multi_sa_max_combinations)
-    params: dict[str, Any] = {}
-    if decomposition.lower() == "multi-sa":
-        params = multi.params()
-    trace: list[dict[str, Any]] = []
-    if decomposition.lower() == "gd":
-        scorer = KLScorer(table, anon, g, int(seed))
-        params = {"stop_when_worse": gd_stop_when_worse, "max_candidates": gd_max_candidates}
-        initial = scorer.score(schema)
-        trace.append({"step": 0, "kl": initial, "added": None})
+    schema = dec.decompose(table, reduction.rules, rng)
+    verdict = require_gnf(schema, reduction.rules, dec.name)
+    src = table
 
-        def on_step(step: AddBackStep) -> None:
-            trace.append({"step": len(trace), "kl": step.kl, "added": [step.attribute, step.table],
-                          "candidates": step.candidates, "pruned": step.pruned})  # fmt: skip
-            hook(f"GD add-back: {step.attribute} -> {step.table}, KL {step.kl:.5f}", len(trace), len(trace) + 1)
+    def scorer() -> Callable[[Schema], float]:
+        return KLScorer(src, lambda sub: anonymize(src, sub, anon, g, int(seed))).score
 
-        def on_candidate(step_no: int, scored: int, total: int, best: float) -> None:
-            hook(f"GD step {step_no}: scoring candidates, best KL so far {best:.5f}", scored, total)
-
-        schema, _ = add_back(
-            schema, reduction.rules, scorer.score, stop_when_worse=gd_stop_when_worse,
-            max_candidates=gd_max_candidates, rng=rng, on_step=on_step, attributes=table.names,
-            n_jobs=gd_jobs if gd_jobs is not None else (os.cpu_count() or 1), on_candidate=on_candidate,
-        )  # fmt: skip
-        verdict = require_gnf(schema, reduction.rules, decomposition)
+    schema, trace = dec.refine(schema, reduction.rules, scorer, rng, hook, table.names)
+    if trace:
+        verdict = require_gnf(schema, reduction.rules, dec.name)
     if schema.attributes != frozenset(table.names):
         missing = sorted(set(table.names) - schema.attributes)
         raise SchemaError(
-            f"Internal error: the {decomposition} decomposition left attribute(s) {missing} "
+            f"Internal error: the {dec.name} decomposition left attribute(s) {missing} "
             "unpublished, so nothing was published. Please report this as a bug."
         )
     lap("decompose")
@@ -271,7 +195,7 @@ def publish(
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         say = _step_hook(hook, i, total)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), multi, say)))
+        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), say)))
     hook("anonymized", total, total)
     lap("anonymize")
 
@@ -294,8 +218,8 @@ def publish(
         feasibility=tuple(feas),
         schema=schema,
         gnf=verdict,
-        decomposition=decomposition.lower(),
-        decomposition_params=params,
+        decomposition=dec.name,
+        decomposition_params=dec.params(),
         decomposition_trace=trace,
         anonymizer=anon.name,
         anonymizer_params=anon.params(),
@@ -306,3 +230,32 @@ def publish(
         identity=identity,
         warnings=warnings,
     )
+
+
+def plugins_for(
+    decomposition: str | Decomposition,
+    anonymizer: str | Anonymizer | None,
+    decomposition_params: Mapping[str, Any] | None = None,
+    anonymizer_params: Mapping[str, Any] | None = None,
+    gd: Mapping[str, Any] | None = None,
+    multi_sa: Mapping[str, Any] | None = None,
+) -> tuple[Decomposition, Anonymizer]:
+    """The one place that turns names and parameters (config, command line, Python) into
+    plug-in objects.  ``gd`` and ``multi_sa`` are the shorthand keywords (``None`` values:
+    not given); they apply only to the plug-in they name."""
+    if isinstance(decomposition, str):
+        d_params = dict(decomposition_params or {})
+        if decomposition.strip().lower() == "gd":
+            d_params = {**{k: v for k, v in (gd or {}).items() if v is not None}, **d_params}
+        dec: Decomposition = make_decomposition(decomposition, **d_params)
+    else:
+        dec = decomposition
+    if anonymizer is None or isinstance(anonymizer, str):
+        name = anonymizer or dec.default_anonymizer
+        a_params = dict(anonymizer_params or {})
+        if name.strip().lower() == "multi-sa":
+            a_params = {**{k: v for k, v in (multi_sa or {}).items() if v is not None}, **a_params}
+        anon: Anonymizer = make_anonymizer(name, **a_params)
+    else:
+        anon = anonymizer
+    return dec, anon

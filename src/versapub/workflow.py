@@ -72,6 +72,8 @@ def publish(
         guarantee=make_guarantee(cfg.guarantee_spec()),
         decomposition=cfg.decomposition,
         anonymizer=cfg.anonymizer,
+        decomposition_params=cfg.decomposition_params,
+        anonymizer_params=cfg.anonymizer_params,
         seed=cfg.seed,
         gd_stop_when_worse=cfg.gd_stop_when_worse,
         gd_max_candidates=cfg.gd_max_candidates,

@@ -1,22 +1,44 @@
-"""Anonymizers: single-rule publishing of one sub-table (Anatomy; more plug in here)."""
+"""Anonymizers: publishing one sub-table under its rule(s) (Anatomy, multi-SA; more plug in here).
 
-from collections.abc import Callable
+Registered by name; :func:`make_anonymizer` builds one with its parameters
+(``make_anonymizer("anatomy", grouping="wrap-around")``).
+"""
+
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer, publish_plain
-from versapub.errors import ConfigError
+from versapub.anonymizers.multi_sa import MultiSAAnatomy
+from versapub.plugins import build
 
-ANONYMIZERS: dict[str, Callable[[], Anonymizer]] = {
+ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {
     "anatomy": Anatomy,
-    "anatomy-wraparound": lambda: Anatomy("wrap-around"),
+    "multi-sa": MultiSAAnatomy,
 }
+#: Other names: a registered anonymizer with fixed parameters.
+ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {"anatomy-wraparound": ("anatomy", {"grouping": "wrap-around"})}
+
+
+def make_anonymizer(name: str, **params: Any) -> Anonymizer:
+    """The registered anonymizer ``name`` built with ``params`` (a clear error lists the
+    valid names or parameters)."""
+    return build("anonymizer", ANONYMIZERS, name, params, ALIASES)
 
 
 def get_anonymizer(name: str) -> Anonymizer:
-    try:
-        return ANONYMIZERS[name.lower()]()
-    except KeyError:
-        raise ConfigError(f"Unknown anonymizer {name!r}; available: {', '.join(sorted(ANONYMIZERS))}.") from None
+    """``make_anonymizer(name)`` with default parameters."""
+    return make_anonymizer(name)
 
 
-__all__ = ["ANONYMIZERS", "Anatomy", "AnonymizedTable", "Anonymizer", "get_anonymizer", "publish_plain"]
+__all__ = [
+    "ALIASES",
+    "ANONYMIZERS",
+    "Anatomy",
+    "AnonymizedTable",
+    "Anonymizer",
+    "MultiSAAnatomy",
+    "get_anonymizer",
+    "make_anonymizer",
+    "publish_plain",
+]

@@ -28,11 +28,12 @@ Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
@@ -177,6 +178,7 @@ class Anatomy:
     """
 
     name = "anatomy"
+    max_rules = 1
 
     def __init__(self, grouping: str = "greedy") -> None:
         if grouping not in GROUPINGS:
@@ -187,8 +189,14 @@ class Anatomy:
         return {"grouping": self.grouping}
 
     def publish(
-        self, table: EncodedTable, rule: Rule, guarantee: Guarantee, rng: np.random.Generator
+        self,
+        table: EncodedTable,
+        rules: Rule | Sequence[Rule],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
     ) -> AnonymizedTable:
+        (rule,) = as_rules(rules, self.name, self.max_rules)
         s_col = table.column(rule.rhs)
         qi = [a for a in table.names if a != rule.rhs]
         group, n_groups = GROUPINGS[self.grouping](s_col.codes, guarantee.group_width(), rng)

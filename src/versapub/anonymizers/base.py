@@ -11,6 +11,7 @@ multi-sensitive-attribute decomposition implement the same protocol and register
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from versapub.data.counts import CountTable, count_table
 from versapub.data.table import EncodedTable
+from versapub.errors import ConfigError
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 
@@ -64,17 +66,40 @@ class AnonymizedTable:
 
 
 class Anonymizer(Protocol):
-    """Publishes one sub-table so that it satisfies ``rule`` under ``guarantee``."""
+    """Publishes one sub-table so that it satisfies its rule(s) under ``guarantee``.
+
+    ``max_rules`` is how many rules one table may enforce at once (1: single-rule
+    publishing such as Anatomy; multi-SA publishing enforces any number).  ``publish``
+    takes one rule or a sequence of them; ``progress`` receives lines about long steps."""
 
     name: str
+    max_rules: int
 
     def params(self) -> dict[str, Any]:
         """Constructor parameters, recorded in the manifest."""
         ...
 
     def publish(
-        self, table: EncodedTable, rule: Rule, guarantee: Guarantee, rng: np.random.Generator
+        self,
+        table: EncodedTable,
+        rules: Rule | Sequence[Rule],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
     ) -> AnonymizedTable: ...
+
+
+def as_rules(rules: Rule | Sequence[Rule], name: str, max_rules: int) -> tuple[Rule, ...]:
+    """The rules an anonymizer is asked to enforce, refused beyond its ``max_rules``."""
+    out = (rules,) if isinstance(rules, Rule) else tuple(rules)
+    if not out:
+        raise ValueError(f"{name} needs a rule to enforce")
+    if len(out) > max_rules:
+        raise ConfigError(
+            f"The {name} anonymizer enforces {max_rules} rule(s) per table, but a table must enforce "
+            f"{len(out)}: {'; '.join(map(str, out))}. Use an anonymizer that enforces several (multi-sa)."
+        )
+    return out
 
 
 def publish_plain(table: EncodedTable) -> AnonymizedTable:

@@ -46,7 +46,8 @@ import numpy as np
 import numpy.typing as npt
 from ortools.sat.python import cp_model
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.anatomy import Anatomy
+from versapub.anonymizers.base import AnonymizedTable, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
@@ -190,7 +191,8 @@ class MultiSAAnatomy:
     distinct SA combinations (the program's variables) it will attempt.
     """
 
-    name = "multi-sa-anatomy"
+    name = "multi-sa"
+    max_rules = 1_000_000  # any number: one table enforces every rule
 
     def __init__(self, time_limit_s: float = TIME_LIMIT_S, max_combinations: int = MAX_COMBINATIONS) -> None:
         if not time_limit_s > 0:
@@ -203,16 +205,19 @@ class MultiSAAnatomy:
     def params(self) -> dict[str, Any]:
         return {"time_limit_s": self.time_limit_s, "max_combinations": self.max_combinations}
 
-    def publish_rules(
+    def publish(
         self,
         table: EncodedTable,
-        rules: Sequence[Rule],
+        rules: Rule | Sequence[Rule],
         guarantee: Guarantee,
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
     ) -> AnonymizedTable:
         """Publish ``table`` (all attributes) so that every rule in ``rules`` holds;
         ``progress`` receives a line before and after the integer program."""
+        rules = as_rules(rules, self.name, self.max_rules)
+        if len(rules) == 1:  # one sensitive attribute: Appendix B's groups are Anatomy's (docs/choices.md)
+            return Anatomy().publish(table, rules, guarantee, rng)
         say = progress or (lambda msg: None)
         sens = [r.rhs for r in rules]
         qi = [a for a in table.names if a not in sens]

@@ -139,7 +139,12 @@ def _config_options(f: F) -> F:
             metavar="ATTR=FILE:LEVEL",
             help="Generalize ATTR with an ARX hierarchy file to LEVEL (repeatable).",
         ),
-        click.option("--decomposition", help="Decomposition: uad (default), gd, single-attribute or multi-sa."),
+        click.option(
+            "--decomposition",
+            metavar="NAME[:P=V,...]",
+            help="Decomposition: uad (default), gd, single-attribute or multi-sa, with parameters, e.g. "
+            "gd:stop_when_worse=true,max_candidates=20.",
+        ),
         click.option(
             "--gd-stop-when-worse",
             "gd_stop_when_worse",
@@ -187,7 +192,12 @@ def _config_options(f: F) -> F:
             metavar="COLUMN",
             help="Publish a near-unique column (most records hold a value no other has) as it is.",
         ),
-        click.option("--anonymizer", help="Anonymizer (default anatomy)."),
+        click.option(
+            "--anonymizer",
+            metavar="NAME[:P=V,...]",
+            help="Anonymizer: anatomy (default; anatomy:grouping=wrap-around) or multi-sa (the default of the "
+            "multi-sa decomposition).",
+        ),
         click.option("--seed", type=int, help="Random seed (default 0)."),
     ]
     for o in reversed(opts):
@@ -240,6 +250,16 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     return ColumnRoles.from_mapping(merged, (*base.allow_unique, *opts["allow_unique"]))
 
 
+def _plugin_override(what: str, text: str | None) -> dict[str, Any]:
+    """``--decomposition NAME:P=V`` / ``--anonymizer NAME:P=V`` as config overrides."""
+    if text is None:
+        return {}
+    from versapub.plugins import parse_spec
+
+    name, params = parse_spec(text, f"--{what}")
+    return {what: name, f"{what}_params": params}
+
+
 def _guarantee_override(text: str | None, ell: int | None) -> dict[str, Any]:
     """``--guarantee NAME:P=V`` as config overrides (``--l`` is its short form)."""
     if text is None:
@@ -281,12 +301,12 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         missing=opts["missing"],
         columns=tuple(opts["columns"]) or None,
         hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
-        decomposition=opts["decomposition"],
+        **_plugin_override("decomposition", opts["decomposition"]),
         gd_stop_when_worse=opts["gd_stop_when_worse"],
         gd_max_candidates=opts["gd_max_candidates"],
         multi_sa_time_limit=opts["multi_sa_time_limit"],
         multi_sa_max_combinations=opts["multi_sa_max_combinations"],
-        anonymizer=opts["anonymizer"],
+        **_plugin_override("anonymizer", opts["anonymizer"]),
         seed=opts["seed"],
         format=fmt,
         roles=_roles(base.roles, opts),

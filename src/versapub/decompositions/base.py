@@ -1,15 +1,19 @@
-"""The decomposition extension point: a function from (table, rules) to a schema.
+"""The decomposition extension point: an object built with its parameters that turns
+(table, rules) into a schema, and may refine it.
 
-A decomposition returns sub-tables that each enforce at most one rule; the caller
-(the API) always passes the result through the GNF checker before anything is
-anonymized.  Plain functions satisfy the protocol; register them in
-:mod:`versapub.decompositions`.
+``decompose(table, rules, rng) -> Schema`` gives sub-tables that each enforce the rules
+their anonymizer will check; the caller always passes the result through the GNF checker
+before anything is anonymized.  ``refine(schema, rules, score, rng, progress)`` improves a
+schema given ``score(schema) -> KL`` (GD's add-back; the identity for the others) and
+returns the trace of its steps.  ``default_anonymizer`` names the anonymizer its tables
+need when the user names none (multi-SA tables enforce several rules).  Register the class
+in :mod:`versapub.decompositions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,8 +21,28 @@ from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema
 
+#: ``score(schema) -> KL-divergence`` of the release the schema would give.
+Score = Callable[[Schema], float]
+#: ``progress(description, completed, total)``.
+Progress = Callable[[str, int, int], None]
+
 
 class Decomposition(Protocol):
-    """``decompose(table, rules, rng) -> Schema`` (rules irreducible and validated)."""
+    """See the module docstring."""
 
-    def __call__(self, table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema: ...
+    name: str
+    default_anonymizer: str
+
+    def params(self) -> dict[str, Any]:
+        """Constructor parameters, recorded in the manifest."""
+        ...
+
+    def decompose(self, table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema: ...
+
+    def refine(
+        self, schema: Schema, rules: Sequence[Rule], score: Callable[[], Score], rng: np.random.Generator,
+        progress: Progress, attributes: Sequence[str],
+    ) -> tuple[Schema, list[dict[str, Any]]]:  # fmt: skip
+        """An improved schema and the trace of its steps (``score`` builds the scorer; it
+        is called only by decompositions that refine)."""
+        ...

@@ -27,8 +27,15 @@
     rules = ["age, sex -> marital-status", "education -> occupation"]
 
     [publish]
-    decomposition = "uad"       # uad | gd | single-attribute | multi-sa
-    anonymizer = "anatomy"
+    decomposition = "uad"       # uad | gd | single-attribute | multi-sa  (or a table, below)
+    anonymizer = "anatomy"      # anatomy | multi-sa (default: what the decomposition needs)
+
+    # [publish.decomposition]   # a plug-in with its parameters
+    # name = "gd"
+    # stop_when_worse = true
+    # [publish.anonymizer]
+    # name = "anatomy"
+    # grouping = "wrap-around"
     seed = 1
     format = "csv"              # csv | parquet
     gd_stop_when_worse = false  # GD: stop add-back at the first step that does not lower KL
@@ -113,7 +120,9 @@ class PublishConfig:
     input_format: str | None = None
     hierarchies: tuple[HierarchySpec, ...] = ()
     decomposition: str = "uad"
-    anonymizer: str = "anatomy"
+    anonymizer: str | None = None
+    decomposition_params: dict[str, Any] = field(default_factory=dict)
+    anonymizer_params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     format: str = "csv"
     gd_stop_when_worse: bool = False
@@ -197,6 +206,18 @@ def _get(section: dict[str, Any], key: str, typ: type | tuple[type, ...], where:
     return value
 
 
+def _plugin(section: dict[str, Any], key: str, where: str, default: str | None) -> tuple[Any, dict[str, Any]]:
+    """``key = "name"`` or a table ``[publish.key]`` with ``name`` and the parameters."""
+    raw = section.get(key, default)
+    if isinstance(raw, dict):
+        if not isinstance(raw.get("name"), str):
+            raise ConfigError(f'{where}: [publish.{key}] needs name = "...".')
+        return raw["name"], {k: v for k, v in raw.items() if k != "name"}
+    if raw is not None and not isinstance(raw, str):
+        raise ConfigError(f"{where}: [publish] {key} must be a name or a table [publish.{key}].")
+    return raw, {}
+
+
 def load_config(path: str | Path) -> PublishConfig:
     """Parse a TOML publishing configuration; relative paths are relative to the file."""
     p = Path(path)
@@ -241,6 +262,8 @@ def load_config(path: str | Path) -> PublishConfig:
             raise ConfigError(f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and 'level' (an integer).")
         hier_specs.append(HierarchySpec(attr, base / str(spec["file"]), spec["level"], str(spec.get("delimiter", ";"))))
     columns = _get(inp, "columns", list, where)
+    dec_name, dec_params = _plugin(pub, "decomposition", where, "uad")
+    anon_name, anon_params = _plugin(pub, "anonymizer", where, None)
     cols_section = data.get("columns", {})
     role_lists = {k: _get(cols_section, k, list, where, []) for k in _SECTIONS["columns"]}
     if not all(isinstance(x, str) for v in role_lists.values() for x in v):
@@ -266,8 +289,10 @@ def load_config(path: str | Path) -> PublishConfig:
         na_values=tuple(na_values),
         strip=_get(inp, "strip", bool, where, False),
         hierarchies=tuple(hier_specs),
-        decomposition=_get(pub, "decomposition", str, where, "uad"),
-        anonymizer=_get(pub, "anonymizer", str, where, "anatomy"),
+        decomposition=dec_name,
+        decomposition_params=dec_params,
+        anonymizer=anon_name,
+        anonymizer_params=anon_params,
         seed=_get(pub, "seed", int, where, 0),
         format=_get(pub, "format", str, where, "csv"),
         gd_stop_when_worse=_get(pub, "gd_stop_when_worse", bool, where, False),

@@ -1,0 +1,90 @@
+"""Plug-ins built with their parameters: one error shape for unknown names and parameters,
+config tables and command-line specs, the manifest naming what ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import versapub
+from versapub.anonymizers import ANONYMIZERS, make_anonymizer
+from versapub.cli.main import cli
+from versapub.datasets import data_path
+from versapub.decompositions import DECOMPOSITIONS, make_decomposition
+from versapub.errors import ConfigError, RuleError
+from versapub.plugins import parse_spec
+from versapub.privacy.guarantee import GUARANTEES, make_guarantee
+
+
+def test_unknown_names_list_the_registered_ones() -> None:
+    with pytest.raises(ConfigError) as e:
+        make_anonymizer("mondrian")
+    assert all(n in str(e.value) for n in ANONYMIZERS)
+    with pytest.raises(ConfigError) as e:
+        make_decomposition("xyz")
+    assert all(n in str(e.value) for n in DECOMPOSITIONS)
+    with pytest.raises(RuleError) as e2:
+        make_guarantee({"name": "t-closeness", "t": 0.2})
+    assert all(n in str(e2.value) for n in GUARANTEES)
+
+
+def test_unknown_parameters_list_the_valid_ones() -> None:
+    with pytest.raises(ConfigError, match=r"has no parameter.*'width'.*its parameters are: grouping"):
+        make_anonymizer("anatomy", width=3)
+    with pytest.raises(ConfigError, match="stop_when_worse, max_candidates, jobs"):
+        make_decomposition("gd", stop=True)
+    with pytest.raises(RuleError, match=r"no parameter.*k.*its parameters are: l"):
+        make_guarantee({"name": "l-diversity", "l": 2, "k": 5})
+
+
+def test_parameters_reach_the_plugin_and_the_manifest() -> None:
+    a = make_anonymizer("anatomy", grouping="wrap-around")
+    assert a.params() == {"grouping": "wrap-around"}
+    assert make_anonymizer("anatomy-wraparound").params() == {"grouping": "wrap-around"}
+    rel = versapub.publish(versapub.datasets.running_example(), ["age, ICD-9-CM -> race"], l=2,
+                           anonymizer="anatomy", anonymizer_params={"grouping": "wrap-around"})  # fmt: skip
+    assert rel.anonymizer == "anatomy" and rel.anonymizer_params == {"grouping": "wrap-around"}
+
+
+def test_multi_sa_is_a_registered_anonymizer_named_in_the_manifest() -> None:
+    table = versapub.datasets.running_example()
+    rel = versapub.publish(table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa",
+                           multi_sa_time_limit_s=5)  # fmt: skip
+    assert rel.anonymizer == "multi-sa" and rel.anonymizer_params["time_limit_s"] == 5.0
+    with pytest.raises(ConfigError, match="enforces 1 rule"):
+        versapub.publish(table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa", anonymizer="anatomy")
+
+
+def test_parse_spec() -> None:
+    assert parse_spec("GD:stop-when-worse=true,max_candidates=20", "--decomposition") == (
+        "gd", {"stop_when_worse": True, "max_candidates": 20})  # fmt: skip
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_spec("gd:oops", "--decomposition")
+
+
+def test_config_tables_and_cli_specs(tmp_path: Path) -> None:
+    data = data_path("running_example.csv")
+    cfg = tmp_path / "job.toml"
+    cfg.write_text(
+        f'[input]\npath = "{data}"\n[privacy]\nrules = ["age, ICD-9-CM -> race", "gender -> zipcode"]\n'
+        '[privacy.guarantee]\nname = "l-diversity"\nl = 2\n'
+        '[publish.decomposition]\nname = "gd"\nstop_when_worse = true\n'
+        '[publish.anonymizer]\nname = "anatomy"\ngrouping = "wrap-around"\n'
+    )
+    out = tmp_path / "a"
+    r = CliRunner().invoke(cli, ["publish", str(cfg), "--out", str(out), "--no-utility"])
+    assert r.exit_code == 0, r.stderr
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["decomposition"]["name"] == "gd" and m["decomposition"]["params"]["stop_when_worse"] is True
+    assert m["anonymizer"] == {"name": "anatomy", "params": {"grouping": "wrap-around"}}
+    out2 = tmp_path / "b"
+    r = CliRunner().invoke(cli, ["publish", str(cfg), "--decomposition", "uad", "--anonymizer", "anatomy",
+                                 "--guarantee", "l-diversity:l=2", "--out", str(out2), "--no-utility"])  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    m = json.loads((out2 / "manifest.json").read_text())
+    assert m["decomposition"]["name"] == "uad" and m["anonymizer"]["params"] == {"grouping": "greedy"}
+    r = CliRunner().invoke(cli, ["publish", str(cfg), "--anonymizer", "anatomy:width=2", "--out", str(tmp_path / "c")])
+    assert r.exit_code == 2 and "its parameters are: grouping" in r.stderr
