@@ -30,7 +30,7 @@ _EXPORTS = {
     "load_config": "versapub.io.config",
     "read_table": "versapub.io.read",
     "load_release": "versapub.kinds.load",
-    "write_release": "versapub.io.release_writer",
+    "write_release": "versapub.workflow",
     "ReleaseModel": "versapub.model",
     "model_from_release": "versapub.kinds.build",
     "LDiversity": "versapub.privacy",
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from versapub.errors import VersapubError
     from versapub.io.config import PublishConfig, load_config
     from versapub.io.read import read_table
-    from versapub.io.release_writer import write_release
     from versapub.kinds.build import model_from_release
     from versapub.kinds.load import load_release
     from versapub.model import ReleaseModel
@@ -73,6 +72,7 @@ if TYPE_CHECKING:
     from versapub.privacy.roles import ColumnRoles
     from versapub.release import Release
     from versapub.schema import Schema, SubTable, check_gnf
+    from versapub.workflow import write_release
 
 __all__ = [
     "ColumnRoles",

@@ -12,7 +12,7 @@ byte, and the same manifest (provenance and utility included) apart from timings
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from versapub.io.config import PublishConfig
 if TYPE_CHECKING:
     from versapub.data.table import EncodedTable
     from versapub.release.model import Release
+    from versapub.verify.release_check import VerificationReport
 
 #: ``progress(description, completed, total)``; ``total`` 0 means the size is unknown.
 Progress = Callable[[str, int, int], None]
@@ -100,13 +101,65 @@ def with_utility(release: Release, progress: Progress = _silent) -> Release:
     return out
 
 
+def write_release(
+    release: Release,
+    out: str | Path,
+    *,
+    format: str = "csv",
+    overwrite: bool = False,
+    protect: Iterable[str | Path | None] = (),
+) -> VerificationReport:
+    """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
+
+    The files are written to a hidden temporary directory; the independent verifier
+    re-reads them and checks them against the input, the attacks and the posterior check
+    run on them; only if every check passes are ``verification.json``, ``check.json``,
+    ``report.md`` and ``report.html`` added and the directory moved into place.  Raises
+    :class:`ReleaseError` if ``out`` exists (unless ``overwrite``, and even then unless it
+    is an earlier versapub release holding only its own files) or is or contains the input,
+    a hierarchy file or a path in ``protect``; :class:`VerificationError` if any check
+    fails.  In every such case nothing is written and nothing is deleted.
+    """
+    from versapub.errors import VerificationError
+    from versapub.io import release_writer as rw
+    from versapub.kinds.build import model_from_release
+    from versapub.reports.html import html_report
+    from versapub.reports.summary import markdown_report
+    from versapub.verify.check import run_check
+
+    dest = Path(out)
+    inputs = [release.input.path, *(h.get("file") for h in release.input.hierarchies.values()), *protect]
+    with rw.staging(dest, overwrite, inputs) as tmp:
+        files = rw.write_files(release, tmp, format)
+        t1 = time.perf_counter()
+        check = run_check(tmp, model=lambda: model_from_release(release), original=release.source)
+        report = check.verification
+        if not report.ok:
+            raise VerificationError(
+                f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
+            )
+        if not check.ok:
+            raise VerificationError(
+                f"The release failed its privacy checks, so nothing was written to {dest}: "
+                + "; ".join(check.failures()[:10])
+            )
+        timings = dict(release.timings)
+        timings["verify"] = check.seconds.get("verify", 0.0)
+        timings["check"] = time.perf_counter() - t1 - timings["verify"]
+        rw.write_json(tmp / "verification.json", {**report.to_json(), "seconds": round(timings["verify"], 4)})
+        rw.write_json(tmp / "check.json", check.to_json())
+        (tmp / "report.html").write_text(html_report(tmp, check, release.utility, title=dest.name), encoding="utf-8")
+        shown = replace(release, timings=timings)
+        (tmp / "report.md").write_text(markdown_report(shown, report, files), encoding="utf-8")
+        rw.commit(tmp, dest, overwrite, inputs)
+    return report
+
+
 def write(
     release: Release, cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, progress: Progress = _silent
 ) -> None:
     """Write, verified from its own files, never over a user's file (the input, hierarchy
     and configuration files are protected)."""
-    from versapub.io.release_writer import write_release
-
     progress("writing and verifying the release", 0, 0)
     write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path])
 
