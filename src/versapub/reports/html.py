@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from versapub.errors import VersapubError
+from versapub.io.manifest import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
@@ -211,7 +212,7 @@ def html_report(
 ) -> str:
     """The report of the release in ``directory`` (``title``: the release's name)."""
     d = Path(directory)
-    m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    m = read_manifest(d)
     rules = [Rule.from_json(r) for r in m["rules"]]
     attrs = list(m["attributes"])
     tables = list(m["tables"])

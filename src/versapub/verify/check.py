@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from versapub.data.sql import duckdb_source, fresh_alias
 from versapub.data.sql import ident as _ident
 from versapub.data.table import EncodedTable
-from versapub.errors import ReleaseError
+from versapub.errors import ReleaseError, VersapubError
 from versapub.kinds import get_kind, parse_entry
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import group_sum
@@ -406,7 +406,7 @@ def run_check(
             manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
             use_rules = rules if rules is not None else [Rule.from_json(r) for r in manifest["rules"]]
             g = _guarantee(d, guarantee)
-        except Exception:
+        except (OSError, ValueError, KeyError, TypeError, VersapubError):  # the verifier names what is wrong
             verification = verification_f.result()
             return CheckReport(str(d), guarantee or {}, verification, seconds=seconds)
         others = {
