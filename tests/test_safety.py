@@ -78,9 +78,18 @@ def test_overwrite_refuses_a_release_holding_a_foreign_file(data: Path) -> None:
     assert (out / "my-notes.txt").read_text() == "mine"
 
 
+def test_an_empty_existing_directory_is_used(tmp_path: Path, data: Path) -> None:
+    out = tmp_path / "made-beforehand"
+    out.mkdir()
+    code, _, stderr = run("publish", "--input", str(data), *RULES, "--out", str(out))
+    assert code == 0, stderr
+    assert (out / "manifest.json").is_file()
+
+
 def test_existing_out_without_overwrite_is_refused(tmp_path: Path, data: Path) -> None:
     out = tmp_path / "exists"
     out.mkdir()
+    (out / "something.txt").write_text("x")
     code, _, stderr = run("publish", "--input", str(data), *RULES, "--out", str(out))
     assert code == 2 and "--overwrite" in stderr
 

@@ -64,6 +64,8 @@ def check_destination(dest: Path, overwrite: bool, protected: Iterable[str | Pat
         raise ReleaseError(f"{dest} is a symbolic link; give the real directory as the output (nothing was written).")
     if not dest.exists():
         return
+    if dest.is_dir() and not any(dest.iterdir()):
+        return  # an empty directory (e.g. made beforehand): nothing in it can be lost
     if not dest.is_dir():
         raise ReleaseError(
             f"{dest} exists and is not a directory; choose another output directory (nothing was written)."
