@@ -323,10 +323,16 @@ def original_reader(manifest: dict[str, Any], path: Path | None = None, missing:
                 "The release does not record where its input is; give the original table with --original "
                 "(a CSV/Parquet file, or the TOML config it was published with)."
             )
-        specs = tuple(
-            HierarchySpec(a, Path(h["file"]), int(h["level"]), str(h.get("delimiter", ";")))
-            for a, h in (inp.get("hierarchies") or {}).items()
-        )
+        try:
+            specs = tuple(
+                HierarchySpec(a, Path(h["file"]), int(h["level"]), str(h.get("delimiter", ";")))
+                for a, h in (inp.get("hierarchies") or {}).items()
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ConfigError(
+                "The manifest's input.hierarchies is malformed (each needs 'file' and 'level'); give the TOML "
+                "configuration the release was published with as --original."
+            ) from None
         names = inp.get("names")
         cfg = PublishConfig(
             input=src,
