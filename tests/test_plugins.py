@@ -36,6 +36,8 @@ def test_unknown_parameters_list_the_valid_ones() -> None:
         make_anonymizer("anatomy", width=3)
     with pytest.raises(ConfigError, match="stop_when_worse, max_candidates, jobs"):
         make_decomposition("gd", stop=True)
+    with pytest.raises(ConfigError, match="cannot be built"):
+        make_decomposition("gd", max_candidates="many")
     with pytest.raises(RuleError, match=r"no parameter.*k.*its parameters are: l"):
         make_guarantee({"name": "l-diversity", "l": 2, "k": 5})
 

@@ -47,7 +47,7 @@ def build(
         )
     try:
         return factory(**given)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # e.g. a number given as text
         raise ConfigError(f"The {what} {key!r} cannot be built with {given}: {exc}.") from None
 
 

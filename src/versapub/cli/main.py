@@ -84,6 +84,7 @@ def cli(debug: bool) -> None:
     own files before it is written.  `experiment` re-runs the paper's §6.
     """
     _State.debug = debug
+    _State.mismatch = []  # per invocation: nothing from an earlier command in the same process
 
 
 def _config_options(f: F) -> F:

@@ -69,7 +69,7 @@ class Anatomy:
         if set(table.parts) != {"qit", "st"} or table.enforces is None:
             raise ValueError("an anatomy table has parts 'qit' and 'st' and enforces a rule")
 
-    def withheld(self, entry: Entry, totals: Mapping[str, int], group_counts: Mapping[int, int]) -> dict[str, int]:
+    def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         sup = _suppressed(entry)
         return {} if sup is None else {"st": int(group_counts.get(sup, 0))}
 

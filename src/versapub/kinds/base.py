@@ -104,8 +104,9 @@ class TableKind(Protocol):
         """Refuse an anonymizer's output that does not have the kind's parts and rules."""
         ...
 
-    def withheld(self, entry: Entry, totals: Mapping[str, int], group_counts: Mapping[int, int]) -> dict[str, int]:
-        """Per file role: records the role does not cover (its counts sum to ``n`` minus this)."""
+    def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
+        """Per file role: records the role does not cover (its counts sum to ``n`` minus this);
+        ``group_counts``: records per group id of the table's first file."""
         ...
 
     def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],

@@ -73,7 +73,7 @@ def load_release(directory: str | Path) -> ReleaseModel:
             parts[role] = _read_table(d / entry.files[role], columns)
         totals = {role: int(pc.sum(t.column("count")).as_py() or 0) for role, t in parts.items()}
         first = next(iter(parts.values()))
-        withheld = kind.withheld(entry, totals, _group_counts(first))
+        withheld = kind.withheld(entry, _group_counts(first))
         for role, total in totals.items():
             if total + withheld.get(role, 0) != n:
                 raise ReleaseError(

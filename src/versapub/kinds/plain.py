@@ -33,7 +33,7 @@ class Plain:
         if set(table.parts) != {"data"} or table.enforces is not None:
             raise ValueError("a plain table has one part 'data' and enforces no rule")
 
-    def withheld(self, entry: Entry, totals: Mapping[str, int], group_counts: Mapping[int, int]) -> dict[str, int]:
+    def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}
 
     def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],

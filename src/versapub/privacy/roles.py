@@ -206,8 +206,8 @@ def apply_roles(table: EncodedTable, rules: Sequence[Rule], roles: ColumnRoles) 
     if unprotected:
         raise RuleError(
             f"Column(s) {', '.join(map(repr, unprotected))} are declared sensitive, but no rule protects them; add "
-            f"a rule with each on its right-hand side, e.g. '{', '.join(roles.quasi_identifying or ('age',))} -> "
-            f"{unprotected[0]}'."
+            f"a rule with each on its right-hand side, e.g. '{', '.join(roles.quasi_identifying or ('Q',))} -> "
+            f"{unprotected[0]}' (Q: what an adversary may know about a person)."
         )
     warnings = [
         f"column {c!r} is declared quasi-identifying but is on no rule's left-hand side, so no rule limits what it "
