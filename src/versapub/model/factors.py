@@ -16,7 +16,7 @@ distribution against indicator masks and messages grouped by some of its attribu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -27,7 +27,17 @@ import pyarrow as pa
 
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
-from versapub.model.sparse import Codes, Floats, SparseFn, group_sum, join_on, joint_ids, sample_conditional
+from versapub.model.batch import BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
+from versapub.model.sparse import (
+    Codes,
+    Floats,
+    SparseFn,
+    expand,
+    group_sum,
+    join_on,
+    joint_ids,
+    sample_conditional,
+)
 
 Masks = Mapping[str, npt.NDArray[np.bool_]]
 
@@ -52,6 +62,16 @@ class Factor(Protocol):
 
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         """``Σ_x p(x) · Π masks · Π messages`` grouped by ``by`` (masks: attr -> bool per code)."""
+        ...
+
+    def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
+        """:meth:`weighted` for a batch of queries at once (masks ``(batch, card)``;
+        messages over the factor's own attributes)."""
+        ...
+
+    @property
+    def rows(self) -> int:
+        """Stored rows (sizes a batch so that ``batch x rows`` fits in memory)."""
         ...
 
     def prob(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
@@ -81,6 +101,26 @@ def _weight(columns: Mapping[str, Codes], base: Floats, masks: Masks, messages: 
     return w
 
 
+def _apply(
+    columns: Mapping[str, Codes], base: Floats, masks: Masks, messages: Sequence[SparseFn]
+) -> tuple[Mapping[str, Codes], Floats]:
+    """Rows weighted by the masks and messages; a message carrying attributes the rows
+    lack (a query attribute kept from another table) is joined in, adding its columns."""
+    inside = [m for m in messages if all(a in columns for a in m.attrs)]
+    w = _weight(columns, base, masks, inside)
+    for m in messages:
+        if not all(a in columns for a in m.attrs):
+            columns, w = expand(columns, w, m)
+    return columns, w
+
+
+def _cards(cards: Mapping[str, int], messages: Sequence[SparseFn]) -> dict[str, int]:
+    out = dict(cards)
+    for m in messages:
+        out.update(zip(m.attrs, m.cards, strict=True))
+    return out
+
+
 def _keys(
     rows: Sequence[Codes], given: Sequence[Codes], cards: Sequence[int], n_rows: int, n: int
 ) -> tuple[Codes, Codes]:
@@ -98,17 +138,41 @@ class PlainFactor:
     columns: dict[str, Codes]
     p: Floats
     cards: dict[str, int]
+    _proj: dict[tuple[str, ...], tuple[dict[str, Codes], Floats]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def latent(self) -> tuple[str, ...]:
         return ()
+
+    @property
+    def rows(self) -> int:
+        return len(self.p)
+
+    def projection(self, attrs: Iterable[str]) -> tuple[dict[str, Codes], Floats]:
+        """The factor's marginal over ``attrs`` (in the factor's order) as rows; cached."""
+        want = set(attrs)
+        key = tuple(a for a in self.attrs if a in want)
+        if key == self.attrs:
+            return self.columns, self.p
+        if key not in self._proj:
+            f = group_sum(key, self.columns, self.cards, self.p)
+            self._proj[key] = (dict(zip(f.attrs, f.codes, strict=True)), f.values)
+        return self._proj[key]
+
+    def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
+        cols, p = self.projection([*by, *masks, *(a for m in messages for a in m.attrs)])
+        gathers = mask_gathers(cols, masks) + [m.gather(cols, len(p)) for m in messages]
+        return batch_group_sum(by, cols, self.cards, p, gathers, batch)
 
     def group_bound(self, s: str, cards: Mapping[str, int]) -> tuple[float, int] | None:
         del s, cards
         return None
 
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
-        return group_sum(by, self.columns, self.cards, _weight(self.columns, self.p, masks, messages))
+        cols, w = _apply(self.columns, self.p, masks, messages)
+        return group_sum(by, cols, _cards(self.cards, messages), w)
 
     def prob(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
         return self.weighted({}, [], attrs).lookup(records)
@@ -142,9 +206,54 @@ class AnatomyFactor:
     _stats: list[float] = field(default_factory=list, repr=False, compare=False)
     _cache: list[Floats] = field(default_factory=list, repr=False, compare=False)
 
+    _qproj: dict[tuple[str, ...], tuple[dict[str, Codes], Floats]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
     @property
     def attrs(self) -> tuple[str, ...]:
         return (*self.qi, *self.s)
+
+    @property
+    def rows(self) -> int:
+        return len(self.c_qg) + len(self.c_gs)
+
+    def _q_projection(self, attrs: Iterable[str]) -> tuple[Mapping[str, Codes], Floats]:
+        """``p(q', g)`` over the QI attributes in ``attrs`` and the group, as rows; cached."""
+        want = set(attrs)
+        key = tuple(a for a in self.qi if a in want)
+        p_qg = self._scaled()[0]
+        if key == self.qi:
+            return self.qit, p_qg
+        if key not in self._qproj:
+            f = group_sum((*key, GROUP_KEY), self.qit, {**self.cards, GROUP_KEY: len(self.size)}, p_qg)
+            self._qproj[key] = (dict(zip(f.attrs, f.codes, strict=True)), f.values)
+        return self._qproj[key]
+
+    def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
+        sides = [self._side(m.attrs) for m in messages]
+        by_side = self._side(by) if by else ""
+        if "mixed" in sides or by_side == "mixed":
+            return self.as_plain().weighted_batch(masks, messages, by, batch)
+        n_groups = len(self.size)
+        q_masks = {a: m for a, m in masks.items() if a in self.qi}
+        q_msgs = [m for m, sd in zip(messages, sides, strict=True) if sd == "qi"]
+        q_by = by if by_side == "qi" else ()
+        q_cols, p_q = self._q_projection([*q_by, *q_masks, *(a for m in q_msgs for a in m.attrs)])
+        gq = mask_gathers(q_cols, q_masks) + [m.gather(q_cols, len(p_q)) for m in q_msgs]
+        gs = mask_gathers(self.st_s, masks) + [
+            m.gather(self.st_s, len(self.c_gs)) for m, sd in zip(messages, sides, strict=True) if sd == "s"
+        ]
+        g_q, g_s = q_cols[GROUP_KEY], self.st_g
+        p_s = self._scaled()[1]
+        # Without evidence on a side its per-group sum is known: Σ_q p(q,g) = |g|/n, Σ_s p(s|g) = 1.
+        a_g = batch_reduce(gq, p_q, g_q, n_groups, batch) if gq else (self.size / self.n)[None, :]
+        b_g = batch_reduce(gs, p_s, g_s, n_groups, batch) if gs else np.ones((1, n_groups))
+        if not by:
+            return BatchFn((), (), np.broadcast_to((a_g * b_g).sum(axis=1, keepdims=True), (batch, 1)).copy(), ())
+        if by_side == "qi":
+            return batch_group_sum(by, q_cols, self.cards, p_q, [*gq, (g_q, b_g)], batch)
+        return batch_group_sum(by, self.st_s, self.cards, p_s, [*gs, (g_s, a_g)], batch)
 
     @property
     def latent(self) -> tuple[str, ...]:
@@ -180,36 +289,45 @@ class AnatomyFactor:
             self._plain.append(PlainFactor(self.attrs, dict(zip(f.attrs, f.codes, strict=True)), f.values, self.cards))
         return self._plain[0]
 
+    def _side(self, attrs: Sequence[str]) -> str:
+        """``qi``, ``s`` or ``mixed`` by the attributes of this table among ``attrs`` (``qi``
+        when there are none: such a message multiplies whole groups, either side will do)."""
+        inside = [a for a in attrs if a in self.qi or a in self.s]
+        return self._pure(inside) if inside else "qi"
+
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
-        if self._pure(by) == "mixed" or any(self._pure(m.attrs) == "mixed" for m in messages):
+        sides = [self._side(m.attrs) for m in messages]
+        carried = {a: sd for m, sd in zip(messages, sides, strict=True) for a in m.attrs if a not in self.attrs}
+        by_sides = {self._side((a,)) if a in self.attrs else carried[a] for a in by}
+        if "mixed" in sides or len(by_sides) > 1:
             return self.as_plain().weighted(masks, messages, by)
-        g = self.qit[GROUP_KEY]
+        by_side = next(iter(by_sides), "")
         n_groups = len(self.size)
-        q_masks = {a: m for a, m in masks.items() if a in self.qit and a != GROUP_KEY}
-        q_msgs = [m for m in messages if self._pure(m.attrs) == "qi"]
+        q_masks = {a: m for a, m in masks.items() if a in self.qi}
         s_masks = {a: m for a, m in masks.items() if a in self.s}
-        s_msgs = [m for m in messages if self._pure(m.attrs) == "s"]
-        st_cols = self.st_s
+        q_msgs = [m for m, sd in zip(messages, sides, strict=True) if sd == "qi"]
+        s_msgs = [m for m, sd in zip(messages, sides, strict=True) if sd == "s"]
         p_qg, p_s_given_g = self._scaled()
-        q_evidence = bool(q_masks or q_msgs)
+        q_cols, wq = _apply(self.qit, p_qg, q_masks, q_msgs)
         s_evidence = bool(s_masks or s_msgs)
-        wq = _weight(self.qit, p_qg, q_masks, q_msgs)
         if not by and not s_evidence:  # Σ_s p(s|g) = 1 for every group
             return SparseFn.scalar(float(wq.sum()))
-        need_q = q_evidence or (bool(by) and self._pure(by) == "s")
+        g = q_cols[GROUP_KEY]
         # Without evidence on a side, its per-group sum is known: Σ_q p(q,g) = |g|/n, Σ_s p(s|g) = 1.
-        a_g = np.bincount(g, weights=wq, minlength=n_groups) if need_q else self.size / self.n
-        if s_evidence or (bool(by) and self._pure(by) == "s"):
-            ws = _weight(st_cols, p_s_given_g, s_masks, s_msgs)
-            b_g = np.bincount(self.st_g, weights=ws, minlength=n_groups).astype(np.float64)
+        a_g = np.bincount(g, weights=wq, minlength=n_groups) if q_masks or q_msgs else self.size / self.n
+        s_cols: Mapping[str, Codes] = {}
+        ws = np.empty(0, dtype=np.float64)
+        if s_evidence or by_side == "s":
+            s_cols, ws = _apply({**self.st_s, GROUP_KEY: self.st_g}, p_s_given_g, s_masks, s_msgs)
+            b_g = np.bincount(s_cols[GROUP_KEY], weights=ws, minlength=n_groups).astype(np.float64)
         else:
-            ws = np.empty(0, dtype=np.float64)
             b_g = np.ones(n_groups, dtype=np.float64)
         if not by:
             return SparseFn.scalar(float(a_g @ b_g))
-        if self._pure(by) == "qi":
-            return group_sum(by, self.qit, self.cards, wq * b_g[g])
-        return group_sum(by, st_cols, self.cards, ws * a_g[self.st_g])
+        cards = _cards(self.cards, messages)
+        if by_side == "qi":
+            return group_sum(by, q_cols, cards, wq * b_g[g])
+        return group_sum(by, s_cols, cards, ws * a_g[s_cols[GROUP_KEY]])
 
     def prob(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
         kind = self._pure(attrs)

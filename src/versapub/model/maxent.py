@@ -26,15 +26,13 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import ReleaseError
+from versapub.model.batch import BATCH_CELLS, BatchFn
 from versapub.model.factors import Factor, Masks
-from versapub.model.sparse import Codes, Floats, SparseFn
+from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn
 
 IPF_TOL = 1e-12
 IPF_MAX_ITER = 1000
 IPF_MAX_CELLS = 1 << 22
-#: ``marginal()`` over attributes of several tables of a non-disjoint schema enumerates
-#: at most this many cells.
-MARGINAL_MAX_CELLS = 20_000
 
 
 @dataclass(frozen=True)
@@ -158,33 +156,81 @@ class ReleaseModel:
         """``P(every attribute's code is allowed by its mask)`` by message passing."""
         if self._dense is not None:
             return self._dense.probability(masks)
+        return float(self._batch([masks])[0])
+
+    def _children(self) -> dict[int, list[int]]:
         assert self.tree is not None
-        msgs: dict[int, SparseFn] = {}
         children: dict[int, list[int]] = {}
         for c, p in self.tree.parent.items():
             children.setdefault(p, []).append(c)
-        total = 1.0
+        return children
+
+    def _homes(self) -> dict[str, int]:
+        """Each attribute's topmost table in the tree: its evidence enters the message pass
+        there only (an indicator counts once; tables below it then need no message)."""
+        assert self.tree is not None
+        home: dict[str, int] = {}
+        for c in self.tree.order:
+            for a in self.factors[c].attrs:
+                home.setdefault(a, c)
+        return home
+
+    def probability_batch(self, queries: Sequence[Masks]) -> Floats:
+        """:meth:`probability_masks` of many queries, answered in batches: queries whose
+        masks touch the same tables share one message pass, with ``(batch, rows)`` weights
+        (:mod:`versapub.model.batch`); batches are sized so that ``batch x rows`` of the
+        largest table stays below ``BATCH_CELLS``."""
+        out = np.empty(len(queries), dtype=np.float64)
+        if self._dense is not None:
+            for i, q in enumerate(queries):
+                out[i] = self._dense.probability(q)
+            return out
+        home = self._homes()
+        patterns: dict[tuple[int, ...], list[int]] = {}
+        for i, q in enumerate(queries):
+            key = tuple(sorted({home[a] for a in q}))
+            patterns.setdefault(key, []).append(i)
+        widest = max((f.rows for f in self.factors), default=1)
+        step = max(1, BATCH_CELLS // max(widest, 1))
+        for idx in patterns.values():
+            for lo in range(0, len(idx), step):
+                part = idx[lo : lo + step]
+                out[part] = self._batch([queries[i] for i in part])
+        return out
+
+    def _batch(self, queries: Sequence[Masks]) -> Floats:
+        assert self.tree is not None
+        b = len(queries)
+        masks: dict[str, npt.NDArray[np.bool_]] = {}
+        for j, q in enumerate(queries):
+            for a, m in q.items():
+                if a not in masks:
+                    masks[a] = np.ones((b, self.cards[a]), dtype=bool)
+                masks[a][j] = m
+        children = self._children()
+        home = self._homes()
+        msgs: dict[int, BatchFn] = {}
         evidence: dict[int, bool] = {}
+        total = np.ones(b, dtype=np.float64)
         for c in reversed(self.tree.order):
             f = self.factors[c]
-            fm = {a: masks[a] for a in f.attrs if a in masks}
+            fm = {a: masks[a] for a in f.attrs if a in masks and home[a] == c}
             kids = children.get(c, [])
             evidence[c] = bool(fm) or any(evidence[d] for d in kids)
             if self._skip_empty and not evidence[c]:
                 continue
             incoming = [msgs[d] for d in kids if d in msgs]
             if c not in self.tree.parent:
-                total *= f.weighted(fm, incoming, ()).total
+                total = total * f.weighted_batch(fm, incoming, (), b).values[:, 0]
                 continue
             sep = self.tree.sep[c]
-            num = f.weighted(fm, incoming, sep)
+            num = f.weighted_batch(fm, incoming, sep, b)
             if sep:
                 den = self._separator(c).lookup(dict(zip(num.attrs, num.codes, strict=True)))
-                vals = np.divide(num.values, den, out=np.zeros_like(num.values), where=den > 0)
-                msgs[c] = SparseFn(num.attrs, num.codes, vals, num.cards)
-            else:
-                msgs[c] = num
-        return float(total) / self.z
+                safe = np.where(den > 0, den, 1.0)
+                num = BatchFn(num.attrs, num.codes, np.where(den > 0, num.values / safe, 0.0), num.cards)
+            msgs[c] = num
+        return total / self.z
 
     def _separator(self, c: int) -> SparseFn:
         if c not in self._den:
@@ -225,9 +271,9 @@ class ReleaseModel:
         if self._dense is not None:
             return self._dense.marginal(attrs, self.attributes, self.cards)
         assert self.tree is not None
-        for c in self.tree.order:  # covered by one table: exact for the closed form when
-            f = self.factors[c]  # the tables agree on separators (every versapub release)
-            if set(attrs) <= set(f.attrs) and (self.tree.disjoint or c == self.tree.order[0]):
+        for c in self.tree.order:  # covered by the root table (or any table of a disjoint
+            f = self.factors[c]  # schema): its own marginal, exact when Z = 1
+            if self._skip_empty and set(attrs) <= set(f.attrs) and (self.tree.disjoint or c == self.tree.order[0]):
                 return f.weighted({}, [], attrs)
         if self.tree.disjoint:
             out = SparseFn.scalar(1.0)
@@ -236,24 +282,45 @@ class ReleaseModel:
                 if part:
                     out = _outer(out, f.weighted({}, [], part))
             return _reorder(out, attrs)
-        cells = math.prod(self.cards[a] for a in attrs)
-        if cells > MARGINAL_MAX_CELLS:
+        return self._carried_marginal(attrs)
+
+    def _carried_marginal(self, attrs: tuple[str, ...]) -> SparseFn:
+        """The marginal over attributes of several linked tables: message passing in which
+        each message keeps, besides its separator, the wanted attributes of its subtree
+        (sparse: only value combinations with positive probability are ever formed)."""
+        assert self.tree is not None
+        want = set(attrs)
+        children = self._children()
+        below: dict[int, set[str]] = {}
+        msgs: dict[int, SparseFn] = {}
+        out = SparseFn.scalar(0.0)
+        try:
+            for c in reversed(self.tree.order):
+                f = self.factors[c]
+                kids = children.get(c, [])
+                below[c] = set(f.attrs).union(*(below[d] for d in kids))
+                if self._skip_empty and not want & below[c]:
+                    continue
+                incoming = [msgs[d] for d in kids if d in msgs]
+                if c not in self.tree.parent:
+                    out = f.weighted({}, incoming, attrs)
+                    break
+                sep = self.tree.sep[c]
+                by = (*sep, *(a for a in attrs if a in below[c] and a not in sep))
+                num = f.weighted({}, incoming, by)
+                if sep:
+                    den = self._separator(c).lookup(dict(zip(num.attrs, num.codes, strict=True)))
+                    vals = np.divide(num.values, den, out=np.zeros_like(num.values), where=den > 0)
+                    num = SparseFn(num.attrs, num.codes, vals, num.cards)
+                msgs[c] = num
+        except JoinTooLarge as exc:
             raise ReleaseError(
-                f"A query or marginal over {', '.join(map(repr, attrs))} combines tables linked by shared "
-                f"attributes and has {cells} value combinations; versapub enumerates at most {MARGINAL_MAX_CELLS}. "
-                "Use fewer attributes in one query, or write it as conditions attr IN (...) joined by AND, "
-                "which is answered without enumerating."
-            )
-        grids = np.meshgrid(*[np.arange(self.cards[a]) for a in attrs], indexing="ij")
-        codes = tuple(gr.ravel().astype(np.int64) for gr in grids)
-        vals = np.array(
-            [
-                self.probability_masks({a: np.arange(self.cards[a]) == int(codes[j][i]) for j, a in enumerate(attrs)})
-                for i in range(len(codes[0]))
-            ]
-        )
-        keep = vals > 0
-        return SparseFn(attrs, tuple(c[keep] for c in codes), vals[keep], tuple(self.cards[a] for a in attrs))
+                f"The marginal over {', '.join(map(repr, attrs))} combines tables linked by shared attributes "
+                f"and would need {exc.rows:,} intermediate value combinations (versapub stops at "
+                f"{JOIN_MAX_ROWS:,}). Ask about fewer attributes at once, or write the question as conditions "
+                "attr IN (...) joined by AND, which is answered without enumerating."
+            ) from None
+        return SparseFn(out.attrs, out.codes, out.values / self.z, out.cards)
 
     def sample(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
         """``n`` synthetic records (codes) by forward sampling along the junction tree."""

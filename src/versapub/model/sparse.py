@@ -15,7 +15,20 @@ import numpy.typing as npt
 
 from versapub.data.groupby import group_rows
 
+#: :func:`expand` refuses joins producing more rows than this.
+JOIN_MAX_ROWS = 30_000_000
+
 Codes = npt.NDArray[np.int64]
+
+
+class JoinTooLarge(Exception):
+    """An :func:`expand` join would exceed ``JOIN_MAX_ROWS`` rows."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(rows)
+        self.rows = rows
+
+
 Floats = npt.NDArray[np.float64]
 
 
@@ -51,14 +64,17 @@ def match_rows(
     return where[rid]
 
 
-def join_on(left_key: Codes, right_key: Codes) -> tuple[Codes, Codes]:
-    """All pairs ``(i, j)`` with ``left_key[i] == right_key[j]`` (an equi-join)."""
+def join_on(left_key: Codes, right_key: Codes, max_rows: int | None = None) -> tuple[Codes, Codes]:
+    """All pairs ``(i, j)`` with ``left_key[i] == right_key[j]`` (an equi-join); raises
+    :class:`JoinTooLarge` before building more than ``max_rows`` pairs."""
     lo = np.argsort(left_key, kind="stable")
     ro = np.argsort(right_key, kind="stable")
     rk = right_key[ro]
     start = np.searchsorted(rk, left_key[lo], side="left")
     end = np.searchsorted(rk, left_key[lo], side="right")
     n = end - start
+    if max_rows is not None and int(n.sum()) > max_rows:
+        raise JoinTooLarge(int(n.sum()))
     li = np.repeat(lo, n)
     offsets = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
     ri = ro[np.repeat(start, n) + offsets]
@@ -138,3 +154,23 @@ def sample_conditional(row_keys: Codes, weights: Floats, query_keys: Codes, rng:
     pos = np.clip(pos, start, np.maximum(end - 1, start))
     out = order[np.minimum(pos, len(order) - 1)] if len(order) else np.zeros(len(query_keys), dtype=np.int64)
     return np.where(total > 0, out, -1)
+
+
+def expand(columns: Mapping[str, Codes], weights: Floats, msg: SparseFn) -> tuple[dict[str, Codes], Floats]:
+    """Multiply rows by a message that may carry attributes the rows lack: the rows are
+    joined with the message's rows on the attributes they share, and the message's other
+    attributes become new columns (a row matching several message rows is repeated)."""
+    shared = [i for i, a in enumerate(msg.attrs) if a in columns]
+    extra = [i for i, a in enumerate(msg.attrs) if a not in columns]
+    n = len(weights)
+    if shared:
+        lid, rid = joint_ids(
+            [columns[msg.attrs[i]] for i in shared], [msg.codes[i] for i in shared], [msg.cards[i] for i in shared]
+        )
+    else:
+        lid, rid = np.zeros(n, dtype=np.int64), np.zeros(len(msg.values), dtype=np.int64)
+    li, ri = join_on(lid, rid, JOIN_MAX_ROWS)
+    out = {a: c[li] for a, c in columns.items()}
+    for i in extra:
+        out[msg.attrs[i]] = msg.codes[i][ri]
+    return out, weights[li] * msg.values[ri]

@@ -210,18 +210,20 @@ class RelativeError:
 
 
 def relative_error(model: ReleaseModel, original: EncodedTable, workload: Workload) -> RelativeError:
-    """``|Act - Est| / Act`` of every workload query; mean and median."""
+    """``|Act - Est| / Act`` of every workload query; mean and median (the estimates in
+    batches: :meth:`ReleaseModel.probability_batch`)."""
     t0 = time.perf_counter()
     mapping = to_model_codes(model, original)
-    est = np.empty(len(workload.queries), dtype=np.float64)
-    for i, q in enumerate(workload.queries):
+    batch = []
+    for q in workload.queries:
         masks = {}
         for a, vals in q.items():
             m = np.zeros(model.cards[a], dtype=bool)
             mc = mapping[a][vals]
             m[mc[mc >= 0]] = True
             masks[a] = m
-        est[i] = model.n * model.probability_masks(masks)
+        batch.append(masks)
+    est = model.n * model.probability_batch(batch)
     err = np.abs(workload.actual - est) / workload.actual
     return RelativeError(
         float(err.mean()), float(np.median(err)), err, est, len(err), workload.redrawn, time.perf_counter() - t0

@@ -1,0 +1,101 @@
+"""Many queries at once: sparse functions whose values carry a batch dimension.
+
+A :class:`BatchFn` is a :class:`~versapub.model.sparse.SparseFn` with one row of values
+per query of a batch (shape ``(batch, rows)``).  The release model answers a whole COUNT
+workload with one message pass per batch.  Inside a factor, every query weights the
+factor's rows by values looked up at a few keys per row (its indicator mask of an
+attribute at the row's code, a child's message at the row's separator value, a group's
+sum at the row's group); the rows' weights are summed per output key.  Both steps are one
+linear map: the distinct combinations of the looked-up keys (usually far fewer than the
+rows) get each query's product of values, a ``(batch, combinations)`` matrix, which is
+multiplied by the sparse ``combinations x outputs`` matrix of the rows' probabilities
+(:func:`batch_reduce`) — never a Python loop over queries or rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from versapub.data.groupby import group_rows
+from versapub.model.sparse import Codes, Floats, match_rows
+
+#: Queries per batch are chosen so that ``batch x rows`` stays below this many floats.
+BATCH_CELLS = 1 << 22
+
+Matrix = npt.NDArray[np.float64]
+BatchMasks = Mapping[str, npt.NDArray[np.bool_]]  # attribute -> (batch, card) indicators
+#: A per-row key (codes) and the per-query values at each key: ``values[b, key[row]]``.
+Gather = tuple[Codes, npt.NDArray[np.floating] | npt.NDArray[np.bool_]]
+
+
+@dataclass(frozen=True)
+class BatchFn:
+    """``attrs -> value`` per query: ``values[b, i]`` for query ``b`` at row ``i``."""
+
+    attrs: tuple[str, ...]
+    codes: tuple[Codes, ...]
+    values: Matrix
+    cards: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if self.values.ndim != 2:
+            raise ValueError("BatchFn: values must be (batch, rows)")
+        if len(self.attrs) != len(self.codes) or any(len(c) != self.values.shape[1] for c in self.codes):
+            raise ValueError("BatchFn: attrs, codes and values disagree")
+
+    def gather(self, records: Mapping[str, npt.NDArray[np.integer]], n: int) -> Gather:
+        """The key of each of ``n`` records into this function's rows (absent: a zero column)."""
+        if not self.attrs:
+            return np.zeros(n, dtype=np.int64), self.values[:, :1]
+        idx = match_rows(self.codes, [records[a] for a in self.attrs], self.cards)
+        width = self.values.shape[1]
+        padded = np.concatenate([self.values, np.zeros((self.values.shape[0], 1))], axis=1)
+        return np.where(idx >= 0, idx, width), padded
+
+
+def batch_reduce(gathers: Sequence[Gather], p: Floats, out: Codes, n_out: int, batch: int) -> Matrix:
+    """``(batch, n_out)``: ``Σ_rows p[row] · Π_k values_k[b, key_k[row]]`` per output id."""
+    if not gathers:
+        return np.broadcast_to(np.bincount(out, weights=p, minlength=n_out), (batch, n_out))
+    if len(gathers) == 1:
+        inv, v = gathers[0][0], np.asarray(gathers[0][1], dtype=np.float64)
+    else:
+        g = group_rows([k for k, _ in gathers], [vals.shape[1] for _, vals in gathers], with_inverse=True)
+        assert g.inverse is not None
+        inv = g.inverse
+        v = np.ones((1, len(g.counts)), dtype=np.float64)
+        for (_, vals), key in zip(gathers, g.keys, strict=True):
+            v = v * vals[:, key]
+    a = sp.csr_matrix((p, (out, inv)), shape=(n_out, v.shape[1]))  # outputs x combinations
+    res = np.asarray(a @ v.T).T
+    return np.broadcast_to(res, (batch, n_out)) if res.shape[0] != batch else res
+
+
+def batch_group_sum(
+    by: Sequence[str],
+    columns: Mapping[str, Codes],
+    cards: Mapping[str, int],
+    p: Floats,
+    gathers: Sequence[Gather],
+    batch: int,
+) -> BatchFn:
+    """Per query, ``SELECT by, SUM(p · Π gathers) GROUP BY by`` (every group present in the
+    rows is kept, even where a query's sum is 0)."""
+    by = tuple(by)
+    if not by:
+        out = np.zeros(len(p), dtype=np.int64)
+        return BatchFn((), (), batch_reduce(gathers, p, out, 1, batch), ())
+    g = group_rows([columns[a] for a in by], [cards[a] for a in by], with_inverse=True)
+    assert g.inverse is not None
+    values = batch_reduce(gathers, p, g.inverse, len(g.counts), batch)
+    return BatchFn(by, tuple(k.astype(np.int64) for k in g.keys), values, tuple(cards[a] for a in by))
+
+
+def mask_gathers(columns: Mapping[str, Codes], masks: BatchMasks) -> list[Gather]:
+    """One gather per mask on an attribute the rows have."""
+    return [(columns[a], m) for a, m in masks.items() if a in columns]
