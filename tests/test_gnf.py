@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from versapub.datasets import RUNNING_EXAMPLE_RULES
 from versapub.privacy import parse_rule, reduce_rules
+from versapub.privacy.rules import Rule
 from versapub.schema import Schema, SubTable, check_gnf, components
+from versapub.schema.gnf import check_rule
 from versapub.schema.reachability import shortest_path
 
 from .conftest import rule_sets
@@ -131,3 +133,25 @@ def test_single_attribute_schema_is_always_gnf(case: tuple[list[str], list], dat
     v = check_gnf(s, reduce_rules(rules).rules)
     assert v.ok
     assert all(x.kind == "not-reachable" for x in v.verdicts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(max_attrs=6, max_rules=4), st.data())
+def test_fast_gnf_answer_equals_the_explained_verdict(case: tuple, data: st.DataObject) -> None:
+    """GD prunes candidates with :func:`rule_holds` (components); it must agree with
+    :func:`check_rule` (shortest paths, guardian attempts) on every random schema."""
+    from versapub.schema.gnf import rule_holds
+
+    attrs, rules = case
+    tables = []
+    for i in range(data.draw(st.integers(1, 4))):
+        cols = data.draw(st.lists(st.sampled_from(attrs), min_size=1, max_size=len(attrs), unique=True))
+        enforce = None
+        if len(cols) > 1 and data.draw(st.booleans()):
+            s = data.draw(st.sampled_from(cols))
+            lhs = data.draw(st.lists(st.sampled_from([a for a in cols if a != s]), min_size=1, unique=True))
+            enforce = Rule(tuple(lhs), s)
+        tables.append(SubTable(f"T{i + 1}", tuple(cols), enforce))
+    schema = Schema(tuple(tables))
+    for r in rules:
+        assert rule_holds(schema, r) == check_rule(schema, r).holds, (schema.describe(), str(r))

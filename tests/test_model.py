@@ -406,3 +406,30 @@ def test_posterior_check_on_linked_tables_equals_brute_force(name: str) -> None:
             assert res["max_posterior"] == pytest.approx(float(post.max()), abs=1e-9), r
         else:  # the group bound is an upper bound on the exact maximum
             assert res["max_posterior"] >= float(post.max()) - 1e-9, r
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5, unique=True), min_size=1, max_size=7))
+def test_junction_tree_matches_networkx(cliques: list[list[str]]) -> None:
+    """The hand-written Kruskal + breadth-first order equals networkx's maximum spanning
+    tree and BFS from clique 0 (the model's root and orientation depend on it)."""
+    import networkx as nx
+
+    from versapub.model import junction_tree
+
+    k = len(cliques)
+    g = nx.Graph()
+    g.add_nodes_from(range(k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            g.add_edge(i, j, weight=len(set(cliques[i]) & set(cliques[j])))
+    tree = nx.maximum_spanning_tree(g) if k > 1 else g
+    ok = all(
+        nx.is_connected(tree.subgraph([i for i in range(k) if a in cliques[i]]))
+        for a in set().union(*map(set, cliques))
+    )
+    got = junction_tree(cliques)
+    assert (got is not None) == ok
+    if got is not None:
+        assert list(got.order) == list(nx.bfs_tree(tree, 0))
+        assert got.parent == {c: p for p, c in nx.bfs_edges(tree, 0)}

@@ -28,6 +28,7 @@ Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,7 +84,7 @@ def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> 
     such batch or per group whose buckets span several counts, never once per record.
     """
     counts, _ = _check_eligible(s_codes, width)
-    table, leftover = greedy_schedule(counts, width)
+    table, leftover = _schedule(counts.astype(np.int64).tobytes(), width)
     g = len(table)
     slot_bucket = table.ravel()
     slot_group = np.repeat(np.arange(g, dtype=np.int64), width)
@@ -104,6 +105,16 @@ def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> 
     group = np.empty(len(s_codes), dtype=np.int64)
     group[_bucket_order(s_codes, rng)] = slot_group[slots]
     return group, g
+
+
+@functools.lru_cache(maxsize=32)
+def _schedule(counts: bytes, width: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    """:func:`greedy_schedule` of the bucket counts, computed once per distinct counts and
+    width (it depends on nothing else: GD anonymizes many tables with the same sensitive
+    attribute, whose schedules are all the same)."""
+    table, leftover = greedy_schedule(np.frombuffer(counts, dtype=np.int64), width)
+    table.setflags(write=False)
+    return table, tuple(leftover)
 
 
 def greedy_schedule(counts: np.ndarray, width: int) -> tuple[np.ndarray, list[int]]:

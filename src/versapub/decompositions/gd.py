@@ -31,7 +31,7 @@ import numpy as np
 from versapub.data.table import EncodedTable
 from versapub.errors import SchemaError
 from versapub.privacy.rules import Rule
-from versapub.schema.gnf import check_gnf
+from versapub.schema.gnf import check_gnf, gnf_holds
 from versapub.schema.model import Schema, SubTable
 
 
@@ -123,7 +123,7 @@ def candidates(
             nt = _table(t.name, [*t.attributes, a], t.sensitive, order)
             assert nt is not None
             cand = Schema((*schema.tables[:ti], nt, *schema.tables[ti + 1 :]))
-            if check_gnf(cand, rules).ok:
+            if gnf_holds(cand, rules):
                 out.append((a, ti, cand))
             else:
                 pruned += 1

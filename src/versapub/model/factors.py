@@ -20,10 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import duckdb
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
@@ -36,6 +34,7 @@ from versapub.model.sparse import (
     group_sum,
     join_on,
     joint_ids,
+    match_rows,
     sample_conditional,
 )
 
@@ -364,31 +363,21 @@ class AnatomyFactor:
         return self._stats[0]
 
     def _latent_prob(self, records: Mapping[str, Codes]) -> Floats:
-        """``Σ_g c(q,g) c(g,s) / (n |g|)`` per record: a hash join of the records with the
-        QIT on q and with the ST on (g, s) (DuckDB)."""
+        """``Σ_g c(q,g) c(g,s) / (n |g|)`` per record: the records joined with the QIT rows
+        of their q, each pair looked up in the ST at (its group, the record's s)."""
         n_rec = len(records[self.s[0]])
-        rec = pa.table({**{f"q{i}": records[a] for i, a in enumerate(self.qi)},
-                        **{f"s{i}": records[a] for i, a in enumerate(self.s)}, "rid": np.arange(n_rec)})  # fmt: skip
-        qit = pa.table(
-            {**{f"q{i}": self.qit[a] for i, a in enumerate(self.qi)}, "g": self.qit[GROUP_KEY], "c": self.c_qg}
+        cards = [self.cards[a] for a in self.qi]
+        rec_q, qit_q = _keys(
+            [records[a] for a in self.qi], [self.qit[a] for a in self.qi], cards, n_rec, len(self.c_qg)
         )
-        st = pa.table({"g": self.st_g, **{f"s{i}": self.st_s[a] for i, a in enumerate(self.s)},
-                       "c": self.c_gs / self.size[self.st_g]})  # fmt: skip
-        on = " AND ".join(f"r.q{i} = q.q{i}" for i in range(len(self.qi))) or "TRUE"
-        on_s = "".join(f" AND st.s{i} = r.s{i}" for i in range(len(self.s)))
-        con = duckdb.connect(":memory:")
-        try:
-            con.register("r", rec)
-            con.register("q", qit)
-            con.register("st", st)
-            res = con.execute(
-                f"SELECT r.rid, sum(q.c * st.c) AS w FROM r JOIN q ON {on} JOIN st ON st.g = q.g{on_s} GROUP BY r.rid"
-            ).fetchnumpy()
-        finally:
-            con.close()
-        out = np.zeros(n_rec, dtype=np.float64)
-        out[np.asarray(res["rid"], dtype=np.int64)] = np.asarray(res["w"], dtype=np.float64) / self.n
-        return out
+        ri, qi = join_on(rec_q, qit_q)
+        g = self.qit[GROUP_KEY][qi]
+        st_keys = [self.st_g, *(self.st_s[a] for a in self.s)]
+        st_cards = [len(self.size), *(self.cards[a] for a in self.s)]
+        row = match_rows(st_keys, [g, *(records[a][ri] for a in self.s)], st_cards)
+        p_s = self._scaled()[1]
+        w = np.where(row >= 0, self.c_qg[qi] * p_s[np.maximum(row, 0)], 0.0)
+        return np.bincount(ri, weights=w, minlength=n_rec) / self.n
 
     def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:
         keys = [a for a in self.attrs if a in given]

@@ -21,7 +21,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
@@ -50,22 +49,51 @@ class JunctionTree:
 
 
 def junction_tree(cliques: Sequence[Sequence[str]]) -> JunctionTree | None:
-    """A junction tree of the cliques (maximum spanning tree on shared-attribute counts,
-    then the running-intersection property is checked); ``None`` if none exists."""
+    """A junction tree of the cliques, or ``None`` if none exists.
+
+    Kruskal's maximum spanning tree on shared-attribute counts (edges ``(i, j)``, ``i < j``,
+    in lexicographic order, stably sorted by decreasing weight, so ties go to the earlier
+    pair), then the running-intersection property is checked (every attribute's holders
+    span ``holders - 1`` tree edges); the root is clique 0 and the order breadth-first
+    with each clique's children in the order their edges were accepted.  Small and
+    dependency-free: GD builds one tree per candidate schema."""
     k = len(cliques)
-    sets = [set(c) for c in cliques]
-    g = nx.Graph()
-    g.add_nodes_from(range(k))
-    for i in range(k):
-        for j in range(i + 1, k):
-            g.add_edge(i, j, weight=len(sets[i] & sets[j]))
-    tree = nx.maximum_spanning_tree(g) if k > 1 else g
-    for a in set().union(*sets) if sets else set():
-        holders = [i for i in range(k) if a in sets[i]]
-        if len(holders) > 1 and not nx.is_connected(tree.subgraph(holders)):
-            return None
-    order = list(nx.bfs_tree(tree, 0)) if k else []
-    parent = {c: p for p, c in nx.bfs_edges(tree, 0)} if k else {}
+    sets = [frozenset(c) for c in cliques]
+    edges = sorted(((len(sets[i] & sets[j]), i, j) for i in range(k) for j in range(i + 1, k)), key=lambda e: -e[0])
+    root = list(range(k))
+
+    def find(x: int) -> int:
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    adj: list[list[int]] = [[] for _ in range(k)]
+    tree_edges = []
+    for _, i, j in edges:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            root[rj] = ri
+            adj[i].append(j)
+            adj[j].append(i)
+            tree_edges.append((i, j))
+    holders: dict[str, int] = {}
+    for c in sets:
+        for a in c:
+            holders[a] = holders.get(a, 0) + 1
+    linked: dict[str, int] = {}
+    for i, j in tree_edges:
+        for a in sets[i] & sets[j]:
+            linked[a] = linked.get(a, 0) + 1
+    if any(linked.get(a, 0) != h - 1 for a, h in holders.items()):
+        return None
+    order: list[int] = [0] if k else []
+    parent: dict[int, int] = {}
+    for c in order:  # grows while iterating: breadth-first
+        for d in adj[c]:
+            if d != parent.get(c) and d not in parent and d != 0:
+                parent[d] = c
+                order.append(d)
     sep = {c: tuple(a for a in cliques[c] if a in sets[p]) for c, p in parent.items()}
     return JunctionTree(tuple(order), parent, sep)
 

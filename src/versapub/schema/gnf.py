@@ -24,7 +24,7 @@ from typing import Literal
 from versapub.errors import SchemaError
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema, SubTable
-from versapub.schema.reachability import Step, format_path, reachable_from, shortest_path
+from versapub.schema.reachability import Step, components, format_path, reachable_from, shortest_path
 
 Kind = Literal["not-reachable", "guardian", "violation"]
 
@@ -184,6 +184,37 @@ def check_rule(schema: Schema, rule: Rule) -> RuleVerdict:
         if a.condition_ii and a.condition_iii:
             return RuleVerdict(rule, "guardian", a.table, a.w_q, a.q_star, path, attempts)
     return RuleVerdict(rule, "violation", path=path, attempts=attempts)
+
+
+def _reaches(sources: frozenset[str], target: str, tables: Sequence[Sequence[str]]) -> bool:
+    comp = components(tables)
+    return target in comp and any(comp.get(a) == comp[target] for a in sources if a != target)
+
+
+def rule_holds(schema: Schema, rule: Rule) -> bool:
+    """Definition 5 for one rule, yes or no: :func:`check_rule` without its explanation
+    (connected components instead of shortest paths; GD's candidate pruning calls it)."""
+    q, s = rule.lhs_set, rule.rhs
+    tables = [t.attributes for t in schema.tables]
+    if not _reaches(q, s, tables):
+        return True
+    for i, t in enumerate(schema.tables):
+        if s not in t.attribute_set:
+            continue
+        w_q = q & t.attribute_set
+        reach = reachable_from(q, [u for j, u in enumerate(tables) if j != i]) | q
+        q_star = frozenset(a for a in t.attribute_set - {s} if a in reach) - w_q
+        if not _satisfies(t, w_q | q_star, s):
+            continue
+        reduced = [tuple(a for a in u if a != s) if j == i else u for j, u in enumerate(tables)]
+        if not _reaches(q, s, reduced):
+            return True
+    return False
+
+
+def gnf_holds(schema: Schema, rules: Sequence[Rule]) -> bool:
+    """Is ``schema`` in GNF for ``rules``?  (The verdict of :func:`check_gnf`, without explanations.)"""
+    return all(rule_holds(schema, r) for r in rules)
 
 
 def check_gnf(schema: Schema, rules: Sequence[Rule]) -> GNFVerdict:
