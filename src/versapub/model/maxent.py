@@ -78,8 +78,8 @@ def junction_tree(cliques: Sequence[Sequence[str]]) -> JunctionTree | None:
             adj[j].append(i)
             tree_edges.append((i, j))
     holders: dict[str, int] = {}
-    for c in sets:
-        for a in c:
+    for members in sets:
+        for a in members:
             holders[a] = holders.get(a, 0) + 1
     linked: dict[str, int] = {}
     for i, j in tree_edges:
