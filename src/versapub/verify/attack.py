@@ -206,6 +206,59 @@ def _joint(tables: Sequence[CountRows], limit: int) -> tuple[list[str], list[tup
     return cols, [r for r, _ in joint], [[ks[inv[ti]] for ti in range(len(tables))] for _, ks in joint]
 
 
+def _every_join_row_possible(tables: Sequence[CountRows]) -> bool:
+    """Two tables whose counts agree on every value of their shared columns (an Anatomy
+    QIT and ST: the group sizes): every row of their join holds a record in some possible
+    world (within one shared value the records of the two tables can be paired in any
+    way, so any pair of rows with positive counts can be made to meet).  Then no solver
+    is needed: the possible values are exactly those of the join."""
+    if len(tables) != 2:
+        return False
+    a, b = tables
+    shared = [c for c in a.columns if c in b.columns]
+    if not shared:
+        return False
+    totals: list[dict[tuple[str, ...], int]] = []
+    for t in (a, b):
+        pos = [t.columns.index(c) for c in shared]
+        tot: dict[tuple[str, ...], int] = {}
+        for row, c in zip(t.rows, t.counts, strict=True):
+            key = tuple(row[p] for p in pos)
+            tot[key] = tot.get(key, 0) + int(c)
+        totals.append(tot)
+    return totals[0] == totals[1]
+
+
+def _pair_values(tables: Sequence[CountRows], rule: Rule, q_in: list[str]) -> dict[tuple[str, ...], set[str]]:
+    """For two tables: per combination of ``q_in`` values in their join, the values of
+    ``rule.rhs`` beside it, computed per value of the shared columns from each side's
+    distinct projections (never the whole join)."""
+    x, y = tables
+    shared = [c for c in x.columns if c in y.columns]
+    sides = []
+    for t, own in ((x, [a for a in q_in if a in x.columns]), (y, [a for a in q_in if a not in x.columns])):
+        kpos = [t.columns.index(c) for c in shared]
+        qpos = [t.columns.index(a) for a in own]
+        spos = t.columns.index(rule.rhs) if rule.rhs in t.columns else None
+        per_key: dict[tuple[str, ...], set[tuple[tuple[str, ...], str | None]]] = {}
+        for r in t.rows:
+            per_key.setdefault(tuple(r[p] for p in kpos), set()).add(
+                (tuple(r[p] for p in qpos), r[spos] if spos is not None else None)
+            )
+        sides.append((own, per_key))
+    (own_x, px), (own_y, py) = sides
+    order = [(own_x + own_y).index(a) for a in q_in]
+    out: dict[tuple[str, ...], set[str]] = {}
+    for key, left in px.items():
+        for qx, sx in left:
+            for qy, sy in py.get(key, ()):
+                q = qx + qy
+                val = sx if sx is not None else sy
+                if val is not None:
+                    out.setdefault(tuple(q[i] for i in order), set()).add(val)
+    return out
+
+
 def exact_attack(
     pub: PublishedRelease, guarantee: Guarantee, original: Sequence[dict[str, str]] | None = None
 ) -> AttackResult:
@@ -239,6 +292,10 @@ def exact_attack(
             by_pair: dict[tuple[tuple[str, ...], str], list[int]] = {}
             for j, r in enumerate(joint):
                 by_pair.setdefault((tuple(r[p] for p in qpos), r[spos]), []).append(j)
+            if _every_join_row_possible(tables):  # exact without search
+                seen = _pair_values(tables, rule, q_in)
+                possible = {q: set(seen.get(q, ())) for q in targets}
+                targets = []
             for q in targets:
                 for s in sorted({s for (qq, s) in by_pair if qq == q}):
                     if s in possible[q]:
@@ -315,6 +372,12 @@ def scalable_attack(
         for i, c in enumerate(t.columns):
             all_values.setdefault(c, set()).update(r[i] for r in t.rows)
     for tables, cols, rules in _rule_components(pub):
+        if _every_join_row_possible(tables):
+            for rule in rules:  # exact without search (see _every_join_row_possible)
+                q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables))
+                seen = _pair_values(tables, rule, q_in)
+                _report(result, rule, q_in, original, {q: frozenset(seen.get(q, ())) for q in targets}, pub)
+            continue
         pinned = _pinned_slots(tables, all_values)
         for rule in rules:
             q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables))
