@@ -26,6 +26,8 @@ from versapub.model.sparse import Codes, Floats, match_rows
 
 #: Queries per batch are chosen so that ``batch x rows`` stays below this many floats.
 BATCH_CELLS = 1 << 22
+#: Up to this many queries, :func:`batch_reduce` sums with one ``bincount`` per query.
+SMALL_BATCH = 4
 
 Matrix = npt.NDArray[np.float64]
 BatchMasks = Mapping[str, npt.NDArray[np.bool_]]  # attribute -> (batch, card) indicators
@@ -62,6 +64,11 @@ def batch_reduce(gathers: Sequence[Gather], p: Floats, out: Codes, n_out: int, b
     """``(batch, n_out)``: ``Σ_rows p[row] · Π_k values_k[b, key_k[row]]`` per output id."""
     if not gathers:
         return np.broadcast_to(np.bincount(out, weights=p, minlength=n_out), (batch, n_out))
+    width = max(vals.shape[0] for _, vals in gathers)
+    if width <= SMALL_BATCH:  # a few queries: weight the rows directly
+        return np.broadcast_to(
+            np.stack([_direct(gathers, p, out, n_out, min(b, width - 1)) for b in range(width)]), (batch, n_out)
+        )
     if len(gathers) == 1:
         inv, v = gathers[0][0], np.asarray(gathers[0][1], dtype=np.float64)
     else:
@@ -74,6 +81,25 @@ def batch_reduce(gathers: Sequence[Gather], p: Floats, out: Codes, n_out: int, b
     a = sp.csr_matrix((p, (out, inv)), shape=(n_out, v.shape[1]))  # outputs x combinations
     res = np.asarray(a @ v.T).T
     return np.broadcast_to(res, (batch, n_out)) if res.shape[0] != batch else res
+
+
+def _direct(gathers: Sequence[Gather], p: Floats, out: Codes, n_out: int, b: int) -> Floats:
+    """Query ``b`` of :func:`batch_reduce` row by row: the indicator gathers combined as
+    booleans first, then the numeric ones, then one sum per output."""
+    keep: npt.NDArray[np.bool_] | None = None
+    w = p
+    for key, vals in gathers:
+        row = vals[min(b, vals.shape[0] - 1)]
+        if row.dtype == np.bool_:
+            hit = np.take(row, key)
+            keep = hit if keep is None else keep & hit
+        else:
+            w = w * np.take(row, key)
+    if n_out == 1:
+        return np.array([float(w @ keep) if keep is not None else float(w.sum())])
+    if keep is not None:
+        return np.bincount(out[keep], weights=w[keep], minlength=n_out).astype(np.float64)
+    return np.bincount(out, weights=w, minlength=n_out).astype(np.float64)
 
 
 def batch_group_sum(

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
-from versapub.model.batch import BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
+from versapub.model.batch import SMALL_BATCH, BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
 from versapub.model.sparse import (
     Codes,
     Floats,
@@ -113,6 +113,19 @@ def _apply(
     return columns, w
 
 
+#: Projections of a factor are kept for reuse only when small, and at most this many.
+CACHE_MAX_ROWS = 1 << 14
+CACHE_MAX_ENTRIES = 256
+
+Projection = tuple[dict[str, Codes], Floats]
+
+
+def _cached(cache: dict[tuple[str, ...], Projection], key: tuple[str, ...], value: Projection) -> Projection:
+    if len(value[1]) <= CACHE_MAX_ROWS and len(cache) < CACHE_MAX_ENTRIES:
+        cache[key] = value
+    return value
+
+
 def _cards(cards: Mapping[str, int], messages: Sequence[SparseFn]) -> dict[str, int]:
     out = dict(cards)
     for m in messages:
@@ -137,9 +150,7 @@ class PlainFactor:
     columns: dict[str, Codes]
     p: Floats
     cards: dict[str, int]
-    _proj: dict[tuple[str, ...], tuple[dict[str, Codes], Floats]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _proj: dict[tuple[str, ...], Projection] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def latent(self) -> tuple[str, ...]:
@@ -149,19 +160,21 @@ class PlainFactor:
     def rows(self) -> int:
         return len(self.p)
 
-    def projection(self, attrs: Iterable[str]) -> tuple[dict[str, Codes], Floats]:
+    def projection(self, attrs: Iterable[str]) -> Projection:
         """The factor's marginal over ``attrs`` (in the factor's order) as rows; cached."""
         want = set(attrs)
         key = tuple(a for a in self.attrs if a in want)
         if key == self.attrs:
             return self.columns, self.p
-        if key not in self._proj:
-            f = group_sum(key, self.columns, self.cards, self.p)
-            self._proj[key] = (dict(zip(f.attrs, f.codes, strict=True)), f.values)
-        return self._proj[key]
+        if key in self._proj:
+            return self._proj[key]
+        f = group_sum(key, self.columns, self.cards, self.p)
+        out = (dict(zip(f.attrs, f.codes, strict=True)), f.values)
+        return _cached(self._proj, key, out)
 
     def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
-        cols, p = self.projection([*by, *masks, *(a for m in messages for a in m.attrs)])
+        need = [*by, *masks, *(a for m in messages for a in m.attrs)]
+        cols, p = self.projection(need) if batch > SMALL_BATCH else (self.columns, self.p)
         gathers = mask_gathers(cols, masks) + [m.gather(cols, len(p)) for m in messages]
         return batch_group_sum(by, cols, self.cards, p, gathers, batch)
 
@@ -205,9 +218,7 @@ class AnatomyFactor:
     _stats: list[float] = field(default_factory=list, repr=False, compare=False)
     _cache: list[Floats] = field(default_factory=list, repr=False, compare=False)
 
-    _qproj: dict[tuple[str, ...], tuple[dict[str, Codes], Floats]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _qproj: dict[tuple[str, ...], Projection] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def attrs(self) -> tuple[str, ...]:
@@ -217,17 +228,15 @@ class AnatomyFactor:
     def rows(self) -> int:
         return len(self.c_qg) + len(self.c_gs)
 
-    def _q_projection(self, attrs: Iterable[str]) -> tuple[Mapping[str, Codes], Floats]:
-        """``p(q', g)`` over the QI attributes in ``attrs`` and the group, as rows; cached."""
+    def _qi_marginal(self, attrs: Iterable[str]) -> Projection:
+        """``p(q')`` over the QI attributes in ``attrs`` (groups summed out), as rows; kept
+        when small."""
         want = set(attrs)
         key = tuple(a for a in self.qi if a in want)
-        p_qg = self._scaled()[0]
-        if key == self.qi:
-            return self.qit, p_qg
-        if key not in self._qproj:
-            f = group_sum((*key, GROUP_KEY), self.qit, {**self.cards, GROUP_KEY: len(self.size)}, p_qg)
-            self._qproj[key] = (dict(zip(f.attrs, f.codes, strict=True)), f.values)
-        return self._qproj[key]
+        if key in self._qproj:
+            return self._qproj[key]
+        f = group_sum(key, self.qit, self.cards, self._scaled()[0])
+        return _cached(self._qproj, key, (dict(zip(f.attrs, f.codes, strict=True)), f.values))
 
     def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
         sides = [self._side(m.attrs) for m in messages]
@@ -237,21 +246,24 @@ class AnatomyFactor:
         n_groups = len(self.size)
         q_masks = {a: m for a, m in masks.items() if a in self.qi}
         q_msgs = [m for m, sd in zip(messages, sides, strict=True) if sd == "qi"]
-        q_by = by if by_side == "qi" else ()
-        q_cols, p_q = self._q_projection([*q_by, *q_masks, *(a for m in q_msgs for a in m.attrs)])
-        gq = mask_gathers(q_cols, q_masks) + [m.gather(q_cols, len(p_q)) for m in q_msgs]
-        gs = mask_gathers(self.st_s, masks) + [
-            m.gather(self.st_s, len(self.c_gs)) for m, sd in zip(messages, sides, strict=True) if sd == "s"
-        ]
-        g_q, g_s = q_cols[GROUP_KEY], self.st_g
-        p_s = self._scaled()[1]
-        # Without evidence on a side its per-group sum is known: Σ_q p(q,g) = |g|/n, Σ_s p(s|g) = 1.
-        a_g = batch_reduce(gq, p_q, g_q, n_groups, batch) if gq else (self.size / self.n)[None, :]
-        b_g = batch_reduce(gs, p_s, g_s, n_groups, batch) if gs else np.ones((1, n_groups))
-        if not by:
-            return BatchFn((), (), np.broadcast_to((a_g * b_g).sum(axis=1, keepdims=True), (batch, 1)).copy(), ())
+        s_masks = {a: m for a, m in masks.items() if a in self.s}
+        s_msgs = [m for m, sd in zip(messages, sides, strict=True) if sd == "s"]
+        p_qg, p_s = self._scaled()
+        if not (s_masks or s_msgs) and by_side != "s":
+            # Σ_s p(s|g) = 1 for every group: the QI marginal answers (groups summed out);
+            # a few queries read the QIT's rows directly rather than project it first.
+            need = [*by, *q_masks, *(a for m in q_msgs for a in m.attrs)]
+            cols, p = self._qi_marginal(need) if batch > SMALL_BATCH else (self.qit, p_qg)
+            gq = mask_gathers(cols, q_masks) + [m.gather(cols, len(p)) for m in q_msgs]
+            return batch_group_sum(by, cols, self.cards, p, gq, batch)
+        g_q, g_s = self.qit[GROUP_KEY], self.st_g
+        gq = mask_gathers(self.qit, q_masks) + [m.gather(self.qit, len(p_qg)) for m in q_msgs]
+        gs = mask_gathers(self.st_s, s_masks) + [m.gather(self.st_s, len(p_s)) for m in s_msgs]
         if by_side == "qi":
-            return batch_group_sum(by, q_cols, self.cards, p_q, [*gq, (g_q, b_g)], batch)
+            b_g = batch_reduce(gs, p_s, g_s, n_groups, batch)
+            return batch_group_sum(by, self.qit, self.cards, p_qg, [*gq, (g_q, b_g)], batch)
+        # Without evidence on the QI side its per-group sum is known: Σ_q p(q,g) = |g|/n.
+        a_g = batch_reduce(gq, p_qg, g_q, n_groups, batch) if gq else (self.size / self.n)[None, :]
         return batch_group_sum(by, self.st_s, self.cards, p_s, [*gs, (g_s, a_g)], batch)
 
     @property

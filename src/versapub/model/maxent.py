@@ -17,8 +17,9 @@ refused above ``IPF_MAX_CELLS`` cells); :attr:`ReleaseModel.path` says which was
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -204,37 +205,34 @@ class ReleaseModel:
         return home
 
     def probability_batch(self, queries: Sequence[Masks]) -> Floats:
-        """:meth:`probability_masks` of many queries, answered in batches: queries whose
-        masks touch the same tables share one message pass, with ``(batch, rows)`` weights
-        (:mod:`versapub.model.batch`); batches are sized so that ``batch x rows`` of the
-        largest table stays below ``BATCH_CELLS``."""
+        """:meth:`probability_masks` of many queries, answered in batches: queries that
+        constrain the same attributes share one message pass, with ``(batch, ...)``
+        values (:mod:`versapub.model.batch`), and every table is reduced to the attributes
+        the batch constrains before any query touches it.  When the tables share no
+        attribute, each table answers the queries' conditions on its own attributes,
+        batched by those attributes alone, and the answers multiply."""
         out = np.empty(len(queries), dtype=np.float64)
         if self._dense is not None:
             for i, q in enumerate(queries):
                 out[i] = self._dense.probability(q)
             return out
-        home = self._homes()
-        patterns: dict[tuple[int, ...], list[int]] = {}
-        for i, q in enumerate(queries):
-            key = tuple(sorted({home[a] for a in q}))
-            patterns.setdefault(key, []).append(i)
-        widest = max((f.rows for f in self.factors), default=1)
-        step = max(1, BATCH_CELLS // max(widest, 1))
-        for idx in patterns.values():
-            for lo in range(0, len(idx), step):
-                part = idx[lo : lo + step]
-                out[part] = self._batch([queries[i] for i in part])
-        return out
+        assert self.tree is not None
+        if self.tree.disjoint:
+            out[:] = 1.0
+            for f in self.factors:
+                local: list[Masks] = [{a: m for a, m in q.items() if a in f.attrs} for q in queries]
+                out *= _by_pattern(local, functools.partial(self._alone, f), f.rows)
+            return out / self.z
+        return _by_pattern(queries, self._batch, max((f.rows for f in self.factors), default=1))
+
+    def _alone(self, f: Factor, queries: Sequence[Masks]) -> Floats:
+        """One table's probability of each query's conditions on its attributes."""
+        return f.weighted_batch(_stack(queries, self.cards), [], (), len(queries)).values[:, 0]
 
     def _batch(self, queries: Sequence[Masks]) -> Floats:
         assert self.tree is not None
         b = len(queries)
-        masks: dict[str, npt.NDArray[np.bool_]] = {}
-        for j, q in enumerate(queries):
-            for a, m in q.items():
-                if a not in masks:
-                    masks[a] = np.ones((b, self.cards[a]), dtype=bool)
-                masks[a][j] = m
+        masks = _stack(queries, self.cards)
         children = self._children()
         home = self._homes()
         msgs: dict[int, BatchFn] = {}
@@ -377,6 +375,34 @@ class ReleaseModel:
 
     def decode(self, attr: str, codes: npt.NDArray[np.integer]) -> npt.NDArray[np.object_]:
         return self.domains[attr][codes]
+
+
+def _stack(queries: Sequence[Masks], cards: Mapping[str, int]) -> dict[str, npt.NDArray[np.bool_]]:
+    """The queries' masks as one ``(batch, card)`` matrix per attribute (all true where a
+    query does not constrain the attribute)."""
+    b = len(queries)
+    masks: dict[str, npt.NDArray[np.bool_]] = {}
+    for j, q in enumerate(queries):
+        for a, m in q.items():
+            if a not in masks:
+                masks[a] = np.ones((b, cards[a]), dtype=bool)
+            masks[a][j] = m
+    return masks
+
+
+def _by_pattern(queries: Sequence[Masks], answer: Callable[[list[Masks]], Floats], rows: int) -> Floats:
+    """``answer`` called on batches of queries constraining the same attributes (at most
+    ``BATCH_CELLS // rows`` queries each), the results in the queries' order."""
+    out = np.empty(len(queries), dtype=np.float64)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, q in enumerate(queries):
+        groups.setdefault(tuple(sorted(q)), []).append(i)
+    step = max(1, BATCH_CELLS // max(rows, 1))
+    for idx in groups.values():
+        for lo in range(0, len(idx), step):
+            part = idx[lo : lo + step]
+            out[part] = answer([queries[i] for i in part])
+    return out
 
 
 def _outer(a: SparseFn, b: SparseFn) -> SparseFn:

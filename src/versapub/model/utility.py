@@ -172,7 +172,7 @@ def make_workload(
             q[a] = vals
             lut = np.zeros(card, dtype=bool)
             lut[vals] = True
-            mask &= lut[original.codes(a)]
+            mask &= np.take(lut, original.codes(a))  # take: faster than indexing with int32 codes
         act = int(np.count_nonzero(mask))
         if act == 0:
             redrawn += 1
