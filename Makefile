@@ -40,8 +40,9 @@ test: lint typecheck browser
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 -q -m slow
 
+# Issue 12's benchmark suite (about 5 minutes; not part of make test).
 bench: $(VENV)/.installed-test
-	$(BIN)/python benchmarks/publish_scaling.py
+	$(BIN)/python benchmarks/suite.py
 
 clean:
 	rm -rf $(VENV) demo-release .pytest_cache .mypy_cache .ruff_cache

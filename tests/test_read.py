@@ -153,3 +153,23 @@ def test_non_uniform_hierarchy_is_padded() -> None:
     assert h.height == 4
     assert h.mapping(1) == {"a": "x", "b": "b"}
     assert h.mapping(3) == {"a": "*", "b": "*"}
+
+
+def test_input_is_fingerprinted_while_it_is_read(tmp_path: Path) -> None:
+    """The manifest's sha256 comes from the one pass that reads the file (plain, gzip and
+    multi-character-delimited CSV); it equals a separate hash of the file's bytes."""
+    import gzip
+
+    from versapub.io.read import file_sha256, read_table
+
+    text = "a, b\n" + "".join(f"x{i}, y{i % 3}\n" for i in range(5000))
+    plain = tmp_path / "t.csv"
+    plain.write_text(text.replace(", ", ","))
+    packed = tmp_path / "t.csv.gz"
+    packed.write_bytes(gzip.compress(text.replace(", ", ",").encode()))
+    multi = tmp_path / "m.csv"
+    multi.write_text(text)
+    for path, delim in ((plain, ","), (packed, ","), (multi, ", ")):
+        table = read_table(path, delimiter=delim)
+        assert table.n_rows == 5000
+        assert table.sha256 == file_sha256(path)

@@ -62,7 +62,7 @@ def publish(
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     info = InputInfo(
         path=str(cfg.input.resolve()),
-        sha256=file_sha256(cfg.input),
+        sha256=table.sha256 or file_sha256(cfg.input),  # CSV: hashed while it was read
         rows_read=table.n_rows + table.n_dropped,
         rows_dropped_missing=table.n_dropped,
         **cfg.input_settings(),

@@ -109,12 +109,14 @@ class EncodedTable:
     """A microdata table: equally long encoded columns with unique names.
 
     ``n_dropped`` counts the input rows removed under the ``drop`` missing-value
-    policy before encoding (reported, never silent).
+    policy before encoding (reported, never silent); ``sha256`` is the input file's
+    fingerprint when the reader computed it while reading (``None`` otherwise).
     """
 
     columns: tuple[Column, ...]
     n_dropped: int = 0
     source: str = "<memory>"
+    sha256: str | None = None
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -205,7 +207,9 @@ class EncodedTable:
 
     def select(self, names: Iterable[str]) -> EncodedTable:
         """The table restricted to ``names`` (in that order); codes are shared, not copied."""
-        return EncodedTable(tuple(self.column(n) for n in names), n_dropped=self.n_dropped, source=self.source)
+        return EncodedTable(
+            tuple(self.column(n) for n in names), n_dropped=self.n_dropped, source=self.source, sha256=self.sha256
+        )
 
     def sample(self, n: int, rng: np.random.Generator) -> EncodedTable:
         """``n`` records drawn without replacement (kept in input order); each dictionary
@@ -226,7 +230,7 @@ class EncodedTable:
         """A table with ``column`` in place of the column of the same name."""
         i = self._index[column.name]
         cols = (*self.columns[:i], column, *self.columns[i + 1 :])
-        return EncodedTable(cols, n_dropped=self.n_dropped, source=self.source)
+        return EncodedTable(cols, n_dropped=self.n_dropped, source=self.source, sha256=self.sha256)
 
     @property
     def nbytes(self) -> int:

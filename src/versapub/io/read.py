@@ -62,12 +62,41 @@ def _opener(path: Path) -> Any:
     return gzip.open if path.suffix.lower() == ".gz" else open
 
 
+class _Hashing(io.RawIOBase):
+    """A binary file whose bytes are fed to SHA-256 as they are read (the input's
+    fingerprint without a second pass over the file)."""
+
+    def __init__(self, path: Path) -> None:
+        self._f = open(path, "rb")  # noqa: SIM115 - closed with this stream
+        self.digest = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        n = self._f.readinto(b)
+        if n:
+            self.digest.update(memoryview(b)[:n])
+        return n or 0
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+def _open_hashed(path: Path) -> tuple[Any, _Hashing]:
+    """The file's (decompressed) bytes as a stream, and the hashing stream under it."""
+    raw = _Hashing(path)
+    buffered = io.BufferedReader(raw, 1 << 22)
+    return (gzip.GzipFile(fileobj=buffered, mode="rb") if path.suffix.lower() == ".gz" else buffered), raw
+
+
 class _DelimiterStream(io.RawIOBase):
     """A binary file whose multi-character delimiter is replaced by :data:`_UNIT` while it is
     read (so the single-character CSV parser can read it); block by block, in C."""
 
     def __init__(self, path: Path, delimiter: str) -> None:
-        self._f = _opener(path)(path, "rb")
+        self._f, self.hashed = _open_hashed(path)
         self._old, self._new = delimiter.encode("utf-8"), _UNIT.encode()
         self._carry = b""
         self._buf = b""
@@ -93,6 +122,7 @@ class _DelimiterStream(io.RawIOBase):
 
     def close(self) -> None:
         self._f.close()
+        self.hashed.close()
         super().close()
 
 
@@ -233,10 +263,11 @@ _SHOWN_LINES = 5
 
 
 def _csv_batches(
-    path: Path, delimiter: str, header: list[str], columns: Sequence[str] | None, has_header: bool
+    path: Path, delimiter: str, header: list[str], columns: Sequence[str] | None, has_header: bool, digest: list[str]
 ) -> Iterator[pa.RecordBatch]:
     """The file's records in blocks, every column as text.  Records with the wrong number
-    of fields are collected while reading and reported together at the end."""
+    of fields are collected while reading and reported together at the end.  The file's
+    SHA-256 is appended to ``digest`` once it has been read to the end."""
     bad_rows = [0]
 
     def invalid(row: Any) -> str:
@@ -255,10 +286,17 @@ def _csv_batches(
         null_values=[],
         include_columns=list(columns) if columns is not None else None,
     )
-    source: Any = _DelimiterStream(path, delimiter) if multi else str(path)
+    if multi:
+        source: Any = _DelimiterStream(path, delimiter)
+        hashed = source.hashed
+    else:
+        source, hashed = _open_hashed(path)
     try:
         reader = pacsv.open_csv(source, read_options=read_opts, parse_options=parse_opts, convert_options=conv_opts)
         yield from reader
+        while source.read(1 << 22):  # any bytes the parser left (none for a well-formed file)
+            pass
+        digest.append(hashed.digest.hexdigest())
     except pa.ArrowInvalid as exc:
         msg = str(exc)
         if "UTF8" in msg or "utf8" in msg.lower():
@@ -269,8 +307,8 @@ def _csv_batches(
             ) from None
         raise InputError(f"{path}: cannot parse as CSV (delimiter {delimiter!r}): {msg[:300]}") from None
     finally:
-        if multi:
-            source.close()
+        source.close()
+        hashed.close()
     if bad_rows[0]:
         lines = _bad_lines(path, delimiter, len(header), 1 if has_header else 0, _SHOWN_LINES)
         shown = "; ".join(f"line {ln} has {k} field(s)" for ln, k in lines)
@@ -349,6 +387,7 @@ def read_table(
         raise InputError(f"Input file {p} does not exist.")
     if names is not None:
         names = [str(x) for x in names]
+    digest: list[str] = []
     if _is_parquet(p, format):
         header_names, batches = _parquet_batches(p, columns, names)
     else:
@@ -356,7 +395,7 @@ def read_table(
         if delim.strip("\r\n") != delim or not delim or delim == '"':
             raise InputError(f"The delimiter {delim!r} cannot separate fields; use e.g. ',' or ';' or ', '.")
         header_names = _read_header(p, delim, header, names, strip)
-        batches = _csv_batches(p, delim, header_names, columns, header)
+        batches = _csv_batches(p, delim, header_names, columns, header, digest)
     if columns is not None:
         unknown = [c for c in columns if c not in header_names]
         if unknown:
@@ -382,7 +421,7 @@ def read_table(
     n_dropped = 0 if keep is None else int((~keep).sum())
     if n_dropped == n:
         raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
-    table = EncodedTable(cols, n_dropped=n_dropped, source=str(p))
+    table = EncodedTable(cols, n_dropped=n_dropped, source=str(p), sha256=digest[0] if digest else None)
     for attr, (h, level) in (hierarchies or {}).items():
         if attr not in table:
             raise InputError(

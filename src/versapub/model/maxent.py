@@ -99,6 +99,19 @@ def junction_tree(cliques: Sequence[Sequence[str]]) -> JunctionTree | None:
     return JunctionTree(tuple(order), parent, sep)
 
 
+def mixed_separator(tree: JunctionTree, latent: Sequence[Sequence[str]]) -> bool:
+    """Does some tree edge have a table (with ``latent`` attributes) whose separator mixes
+    its QI and sensitive attributes, or touches one of several sensitive attributes (a
+    suppressed group changes their marginal)?  Then tables built from one table can
+    still disagree on the separator and the model's Z must be computed."""
+    for c, p in tree.parent.items():
+        sep = set(tree.sep[c])
+        for lat in (set(latent[c]), set(latent[p])):
+            if sep & lat and (not sep <= lat or len(lat) > 1):
+                return True
+    return False
+
+
 class ReleaseModel:
     """The maximum-entropy distribution over a release's attributes.
 
@@ -144,16 +157,8 @@ class ReleaseModel:
         self._skip_empty = abs(self.z - 1.0) < 1e-12
 
     def _mixed_separator(self) -> bool:
-        """Does some tree edge have an Anatomy table whose separator mixes QI and S?"""
         assert self.tree is not None
-        for c, p in self.tree.parent.items():
-            sep = set(self.tree.sep[c])
-            for f in (self.factors[c], self.factors[p]):
-                # Several sensitive attributes: a suppressed group changes their marginal.
-                latent = set(f.latent)
-                if sep & latent and (not sep <= latent or len(latent) > 1):
-                    return True
-        return False
+        return mixed_separator(self.tree, [f.latent for f in self.factors])
 
     @property
     def path(self) -> str:
