@@ -162,7 +162,7 @@ def informs(tmp: Path) -> list[Table]:
     rel = tmp / "informs"
     pub = publish(JOBS / "informs" / "informs_gd.toml", rel)
     chk = check(rel)
-    rep = run([*VERSAPUB, "report", str(rel)])
+    rep = run([*VERSAPUB, "report", str(rel), "-o", str(tmp / "informs_report.html")])
     ev = run([*VERSAPUB, "evaluate", str(rel)])
     t = Table("informs-gd", "GD on INFORMS demographics 33,961 x 8, 4 rules, l = 2")
     t.rows = [
