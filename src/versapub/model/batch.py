@@ -14,8 +14,9 @@ multiplied by the sparse ``combinations x outputs`` matrix of the rows' probabil
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +34,26 @@ Matrix = npt.NDArray[np.float64]
 BatchMasks = Mapping[str, npt.NDArray[np.bool_]]  # attribute -> (batch, card) indicators
 #: A per-row key (codes) and the per-query values at each key: ``values[b, key[row]]``.
 Gather = tuple[Codes, npt.NDArray[np.floating] | npt.NDArray[np.bool_]]
+
+
+#: Row groupings and row matchings reused across batches, keyed by the identity of the
+#: code arrays they were computed from (the arrays are held too, so an id cannot be reused
+#: while its entry lives).  A message pass over the same tables asks the same questions
+#: for every batch; only the query values change.
+_MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_MEMO_MAX = 64
+
+
+def remember(key: tuple[Any, ...], keep: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """``compute()``, or its value from the last time ``key`` was asked (bounded)."""
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit[0]
+    value = compute()
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.pop(next(iter(_MEMO)), None)
+    _MEMO[key] = (value, keep)
+    return value
 
 
 @dataclass(frozen=True)
@@ -54,7 +75,9 @@ class BatchFn:
         """The key of each of ``n`` records into this function's rows (absent: a zero column)."""
         if not self.attrs:
             return np.zeros(n, dtype=np.int64), self.values[:, :1]
-        idx = match_rows(self.codes, [records[a] for a in self.attrs], self.cards)
+        cols = [records[a] for a in self.attrs]
+        key = ("match", *map(id, self.codes), *map(id, cols))
+        idx = remember(key, (self.codes, cols), lambda: match_rows(self.codes, cols, self.cards))
         width = self.values.shape[1]
         padded = np.concatenate([self.values, np.zeros((self.values.shape[0], 1))], axis=1)
         return np.where(idx >= 0, idx, width), padded
@@ -116,10 +139,16 @@ def batch_group_sum(
     if not by:
         out = np.zeros(len(p), dtype=np.int64)
         return BatchFn((), (), batch_reduce(gathers, p, out, 1, batch), ())
-    g = group_rows([columns[a] for a in by], [cards[a] for a in by], with_inverse=True)
-    assert g.inverse is not None
-    values = batch_reduce(gathers, p, g.inverse, len(g.counts), batch)
-    return BatchFn(by, tuple(k.astype(np.int64) for k in g.keys), values, tuple(cards[a] for a in by))
+    cols = [columns[a] for a in by]
+
+    def grouping() -> tuple[Codes, tuple[Codes, ...]]:
+        g = group_rows(cols, [cards[a] for a in by], with_inverse=True)
+        assert g.inverse is not None
+        return g.inverse, tuple(k.astype(np.int64) for k in g.keys)
+
+    inverse, keys = remember(("group", *map(id, cols)), tuple(cols), grouping)
+    values = batch_reduce(gathers, p, inverse, len(keys[0]), batch)
+    return BatchFn(by, keys, values, tuple(cards[a] for a in by))
 
 
 def mask_gathers(columns: Mapping[str, Codes], masks: BatchMasks) -> list[Gather]:

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import ReleaseError
-from versapub.model.batch import BATCH_CELLS, BatchFn
+from versapub.model.batch import BATCH_CELLS, BatchFn, remember
 from versapub.model.factors import Factor, Masks
 from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn
 
@@ -257,7 +257,9 @@ class ReleaseModel:
             sep = self.tree.sep[c]
             num = f.weighted_batch(fm, incoming, sep, b)
             if sep:
-                den = self._separator(c).lookup(dict(zip(num.attrs, num.codes, strict=True)))
+                at = dict(zip(num.attrs, num.codes, strict=True))
+                lookup = functools.partial(self._separator(c).lookup, at)
+                den = remember(("den", id(self), c, *map(id, num.codes)), num.codes, lookup)
                 safe = np.where(den > 0, den, 1.0)
                 num = BatchFn(num.attrs, num.codes, np.where(den > 0, num.values / safe, 0.0), num.cards)
             msgs[c] = num

@@ -148,31 +148,33 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> lis
     """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
     probability, against ``1/l``.
 
-    When the tables are disjoint, ``P(s | q)`` depends only on the part of ``q`` inside
-    the table holding ``S``.  If that table is an Anatomy table with ``S`` as its sensitive
-    attribute, ``P(s | q) = Σ_g P(g | q) P(s | g) <= max_g P(s | g)``; that bound (exact when a
-    group is alone) is used instead of the exact maximum, which would need every (q, s) pair
-    of the table.  Otherwise the maximum is computed exactly from the model's marginal.
+    When ``S`` is published in one table only and that table is an Anatomy table with ``S``
+    as a sensitive attribute, ``S`` depends on every other attribute only through the
+    record's latent group: ``P(s | q) = Σ_g P(g | q) P(s | g) <= max_g P(s | g)`` whatever
+    ``q`` and whatever the other tables; that bound (exact when a group is alone) is used
+    instead of the exact maximum, which would need every (q, s) pair.  (When the tables are
+    disjoint and ``q`` has nothing in that table, ``P(s | q) = P(s)`` exactly.)  Otherwise
+    the maximum is computed exactly from the model's marginal.
     """
     out = []
     tree = model.tree
+    disjoint = tree is not None and tree.disjoint
     for r in rules:
         attrs: tuple[str, ...] = (*r.lhs, r.rhs)
         method = "exact"
         worst, s = 0.0, ""
         q: tuple[str, ...] = ()
         try:
-            home = (
-                next((f for f in model.factors if r.rhs in f.attrs), None)
-                if tree is not None and tree.disjoint
-                else None
-            )
+            holders = [f for f in model.factors if r.rhs in f.attrs] if tree is not None else []
+            home = holders[0] if len(holders) == 1 else None
             q_in = tuple(a for a in r.lhs if home is not None and a in home.attrs)
-            bound = home.group_bound(r.rhs, model.cards) if home is not None and q_in else None
+            wanted = home is not None and (bool(q_in) or not disjoint)
+            bound = home.group_bound(r.rhs, model.cards) if home is not None and wanted else None
             if bound is not None:
                 worst, method = bound[0], "group bound"
                 q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][bound[1]])
             else:
+                home = home if disjoint else None  # linked tables: the model's marginal
                 keys = q_in if home is not None else r.lhs
                 m = home.weighted({}, [], (*keys, r.rhs)) if home is not None else model.marginal(attrs)
                 cols = dict(zip(m.attrs, m.codes, strict=True))
@@ -205,8 +207,8 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> lis
 
 def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule, dict[str, Any]]:
     """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
-    file, for rules whose sensitive attribute is the sensitive attribute of an Anatomy
-    table that shares no attribute with any other table and holds some LHS attribute."""
+    file, for rules whose sensitive attribute is published by one table only, as the
+    sensitive attribute of an Anatomy table holding some LHS attribute."""
     m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     tables = list(m["tables"])
     out: dict[Rule, dict[str, Any]] = {}
@@ -220,8 +222,6 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
             t = homes[0]
             entry = parse_entry(t)
             if get_kind(entry.kind).sensitive_of(entry) != (r.rhs,):  # none or several latent: the model
-                continue
-            if any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t):
                 continue
             if not any(a in t["attributes"] for a in r.lhs):
                 continue
