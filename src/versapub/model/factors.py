@@ -113,6 +113,11 @@ def _apply(
     return columns, w
 
 
+#: Pairs (record, QIT row) per chunk of an Anatomy factor's record probabilities.
+JOIN_CHUNK = 1 << 22
+#: An ST is looked up through a dense (group, sensitive value) array up to this many cells.
+DENSE_ST_CELLS = 1 << 26
+
 #: Projections of a factor are kept for reuse only when small, and at most this many.
 CACHE_MAX_ROWS = 1 << 14
 CACHE_MAX_ENTRIES = 256
@@ -376,20 +381,41 @@ class AnatomyFactor:
 
     def _latent_prob(self, records: Mapping[str, Codes]) -> Floats:
         """``Σ_g c(q,g) c(g,s) / (n |g|)`` per record: the records joined with the QIT rows
-        of their q, each pair looked up in the ST at (its group, the record's s)."""
+        of their q, each pair looked up in the ST at (its group, the record's s); in chunks
+        of at most ``JOIN_CHUNK`` pairs (a generalized q can sit in thousands of groups)."""
         n_rec = len(records[self.s[0]])
         cards = [self.cards[a] for a in self.qi]
         rec_q, qit_q = _keys(
             [records[a] for a in self.qi], [self.qit[a] for a in self.qi], cards, n_rec, len(self.c_qg)
         )
-        ri, qi = join_on(rec_q, qit_q)
-        g = self.qit[GROUP_KEY][qi]
-        st_keys = [self.st_g, *(self.st_s[a] for a in self.s)]
-        st_cards = [len(self.size), *(self.cards[a] for a in self.s)]
-        row = match_rows(st_keys, [g, *(records[a][ri] for a in self.s)], st_cards)
+        order = np.argsort(qit_q, kind="stable")
+        sorted_q = qit_q[order]
+        start = np.searchsorted(sorted_q, rec_q, side="left")
+        pairs = np.searchsorted(sorted_q, rec_q, side="right") - start
         p_s = self._scaled()[1]
-        w = np.where(row >= 0, self.c_qg[qi] * p_s[np.maximum(row, 0)], 0.0)
-        return np.bincount(ri, weights=w, minlength=n_rec) / self.n
+        n_groups = len(self.size)
+        dense = len(self.s) == 1 and n_groups * self.cards[self.s[0]] <= DENSE_ST_CELLS
+        if dense:  # the ST as a dense (group, s) table
+            card_s = self.cards[self.s[0]]
+            lut = np.zeros(n_groups * card_s)
+            lut[self.st_g * card_s + self.st_s[self.s[0]]] = p_s
+        out = np.zeros(n_rec, dtype=np.float64)
+        bounds = np.searchsorted(np.cumsum(pairs), np.arange(JOIN_CHUNK, int(pairs.sum()), JOIN_CHUNK))
+        for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), n_rec], strict=True):
+            k = pairs[lo:hi]
+            ri = np.repeat(np.arange(lo, hi), k)
+            offset = np.arange(len(ri)) - np.repeat(np.cumsum(k) - k, k)
+            qi = order[np.repeat(start[lo:hi], k) + offset]
+            g = self.qit[GROUP_KEY][qi]
+            if dense:
+                w = self.c_qg[qi] * lut[g * card_s + records[self.s[0]][ri]]
+            else:
+                st_keys = [self.st_g, *(self.st_s[a] for a in self.s)]
+                st_cards = [n_groups, *(self.cards[a] for a in self.s)]
+                row = match_rows(st_keys, [g, *(records[a][ri] for a in self.s)], st_cards)
+                w = np.where(row >= 0, self.c_qg[qi] * p_s[np.maximum(row, 0)], 0.0)
+            out[lo:hi] += np.bincount(ri - lo, weights=w, minlength=hi - lo)
+        return out / self.n
 
     def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:
         keys = [a for a in self.attrs if a in given]
