@@ -40,19 +40,33 @@ Gather = tuple[Codes, npt.NDArray[np.floating] | npt.NDArray[np.bool_]]
 #: code arrays they were computed from (the arrays are held too, so an id cannot be reused
 #: while its entry lives).  A message pass over the same tables asks the same questions
 #: for every batch; only the query values change.
-_MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_MEMO_MAX = 64
+_MEMO: dict[tuple[Any, ...], tuple[Any, Any, int]] = {}
+#: The memo's values (not the arrays it only holds on to) stay below this many bytes.
+MEMO_MAX_BYTES = 256 << 20
+#: ... and at most this many entries (each also holds on to the arrays it was computed from).
+MEMO_MAX_ENTRIES = 64
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return 0
 
 
 def remember(key: tuple[Any, ...], keep: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
-    """``compute()``, or its value from the last time ``key`` was asked (bounded)."""
+    """``compute()``, or its value from the last time ``key`` was asked (oldest entries
+    dropped beyond ``MEMO_MAX_ENTRIES`` or ``MEMO_MAX_BYTES``)."""
     hit = _MEMO.get(key)
     if hit is not None:
         return hit[0]
     value = compute()
-    if len(_MEMO) >= _MEMO_MAX:
-        _MEMO.pop(next(iter(_MEMO)), None)
-    _MEMO[key] = (value, keep)
+    size = _nbytes(value)
+    if size <= MEMO_MAX_BYTES // 4:
+        _MEMO[key] = (value, keep, size)
+        while len(_MEMO) > MEMO_MAX_ENTRIES or sum(v[2] for v in _MEMO.values()) > MEMO_MAX_BYTES:
+            _MEMO.pop(next(iter(_MEMO)), None)
     return value
 
 
