@@ -9,11 +9,14 @@ sum at the row's group); the rows' weights are summed per output key.  Both step
 linear map: the distinct combinations of the looked-up keys (usually far fewer than the
 rows) get each query's product of values, a ``(batch, combinations)`` matrix, which is
 multiplied by the sparse ``combinations x outputs`` matrix of the rows' probabilities
-(:func:`batch_reduce`) — never a Python loop over queries or rows.
+(:func:`batch_reduce`).  A batch of at most ``SMALL_BATCH`` queries instead weights the
+rows directly, one vectorized pass per query (cheaper than building the matrix); there is
+never a Python loop over rows.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +44,7 @@ Gather = tuple[Codes, npt.NDArray[np.floating] | npt.NDArray[np.bool_]]
 #: while its entry lives).  A message pass over the same tables asks the same questions
 #: for every batch; only the query values change.
 _MEMO: dict[tuple[Any, ...], tuple[Any, Any, int]] = {}
+_MEMO_LOCK = threading.Lock()
 #: The memo's values (not the arrays it only holds on to) stay below this many bytes.
 MEMO_MAX_BYTES = 256 << 20
 #: ... and at most this many entries (each also holds on to the arrays it was computed from).
@@ -58,15 +62,17 @@ def _nbytes(value: Any) -> int:
 def remember(key: tuple[Any, ...], keep: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
     """``compute()``, or its value from the last time ``key`` was asked (oldest entries
     dropped beyond ``MEMO_MAX_ENTRIES`` or ``MEMO_MAX_BYTES``)."""
-    hit = _MEMO.get(key)
+    with _MEMO_LOCK:
+        hit = _MEMO.get(key)
     if hit is not None:
         return hit[0]
     value = compute()
     size = _nbytes(value)
     if size <= MEMO_MAX_BYTES // 4:
-        _MEMO[key] = (value, keep, size)
-        while len(_MEMO) > MEMO_MAX_ENTRIES or sum(v[2] for v in _MEMO.values()) > MEMO_MAX_BYTES:
-            _MEMO.pop(next(iter(_MEMO)), None)
+        with _MEMO_LOCK:
+            _MEMO[key] = (value, keep, size)
+            while len(_MEMO) > MEMO_MAX_ENTRIES or sum(v[2] for v in _MEMO.values()) > MEMO_MAX_BYTES:
+                _MEMO.pop(next(iter(_MEMO)))
     return value
 
 
