@@ -22,6 +22,7 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+import scipy.sparse as sp
 
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
@@ -32,7 +33,6 @@ from versapub.model.sparse import (
     SparseFn,
     expand,
     group_sum,
-    join_on,
     joint_ids,
     match_rows,
     sample_conditional,
@@ -136,6 +136,16 @@ def _cards(cards: Mapping[str, int], messages: Sequence[SparseFn]) -> dict[str, 
     for m in messages:
         out.update(zip(m.attrs, m.cards, strict=True))
     return out
+
+
+def _ids(columns: Sequence[Codes], cards: Sequence[int], n: int) -> tuple[Codes, tuple[Codes, ...]]:
+    """Each of ``n`` rows' id among the distinct combinations of ``columns`` (sorted) and
+    those combinations (no columns: one combination, id 0)."""
+    if not columns:
+        return np.zeros(n, dtype=np.int64), ()
+    g = group_rows(columns, cards, with_inverse=True)
+    assert g.inverse is not None
+    return g.inverse, tuple(k.astype(np.int64) for k in g.keys)
 
 
 def _keys(
@@ -295,14 +305,29 @@ class AnatomyFactor:
         return "s" if a <= set(self.s) else "mixed"
 
     def as_plain(self) -> PlainFactor:
-        """The joint over QI and S, ``Σ_g c(q,g)c(g,s)/(n|g|)`` (computed once, on demand)."""
+        """The joint over QI and S, ``Σ_g c(q,g)c(g,s)/(n|g|)`` (computed once, on demand),
+        as the sparse product of the QIT's (q x group) and the ST's (group x s) matrices:
+        memory in the distinct (q, s) pairs, never in the (q, group, s) triples.  Rows come
+        out in the lexicographic order of (q, s), as a group-by would give them."""
         if not self._plain:
-            li, ri = join_on(self.qit[GROUP_KEY], self.st_g)
-            w = self.c_qg[li] * self.c_gs[ri] / (self.n * self.size[self.st_g[ri]])
-            cols = {a: self.qit[a][li] for a in self.qi}
-            cols.update({a: self.st_s[a][ri] for a in self.s})
-            f = group_sum(self.attrs, cols, self.cards, w)
-            self._plain.append(PlainFactor(self.attrs, dict(zip(f.attrs, f.codes, strict=True)), f.values, self.cards))
+            n_groups = len(self.size)
+            q_inv, q_keys = _ids([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi], len(self.c_qg))
+            s_inv, s_keys = _ids([self.st_s[a] for a in self.s], [self.cards[a] for a in self.s], len(self.c_gs))
+            left = sp.csr_matrix(
+                (self.c_qg / self.n, (q_inv, self.qit[GROUP_KEY])), shape=(len(q_keys[0]) if q_keys else 1, n_groups)
+            )
+            right = sp.csr_matrix(
+                (self.c_gs / self.size[self.st_g], (self.st_g, s_inv)), shape=(n_groups, len(s_keys[0]))
+            )
+            joint = (left @ right).tocsr()
+            joint.sum_duplicates()
+            joint.sort_indices()
+            rows = np.repeat(np.arange(joint.shape[0]), np.diff(joint.indptr))
+            keep = joint.data != 0
+            cols = {a: q_keys[i][rows[keep]] for i, a in enumerate(self.qi)}
+            cols.update({a: s_keys[i][joint.indices[keep]] for i, a in enumerate(self.s)})
+            p = np.asarray(joint.data[keep], dtype=np.float64)
+            self._plain.append(PlainFactor(self.attrs, cols, p, self.cards))
         return self._plain[0]
 
     def _side(self, attrs: Sequence[str]) -> str:
