@@ -96,7 +96,7 @@ def main() -> None:
             if res.returncode != 0:
                 print(res.stderr, file=sys.stderr)
                 sys.exit(1)
-            r = json.loads(res.stdout.strip().splitlines()[-1])
+            r = json.loads(next(ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")))
             print(
                 f"{r['n']:>10} {r['total_s']:>8.2f} {r['read_s']:>6.2f} {r['publish_s']:>8.2f} {r['utility_s']:>8.2f} "
                 f"{r['write_verify_s']:>13.2f} {r['n'] / r['total_s']:>10.0f} {r['groupby_ref_s']:>11.2f} "
