@@ -231,3 +231,34 @@ def test_verifier_accepts_release_without_provenance(written: Path) -> None:
     core = {k: m[k] for k in ("format", "n_records", "attributes", "guarantee", "rules", "tables")}
     (written / "manifest.json").write_text(json.dumps(core))
     assert verify_release(written).ok
+
+
+def test_posterior_from_the_files_agrees_with_the_model(tmp_path: Path) -> None:
+    """``check`` reads the posterior from the files when it can (the group bound, or the
+    exact ``max_s P(s)`` when nothing published links S to the rule's left-hand side); the
+    release model's exact maximum is never above the bound and equals the exact value."""
+    from versapub.datasets import TEXAS_LIKE_RULES, texas_like
+    from versapub.privacy import make_guarantee
+    from versapub.privacy.rules import parse_rule
+    from versapub.model.sparse import group_sum
+    from versapub.verify.check import group_bounds, posterior_check
+
+    table = texas_like(3000, seed=1)
+    rel = versapub.publish(table, TEXAS_LIKE_RULES, l=5, seed=2,
+                           columns=versapub.ColumnRoles(allow_unique=table.names))  # fmt: skip
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    rules = [parse_rule(r) for r in TEXAS_LIKE_RULES]
+    g = make_guarantee({"name": "l-diversity", "l": 5})
+    files = group_bounds(out, rules, g)
+    assert {v["method"] for v in files.values()} == {"exact", "group bound"}
+    model = versapub.load_release(out)
+    for r, v in files.items():
+        exact = posterior_check(model, [r], g)[0]
+        if v["method"] == "exact":
+            assert v["max_posterior"] == pytest.approx(exact["max_posterior"], abs=1e-12), str(r)
+        else:  # the model's own maximum over (q, s), without the bound
+            m = model.marginal((*r.lhs, r.rhs))
+            cols = dict(zip(m.attrs, m.codes, strict=True))
+            denom = group_sum(r.lhs, cols, model.cards, m.values).lookup(cols)
+            assert float(np.max(m.values / denom)) <= v["max_posterior"] + 1e-12, str(r)

@@ -205,10 +205,37 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> lis
     return out
 
 
+def _marginal_posterior(
+    con: duckdb.DuckDBPyConnection, directory: Path, entry: Any, t: dict[str, Any], r: Rule, g: Guarantee
+) -> dict[str, Any]:
+    """``max_s P(S = s)`` from the file of ``S``'s table that holds ``S``: the exact posterior
+    when that table shares no attribute with the others and holds no LHS attribute."""
+    role = next(role for role, cols in get_kind(entry.kind).roles(entry).items() if r.rhs in cols)
+    src = duckdb_source(directory / entry.files[role])
+    s_col = _ident(r.rhs)
+    row = con.execute(
+        f'SELECT {s_col}, CAST(sum(CAST("count" AS BIGINT)) AS DOUBLE) / '
+        f'(SELECT sum(CAST("count" AS BIGINT)) FROM {src}) FROM {src} GROUP BY 1 ORDER BY 2 DESC LIMIT 1'
+    ).fetchone()
+    worst, value = (float(row[1]), str(row[0])) if row is not None else (0.0, "")
+    limit = g.posterior_limit()
+    ok = worst <= limit + 1e-9
+    q = ["*"] * len(r.lhs)
+    return {
+        "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "exact", "bound": limit,
+        "q": q, "s": value,
+        "message": f"'{r}': max P({r.rhs} = {value} | {_given(r.lhs, q)}) = {worst:.4f} "
+                   f"{'<=' if ok else '>'} the guarantee's limit {limit:.4f} (no published link to {r.rhs})",
+    }  # fmt: skip
+
+
 def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule, dict[str, Any]]:
     """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
     file, for rules whose sensitive attribute is published by one table only, as the
-    sensitive attribute of an Anatomy table holding some LHS attribute."""
+    sensitive attribute of an Anatomy table (whether or not that table holds an LHS
+    attribute: the bound holds for any condition); and, exactly, ``max_s P(s)`` for rules
+    whose ``S`` sits in a table sharing nothing with the others and holding no LHS
+    attribute.  When every rule is answered here, the release model is never built."""
     m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     tables = list(m["tables"])
     out: dict[Rule, dict[str, Any]] = {}
@@ -221,9 +248,11 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
                 continue
             t = homes[0]
             entry = parse_entry(t)
-            if get_kind(entry.kind).sensitive_of(entry) != (r.rhs,):  # none or several latent: the model
+            alone = not any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t)
+            if alone and not any(a in t["attributes"] for a in r.lhs):
+                out[r] = _marginal_posterior(con, directory, entry, t, r, g)  # P(s | q) = P(s) exactly
                 continue
-            if not any(a in t["attributes"] for a in r.lhs):
+            if get_kind(entry.kind).sensitive_of(entry) != (r.rhs,):  # none or several latent: the model
                 continue
             if t["name"] not in per_table:  # one pass over each ST, whatever the number of rules
                 s_role = next(role for role, cols in get_kind(entry.kind).roles(entry).items() if r.rhs in cols)
