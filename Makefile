@@ -40,7 +40,7 @@ test: lint typecheck browser
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 -q -m slow
 
-# Issue 12's benchmark suite (about 5 minutes; not part of make test).
+# Issue 12's benchmark suite (about 7 minutes; not part of make test).
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/suite.py
 

@@ -7,7 +7,7 @@ process's resident set size every 10 ms.  The machine is noisy (2 cores, other w
 compare a job with its reference from the same run, and rerun before believing a small
 difference.  ``make bench`` runs it (never part of ``make test``).
 
-    python benchmarks/suite.py                 # every job (about 5 minutes)
+    python benchmarks/suite.py                 # every job (about 7 minutes)
     python benchmarks/suite.py --only adult    # the jobs whose name contains 'adult'
     python benchmarks/suite.py --large         # also 10^7 records (about 15 minutes, ~8 GB)
     python benchmarks/suite.py --json out.json # also write the measurements as JSON
