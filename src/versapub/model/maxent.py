@@ -224,9 +224,11 @@ class ReleaseModel:
         assert self.tree is not None
         if self.tree.disjoint:
             out[:] = 1.0
-            for f in self.factors:
+            for f in self.factors:  # a table no query constrains contributes its total, 1
                 local: list[Masks] = [{a: m for a, m in q.items() if a in f.attrs} for q in queries]
-                out *= _by_pattern(local, functools.partial(self._alone, f), f.rows)
+                hit = [i for i, q in enumerate(local) if q]
+                if hit:
+                    out[hit] *= _by_pattern([local[i] for i in hit], functools.partial(self._alone, f), f.rows)
             return out / self.z
         return _by_pattern(queries, self._batch, max((f.rows for f in self.factors), default=1))
 
