@@ -15,6 +15,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# pycanon (a test oracle) pins exact numpy/scipy/pandas versions; its anonymity module needs
+	# only numpy and pandas, so it is installed without its pins.
+	$(BIN)/python -m pip install --quiet --no-deps 'pycanon>=1.3'
 	touch $@
 
 demo: $(VENV)/.installed

@@ -10,6 +10,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError, RuleError
 from versapub.privacy import LDiversity, Rule, make_guarantee, parse_rule, reduce_rules, validate_rules
 from versapub.privacy.feasibility import require_feasible
+from versapub.privacy.guarantee import Histograms
 from versapub.privacy.rules import format_attribute
 
 from .conftest import rule_sets
@@ -112,7 +113,7 @@ def test_ldiversity_validators() -> None:
             LDiversity(bad)  # type: ignore[arg-type]
     assert LDiversity(3).to_manifest() == {"name": "l-diversity", "l": 3}
     with pytest.raises(RuleError, match="Unknown guarantee"):
-        make_guarantee({"name": "t-closeness", "t": 0.2})
+        make_guarantee({"name": "delta-presence", "delta": 0.2})
     with pytest.raises(RuleError, match="needs a value for l"):
         make_guarantee({"name": "l-diversity"})
 
@@ -124,8 +125,9 @@ def test_groups_satisfied_hand_computed() -> None:
     # group 0: {x:1, y:1} ok; group 1: {x:2, y:1} -> 2*2 > 3 fails; group 2: {x:2, y:2} ok
     group = np.array([0, 0, 1, 1, 2, 2])
     count = np.array([1, 1, 2, 1, 2, 2])
-    assert g.groups_satisfied(group, count, 3).tolist() == [True, False, True]
-    assert g.achieved(group, count, 3) == pytest.approx(1.5)
+    h = Histograms(group, count, 3)
+    assert g.groups_satisfied(h).tolist() == [True, False, True]
+    assert g.achieved(h) == pytest.approx(1.5)
 
 
 def test_infeasible_rule_message_names_rule_value_share_and_largest_l() -> None:

@@ -18,11 +18,13 @@ import numpy as np
 from versapub.anonymizers import make_anonymizer, publish_plain
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer
 from versapub.data.groupby import group_rows
+from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
 from versapub.errors import InputError, SchemaError
 from versapub.kinds import get_kind
 from versapub.kinds.scoring import KLScorer
+from versapub.privacy.context import bind
 from versapub.privacy.feasibility import require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.roles import (
@@ -68,15 +70,18 @@ def anonymize(
     g: Guarantee,
     seed: int,
     progress: Callable[[str], None] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
-    (which refuses more rules than it can enforce at once); the output is checked against
-    its kind before anything is written."""
+    (which refuses more rules than it can enforce at once) under the guarantee bound to the
+    table's sensitive attribute; the output is checked against its kind before anything is
+    written."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
     else:
-        out = anon.publish(part, sub.enforced_rules, g, table_rng(seed, sub), progress)
+        bound = bind(g, part, sub.enforced_rules[0].rhs, hierarchies)
+        out = anon.publish(part, sub.enforced_rules, bound, table_rng(seed, sub), progress)
     get_kind(out.kind).validate(out)
     return out
 

@@ -39,7 +39,7 @@ from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantee import Guarantee, Histograms
 from versapub.privacy.rules import Rule
 
 
@@ -210,7 +210,14 @@ class Anatomy:
         (rule,) = as_rules(rules, self.name, self.max_rules)
         s_col = table.column(rule.rhs)
         qi = [a for a in table.names if a != rule.rhs]
-        group, n_groups = GROUPINGS[self.grouping](s_col.codes, guarantee.group_width(), rng)
+        width = guarantee.group_width()
+        if width is None:
+            raise ConfigError(
+                f"Anatomy cannot provide {guarantee.name} for rule '{rule}': it publishes the other attributes "
+                "exactly and only hides which sensitive value goes with which record inside a group. "
+                "Use a generalizing anonymizer (mondrian or incognito)."
+            )
+        group, n_groups = GROUPINGS[self.grouping](s_col.codes, width, rng)
         group = rng.permutation(n_groups).astype(np.int64)[group]  # ids are not creation order
         qit_cols = [table.codes(a) for a in qi] + [group]
         qit_g = group_rows(qit_cols, [table.cardinality(a) for a in qi] + [n_groups])
@@ -223,7 +230,8 @@ class Anatomy:
         st_g = group_rows([group, s_col.codes], [n_groups, s_col.cardinality])
         st = CountTable(("group_id", rule.rhs), st_g.keys, (None, s_col.values), st_g.counts)
         gi = st_g.keys[0].astype(np.int64)
-        ok = guarantee.groups_satisfied(gi, st_g.counts, n_groups)
+        hist = Histograms(gi, st_g.counts, n_groups, st_g.keys[1].astype(np.int64))
+        ok = guarantee.groups_satisfied(hist)
         if not ok.all():  # cannot happen for an eligible table; never publish if it does
             raise InfeasibleError(
                 f"Anatomy produced {int((~ok).sum())} group(s) violating {guarantee.describe()} for rule '{rule}'."
@@ -235,6 +243,6 @@ class Anatomy:
             "rows_st": st.n_rows,
             "groups": n_groups,
             "group_sizes": {int(k): int(v) for k, v in zip(size_values, size_counts, strict=True)},
-            "achieved": guarantee.achieved(gi, st_g.counts, n_groups),
+            "achieved": guarantee.achieved(hist),
         }
         return AnonymizedTable(table.names, "anatomy", rule, {"qit": qit, "st": st}, stats)

@@ -52,7 +52,7 @@ from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantee import Guarantee, Histograms, LDiversity
 from versapub.privacy.rules import Rule
 
 IntArray = npt.NDArray[np.int64]
@@ -175,7 +175,7 @@ def groups_ok(
     ok = np.ones(n_groups, dtype=bool)
     for i in range(len(sa)):
         line_group, cell_line, cell_count, n_lines = _cells(group, sa, cards, n_groups, i)
-        ok[line_group[~g.groups_satisfied(cell_line, cell_count, n_lines)]] = False
+        ok[line_group[~g.groups_satisfied(Histograms(cell_line, cell_count, n_lines))]] = False
     return ok
 
 
@@ -221,6 +221,11 @@ class MultiSAAnatomy:
         say = progress or (lambda msg: None)
         sens = [r.rhs for r in rules]
         qi = [a for a in table.names if a not in sens]
+        if not isinstance(guarantee, LDiversity):  # the integer program encodes l * count <= size
+            raise ConfigError(
+                f"Multi-SA publishing enforces frequency l-diversity only (its integer program is that "
+                f"guarantee's constraint); {guarantee.name} needs a different anonymizer."
+            )
         l = guarantee.group_width()
         sa_codes = [table.codes(a) for a in sens]
         sa_cards = [table.cardinality(a) for a in sens]
@@ -309,4 +314,4 @@ def _achieved(
     """The weakest line's achieved guarantee over every SA (None: no group)."""
     if not len(group):
         return None
-    return min(g.achieved(*_cells(group, sa, cards, n_groups, i)[1:]) for i in range(len(sa)))
+    return min(g.achieved(Histograms(*_cells(group, sa, cards, n_groups, i)[1:])) for i in range(len(sa)))

@@ -87,6 +87,37 @@ class Hierarchy:
                 f"values) to {self.height - 1} (the root); level {level!r} does not exist."
             )
 
+    def uncovered(self, column: Column) -> list[str]:
+        """The column's values that are not leaves of the hierarchy."""
+        leaves = {row[0] for row in self.levels}
+        return [str(v) for v in column.values if str(v) not in leaves]
+
+    def require_covers(self, column: Column) -> None:
+        """Raise a :class:`HierarchyError` naming the column's values (with their row counts)
+        that are not leaves of the hierarchy."""
+        uncovered = self.uncovered(column)
+        if uncovered:
+            counts = column.counts()
+            index = {str(v): i for i, v in enumerate(column.values)}
+            shown = ", ".join(f"{v!r} ({int(counts[index[v]])} rows)" for v in uncovered[:_SHOWN])
+            raise HierarchyError(
+                f"Hierarchy {self.source} does not cover column {column.name!r}: "
+                f"{len(uncovered)} value(s) of the data are not leaves of the hierarchy, "
+                f"e.g. {shown}. Add them as rows (leaf first, root last)."
+            )
+
+    def node_codes(self, column: Column) -> tuple[npt.NDArray[np.int64], ...]:
+        """Per level (0: the leaves, last: the root), the node of each of the column's codes
+        as an integer id unique at that level (node labels in sorted order)."""
+        self.require_covers(column)
+        row = {r[0]: r for r in self.levels}
+        out = []
+        for k in range(self.height):
+            labels = np.array([row[str(v)][k] for v in column.values], dtype=object)
+            _, ids = np.unique(labels, return_inverse=True) if len(labels) else (None, np.zeros(0, np.int64))
+            out.append(np.asarray(ids, dtype=np.int64).ravel())
+        return tuple(out)
+
     def generalize(self, column: Column, level: int) -> Column:
         """The column with every value replaced by its generalization at ``level``.
 
@@ -94,17 +125,8 @@ class Hierarchy:
         the values that are not.
         """
         self._check_level(level)
+        self.require_covers(column)
         mapping = self.mapping(level)
-        uncovered = [v for v in column.values if v not in mapping]
-        if uncovered:
-            counts = column.counts()
-            index = {v: i for i, v in enumerate(column.values)}
-            shown = ", ".join(f"{v!r} ({int(counts[index[v]])} rows)" for v in uncovered[:_SHOWN])
-            raise HierarchyError(
-                f"Hierarchy {self.source} does not cover column {column.name!r}: "
-                f"{len(uncovered)} value(s) of the data are not leaves of the hierarchy, "
-                f"e.g. {shown}. Add them as rows (leaf first, root last)."
-            )
         if level == 0:
             return column
         target = np.array([mapping[v] for v in column.values], dtype=object)

@@ -18,7 +18,7 @@ from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, TablePart, View, register
 from versapub.model.factors import AnatomyFactor, Factor
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantee import Guarantee, Histograms
 
 #: Largest product of sensitive domains a suppressed group is spread over.
 MAX_SUPPRESSED_CELLS = 2_000_000
@@ -147,7 +147,9 @@ class Anatomy:
                         f'CAST("count" AS BIGINT) c FROM {duckdb_source(directory / entry.files["st"])}')  # fmt: skip
             rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
             sizes = {int(n): int(c) for n, c in rows.fetchall()}
-            hist = con.execute("SELECT dense_rank() OVER (ORDER BY g) - 1, c FROM h").fetchnumpy()
+            hist = con.execute(
+                "SELECT dense_rank() OVER (ORDER BY g) - 1, c, dense_rank() OVER (ORDER BY s) - 1 FROM h"
+            ).fetchnumpy()
         finally:
             con.close()
         stats = entry.raw.get("stats") or {}
@@ -157,8 +159,8 @@ class Anatomy:
             out["achieved_note"] = "per line"
             out["suppressed_records"] = stats.get("suppressed_records")
         elif guarantee is not None and len(hist["c"]):
-            group, count = (np.asarray(v, dtype=np.int64) for v in hist.values())
-            out["achieved"] = float(guarantee.achieved(group, count, int(group.max()) + 1))
+            group, count, value = (np.asarray(v, dtype=np.int64) for v in hist.values())
+            out["achieved"] = float(guarantee.achieved(Histograms(group, count, int(group.max()) + 1, value)))
         return out
 
 

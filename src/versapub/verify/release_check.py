@@ -30,6 +30,7 @@ checked too.  Checks:
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
+from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
 
 FORMAT = "versapub-release/1"
 _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": False}
@@ -127,6 +129,7 @@ class _Checker:
         self.con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
         self.n = 0
         self.views = 0
+        self.hierarchies: dict[str, str] = {}
 
     # -- reading ------------------------------------------------------------------
     def relation(self, file: str, expected: list[str], check: str) -> str | None:
@@ -347,34 +350,51 @@ class _Checker:
             "QIT and ST disagree on the size of {} group(s)",
             name,
         )
-        gname = str(guarantee.get("name", "")).lower()
-        if gname != "l-diversity":
-            self.report.add("guarantee", False, f"cannot verify unknown guarantee {gname!r}", name)
-            return
-        ell = guarantee.get("l")
-        if isinstance(ell, bool) or not isinstance(ell, int) or ell < 2:
-            self.report.add("guarantee", False, f"l-diversity needs an integer l >= 2, manifest has {ell!r}", name)
-            return
         for s in sens:
             # Lines: a group and a value combination of the other sensitive attributes.
             line = [f"CAST({gid} AS BIGINT)"] + [_q(o) for o in sens if o != s]
-            keys = ", ".join(f"k{i}" for i in range(len(line)))
-            row = self.con.execute(
-                "WITH cells AS (SELECT "
-                + ", ".join(f"{c} AS k{i}" for i, c in enumerate(line))
-                + f", {_q(s)} AS v, sum(CAST({cnt} AS BIGINT)) c FROM {st} GROUP BY ALL) "
-                f"SELECT count(*) FROM (SELECT sum(c) n, max(c) mx FROM cells GROUP BY {keys}) "
-                f"WHERE {ell} * mx > n"
-            ).fetchone()
             given = [o for o in sens if o != s]
-            cond = "group" if not given else f"group and combination of {given}"
-            self.zero(
-                "guarantee",
-                row,
-                f"every {cond} satisfies l * max_count <= size for {s!r} with l = {ell}",
-                f"{{}} {cond} violate l * max_count <= size with l = {ell} (sensitive attribute {s!r})",
-                name,
-            )
+            self.groups_ok(st, line, s, guarantee, name, "group" if not given else f"group and combination of {given}")
+
+    def groups_ok(self, view: str, line: list[str], s: str, guarantee: dict[str, Any], name: str, what: str) -> None:
+        """Every line (SQL expressions ``line``) of ``view`` satisfies the guarantee for ``s``
+        (the verifier's own test, :mod:`versapub.verify.group_checks`)."""
+        try:
+            test = group_test(guarantee, self.parents(s, view))
+        except SpecError as exc:
+            self.report.add("guarantee", False, str(exc), name)
+            return
+        cols = ", ".join(f"{e} AS k{i}" for i, e in enumerate(line))
+        keys = ", ".join(f"k{i}" for i in range(len(line)))
+        h = self.con.execute(
+            f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c "
+            f"FROM (SELECT {cols}, {_q(s)} AS sv, sum(CAST({_q('count')} AS BIGINT)) c FROM {view} GROUP BY ALL)"
+        ).fetchnumpy()
+        group, value, count = (np.asarray(h[k], dtype=np.int64) for k in ("g", "v", "c"))
+        bad = failing_groups(test, group, value, count)
+        lines = int(group.max()) + 1 if len(group) else 0
+        self.report.add(
+            "guarantee",
+            not len(bad),
+            f"every {what} satisfies {test.name} ({test.wording}) for {s!r}: {lines} checked"
+            if not len(bad)
+            else f"{len(bad)} {what}(s) violate {test.name} ({test.wording}) for {s!r}",
+            name,
+        )
+
+    def parents(self, s: str, view: str) -> list[Any] | None:
+        """The taxonomy of ``s`` from the release's hierarchy file, over the view's values in
+        sorted order (``None``: the release holds no hierarchy for ``s``)."""
+        file = self.hierarchies.get(s)
+        if file is None:
+            return None
+        path = self.dir / file
+        try:
+            rows = [r for r in csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter=";") if r]
+        except OSError as exc:
+            raise SpecError(f"cannot read the hierarchy of {s!r}, {file}: {exc.strerror}") from None
+        values = [str(r[0]) for r in self.con.execute(f"SELECT DISTINCT {_q(s)} FROM {view} ORDER BY 1").fetchall()]
+        return taxonomy_parents(rows, values)
 
     # -- driver -------------------------------------------------------------------
     def run(self) -> VerificationReport:
@@ -421,7 +441,13 @@ class _Checker:
             return rep
         rep.add("manifest", True, f"format {FORMAT}, {len(tables)} table(s), n_records = {n}", "manifest.json")
 
+        hier = manifest.get("hierarchies") or {}
+        if not isinstance(hier, dict) or not all(isinstance(v, str) and "/" not in v for v in hier.values()):
+            rep.add("manifest", False, f"hierarchies must map attributes to file names, got {hier!r}", "manifest.json")
+            return rep
+        self.hierarchies = {str(k): str(v) for k, v in hier.items()}
         listed = {str(f) for e in manifest["tables"] for f in (e.get("files") or {}).values()} | _EXTRAS
+        listed |= set(self.hierarchies.values())
         foreign = sorted(p.name for p in self.dir.iterdir() if p.name not in listed)
         rep.add(
             "files",

@@ -1,0 +1,183 @@
+"""What every privacy guarantee provides (§2.3: a guarantee instantiates a rule).
+
+A :class:`Guarantee` says when one group of records (an equivalence class of a
+generalized table, or an Anatomy bucket) protects its sensitive values, and whether a
+whole table's sensitive column can be protected at all.  Everything downstream
+(anonymizers, reports, the attacks) talks to this interface only; each guarantee is one
+module of :mod:`versapub.privacy` registered in :mod:`versapub.privacy.guarantee`.
+
+Group histograms are passed sparsely as :class:`Histograms`: parallel arrays ``group``
+(group index of each entry), ``count`` (records of the group holding one sensitive value)
+and, when the guarantee compares distributions, ``value`` (the value's code); only
+non-zero entries are listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.errors import RuleError
+
+IntArray = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Histograms:
+    """Sparse per-group histograms of one sensitive attribute (see the module docstring)."""
+
+    group: IntArray
+    count: IntArray
+    n_groups: int
+    value: IntArray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "group", np.asarray(self.group, dtype=np.int64))
+        object.__setattr__(self, "count", np.asarray(self.count, dtype=np.int64))
+        if self.value is not None:
+            object.__setattr__(self, "value", np.asarray(self.value, dtype=np.int64))
+        if len(self.group) != len(self.count) or (self.value is not None and len(self.value) != len(self.group)):
+            raise ValueError("group, count and value must have one entry each")
+
+    def sizes(self) -> IntArray:
+        """Records per group."""
+        return np.bincount(self.group, weights=self.count, minlength=self.n_groups).astype(np.int64)
+
+    def largest(self) -> IntArray:
+        """Per group, the count of its most frequent value (0 for an empty group)."""
+        mx = np.zeros(self.n_groups, dtype=np.int64)
+        np.maximum.at(mx, self.group, self.count)
+        return mx
+
+    def values(self) -> IntArray:
+        if self.value is None:
+            raise ValueError("these histograms carry no value codes")
+        return self.value
+
+
+@dataclass(frozen=True)
+class SingleAttributeViolation:
+    """Why publishing a sensitive attribute alone breaks the guarantee."""
+
+    value_code: int
+    count: int
+    n: int
+    largest_feasible: dict[str, Any]
+    explanation: str
+
+
+#: Context a guarantee may declare in :meth:`Guarantee.needs`.
+CONTEXTS = ("sensitive_distribution", "taxonomy")
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """A sensitive attribute's hierarchy over its codes: ``nodes[k][c]`` is the node (an
+    integer id, unique per level) of leaf code ``c`` at level ``k`` (level 0: the leaf,
+    the last level: the root)."""
+
+    nodes: tuple[IntArray, ...]
+
+    @property
+    def height(self) -> int:
+        """Levels above the leaves (the ``H`` of the hierarchical ground distance)."""
+        return len(self.nodes) - 1
+
+
+@dataclass(frozen=True)
+class GuaranteeContext:
+    """What a guarantee may need besides one group's histogram (see :data:`CONTEXTS`):
+    the value counts of the sensitive attribute over the whole table, and its taxonomy."""
+
+    sensitive_distribution: IntArray | None = None
+    taxonomy: Taxonomy | None = None
+
+
+@runtime_checkable
+class Guarantee(Protocol):
+    """What a privacy guarantee must provide."""
+
+    @property
+    def name(self) -> str: ...
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The guarantee as stored in a release manifest (``{"name": ..., params}``)."""
+        ...
+
+    def describe(self) -> str:
+        """One sentence for reports."""
+        ...
+
+    def group_width(self) -> int | None:
+        """Distinct sensitive values an Anatomy group (all values distinct) must hold for
+        the guarantee to hold; ``None`` when no such bucketization can guarantee it (the
+        guarantee needs generalization)."""
+        ...
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        """Per group: does its sensitive-value histogram satisfy the guarantee?"""
+        ...
+
+    def achieved(self, h: Histograms) -> float:
+        """The guarantee's own measure over every group (the weakest group's), for reports."""
+        ...
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        """Can a column with these value counts be published alone (the feasibility test)?"""
+        ...
+
+    def params(self) -> dict[str, Any]:
+        """The guarantee's parameters (``to_manifest()`` without the name)."""
+        ...
+
+    def needs(self) -> frozenset[str]:
+        """The context the guarantee needs besides a group's histogram (names from
+        :data:`CONTEXTS`); it receives it through :meth:`bind`."""
+        ...
+
+    def bind(self, context: GuaranteeContext) -> Guarantee:
+        """The guarantee with its context."""
+        ...
+
+    def min_possible_values(self) -> int:
+        """The attacks' disclosure test: a target left with fewer possible sensitive values
+        than this is disclosed."""
+        ...
+
+    def posterior_limit(self) -> float:
+        """The posterior criterion: the largest ``P(S = s | Q = q)`` the release may allow
+        under its maximum-entropy model (1: the guarantee bounds no posterior)."""
+        ...
+
+
+def whole(value: object, what: str, minimum: int) -> int:
+    """``value`` as an integer ``>= minimum`` or a one-paragraph :class:`RuleError`."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < minimum:
+        raise RuleError(f"{what} must be a whole number >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def real(value: object, what: str, low: float, high: float | None = None, low_open: bool = False) -> float:
+    """``value`` as a number in ``[low, high)`` (``(low, high)`` with ``low_open``) or an error."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise RuleError(f"{what} must be a number, got {value!r}.")
+    v = float(value)
+    bad_low = v <= low if low_open else v < low
+    if bad_low or (high is not None and v >= high) or not np.isfinite(v):
+        rng = (
+            f"{'(' if low_open else '['}{low:g}, {high:g})"
+            if high is not None
+            else f">{'' if low_open else '='} {low:g}"
+        )
+        raise RuleError(f"{what} must be in {rng}, got {value!r}.")
+    return v
+
+
+def top_violation(counts: IntArray, largest: dict[str, Any], explanation: str) -> SingleAttributeViolation:
+    """A violation reported at the column's most frequent value."""
+    top = int(np.argmax(counts))
+    return SingleAttributeViolation(top, int(counts[top]), int(counts.sum()), largest, explanation)

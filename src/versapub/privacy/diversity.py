@@ -1,0 +1,273 @@
+"""The l-diversity family (Machanavajjhala, Gehrke, Kifer, Venkitasubramaniam, ICDE 2006
+/ TKDD 2007) and the frequency form used by Anatomy and by Jin et al. (§6.1).
+
+Each guarantee is a frozen dataclass validated on construction; per-group tests run on
+sparse histograms (:class:`~versapub.privacy.base.Histograms`) with array operations only.
+The feasibility test treats the whole column as one group: every l-diversity form here is
+*monotone* (the union of two groups that satisfy it satisfies it; Machanavajjhala et al.,
+§4.2–4.3), so a column that fails as a whole cannot be split into groups that all pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.privacy.base import (
+    Guarantee,
+    GuaranteeContext,
+    Histograms,
+    IntArray,
+    SingleAttributeViolation,
+    real,
+    top_violation,
+    whole,
+)
+
+
+class Params:
+    """The parts every guarantee shares: its manifest form from its fields, no context."""
+
+    name = ""
+
+    def params(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+    def to_manifest(self) -> dict[str, Any]:
+        return {"name": self.name, **self.params()}
+
+    def needs(self) -> frozenset[str]:
+        return frozenset()
+
+    def bind(self, context: GuaranteeContext) -> Guarantee:
+        del context
+        return self  # type: ignore[return-value]
+
+    def posterior_limit(self) -> float:
+        return 1.0
+
+
+def one_group(counts: IntArray) -> Histograms:
+    """A whole column's value counts as the histogram of one group."""
+    nz = np.flatnonzero(counts)
+    return Histograms(np.zeros(len(nz), dtype=np.int64), counts[nz].astype(np.int64), 1, nz.astype(np.int64))
+
+
+def ranked(h: Histograms) -> tuple[IntArray, IntArray, IntArray]:
+    """Entries sorted by group, then count descending: (group, count, rank inside the group)."""
+    order = np.lexsort((-h.count, h.group))
+    g, c = h.group[order], h.count[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, dtype=np.int64)
+    first = np.repeat(starts, np.diff(np.r_[starts, len(g)]))
+    return g, c, np.arange(len(g), dtype=np.int64) - first
+
+
+@dataclass(frozen=True)
+class LDiversity(Params):
+    """Frequency l-diversity: ``Pr{t[S] | t[Q], release} <= 1/l`` for every record (the form
+    of Jin et al. §6.1 and of Anatomy, Xiao & Tao Definition 2): inside a group
+    ``l * max_count(s) <= |group|``.  ``l`` is a whole number >= 2."""
+
+    l: int
+
+    name = "l-diversity"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "l", whole(self.l, "l", 2))
+
+    def min_possible_values(self) -> int:
+        """Fewer than ``l`` possible values leave one of them above ``1/l``."""
+        return self.l
+
+    def posterior_limit(self) -> float:
+        return 1.0 / self.l
+
+    def describe(self) -> str:
+        return (
+            f"frequency l-diversity with l = {self.l}: an adversary who knows a record's "
+            f"left-hand-side values guesses its sensitive value with probability at most 1/{self.l}"
+        )
+
+    def group_width(self) -> int:
+        return self.l
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        size = h.sizes()
+        return np.asarray((self.l * h.largest() <= size) & (size > 0))
+
+    def achieved(self, h: Histograms) -> float:
+        size, mx = h.sizes(), h.largest()
+        ok = size > 0
+        return float(np.min(size[ok] / mx[ok])) if ok.any() else float("inf")
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        n, n1 = int(counts.sum()), int(counts.max())
+        if self.l * n1 <= n:
+            return None
+        best = n // n1
+        return top_violation(counts, {"l": best}, (
+            f"more than 1/l = {100 / self.l:.1f}% of the records; the largest feasible l "
+            f"is {best} (floor(n/n1) = floor({n}/{n1}))" + (" — no l >= 2 is feasible" if best < 2 else "")
+        ))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DistinctLDiversity(Params):
+    """Distinct l-diversity (Machanavajjhala et al., the informal "well-represented" notion,
+    §4.1): every group holds at least ``l`` distinct sensitive values."""
+
+    l: int
+
+    name = "distinct-l-diversity"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "l", whole(self.l, "l", 2))
+
+    def describe(self) -> str:
+        return f"distinct l-diversity with l = {self.l}: every group holds at least {self.l} distinct sensitive values"
+
+    def group_width(self) -> int:
+        return self.l
+
+    def min_possible_values(self) -> int:
+        return self.l
+
+    @staticmethod
+    def distinct(h: Histograms) -> IntArray:
+        return np.bincount(h.group, minlength=h.n_groups).astype(np.int64)
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        return np.asarray(self.distinct(h) >= self.l)
+
+    def achieved(self, h: Histograms) -> float:
+        d = self.distinct(h)
+        return float(d[d > 0].min()) if (d > 0).any() else float("inf")
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        m = int((counts > 0).sum())
+        if m >= self.l:
+            return None
+        return top_violation(
+            counts, {"l": m}, f"the column has only {m} distinct value(s); the largest feasible l is {m}"
+        )
+
+
+@dataclass(frozen=True)
+class EntropyLDiversity(Params):
+    """Entropy l-diversity (Machanavajjhala et al., Definition 4.1): every group's sensitive
+    entropy ``-Σ_s p(s) log p(s) >= log l``.  ``l`` is a number > 1 (it need not be whole)."""
+
+    l: float
+
+    name = "entropy-l-diversity"
+
+    def __post_init__(self) -> None:
+        v = real(self.l, "l of entropy l-diversity", 1.0, low_open=True)
+        object.__setattr__(self, "l", int(v) if float(v).is_integer() else v)
+
+    def describe(self) -> str:
+        return (
+            f"entropy l-diversity with l = {self.l:g}: every group's sensitive values have entropy "
+            f"at least log({self.l:g})"
+        )
+
+    def group_width(self) -> int:
+        """A group of ``w`` distinct values has entropy ``log w``."""
+        return math.ceil(self.l)
+
+    def min_possible_values(self) -> int:
+        """Entropy ``>= log l`` needs at least ``ceil(l)`` distinct values."""
+        return math.ceil(self.l)
+
+    @staticmethod
+    def entropy(h: Histograms) -> npt.NDArray[np.float64]:
+        size = h.sizes().astype(np.float64)
+        clogc = np.bincount(h.group, weights=h.count * np.log(np.maximum(h.count, 1)), minlength=h.n_groups)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(size > 0, np.log(np.maximum(size, 1)) - clogc / np.maximum(size, 1), 0.0)
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        # A relative tolerance: a group of l equally frequent values has entropy exactly log l.
+        return np.asarray((self.entropy(h) >= math.log(self.l) - 1e-12) & (h.sizes() > 0))
+
+    def achieved(self, h: Histograms) -> float:
+        size = h.sizes()
+        e = self.entropy(h)[size > 0]
+        return float(np.exp(e.min())) if len(e) else float("inf")
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        h = one_group(counts)
+        if self.groups_satisfied(h).all():
+            return None
+        best = self.achieved(h)
+        return top_violation(counts, {"l": round(best, 4)}, (
+            f"the column's entropy is log({best:.3f}) < log({self.l:g}); the largest feasible l is {best:.3f} "
+            "(exp of the column's entropy)"
+        ))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RecursiveCLDiversity(Params):
+    """Recursive (c, l)-diversity (Machanavajjhala et al., Definition 4.2): with a group's
+    value counts sorted ``r_1 >= r_2 >= ... >= r_m``, ``r_1 < c (r_l + r_{l+1} + ... + r_m)``
+    (a group with fewer than ``l`` distinct values fails).  ``c > 0``, ``l`` whole >= 2."""
+
+    c: float
+    l: int
+
+    name = "recursive-cl-diversity"
+
+    def __post_init__(self) -> None:
+        v = real(self.c, "c of recursive (c,l)-diversity", 0.0, low_open=True)
+        object.__setattr__(self, "c", int(v) if float(v).is_integer() else v)
+        object.__setattr__(self, "l", whole(self.l, "l of recursive (c,l)-diversity", 2))
+
+    def describe(self) -> str:
+        return (
+            f"recursive (c,l)-diversity with c = {self.c:g}, l = {self.l}: in every group the most frequent "
+            f"sensitive value is less than {self.c:g} times the records outside its {self.l - 1} most frequent values"
+        )
+
+    def group_width(self) -> int:
+        """All-distinct groups of ``w`` values: ``1 < c (w - l + 1)``."""
+        return self.l + math.floor(1 / self.c) if self.c <= 1 else self.l
+
+    def min_possible_values(self) -> int:
+        return self.l
+
+    def posterior_limit(self) -> float:
+        """``r_1 < c (n - r_1)`` bounds every value's share by ``c / (c + 1)``."""
+        return self.c / (self.c + 1)
+
+    @staticmethod
+    def largest_l(h: Histograms, c: float) -> IntArray:
+        """Per group, the largest ``l`` it satisfies with ``c`` (1 when none >= 2)."""
+        g, cnt, rank = ranked(h)
+        excl = np.cumsum(cnt) - cnt  # records listed before each entry
+        idx = np.arange(len(g), dtype=np.int64)
+        tail = h.sizes()[g] - (excl - excl[idx - rank])  # r_rank + ... + r_m of the entry's group
+        r1 = h.largest()[g]
+        ok = r1 < c * tail
+        out = np.ones(h.n_groups, dtype=np.int64)
+        np.maximum.at(out, g[ok], rank[ok] + 1)
+        return out
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        return np.asarray((self.largest_l(h, float(self.c)) >= self.l) & (h.sizes() > 0))
+
+    def achieved(self, h: Histograms) -> float:
+        best = self.largest_l(h, float(self.c))[h.sizes() > 0]
+        return float(best.min()) if len(best) else float("inf")
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        h = one_group(counts)
+        if self.groups_satisfied(h).all():
+            return None
+        best = int(self.achieved(h))
+        return top_violation(counts, {"l": best, "c": self.c}, (
+            f"with c = {self.c:g} the largest feasible l is {best}" + (" — no l >= 2 is feasible" if best < 2 else "")
+        ))  # fmt: skip

@@ -1,0 +1,179 @@
+"""The independent verifier's reading of every guarantee, group by group.
+
+Written from the definitions (cited per function) and ``docs/release-format.md``, sharing
+nothing with :mod:`versapub.privacy`: the guarantee's manifest form is parsed and
+validated here, and each test works on a dense ``groups x values`` count matrix built
+from the published histogram rows (the producer works on sparse entries), with
+t-closeness's hierarchical distance computed by the paper's own ``cost(N)`` recursion
+(the producer uses the tree-metric form).  A table's groups are checked in blocks so the
+dense matrices stay small.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Matrix = npt.NDArray[np.float64]
+#: Groups per dense block.
+BLOCK_CELLS = 1 << 24
+
+
+class SpecError(ValueError):
+    """The manifest's guarantee cannot be checked (unknown name, bad parameter)."""
+
+
+@dataclass(frozen=True)
+class GroupTest:
+    """One guarantee as the verifier reads it: a test of a block of groups (rows of counts
+    over the table's values, and the table-wide distribution) and its wording."""
+
+    name: str
+    wording: str
+    test: Callable[[Matrix, Matrix], npt.NDArray[np.bool_]]
+
+
+def _number(spec: dict[str, Any], key: str, whole: bool, low: float, high: float | None = None) -> float:
+    v = spec.get(key)
+    if isinstance(v, bool) or not isinstance(v, int | float) or (whole and not float(v).is_integer()):
+        raise SpecError(f"{spec.get('name')} needs {'an integer' if whole else 'a number'} {key}, manifest has {v!r}")
+    if not (v >= low and (high is None or v < high)):
+        raise SpecError(f"{spec.get('name')}: {key} = {v!r} is out of range")
+    return float(v)
+
+
+def _sorted_desc(counts: Matrix) -> Matrix:
+    return -np.sort(-counts, axis=1)
+
+
+def _entropy(counts: Matrix) -> npt.NDArray[np.float64]:
+    size = counts.sum(axis=1, keepdims=True)
+    p = np.divide(counts, size, out=np.zeros_like(counts), where=size > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return np.asarray(terms.sum(axis=1))
+
+
+def _emd_equal(counts: Matrix, q: Matrix) -> npt.NDArray[np.float64]:
+    """Li et al. §4.2, equal ground distance: ``½ Σ |p_i - q_i|``."""
+    size = counts.sum(axis=1, keepdims=True)
+    p = counts / np.maximum(size, 1)
+    return np.asarray(0.5 * np.abs(p - q).sum(axis=1))
+
+
+def emd_hierarchical(counts: Matrix, q: Matrix, parents: Sequence[npt.NDArray[np.int64]]) -> npt.NDArray[np.float64]:
+    """Li et al. §4.2, hierarchical ground distance: ``Σ_N cost(N)`` over internal nodes,
+    ``cost(N) = level(N)/H · min(pos_extra(N), neg_extra(N))`` where ``extra`` of a leaf is
+    ``p_i - q_i`` and of an internal node the sum over its children.  ``parents[k][j]``: the
+    parent (at level ``k + 1``) of node ``j`` at level ``k``; level 0 are the value columns."""
+    size = counts.sum(axis=1, keepdims=True)
+    extra = counts / np.maximum(size, 1) - q
+    height = len(parents)
+    total = np.zeros(counts.shape[0])
+    for k, parent in enumerate(parents):
+        n_par = int(parent.max()) + 1
+        onto = np.zeros((len(parent), n_par))
+        onto[np.arange(len(parent)), parent] = 1.0
+        pos = np.clip(extra, 0, None) @ onto
+        neg = np.clip(-extra, 0, None) @ onto
+        total += (k + 1) / height * np.minimum(pos, neg).sum(axis=1)
+        extra = extra @ onto
+    return total
+
+
+def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """The verifier's test for the manifest's guarantee ``spec`` (``parents``: the
+    sensitive attribute's taxonomy over the table's value columns, for t-closeness)."""
+    name = str(spec.get("name", "")).lower()
+    if name == "l-diversity":  # frequency l-diversity (Jin et al. §6.1; Xiao & Tao Def. 2)
+        l = _number(spec, "l", True, 2)
+        return GroupTest(name, f"l * max_count <= size with l = {l:g}",
+                         lambda c, q: l * c.max(axis=1) <= c.sum(axis=1))  # fmt: skip
+    if name == "distinct-l-diversity":  # Machanavajjhala et al. §4.1
+        l = _number(spec, "l", True, 2)
+        return GroupTest(name, f"at least {l:g} distinct values", lambda c, q: (c > 0).sum(axis=1) >= l)
+    if name == "entropy-l-diversity":  # Machanavajjhala et al. Definition 4.1
+        l = _number(spec, "l", False, 1.0000001)
+        return GroupTest(name, f"entropy >= log({l:g})", lambda c, q: _entropy(c) >= math.log(l) - 1e-9)
+    if name == "recursive-cl-diversity":  # Machanavajjhala et al. Definition 4.2
+        cc, l = _number(spec, "c", False, 1e-12), int(_number(spec, "l", True, 2))
+
+        def recursive(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+            r = _sorted_desc(c)
+            return np.asarray(r[:, 0] < cc * r[:, l - 1 :].sum(axis=1)) if r.shape[1] >= l else np.zeros(len(c), bool)
+
+        return GroupTest(name, f"r_1 < {cc:g} (r_{l} + ... + r_m)", recursive)
+    if name == "k-anonymity":  # Sweeney 2002
+        k = _number(spec, "k", True, 2)
+        return GroupTest(name, f"at least {k:g} records", lambda c, q: c.sum(axis=1) >= k)
+    if name == "t-closeness":  # Li, Li, Venkatasubramanian 2007, Definition 2
+        t = _number(spec, "t", False, 1e-12, 1.0)
+        distance = str(spec.get("distance", "auto"))
+        if distance not in ("auto", "equal", "hierarchical"):
+            raise SpecError(f"t-closeness: unknown ground distance {distance!r}")
+        if distance == "hierarchical" and parents is None:
+            raise SpecError("t-closeness with the hierarchical distance, but the release holds no hierarchy for it")
+        if distance == "equal" or parents is None:
+            return GroupTest(name, f"EMD (equal distance) <= {t:g}", lambda c, q: _emd_equal(c, q) <= t + 1e-9)
+        tree = parents
+        return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}",
+                         lambda c, q: emd_hierarchical(c, q, tree) <= t + 1e-9)  # fmt: skip
+    raise SpecError(f"cannot verify unknown guarantee {name!r}")
+
+
+def failing_groups(test: GroupTest, group: npt.NDArray[np.int64], value: npt.NDArray[np.int64],
+                   count: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:  # fmt: skip
+    """Group ids (as given) whose histogram fails ``test``; values are column indices."""
+    if not len(group):
+        return np.zeros(0, dtype=np.int64)
+    ids, row = np.unique(group, return_inverse=True)
+    m = int(value.max()) + 1
+    q = np.bincount(value, weights=count, minlength=m)[None, :]
+    q = q / q.sum()
+    bad: list[npt.NDArray[np.int64]] = []
+    per = max(1, BLOCK_CELLS // m)
+    order = np.argsort(row, kind="stable")
+    row, value, count = row[order], value[order], count[order]
+    bounds = np.searchsorted(row, np.arange(0, len(ids) + per, per))
+    for b in range(len(bounds) - 1):
+        lo, hi = int(bounds[b]), int(bounds[b + 1])
+        if lo == hi:
+            continue
+        first = b * per
+        dense = np.zeros((min(per, len(ids) - first), m))
+        np.add.at(dense, (row[lo:hi] - first, value[lo:hi]), count[lo:hi])
+        ok = test.test(dense, q)
+        bad.append(ids[first + np.flatnonzero(~ok)])
+    return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
+
+
+def taxonomy_parents(rows: Sequence[Sequence[str]], values: Sequence[str]) -> list[npt.NDArray[np.int64]]:
+    """From an ARX hierarchy's rows (leaf first, root last; shorter rows padded by repeating
+    the value before the root) and the table's value columns: per level, each node's
+    parent.  A value missing from the hierarchy is a :class:`SpecError`."""
+    height = max(len(r) for r in rows)
+    full = {}
+    for r in rows:
+        r = list(r)
+        if len(r) < height:
+            r = r[:-1] + [r[-2]] * (height - len(r)) + r[-1:]
+        full[r[0]] = r
+    missing = [v for v in values if v not in full]
+    if missing:
+        raise SpecError(f"the sensitive hierarchy has no leaf for value(s) {missing[:5]}")
+    labels = [[full[v][k] for v in values] for k in range(height)]
+    parents = []
+    index = [{v: i for i, v in enumerate(dict.fromkeys(labels[k]))} for k in range(height)]
+    for k in range(height - 1):
+        par = np.zeros(len(index[k]), dtype=np.int64)
+        for child, parent in zip(labels[k], labels[k + 1], strict=True):
+            par[index[k][child]] = index[k + 1][parent]
+        parents.append(par)
+    # level 0 columns are the values in the order given
+    assert list(index[0]) == list(dict.fromkeys(values))
+    return parents

@@ -1,0 +1,243 @@
+"""The classic guarantees against independent expectations: hand-computed cases, the
+definitions computed naively per group, a linear program for the Earth Mover's Distance,
+the independent verifier's own implementation, and pycanon (k-anonymity, distinct
+l-diversity, t-closeness with equal distance; not its entropy or recursive forms)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from versapub.errors import RuleError
+from versapub.privacy.base import GuaranteeContext, Histograms, Taxonomy
+from versapub.privacy.closeness import emd
+from versapub.privacy.guarantee import make_guarantee
+from versapub.verify.group_checks import emd_hierarchical, failing_groups, group_test, taxonomy_parents
+
+# Li et al.'s disease taxonomy (ICDE 2007, Figure 2), as in ARX's test fixture.
+DISEASES = ["gastric ulcer", "gastritis", "stomach cancer", "flu", "bronchitis", "pneumonia"]
+TAXONOMY_ROWS = [
+    [d, "stomach disease" if i < 3 else "respiratory infection",
+     "digestive system disease" if i < 3 else "vascular lung disease", "respiratory&digestive disease"]
+    for i, d in enumerate(DISEASES)
+]  # fmt: skip
+TABLE_COUNTS = np.array([1, 2, 2, 1, 2, 1])  # the paper's nine patients (Table 3)
+
+
+def _taxonomy(rows: list[list[str]], values: list[str]) -> Taxonomy:
+    by = {r[0]: r for r in rows}
+    levels = []
+    for k in range(len(rows[0])):
+        _, ids = np.unique(np.array([by[v][k] for v in values], dtype=object), return_inverse=True)
+        levels.append(ids.astype(np.int64))
+    return Taxonomy(tuple(levels))
+
+
+def _hist(groups: list[dict[int, int]]) -> Histograms:
+    g, v, c = [], [], []
+    for i, h in enumerate(groups):
+        for val, cnt in h.items():
+            if cnt:
+                g.append(i), v.append(val), c.append(cnt)
+    return Histograms(np.array(g, dtype=np.int64), np.array(c, dtype=np.int64), len(groups), np.array(v))
+
+
+def _lp_emd(p: np.ndarray, q: np.ndarray, dist: np.ndarray) -> float:
+    """The EMD by its definition (Li et al. §4.1): the cheapest flow turning p into q."""
+    m = len(p)
+    a_eq = np.zeros((2 * m, m * m))
+    for i in range(m):
+        a_eq[i, i * m : (i + 1) * m] = 1
+        a_eq[m + i, i::m] = 1
+    res = linprog(dist.ravel(), A_eq=a_eq, b_eq=np.r_[p, q], bounds=(0, None), method="highs")
+    return float(res.fun)
+
+
+def _tree_distance(tax: Taxonomy) -> np.ndarray:
+    """level(lowest common ancestor) / H between every two leaves."""
+    m = len(tax.nodes[0])
+    d = np.zeros((m, m))
+    for k in range(tax.height, -1, -1):
+        same = tax.nodes[k][:, None] == tax.nodes[k][None, :]
+        d[same] = k / tax.height
+    return d
+
+
+def test_hierarchical_emd_of_li_et_al_first_class_by_hand() -> None:
+    """Class {gastric ulcer, gastritis, stomach cancer} of the paper's 3-diverse table: all
+    4/9 of excess mass sits under 'digestive', all deficit under 'respiratory', so it moves
+    through the root at distance 3/3: EMD = 4/9 (0 at every lower node)."""
+    tax = _taxonomy(TAXONOMY_ROWS, DISEASES)
+    q = TABLE_COUNTS / TABLE_COUNTS.sum()
+    h = _hist([{0: 1, 1: 1, 2: 1}])
+    assert emd(h, q, tax)[0] == pytest.approx(4 / 9)
+    parents = taxonomy_parents(TAXONOMY_ROWS, DISEASES)
+    dense = np.array([[1.0, 1, 1, 0, 0, 0]])
+    assert emd_hierarchical(dense, q[None, :], parents)[0] == pytest.approx(4 / 9)
+    assert _lp_emd(np.array([1, 1, 1, 0, 0, 0]) / 3, q, _tree_distance(tax)) == pytest.approx(4 / 9)
+    # Equal distance: ½ Σ|p - q| = ½ (2/9 + 1/9 + 1/9 + 1/9 + 2/9 + 1/9) = 4/9 as well.
+    assert emd(h, q, None)[0] == pytest.approx(4 / 9)
+    g = make_guarantee({"name": "t-closeness", "t": 0.4}).bind(GuaranteeContext(TABLE_COUNTS, tax))
+    assert not g.groups_satisfied(h)[0]
+    assert g.achieved(h) == pytest.approx(4 / 9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_emd_equals_the_linear_program_and_the_verifiers_recursion(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 8))
+    fan = int(rng.integers(1, 4))
+    values = [f"v{i}" for i in range(m)]
+    rows = [[v, f"a{i // fan}", f"b{i // (2 * fan)}", "*"] for i, v in enumerate(values)]
+    tax = _taxonomy(rows, values)
+    counts = rng.integers(0, 5, size=(3, m))
+    counts[:, 0] += 1
+    q_counts = counts.sum(axis=0) + rng.integers(0, 3, size=m)
+    q = q_counts / q_counts.sum()
+    h = _hist([{j: int(c) for j, c in enumerate(row)} for row in counts])
+    got = emd(h, q, tax)
+    ver = emd_hierarchical(counts.astype(float), q[None, :], taxonomy_parents(rows, values))
+    for i, row in enumerate(counts):
+        want = _lp_emd(row / row.sum(), q, _tree_distance(tax))
+        assert got[i] == pytest.approx(want, abs=1e-7)
+        assert ver[i] == pytest.approx(want, abs=1e-7)
+    equal = emd(h, q, None)
+    for i, row in enumerate(counts):
+        assert equal[i] == pytest.approx(0.5 * np.abs(row / row.sum() - q).sum())
+
+
+def _naive(name: str, params: dict[str, float], counts: list[int]) -> bool:
+    """The definitions, one group at a time, in plain Python."""
+    c = sorted((x for x in counts if x), reverse=True)
+    n = sum(c)
+    if name == "l-diversity":
+        return params["l"] * c[0] <= n
+    if name == "distinct-l-diversity":
+        return len(c) >= params["l"]
+    if name == "entropy-l-diversity":
+        return -sum(x / n * math.log(x / n) for x in c) >= math.log(params["l"]) - 1e-12
+    if name == "recursive-cl-diversity":
+        l = int(params["l"])
+        return len(c) >= l and c[0] < params["c"] * sum(c[l - 1 :])
+    if name == "k-anonymity":
+        return n >= params["k"]
+    raise AssertionError(name)
+
+
+SPECS = [
+    ("l-diversity", {"l": 2}), ("l-diversity", {"l": 3}), ("distinct-l-diversity", {"l": 3}),
+    ("entropy-l-diversity", {"l": 2.5}), ("entropy-l-diversity", {"l": 3}),
+    ("recursive-cl-diversity", {"c": 2, "l": 3}), ("recursive-cl-diversity", {"c": 0.5, "l": 2}),
+    ("recursive-cl-diversity", {"c": 3, "l": 2}), ("k-anonymity", {"k": 4}),
+]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_every_guarantee_agrees_with_its_definition_and_the_verifier(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 7))
+    groups = [{int(v): int(rng.integers(1, 6)) for v in rng.choice(m, size=int(rng.integers(1, m + 1)), replace=False)}
+              for _ in range(int(rng.integers(1, 12)))]  # fmt: skip
+    h = _hist(groups)
+    for name, params in SPECS:
+        g = make_guarantee({"name": name, **params})
+        want = [_naive(name, params, list(gr.values())) for gr in groups]
+        assert g.groups_satisfied(h).tolist() == want, (name, params, groups)
+        bad = failing_groups(group_test({"name": name, **params}, None), h.group, h.values(), h.count)
+        assert sorted(bad.tolist()) == [i for i, ok in enumerate(want) if not ok], (name, params)
+
+
+def test_recursive_cl_hand_computed() -> None:
+    # counts 5, 3, 2, 1: (c=2, l=2): 5 < 2 * (3+2+1) = 12 yes; (c=2, l=3): 5 < 2 * 3 = 6 yes;
+    # (c=1, l=3): 5 < 3 no.  Largest l with c = 2: l = 4 needs 5 < 2 * 1, no -> 3.
+    h = _hist([{0: 5, 1: 3, 2: 2, 3: 1}])
+    assert make_guarantee({"name": "recursive-cl", "c": 2, "l": 2}).groups_satisfied(h)[0]
+    assert make_guarantee({"name": "recursive-cl", "c": 2, "l": 3}).groups_satisfied(h)[0]
+    assert not make_guarantee({"name": "recursive-cl", "c": 1, "l": 3}).groups_satisfied(h)[0]
+    assert make_guarantee({"name": "recursive-cl", "c": 2, "l": 2}).achieved(h) == 3
+
+
+def test_entropy_hand_computed() -> None:
+    # counts 2, 1, 1: H = -(1/2 ln 1/2 + 2 * 1/4 ln 1/4) = 1.5 ln 2 = ln(2.828...)
+    h = _hist([{0: 2, 1: 1, 2: 1}])
+    g = make_guarantee({"name": "entropy-l", "l": 2.8})
+    assert g.groups_satisfied(h)[0]
+    assert g.achieved(h) == pytest.approx(2**1.5)
+    assert not make_guarantee({"name": "entropy-l", "l": 2.9}).groups_satisfied(h)[0]
+
+
+def test_feasibility_names_the_largest_feasible_parameter() -> None:
+    counts = np.array([6, 3, 1])  # n = 10
+    assert make_guarantee({"name": "l-diversity", "l": 2}).single_attribute_violation(counts).largest_feasible == {
+        "l": 1
+    }
+    v = make_guarantee({"name": "distinct-l", "l": 4}).single_attribute_violation(counts)
+    assert v is not None and v.largest_feasible == {"l": 3}
+    v = make_guarantee({"name": "entropy-l", "l": 3}).single_attribute_violation(counts)
+    h = -(0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1))
+    assert v is not None and v.largest_feasible["l"] == pytest.approx(math.exp(h), abs=1e-4)
+    # recursive (c=2): l=2: 6 < 2 * 4 yes; l=3: 6 < 2 * 1 no -> largest l = 2
+    assert make_guarantee({"name": "recursive-cl", "c": 2, "l": 2}).single_attribute_violation(counts) is None
+    v = make_guarantee({"name": "recursive-cl", "c": 2, "l": 3}).single_attribute_violation(counts)
+    assert v is not None and v.largest_feasible["l"] == 2
+    v = make_guarantee({"name": "k-anonymity", "k": 11}).single_attribute_violation(counts)
+    assert v is not None and v.largest_feasible == {"k": 10}
+    assert make_guarantee({"name": "t-closeness", "t": 0.01}).single_attribute_violation(counts) is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"name": "k-anonymity", "k": 1}, "k of k-anonymity must be a whole number >= 2"),
+        ({"name": "recursive-cl", "c": 0, "l": 2}, "c of recursive"),
+        ({"name": "recursive-cl", "c": -1, "l": 2}, "c of recursive"),
+        ({"name": "t-closeness", "t": 0}, "t of t-closeness must be in (0, 1)"),
+        ({"name": "t-closeness", "t": 1.0}, "t of t-closeness must be in (0, 1)"),
+        ({"name": "t-closeness", "t": 0.2, "distance": "ordered"}, "distance must be one of"),
+        ({"name": "entropy-l", "l": 1}, "l of entropy l-diversity"),
+        ({"name": "distinct-l", "l": 2.5}, "l must be a whole number"),
+        ({"name": "recursive-cl", "l": 2}, "needs a value for c"),
+    ],
+)
+def test_bad_parameters_are_named(spec: dict[str, object], words: str) -> None:
+    with pytest.raises(RuleError) as exc:
+        make_guarantee(spec)
+    assert words in str(exc.value)
+
+
+def test_hierarchical_t_closeness_needs_a_hierarchy() -> None:
+    with pytest.raises(RuleError, match="needs a hierarchy for the sensitive attribute"):
+        make_guarantee({"name": "t-closeness", "t": 0.2, "distance": "hierarchical"}).bind(
+            GuaranteeContext(np.array([1, 2]))
+        )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_pycanon_agrees_on_k_anonymity_distinct_l_and_t_closeness(seed: int) -> None:
+    from pycanon import anonymity
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 60))
+    df = pd.DataFrame({
+        "q1": rng.choice(["a", "b", "c"], n), "q2": rng.choice(["x", "y"], n),
+        "s": rng.choice([f"s{i}" for i in range(int(rng.integers(2, 6)))], n),
+    })  # fmt: skip
+    cells = df.groupby(["q1", "q2", "s"]).size().reset_index(name="c")
+    group = cells.groupby(["q1", "q2"]).ngroup().to_numpy()
+    value = pd.Categorical(cells["s"], categories=sorted(df["s"].unique())).codes.astype(np.int64)
+    h = Histograms(group, cells["c"].to_numpy(), int(group.max()) + 1, value)
+    k = anonymity.k_anonymity(df, ["q1", "q2"])
+    assert make_guarantee({"name": "k-anonymity", "k": 2}).achieved(h) == k
+    assert make_guarantee({"name": "distinct-l", "l": 2}).achieved(h) == anonymity.l_diversity(df, ["q1", "q2"], ["s"])
+    counts = df["s"].value_counts().reindex(sorted(df["s"].unique())).to_numpy()
+    tc = make_guarantee({"name": "t-closeness", "t": 0.5, "distance": "equal"}).bind(GuaranteeContext(counts))
+    assert tc.achieved(h) == pytest.approx(anonymity.t_closeness(df, ["q1", "q2"], ["s"]), abs=1e-9)
