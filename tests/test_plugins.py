@@ -21,13 +21,13 @@ from versapub.privacy.guarantee import GUARANTEES, make_guarantee
 
 def test_unknown_names_list_the_registered_ones() -> None:
     with pytest.raises(ConfigError) as e:
-        make_anonymizer("mondrian")
+        make_anonymizer("datafly")
     assert all(n in str(e.value) for n in ANONYMIZERS)
     with pytest.raises(ConfigError) as e:
         make_decomposition("xyz")
     assert all(n in str(e.value) for n in DECOMPOSITIONS)
     with pytest.raises(RuleError) as e2:
-        make_guarantee({"name": "t-closeness", "t": 0.2})
+        make_guarantee({"name": "delta-presence", "delta": 0.2})
     assert all(n in str(e2.value) for n in GUARANTEES)
 
 

@@ -81,7 +81,7 @@ def anonymize(
         out = publish_plain(part)
     else:
         bound = bind(g, part, sub.enforced_rules[0].rhs, hierarchies)
-        out = anon.publish(part, sub.enforced_rules, bound, table_rng(seed, sub), progress)
+        out = anon.publish(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies)
     get_kind(out.kind).validate(out)
     return out
 

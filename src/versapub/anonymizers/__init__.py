@@ -9,12 +9,14 @@ from typing import Any
 
 from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer, publish_plain
+from versapub.anonymizers.mondrian import Mondrian
 from versapub.anonymizers.multi_sa import MultiSAAnatomy
 from versapub.plugins import build
 
 ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {
     "anatomy": Anatomy,
     "multi-sa": MultiSAAnatomy,
+    "mondrian": Mondrian,
 }
 #: Other names: a registered anonymizer with fixed parameters.
 ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {"anatomy-wraparound": ("anatomy", {"grouping": "wrap-around"})}
@@ -37,6 +39,7 @@ __all__ = [
     "Anatomy",
     "AnonymizedTable",
     "Anonymizer",
+    "Mondrian",
     "MultiSAAnatomy",
     "get_anonymizer",
     "make_anonymizer",

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ import numpy as np
 from versapub.anonymizers.base import AnonymizedTable, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
+from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.privacy.guarantee import Guarantee, Histograms
@@ -206,6 +207,7 @@ class Anatomy:
         guarantee: Guarantee,
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable:
         (rule,) = as_rules(rules, self.name, self.max_rules)
         s_col = table.column(rule.rhs)

@@ -11,13 +11,14 @@ multi-sensitive-attribute decomposition implement the same protocol and register
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from versapub.data.counts import CountTable, count_table
+from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
 from versapub.privacy.guarantee import Guarantee
@@ -38,7 +39,8 @@ class AnonymizedTable:
     ST then holds every sensitive attribute, ``suppressed_group`` is the id of the group
     whose sensitive values are withheld (no ST rows; ``None``: no suppression) and
     ``domains`` lists each sensitive attribute's values (over which the suppressed
-    records are spread by the release model).
+    records are spread by the release model).  A generalized table lists, per attribute,
+    the leaves each published label covers (``leaves``; a value not listed is a leaf).
     """
 
     attributes: tuple[str, ...]
@@ -49,6 +51,7 @@ class AnonymizedTable:
     also_enforces: tuple[Rule, ...] = ()
     suppressed_group: int | None = None
     domains: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    leaves: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -70,7 +73,9 @@ class Anonymizer(Protocol):
 
     ``max_rules`` is how many rules one table may enforce at once (1: single-rule
     publishing such as Anatomy; multi-SA publishing enforces any number).  ``publish``
-    takes one rule or a sequence of them; ``progress`` receives lines about long steps."""
+    takes one rule or a sequence of them; ``progress`` receives lines about long steps;
+    ``hierarchies`` are the attributes' generalization hierarchies (``--hierarchy ATTR=FILE``),
+    which generalizing anonymizers use and the others ignore."""
 
     name: str
     max_rules: int
@@ -86,6 +91,7 @@ class Anonymizer(Protocol):
         guarantee: Guarantee,
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable: ...
 
 

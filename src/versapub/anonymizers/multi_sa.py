@@ -38,7 +38,7 @@ combination in constraints; above ``max_combinations`` distinct combinations it 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,7 @@ from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
+from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.privacy.guarantee import Guarantee, Histograms, LDiversity
@@ -212,6 +213,7 @@ class MultiSAAnatomy:
         guarantee: Guarantee,
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable:
         """Publish ``table`` (all attributes) so that every rule in ``rules`` holds;
         ``progress`` receives a line before and after the integer program."""

@@ -15,7 +15,8 @@ from versapub.data.table import EncodedTable
 
 @dataclass(frozen=True)
 class CountTable:
-    """Columns of codes plus a ``count`` column, rows sorted lexicographically by code.
+    """Columns of codes plus a ``count`` column, rows in value order (lexicographically by
+    code, since dictionaries are sorted; a generalized table orders its rows by text).
 
     ``dictionaries[j]`` decodes column *j* (``None``: the column is an integer such as
     ``group_id``, published as is).  Validated: equal lengths, positive counts.

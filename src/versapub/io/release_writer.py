@@ -60,6 +60,15 @@ def _write_part(ct: CountTable, path: Path, fmt: str) -> None:
                 cw.write_batch(b)
 
 
+def _write_listing(columns: list[str], rows: list[tuple[str, ...]], path: Path, fmt: str) -> None:
+    """A listing (text columns, no counts), e.g. the leaves of generalized values."""
+    table = pa.table({c: pa.array([r[i] for r in rows], type=pa.string()) for i, c in enumerate(columns)})
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    else:
+        pacsv.write_csv(table, path, write_options=pacsv.WriteOptions(quoting_style="needed"))
+
+
 def _files(release: Release, fmt: str) -> dict[str, dict[str, str]]:
     ext = "parquet" if fmt == "parquet" else "csv"
     return {t.name: get_kind(t.kind).file_names(t.name, ext) for t in release.tables}
@@ -88,8 +97,12 @@ def write_files(release: Release, directory: Path, fmt: str) -> dict[str, dict[s
     t0 = time.perf_counter()
     files = _files(release, fmt)
     for t in release.tables:
+        kind = get_kind(t.kind)
         for role, ct in t.table.parts.items():
             _write_part(ct, directory / files[t.name][role], fmt)
+        columns = kind.listing_roles(entry_of(t.name, t.table))
+        for role, rows in kind.listings(t.table).items():
+            _write_listing(columns[role], rows, directory / files[t.name][role], fmt)
     release.timings["write"] = time.perf_counter() - t0
     manifest = release.manifest({t.name: entry_of(t.name, t.table, files[t.name]).raw for t in release.tables})
     manifest["timings_s"] = {k: round(v, 4) for k, v in release.timings.items()}

@@ -5,7 +5,7 @@ calls :func:`~versapub.kinds.base.register`, imported below; its check in the in
 verifier (``verify/release_check.py``); its section of ``docs/release-format.md``; tests.
 """
 
-from versapub.kinds import anatomy, plain
+from versapub.kinds import anatomy, generalized, plain
 from versapub.kinds.base import (
     KINDS,
     CountRows,
@@ -28,6 +28,7 @@ __all__ = [
     "View",
     "anatomy",
     "entry_of",
+    "generalized",
     "get_kind",
     "parse_entry",
     "plain",

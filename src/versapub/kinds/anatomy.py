@@ -16,7 +16,7 @@ from versapub.anonymizers.base import AnonymizedTable
 from versapub.data.sql import duckdb_source, ident
 from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
-from versapub.kinds.base import CodesOf, CountRows, Entry, TablePart, View, register
+from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
 from versapub.model.factors import AnatomyFactor, Factor
 from versapub.privacy.guarantee import Guarantee, Histograms
 
@@ -36,7 +36,7 @@ def _suppressed(entry: Entry) -> int | None:
     return sup
 
 
-class Anatomy:
+class Anatomy(LeavesOnly):
     """Bucketized tables (QIT + ST)."""
 
     name = "anatomy"
@@ -68,6 +68,13 @@ class Anatomy:
     def validate(self, table: AnonymizedTable) -> None:
         if set(table.parts) != {"qit", "st"} or table.enforces is None:
             raise ValueError("an anatomy table has parts 'qit' and 'st' and enforces a rule")
+
+    def groups(self, entry: Entry) -> tuple[str, list[str]] | None:
+        return "st", ["group_id"]
+
+    def cells(self, entry: Entry) -> tuple[str, list[str]]:
+        s = self.sensitive_of(entry)
+        return "qit", [a for a in entry.attributes if a not in s]
 
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         sup = _suppressed(entry)

@@ -61,10 +61,14 @@ class View:
     sensitive: tuple[str, ...] = ()
     withheld_records: int = 0
     suppressed: tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]] | None = None
+    #: A generalized table: per attribute, the leaves each published label covers.
+    covers: dict[str, dict[str, frozenset[str]]] | None = None
 
 
 #: ``codes_of(attribute, declared values or None) -> codes`` into the model's domain.
 CodesOf = Callable[[str, Sequence[str] | None], Codes]
+#: Per attribute, the leaves each published label covers (a value not listed is a leaf).
+LeafSets = dict[str, dict[str, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -76,12 +80,19 @@ class Entry:
     kind: str
     files: dict[str, str]
     raw: dict[str, Any] = field(default_factory=dict)
+    #: Generalized tables: each label's leaves, and each label's code in the count parts
+    #: (leaves have codes ``0 .. card-1``, labels ``card`` and above).
+    leaf_sets: LeafSets = field(default_factory=dict)
+    label_codes: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 class TableKind(Protocol):
     """What a table kind declares (see the module docstring)."""
 
     name: str
+    #: Every published value is a value of the attribute's domain (False: some are
+    #: generalized values covering several; the attacks then read the covers).
+    exact_values: bool
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
         """The attributes the table publishes apart (empty for an exact table); a malformed
@@ -93,7 +104,34 @@ class TableKind(Protocol):
         ...
 
     def file_names(self, table: str, ext: str) -> dict[str, str]:
-        """File role -> file name for a table written with extension ``ext``."""
+        """File role -> file name for a table written with extension ``ext`` (count tables
+        and listings)."""
+        ...
+
+    def groups(self, entry: Entry) -> tuple[str, list[str]] | None:
+        """The file role holding the sensitive attribute per group, and the columns naming a
+        group (Anatomy: the ST and ``group_id``; generalized: the table and its equivalence
+        class columns); ``None`` for a table without groups.  ``max P(s | group)`` bounds
+        every posterior of the sensitive attribute given the table's other attributes."""
+        ...
+
+    def cells(self, entry: Entry) -> tuple[str, list[str]]:
+        """The file role and columns whose distinct values are the cells an adversary can
+        single records out by (the identity check)."""
+        ...
+
+    def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
+        """Files that are listings, not count tables (no ``count`` column): role -> columns."""
+        ...
+
+    def listings(self, table: AnonymizedTable) -> dict[str, list[tuple[str, ...]]]:
+        """The rows of each listing of an in-memory table (for the writer)."""
+        ...
+
+    def leaf_sets(self, entry: Entry, listings: Mapping[str, Sequence[tuple[str, ...]]]) -> LeafSets:
+        """Per attribute, the leaves each published label covers, read from the listings
+        (empty for a table that publishes leaves only); a malformed listing is a
+        :class:`ReleaseError`."""
         ...
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
@@ -155,6 +193,33 @@ def parse_entry(entry: object, where: str = "manifest.json") -> Entry:
                  dict(entry))  # fmt: skip
 
 
+class LeavesOnly:
+    """The listing methods of a kind whose tables publish leaves only."""
+
+    exact_values = True
+
+    def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
+        return {}
+
+    def listings(self, table: AnonymizedTable) -> dict[str, list[tuple[str, ...]]]:
+        return {}
+
+    def leaf_sets(self, entry: Entry, listings: Mapping[str, Sequence[tuple[str, ...]]]) -> LeafSets:
+        return {}
+
+
+def label_codes(table: AnonymizedTable) -> dict[str, dict[str, int]]:
+    """In memory: each label's code in the count parts (its place in the column's
+    dictionary, after the leaves)."""
+    out: dict[str, dict[str, int]] = {}
+    for ct in table.parts.values():
+        for name, values in zip(ct.names, ct.dictionaries, strict=True):
+            if name in table.leaves and values is not None:
+                labels = table.leaves[name]
+                out[name] = {str(v): i for i, v in enumerate(values) if str(v) in labels}
+    return out
+
+
 def entry_of(name: str, table: AnonymizedTable, files: Mapping[str, str] | None = None) -> Entry:
     """The manifest entry of an in-memory table (as the writer records it)."""
     raw: dict[str, Any] = {
@@ -165,4 +230,5 @@ def entry_of(name: str, table: AnonymizedTable, files: Mapping[str, str] | None 
         "files": dict(files or {}),
         **get_kind(table.kind).manifest_fields(table),
     }
-    return Entry(name, tuple(table.attributes), table.kind, dict(files or {}), raw)
+    return Entry(name, tuple(table.attributes), table.kind, dict(files or {}), raw, dict(table.leaves),
+                 label_codes(table))  # fmt: skip

@@ -9,6 +9,7 @@ tables publish for it (and of any domain a table declares).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ def _read_table(path: Path, columns: list[str]) -> pa.Table:
         raise ReleaseError(f"Cannot read {path.name} of the release: {str(exc).splitlines()[0]}.") from None
     if t.column_names != columns:
         raise ReleaseError(f"{path.name} has columns {t.column_names}, expected {columns}.")
-    if t.num_rows and pc.min(t.column("count")).as_py() <= 0:
+    if "count" in columns and t.num_rows and pc.min(t.column("count")).as_py() <= 0:
         raise ReleaseError(f"{path.name} has a count that is not positive.")
     return t
 
@@ -66,6 +67,13 @@ def load_release(directory: str | Path) -> ReleaseModel:
     for raw in manifest["tables"]:
         entry = parse_entry(raw, str(d / "manifest.json"))
         kind = get_kind(entry.kind)
+        listings = {}
+        for role, columns in kind.listing_roles(entry).items():
+            if role not in entry.files:
+                raise ReleaseError(f"Table {entry.name!r} lists no {role!r} file (a {entry.kind} table needs it).")
+            t = _read_table(d / entry.files[role], columns)
+            listings[role] = list(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
+        entry = replace(entry, leaf_sets=kind.leaf_sets(entry, listings))
         parts = {}
         for role, columns in kind.roles(entry).items():
             if role not in entry.files:
@@ -83,11 +91,20 @@ def load_release(directory: str | Path) -> ReleaseModel:
         specs.append((entry, parts))
 
     uniques: dict[str, list[pa.Array]] = {}
+    labels: dict[str, set[str]] = {}
     for entry, parts in specs:
+        for a, sets in entry.leaf_sets.items():
+            labels.setdefault(a, set()).update(sets)
+            uniques.setdefault(a, []).append(pa.array(sorted({v for leaves in sets.values() for v in leaves}),
+                                                      type=pa.string()))  # fmt: skip
         for t in parts.values():
             for c in t.column_names:
                 if c not in _INTS:
-                    uniques.setdefault(c, []).append(pc.unique(pc.cast(t.column(c), pa.string())))
+                    values = pc.unique(pc.cast(t.column(c), pa.string()))
+                    own = entry.leaf_sets.get(c)
+                    if own:  # a generalized value is not a value of the domain; its leaves are
+                        values = values.filter(pc.invert(pc.is_in(values, pa.array(sorted(own), pa.string()))))
+                    uniques.setdefault(c, []).append(values)
         declared = entry.raw.get("domains") or {}
         if isinstance(declared, dict):
             for a, values in declared.items():
@@ -98,7 +115,11 @@ def load_release(directory: str | Path) -> ReleaseModel:
         for a, v in uniques.items()
     }
     cards = {a: len(v) for a, v in domains.items()}
-    value_sets = {a: pa.array(v.astype(str), type=pa.string()) for a, v in domains.items()}
+    ordered = {a: sorted(v) for a, v in labels.items()}  # labels get codes card, card + 1, ...
+    value_sets = {a: pa.array([*v.astype(str), *ordered.get(a, [])], type=pa.string()) for a, v in domains.items()}
+    code_of = {a: {lab: cards[a] + i for i, lab in enumerate(v)} for a, v in ordered.items()}
+    specs = [(replace(e, label_codes={a: {lab: code_of[a][lab] for lab in e.leaf_sets[a]} for a in e.leaf_sets}), p)
+             for e, p in specs]  # fmt: skip
 
     def encode(t: pa.Table) -> TablePart:
         cols = {}
@@ -113,7 +134,7 @@ def load_release(directory: str | Path) -> ReleaseModel:
 
     def codes_of(attr: str, values: Sequence[str] | None) -> Codes:
         if values is None:
-            return np.arange(len(value_sets[attr]), dtype=np.int64)
+            return np.arange(cards[attr], dtype=np.int64)
         idx = pc.index_in(pa.array(list(values), type=pa.string()), value_set=value_sets[attr])
         return np.unique(idx.to_numpy(zero_copy_only=False).astype(np.int64))
 

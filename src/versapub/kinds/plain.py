@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.kinds.base import CodesOf, CountRows, Entry, TablePart, View, register
+from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
 from versapub.model.factors import Factor, PlainFactor
 from versapub.privacy.guarantee import Guarantee
 
 
-class Plain:
+class Plain(LeavesOnly):
     """The exact projection of the input on the table's attributes (``docs/release-format.md``)."""
 
     name = "plain"
@@ -32,6 +32,12 @@ class Plain:
     def validate(self, table: AnonymizedTable) -> None:
         if set(table.parts) != {"data"} or table.enforces is not None:
             raise ValueError("a plain table has one part 'data' and enforces no rule")
+
+    def groups(self, entry: Entry) -> tuple[str, list[str]] | None:
+        return None
+
+    def cells(self, entry: Entry) -> tuple[str, list[str]]:
+        return "data", list(entry.attributes)
 
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}

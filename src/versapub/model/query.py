@@ -19,7 +19,6 @@ since such a condition would silently count nothing.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data.order import order_key
 from versapub.errors import ReleaseError
 
 _GRAMMAR = r"""
@@ -68,27 +68,6 @@ def _parser() -> Any:
     from lark import Lark  # imported on first use: keeps the CLI's start-up fast
 
     return Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
-
-
-_NUM = re.compile(r"(\d+(?:\.\d+)?)")
-
-
-def order_key(value: str) -> tuple[tuple[int, float | str], ...]:
-    """Value order: numbers inside a value compare as numbers, other text as text (a
-    leading minus sign makes the first number negative)."""
-    text = value.strip()
-    sign = -1.0 if text.startswith("-") and len(text) > 1 and text[1].isdigit() else 1.0
-    if sign < 0:
-        text = text[1:]
-    parts: list[tuple[int, float | str]] = []
-    for i, piece in enumerate(_NUM.split(text)):
-        if not piece:
-            continue
-        if i % 2:
-            parts.append((0, float(piece) * (sign if not parts else 1.0)))
-        else:
-            parts.append((1, piece))
-    return tuple(parts)
 
 
 # -- the condition tree -------------------------------------------------------------

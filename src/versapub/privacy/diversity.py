@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from versapub.errors import RuleError
 from versapub.privacy.base import (
     Guarantee,
     GuaranteeContext,
@@ -77,7 +78,12 @@ class LDiversity(Params):
     name = "l-diversity"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "l", whole(self.l, "l", 2))
+        object.__setattr__(self, "l", whole(self.l, "l", 1))
+        if self.l < 2:
+            raise RuleError(
+                f"l must be at least 2 (l = {self.l} protects nothing: with l = 1 any value "
+                "may be disclosed with certainty)."
+            )
 
     def min_possible_values(self) -> int:
         """Fewer than ``l`` possible values leave one of them above ``1/l``."""

@@ -44,7 +44,7 @@ def fast_scalable_attack(
     t0 = time.perf_counter()
     d = Path(directory)
     m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-    tables: list[dict[str, Any]] = list(m["tables"])
+    tables: list[dict[str, Any]] = [t for t in m["tables"] if get_kind(parse_entry(t).kind).exact_values]
     result = AttackResult("scalable", guarantee)
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
     con = duckdb.connect(":memory:")
@@ -75,6 +75,8 @@ def fast_scalable_attack(
     try:
         for rule in rules:
             homes = [t for t in tables if rule.rhs in t["attributes"]]
+            if not homes:  # published by a generalized table only (verify.attack_generalized)
+                continue
             linked = len(homes) > 1 or any(
                 set(homes[0]["attributes"]) & set(o["attributes"]) for o in tables if o is not homes[0]
             )

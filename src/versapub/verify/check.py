@@ -42,6 +42,7 @@ from versapub.model.sparse import group_sum
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
+from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.published import read_published
 from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
@@ -133,6 +134,8 @@ def run_attacks(
             )
         else:  # SQL on the files: exact propagation for unlinked tables, a sound bound for linked ones
             out.append(fast_scalable_attack(directory, rules, g, original))
+    if which != "exact" and generalizing_tables(json.loads((directory / "manifest.json").read_text(encoding="utf-8"))):
+        out.append(generalized_attack(directory, rules, g, original))
     return out
 
 
@@ -252,17 +255,20 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
             if alone and not any(a in t["attributes"] for a in r.lhs):
                 out[r] = _marginal_posterior(con, directory, entry, t, r, g)  # P(s | q) = P(s) exactly
                 continue
-            if get_kind(entry.kind).sensitive_of(entry) != (r.rhs,):  # none or several latent: the model
+            kind = get_kind(entry.kind)
+            grouped = kind.groups(entry)
+            if grouped is None or kind.sensitive_of(entry) != (r.rhs,):  # none or several: the model
                 continue
-            if t["name"] not in per_table:  # one pass over each ST, whatever the number of rules
-                s_role = next(role for role, cols in get_kind(entry.kind).roles(entry).items() if r.rhs in cols)
+            if t["name"] not in per_table:  # one pass over each table, whatever the number of rules
+                s_role, group_cols = grouped
                 src = duckdb_source(directory / entry.files[s_role])
                 s_col = _ident(r.rhs)
                 c, n = (_ident(fresh_alias(base, t["attributes"])) for base in ("c", "n"))
+                part = ", ".join(_ident(g) for g in group_cols) or "1"
                 per_table[t["name"]] = con.execute(
-                    f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT "group_id", {s_col}, '
-                    f'CAST("count" AS BIGINT) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY "group_id") {n} '
-                    f"FROM {src}) ORDER BY 2 DESC LIMIT 1"
+                    f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT {s_col}, sum(CAST("count" AS BIGINT)) '
+                    f'OVER (PARTITION BY {part}, {s_col}) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY {part}) '
+                    f"{n} FROM {src}) ORDER BY 2 DESC LIMIT 1"
                 ).fetchone()
             row = per_table[t["name"]]
             if row is None:
@@ -309,14 +315,11 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
         for e in m["tables"]:
             entry = parse_entry(e)
             kind = get_kind(entry.kind)
-            latent = set(kind.sensitive_of(entry))
-            # the file publishing the table's non-sensitive attributes exactly
-            role = next((r for r, cols in kind.roles(entry).items() if not set(cols) & latent), None)
-            path = directory / entry.files.get(role or "", "")
-            if role is None or not path.is_file():
+            role, keys = kind.cells(entry)
+            path = directory / entry.files.get(role, "")
+            if not path.is_file():
                 continue
             cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
-            keys = [c for c in cols if c not in ("group_id", "count")]
             c = _ident(fresh_alias("c", cols))
             if keys:
                 row = con.execute(

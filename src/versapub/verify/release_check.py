@@ -104,11 +104,32 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 #: Files a release holds besides the tables its manifest lists.
 _EXTRAS = {"manifest.json", "verification.json", "check.json", "report.md", "report.html"}
 #: By default the pairing check runs on anatomy tables with at most this many QIT plus ST
 #: rows (it costs about 25 s at 10^6 records); ``check --original`` runs it on any size.
 PAIRING_MAX_ROWS = 300_000
+
+
+def _max_flow(rows: dict[str, Any], cells: dict[str, Any], arcs: dict[str, Any]) -> tuple[int, int]:
+    """Records (``rows``: ``rid``, ``c``) sent to input cells (``cid``, ``c``) along ``arcs``
+    (``rid``, ``cid``): the maximum flow (OR-Tools) and the records to send."""
+    from ortools.graph.python import max_flow  # type: ignore[import-untyped]
+
+    n_rows, n_cells = len(rows["rid"]), len(cells["cid"])
+    total = int(rows["c"].sum())
+    src, sink = n_rows + n_cells, n_rows + n_cells + 1
+    tails = np.concatenate([np.full(n_rows, src), arcs["rid"], n_rows + cells["cid"]]).astype(np.int64)
+    heads = np.concatenate([rows["rid"], n_rows + arcs["cid"], np.full(n_cells, sink)]).astype(np.int64)
+    caps = np.concatenate([rows["c"], np.full(len(arcs["rid"]), total), cells["c"]]).astype(np.int64)
+    smf = max_flow.SimpleMaxFlow()
+    smf.add_arcs_with_capacity(tails, heads, caps)
+    smf.solve(src, sink)
+    return int(smf.optimal_flow()), total
 
 
 class _Checker:
@@ -230,8 +251,6 @@ class _Checker:
         group holds ``q`` in the QIT and ``s`` in the ST) -> sink (capacity: the cell's
         count).  A faithful release saturates both; that is necessary, not sufficient, for a
         full assignment of records to groups (a three-way transportation problem)."""
-        from ortools.graph.python import max_flow  # type: ignore[import-untyped]
-
         assert self.original is not None
         size = self.con.execute(f"SELECT (SELECT count(*) FROM {qit}) + (SELECT count(*) FROM {st})").fetchone()
         limit = self.pairing_max_rows
@@ -273,16 +292,7 @@ class _Checker:
                 ).fetchnumpy()
                 rows = self.con.execute(f"SELECT rid, c FROM {table} ORDER BY rid").fetchnumpy()
                 cells = self.con.execute("SELECT cid, c FROM cells ORDER BY cid").fetchnumpy()
-                n_rows, n_cells = len(rows["rid"]), len(cells["cid"])
-                total = int(rows["c"].sum())
-                src, sink = n_rows + n_cells, n_rows + n_cells + 1
-                tails = np.concatenate([np.full(n_rows, src), arcs["rid"], n_rows + cells["cid"]]).astype(np.int64)
-                heads = np.concatenate([rows["rid"], n_rows + arcs["cid"], np.full(n_cells, sink)]).astype(np.int64)
-                caps = np.concatenate([rows["c"], np.full(len(arcs["rid"]), total), cells["c"]]).astype(np.int64)
-                smf = max_flow.SimpleMaxFlow()
-                smf.add_arcs_with_capacity(tails, heads, caps)
-                smf.solve(src, sink)
-                flow = int(smf.optimal_flow())
+                flow, total = _max_flow(rows, cells, arcs)
                 self.report.add(
                     "pairing",
                     flow == total,
@@ -395,6 +405,71 @@ class _Checker:
             raise SpecError(f"cannot read the hierarchy of {s!r}, {file}: {exc.strerror}") from None
         values = [str(r[0]) for r in self.con.execute(f"SELECT DISTINCT {_q(s)} FROM {view} ORDER BY 1").fetchall()]
         return taxonomy_parents(rows, values)
+
+    def generalized_ok(self, data: str, leaves: str, attrs: list[str], s: str, guarantee: dict[str, Any],
+                       name: str) -> None:  # fmt: skip
+        """A generalized table: the listing names only the table's attributes and no value is
+        both a label and another value's leaf; every equivalence class (distinct values of
+        the non-sensitive columns) satisfies the guarantee; with the original, the table is
+        a true generalization of it: every record can be given to a row that holds its
+        sensitive value and whose values cover its values (a maximum flow that saturates)."""
+        qi = [a for a in attrs if a != s]
+        bad = self.con.execute(
+            f"SELECT count(*) FROM {leaves} WHERE attribute NOT IN ({', '.join(_lit(a) for a in qi) or 'NULL'})"
+        ).fetchone()
+        self.zero("generalized", bad, "the leaves listing names only non-sensitive attributes of the table",
+                  "{} leaves row(s) name an attribute that is not a non-sensitive one of the table", name)  # fmt: skip
+        clash = self.con.execute(
+            f"SELECT count(*) FROM {leaves} a JOIN {leaves} b ON a.attribute = b.attribute AND a.value = b.leaf "
+            "AND NOT (b.value = b.leaf)"
+        ).fetchone()
+        self.zero("generalized", clash, "no listed value is also a leaf of another listed value",
+                  "{} listed value(s) are also leaves of other values (ambiguous)", name)  # fmt: skip
+        if qi:
+            self.groups_ok(data, [_q(a) for a in qi], s, guarantee, name, "equivalence class")
+        else:
+            self.groups_ok(data, ["1"], s, guarantee, name, "equivalence class")
+        if self.original is None:
+            return
+        # Each attribute: published value -> the input's code of every leaf it covers.
+        for i, a in enumerate(attrs):
+            self.con.execute(
+                f"CREATE TEMP TABLE map{i} AS SELECT l.value AS pv, d.code AS leaf FROM {leaves} l "
+                f"JOIN {_q('dict_' + a)} d ON l.leaf = d.value WHERE l.attribute = {_lit(a)} "
+                f"UNION ALL SELECT d.value, d.code FROM {_q('dict_' + a)} d "
+                f"WHERE d.value NOT IN (SELECT value FROM {leaves} WHERE attribute = {_lit(a)})"
+            )
+        ks = [f"k{i}" for i in range(len(attrs))]
+        try:
+            self.con.execute(
+                "CREATE TEMP TABLE cells AS SELECT *, row_number() OVER () - 1 AS cid FROM (SELECT "
+                + ", ".join(f"{_q(a)} AS {k}" for a, k in zip(attrs, ks, strict=True))
+                + ", count(*) AS c FROM original_codes GROUP BY ALL)"
+            )
+            self.con.execute(
+                f"CREATE TEMP TABLE pr AS SELECT *, CAST({_q('count')} AS BIGINT) AS c, "
+                f"row_number() OVER () - 1 AS rid FROM {data}"
+            )
+            joins = " ".join(f"JOIN map{i} m{i} ON pr.{_q(a)} = m{i}.pv" for i, a in enumerate(attrs))
+            on = " AND ".join(f"cells.k{i} = m{i}.leaf" for i in range(len(attrs)))
+            arcs = self.con.execute(
+                f"SELECT DISTINCT pr.rid, cells.cid FROM pr {joins} JOIN cells ON {on}"
+            ).fetchnumpy()
+            rows = self.con.execute("SELECT rid, c FROM pr ORDER BY rid").fetchnumpy()
+            cells = self.con.execute("SELECT cid, c FROM cells ORDER BY cid").fetchnumpy()
+            flow, total = _max_flow(rows, cells, arcs)
+            self.report.add(
+                "generalization",
+                flow == total == self.n,
+                "every input record is covered by a published row with its sensitive value (a true generalization)"
+                if flow == total == self.n
+                else f"only {flow} of {self.n} input records can be given to published rows that cover their values: "
+                "the table is not a generalization of the input",
+                name,
+            )
+        finally:
+            for t in ("cells", "pr", *(f"map{i}" for i in range(len(attrs)))):
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
 
     # -- driver -------------------------------------------------------------------
     def run(self) -> VerificationReport:
@@ -533,6 +608,16 @@ class _Checker:
                         self.marginal_ok(st, [a], files["st"], at_most=sup is not None)
                     if self.original is not None and sup is None:
                         self.pairing_ok(qit, st, qi, sens, sub.name)
+            elif entry["kind"] == "generalized":
+                if sub.enforces is None or sub.enforced_rules[1:]:
+                    rep.add("manifest", False, "a generalized table enforces exactly one rule", sub.name)
+                    continue
+                s = sub.enforces.rhs
+                data = self.relation(str(files.get("data")), [*sub.attributes, "count"], "file")
+                leaves = self.relation(str(files.get("leaves")), ["attribute", "value", "leaf"], "file")
+                if data and leaves and self.counts_ok(data, list(sub.attributes), files["data"]):
+                    self.generalized_ok(data, leaves, list(sub.attributes), s, guarantee, sub.name)
+                    self.marginal_ok(data, [s], files["data"])
             else:
                 rep.add(
                     "manifest",

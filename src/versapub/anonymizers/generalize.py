@@ -1,0 +1,208 @@
+"""What generalizing anonymizers (Mondrian, Incognito) share: each quasi-identifier as a
+:class:`Dimension` (its leaves in order, and its hierarchy when it has one), and turning
+equivalence classes into a ``generalized`` table.
+
+A class covers, per attribute, either a *range* of the attribute's values in value order
+(an ordered attribute without hierarchy: published as ``[lo, hi]``, or the value itself
+when ``lo = hi``) or a *node* of its hierarchy (published as the node's label; a leaf is
+itself).  The published table counts records per (class labels, sensitive value); each
+label's leaves are listed for the reader (``docs/release-format.md``, kind
+``generalized``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.counts import CountTable
+from versapub.data.groupby import group_rows
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.order import numeric, ranks
+from versapub.data.table import EncodedTable
+from versapub.errors import HierarchyError
+from versapub.privacy.base import Guarantee, Histograms
+from versapub.privacy.rules import Rule
+
+IntArray = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One quasi-identifier: ``rank[c]`` is code ``c``'s position in the leaf order (value
+    order, or for a hierarchy an order in which every node's leaves are contiguous);
+    ``width[c]`` the number its range is measured in (the value when every value is a
+    number, else its rank); ``nodes[k][c]`` the hierarchy node of code ``c`` at level ``k``
+    with ``labels[k]`` the node labels (``None`` without hierarchy)."""
+
+    attribute: str
+    values: npt.NDArray[np.object_]
+    rank: IntArray
+    width: Floats
+    nodes: tuple[IntArray, ...] | None = None
+    labels: tuple[tuple[str, ...], ...] | None = None
+
+    @property
+    def hierarchical(self) -> bool:
+        return self.nodes is not None
+
+    @property
+    def top(self) -> int:
+        """The root's level (0 without hierarchy)."""
+        return 0 if self.nodes is None else len(self.nodes) - 1
+
+    @property
+    def span(self) -> float:
+        """The whole domain's range (the normalizer of a class's range)."""
+        return float(self.width.max() - self.width.min()) if len(self.width) else 0.0
+
+
+def dimension(table: EncodedTable, attribute: str, hierarchy: Hierarchy | None) -> Dimension:
+    """The attribute as a dimension (its hierarchy must cover every value)."""
+    col = table.column(attribute)
+    values = col.values
+    if hierarchy is None:
+        r = ranks(values)
+        num = numeric(values)
+        return Dimension(attribute, values, r, num if num is not None else r.astype(np.float64))
+    nodes = hierarchy.node_codes(col)
+    row = {r[0]: r for r in hierarchy.levels}
+    labels: list[tuple[str, ...]] = []
+    for k in range(hierarchy.height):  # node ids are the ranks of the sorted labels (node_codes)
+        labels.append(tuple(sorted({str(row[str(v)][k]) for v in values})))
+    # Leaf order: by node from the root down, then by value order: every node's leaves contiguous.
+    value_rank = ranks(values)
+    order = np.lexsort((value_rank, *(nodes[k] for k in range(hierarchy.height - 1, 0, -1))))
+    r = np.empty(len(values), dtype=np.int64)
+    r[order] = np.arange(len(values), dtype=np.int64)
+    return Dimension(attribute, values, r, r.astype(np.float64), nodes, tuple(labels))
+
+
+def dimensions(
+    table: EncodedTable, attributes: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None
+) -> list[Dimension]:
+    return [dimension(table, a, (hierarchies or {}).get(a)) for a in attributes]
+
+
+def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, list[str], dict[str, tuple[str, ...]]]:
+    """Classes covering leaf ranks ``lo..hi``: each class's code in the extended dictionary
+    (the leaves, then the new labels), the new labels, and each label's leaves."""
+    by_rank = np.argsort(dim.rank)  # code at each rank
+    card = len(dim.values)
+    codes = by_rank[lo].astype(np.int64)
+    wide = lo != hi
+    pairs, inv = np.unique(np.stack([lo[wide], hi[wide]]), axis=1, return_inverse=True)
+    labels: list[str] = []
+    leaves: dict[str, tuple[str, ...]] = {}
+    taken = {str(v) for v in dim.values}
+    for a, b in pairs.T:
+        label = f"[{dim.values[by_rank[a]]}, {dim.values[by_rank[b]]}]"
+        if label in taken:
+            raise HierarchyError(
+                f"Attribute {dim.attribute!r} has a value {label!r} that reads like a range of its values."
+            )
+        labels.append(label)
+        leaves[label] = tuple(str(dim.values[c]) for c in by_rank[a : b + 1])
+    codes[wide] = card + np.asarray(inv, dtype=np.int64).ravel()
+    return codes, labels, leaves
+
+
+def node_labels(
+    dim: Dimension, level: IntArray, node: IntArray
+) -> tuple[IntArray, list[str], dict[str, tuple[str, ...]]]:
+    """Classes covering hierarchy node ``node`` at ``level``: as :func:`range_labels`."""
+    assert dim.nodes is not None and dim.labels is not None
+    card = len(dim.values)
+    codes = np.empty(len(level), dtype=np.int64)
+    leaf = level == 0
+    codes[leaf] = node[leaf]
+    pairs, inv = np.unique(np.stack([level[~leaf], node[~leaf]]), axis=1, return_inverse=True)
+    inv = np.asarray(inv, dtype=np.int64).ravel()
+    labels: list[str] = []
+    leaves: dict[str, tuple[str, ...]] = {}
+    index: dict[str, int] = {}
+    taken = {str(v): c for c, v in enumerate(dim.values)}
+    slot = np.empty(pairs.shape[1], dtype=np.int64)
+    for j, (k, v) in enumerate(pairs.T):
+        label = dim.labels[int(k)][int(v)]
+        covered = np.flatnonzero(dim.nodes[int(k)] == v)
+        if label in taken:
+            if len(covered) == 1 and taken[label] == covered[0]:
+                slot[j] = covered[0]  # a padded level: the node is the leaf itself
+                continue
+            raise HierarchyError(
+                f"The hierarchy of {dim.attribute!r} has a node {label!r} (level {int(k)}) that is also a value "
+                "of the column but covers other values; rename the node."
+            )
+        if label not in index:
+            index[label] = card + len(labels)
+            labels.append(label)
+            leaves[label] = tuple(str(dim.values[c]) for c in covered[np.argsort(dim.rank[covered])])
+        slot[j] = index[label]
+    codes[~leaf] = slot[inv]
+    return codes, labels, leaves
+
+
+def classes_table(
+    table: EncodedTable,
+    rule: Rule,
+    dims: Sequence[Dimension],
+    cls: IntArray,
+    cover: Sequence[tuple[IntArray, IntArray]],
+    stats: dict[str, object],
+) -> AnonymizedTable:
+    """The ``generalized`` table of equivalence classes: ``cls[i]`` is record ``i``'s class
+    and ``cover[j]`` the per-class (lo, hi) leaf ranks (ordered dimension) or (level, node)
+    (hierarchy) of dimension ``j``."""
+    names: list[str] = []
+    columns: list[IntArray] = []
+    cards: list[int] = []
+    dicts: list[npt.NDArray[np.object_]] = []
+    leaves: dict[str, dict[str, tuple[str, ...]]] = {}
+    for dim, (a, b) in zip(dims, cover, strict=True):
+        codes, labels, listed = node_labels(dim, a, b) if dim.hierarchical else range_labels(dim, a, b)
+        names.append(dim.attribute)
+        columns.append(codes[cls])
+        cards.append(len(dim.values) + len(labels))
+        dicts.append(np.concatenate([dim.values, np.array(labels, dtype=object)]))
+        if listed:
+            leaves[dim.attribute] = listed
+    s = table.column(rule.rhs)
+    g = group_rows([*columns, s.codes], [*cards, s.cardinality])
+    order = [table.names.index(a) for a in (*names, rule.rhs)]
+    perm = np.argsort(order)  # the table's attribute order
+    all_names = [*names, rule.rhs]
+    all_dicts = [*dicts, s.values]
+    keys = [g.keys[i] for i in perm]
+    dicts_in_order = [all_dicts[i] for i in perm]
+    # Rows in value order (text, column by column), as every published table: a label's code
+    # comes after the leaves', its text need not.
+    text_rank = [np.argsort(np.argsort(d.astype(str), kind="stable"))[k] for d, k in zip(dicts_in_order, keys,
+                 strict=True)]  # fmt: skip
+    rows = np.lexsort(text_rank[::-1]) if keys else np.zeros(0, dtype=np.int64)
+    ct = CountTable(
+        tuple(all_names[i] for i in perm),
+        tuple(k[rows] for k in keys),
+        tuple(dicts_in_order),
+        g.counts[rows],
+    )
+    return AnonymizedTable(table.names, "generalized", rule, {"data": ct}, {"rows": ct.n_rows, **stats}, leaves=leaves)
+
+
+def class_stats(guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int) -> dict[str, object]:
+    """Classes, their sizes and the achieved guarantee, for the report."""
+    g = group_rows([cls, s], [n_cls, s_card])
+    h = Histograms(g.keys[0].astype(np.int64), g.counts, n_cls, g.keys[1].astype(np.int64))
+    sizes = h.sizes()
+    size_values, size_counts = np.unique(sizes, return_counts=True)
+    return {
+        "groups": n_cls,
+        "group_sizes": {int(k): int(v) for k, v in zip(size_values, size_counts, strict=True)},
+        "achieved": guarantee.achieved(h),
+        "discernibility": int((sizes.astype(np.int64) ** 2).sum()),
+    }

@@ -1,0 +1,147 @@
+"""The ``generalized`` kind: one count table ``attributes..., count`` whose non-sensitive
+values may be generalized (a range ``[lo, hi]`` or a hierarchy node), the sensitive
+attribute exact, and a listing ``attribute, value, leaf`` of the leaves every generalized
+value covers (``docs/release-format.md``).  Its equivalence classes are the distinct
+combinations of the non-sensitive columns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.sql import duckdb_source, ident
+from versapub.errors import ReleaseError
+from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
+from versapub.model.factors import Factor
+from versapub.model.generalized import GeneralizedFactor, cover_from_sets
+from versapub.privacy.guarantee import Guarantee, Histograms
+
+LISTING = ["attribute", "value", "leaf"]
+
+
+class Generalized:
+    """Generalized count tables (Mondrian, Incognito; the generalized marginals of Kifer &
+    Gehrke)."""
+
+    name = "generalized"
+    exact_values = False
+
+    def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
+        rule = entry.raw.get("enforces")
+        s = rule.get("rhs") if isinstance(rule, dict) else None
+        if not isinstance(s, str) or s not in entry.attributes:
+            raise ReleaseError(
+                f"Generalized table {entry.name!r} must enforce a rule whose sensitive attribute it holds."
+            )
+        return (s,)
+
+    def roles(self, entry: Entry) -> dict[str, list[str]]:
+        return {"data": [*entry.attributes, "count"]}
+
+    def file_names(self, table: str, ext: str) -> dict[str, str]:
+        return {"data": f"{table}.{ext}", "leaves": f"{table}_leaves.{ext}"}
+
+    def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
+        return {"leaves": list(LISTING)}
+
+    def listings(self, table: AnonymizedTable) -> dict[str, list[tuple[str, ...]]]:
+        rows: list[tuple[str, ...]] = []
+        for a in sorted(table.leaves):
+            rows += [(a, label, leaf) for label, leaves in sorted(table.leaves[a].items()) for leaf in leaves]
+        return {"leaves": sorted(rows)}  # value (text) order, as every published file
+
+    def leaf_sets(self, entry: Entry, listings: Mapping[str, Sequence[tuple[str, ...]]]) -> LeafSets:
+        out: dict[str, dict[str, list[str]]] = {}
+        for a, label, leaf in listings.get("leaves", ()):
+            if a not in entry.attributes:
+                raise ReleaseError(
+                    f"{entry.files.get('leaves')} lists attribute {a!r}, which table {entry.name!r} does not hold."
+                )
+            out.setdefault(a, {}).setdefault(label, []).append(leaf)
+        sets = {a: {label: tuple(leaves) for label, leaves in labels.items()} for a, labels in out.items()}
+        for a, labels in sets.items():
+            clash = sorted(set(labels) & {leaf for leaves in labels.values() for leaf in leaves} - {
+                label for label, leaves in labels.items() if leaves == (label,)})  # fmt: skip
+            if clash:
+                raise ReleaseError(f"Table {entry.name!r}: value(s) {clash[:5]} of {a!r} are both labels and leaves.")
+        return sets
+
+    def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
+        return {"generalized": sorted(table.leaves)}
+
+    def validate(self, table: AnonymizedTable) -> None:
+        if set(table.parts) != {"data"} or table.enforces is None or table.also_enforces:
+            raise ValueError("a generalized table has one part 'data' and enforces one rule")
+
+    def groups(self, entry: Entry) -> tuple[str, list[str]] | None:
+        return "data", self.cells(entry)[1]
+
+    def cells(self, entry: Entry) -> tuple[str, list[str]]:
+        s = self.sensitive_of(entry)
+        return "data", [a for a in entry.attributes if a not in s]
+
+    def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
+        return {}
+
+    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
+               codes_of: CodesOf) -> Factor:  # fmt: skip
+        """Each row spread uniformly over the leaves its values cover (Kifer & Gehrke)."""
+        part = parts["data"]
+        cols: dict[str, np.ndarray] = {}
+        covers = {}
+        for a in entry.attributes:
+            codes = np.asarray(part.columns[a], dtype=np.int64)
+            card = cards[a]
+            labels = entry.leaf_sets.get(a, {})
+            if labels:
+                by_code = {entry.label_codes[a][label]: leaves for label, leaves in labels.items()}
+                used = np.unique(codes[codes >= card])
+                missing = [int(c) for c in used if int(c) not in by_code]
+                if missing:
+                    raise ReleaseError(f"Table {entry.name!r}: a value of {a!r} is neither a leaf nor a listed label.")
+                local = np.searchsorted(used, codes)
+                codes = np.where(codes >= card, card + local, codes)
+                covers[a] = cover_from_sets([codes_of(a, list(by_code[int(c)])) for c in used])
+            elif (codes >= card).any() or (codes < 0).any():
+                raise ReleaseError(f"Table {entry.name!r}: a value of {a!r} is not in its domain.")
+            cols[a] = codes
+        return GeneralizedFactor(tuple(entry.attributes), cols, part.counts / n, dict(cards), covers)
+
+    def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
+        covers = {
+            a: {label: frozenset(leaves) for label, leaves in labels.items()} for a, labels in entry.leaf_sets.items()
+        }
+        return View((parts["data"],), self.sensitive_of(entry), covers=covers)
+
+    def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
+        """Equivalence classes and their sizes from the file, and the achieved guarantee
+        (the manifest's stats when the guarantee needs the table's context)."""
+        (s,) = self.sensitive_of(entry)
+        qi = [a for a in entry.attributes if a != s]
+        keys = ", ".join(ident(a) for a in qi) or "1"
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, "
+                        f"dense_rank() OVER (ORDER BY {ident(s)}) - 1 v, CAST(\"count\" AS BIGINT) c "
+                        f"FROM {duckdb_source(directory / entry.files['data'])}")  # fmt: skip
+            rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
+            sizes = {int(k): int(c) for k, c in rows.fetchall()}
+            hist = con.execute("SELECT g, c, v FROM h").fetchnumpy()
+        finally:
+            con.close()
+        out: dict[str, Any] = {"groups": sum(sizes.values()), "group_sizes": sizes, "achieved": None}
+        stats = entry.raw.get("stats") or {}
+        if guarantee is not None and not guarantee.needs() and len(hist["g"]):
+            g, c, v = (np.asarray(hist[k], dtype=np.int64) for k in ("g", "c", "v"))
+            out["achieved"] = float(guarantee.achieved(Histograms(g, c, int(g.max()) + 1, v)))
+        else:
+            out["achieved"] = stats.get("achieved")
+        return out
+
+
+GENERALIZED = register(Generalized())

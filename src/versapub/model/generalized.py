@@ -1,0 +1,228 @@
+"""The distribution a generalized table contributes (Kifer & Gehrke §4; the principle of
+maximum entropy for generalized values, ``../shared/papers/READING-NOTES.md``).
+
+Each published row ``r`` (a count ``c_r`` over generalized values) is a component of a
+mixture: its records' leaves are spread uniformly and independently over the leaves each
+value covers, ``p(x) = Σ_r (c_r / n) Π_a [x_a ∈ L_a(r)] / |L_a(r)|``.  The table is kept in
+this form; an operation expands rows into leaves only over the attributes it must hold
+jointly (a message's separator, a marginal's attributes), and reduces every other
+attribute to its mass per row (a condition on ``a`` keeps ``|mask ∩ L_a(r)| / |L_a(r)|``).
+
+Codes: an attribute's leaves have codes ``0 .. card-1`` (the model's domain); a published
+label has code ``card + j`` and covers the leaves ``cover[a][j]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.model.batch import BatchFn, BatchMasks, Gather, batch_group_sum, mask_gathers
+from versapub.model.factors import _apply, _cards, _keys
+from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn, group_sum, sample_conditional
+
+Masks = Mapping[str, npt.NDArray[np.bool_]]
+#: Record x row pairs per chunk when computing record probabilities.
+PAIR_CHUNK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Cover:
+    """The leaves of every label of one attribute, as CSR: label ``j`` covers
+    ``leaves[start[j]:start[j + 1]]``."""
+
+    start: Codes
+    leaves: Codes
+
+    @property
+    def sizes(self) -> Codes:
+        return np.diff(self.start)
+
+    def table(self, card: int) -> tuple[Codes, Codes]:
+        """Per extended code (leaves, then labels): how many leaves it covers, and where its
+        leaves start in ``self.leaves`` (a leaf is listed by itself after the labels')."""
+        size = np.r_[np.ones(card, dtype=np.int64), self.sizes]
+        return size, np.r_[len(self.leaves) + np.arange(card, dtype=np.int64), self.start[:-1]]
+
+
+def cover_from_sets(sets: Sequence[Codes]) -> Cover:
+    """A :class:`Cover` from each label's leaf codes."""
+    sizes = np.array([len(s) for s in sets], dtype=np.int64)
+    leaves = np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]) if sets else np.zeros(0, np.int64)
+    return Cover(np.r_[0, np.cumsum(sizes)].astype(np.int64), leaves)
+
+
+@dataclass(frozen=True)
+class GeneralizedFactor:
+    """A generalized count table as a mixture of uniform components (module docstring)."""
+
+    attrs: tuple[str, ...]
+    columns: dict[str, Codes]
+    p: Floats
+    cards: dict[str, int]
+    covers: dict[str, Cover]
+    _expanded: dict[tuple[str, ...], tuple[dict[str, Codes], Codes, Floats]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    @property
+    def latent(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def rows(self) -> int:
+        return len(self.p)
+
+    def group_bound(self, s: str, cards: Mapping[str, int]) -> tuple[float, int] | None:
+        del s, cards
+        return None
+
+    # -- the leaves a row covers ------------------------------------------------------
+    def _tables(self, a: str) -> tuple[Codes, Codes, Codes]:
+        """Per extended code of ``a``: size, start into ``leaves``; and ``leaves`` itself."""
+        card = self.cards[a]
+        cov = self.covers.get(a, Cover(np.zeros(1, np.int64), np.zeros(0, np.int64)))
+        size, start = cov.table(card)
+        return size, start, np.r_[cov.leaves, np.arange(card, dtype=np.int64)]
+
+    def expansion(self, attrs: Sequence[str]) -> tuple[dict[str, Codes], Codes, Floats]:
+        """Every row repeated once per combination of leaves over ``attrs``: the leaf
+        columns, the row each came from, and ``1 / Π sizes`` (cached per attribute set)."""
+        key = tuple(a for a in self.attrs if a in set(attrs))
+        if key in self._expanded:
+            return self._expanded[key]
+        row = np.arange(len(self.p), dtype=np.int64)
+        inv = np.ones(len(self.p), dtype=np.float64)
+        cols: dict[str, Codes] = {}
+        for a in key:
+            size, start, leaves = self._tables(a)
+            code = self.columns[a][row]
+            k = size[code]
+            total = int(k.sum())
+            if total > JOIN_MAX_ROWS:
+                raise JoinTooLarge(total)
+            rep = np.repeat(np.arange(len(row), dtype=np.int64), k)
+            offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+            cols = {b: c[rep] for b, c in cols.items()}
+            cols[a] = leaves[start[code][rep] + offset]
+            row, inv = row[rep], inv[rep] / k[rep]
+        out = (cols, row, inv)
+        if len(row) <= 1 << 20 and len(self._expanded) < 64:
+            self._expanded[key] = out
+        return out
+
+    def mass(self, a: str, mask: npt.NDArray[np.floating] | npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+        """Per extended code of ``a`` (and per query when ``mask`` is ``(batch, card)``):
+        the share of its leaves the mask keeps."""
+        m = np.asarray(mask, dtype=np.float64)
+        cov = self.covers.get(a)
+        if cov is None or not len(cov.sizes):
+            return m
+        csum = np.add.reduceat(m[..., cov.leaves], cov.start[:-1], axis=-1) if len(cov.leaves) else m[..., :0]
+        share = csum / np.maximum(cov.sizes, 1)
+        return np.concatenate([m, share], axis=-1)
+
+    def _joint(self, masks: Mapping[str, npt.NDArray[np.generic]], need: Iterable[str]) -> tuple[set[str], list[str]]:
+        keep = set(need) & set(self.attrs)
+        return keep, [a for a in masks if a in self.attrs and a not in keep]
+
+    # -- the Factor protocol ----------------------------------------------------------
+    def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
+        joint, reduced = self._joint(masks, [*by, *(a for m in messages for a in m.attrs)])
+        cols, row, inv = self.expansion(sorted(joint))
+        w = self.p[row] * inv
+        for a in reduced:
+            w = w * self.mass(a, masks[a])[self.columns[a][row]]
+        out, w = _apply(cols, w, {a: m for a, m in masks.items() if a in joint}, messages)
+        return group_sum(by, out, _cards(self.cards, messages), w)
+
+    def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
+        joint, reduced = self._joint(masks, [*by, *(a for m in messages for a in m.attrs)])
+        cols, row, inv = self.expansion(sorted(joint))
+        gathers: list[Gather] = [(self.columns[a][row], self.mass(a, masks[a])) for a in reduced]
+        gathers += mask_gathers(cols, {a: m for a, m in masks.items() if a in joint})
+        gathers += [m.gather(cols, len(row)) for m in messages]
+        return batch_group_sum(by, cols, self.cards, self.p[row] * inv, gathers, batch)
+
+    def prob(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
+        """``p`` over ``attrs`` at each record: the records are joined with the rows that
+        cover them on the most selective attribute, in chunks, then filtered on the others."""
+        attrs = [a for a in self.attrs if a in set(attrs)]
+        n = len(next(iter(records.values()))) if records else 0
+        if not attrs:
+            return np.full(n, float(self.p.sum()))
+        index = {a: self._inverted(a) for a in attrs}
+        drive = min(attrs, key=lambda a: int(np.diff(index[a][0])[records[a]].sum()))
+        start, rows = index[drive]
+        out = np.zeros(n, dtype=np.float64)
+        k = np.diff(start)[records[drive]]
+        done = np.r_[0, np.cumsum(k)]  # pairs before each record
+        lo = 0
+        while lo < n:  # chunks of about PAIR_CHUNK pairs (never a loop over records)
+            hi = max(int(np.searchsorted(done, done[lo] + PAIR_CHUNK, side="right")) - 1, lo + 1)
+            kk = k[lo:hi]
+            rec = np.repeat(np.arange(hi - lo, dtype=np.int64), kk)
+            offset = np.arange(len(rec), dtype=np.int64) - np.repeat(np.cumsum(kk) - kk, kk)
+            row = rows[start[records[drive][lo:hi][rec]] + offset]
+            w = self.p[row] / self._size(drive, row)
+            for a in attrs:
+                if a != drive:
+                    w = w * self._covers(a, row, records[a][lo:hi][rec]) / self._size(a, row)
+            out[lo:hi] = np.bincount(rec, weights=w, minlength=hi - lo)
+            lo = hi
+        return out
+
+    def _size(self, a: str, row: Codes) -> Floats:
+        size, _, _ = self._tables(a)
+        return size[self.columns[a][row]].astype(np.float64)
+
+    def _inverted(self, a: str) -> tuple[Codes, Codes]:
+        """Leaf -> the rows covering it (CSR over the attribute's leaf codes)."""
+        cols, row, _ = self.expansion([a])
+        order = np.argsort(cols[a], kind="stable")
+        start = np.r_[0, np.cumsum(np.bincount(cols[a], minlength=self.cards[a]))].astype(np.int64)
+        return start, row[order]
+
+    def _covers(self, a: str, row: Codes, leaf: Codes) -> Floats:
+        """1 where row ``row`` covers ``leaf`` on ``a``, else 0."""
+        code = self.columns[a][row]
+        card = self.cards[a]
+        hit = code == leaf
+        label = code >= card
+        if label.any():
+            cov = self.covers[a]
+            keys = np.repeat(np.arange(len(cov.sizes), dtype=np.int64), cov.sizes) * card + cov.leaves
+            keys.sort()
+            q = (code[label] - card) * card + leaf[label]
+            at = np.searchsorted(keys, q)
+            hit[label] = (at < len(keys)) & (keys[np.minimum(at, len(keys) - 1)] == q)
+        return hit.astype(np.float64)
+
+    def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:
+        """Rows drawn with probability ``p`` times how well they cover the given values, then
+        every other attribute's leaf uniformly among the row's leaves."""
+        keys = [a for a in self.attrs if a in given]
+        if keys:
+            cols, row, inv = self.expansion(keys)
+            rkeys, qkeys = _keys([cols[a] for a in keys], [given[a] for a in keys],
+                                 [self.cards[a] for a in keys], len(row), n)  # fmt: skip
+            pick = sample_conditional(rkeys, self.p[row] * inv, qkeys, rng)
+            chosen = np.where(pick >= 0, row[np.maximum(pick, 0)], -1)
+        else:
+            total = self.p.sum()
+            chosen = rng.choice(len(self.p), size=n, p=self.p / total) if total > 0 else np.full(n, -1)
+        out: dict[str, Codes] = {}
+        ok = chosen >= 0
+        safe = np.maximum(chosen, 0)
+        for a in self.attrs:
+            if a in given:
+                out[a] = np.where(ok, given[a], -1)
+                continue
+            size, start, leaves = self._tables(a)
+            code = self.columns[a][safe]
+            leaf = leaves[start[code] + np.floor(rng.random(n) * size[code]).astype(np.int64)]
+            out[a] = np.where(ok, leaf, -1)
+        return out
