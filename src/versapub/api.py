@@ -115,6 +115,7 @@ def publish(
     gd_jobs: int | None = None,
     multi_sa_time_limit_s: float | None = None,
     multi_sa_max_combinations: int | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -135,7 +136,10 @@ def publish(
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
     anonymized with a generator derived from ``seed`` and the sub-table, so the same
-    sub-table is anonymized identically wherever it occurs.
+    sub-table is anonymized identically wherever it occurs.  ``hierarchies``
+    (``{attribute: Hierarchy}``) go to generalizing anonymizers (``mondrian``) and to
+    guarantees that use a sensitive attribute's taxonomy (t-closeness's hierarchical
+    distance).
     """
     hook = progress or _no_progress
     timings: dict[str, float] = {}
@@ -182,7 +186,7 @@ def publish(
     src = table
 
     def scorer() -> Callable[[Schema], float]:
-        return KLScorer(src, lambda sub: anonymize(src, sub, anon, g, int(seed))).score
+        return KLScorer(src, lambda sub: anonymize(src, sub, anon, g, int(seed), hierarchies=hierarchies)).score
 
     schema, trace = dec.refine(schema, reduction.rules, scorer, rng, hook, table.names)
     if trace:
@@ -200,7 +204,7 @@ def publish(
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         say = _step_hook(hook, i, total)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), say)))
+        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), say, hierarchies)))
     hook("anonymized", total, total)
     lap("anonymize")
 

