@@ -238,6 +238,11 @@ def publish(
         columns=roles.to_manifest(removed=list(roles.identifying)),
         identity=identity,
         warnings=warnings,
+        hierarchies={
+            r.rhs: hierarchies[r.rhs]
+            for r in reduction.rules
+            if hierarchies and r.rhs in hierarchies and "taxonomy" in g.needs()
+        },
     )
 
 

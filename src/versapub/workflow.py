@@ -80,6 +80,7 @@ def publish(
         gd_max_candidates=cfg.gd_max_candidates,
         multi_sa_time_limit_s=cfg.multi_sa_time_limit,
         multi_sa_max_combinations=cfg.multi_sa_max_combinations,
+        hierarchies=cfg.anonymizer_hierarchies(table.names),
         input_info=info,
         progress=progress,
         columns=cfg.roles,

@@ -137,8 +137,17 @@ def _config_options(f: F) -> F:
             "--hierarchy",
             "hierarchies",
             multiple=True,
-            metavar="ATTR=FILE:LEVEL",
-            help="Generalize ATTR with an ARX hierarchy file to LEVEL (repeatable).",
+            metavar="ATTR=FILE[:LEVEL]",
+            help="An ARX hierarchy file for ATTR (repeatable). With :LEVEL the column is generalized to that "
+            "level when read; without, the hierarchy goes to the anonymizer (mondrian, incognito) and the "
+            "guarantee (t-closeness's hierarchical distance).",
+        ),
+        click.option(
+            "--hierarchies",
+            "hierarchy_dir",
+            type=click.Path(path_type=Path),
+            metavar="DIR",
+            help="Every hierarchy of a folder, ARX's naming (*_hierarchy_ATTR.csv or ATTR.csv), without level.",
         ),
         click.option(
             "--decomposition",
@@ -209,15 +218,18 @@ def _config_options(f: F) -> F:
 def _parse_hierarchy(spec: str) -> HierarchySpec:
     from versapub.io.config import HierarchySpec
 
-    if "=" not in spec or ":" not in spec.split("=", 1)[1]:
-        raise ConfigError(f"--hierarchy {spec!r} must look like ATTR=FILE:LEVEL, e.g. age=age.csv:1.")
+    if "=" not in spec or not spec.split("=", 1)[1].strip():
+        raise ConfigError(
+            f"--hierarchy {spec!r} must look like ATTR=FILE (for the anonymizer) or ATTR=FILE:LEVEL (generalize "
+            "when reading), e.g. age=age.csv:1."
+        )
     attr, rest = spec.split("=", 1)
-    file, level = rest.rsplit(":", 1)
-    try:
-        lvl = int(level)
-    except ValueError:
-        raise ConfigError(f"--hierarchy {spec!r}: LEVEL must be a whole number, got {level!r}.") from None
-    return HierarchySpec(attr.strip(), Path(file), lvl)
+    file, _, level = rest.rpartition(":")
+    if not file or not level.strip().lstrip("-").isdigit():
+        if Path(rest).suffix.lower() in (".csv", ".txt") or not _:
+            return HierarchySpec(attr.strip(), Path(rest))
+        raise ConfigError(f"--hierarchy {spec!r}: LEVEL must be a whole number, got {level!r}.")
+    return HierarchySpec(attr.strip(), Path(file), int(level))
 
 
 def _unescape(delimiter: str | None) -> str | None:
@@ -302,6 +314,7 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         missing=opts["missing"],
         columns=tuple(opts["columns"]) or None,
         hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
+        hierarchy_dir=opts["hierarchy_dir"],
         **_plugin_override("decomposition", opts["decomposition"]),
         gd_stop_when_worse=opts["gd_stop_when_worse"],
         gd_max_candidates=opts["gd_max_candidates"],

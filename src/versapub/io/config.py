@@ -14,7 +14,9 @@
 
     [input.hierarchies.age]     # optional, one table per attribute
     file = "age.csv"            # ARX format: ';'-separated, leaf first, root last
-    level = 1                   # 0 = original values
+    level = 1                   # generalize when reading (0 = original values); without a
+                                # level the hierarchy goes to the anonymizer and guarantee
+    # hierarchy_dir = "hierarchies"  # every *_hierarchy_ATTR.csv / ATTR.csv there, no level
 
     [columns]                   # optional: column roles (ARX's vocabulary)
     identifying = ["patient_id"]  # removed before publishing, listed in the manifest and report
@@ -28,7 +30,7 @@
 
     [publish]
     decomposition = "uad"       # uad | gd | single-attribute | multi-sa  (or a table, below)
-    anonymizer = "anatomy"      # anatomy | multi-sa (default: what the decomposition needs)
+    anonymizer = "anatomy"      # anatomy | multi-sa | mondrian | incognito (default: the decomposition's)
 
     # [publish.decomposition]   # a plug-in with its parameters
     # name = "gd"
@@ -66,6 +68,7 @@ _SECTIONS = {
         "columns",
         "format",
         "hierarchies",
+        "hierarchy_dir",
         "header",
         "names",
         "na_values",
@@ -88,21 +91,44 @@ _SECTIONS = {
 
 @dataclass(frozen=True)
 class HierarchySpec:
-    """A hierarchy file for one attribute and the level to publish it at."""
+    """A hierarchy file for one attribute and the level to publish it at; without a level
+    (``None``) the hierarchy is handed to the anonymizer and the guarantee instead
+    (Mondrian's categorical cuts, t-closeness's hierarchical distance)."""
 
     attribute: str
     file: Path
-    level: int
+    level: int | None = None
     delimiter: str = ";"
 
     def __post_init__(self) -> None:
-        if isinstance(self.level, bool) or not isinstance(self.level, int) or self.level < 0:
+        if self.level is not None and (
+            isinstance(self.level, bool) or not isinstance(self.level, int) or self.level < 0
+        ):
             raise ConfigError(
                 f"Hierarchy level for {self.attribute!r} must be a whole number >= 0, got {self.level!r}."
             )
 
     def load(self) -> Hierarchy:
         return Hierarchy.read(self.file, self.attribute, self.delimiter)
+
+
+def hierarchies_in(directory: Path) -> tuple[HierarchySpec, ...]:
+    """Every hierarchy of a folder in ARX's naming: ``<anything>_hierarchy_<ATTR>.csv``, or
+    ``<ATTR>.csv``; each for the anonymizer and the guarantee (no level)."""
+    if not directory.is_dir():
+        raise ConfigError(f"--hierarchies {directory}: not a folder.")
+    specs: dict[str, HierarchySpec] = {}
+    for f in sorted(directory.glob("*.csv")):
+        stem = f.stem
+        attr = stem.split("_hierarchy_", 1)[1] if "_hierarchy_" in stem else stem
+        if attr in specs:
+            raise ConfigError(
+                f"Folder {directory} holds two hierarchies for {attr!r}: {specs[attr].file.name} and {f.name}."
+            )
+        specs[attr] = HierarchySpec(attr, f)
+    if not specs:
+        raise ConfigError(f"Folder {directory} holds no hierarchy (*_hierarchy_ATTR.csv or ATTR.csv).")
+    return tuple(specs.values())
 
 
 @dataclass(frozen=True)
@@ -119,6 +145,7 @@ class PublishConfig:
     columns: tuple[str, ...] | None = None
     input_format: str | None = None
     hierarchies: tuple[HierarchySpec, ...] = ()
+    hierarchy_dir: Path | None = None
     decomposition: str = "uad"
     anonymizer: str | None = None
     decomposition_params: dict[str, Any] = field(default_factory=dict)
@@ -148,6 +175,15 @@ class PublishConfig:
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
+        seen: dict[str, HierarchySpec] = {}
+        for h in self.hierarchies:
+            if h.attribute in seen:
+                raise ConfigError(
+                    f"{self.source}: attribute {h.attribute!r} has two hierarchies ({seen[h.attribute].file} and "
+                    f"{h.file}); give one per attribute (with :LEVEL to generalize it when reading, without to hand "
+                    "it to the anonymizer)."
+                )
+            seen[h.attribute] = h
 
     def guarantee_spec(self) -> dict[str, Any]:
         """The guarantee as ``{"name": ..., params}``: ``l`` is the short form of
@@ -161,7 +197,7 @@ class PublishConfig:
 
     def read(self) -> EncodedTable:
         """Read and encode the input as configured (hierarchies applied)."""
-        hier = {h.attribute: (h.load(), h.level) for h in self.hierarchies}
+        hier = {h.attribute: (h.load(), h.level) for h in self.hierarchies if h.level is not None}
         return read_table(
             self.input,
             delimiter=self.delimiter,
@@ -175,6 +211,27 @@ class PublishConfig:
             strip=self.strip,
         )
 
+    def anonymizer_hierarchies(self, attributes: tuple[str, ...] | list[str]) -> dict[str, Hierarchy]:
+        """The hierarchies without a level, for the anonymizer and the guarantee: those of
+        ``--hierarchies DIR`` for the table's attributes (others ignored), then the ones
+        given one by one (which must name an attribute of the table)."""
+        from versapub.errors import HierarchyError
+
+        out = {}
+        if self.hierarchy_dir is not None:
+            levelled = {h.attribute for h in self.hierarchies}
+            out = {h.attribute: h.load() for h in hierarchies_in(self.hierarchy_dir)
+                   if h.attribute in attributes and h.attribute not in levelled}  # fmt: skip
+        for h in self.hierarchies:
+            if h.level is None:
+                if h.attribute not in attributes:
+                    raise HierarchyError(
+                        f"--hierarchy {h.attribute}={h.file}: the table has no column {h.attribute!r} "
+                        f"(columns: {', '.join(attributes)})."
+                    )
+                out[h.attribute] = h.load()
+        return out
+
     def input_settings(self) -> dict[str, Any]:
         """How the input was read, as recorded in the manifest's ``input`` (so that the
         original can be read the same way later, see :func:`original_reader`)."""
@@ -183,6 +240,7 @@ class PublishConfig:
             "hierarchies": {
                 h.attribute: {"file": str(h.file.resolve()), "level": h.level, "delimiter": h.delimiter}
                 for h in self.hierarchies
+                if h.level is not None
             },
             "delimiter": self.delimiter,
             "columns": list(self.columns) if self.columns is not None else None,
@@ -258,9 +316,15 @@ def load_config(path: str | Path) -> PublishConfig:
         raise ConfigError(f"{where}: [privacy] rules must be a list of strings like 'a, b -> c'.")
     hier_specs = []
     for attr, spec in _get(inp, "hierarchies", dict, where, {}).items():
-        if not isinstance(spec, dict) or "file" not in spec or "level" not in spec:
-            raise ConfigError(f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and 'level' (an integer).")
-        hier_specs.append(HierarchySpec(attr, base / str(spec["file"]), spec["level"], str(spec.get("delimiter", ";"))))
+        if not isinstance(spec, dict) or "file" not in spec:
+            raise ConfigError(
+                f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and, to generalize the column "
+                "when reading, 'level' (an integer)."
+            )
+        hier_specs.append(
+            HierarchySpec(attr, base / str(spec["file"]), spec.get("level"), str(spec.get("delimiter", ";")))
+        )
+    hdir = _get(inp, "hierarchy_dir", str, where)
     columns = _get(inp, "columns", list, where)
     dec_name, dec_params = _plugin(pub, "decomposition", where, "uad")
     anon_name, anon_params = _plugin(pub, "anonymizer", where, None)
@@ -289,6 +353,7 @@ def load_config(path: str | Path) -> PublishConfig:
         na_values=tuple(na_values),
         strip=_get(inp, "strip", bool, where, False),
         hierarchies=tuple(hier_specs),
+        hierarchy_dir=base / hdir if hdir is not None else None,
         decomposition=dec_name,
         decomposition_params=dec_params,
         anonymizer=anon_name,

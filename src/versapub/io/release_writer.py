@@ -103,6 +103,10 @@ def write_files(release: Release, directory: Path, fmt: str) -> dict[str, dict[s
         columns = kind.listing_roles(entry_of(t.name, t.table))
         for role, rows in kind.listings(t.table).items():
             _write_listing(columns[role], rows, directory / files[t.name][role], fmt)
+    for attr, name in release.hierarchy_files().items():  # ARX format, the domain's leaves only
+        domain = {str(v) for v in release.source.column(attr).values}
+        rows = sorted(row for row in release.hierarchies[attr].levels if row[0] in domain)
+        (directory / name).write_text("".join(";".join(r) + "\n" for r in rows), encoding="utf-8")
     release.timings["write"] = time.perf_counter() - t0
     manifest = release.manifest({t.name: entry_of(t.name, t.table, files[t.name]).raw for t in release.tables})
     manifest["timings_s"] = {k: round(v, 4) for k, v in release.timings.items()}

@@ -27,6 +27,9 @@ def _listed_files(manifest: dict[str, object]) -> set[str]:
         files = entry.get("files") if isinstance(entry, dict) else None
         if isinstance(files, dict):
             out.update(str(f) for f in files.values())
+    hierarchies = manifest.get("hierarchies")
+    if isinstance(hierarchies, dict):
+        out.update(str(f) for f in hierarchies.values())
     return out
 
 

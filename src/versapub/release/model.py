@@ -8,6 +8,7 @@ from typing import Any
 
 from versapub._version import __version__
 from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.formats import FORMAT
 from versapub.privacy.feasibility import Feasibility
@@ -76,6 +77,13 @@ class Release:
     columns: dict[str, list[str]] = field(default_factory=dict)
     identity: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: Hierarchies of sensitive attributes the guarantee measures with (t-closeness's
+    #: hierarchical distance), copied into the release for the verifier.
+    hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
+
+    def hierarchy_files(self) -> dict[str, str]:
+        """Attribute -> the file name of its hierarchy in the release."""
+        return {a: f"hierarchy_{i + 1}.csv" for i, a in enumerate(sorted(self.hierarchies))}
 
     @property
     def n_records(self) -> int:
@@ -102,6 +110,7 @@ class Release:
             "guarantee": self.guarantee.to_manifest(),
             "rules": [r.to_json() for r in self.reduction.rules],
             "tables": tables,
+            "hierarchies": self.hierarchy_files(),
             # Provenance (optional to a checker):
             "tool": {"name": "versapub", "version": __version__},
             "input": {
