@@ -120,8 +120,14 @@ def _check_release(rel: versapub.Release, table: EncodedTable, out: Path, fmt: s
     withheld = {a for t in rel.tables if t.table.stats.get("suppressed_records") for a in t.table.sensitive_attributes}
     # A generalized attribute's marginal is its labels' counts spread over their leaves.
     withheld |= {a for t in rel.tables for a in t.table.leaves}
-    _marginals_equal(versapub.load_release(out), table, withheld)
-    _marginals_equal(versapub.model_from_release(rel), table, withheld)
+    loaded, in_memory = versapub.load_release(out), versapub.model_from_release(rel)
+    _marginals_equal(loaded, table, withheld)
+    _marginals_equal(in_memory, table, withheld)
+    for a in table.names:  # the model from the files is the model in memory
+        x, y = loaded.marginal((a,)), in_memory.marginal((a,))
+        got = {str(loaded.domains[a][c]): v for c, v in zip(x.codes[0], x.values, strict=True)}
+        want = {str(in_memory.domains[a][c]): v for c, v in zip(y.codes[0], y.values, strict=True)}
+        assert got.keys() == want.keys() and all(got[k] == pytest.approx(want[k]) for k in got), a
     _batched_queries_equal_marginals(versapub.load_release(out))
     kinds = {t.kind for t in rel.tables}
     assert kinds <= set(KINDS)

@@ -208,3 +208,61 @@ def test_a_hand_made_violating_generalized_release_fails_naming_the_class(tmp_pa
     (out / "T1.csv").write_text("\n".join([header, *rows]) + "\n")
     rep = verify_release(out, original=table)
     assert {"generalization", "marginal"} & {f.check for f in rep.failures}, rep.explain()
+
+
+AGE_HIERARCHY_ROWS = [[str(a), f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"] for a in range(17, 80)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 100_000), spec=st.sampled_from(SPECS), suppression=st.sampled_from([0.0, 0.1]))
+def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
+    seed: int, spec: dict[str, object], suppression: float
+) -> None:
+    from versapub.anonymizers.incognito import Incognito, Lattice, _check, _search
+
+    rng = np.random.default_rng(seed)
+    table = _table(rng, int(rng.integers(30, 120)))
+    hierarchies = {"zip": ZIP_HIERARCHY, "age": Hierarchy.from_rows("age", AGE_HIERARCHY_ROWS)}
+    g = bind(make_guarantee(spec), table, "s")
+    dims = [dimension(table, a, hierarchies[a]) for a in ("age", "zip")]
+    lattice = Lattice(tuple(tuple(d.nodes or ()) for d in dims),
+                      tuple(tuple(np.bincount(lv) for lv in (d.nodes or ())) for d in dims))  # fmt: skip
+    s = table.column("s")
+    base = versapub.data.group_rows([table.codes("age"), table.codes("zip"), s.codes],
+                                    [table.cardinality("age"), table.cardinality("zip"), s.cardinality])  # fmt: skip
+    keys = [k.astype(np.int64) for k in base.keys]
+    budget = int(suppression * table.n_rows)
+
+    def check(attrs: tuple[int, ...], levels: tuple[int, ...]) -> bool:
+        return _check(lattice, keys, base.counts, attrs, levels, g, budget, s.cardinality).ok
+
+    every = list(itertools.product(*(range(h) for h in lattice.heights)))
+    good = [v for v in every if check((0, 1), v)]
+    brute = {v for v in good if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True)) for u in good)}
+    if not budget:  # Incognito's pruned search (with suppression it checks every node)
+        found = _search(lattice, lambda a, v: _check(lattice, keys, base.counts, a, v, g, budget, s.cardinality),
+                        lambda msg: None)  # fmt: skip
+        sat = found.get((0, 1), set())
+        minimal = {v for v in sat if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True)) for u in sat)}
+        assert minimal == brute
+    if brute:
+        out = Incognito(suppression=suppression).publish(table, Rule(("age", "zip"), "s"), g, rng,
+                                                         hierarchies=hierarchies)  # fmt: skip
+        assert tuple(out.stats["node"].values()) in brute
+        ct = out.parts["data"]
+        cls = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).groupby(["age", "zip"]).ngroup().to_numpy()
+        value = pd.Categorical(ct.decoded("s"), categories=sorted(s.values)).codes.astype(np.int64)
+        assert len(failing_groups(group_test(make_guarantee(spec).to_manifest(), None), cls, value, ct.counts)) == 0
+
+
+def test_incognito_kl_criterion_is_the_release_models_kl() -> None:
+    from versapub.kinds.build import model_from_release
+    from versapub.model.utility import kl_divergence
+
+    rng = np.random.default_rng(11)
+    table = _table(rng, 200)
+    hierarchies = {"zip": ZIP_HIERARCHY, "age": Hierarchy.from_rows("age", AGE_HIERARCHY_ROWS)}
+    rel = versapub.publish(table, ["age, zip -> s"], guarantee={"name": "k-anonymity", "k": 4},
+                           anonymizer="incognito", hierarchies=hierarchies)  # fmt: skip
+    stats = rel.tables[0].table.stats
+    assert stats["utility"]["kl"] == pytest.approx(kl_divergence(model_from_release(rel), table).value)

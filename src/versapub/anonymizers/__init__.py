@@ -9,6 +9,7 @@ from typing import Any
 
 from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer, publish_plain
+from versapub.anonymizers.incognito import Incognito
 from versapub.anonymizers.mondrian import Mondrian
 from versapub.anonymizers.multi_sa import MultiSAAnatomy
 from versapub.plugins import build
@@ -17,6 +18,7 @@ ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {
     "anatomy": Anatomy,
     "multi-sa": MultiSAAnatomy,
     "mondrian": Mondrian,
+    "incognito": Incognito,
 }
 #: Other names: a registered anonymizer with fixed parameters.
 ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {"anatomy-wraparound": ("anatomy", {"grouping": "wrap-around"})}
@@ -39,6 +41,7 @@ __all__ = [
     "Anatomy",
     "AnonymizedTable",
     "Anonymizer",
+    "Incognito",
     "Mondrian",
     "MultiSAAnatomy",
     "get_anonymizer",

@@ -26,9 +26,14 @@ def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int], name: st
         for role, ct in table.parts.items()
     }
 
+    dictionaries = {col: d for ct in table.parts.values() for col, d in zip(ct.names, ct.dictionaries, strict=True)
+                    if d is not None}  # fmt: skip
+
     def codes_of(attr: str, values: Sequence[str] | None) -> Codes:
-        del values
-        return np.arange(cards[attr], dtype=np.int64)
+        if values is None:
+            return np.arange(cards[attr], dtype=np.int64)
+        index = {str(v): i for i, v in enumerate(dictionaries[attr][: cards[attr]])}
+        return np.unique(np.asarray([index[str(v)] for v in values], dtype=np.int64))
 
     return get_kind(table.kind).factor(entry_of(name, table), parts, n, cards, codes_of)
 

@@ -1,0 +1,308 @@
+"""Incognito (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005): full-domain generalization.
+
+Every quasi-identifier is generalized to one level of its hierarchy (an attribute without
+hierarchy has two levels: its values and ``*``); a *node* is a vector of levels.  The
+paper's search:
+
+* **subsets first** (Apriori, its Figure 5): for ``i = 1 .. |QI|``, the candidate nodes of
+  every ``i``-subset of the quasi-identifiers are those whose every ``(i-1)``-subset
+  projection satisfied the guarantee (*subset property*);
+* **rollup** (its breadth-first search with marking): inside a subset's lattice, nodes are
+  visited from the most specific up; a node that satisfies the guarantee marks all its
+  generalizations as satisfying without checking them (*generalization property*).
+
+Both properties hold for k-anonymity, every l-diversity form and t-closeness (merging
+classes keeps them).  Counts come from one group-by of the table over every
+quasi-identifier and the sensitive attribute; a node's classes are that group-by's rows
+mapped to the node's levels and summed (never a re-scan of the records).
+
+**Suppression** (``suppression`` = the largest share of records, as ARX allows): the
+records of classes that fail the guarantee are published with every quasi-identifier at
+its root, one more class, which must satisfy the guarantee too (``docs/choices.md``).
+That class breaks both pruning properties (a generalization may suppress fewer records,
+too few to satisfy the guarantee together), so with suppression every node of the full
+lattice is checked.
+
+**Choice among the minimal satisfying nodes** (``utility``): ``"kl"`` (default) the lowest
+KL-divergence of the table's maximum-entropy estimate (each class spread uniformly over
+the leaves it covers), ``"discernibility"`` (Bayardo & Agrawal: ``Σ |E|²``, suppressed
+records counting ``n`` each), or ``"loss"`` (the mean normalized certainty penalty:
+``(leaves covered − 1) / (domain size − 1)`` per record and attribute; suppressed: 1).
+Ties: the lower node (sum of levels), then the first in level order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.anonymizers.base import AnonymizedTable, as_rules
+from versapub.anonymizers.generalize import IntArray, class_stats, classes_table, dimensions
+from versapub.data.groupby import group_rows
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.table import EncodedTable
+from versapub.errors import ConfigError, InfeasibleError
+from versapub.privacy.base import Guarantee, Histograms
+from versapub.privacy.rules import Rule
+
+UTILITIES = ("kl", "discernibility", "loss")
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """Per quasi-identifier: node id of each leaf code at every level, leaves per node."""
+
+    gen: tuple[tuple[IntArray, ...], ...]
+    under: tuple[tuple[IntArray, ...], ...]
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        return tuple(len(g) for g in self.gen)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A node checked: does it satisfy (within the suppression budget), and what it suppresses."""
+
+    ok: bool
+    suppressed: int
+
+
+class Incognito:
+    """Full-domain generalization with Incognito's search (see the module docstring).
+
+    ``suppression``: the largest share of records that may be suppressed (0 to < 1);
+    ``utility``: ``kl``, ``discernibility`` or ``loss`` chooses among minimal nodes."""
+
+    name = "incognito"
+    max_rules = 1
+
+    def __init__(self, suppression: float = 0.0, utility: str = "kl") -> None:
+        if isinstance(suppression, bool) or not isinstance(suppression, int | float) or not 0 <= suppression < 1:
+            raise ConfigError(f"Incognito's suppression must be a share in [0, 1), got {suppression!r}.")
+        if utility not in UTILITIES:
+            raise ConfigError(f"Incognito's utility must be one of {', '.join(UTILITIES)}, got {utility!r}.")
+        self.suppression = float(suppression)
+        self.utility = utility
+
+    def params(self) -> dict[str, Any]:
+        return {"suppression": self.suppression, "utility": self.utility}
+
+    def publish(
+        self,
+        table: EncodedTable,
+        rules: Rule | Sequence[Rule],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> AnonymizedTable:
+        del rng  # deterministic
+        (rule,) = as_rules(rules, self.name, self.max_rules)
+        say = progress or (lambda msg: None)
+        qi = [a for a in table.names if a != rule.rhs]
+        full = {a: _flat(table, a) for a in qi if a not in (hierarchies or {})}
+        dims = dimensions(table, qi, {**full, **(hierarchies or {})})
+        lattice = Lattice(
+            tuple(tuple(dim.nodes or ()) for dim in dims),
+            tuple(tuple(np.bincount(lv) for lv in (dim.nodes or ())) for dim in dims),
+        )
+        s_col = table.column(rule.rhs)
+        base = group_rows([*(table.codes(a) for a in qi), s_col.codes],
+                          [*(table.cardinality(a) for a in qi), s_col.cardinality])  # fmt: skip
+        keys = [k.astype(np.int64) for k in base.keys]
+        n = table.n_rows
+        budget = math.floor(self.suppression * n)
+        checked = 0
+
+        def check(attrs: tuple[int, ...], levels: tuple[int, ...]) -> Outcome:
+            nonlocal checked
+            checked += 1
+            return _check(lattice, keys, base.counts, attrs, levels, guarantee, budget, s_col.cardinality)
+
+        everything = tuple(range(len(qi)))
+        if budget:  # the pruning properties fail with suppression: every node of the full lattice
+            every = list(itertools.product(*(range(h) for h in lattice.heights)))
+            say(f"Incognito with suppression: checking all {len(every):,} nodes")
+            sat = {everything: {v for v in every if check(everything, v).ok}}
+        else:
+            sat = _search(lattice, check, say)
+        found = sorted(sat.get(everything, set()), key=lambda v: (sum(v), v))
+        minimal = [v for v in found if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True))
+                                                for u in found)]  # fmt: skip
+        if not qi:
+            minimal = [()]
+            whole = _check(lattice, keys, base.counts, (), (), guarantee, budget, s_col.cardinality)
+            if not whole.ok:
+                minimal = []
+        if not minimal:
+            raise InfeasibleError(
+                f"Incognito found no full-domain generalization of {qi} satisfying {guarantee.describe()} for rule "
+                f"'{rule}'"
+                + (f" with at most {self.suppression:.1%} of records suppressed" if budget else "")
+                + "; allow suppression, give coarser hierarchies, or weaken the guarantee."
+            )
+        say(f"Incognito: {checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
+        scores = [self._score(lattice, keys, base.counts, v, guarantee, budget, s_col.cardinality, n) for v in minimal]
+        best = minimal[int(np.argmin(scores))]
+        cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, s_col)
+        stats = class_stats(guarantee, cls, s_col.codes.astype(np.int64), int(cls.max()) + 1, s_col.cardinality)
+        stats.update({"node": dict(zip(qi, best, strict=True)), "nodes_checked": checked,
+                      "minimal_nodes": len(minimal), "suppressed_records": suppressed,
+                      "utility": {self.utility: float(min(scores))}})  # fmt: skip
+        return classes_table(table, rule, dims, cls, cover, stats)
+
+    def _score(self, lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, node: tuple[int, ...],
+               guarantee: Guarantee, budget: int, s_card: int, n: int) -> float:  # fmt: skip
+        qi_keys, s = keys[:-1], keys[-1]
+        g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(node, qi_keys, strict=True))]
+        cls = _group(g, [int(x.max()) + 1 if len(x) else 1 for x in g], len(counts))
+        fail = _failing(cls, s, counts, guarantee, s_card)
+        sup = fail[cls]
+        size = np.bincount(cls, weights=counts).astype(np.float64)
+        if self.utility == "discernibility":
+            return float((size[~fail] ** 2).sum() + counts[sup].sum() * n)
+        leaves = [lattice.under[j][lv][gj] for j, (lv, gj) in enumerate(zip(node, g, strict=True))]
+        if self.utility == "loss":
+            dom = [len(lattice.gen[j][0]) for j in range(len(node))]
+            ncp = [np.where(sup, 1.0, (lf - 1) / max(d - 1, 1)) for lf, d in zip(leaves, dom, strict=True)]
+            per = np.mean(ncp, axis=0) if ncp else np.zeros(len(counts))
+            return float((per * counts).sum() / n)
+        # KL of the table's estimate: class (with s) count spread over the leaves it covers.
+        cs = group_rows([np.where(sup, -1, cls) + 1, s], [len(size) + 1, s_card], with_inverse=True)
+        assert cs.inverse is not None
+        cell = np.bincount(cs.inverse, weights=counts, minlength=len(cs.counts))[cs.inverse]
+        spread = np.prod([np.where(sup, 1.0, lf) for lf in leaves], axis=0) if leaves else np.ones(len(counts))
+        if sup.any():  # suppressed records: spread over the whole domain of every quasi-identifier
+            spread = np.where(sup, float(np.prod([len(lattice.gen[j][0]) for j in range(len(node))])), spread)
+        p = counts / n
+        q = cell / n / spread
+        return float(np.sum(p * (np.log(p) - np.log(q))))
+
+
+def _flat(table: EncodedTable, attribute: str) -> Hierarchy:
+    """A two-level hierarchy (the values, then ``*``) for an attribute without one."""
+    return Hierarchy(attribute, tuple((str(v), "*") for v in table.column(attribute).values), "<values, *>")
+
+
+def _group(columns: Sequence[IntArray], cards: Sequence[int], n: int) -> IntArray:
+    if not columns:
+        return np.zeros(n, dtype=np.int64)
+    g = group_rows(columns, cards, with_inverse=True)
+    assert g.inverse is not None
+    return g.inverse
+
+
+def _failing(cls: IntArray, s: IntArray, counts: IntArray, guarantee: Guarantee, s_card: int) -> npt.NDArray[np.bool_]:
+    """Per class: does its sensitive histogram fail the guarantee?"""
+    n_cls = int(cls.max()) + 1 if len(cls) else 0
+    g = group_rows([cls, s], [n_cls, s_card], with_inverse=True)
+    assert g.inverse is not None
+    total = np.bincount(g.inverse, weights=counts, minlength=len(g.counts)).astype(np.int64)
+    h = Histograms(g.keys[0].astype(np.int64), total, n_cls, g.keys[1].astype(np.int64))
+    return np.asarray(~guarantee.groups_satisfied(h))
+
+
+def _check(lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, attrs: tuple[int, ...],
+           levels: tuple[int, ...], guarantee: Guarantee, budget: int, s_card: int) -> Outcome:  # fmt: skip
+    """Does the node (``levels`` of quasi-identifiers ``attrs``) satisfy the guarantee,
+    suppressing at most ``budget`` records (whose class must satisfy it too)?"""
+    g = [lattice.gen[j][lv][keys[j]] for j, lv in zip(attrs, levels, strict=True)]
+    cls = _group(g, [len(lattice.under[j][lv]) for j, lv in zip(attrs, levels, strict=True)], len(counts))
+    s = keys[-1]
+    fail = _failing(cls, s, counts, guarantee, s_card)
+    if not fail.any():
+        return Outcome(True, 0)
+    sup = fail[cls]
+    n_sup = int(counts[sup].sum())
+    if n_sup > budget:
+        return Outcome(False, n_sup)
+    rest = _failing(np.zeros(int(sup.sum()), dtype=np.int64), s[sup], counts[sup], guarantee, s_card)
+    return Outcome(not rest.any(), n_sup)
+
+
+def _search(lattice: Lattice, check: Callable[[tuple[int, ...], tuple[int, ...]], Outcome],
+            say: Callable[[str], None]) -> dict[tuple[int, ...], set[tuple[int, ...]]]:  # fmt: skip
+    """Satisfying nodes of every subset of the quasi-identifiers (Incognito's main loop)."""
+    m = len(lattice.heights)
+    sat: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for size in range(1, m + 1):
+        subsets = list(itertools.combinations(range(m), size))
+        for attrs in subsets:
+            cands = _candidates(lattice, sat, attrs)
+            sat[attrs] = _rollup(cands, lambda v, a=attrs: check(a, v).ok)  # type: ignore[misc]
+        say(f"Incognito: subsets of {size} of {m} quasi-identifiers done ({100 * size // m}%)")
+        if not any(sat[a] for a in subsets):
+            break
+    return sat
+
+
+def _candidates(lattice: Lattice, sat: dict[tuple[int, ...], set[tuple[int, ...]]],
+                attrs: tuple[int, ...]) -> list[tuple[int, ...]]:  # fmt: skip
+    """Nodes over ``attrs`` whose every one-smaller projection satisfied (subset property)."""
+    if len(attrs) == 1:
+        return [(lv,) for lv in range(lattice.heights[attrs[0]])]
+    head = sat.get(attrs[:-1], set())
+    last = attrs[-1]
+    out = []
+    for v in head:
+        for lv in range(lattice.heights[last]):
+            node = (*v, lv)
+            if all(
+                tuple(node[i] for i in range(len(attrs)) if i != drop)
+                in sat.get(tuple(a for i, a in enumerate(attrs) if i != drop), set())
+                for drop in range(len(attrs) - 1)
+            ):
+                out.append(node)
+    return out
+
+
+def _rollup(cands: list[tuple[int, ...]], ok: Callable[[tuple[int, ...]], bool]) -> set[tuple[int, ...]]:
+    """Visit candidates from the most specific up; a satisfying node marks every candidate
+    that generalizes it (no check)."""
+    if not cands:
+        return set()
+    order = sorted(cands, key=lambda v: (sum(v), v))
+    arr = np.asarray(order, dtype=np.int64)
+    marked = np.zeros(len(order), dtype=bool)
+    for i, v in enumerate(order):
+        if marked[i]:
+            continue
+        if ok(v):
+            marked |= (arr >= arr[i]).all(axis=1)
+    return {order[i] for i in np.flatnonzero(marked)}
+
+
+def _classes(lattice: Lattice, table: EncodedTable, qi: Sequence[str], node: tuple[int, ...], guarantee: Guarantee,
+             budget: int, s_col: Any) -> tuple[IntArray, list[tuple[IntArray, IntArray]], int]:  # fmt: skip
+    """Every record's class at ``node`` (failing classes merged into one class at the
+    roots), and each class's (level, node) per quasi-identifier."""
+    g = [lattice.gen[j][lv][table.codes(a).astype(np.int64)] for j, (a, lv) in enumerate(zip(qi, node, strict=True))]
+    cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(node)], table.n_rows)
+    s = s_col.codes.astype(np.int64)
+    fail = _failing(cls, s, np.ones(len(s), dtype=np.int64), guarantee, s_col.cardinality)
+    sup = fail[cls]
+    if sup.any():
+        cls = np.where(sup, -1, cls)
+    ids, cls = np.unique(cls, return_inverse=True)
+    cls = cls.astype(np.int64).ravel()
+    n_cls = len(ids)
+    first = np.full(n_cls, -1, dtype=np.int64)
+    first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1)
+    cover = []
+    for j, lv in enumerate(node):
+        top = len(lattice.gen[j]) - 1
+        level = np.full(n_cls, lv, dtype=np.int64)
+        nodes = g[j][first]
+        if ids[0] == -1:  # the suppressed class: every quasi-identifier at its root
+            level[0] = top
+            nodes[0] = 0
+        cover.append((level, nodes))
+    del budget
+    return cls, cover, int(sup.sum())
