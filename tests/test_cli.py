@@ -161,7 +161,7 @@ def test_bad_input_gives_one_paragraph_and_no_release(
         ("[input]\npath = 'x.csv'\ncolour = 'red'\n", "unknown key(s) ['colour']"),
         ("[privacy]\nl = 2\n", "[input] needs 'path'"),
         ("[input\npath = 'x.csv'\n", "not valid TOML"),
-        ("[input]\npath = 'x.csv'\n[input.hierarchies.a]\nfile = 'h.csv'\n", "needs 'file'"),
+        ("[input]\npath = 'x.csv'\n[input.hierarchies.a]\nlevel = 1\n", "needs 'file'"),
     ],
 )
 def test_config_errors(tmp_path: Path, toml: str, fragment: str) -> None:

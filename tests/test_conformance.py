@@ -38,6 +38,7 @@ GUARANTEE_PARAMS: dict[str, list[dict[str, object]]] = {
     "recursive-cl-diversity": [{"c": 2, "l": 3}, {"c": 0.5, "l": 2}],
     "k-anonymity": [{"k": 4}],
     "t-closeness": [{"t": 0.3}],
+    "all-of": [{"guarantees": [{"name": "l-diversity", "l": 2}, {"name": "entropy-l-diversity", "l": 2}]}],
 }
 
 

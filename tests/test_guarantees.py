@@ -6,6 +6,7 @@ l-diversity, t-closeness with equal distance; not its entropy or recursive forms
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -241,3 +242,46 @@ def test_pycanon_agrees_on_k_anonymity_distinct_l_and_t_closeness(seed: int) -> 
     counts = df["s"].value_counts().reindex(sorted(df["s"].unique())).to_numpy()
     tc = make_guarantee({"name": "t-closeness", "t": 0.5, "distance": "equal"}).bind(GuaranteeContext(counts))
     assert tc.achieved(h) == pytest.approx(anonymity.t_closeness(df, ["q1", "q2"], ["s"]), abs=1e-9)
+
+
+def test_per_rule_guarantees_reach_the_tables_the_manifest_and_the_checks(tmp_path: Path) -> None:
+    import json
+
+    import versapub
+    from versapub.data.table import EncodedTable
+    from versapub.verify.release_check import verify_release
+
+    rng = np.random.default_rng(2)
+    n = 600
+    t = EncodedTable.from_columns({
+        "zip": list(rng.choice(["a1", "a2", "b1", "b2", "Z9"], n)), "sex": list(rng.choice(["M", "F"], n)),
+        "age": [str(x) for x in rng.integers(1, 90, n)], "dx": list(rng.choice(list("abcdef"), n)),
+        "inc": list(rng.choice(list("pqrstu"), n)),
+    })  # fmt: skip
+    rules = [{"rule": "zip, sex -> dx", "guarantee": "t-closeness", "t": 0.3}, "age -> inc | distinct-l:l=3",
+             "zip -> dx"]  # fmt: skip
+    rel = versapub.publish(t, rules, l=2, anonymizer="mondrian", columns=versapub.ColumnRoles(allow_unique=t.names))
+    by_rule = {str(r): g.to_manifest() for r, g in rel.rule_guarantees.items()}
+    # zip -> dx (the release's 2-diversity) is implied by zip, sex -> dx: that rule's table meets both.
+    assert by_rule["zip, sex -> dx"]["name"] == "all-of"
+    assert {g["name"] for g in by_rule["zip, sex -> dx"]["guarantees"]} == {"t-closeness", "l-diversity"}
+    assert by_rule["age -> inc"] == {"name": "distinct-l-diversity", "l": 3}
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    m = json.loads((out / "manifest.json").read_text())
+    assert {r["rhs"]: r["guarantee"]["name"] for r in m["rules"]} == {"dx": "all-of", "inc": "distinct-l-diversity"}
+    rep = verify_release(out, original=t)
+    assert rep.ok and any("t-closeness" in f.message and "dx" in f.message for f in rep.findings)
+    # The verifier reads each rule's guarantee from the manifest: a stricter one there fails.
+    m["rules"][0]["guarantee"] = {"name": "t-closeness", "t": 0.01}
+    (out / "manifest.json").write_text(json.dumps(m))
+    assert not verify_release(out).ok
+
+
+def test_a_rule_guarantee_must_be_named() -> None:
+    from versapub.privacy.per_rule import split
+
+    with pytest.raises(RuleError, match="needs guarantee = 'NAME'"):
+        split([{"rule": "a -> b", "t": 0.2}])
+    with pytest.raises(RuleError, match=r"Rule 'a -> b'.*t of t-closeness"):
+        split(["a -> b | t-closeness:t=2"])

@@ -27,6 +27,7 @@ from versapub.kinds.scoring import KLScorer
 from versapub.privacy.context import bind
 from versapub.privacy.feasibility import require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
+from versapub.privacy.per_rule import RuleItem, effective, for_rules, split
 from versapub.privacy.roles import (
     MIN_RECORDS,
     UNIQUE_SHARE,
@@ -35,7 +36,7 @@ from versapub.privacy.roles import (
     cell_risk,
     require_no_identifiers,
 )
-from versapub.privacy.rules import Rule, parse_rules, reduce_rules, validate_rules
+from versapub.privacy.rules import Rule, reduce_rules, validate_rules
 from versapub.release.model import InputInfo, PublishedTable, Release
 from versapub.schema.gnf import require_gnf
 from versapub.schema.model import Schema, SubTable
@@ -67,20 +68,21 @@ def anonymize(
     table: EncodedTable,
     sub: SubTable,
     anon: Anonymizer,
-    g: Guarantee,
+    g: Guarantee | Mapping[Rule, Guarantee],
     seed: int,
     progress: Callable[[str], None] | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
-    (which refuses more rules than it can enforce at once) under the guarantee bound to the
-    table's sensitive attribute; the output is checked against its kind before anything is
-    written."""
+    (which refuses more rules than it can enforce at once) under the guarantee of its
+    rule(s) (``g``: one for every rule, or each rule's), bound to the table's sensitive
+    attribute; the output is checked against its kind before anything is written."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
     else:
-        bound = bind(g, part, sub.enforced_rules[0].rhs, hierarchies)
+        mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
+        bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
         out = anon.publish(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies)
     get_kind(out.kind).validate(out)
     return out
@@ -98,7 +100,7 @@ def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, 
 
 def publish(
     table: EncodedTable | Mapping[str, Iterable[str]],
-    rules: Iterable[str | Rule],
+    rules: Iterable[RuleItem],
     *,
     l: int = 2,
     guarantee: Guarantee | Mapping[str, Any] | None = None,
@@ -123,8 +125,10 @@ def publish(
     the whole job with :mod:`versapub.workflow`).
 
     ``table`` is an :class:`EncodedTable` (e.g. from :func:`versapub.read_table`) or a
-    mapping ``{column: [text values]}``.  ``rules`` are strings ``"a, b -> c"`` or
-    :class:`Rule` objects.  The guarantee defaults to frequency l-diversity with ``l``.
+    mapping ``{column: [text values]}``.  ``rules`` are strings ``"a, b -> c"``,
+    :class:`Rule` objects, or rules with their own guarantee: ``"a, b -> c | t-closeness:t=0.2"``
+    or ``{"rule": "a, b -> c", "guarantee": "t-closeness", "t": 0.2}``.  The guarantee (of
+    every rule without its own) defaults to frequency l-diversity with ``l``.
 
     ``decomposition`` and ``anonymizer`` are registered names (built with
     ``decomposition_params`` / ``anonymizer_params``) or plug-in objects: decompositions
@@ -171,13 +175,14 @@ def publish(
     )  # fmt: skip
 
     hook("checking rules", 0, 1)
-    parsed = parse_rules(rules)
+    parsed, own = split(rules)
     validate_rules(parsed, table.names)
     roles = columns if columns is not None else ColumnRoles()
     table, warnings = apply_roles(table, parsed, roles)
     require_no_identifiers(table, parsed, roles)
     reduction = reduce_rules(parsed)
-    feas = require_feasible(table, reduction.rules, g)
+    per_rule = effective(reduction, own, g)
+    feas = require_feasible(table, reduction.rules, per_rule)
     lap("rules")
 
     hook("decomposing", 0, 1)
@@ -186,7 +191,7 @@ def publish(
     src = table
 
     def scorer() -> Callable[[Schema], float]:
-        return KLScorer(src, lambda sub: anonymize(src, sub, anon, g, int(seed), hierarchies=hierarchies)).score
+        return KLScorer(src, lambda sub: anonymize(src, sub, anon, per_rule, int(seed), hierarchies=hierarchies)).score
 
     schema, trace = dec.refine(schema, reduction.rules, scorer, rng, hook, table.names)
     if trace:
@@ -204,7 +209,7 @@ def publish(
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         say = _step_hook(hook, i, total)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, g, int(seed), say, hierarchies)))
+        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, per_rule, int(seed), say, hierarchies)))
     hook("anonymized", total, total)
     lap("anonymize")
 
@@ -241,8 +246,9 @@ def publish(
         hierarchies={
             r.rhs: hierarchies[r.rhs]
             for r in reduction.rules
-            if hierarchies and r.rhs in hierarchies and "taxonomy" in g.needs()
+            if hierarchies and r.rhs in hierarchies and "taxonomy" in per_rule[r].needs()
         },
+        rule_guarantees=per_rule,
     )
 
 

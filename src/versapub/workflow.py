@@ -35,11 +35,12 @@ def _silent(description: str, completed: int, total: int) -> None:
 def read_input(cfg: PublishConfig, progress: Progress = _silent) -> EncodedTable:
     """Read the configured input and validate the rules against it — before any engine is
     loaded, so a bad input or rule is reported at once."""
-    from versapub.privacy.rules import parse_rules, validate_rules
+    from versapub.privacy.per_rule import split
+    from versapub.privacy.rules import validate_rules
 
     progress(f"reading {cfg.input.name}", 0, 0)
     table = cfg.read()
-    validate_rules(parse_rules(cfg.rules), table.names)
+    validate_rules(split(cfg.rules)[0], table.names)
     return table
 
 

@@ -100,8 +100,9 @@ def _config_options(f: F) -> F:
             "--rule",
             "rules",
             multiple=True,
-            metavar="'a, b -> c'",
-            help="A privacy rule; repeat for several (replaces the config's rules).",
+            metavar="'a, b -> c[ | GUARANTEE]'",
+            help="A privacy rule; repeat for several (replaces the config's rules). A rule may carry its own "
+            "guarantee after ' | ', e.g. 'zip, sex -> diagnosis | t-closeness:t=0.2' (the others have --guarantee).",
         ),
         click.option(
             "--guarantee",
@@ -535,16 +536,18 @@ def rules(**opts: Any) -> None:
     the decomposition asked for (GD included: its add-back runs) with why every rule holds.
     Nothing is written; infeasible rules stop the command (exit 2) before the schema."""
     from versapub import workflow
-    from versapub.privacy import feasibility, make_guarantee, parse_rules, reduce_rules, validate_rules
+    from versapub.privacy import feasibility, make_guarantee, reduce_rules, validate_rules
+    from versapub.privacy.per_rule import effective, split
     from versapub.reports.summary import show
 
     with _errors():
         cfg = _build_config(opts)
         table = cfg.read()
-        parsed = parse_rules(cfg.rules)
+        parsed, own = split(cfg.rules)
         validate_rules(parsed, table.names)
         red = reduce_rules(parsed)
         g = make_guarantee(cfg.guarantee_spec())
+        per_rule = effective(red, own, g)
         out.print(
             f"[bold]Table[/]: {escape(str(cfg.input))} — {table.n_rows} records, attributes: "
             f"{escape(', '.join(show(a) for a in table.names))}",
@@ -553,13 +556,15 @@ def rules(**opts: Any) -> None:
         out.print(f"[bold]Guarantee[/]: {escape(g.describe())}", soft_wrap=True)
         out.print(f"\n[bold]Irreducible rules[/] ({len(red.rules)} of {len(red.given)} given):")
         for r in red.rules:
-            out.print(f"  {escape(str(r))}")
+            mine = per_rule[r]
+            note = "" if mine.to_manifest() == g.to_manifest() else f"  [dim](its guarantee: {mine.describe()})[/]"
+            out.print(f"  {escape(str(r))}{note}", soft_wrap=True)
         if red.dropped:
             out.print("[bold]Dropped rules[/]:")
             for d in red.dropped:
                 out.print(f"  {escape(str(d.rule))}  — {escape(d.reason)}", soft_wrap=True)
         out.print("\n[bold]Feasibility[/] (sensitive attribute published alone):")
-        feas = feasibility(table, red.rules, g)
+        feas = feasibility(table, red.rules, per_rule)
         for f in feas:
             out.print(
                 f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message())}",
@@ -803,11 +808,12 @@ def _required_guarantee(text: str | None, ell: int | None) -> dict[str, Any] | N
 def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | None:
     from versapub.io.config import load_config
     from versapub.privacy import parse_rules
+    from versapub.privacy.per_rule import split
 
     if rules_cfg is not None and rule:
         raise ConfigError("Give the rules either with --rules CONFIG or with --rule, not both.")
     if rules_cfg is not None:
-        found = parse_rules(load_config(rules_cfg).rules)
+        found = split(load_config(rules_cfg).rules)[0]
         if not found:
             raise ConfigError(f"{rules_cfg} states no rules ([privacy] rules = [...]); there is nothing to check.")
         return found

@@ -27,6 +27,8 @@
     guarantee = "l-diversity"   # or a table: [privacy.guarantee] name = "l-diversity", l = 3
     l = 2                       # short form of l-diversity's parameter
     rules = ["age, sex -> marital-status", "education -> occupation"]
+    # a rule with its own guarantee (the others have the release's):
+    # rules = [{rule = "age, sex -> marital-status", guarantee = "t-closeness", t = 0.2}, "education -> occupation"]
 
     [publish]
     decomposition = "uad"       # uad | gd | single-attribute | multi-sa  (or a table, below)
@@ -136,7 +138,7 @@ class PublishConfig:
     """Everything one ``publish`` run needs; validated on construction."""
 
     input: Path
-    rules: tuple[str, ...]
+    rules: tuple[str | dict[str, Any], ...]
     l: int | None = None
     guarantee: str = "l-diversity"
     guarantee_params: dict[str, Any] = field(default_factory=dict)
@@ -312,8 +314,11 @@ def load_config(path: str | Path) -> PublishConfig:
         g_name, g_params = g_raw, {}
     else:
         raise ConfigError(f"{where}: [privacy] guarantee must be a name or a table [privacy.guarantee].")
-    if not all(isinstance(r, str) for r in rules):
-        raise ConfigError(f"{where}: [privacy] rules must be a list of strings like 'a, b -> c'.")
+    if not all(isinstance(r, str | dict) for r in rules):
+        raise ConfigError(
+            f"{where}: [privacy] rules must be a list of strings like 'a, b -> c', or tables with their own "
+            "guarantee like {rule = 'zip, sex -> diagnosis', guarantee = 't-closeness', t = 0.2}."
+        )
     hier_specs = []
     for attr, spec in _get(inp, "hierarchies", dict, where, {}).items():
         if not isinstance(spec, dict) or "file" not in spec:

@@ -4,7 +4,7 @@ for l-diversity the most frequent value count ``n1 <= n / l``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from versapub.data.table import EncodedTable
@@ -44,26 +44,33 @@ class Feasibility:
         )
 
 
-def feasibility(table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee) -> list[Feasibility]:
-    """Evaluate every rule's feasibility (one ``bincount`` per sensitive attribute)."""
+def feasibility(
+    table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee | Mapping[Rule, Guarantee]
+) -> list[Feasibility]:
+    """Evaluate every rule's feasibility under its guarantee (one for all, or each rule's;
+    one ``bincount`` per sensitive attribute)."""
     out = []
     for r in rules:
         col = table.column(r.rhs)
         counts = col.counts()
-        v = guarantee.single_attribute_violation(counts)
+        g = guarantee[r] if isinstance(guarantee, Mapping) else guarantee
+        v = g.single_attribute_violation(counts)
         top = int(counts.argmax())
         out.append(Feasibility(r, str(col.values[top]), int(counts[top]), int(counts.sum()), v))
     return out
 
 
-def require_feasible(table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee) -> list[Feasibility]:
+def require_feasible(
+    table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee | Mapping[Rule, Guarantee]
+) -> list[Feasibility]:
     """Raise :class:`InfeasibleError` naming every infeasible rule; return the evaluation."""
     result = feasibility(table, rules, guarantee)
     bad = [f for f in result if not f.feasible]
     if bad:
         detail = "; ".join(f.message() for f in bad)
+        how = {(guarantee[f.rule] if isinstance(guarantee, Mapping) else guarantee).describe() for f in bad}
         raise InfeasibleError(
-            f"Under {guarantee.describe()}, {len(bad)} rule(s) cannot be satisfied even by "
+            f"Under {'; '.join(sorted(how))}, {len(bad)} rule(s) cannot be satisfied even by "
             f"publishing the sensitive attribute alone: {detail}. Lower l, generalize the "
             "attribute (hierarchy level), or drop the rule."
         )

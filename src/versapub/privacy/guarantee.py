@@ -26,6 +26,7 @@ from versapub.privacy.base import (
     Taxonomy,
 )
 from versapub.privacy.closeness import TCloseness
+from versapub.privacy.combined import AllOf
 from versapub.privacy.diversity import DistinctLDiversity, EntropyLDiversity, LDiversity, RecursiveCLDiversity
 from versapub.privacy.kanonymity import KAnonymity
 
@@ -33,6 +34,7 @@ __all__ = [
     "ALIASES",
     "CONTEXTS",
     "GUARANTEES",
+    "AllOf",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "Guarantee",
@@ -57,6 +59,7 @@ GUARANTEES: dict[str, type] = {
     "recursive-cl-diversity": RecursiveCLDiversity,
     "k-anonymity": KAnonymity,
     "t-closeness": TCloseness,
+    "all-of": AllOf,
 }
 #: Other spellings accepted for a registered name.
 ALIASES = {

@@ -13,7 +13,7 @@ from versapub.data.table import EncodedTable
 from versapub.formats import FORMAT
 from versapub.privacy.feasibility import Feasibility
 from versapub.privacy.guarantee import Guarantee
-from versapub.privacy.rules import Reduction
+from versapub.privacy.rules import Reduction, Rule
 from versapub.schema.gnf import GNFVerdict
 from versapub.schema.model import Schema
 
@@ -80,6 +80,14 @@ class Release:
     #: Hierarchies of sensitive attributes the guarantee measures with (t-closeness's
     #: hierarchical distance), copied into the release for the verifier.
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
+    #: Each enforced rule's guarantee (its own, or the release's; with the rules it implies).
+    rule_guarantees: dict[Rule, Guarantee] = field(default_factory=dict)
+
+    def rule_json(self, rule: Rule) -> dict[str, Any]:
+        """A rule in the manifest, with its guarantee when it is not the release's."""
+        g = self.rule_guarantees.get(rule)
+        own = g.to_manifest() if g is not None else None
+        return {**rule.to_json(), **({"guarantee": own} if own and own != self.guarantee.to_manifest() else {})}
 
     def hierarchy_files(self) -> dict[str, str]:
         """Attribute -> the file name of its hierarchy in the release."""
@@ -108,7 +116,7 @@ class Release:
             "n_records": self.n_records,
             "attributes": list(self.attributes),
             "guarantee": self.guarantee.to_manifest(),
-            "rules": [r.to_json() for r in self.reduction.rules],
+            "rules": [self.rule_json(r) for r in self.reduction.rules],
             "tables": tables,
             "hierarchies": self.hierarchy_files(),
             # Provenance (optional to a checker):

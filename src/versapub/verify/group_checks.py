@@ -123,6 +123,19 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         tree = parents
         return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}",
                          lambda c, q: emd_hierarchical(c, q, tree) <= t + 1e-9)  # fmt: skip
+    if name == "all-of":  # several rules' guarantees at once: every one must hold
+        parts = spec.get("guarantees")
+        if not isinstance(parts, list) or len(parts) < 2 or not all(isinstance(p, dict) for p in parts):
+            raise SpecError("all-of needs a list of at least two guarantees")
+        tests = [group_test(p, parents) for p in parts]
+
+        def every(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+            ok = np.ones(len(c), dtype=bool)
+            for t in tests:
+                ok &= t.test(c, q)
+            return ok
+
+        return GroupTest(name, " and ".join(f"{t.name}: {t.wording}" for t in tests), every)
     raise SpecError(f"cannot verify unknown guarantee {name!r}")
 
 

@@ -161,6 +161,8 @@ class _Checker:
         self.n = 0
         self.views = 0
         self.hierarchies: dict[str, str] = {}
+        #: Sensitive attribute -> the guarantee of the manifest's rule(s) on it, when their own.
+        self.rule_guarantees: dict[str, dict[str, Any]] = {}
 
     # -- reading ------------------------------------------------------------------
     def relation(self, file: str, expected: list[str], check: str) -> str | None:
@@ -374,7 +376,8 @@ class _Checker:
             # Lines: a group and a value combination of the other sensitive attributes.
             line = [f"CAST({gid} AS BIGINT)"] + [_q(o) for o in sens if o != s]
             given = [o for o in sens if o != s]
-            self.groups_ok(st, line, s, guarantee, name, "group" if not given else f"group and combination of {given}")
+            what = "group" if not given else f"group and combination of {given}"
+            self.groups_ok(st, line, s, self.guarantee_of(s, guarantee), name, what)
 
     def groups_ok(self, view: str, line: list[str], s: str, guarantee: dict[str, Any], name: str, what: str) -> None:
         """Every line (SQL expressions ``line``) of ``view`` satisfies the guarantee for ``s``
@@ -410,6 +413,13 @@ class _Checker:
             name,
         )
 
+    def guarantee_of(self, s: str, release: dict[str, Any]) -> dict[str, Any]:
+        """The guarantee of the table's rule protecting ``s``: the one the checker requires,
+        else the rule's own from the manifest, else the release's."""
+        if self.guarantee_override is not None:
+            return self.guarantee_override
+        return self.rule_guarantees.get(s, release)
+
     def parents(self, s: str, view: str) -> list[Any] | None:
         """The taxonomy of ``s`` from the release's hierarchy file, over the view's values in
         sorted order (``None``: the release holds no hierarchy for ``s``)."""
@@ -443,10 +453,8 @@ class _Checker:
         ).fetchone()
         self.zero("generalized", clash, "no listed value is also a leaf of another listed value",
                   "{} listed value(s) are also leaves of other values (ambiguous)", name)  # fmt: skip
-        if qi:
-            self.groups_ok(data, [_q(a) for a in qi], s, guarantee, name, "equivalence class")
-        else:
-            self.groups_ok(data, ["1"], s, guarantee, name, "equivalence class")
+        g = self.guarantee_of(s, guarantee)
+        self.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class")
         if self.original is None:
             return
         # Each attribute: published value -> the input's code of every leaf it covers.
@@ -550,6 +558,15 @@ class _Checker:
             else f"file(s) the manifest does not list: {', '.join(foreign[:10])} (a leak: a reader sees them too)",
         )
         guarantee = self.guarantee_override if self.guarantee_override is not None else manifest["guarantee"]
+        own = [r for r in manifest["rules"] if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)]
+        for r in own:  # rules on one attribute with different guarantees: every one must hold
+            prev = self.rule_guarantees.get(str(r["rhs"]))
+            g = r["guarantee"]
+            self.rule_guarantees[str(r["rhs"])] = g if prev is None or prev == g else {
+                "name": "all-of", "guarantees": [prev, g]}  # fmt: skip
+        if own and self.guarantee_override is None:
+            rep.add("guarantee", True, "rules with their own guarantee: " + "; ".join(
+                f"{', '.join(r['lhs'])} -> {r['rhs']}: {json.dumps(r['guarantee'])}" for r in own))  # fmt: skip
         rep.add(
             "guarantee",
             True,

@@ -1,0 +1,89 @@
+"""Per-rule guarantees: each rule of a release may carry its own guarantee
+(``{"rule": "zip, sex -> diagnosis", "guarantee": "t-closeness", "t": 0.2}`` in a
+configuration, ``"zip, sex -> diagnosis | t-closeness:t=0.2"`` on the command line); a
+rule without one has the release's.
+
+After reduction (Theorem 3.1) a kept rule also answers for the rules it implies, so its
+guarantee is the conjunction (:class:`~versapub.privacy.combined.AllOf`) of its own and
+theirs; a table enforcing several rules satisfies the conjunction of theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from versapub.errors import RuleError
+from versapub.privacy.base import Guarantee
+from versapub.privacy.combined import all_of
+from versapub.privacy.guarantee import make_guarantee, parse_guarantee
+from versapub.privacy.rules import Reduction, Rule, parse_rule
+
+RuleItem = str | Rule | Mapping[str, Any]
+
+
+def split(items: Iterable[RuleItem]) -> tuple[list[Rule], dict[Rule, list[Guarantee]]]:
+    """The rules, and the guarantees some of them carry."""
+    rules: list[Rule] = []
+    own: dict[Rule, list[Guarantee]] = {}
+    for item in items:
+        spec: dict[str, Any] | None = None
+        if isinstance(item, Rule):
+            rule = item
+        elif isinstance(item, str):
+            text, bar, g_text = item.rpartition(" | ") if " | " in item else (item, "", "")
+            rule = parse_rule(text)
+            if bar:
+                spec = parse_guarantee(g_text.strip())
+        elif isinstance(item, Mapping):
+            if not isinstance(item.get("rule"), str):
+                raise RuleError(f'A rule given as a table needs rule = "a, b -> c"; got {dict(item)!r}.')
+            rule = parse_rule(item["rule"])
+            rest = {k: v for k, v in item.items() if k != "rule"}
+            if rest:
+                if not isinstance(rest.get("guarantee"), str):
+                    raise RuleError(
+                        f"Rule '{rule}': its own guarantee needs guarantee = 'NAME' (e.g. 't-closeness') "
+                        f"besides its parameters; got {rest!r}."
+                    )
+                spec = {"name": rest.pop("guarantee"), **rest}
+        else:
+            raise RuleError(f"A rule must be text like 'a, b -> c' or a table with 'rule'; got {item!r}.")
+        rules.append(rule)
+        if spec is not None:
+            try:
+                own.setdefault(rule, []).append(make_guarantee(spec))
+            except RuleError as exc:
+                raise RuleError(f"Rule '{rule}': {exc}") from None
+    return rules, own
+
+
+def effective(
+    reduction: Reduction, own: Mapping[Rule, Sequence[Guarantee]], default: Guarantee
+) -> dict[Rule, Guarantee]:
+    """Each kept rule's guarantee: its own (or the release's) and those of the rules it
+    implies (dropped in its favour)."""
+
+    def of(rule: Rule) -> list[Guarantee]:
+        return list(own.get(rule, ())) or [default]
+
+    out = {r: of(r) for r in reduction.rules}
+    for d in reduction.dropped:
+        if d.implied_by in out:
+            out[d.implied_by] += of(d.rule)
+    return {r: all_of(gs) for r, gs in out.items()}
+
+
+def for_rules(rules: Sequence[Rule], per_rule: Mapping[Rule, Guarantee]) -> Guarantee:
+    """The guarantee a table enforcing ``rules`` must meet: each rule's own; a rule the
+    decomposition derived (a guardian table enforcing part of a left-hand side) meets the
+    guarantees of every kept rule on its sensitive attribute."""
+    out: list[Guarantee] = []
+    for r in rules:
+        if r in per_rule:
+            out.append(per_rule[r])
+        else:
+            out += [g for k, g in per_rule.items() if k.rhs == r.rhs]
+    if not out:
+        raise RuleError(f"No guarantee is known for rule '{rules[0]}'.")
+    return all_of(out)
