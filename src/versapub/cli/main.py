@@ -962,6 +962,99 @@ def report(release_dir: Path, original: Path | None, missing: str | None, output
 
 
 @cli.group()
+def hierarchy() -> None:
+    """Build generalization hierarchies (ARX format) and check one against a column."""
+
+
+def _column(data: Path, column: str, delimiter: str | None) -> Any:
+    from versapub.io.read import read_table
+
+    table = read_table(data, delimiter=_unescape(delimiter), columns=[column], missing="value")
+    return table.column(column)
+
+
+@hierarchy.command("build")
+@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--column", required=True, help="The column whose values are the hierarchy's leaves.")
+@click.option("--intervals", metavar="W1,W2,...", help="Numeric intervals of these widths, e.g. 5,10,20 (then *).")
+@click.option("--start", type=float, default=0.0, show_default=True, help="Where the intervals start.")
+@click.option("--mask", is_flag=True, help="Mask codes from the right, one character per level (71000 -> 7100*).")
+@click.option("--groups-of", "group_size", type=int, metavar="K", help="Group K consecutive ordered values per level.")
+@click.option("--level", "levels", multiple=True, metavar="'G=a,b;H=c'",
+              help="Explicit groups of one level (repeat per level, lowest first): members are values, or groups "
+              "of the level before.")  # fmt: skip
+@click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
+@click.option("-o", "--out", "out_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The hierarchy file to write (ARX: ';'-separated, leaf first, root last).")  # fmt: skip
+@click.option("--overwrite", is_flag=True, help="Replace an existing file.")
+def hierarchy_build(
+    data: Path, column: str, intervals: str | None, start: float, mask: bool, group_size: int | None,
+    levels: tuple[str, ...], delimiter: str | None, out_file: Path, overwrite: bool,
+) -> None:  # fmt: skip
+    """Build a hierarchy for one column of DATA and write it in ARX's format."""
+    from versapub.data import hierarchy_build as hb
+
+    with _errors():
+        chosen = [n for n, on in (("--intervals", intervals), ("--mask", mask), ("--groups-of", group_size),
+                                  ("--level", levels)) if on]  # fmt: skip
+        if len(chosen) != 1:
+            raise ConfigError("Give exactly one of --intervals, --mask, --groups-of or --level (repeated per level).")
+        if out_file.exists() and not overwrite:
+            raise ConfigError(f"{out_file} exists; add --overwrite to replace it.")
+        if out_file.resolve() == data.resolve():
+            raise ConfigError(f"{out_file} is the data file; write the hierarchy elsewhere.")
+        col = _column(data, column, delimiter)
+        values = [str(v) for v in col.values]
+        if intervals:
+            widths = [float(w) for w in _csv_list(intervals, "--intervals") or ()]
+            h = hb.intervals(column, values, widths, start)
+        elif mask:
+            h = hb.masking(column, values)
+        elif group_size is not None:
+            h = hb.grouped(column, values, group_size)
+        else:
+            parsed = []
+            for spec in levels:
+                groups: dict[str, list[str]] = {}
+                for part in filter(None, (p.strip() for p in spec.split(";"))):
+                    name, eq, members = part.partition("=")
+                    if not eq or not name.strip():
+                        raise ConfigError(f"--level {spec!r}: write groups as NAME=member,member;NAME=...")
+                    groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
+                parsed.append(groups)
+            h = hb.explicit(column, values, parsed)
+        out_file.write_text(hb.to_arx(h), encoding="utf-8")
+    out.print(f"Wrote {out_file}: {len(h.levels)} values, {h.height} levels (0 = the values, {h.height - 1} = *).")
+
+
+@hierarchy.command("check")
+@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--hierarchy", "spec", required=True, metavar="ATTR=FILE", help="The column and its hierarchy file.")
+@click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
+@click.option("--hierarchy-delimiter", default=";", show_default=True, help="The hierarchy file's delimiter.")
+def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_delimiter: str) -> None:
+    """Check a hierarchy against a column: every value a leaf, one parent per node, every
+    row as high as the others; prints the nodes per level."""
+    from versapub.data.hierarchy import Hierarchy
+
+    with _errors():
+        attr, eq, file = spec.partition("=")
+        if not eq or not file:
+            raise ConfigError(f"--hierarchy {spec!r} must look like ATTR=FILE.")
+        h = Hierarchy.read(Path(file.rpartition(":")[0] if file.rpartition(":")[2].isdigit() else file), attr,
+                           hierarchy_delimiter)  # fmt: skip
+        col = _column(data, attr, delimiter)
+        h.require_covers(col)
+        h.require_uniform()
+        nodes = [len({row[k] for row in h.levels}) for k in range(h.height)]
+        unused = len(h.levels) - col.cardinality
+    per_level = ", ".join(f"{n} node(s) at level {k}" for k, n in enumerate(nodes))
+    extra = f"; {unused} leaf/leaves the column does not hold" if unused else ""
+    out.print(f"{file} fits column {attr!r} of {data.name}: every one of its {col.cardinality} values is a leaf; "
+              f"{h.height} levels with {per_level}{extra}.", soft_wrap=True)  # fmt: skip
+
+
+@cli.group()
 def experiment() -> None:
     """Re-run the versatile-publishing paper's experiments (§6, Figures 1–10)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,8 @@ class Hierarchy:
     attribute: str
     levels: tuple[tuple[str, ...], ...]
     source: str = "<memory>"
+    #: Rows (1-based) that were shorter than the longest and padded by :meth:`from_rows`.
+    padded: tuple[int, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         where = f"Hierarchy {self.source} (attribute {self.attribute!r})"
@@ -110,6 +112,7 @@ class Hierarchy:
         """Per level (0: the leaves, last: the root), the node of each of the column's codes
         as an integer id unique at that level (node labels in sorted order)."""
         self.require_covers(column)
+        self.require_uniform()
         row = {r[0]: r for r in self.levels}
         out = []
         for k in range(self.height):
@@ -151,7 +154,19 @@ class Hierarchy:
             if len(r) < height:
                 r = r[:-1] + [r[-2]] * (height - len(r)) + r[-1:]
             padded.append(tuple(r))
-        return cls(attribute, tuple(padded), source)
+        short = tuple(i for i, r in enumerate(rows, start=1) if len(r) < height)
+        return cls(attribute, tuple(padded), source, short)
+
+    def require_uniform(self) -> None:
+        """Raise a :class:`HierarchyError` when rows had different heights (padded when
+        read): an anonymizer's levels would not mean the same for every value."""
+        if self.padded:
+            shown = ", ".join(str(i) for i in self.padded[:10])
+            raise HierarchyError(
+                f"Hierarchy {self.source} for {self.attribute!r} has rows of different heights (row(s) {shown} "
+                f"are shorter than the longest, {self.height} levels); an anonymizer needs every value to have "
+                "the same levels. Give every row the same number of columns."
+            )
 
     @classmethod
     def read(cls, path: str | Path, attribute: str, delimiter: str = ";") -> Hierarchy:

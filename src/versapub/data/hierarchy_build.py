@@ -1,0 +1,141 @@
+"""Building generalization hierarchies without writing CSV files by hand (the builders
+ARX offers a data steward): numeric intervals, masking codes from the right, groups of
+consecutive ordered values, and explicit groupings.  Each returns a
+:class:`~versapub.data.hierarchy.Hierarchy` over the given leaves, written in ARX's format
+by :func:`to_arx`."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.order import order_key
+from versapub.errors import HierarchyError
+
+ROOT = "*"
+
+
+def _leaves(values: Sequence[str]) -> list[str]:
+    return sorted({str(v) for v in values}, key=lambda v: (order_key(v), v))
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def intervals(attribute: str, values: Sequence[str], widths: Sequence[float], start: float = 0.0) -> Hierarchy:
+    """Numeric intervals ``[lo, lo + w[`` per level for each width in ``widths`` (each a
+    multiple of the one before, so intervals nest), then the root ``*``."""
+    leaves = _leaves(values)
+    try:
+        nums = [float(v) for v in leaves]
+    except ValueError:
+        bad = next(v for v in leaves if not _is_number(v))
+        raise HierarchyError(
+            f"Column {attribute!r} has a value that is not a number, {bad!r}; intervals need numbers."
+        ) from None
+    ws = [float(w) for w in widths]
+    if not ws or any(w <= 0 for w in ws):
+        raise HierarchyError(f"Interval widths for {attribute!r} must be positive numbers, got {list(widths)}.")
+    for a, b in itertools.pairwise(ws):
+        if b <= a or not math.isclose(b / a, round(b / a)):
+            raise HierarchyError(
+                f"Interval widths for {attribute!r} must each be a multiple of the one before (so that intervals "
+                f"nest), got {a:g} then {b:g}."
+            )
+    rows = []
+    for v, x in zip(leaves, nums, strict=True):
+        row = [v]
+        for w in ws:
+            lo = start + math.floor((x - start) / w) * w
+            row.append(f"[{_fmt(lo)}, {_fmt(lo + w)}[")
+        rows.append([*row, ROOT])
+    return Hierarchy.from_rows(attribute, rows, source=f"<intervals {','.join(_fmt(w) for w in ws)}>")
+
+
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy:
+    """Codes masked from the right one character per level (``71000 -> 7100* -> 710** ->
+    7**** -> *``): the longest code's last level before the root keeps one character."""
+    leaves = _leaves(values)
+    height = max((len(v) for v in leaves), default=0)
+    rows = []
+    for v in leaves:
+        row = [v]
+        for k in range(1, height):
+            keep = max(len(v) - k, 0)
+            row.append(v[:keep] + char * (len(v) - keep))
+        rows.append([*row, ROOT])
+    return Hierarchy.from_rows(attribute, rows, source="<masking>")
+
+
+def grouped(attribute: str, values: Sequence[str], size: int) -> Hierarchy:
+    """Ordered values grouped ``size`` at a time per level (groups of values, then groups
+    of groups, ...) until one group is left, then the root ``*``; a group is labelled
+    ``[first, last]``."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+        raise HierarchyError(f"Group size for {attribute!r} must be a whole number >= 2, got {size!r}.")
+    leaves = _leaves(values)
+    rows = [[v] for v in leaves]
+    spans = [(i, i) for i in range(len(leaves))]
+    while len(spans) > 1:
+        merged = [(spans[i][0], spans[min(i + size, len(spans)) - 1][1]) for i in range(0, len(spans), size)]
+        if len(merged) == 1:
+            break
+        label = {j: f"[{leaves[a]}, {leaves[b]}]" for a, b in merged for j in range(a, b + 1)}
+        for j, row in enumerate(rows):
+            row.append(label[j])
+        spans = merged
+    for row in rows:
+        row.append(ROOT)
+    return Hierarchy.from_rows(attribute, rows, source=f"<groups of {size}>")
+
+
+def explicit(attribute: str, values: Sequence[str], levels: Sequence[Mapping[str, Sequence[str]]]) -> Hierarchy:
+    """Explicit groupings, one mapping per level: ``{group: members}`` where members are
+    the values (first level) or the groups of the level below; every value (or group) of
+    the level below must be placed in exactly one group."""
+    leaves = _leaves(values)
+    current = {v: v for v in leaves}  # leaf -> its node at the level below
+    rows = {v: [v] for v in leaves}
+    for k, level in enumerate(levels, start=1):
+        parent: dict[str, str] = {}
+        for group, members in level.items():
+            for m in members:
+                if m in parent and parent[m] != group:
+                    raise HierarchyError(
+                        f"Level {k} of the hierarchy of {attribute!r} puts {m!r} in two groups, {parent[m]!r} and "
+                        f"{group!r}."
+                    )
+                parent[m] = group
+        below = sorted(set(current.values()))
+        missing = [b for b in below if b not in parent]
+        if missing:
+            raise HierarchyError(
+                f"Level {k} of the hierarchy of {attribute!r} does not place {len(missing)} value(s) of the level "
+                f"below, e.g. {missing[:5]}; every one needs a group."
+            )
+        unknown = sorted(set(parent) - set(below))
+        if unknown:
+            raise HierarchyError(
+                f"Level {k} of the hierarchy of {attribute!r} groups {unknown[:5]}, which are not values of the level "
+                "below."
+            )
+        for v in leaves:
+            current[v] = parent[current[v]]
+            rows[v].append(current[v])
+    return Hierarchy.from_rows(attribute, [[*rows[v], ROOT] for v in leaves], source="<explicit groups>")
+
+
+def to_arx(h: Hierarchy) -> str:
+    """The hierarchy as ARX CSV text (``;``-separated, leaf first, root last)."""
+    return "".join(";".join(row) + "\n" for row in h.levels)

@@ -1,0 +1,107 @@
+"""Hierarchy builders, `versapub hierarchy build/check`, hierarchies on the command line
+(`--hierarchy ATTR=FILE`, `--hierarchies DIR`), and every bad hierarchy input as a clear
+one-paragraph error with nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from versapub.cli.main import cli
+from versapub.data import hierarchy_build as hb
+from versapub.data.hierarchy import Hierarchy
+from versapub.errors import HierarchyError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_interval_builder_nests_widths_and_ends_at_the_root() -> None:
+    h = hb.intervals("age", ["17", "23", "39", "40"], [5, 10, 20])
+    rows = {r[0]: r for r in h.levels}
+    assert rows["23"] == ("23", "[20, 25[", "[20, 30[", "[20, 40[", "*")
+    assert rows["40"] == ("40", "[40, 45[", "[40, 50[", "[40, 60[", "*")
+    with pytest.raises(HierarchyError, match="multiple of the one before"):
+        hb.intervals("age", ["1"], [5, 7])
+    with pytest.raises(HierarchyError, match="not a number, 'x'"):
+        hb.intervals("age", ["1", "x"], [5])
+
+
+def test_masking_builder_follows_the_issue_example() -> None:
+    h = hb.masking("zip", ["71000", "71011", "72000"])
+    assert {r[0]: r for r in h.levels}["71000"] == ("71000", "7100*", "710**", "71***", "7****", "*")
+    assert h.mapping(2) == {"71000": "710**", "71011": "710**", "72000": "720**"}
+
+
+def test_grouping_builders() -> None:
+    h = hb.grouped("n", [str(i) for i in range(1, 10)], 3)
+    assert h.mapping(1)["5"] == "[4, 6]" and h.height == 3
+    e = hb.explicit("s", ["a", "b", "c"], [{"ab": ["a", "b"], "c": ["c"]}, {"all": ["ab", "c"]}])
+    assert {r[0]: r for r in e.levels}["b"] == ("b", "ab", "all", "*")
+    with pytest.raises(HierarchyError, match="does not place 1 value"):
+        hb.explicit("s", ["a", "b", "c"], [{"ab": ["a", "b"]}])
+    with pytest.raises(HierarchyError, match="puts 'a' in two groups"):
+        hb.explicit("s", ["a", "b"], [{"x": ["a"], "y": ["a", "b"]}])
+
+
+def test_build_and_check_commands(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("age,zip,s\n23,71000,a\n37,71011,b\n41,72000,a\n", encoding="utf-8")
+    out = tmp_path / "age.csv"
+    code, stdout, stderr = run(
+        "hierarchy", "build", str(data), "--column", "age", "--intervals", "10,20", "-o", str(out)
+    )
+    assert code == 0, stderr
+    assert out.read_text().splitlines()[0] == "23;[20, 30[;[20, 40[;*"
+    code, stdout, _ = run("hierarchy", "check", str(data), "--hierarchy", f"age={out}")
+    assert code == 0 and "every one of its 3 values is a leaf" in stdout
+    code, _, stderr = run("hierarchy", "build", str(data), "--column", "age", "--mask", "-o", str(out))
+    assert code == 2 and "exists; add --overwrite" in stderr
+    code, _, stderr = run("hierarchy", "build", str(data), "--column", "age", "-o", str(tmp_path / "x.csv"))
+    assert code == 2 and "exactly one of" in stderr
+
+
+@pytest.mark.parametrize(
+    ("rows", "words"),
+    [
+        ("23;young;*\n37;young;*\n", "not leaves of the hierarchy, e.g. '41'"),  # a data value missing
+        ("23;a;x;*\n37;a;y;*\n41;b;y;*\n", "value 'a' at level 1 has two parents"),  # a node with two parents
+        ("23;a;*\n37;*\n41;b;*\n", "rows of different heights (row(s) 2"),  # ragged
+    ],
+)
+def test_bad_hierarchies_are_one_paragraph_errors_and_nothing_is_written(tmp_path: Path, rows: str, words: str) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("age,zip,s\n23,71000,a\n37,71011,b\n41,72000,a\n23,72000,b\n37,71000,a\n41,71011,b\n")
+    bad = tmp_path / "h.csv"
+    bad.write_text(rows)
+    code, _, stderr = run("hierarchy", "check", str(data), "--hierarchy", f"age={bad}")
+    assert code == 2 and words in stderr and "Traceback" not in stderr
+    out = tmp_path / "rel"
+    code, _, stderr = run("publish", "--input", str(data), "--rule", "age, zip -> s", "--anonymizer", "mondrian",
+                          "--hierarchy", f"age={bad}", "--out", str(out), "--allow-unique", "zip")  # fmt: skip
+    assert code == 2 and words in stderr.replace("\n", " ") and not out.exists()
+
+
+def test_a_hierarchy_given_twice_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("age,s\n23,a\n37,b\n")
+    h = tmp_path / "h.csv"
+    h.write_text("23;*\n37;*\n")
+    code, _, stderr = run("publish", "--input", str(data), "--rule", "age -> s", "--hierarchy", f"age={h}",
+                          "--hierarchy", f"age={h}:1", "--out", str(tmp_path / "r"))  # fmt: skip
+    assert code == 2 and "'age' has two hierarchies" in stderr
+
+
+def test_hierarchies_dir_uses_arx_naming(tmp_path: Path) -> None:
+    from versapub.io.config import hierarchies_in
+
+    (tmp_path / "adult_hierarchy_age.csv").write_text("1;*\n")
+    (tmp_path / "sex.csv").write_text("M;*\nF;*\n")
+    assert sorted(h.attribute for h in hierarchies_in(tmp_path)) == ["age", "sex"]
+    assert Hierarchy.read(tmp_path / "sex.csv", "sex").height == 2
