@@ -266,3 +266,28 @@ def test_incognito_kl_criterion_is_the_release_models_kl() -> None:
                            anonymizer="incognito", hierarchies=hierarchies)  # fmt: skip
     stats = rel.tables[0].table.stats
     assert stats["utility"]["kl"] == pytest.approx(kl_divergence(model_from_release(rel), table).value)
+
+
+def test_metrics_from_memory_and_from_files_agree_and_match_hand_counts(tmp_path: Path) -> None:
+    from versapub.release.metrics import file_metrics, release_metrics
+
+    rng = np.random.default_rng(8)
+    table = _table(rng, 150)
+    rel = versapub.publish(table, ["age, zip -> s"], guarantee={"name": "k-anonymity", "k": 5}, anonymizer="mondrian")
+    versapub.write_release(rel, tmp_path / "r")
+    mem, files = release_metrics(rel)["T1"], file_metrics(tmp_path / "r")["T1"]
+    assert mem.keys() == files.keys()
+    for key, value in mem.items():
+        assert files[key] == pytest.approx(value), key
+    ct = rel.tables[0].table.parts["data"]
+    df = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).assign(c=ct.counts)
+    sizes = df.groupby(["age", "zip"])["c"].sum()
+    assert mem["discernibility"] == int((sizes**2).sum()) and mem["classes"] == len(sizes)
+    assert mem["normalized_average_class_size"] == pytest.approx(150 / len(sizes) / 5)
+    # loss by hand: per record and QI, (leaves covered - 1) / (domain - 1)
+    leaves = rel.tables[0].table.leaves
+    loss = 0.0
+    for a in ("age", "zip"):
+        dom = table.column(a).cardinality
+        loss += sum((len(leaves.get(a, {}).get(v, (v,))) - 1) / (dom - 1) * c for v, c in zip(df[a], df["c"]))
+    assert mem["generalization_loss"] == pytest.approx(loss / (2 * 150))

@@ -696,11 +696,15 @@ def evaluate(
         w = make_workload(table, n_queries, qd, frac, seed)
         re_ = relative_error(model, table, w)
         marg = marginal_errors(model, table)
+        from versapub.release.metrics import file_metrics
+
+        metrics = file_metrics(release_dir)
     result = {
         **kl.to_json(),
         "relative_error": re_.to_json(),
         "workload": {"n_queries": n_queries, "qd": qd, "p": frac, "seed": seed},
         "marginal_error": marg,
+        "metrics": metrics,
         "model_path": model.path,
         "original_mismatch": _State.mismatch,
         "timings_s": {"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
@@ -722,6 +726,15 @@ def evaluate(
     )
     worst = max(marg.values()) if marg else 0.0
     out.print(f"Largest per-attribute marginal error: {worst:.2e} (0 = every published marginal is exact)")
+    for name, mt in metrics.items():
+        norm = mt["normalized_average_class_size"]
+        out.print(
+            f"{name}: {mt['classes']} classes/groups, discernibility {mt['discernibility']:,}, average class size "
+            f"{mt['average_class_size']:.2f}"
+            + (f" ({norm:.2f} x k)" if norm is not None else "")
+            + f", generalization loss {mt['generalization_loss']:.3f}, suppressed records {mt['suppressed_records']}",
+            soft_wrap=True,
+        )
     out.print(f"Timings: load {load_s:.2f} s, KL {kl.seconds:.2f} s, queries {re_.seconds:.2f} s")
 
 

@@ -79,6 +79,16 @@ GLOSSARY = {
     "identity risk": "The share of records that are the only one with their non-sensitive values in a table: "
     "anyone who knows those values of a person can find the person's row.",
     "k-anonymity": "Every published combination of non-sensitive values covers at least k records.",
+    "generalized": "A table whose non-sensitive values may be replaced by ranges ([20, 29]) or coarser categories "
+    "of a hierarchy, so that records share them; the records sharing all of them form an equivalence class.",
+    "equivalence class": "The records of a generalized table that share every published non-sensitive value; "
+    "the guarantee holds inside each class.",
+    "t-closeness": "The guarantee that every class's distribution of the sensitive attribute is within distance t "
+    "(Earth Mover's Distance) of the whole table's.",
+    "discernibility": "The sum over classes (or groups) of their size squared: each record is charged the number "
+    "of records it cannot be told apart from. Lower is more precise.",
+    "generalization loss": "Per record and non-sensitive attribute, (values covered - 1) / (domain size - 1), "
+    "averaged: 0 when values are published exactly, 1 when fully generalized.",
 }
 
 
@@ -350,6 +360,17 @@ def html_report(
         if hist:
             body.append(_bars([(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"], strict=False)],
                               xlabel="relative error of a query (bin start)", ylabel="number of queries"))  # fmt: skip
+        metrics = util.get("metrics") or {}
+        if metrics:
+            body.append(f"<table><tr><th>table</th><th>classes / groups</th><th>{_term('discernibility')}</th>"
+                        "<th>average class size</th><th>" + _term("generalization loss") + "</th>"
+                        "<th>suppressed records</th></tr>")  # fmt: skip
+            for name, mt in metrics.items():
+                norm = mt.get("normalized_average_class_size")
+                body.append(f"<tr><td>{_e(name)}</td><td>{mt['classes']}</td><td>{mt['discernibility']:,}</td>"
+                            f"<td>{mt['average_class_size']:.2f}{f' ({norm:.2f} × k)' if norm else ''}</td>"
+                            f"<td>{mt['generalization_loss']:.3f}</td><td>{mt['suppressed_records']}</td></tr>")  # fmt: skip
+            body.append("</table>")
         body.append("<table><tr><th>attribute</th><th>largest marginal error</th><th></th></tr>")
         for a, err in (util.get("marginal_error") or {}).items():
             body.append(f"<tr><td>{_e(a)}</td><td>{err:.2e}</td><td>{_badge(err < 1e-9, 'exact' if err < 1e-9 else 'differs')}</td></tr>")  # fmt: skip

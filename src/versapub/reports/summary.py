@@ -131,6 +131,12 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
             f"- Largest per-attribute marginal error: {max(u['marginal_error'].values()):.2e} (0 = exact)",
             f"- Model: {u['model_path']}",
         ]
+        for name, mt in (u.get("metrics") or {}).items():
+            out.append(
+                f"- {name}: {mt['classes']} classes/groups, discernibility {mt['discernibility']:,}, average class "
+                f"size {mt['average_class_size']:.2f}, generalization loss {mt['generalization_loss']:.3f}, "
+                f"suppressed records {mt['suppressed_records']}"
+            )
     if verification is not None:
         out += [
             "",
