@@ -289,5 +289,7 @@ def test_metrics_from_memory_and_from_files_agree_and_match_hand_counts(tmp_path
     loss = 0.0
     for a in ("age", "zip"):
         dom = table.column(a).cardinality
-        loss += sum((len(leaves.get(a, {}).get(v, (v,))) - 1) / (dom - 1) * c for v, c in zip(df[a], df["c"]))
+        loss += sum(
+            (len(leaves.get(a, {}).get(v, (v,))) - 1) / (dom - 1) * c for v, c in zip(df[a], df["c"], strict=True)
+        )
     assert mem["generalization_loss"] == pytest.approx(loss / (2 * 150))
