@@ -11,7 +11,7 @@ multi-sensitive-attribute decomposition implement the same protocol and register
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +26,38 @@ from versapub.privacy.rules import Rule
 
 #: The table kind's registered name (``versapub.kinds``: plain, anatomy, ...).
 Kind = str
+
+
+@dataclass(frozen=True)
+class Labels(Mapping[str, tuple[str, ...]]):
+    """The generalized values of one attribute: ``order`` lists the attribute's leaves
+    (its domain) in an order where every generalized value covers a contiguous run, and
+    ``spans[label] = (first, last)`` the positions of the run (inclusive).  As a mapping,
+    ``labels[label]`` is the tuple of leaves (computed on demand: a range over a large
+    domain is stored as two positions, never as its leaves)."""
+
+    order: tuple[str, ...]
+    spans: dict[str, tuple[int, int]]
+
+    def __post_init__(self) -> None:
+        m = len(self.order)
+        for label, (a, b) in self.spans.items():
+            if not 0 <= a <= b < m:
+                raise ValueError(f"label {label!r} covers positions {a}..{b} outside 0..{m - 1}")
+
+    def __getitem__(self, label: str) -> tuple[str, ...]:
+        a, b = self.spans[label]
+        return self.order[a : b + 1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.spans)
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def size(self, label: str) -> int:
+        a, b = self.spans[label]
+        return b - a + 1
 
 
 @dataclass(frozen=True)
@@ -51,7 +83,7 @@ class AnonymizedTable:
     also_enforces: tuple[Rule, ...] = ()
     suppressed_group: int | None = None
     domains: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    leaves: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    leaves: dict[str, Labels] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.parts:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
@@ -89,33 +89,37 @@ def dimensions(
     return [dimension(table, a, (hierarchies or {}).get(a)) for a in attributes]
 
 
-def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, list[str], dict[str, tuple[str, ...]]]:
+Spans = dict[str, tuple[int, int]]
+
+
+def leaf_order(dim: Dimension) -> tuple[str, ...]:
+    """The dimension's leaves in its order (value order, or a hierarchy's leaf order)."""
+    return tuple(str(v) for v in dim.values[np.argsort(dim.rank)])
+
+
+def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, list[str], Spans]:
     """Classes covering leaf ranks ``lo..hi``: each class's code in the extended dictionary
-    (the leaves, then the new labels), the new labels, and each label's leaves."""
+    (the leaves, then the new labels), the new labels, and each label's span of positions."""
     by_rank = np.argsort(dim.rank)  # code at each rank
     card = len(dim.values)
     codes = by_rank[lo].astype(np.int64)
     wide = lo != hi
     pairs, inv = np.unique(np.stack([lo[wide], hi[wide]]), axis=1, return_inverse=True)
-    labels: list[str] = []
-    leaves: dict[str, tuple[str, ...]] = {}
     taken = {str(v) for v in dim.values}
-    for a, b in pairs.T:
-        label = f"[{dim.values[by_rank[a]]}, {dim.values[by_rank[b]]}]"
-        if label in taken:
-            raise HierarchyError(
-                f"Attribute {dim.attribute!r} has a value {label!r} that reads like a range of its values."
-            )
-        labels.append(label)
-        leaves[label] = tuple(str(dim.values[c]) for c in by_rank[a : b + 1])
+    labels = [f"[{dim.values[by_rank[a]]}, {dim.values[by_rank[b]]}]" for a, b in pairs.T]
+    clash = sorted(set(labels) & taken)
+    if clash:
+        raise HierarchyError(
+            f"Attribute {dim.attribute!r} has a value {clash[0]!r} that reads like a range of its values."
+        )
+    spans = {label: (int(a), int(b)) for label, (a, b) in zip(labels, pairs.T, strict=True)}
     codes[wide] = card + np.asarray(inv, dtype=np.int64).ravel()
-    return codes, labels, leaves
+    return codes, labels, spans
 
 
-def node_labels(
-    dim: Dimension, level: IntArray, node: IntArray
-) -> tuple[IntArray, list[str], dict[str, tuple[str, ...]]]:
-    """Classes covering hierarchy node ``node`` at ``level``: as :func:`range_labels`."""
+def node_labels(dim: Dimension, level: IntArray, node: IntArray) -> tuple[IntArray, list[str], Spans]:
+    """Classes covering hierarchy node ``node`` at ``level``: as :func:`range_labels` (a
+    node's leaves are contiguous in the dimension's leaf order)."""
     assert dim.nodes is not None and dim.labels is not None
     card = len(dim.values)
     codes = np.empty(len(level), dtype=np.int64)
@@ -124,11 +128,11 @@ def node_labels(
     pairs, inv = np.unique(np.stack([level[~leaf], node[~leaf]]), axis=1, return_inverse=True)
     inv = np.asarray(inv, dtype=np.int64).ravel()
     labels: list[str] = []
-    leaves: dict[str, tuple[str, ...]] = {}
+    spans: Spans = {}
     index: dict[str, int] = {}
     taken = {str(v): c for c, v in enumerate(dim.values)}
     slot = np.empty(pairs.shape[1], dtype=np.int64)
-    for j, (k, v) in enumerate(pairs.T):
+    for j, (k, v) in enumerate(pairs.T):  # one pass per distinct node (never per record)
         label = dim.labels[int(k)][int(v)]
         covered = np.flatnonzero(dim.nodes[int(k)] == v)
         if label in taken:
@@ -139,13 +143,14 @@ def node_labels(
                 f"The hierarchy of {dim.attribute!r} has a node {label!r} (level {int(k)}) that is also a value "
                 "of the column but covers other values; rename the node."
             )
-        if label not in index:
+        if label not in spans:
+            pos = dim.rank[covered]
+            spans[label] = (int(pos.min()), int(pos.max()))
             index[label] = card + len(labels)
             labels.append(label)
-            leaves[label] = tuple(str(dim.values[c]) for c in covered[np.argsort(dim.rank[covered])])
         slot[j] = index[label]
     codes[~leaf] = slot[inv]
-    return codes, labels, leaves
+    return codes, labels, spans
 
 
 def classes_table(
@@ -163,15 +168,15 @@ def classes_table(
     columns: list[IntArray] = []
     cards: list[int] = []
     dicts: list[npt.NDArray[np.object_]] = []
-    leaves: dict[str, dict[str, tuple[str, ...]]] = {}
+    leaves: dict[str, Labels] = {}
     for dim, (a, b) in zip(dims, cover, strict=True):
-        codes, labels, listed = node_labels(dim, a, b) if dim.hierarchical else range_labels(dim, a, b)
+        codes, labels, spans = node_labels(dim, a, b) if dim.hierarchical else range_labels(dim, a, b)
         names.append(dim.attribute)
         columns.append(codes[cls])
         cards.append(len(dim.values) + len(labels))
         dicts.append(np.concatenate([dim.values, np.array(labels, dtype=object)]))
-        if listed:
-            leaves[dim.attribute] = listed
+        if spans:
+            leaves[dim.attribute] = Labels(leaf_order(dim), spans)
     s = table.column(rule.rhs)
     g = group_rows([*columns, s.codes], [*cards, s.cardinality])
     order = [table.names.index(a) for a in (*names, rule.rhs)]

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.errors import ReleaseError
 from versapub.model.factors import Factor
 from versapub.model.sparse import Codes
@@ -62,13 +62,14 @@ class View:
     withheld_records: int = 0
     suppressed: tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]] | None = None
     #: A generalized table: per attribute, the leaves each published label covers.
-    covers: dict[str, dict[str, frozenset[str]]] | None = None
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None
 
 
-#: ``codes_of(attribute, declared values or None) -> codes`` into the model's domain.
+#: ``codes_of(attribute, values or None) -> codes`` into the model's domain, in the order of
+#: ``values`` (-1 for a value outside the domain); ``None``: every code.
 CodesOf = Callable[[str, Sequence[str] | None], Codes]
 #: Per attribute, the leaves each published label covers (a value not listed is a leaf).
-LeafSets = dict[str, dict[str, tuple[str, ...]]]
+LeafSets = dict[str, Labels]
 
 
 @dataclass(frozen=True)
@@ -215,8 +216,8 @@ def label_codes(table: AnonymizedTable) -> dict[str, dict[str, int]]:
     for ct in table.parts.values():
         for name, values in zip(ct.names, ct.dictionaries, strict=True):
             if name in table.leaves and values is not None:
-                labels = table.leaves[name]
-                out[name] = {str(v): i for i, v in enumerate(values) if str(v) in labels}
+                spans = table.leaves[name].spans
+                out[name] = {str(v): i for i, v in enumerate(values) if str(v) in spans}
     return out
 
 

@@ -33,7 +33,7 @@ def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int], name: st
         if values is None:
             return np.arange(cards[attr], dtype=np.int64)
         index = {str(v): i for i, v in enumerate(dictionaries[attr][: cards[attr]])}
-        return np.unique(np.asarray([index[str(v)] for v in values], dtype=np.int64))
+        return np.asarray([index.get(str(v), -1) for v in values], dtype=np.int64)  # in the given order
 
     return get_kind(table.kind).factor(entry_of(name, table), parts, n, cards, codes_of)
 

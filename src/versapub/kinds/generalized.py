@@ -13,15 +13,16 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.data.sql import duckdb_source, ident
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
 from versapub.model.factors import Factor
-from versapub.model.generalized import GeneralizedFactor, cover_from_sets
+from versapub.model.generalized import Cover, GeneralizedFactor
 from versapub.privacy.guarantee import Guarantee, Histograms
 
-LISTING = ["attribute", "value", "leaf"]
+LABELS = ["attribute", "value", "first", "last"]
+ORDER = ["attribute", "leaf", "position"]
 
 
 class Generalized:
@@ -44,32 +45,51 @@ class Generalized:
         return {"data": [*entry.attributes, "count"]}
 
     def file_names(self, table: str, ext: str) -> dict[str, str]:
-        return {"data": f"{table}.{ext}", "leaves": f"{table}_leaves.{ext}"}
+        return {"data": f"{table}.{ext}", "labels": f"{table}_labels.{ext}", "order": f"{table}_order.{ext}"}
 
     def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
-        return {"leaves": list(LISTING)}
+        return {"labels": list(LABELS), "order": list(ORDER)}
 
     def listings(self, table: AnonymizedTable) -> dict[str, list[tuple[str, ...]]]:
-        rows: list[tuple[str, ...]] = []
-        for a in sorted(table.leaves):
-            rows += [(a, label, leaf) for label, leaves in sorted(table.leaves[a].items()) for leaf in leaves]
-        return {"leaves": sorted(rows)}  # value (text) order, as every published file
+        labels: list[tuple[str, ...]] = []
+        order: list[tuple[str, ...]] = []
+        for a, lab in table.leaves.items():
+            labels += [(a, label, str(first), str(last)) for label, (first, last) in lab.spans.items()]
+            order += [(a, leaf, str(i)) for i, leaf in enumerate(lab.order)]
+        return {"labels": sorted(labels), "order": sorted(order)}  # value (text) order, as every published file
 
     def leaf_sets(self, entry: Entry, listings: Mapping[str, Sequence[tuple[str, ...]]]) -> LeafSets:
-        out: dict[str, dict[str, list[str]]] = {}
-        for a, label, leaf in listings.get("leaves", ()):
+        where = f"table {entry.name!r}"
+        orders: dict[str, dict[int, str]] = {}
+        for a, leaf, pos in listings.get("order", ()):
             if a not in entry.attributes:
                 raise ReleaseError(
-                    f"{entry.files.get('leaves')} lists attribute {a!r}, which table {entry.name!r} does not hold."
+                    f"The order listing of {where} names attribute {a!r}, which the table does not hold."
                 )
-            out.setdefault(a, {}).setdefault(label, []).append(leaf)
-        sets = {a: {label: tuple(leaves) for label, leaves in labels.items()} for a, labels in out.items()}
-        for a, labels in sets.items():
-            clash = sorted(set(labels) & {leaf for leaves in labels.values() for leaf in leaves} - {
-                label for label, leaves in labels.items() if leaves == (label,)})  # fmt: skip
+            at = _int(pos, f"the order listing of {where}")
+            if at in orders.setdefault(a, {}):
+                raise ReleaseError(f"The order listing of {where} gives position {at} of {a!r} twice.")
+            orders[a][at] = leaf
+        spans: dict[str, dict[str, tuple[int, int]]] = {}
+        for a, label, first, last in listings.get("labels", ()):
+            if a not in orders:
+                raise ReleaseError(f"The labels listing of {where} names {a!r}, whose order is not listed.")
+            spans.setdefault(a, {})[label] = (_int(first, where), _int(last, where))
+        out: LeafSets = {}
+        for a, by_pos in orders.items():
+            if sorted(by_pos) != list(range(len(by_pos))):
+                raise ReleaseError(f"The order listing of {where} does not number {a!r}'s leaves 0 .. m-1.")
+            order = tuple(by_pos[i] for i in range(len(by_pos)))
+            leaves = set(order)
+            own = spans.get(a, {})
+            clash = sorted(x for x in own if x in leaves and own[x] != (order.index(x),) * 2)
             if clash:
-                raise ReleaseError(f"Table {entry.name!r}: value(s) {clash[:5]} of {a!r} are both labels and leaves.")
-        return sets
+                raise ReleaseError(f"In {where}, value(s) {clash[:5]} of {a!r} are both generalized values and leaves.")
+            try:
+                out[a] = Labels(order, own)
+            except ValueError as exc:
+                raise ReleaseError(f"The labels listing of {where} for {a!r}: {exc}.") from None
+        return out
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         return {"generalized": sorted(table.leaves)}
@@ -97,26 +117,25 @@ class Generalized:
         for a in entry.attributes:
             codes = np.asarray(part.columns[a], dtype=np.int64)
             card = cards[a]
-            labels = entry.leaf_sets.get(a, {})
+            labels = entry.leaf_sets.get(a)
             if labels:
-                by_code = {entry.label_codes[a][label]: leaves for label, leaves in labels.items()}
+                by_code = {entry.label_codes[a][label]: span for label, span in labels.spans.items()}
                 used = np.unique(codes[codes >= card])
                 missing = [int(c) for c in used if int(c) not in by_code]
                 if missing:
                     raise ReleaseError(f"Table {entry.name!r}: a value of {a!r} is neither a leaf nor a listed label.")
                 local = np.searchsorted(used, codes)
                 codes = np.where(codes >= card, card + local, codes)
-                covers[a] = cover_from_sets([codes_of(a, list(by_code[int(c)])) for c in used])
+                first = np.array([by_code[int(c)][0] for c in used], dtype=np.int64)
+                last = np.array([by_code[int(c)][1] for c in used], dtype=np.int64)
+                covers[a] = Cover(first, last + 1, codes_of(a, list(labels.order)))
             elif (codes >= card).any() or (codes < 0).any():
                 raise ReleaseError(f"Table {entry.name!r}: a value of {a!r} is not in its domain.")
             cols[a] = codes
         return GeneralizedFactor(tuple(entry.attributes), cols, part.counts / n, dict(cards), covers)
 
     def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
-        covers = {
-            a: {label: frozenset(leaves) for label, leaves in labels.items()} for a, labels in entry.leaf_sets.items()
-        }
-        return View((parts["data"],), self.sensitive_of(entry), covers=covers)
+        return View((parts["data"],), self.sensitive_of(entry), covers=dict(entry.leaf_sets))
 
     def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
         """Equivalence classes and their sizes from the file, and the achieved guarantee
@@ -145,3 +164,10 @@ class Generalized:
 
 
 GENERALIZED = register(Generalized())
+
+
+def _int(text: str, where: str) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise ReleaseError(f"{where}: position {text!r} is not a whole number.") from None

@@ -93,17 +93,16 @@ def load_release(directory: str | Path) -> ReleaseModel:
     uniques: dict[str, list[pa.Array]] = {}
     labels: dict[str, set[str]] = {}
     for entry, parts in specs:
-        for a, sets in entry.leaf_sets.items():
-            labels.setdefault(a, set()).update(sets)
-            uniques.setdefault(a, []).append(pa.array(sorted({v for leaves in sets.values() for v in leaves}),
-                                                      type=pa.string()))  # fmt: skip
+        for a, lab in entry.leaf_sets.items():
+            labels.setdefault(a, set()).update(lab.spans)
+            uniques.setdefault(a, []).append(pa.array(list(lab.order), type=pa.string()))
         for t in parts.values():
             for c in t.column_names:
                 if c not in _INTS:
                     values = pc.unique(pc.cast(t.column(c), pa.string()))
                     own = entry.leaf_sets.get(c)
                     if own:  # a generalized value is not a value of the domain; its leaves are
-                        values = values.filter(pc.invert(pc.is_in(values, pa.array(sorted(own), pa.string()))))
+                        values = values.filter(pc.invert(pc.is_in(values, pa.array(sorted(own.spans), pa.string()))))
                     uniques.setdefault(c, []).append(values)
         declared = entry.raw.get("domains") or {}
         if isinstance(declared, dict):
@@ -118,8 +117,8 @@ def load_release(directory: str | Path) -> ReleaseModel:
     ordered = {a: sorted(v) for a, v in labels.items()}  # labels get codes card, card + 1, ...
     value_sets = {a: pa.array([*v.astype(str), *ordered.get(a, [])], type=pa.string()) for a, v in domains.items()}
     code_of = {a: {lab: cards[a] + i for i, lab in enumerate(v)} for a, v in ordered.items()}
-    specs = [(replace(e, label_codes={a: {lab: code_of[a][lab] for lab in e.leaf_sets[a]} for a in e.leaf_sets}), p)
-             for e, p in specs]  # fmt: skip
+    specs = [(replace(e, label_codes={a: {lab: code_of[a][lab] for lab in e.leaf_sets[a].spans} for a in e.leaf_sets}),
+              p) for e, p in specs]  # fmt: skip
 
     def encode(t: pa.Table) -> TablePart:
         cols = {}
@@ -136,7 +135,7 @@ def load_release(directory: str | Path) -> ReleaseModel:
         if values is None:
             return np.arange(cards[attr], dtype=np.int64)
         idx = pc.index_in(pa.array(list(values), type=pa.string()), value_set=value_sets[attr])
-        return np.unique(idx.to_numpy(zero_copy_only=False).astype(np.int64))
+        return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)  # in the given order
 
     factors: list[Factor] = []
     for entry, parts in specs:

@@ -31,28 +31,42 @@ PAIR_CHUNK = 1 << 22
 
 @dataclass(frozen=True)
 class Cover:
-    """The leaves of every label of one attribute, as CSR: label ``j`` covers
-    ``leaves[start[j]:start[j + 1]]``."""
+    """The leaves of every label of one attribute: label ``j`` covers
+    ``leaves[start[j]:end[j]]`` (runs may overlap: a generalized table stores each label as
+    a run of its attribute's leaf order, ``leaves``)."""
 
     start: Codes
+    end: Codes
     leaves: Codes
 
     @property
     def sizes(self) -> Codes:
-        return np.diff(self.start)
+        return self.end - self.start
+
+    #: Where each leaf code sits in ``leaves`` when ``leaves`` is an order of every leaf.
+    position: Codes | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        m = len(self.leaves)
+        pos = None
+        if len(np.unique(self.leaves)) == m and (not m or int(self.leaves.max()) < m):
+            pos = np.empty(m, dtype=np.int64)
+            pos[self.leaves] = np.arange(m, dtype=np.int64)
+        object.__setattr__(self, "position", pos)
 
     def table(self, card: int) -> tuple[Codes, Codes]:
         """Per extended code (leaves, then labels): how many leaves it covers, and where its
         leaves start in ``self.leaves`` (a leaf is listed by itself after the labels')."""
         size = np.r_[np.ones(card, dtype=np.int64), self.sizes]
-        return size, np.r_[len(self.leaves) + np.arange(card, dtype=np.int64), self.start[:-1]]
+        return size, np.r_[len(self.leaves) + np.arange(card, dtype=np.int64), self.start]
 
 
 def cover_from_sets(sets: Sequence[Codes]) -> Cover:
     """A :class:`Cover` from each label's leaf codes."""
     sizes = np.array([len(s) for s in sets], dtype=np.int64)
     leaves = np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]) if sets else np.zeros(0, np.int64)
-    return Cover(np.r_[0, np.cumsum(sizes)].astype(np.int64), leaves)
+    ends = np.cumsum(sizes).astype(np.int64)
+    return Cover(ends - sizes, ends, leaves)
 
 
 @dataclass(frozen=True)
@@ -84,7 +98,7 @@ class GeneralizedFactor:
     def _tables(self, a: str) -> tuple[Codes, Codes, Codes]:
         """Per extended code of ``a``: size, start into ``leaves``; and ``leaves`` itself."""
         card = self.cards[a]
-        cov = self.covers.get(a, Cover(np.zeros(1, np.int64), np.zeros(0, np.int64)))
+        cov = self.covers.get(a, Cover(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)))
         size, start = cov.table(card)
         return size, start, np.r_[cov.leaves, np.arange(card, dtype=np.int64)]
 
@@ -121,8 +135,8 @@ class GeneralizedFactor:
         cov = self.covers.get(a)
         if cov is None or not len(cov.sizes):
             return m
-        csum = np.add.reduceat(m[..., cov.leaves], cov.start[:-1], axis=-1) if len(cov.leaves) else m[..., :0]
-        share = csum / np.maximum(cov.sizes, 1)
+        cum = np.concatenate([np.zeros((*m.shape[:-1], 1)), np.cumsum(m[..., cov.leaves], axis=-1)], axis=-1)
+        share = (cum[..., cov.end] - cum[..., cov.start]) / np.maximum(cov.sizes, 1)
         return np.concatenate([m, share], axis=-1)
 
     def _joint(self, masks: Mapping[str, npt.NDArray[np.generic]], need: Iterable[str]) -> tuple[set[str], list[str]]:
@@ -194,11 +208,19 @@ class GeneralizedFactor:
         label = code >= card
         if label.any():
             cov = self.covers[a]
-            keys = np.repeat(np.arange(len(cov.sizes), dtype=np.int64), cov.sizes) * card + cov.leaves
-            keys.sort()
-            q = (code[label] - card) * card + leaf[label]
-            at = np.searchsorted(keys, q)
-            hit[label] = (at < len(keys)) & (keys[np.minimum(at, len(keys) - 1)] == q)
+            j = code[label] - card
+            pos = cov.position
+            if pos is not None:  # runs of one order: a position test
+                at = pos[leaf[label]]
+                hit[label] = (cov.start[j] <= at) & (at < cov.end[j])
+            else:
+                rep = np.repeat(np.arange(len(cov.sizes), dtype=np.int64), cov.sizes)
+                runs = [np.arange(s, e, dtype=np.int64) for s, e in zip(cov.start, cov.end, strict=True)]
+                inside = np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
+                keys = np.sort(rep * card + cov.leaves[inside.astype(np.int64)])
+                q = j * card + leaf[label]
+                at = np.searchsorted(keys, q)
+                hit[label] = (at < len(keys)) & (keys[np.minimum(at, len(keys) - 1)] == q)
         return hit.astype(np.float64)
 
     def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:

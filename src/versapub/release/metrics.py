@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from versapub.data.sql import duckdb_source, ident
 from versapub.io.manifest import read_manifest
@@ -66,11 +67,14 @@ def _loss_in_memory(table: Any, source: Any) -> float:
     qi = [a for a in ct.names if a not in s]
     total = 0.0
     for a in qi:
-        labels = table.leaves.get(a, {})
+        spans = table.leaves[a].spans if a in table.leaves else {}
         dom = source.column(a).cardinality
-        values = ct.decoded(a)
-        covered = [len(labels.get(str(v), (v,))) for v in values]
-        total += sum((c - 1) / max(dom - 1, 1) * int(w) for c, w in zip(covered, ct.counts, strict=True))
+        j = ct.names.index(a)
+        dictionary = ct.dictionaries[j]
+        assert dictionary is not None
+        size = np.array([(spans[str(v)][1] - spans[str(v)][0] + 1) if str(v) in spans else 1 for v in dictionary])
+        covered = size[ct.codes[j]]  # per published row (a loop over the dictionary, not the rows)
+        total += float(((covered - 1) / max(dom - 1, 1) * ct.counts).sum())
     return total / (len(qi) * max(int(ct.counts.sum()), 1)) if qi else 0.0
 
 
@@ -104,15 +108,15 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> float:
     con = duckdb.connect(":memory:")
     try:
         con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
-        con.execute(f"CREATE TABLE leaves AS SELECT * FROM {duckdb_source(d / entry.files['leaves'])}")
+        con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
+        con.execute(f"CREATE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
         total = 0.0
         for a in qi:
             col = ident(a)
             lit = "'" + a.replace("'", "''") + "'"
             row = con.execute(
-                f"WITH sizes AS (SELECT value, count(*) k FROM leaves WHERE attribute = {lit} GROUP BY value), "
-                f"dom AS (SELECT count(*) m FROM (SELECT leaf FROM leaves WHERE attribute = {lit} UNION "
-                f"SELECT {col} FROM data WHERE {col} NOT IN (SELECT value FROM sizes))) "
+                f"WITH sizes AS (SELECT value, CAST(last AS BIGINT) - CAST(first AS BIGINT) + 1 k FROM labels "
+                f"WHERE attribute = {lit}), dom AS (SELECT count(*) m FROM ord WHERE attribute = {lit}) "
                 f'SELECT sum((coalesce(s.k, 1) - 1) / greatest((SELECT m FROM dom) - 1, 1) * CAST("count" AS BIGINT)),'
                 f' sum(CAST("count" AS BIGINT)) FROM data LEFT JOIN sizes s ON data.{col} = s.value'
             ).fetchone()

@@ -58,7 +58,8 @@ def generalized_attack(
         for t in generalizing_tables(m):
             entry = parse_entry(t)
             con.execute(f"CREATE OR REPLACE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
-            con.execute(f"CREATE OR REPLACE TABLE leaves AS SELECT * FROM {duckdb_source(d / entry.files['leaves'])}")
+            con.execute(f"CREATE OR REPLACE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
+            con.execute(f"CREATE OR REPLACE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
             for rule in (r for r in rules if r.rhs in entry.attributes):
                 _attack_rule(con, rule, [a for a in rule.lhs if a in entry.attributes], need, original, result)
     finally:
@@ -81,9 +82,11 @@ def _attack_rule(
     maps = []
     for i, a in enumerate(known):
         con.execute(
-            f"CREATE OR REPLACE TEMP TABLE map{i} AS SELECT value AS pv, leaf FROM leaves WHERE attribute = {_lit(a)} "
+            f"CREATE OR REPLACE TEMP TABLE map{i} AS SELECT l.value AS pv, o.leaf FROM labels l JOIN ord o "
+            "ON o.attribute = l.attribute AND CAST(o.position AS BIGINT) BETWEEN CAST(l.first AS BIGINT) AND "
+            f"CAST(l.last AS BIGINT) WHERE l.attribute = {_lit(a)} "
             f"UNION ALL SELECT DISTINCT {ident(a)}, {ident(a)} FROM data "
-            f"WHERE {ident(a)} NOT IN (SELECT value FROM leaves WHERE attribute = {_lit(a)})"
+            f"WHERE {ident(a)} NOT IN (SELECT value FROM labels WHERE attribute = {_lit(a)})"
         )
         maps.append(f"JOIN map{i} m{i} ON data.{ident(a)} = m{i}.pv")
     if known:
