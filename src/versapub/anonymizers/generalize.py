@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.data.counts import CountTable
@@ -104,15 +106,17 @@ def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, 
     card = len(dim.values)
     codes = by_rank[lo].astype(np.int64)
     wide = lo != hi
-    pairs, inv = np.unique(np.stack([lo[wide], hi[wide]]), axis=1, return_inverse=True)
-    taken = {str(v) for v in dim.values}
-    labels = [f"[{dim.values[by_rank[a]]}, {dim.values[by_rank[b]]}]" for a, b in pairs.T]
-    clash = sorted(set(labels) & taken)
+    key, inv = np.unique(lo[wide] * card + hi[wide], return_inverse=True)  # one int per (lo, hi)
+    first, last = key // card, key % card
+    text = pa.array([str(v) for v in dim.values[by_rank]], type=pa.string())  # leaf text at each rank
+    joined = pc.binary_join_element_wise("[", text.take(pa.array(first)), ", ", text.take(pa.array(last)), "]", "")
+    labels = joined.to_pylist()
+    clash = sorted(set(labels) & {str(v) for v in dim.values})
     if clash:
         raise HierarchyError(
             f"Attribute {dim.attribute!r} has a value {clash[0]!r} that reads like a range of its values."
         )
-    spans = {label: (int(a), int(b)) for label, (a, b) in zip(labels, pairs.T, strict=True)}
+    spans = dict(zip(labels, zip(first.tolist(), last.tolist(), strict=True), strict=True))
     codes[wide] = card + np.asarray(inv, dtype=np.int64).ravel()
     return codes, labels, spans
 

@@ -48,6 +48,23 @@ def _starts(seg_start: IntArray, n: int) -> tuple[IntArray, IntArray]:
     return np.repeat(np.arange(len(seg_start), dtype=np.int64), lengths), lengths
 
 
+def _smallest_k(guarantee: Guarantee) -> int:
+    """The fewest records a group satisfying ``guarantee`` can have, from its test: the
+    smallest size at which a group of all-distinct values passes (at most 64 tried) — the
+    best case for k-anonymity and every l-diversity form; 1 for a guarantee that compares
+    with the table's distribution (t-closeness), where no such probe is a bound."""
+    if guarantee.needs():
+        return 1
+    for size in range(1, 65):
+        h = Histograms(np.zeros(size, np.int64), np.ones(size, np.int64), 1, np.arange(size, dtype=np.int64))
+        try:
+            if guarantee.groups_satisfied(h).all():
+                return size
+        except (ValueError, IndexError):  # a guarantee bound to a domain smaller than the probe
+            return 1
+    return 1
+
+
 def _histograms(part: IntArray, s: IntArray, n_parts: int, s_card: int) -> Histograms:
     key = part * s_card + s
     uniq, counts = np.unique(key, return_counts=True)
@@ -61,6 +78,7 @@ def partition(
     """Mondrian's partitions: (permutation of the records, start of every partition in it,
     each partition's current hierarchy level per dimension)."""
     n, d = len(s), len(dims)
+    smallest = _smallest_k(guarantee)
     perm = np.arange(n, dtype=np.int64)
     rank = np.stack([dim.rank[c] for dim, c in zip(dims, codes, strict=True)]) if d else np.zeros((0, n), np.int64)
     hier = np.array([dim.hierarchical for dim in dims], dtype=bool)
@@ -91,6 +109,8 @@ def partition(
                 w = dim.width[codes[j][rec]]
                 widths[:, j] = (np.maximum.reduceat(w, first) - np.minimum.reduceat(w, first)) / spans[j]
         widths[tried[segs]] = -1.0
+        # A partition smaller than two of the smallest groups the guarantee accepts cannot be cut.
+        widths[np.diff(np.r_[first, len(oseg)]) < 2 * smallest] = -1.0
         choice = np.argmax(widths, axis=1)
         can = widths[np.arange(len(segs)), choice] > 0
         open_[segs[~can]] = False
