@@ -264,7 +264,10 @@ def html_report(
     reduced = {json.dumps(r.to_json(), sort_keys=True): i for i, r in enumerate(rules)}
     implied = {json.dumps(d["rule"], sort_keys=True): d for d in m.get("rules_dropped", [])}
     given = [Rule.from_json(r) for r in m.get("rules_given") or m["rules"]]
-    body.append('<section id="rules"><h2>Your rules</h2><table><tr><th>rule</th><th>status</th><th>why</th></tr>')
+    own = {json.dumps(Rule.from_json(r).to_json(), sort_keys=True): r["guarantee"] for r in m["rules"]
+           if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)}  # fmt: skip
+    body.append('<section id="rules"><h2>Your rules</h2><table><tr><th>rule</th><th>status</th><th>why</th>'
+                + ("<th>guarantee</th>" if own else "") + "</tr>")  # fmt: skip
     for r in given:
         key = json.dumps(r.to_json(), sort_keys=True)
         via = ""
@@ -286,8 +289,16 @@ def html_report(
         if disclosed:
             holds = False
             plain += f" — but an attack disclosed {len(disclosed)} record(s)"
+        g_cell = ""
+        if own:
+            spec = own.get(key, g)
+            try:
+                g_cell = f"<td>{_e(make_guarantee(spec).describe())}</td>"
+            except VersapubError:
+                g_cell = f"<td>{_e(json.dumps(spec))}</td>"
         body.append(f"<tr><td><code>{_e(str(r))}</code></td><td>{_badge(holds)}</td><td>{_e(plain)}{via}"
-                    f'<details><summary class="muted">in the paper\'s terms</summary>{_e(technical)}</details></td></tr>')  # fmt: skip
+                    f'<details><summary class="muted">in the paper\'s terms</summary>{_e(technical)}</details></td>'
+                    f"{g_cell}</tr>")  # fmt: skip
     body.append("</table>")
     body.append(f"<h3>Enforced forms</h3><p class='muted'>What each anonymized table checks itself "
                 f"({_term('enforced rule', 'enforced rules')}); together they make every rule above hold.</p><ul>")  # fmt: skip

@@ -10,10 +10,11 @@ from versapub.verify.release_check import VerificationReport
 #: What each summary column means, for a reader who has not read the papers.
 COLUMN_NOTES = {
     "rows": "rows: distinct value combinations the table publishes (each with its count of records)",
-    "groups": "groups: buckets of records that share one list of sensitive values; the release says which group a "
-    "record is in, never which of its group's values is the record's",
-    "achieved": "achieved: the guarantee reached by the weakest group (l-diversity: its size divided by its most "
-    "frequent sensitive value; at least l)",
+    "groups": "groups: an Anatomy table's buckets of records that share one list of sensitive values (the release "
+    "says which group a record is in, never which of its group's values is the record's); a generalized table's "
+    "equivalence classes (records sharing every published non-sensitive value)",
+    "achieved": "achieved: the guarantee's own measure of the weakest group (l-diversity: its size divided by its "
+    "most frequent sensitive value, at least l; k-anonymity: the smallest class; t-closeness: the largest distance)",
     "alone": "alone: share of records that are the only one with their non-sensitive values in the table (anyone who "
     "knows those values can single the record out)",
 }
