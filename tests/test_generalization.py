@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import versapub
@@ -327,6 +327,7 @@ def _publish_and_check(tmp: Path, seed: int) -> None:
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 1_000_000))
+@example(seed=9314)  # a rule's sensitive attribute generalized as a QI of another rule's table
 def test_generalizing_subtables_inside_uad_and_gd_pass_every_check(
     tmp_path_factory: pytest.TempPathFactory, seed: int
 ) -> None:

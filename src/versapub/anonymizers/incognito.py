@@ -121,10 +121,25 @@ class Incognito:
         budget = math.floor(self.suppression * n)
         checked = 0
 
+        projected: dict[tuple[int, ...], tuple[list[IntArray], IntArray]] = {}
+
         def check(attrs: tuple[int, ...], levels: tuple[int, ...]) -> Outcome:
+            """A node's check on the group-by projected to its attributes (and S), kept for
+            the subset being searched (its candidates are checked one after another)."""
             nonlocal checked
             checked += 1
-            return _check(lattice, keys, base.counts, attrs, levels, guarantee, budget, s_col.cardinality)
+            if attrs not in projected:
+                projected.clear()
+                cols = [keys[j] for j in attrs] + [keys[-1]]
+                g = group_rows(cols, [int(c.max()) + 1 if len(c) else 1 for c in cols], with_inverse=True)
+                assert g.inverse is not None
+                sub_keys: list[IntArray] = [np.zeros(0, np.int64)] * (len(qi) + 1)
+                for j, k in zip([*attrs, len(qi)], g.keys, strict=True):
+                    sub_keys[j] = k.astype(np.int64)
+                total = np.bincount(g.inverse, weights=base.counts, minlength=len(g.counts)).astype(np.int64)
+                projected[attrs] = (sub_keys, total)
+            sub_keys, total = projected[attrs]
+            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_col.cardinality)
 
         everything = tuple(range(len(qi)))
         if budget:  # the pruning properties fail with suppression: every node of the full lattice

@@ -60,7 +60,8 @@ def generalized_attack(
             con.execute(f"CREATE OR REPLACE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
             con.execute(f"CREATE OR REPLACE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
             con.execute(f"CREATE OR REPLACE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
-            for rule in (r for r in rules if r.rhs in entry.attributes):
+            sensitive = get_kind(entry.kind).sensitive_of(entry)  # published exactly; the others generalized
+            for rule in (r for r in rules if r.rhs in sensitive):
                 _attack_rule(con, rule, [a for a in rule.lhs if a in entry.attributes], need, original, result)
     finally:
         con.close()
