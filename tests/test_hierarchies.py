@@ -105,3 +105,22 @@ def test_hierarchies_dir_uses_arx_naming(tmp_path: Path) -> None:
     (tmp_path / "sex.csv").write_text("M;*\nF;*\n")
     assert sorted(h.attribute for h in hierarchies_in(tmp_path)) == ["age", "sex"]
     assert Hierarchy.read(tmp_path / "sex.csv", "sex").height == 2
+
+
+def test_classic_one_table_job_with_qi_and_sensitive(tmp_path: Path) -> None:
+    import json
+
+    data = FIXTURES / "arx_test2.csv"
+    out = tmp_path / "rel"
+    code, stdout, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age,Salary",
+                               "--sensitive", "Disease", "--guarantee", "t-closeness:t=0.5", "--anonymizer",
+                               "mondrian", "--hierarchies", str(FIXTURES / "arx_test2_hierarchies"), "--out", str(out))  # fmt: skip
+    assert code == 0, stderr
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["rules"] == [{"lhs": ["ZIPCode", "Age", "Salary"], "rhs": "Disease"}]
+    assert m["tables"][0]["kind"] == "generalized" and m["hierarchies"] == {"Disease": "hierarchy_1.csv"}
+    verification = json.loads((out / "verification.json").read_text())
+    assert any("hierarchical distance" in f["message"] for f in verification["findings"])
+    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--out",
+                          str(tmp_path / "r2"))  # fmt: skip
+    assert code == 2 and "--qi without --rule needs" in stderr

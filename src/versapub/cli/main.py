@@ -188,10 +188,19 @@ def _config_options(f: F) -> F:
             help="A direct identifier: removed before publishing, listed in the manifest and report (repeatable).",
         ),
         click.option(
-            "--quasi-identifying", "quasi", multiple=True, metavar="COLUMN", help="Declare a quasi-identifier."
+            "--quasi-identifying",
+            "--qi",
+            "quasi",
+            multiple=True,
+            metavar="COLUMN[,COLUMN...]",
+            help="Declare quasi-identifiers. Without --rule, with --sensitive: the rules 'QI -> S' for every "
+            "sensitive column (the classic one-table job).",
         ),
         click.option(
-            "--sensitive", multiple=True, metavar="COLUMN", help="Declare a sensitive column (a rule must protect it)."
+            "--sensitive",
+            multiple=True,
+            metavar="COLUMN[,COLUMN...]",
+            help="Declare sensitive columns (a rule must protect each).",
         ),
         click.option(
             "--insensitive", multiple=True, metavar="COLUMN", help="Declare a column neither identifying nor sensitive."
@@ -289,8 +298,20 @@ def _guarantee_override(text: str | None, ell: int | None) -> dict[str, Any]:
 def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
     """The configuration from CONFIG (if given) overridden by the command-line flags."""
     from versapub.io.config import PublishConfig, load_config
+    from versapub.privacy.rules import format_attribute
 
-    config, input_, rules = opts["config"], opts["input_"], opts["rules"]
+    config, input_, rules = opts["config"], opts["input_"], list(opts["rules"])
+    for role in ("quasi", "sensitive"):  # comma lists allowed: --qi age,sex,zip
+        opts[role] = tuple(c for item in opts[role] for c in (_csv_list(item, "--" + role) or ()))
+    if not rules and opts["quasi"]:
+        if not opts["sensitive"]:
+            raise ConfigError(
+                "--qi without --rule needs the attribute(s) to protect: add --sensitive COLUMN (the rules are then "
+                "'QI -> COLUMN'). Publishing quasi-identifiers with no sensitive attribute (k-anonymity of the QI "
+                "alone) is not supported yet."
+            )
+        qi = ", ".join(format_attribute(a) for a in opts["quasi"])
+        rules = [f"{qi} -> {format_attribute(s)}" for s in opts["sensitive"]]
     if config is not None:
         base = load_config(config)
     else:
