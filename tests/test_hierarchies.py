@@ -112,9 +112,10 @@ def test_classic_one_table_job_with_qi_and_sensitive(tmp_path: Path) -> None:
 
     data = FIXTURES / "arx_test2.csv"
     out = tmp_path / "rel"
-    code, stdout, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age,Salary",
-                               "--sensitive", "Disease", "--guarantee", "t-closeness:t=0.5", "--anonymizer",
-                               "mondrian", "--hierarchies", str(FIXTURES / "arx_test2_hierarchies"), "--out", str(out))  # fmt: skip
+    hierarchies = str(FIXTURES / "arx_test2_hierarchies")
+    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age,Salary",
+                          "--sensitive", "Disease", "--guarantee", "t-closeness:t=0.5", "--anonymizer", "mondrian",
+                          "--hierarchies", hierarchies, "--out", str(out))  # fmt: skip
     assert code == 0, stderr
     m = json.loads((out / "manifest.json").read_text())
     assert m["rules"] == [{"lhs": ["ZIPCode", "Age", "Salary"], "rhs": "Disease"}]
