@@ -80,7 +80,9 @@ def partition(
     n, d = len(s), len(dims)
     smallest = _smallest_k(guarantee)
     perm = np.arange(n, dtype=np.int64)
-    rank = np.stack([dim.rank[c] for dim, c in zip(dims, codes, strict=True)]) if d else np.zeros((0, n), np.int64)
+    # Every record's rank per dimension (int32: 4 bytes per record and dimension).
+    rank = np.stack([dim.rank.astype(np.int32)[c] for dim, c in zip(dims, codes, strict=True)]) if d else (
+        np.zeros((0, n), np.int32))  # fmt: skip
     hier = np.array([dim.hierarchical for dim in dims], dtype=bool)
     spans = np.array([dim.span for dim in dims], dtype=np.float64)
     # Per hierarchical dimension: node ids (levels x codes) and leaves under each node (levels x nodes).
