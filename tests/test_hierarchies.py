@@ -124,4 +124,36 @@ def test_classic_one_table_job_with_qi_and_sensitive(tmp_path: Path) -> None:
     assert any("hierarchical distance" in f["message"] for f in verification["findings"])
     code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--out",
                           str(tmp_path / "r2"))  # fmt: skip
-    assert code == 2 and "--qi without --rule needs" in stderr
+    assert code == 2 and "protected by k-anonymity only" in stderr  # l-diversity needs a sensitive attribute
+
+
+def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
+    """The classic job with no sensitive attribute: one generalized table whose every class
+    holds k records (checked by the verifier and pycanon), the other columns plain."""
+    import json
+
+    import pandas as pd
+    from pycanon import anonymity
+
+    data = FIXTURES / "arx_test2.csv"
+    out = tmp_path / "rel"
+    hierarchies = str(FIXTURES / "arx_test2_hierarchies")
+    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age",
+                          "--guarantee", "k-anonymity:k=3", "--anonymizer", "incognito", "--hierarchies", hierarchies,
+                          "--out", str(out))  # fmt: skip
+    assert code == 0, stderr
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["rules"] == [] and [t["kind"] for t in m["tables"]] == ["generalized", "plain"]
+    assert m["tables"][0]["enforces"] is None and m["tables"][0]["attributes"] == ["ZIPCode", "Age"]
+    df = pd.read_csv(out / "T1.csv", dtype=str)
+    rows = df.loc[df.index.repeat(df["count"].astype(int))].drop(columns="count")
+    assert anonymity.k_anonymity(rows, ["ZIPCode", "Age"]) >= 3
+    # a stricter k in the manifest fails the verifier, naming a class
+    m["guarantee"] = {"name": "k-anonymity", "k": 4}
+    (out / "manifest.json").write_text(json.dumps(m))
+    code, stdout, _ = run("check", str(out))
+    assert code != 0 and "violate k-anonymity" in stdout
+    # only k-anonymity protects quasi-identifiers alone
+    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--l", "2",
+                          "--out", str(tmp_path / "r2"))  # fmt: skip
+    assert code == 2 and "protected by k-anonymity only" in stderr

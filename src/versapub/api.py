@@ -21,8 +21,8 @@ from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
-from versapub.errors import InputError, SchemaError
-from versapub.kinds import get_kind
+from versapub.errors import ConfigError, InfeasibleError, InputError, SchemaError
+from versapub.kinds import entry_of, get_kind
 from versapub.kinds.scoring import KLScorer
 from versapub.privacy.context import bind
 from versapub.privacy.feasibility import require_feasible
@@ -89,13 +89,19 @@ def anonymize(
 
 
 def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, float | int]:
-    """Identity risk of one published table: its non-sensitive attributes' cells (exact in
-    a plain table and in an Anatomy QIT) counted on the input."""
-    attrs = [a for a in published.attributes if a not in published.sensitive_attributes]
-    if not attrs:
+    """Identity risk of one published table: the cells its kind publishes the non-sensitive
+    attributes in (a plain table's rows, an Anatomy QIT's values, a generalized table's
+    classes), counted from what is published."""
+    role, cols = get_kind(published.kind).cells(entry_of("T", published))
+    ct = published.parts[role]
+    if not cols:
         return {"unique_share": 0.0, "k": table.n_rows, "cells": 1}
-    g = group_rows([table.codes(a) for a in attrs], [table.cardinality(a) for a in attrs])
-    return cell_risk(g.counts, table.n_rows)
+    idx = [ct.names.index(c) for c in cols]
+    g = group_rows([ct.codes[i] for i in idx], [int(ct.codes[i].max()) + 1 if ct.n_rows else 1 for i in idx],
+                   with_inverse=True)  # fmt: skip
+    assert g.inverse is not None
+    counts = np.bincount(g.inverse, weights=ct.counts, minlength=len(g.counts)).astype(np.int64)
+    return cell_risk(counts, table.n_rows)
 
 
 def publish(
@@ -176,15 +182,21 @@ def publish(
 
     hook("checking rules", 0, 1)
     parsed, own = split(rules)
-    validate_rules(parsed, table.names)
     roles = columns if columns is not None else ColumnRoles()
+    validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying))
+    classic = not parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
     table, warnings = apply_roles(table, parsed, roles)
+    if classic:
+        warnings = []  # every quasi-identifier is protected, by the generalized table
     require_no_identifiers(table, parsed, roles)
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
     feas = require_feasible(table, reduction.rules, per_rule)
     lap("rules")
 
+    if classic:
+        return _identities_only(table, g, roles, anonymizer, anon, int(seed), hierarchies, hook, input_info,
+                                timings, lap, warnings, reduction)  # fmt: skip
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, dec.name)
@@ -250,6 +262,55 @@ def publish(
         },
         rule_guarantees=per_rule,
     )
+
+
+def _identities_only(
+    table: EncodedTable, g: Guarantee, roles: ColumnRoles, asked: str | Anonymizer | None, anon: Anonymizer,
+    seed: int, hierarchies: Mapping[str, Hierarchy] | None, hook: ProgressHook, input_info: InputInfo | None,
+    timings: dict[str, float], lap: Callable[[str], None], warnings: list[str], reduction: Any,
+) -> Release:  # fmt: skip
+    """The classic job with quasi-identifiers and no rule: one generalized table of the
+    quasi-identifiers whose every class holds at least ``k`` records (k-anonymity, Sweeney
+    2002), and the other columns, if any, as a plain table (never linked to the first).
+    Only a guarantee about identities applies (one that needs no sensitive value)."""
+    if g.min_possible_values() > 1 or g.needs():
+        raise ConfigError(
+            f"Quasi-identifiers without a rule are protected by k-anonymity only; {g.name} protects a sensitive "
+            "attribute: name it with --sensitive COLUMN (the rule is then 'QI -> COLUMN') or give --rule."
+        )
+    if asked is None:
+        anon = make_anonymizer("mondrian")
+    violation = g.single_attribute_violation(np.array([table.n_rows]))
+    if violation is not None:
+        raise InfeasibleError(f"Under {g.describe()}: {violation.explanation}.")
+    qi = tuple(a for a in table.names if a in roles.quasi_identifying)
+    others = tuple(a for a in table.names if a not in qi)
+    schema = Schema((SubTable("T1", qi), *((SubTable("T2", others),) if others else ())))
+    verdict = require_gnf(schema, [], "k-anonymity of the quasi-identifiers")
+    lap("decompose")
+    hook(f"anonymizing T1 ({len(qi)} quasi-identifiers)", 0, len(schema.tables))
+    try:
+        first = anon.publish(table.select(qi), (), g, table_rng(seed, schema.tables[0]), _step_hook(hook, 0, 1),
+                             hierarchies)  # fmt: skip
+    except ValueError:
+        raise ConfigError(
+            f"The {anon.name} anonymizer protects a sensitive attribute; k-anonymity of quasi-identifiers needs a "
+            "generalizing anonymizer (mondrian or incognito)."
+        ) from None
+    get_kind(first.kind).validate(first)
+    published = [PublishedTable("T1", first)]
+    if others:
+        published.append(PublishedTable("T2", publish_plain(table.select(others))))
+    hook("anonymized", 1, 1)
+    lap("anonymize")
+    identity = {p.name: identity_risk(table, p.table) for p in published}
+    info = input_info or InputInfo(rows_read=table.n_rows + table.n_dropped, rows_dropped_missing=table.n_dropped)
+    return Release(
+        tables=tuple(published), source=table, guarantee=g, reduction=reduction, feasibility=(), schema=schema,
+        gnf=verdict, decomposition="none", anonymizer=anon.name, anonymizer_params=anon.params(), seed=seed,
+        input=info, timings=timings, columns=roles.to_manifest(removed=list(roles.identifying)), identity=identity,
+        warnings=warnings,
+    )  # fmt: skip
 
 
 def plugins_for(

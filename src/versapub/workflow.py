@@ -40,7 +40,7 @@ def read_input(cfg: PublishConfig, progress: Progress = _silent) -> EncodedTable
 
     progress(f"reading {cfg.input.name}", 0, 0)
     table = cfg.read()
-    validate_rules(split(cfg.rules)[0], table.names)
+    validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
     return table
 
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from versapub.anonymizers.base import AnonymizedTable, Labels
+from versapub.anonymizers.base import AnonymizedTable, Labels, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
@@ -157,9 +157,32 @@ def node_labels(dim: Dimension, level: IntArray, node: IntArray) -> tuple[IntArr
     return codes, labels, spans
 
 
+@dataclass(frozen=True)
+class Target:
+    """What a generalizing anonymizer protects: the rule's sensitive attribute (its codes and
+    domain size) and the quasi-identifiers (every other attribute); with no rule (the
+    classic k-anonymity job) every attribute is a quasi-identifier and the sensitive codes
+    are all 0 (one value)."""
+
+    rule: Rule | None
+    qi: tuple[str, ...]
+    codes: IntArray
+    cardinality: int
+
+
+def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str) -> Target:
+    """The one rule a generalizing anonymizer enforces, or none (identities only)."""
+    out = (rules,) if isinstance(rules, Rule) else tuple(rules)
+    if not out:
+        return Target(None, table.names, np.zeros(table.n_rows, dtype=np.int64), 1)
+    (rule,) = as_rules(out, name, 1)
+    s = table.column(rule.rhs)
+    return Target(rule, tuple(a for a in table.names if a != rule.rhs), s.codes.astype(np.int64), s.cardinality)
+
+
 def classes_table(
     table: EncodedTable,
-    rule: Rule,
+    goal: Target,
     dims: Sequence[Dimension],
     cls: IntArray,
     cover: Sequence[tuple[IntArray, IntArray]],
@@ -181,12 +204,13 @@ def classes_table(
         dicts.append(np.concatenate([dim.values, np.array(labels, dtype=object)]))
         if spans:
             leaves[dim.attribute] = Labels(leaf_order(dim), spans)
-    s = table.column(rule.rhs)
-    g = group_rows([*columns, s.codes], [*cards, s.cardinality])
-    order = [table.names.index(a) for a in (*names, rule.rhs)]
+    exact = [] if goal.rule is None else [goal.rule.rhs]
+    s_cols = [table.column(a) for a in exact]
+    g = group_rows([*columns, *(c.codes for c in s_cols)], [*cards, *(c.cardinality for c in s_cols)])
+    order = [table.names.index(a) for a in (*names, *exact)]
     perm = np.argsort(order)  # the table's attribute order
-    all_names = [*names, rule.rhs]
-    all_dicts = [*dicts, s.values]
+    all_names = [*names, *exact]
+    all_dicts = [*dicts, *(c.values for c in s_cols)]
     keys = [g.keys[i] for i in perm]
     dicts_in_order = [all_dicts[i] for i in perm]
     # Rows in value order (text, column by column), as every published table: a label's code
@@ -200,7 +224,8 @@ def classes_table(
         tuple(dicts_in_order),
         g.counts[rows],
     )
-    return AnonymizedTable(table.names, "generalized", rule, {"data": ct}, {"rows": ct.n_rows, **stats}, leaves=leaves)
+    return AnonymizedTable(table.names, "generalized", goal.rule, {"data": ct}, {"rows": ct.n_rows, **stats},
+                           leaves=leaves)  # fmt: skip
 
 
 def class_stats(guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int) -> dict[str, object]:

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable, as_rules
-from versapub.anonymizers.generalize import IntArray, class_stats, classes_table, dimensions
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.generalize import IntArray, class_stats, classes_table, dimensions, target
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -104,16 +104,17 @@ class Incognito:
         hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable:
         del rng  # deterministic
-        (rule,) = as_rules(rules, self.name, self.max_rules)
+        goal = target(table, rules, self.name)
+        rule = goal.rule
         say = progress or (lambda msg: None)
-        qi = [a for a in table.names if a != rule.rhs]
+        qi = list(goal.qi)
         full = {a: _flat(table, a) for a in qi if a not in (hierarchies or {})}
         dims = dimensions(table, qi, {**full, **(hierarchies or {})})
         lattice = Lattice(
             tuple(tuple(dim.nodes or ()) for dim in dims),
             tuple(tuple(np.bincount(lv) for lv in (dim.nodes or ())) for dim in dims),
         )
-        s_col = table.column(rule.rhs)
+        s_col = goal
         base = group_rows([*(table.codes(a) for a in qi), s_col.codes],
                           [*(table.cardinality(a) for a in qi), s_col.cardinality])  # fmt: skip
         keys = [k.astype(np.int64) for k in base.keys]
@@ -171,7 +172,7 @@ class Incognito:
         stats.update({"node": dict(zip(qi, best, strict=True)), "nodes_checked": checked,
                       "minimal_nodes": len(minimal), "suppressed_records": suppressed,
                       "utility": {self.utility: float(min(scores))}})  # fmt: skip
-        return classes_table(table, rule, dims, cls, cover, stats)
+        return classes_table(table, goal, dims, cls, cover, stats)
 
     def _score(self, lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, node: tuple[int, ...],
                guarantee: Guarantee, budget: int, s_card: int, n: int) -> float:  # fmt: skip
@@ -217,6 +218,10 @@ def _group(columns: Sequence[IntArray], cards: Sequence[int], n: int) -> IntArra
 def _failing(cls: IntArray, s: IntArray, counts: IntArray, guarantee: Guarantee, s_card: int) -> npt.NDArray[np.bool_]:
     """Per class: does its sensitive histogram fail the guarantee?"""
     n_cls = int(cls.max()) + 1 if len(cls) else 0
+    if s_card == 1:  # no sensitive attribute (k-anonymity of the quasi-identifiers): sizes only
+        size = np.bincount(cls, weights=counts, minlength=n_cls).astype(np.int64)
+        ids = np.arange(n_cls, dtype=np.int64)
+        return np.asarray(~guarantee.groups_satisfied(Histograms(ids, size, n_cls, np.zeros(n_cls, np.int64))))
     g = group_rows([cls, s], [n_cls, s_card], with_inverse=True)
     assert g.inverse is not None
     total = np.bincount(g.inverse, weights=counts, minlength=len(g.counts)).astype(np.int64)
@@ -265,15 +270,14 @@ def _candidates(lattice: Lattice, sat: dict[tuple[int, ...], set[tuple[int, ...]
         return [(lv,) for lv in range(lattice.heights[attrs[0]])]
     head = sat.get(attrs[:-1], set())
     last = attrs[-1]
+    # The other one-smaller subsets (all but the last attribute dropped one at a time).
+    checks = [([i for i in range(len(attrs)) if i != drop], sat.get(attrs[:drop] + attrs[drop + 1 :], set()))
+              for drop in range(len(attrs) - 1)]  # fmt: skip
     out = []
     for v in head:
         for lv in range(lattice.heights[last]):
             node = (*v, lv)
-            if all(
-                tuple(node[i] for i in range(len(attrs)) if i != drop)
-                in sat.get(tuple(a for i, a in enumerate(attrs) if i != drop), set())
-                for drop in range(len(attrs) - 1)
-            ):
+            if all(tuple(node[i] for i in keep) in found for keep, found in checks):
                 out.append(node)
     return out
 

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from versapub.anonymizers.base import AnonymizedTable, as_rules
-from versapub.anonymizers.generalize import Dimension, IntArray, class_stats, classes_table, dimensions
+from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.generalize import Dimension, IntArray, class_stats, classes_table, dimensions, target
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
@@ -196,19 +196,19 @@ class Mondrian:
         hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable:
         del rng  # deterministic
-        (rule,) = as_rules(rules, self.name, self.max_rules)
-        qi = [a for a in table.names if a != rule.rhs]
+        goal = target(table, rules, self.name)
+        qi = list(goal.qi)
         dims = dimensions(table, qi, hierarchies)
         codes = [table.codes(a).astype(np.int64) for a in qi]
-        s_col = table.column(rule.rhs)
-        s = s_col.codes.astype(np.int64)
-        whole = _histograms(np.zeros(len(s), dtype=np.int64), s, 1, s_col.cardinality)
+        s = goal.codes
+        whole = _histograms(np.zeros(len(s), dtype=np.int64), s, 1, goal.cardinality)
         if not guarantee.groups_satisfied(whole).all():
+            what = f"rule '{goal.rule}'" if goal.rule else f"quasi-identifiers {qi}"
             raise InfeasibleError(
-                f"Mondrian cannot satisfy {guarantee.describe()} for rule '{rule}': even the whole table, "
+                f"Mondrian cannot satisfy {guarantee.describe()} for {what}: even the whole table, "
                 "as one equivalence class, does not."
             )
-        perm, seg_start, level = partition(dims, codes, s, s_col.cardinality, guarantee, progress)
+        perm, seg_start, level = partition(dims, codes, s, goal.cardinality, guarantee, progress)
         seg, _ = _starts(seg_start, len(s))
         cls = np.empty(len(s), dtype=np.int64)
         cls[perm] = seg
@@ -224,8 +224,8 @@ class Mondrian:
                 np.minimum.at(lo, cls, r)
                 np.maximum.at(hi, cls, r)
                 cover.append((lo, hi))
-        stats = class_stats(guarantee, cls, s, n_cls, s_col.cardinality)
-        return classes_table(table, rule, dims, cls, cover, stats)
+        stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality)
+        return classes_table(table, goal, dims, cls, cover, stats)
 
 
 def lowest_nodes(

@@ -193,8 +193,9 @@ def _config_options(f: F) -> F:
             "quasi",
             multiple=True,
             metavar="COLUMN[,COLUMN...]",
-            help="Declare quasi-identifiers. Without --rule, with --sensitive: the rules 'QI -> S' for every "
-            "sensitive column (the classic one-table job).",
+            help="Declare quasi-identifiers. Without --rule: with --sensitive, the rules 'QI -> S' for every "
+            "sensitive column; without, k-anonymity of the quasi-identifiers (--guarantee k-anonymity:k=K) in one "
+            "generalized table (the classic one-table jobs).",
         ),
         click.option(
             "--sensitive",
@@ -303,22 +304,16 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
     config, input_, rules = opts["config"], opts["input_"], list(opts["rules"])
     for role in ("quasi", "sensitive"):  # comma lists allowed: --qi age,sex,zip
         opts[role] = tuple(c for item in opts[role] for c in (_csv_list(item, "--" + role) or ()))
-    if not rules and opts["quasi"]:
-        if not opts["sensitive"]:
-            raise ConfigError(
-                "--qi without --rule needs the attribute(s) to protect: add --sensitive COLUMN (the rules are then "
-                "'QI -> COLUMN'). Publishing quasi-identifiers with no sensitive attribute (k-anonymity of the QI "
-                "alone) is not supported yet."
-            )
+    if not rules and opts["quasi"] and opts["sensitive"]:  # without --sensitive: k-anonymity of the QI alone
         qi = ", ".join(format_attribute(a) for a in opts["quasi"])
         rules = [f"{qi} -> {format_attribute(s)}" for s in opts["sensitive"]]
     if config is not None:
         base = load_config(config)
     else:
-        if input_ is None or not rules:
+        if input_ is None or not (rules or opts["quasi"]):
             raise ConfigError(
                 "Give a configuration file (versapub publish CONFIG.toml --out DIR) or at least "
-                "--input DATA and one --rule 'a, b -> c'."
+                "--input DATA and one --rule 'a, b -> c' (or --qi COLUMNS, with --sensitive COLUMN)."
             )
         base = PublishConfig(input=input_, rules=tuple(rules))
     if opts["guarantee"] is not None:  # a new guarantee replaces the config's short form l = ...

@@ -33,7 +33,11 @@ class Generalized:
     exact_values = False
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
+        """The enforced rule's sensitive attribute (published exactly); none for a table that
+        protects identities only (k-anonymity of its quasi-identifiers, ``enforces`` null)."""
         rule = entry.raw.get("enforces")
+        if rule is None:
+            return ()
         s = rule.get("rhs") if isinstance(rule, dict) else None
         if not isinstance(s, str) or s not in entry.attributes:
             raise ReleaseError(
@@ -95,8 +99,8 @@ class Generalized:
         return {"generalized": sorted(table.leaves)}
 
     def validate(self, table: AnonymizedTable) -> None:
-        if set(table.parts) != {"data"} or table.enforces is None or table.also_enforces:
-            raise ValueError("a generalized table has one part 'data' and enforces one rule")
+        if set(table.parts) != {"data"} or table.also_enforces:
+            raise ValueError("a generalized table has one part 'data' and enforces at most one rule")
 
     def groups(self, entry: Entry) -> tuple[str, list[str]] | None:
         return "data", self.cells(entry)[1]
@@ -140,13 +144,14 @@ class Generalized:
     def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
         """Equivalence classes and their sizes from the file, and the achieved guarantee
         (the manifest's stats when the guarantee needs the table's context)."""
-        (s,) = self.sensitive_of(entry)
-        qi = [a for a in entry.attributes if a != s]
+        exact = self.sensitive_of(entry)
+        qi = [a for a in entry.attributes if a not in exact]
         keys = ", ".join(ident(a) for a in qi) or "1"
+        s_expr = ident(exact[0]) if exact else "'*'"
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, "
-                        f"dense_rank() OVER (ORDER BY {ident(s)}) - 1 v, CAST(\"count\" AS BIGINT) c "
+                        f"dense_rank() OVER (ORDER BY {s_expr}) - 1 v, CAST(\"count\" AS BIGINT) c "
                         f"FROM {duckdb_source(directory / entry.files['data'])}")  # fmt: skip
             rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
             sizes = {int(k): int(c) for k, c in rows.fetchall()}

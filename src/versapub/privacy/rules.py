@@ -170,10 +170,14 @@ def parse_rules(texts: Iterable[str | Rule]) -> list[Rule]:
     return [t if isinstance(t, Rule) else parse_rule(t) for t in texts]
 
 
-def validate_rules(rules: Sequence[Rule], attributes: Sequence[str]) -> None:
-    """Every attribute a rule names must be an attribute of the table."""
-    if not rules:
-        raise RuleError("No privacy rules were given; state at least one rule 'a, b -> c'.")
+def validate_rules(rules: Sequence[Rule], attributes: Sequence[str], none_ok: bool = False) -> None:
+    """Every attribute a rule names must be an attribute of the table; there must be a rule
+    (unless ``none_ok``: quasi-identifiers declared for k-anonymity alone)."""
+    if not rules and not none_ok:
+        raise RuleError(
+            "No privacy rules were given; state at least one rule 'a, b -> c' (or declare quasi-identifiers "
+            "for k-anonymity alone)."
+        )
     known = set(attributes)
     for r in rules:
         unknown = [a for a in r.attributes if a not in known]

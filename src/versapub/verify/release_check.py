@@ -379,11 +379,14 @@ class _Checker:
             what = "group" if not given else f"group and combination of {given}"
             self.groups_ok(st, line, s, self.guarantee_of(s, guarantee), name, what)
 
-    def groups_ok(self, view: str, line: list[str], s: str, guarantee: dict[str, Any], name: str, what: str) -> None:
+    def groups_ok(
+        self, view: str, line: list[str], s: str | None, guarantee: dict[str, Any], name: str, what: str
+    ) -> None:
         """Every line (SQL expressions ``line``) of ``view`` satisfies the guarantee for ``s``
-        (the verifier's own test, :mod:`versapub.verify.group_checks`)."""
+        (the verifier's own test, :mod:`versapub.verify.group_checks`); ``s`` None: a table
+        with no sensitive attribute (only its classes' sizes count)."""
         try:
-            test = group_test(guarantee, self.parents(s, view))
+            test = group_test(guarantee, self.parents(s, view) if s is not None else None)
         except SpecError as exc:
             self.report.add("guarantee", False, str(exc), name)
             return
@@ -391,10 +394,12 @@ class _Checker:
         keys = ", ".join(f"k{i}" for i in range(len(line)))
         h = self.con.execute(
             f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c, "
-            f"{keys} FROM (SELECT {cols}, {_q(s)} AS sv, sum(CAST({_q('count')} AS BIGINT)) c FROM {view} GROUP BY ALL)"
+            f"{keys} FROM (SELECT {cols}, {_q(s) if s is not None else chr(39) + '*' + chr(39)} AS sv, "
+            f"sum(CAST({_q('count')} AS BIGINT)) c FROM {view} GROUP BY ALL)"
         ).fetchnumpy()
         group, value, count = (np.asarray(h[k], dtype=np.int64) for k in ("g", "v", "c"))
         bad = failing_groups(test, group, value, count)
+        about = f" for {s!r}" if s is not None else ""
         lines = int(group.max()) + 1 if len(group) else 0
         shown = ""
         if len(bad):
@@ -407,9 +412,9 @@ class _Checker:
         self.report.add(
             "guarantee",
             not len(bad),
-            f"every {what} satisfies {test.name} ({test.wording}) for {s!r}: {lines} checked"
+            f"every {what} satisfies {test.name} ({test.wording}){about}: {lines} checked"
             if not len(bad)
-            else f"{len(bad)} of {lines} {_plural(what)} violate {test.name} ({test.wording}) for {s!r}{shown}",
+            else f"{len(bad)} of {lines} {_plural(what)} violate {test.name} ({test.wording}){about}{shown}",
             name,
         )
 
@@ -434,7 +439,7 @@ class _Checker:
         values = [str(r[0]) for r in self.con.execute(f"SELECT DISTINCT {_q(s)} FROM {view} ORDER BY 1").fetchall()]
         return taxonomy_parents(rows, values)
 
-    def generalized_ok(self, data: str, labels: str, order: str, attrs: list[str], s: str,
+    def generalized_ok(self, data: str, labels: str, order: str, attrs: list[str], s: str | None,
                        guarantee: dict[str, Any], name: str) -> None:  # fmt: skip
         """A generalized table: the listings are well formed (each listed attribute's leaves
         numbered 0 .. m-1, every generalized value a run first..last of them, no generalized
@@ -473,8 +478,8 @@ class _Checker:
         ).fetchone()
         self.zero("generalized", clash, "no generalized value is also a leaf of its attribute",
                   "{} generalized value(s) are also leaves of their attribute (ambiguous)", name)  # fmt: skip
-        self.groups_ok(data, [_q(a) for a in qi] or ["1"], s, self.guarantee_of(s, guarantee), name,
-                       "equivalence class")  # fmt: skip
+        g = self.guarantee_of(s, guarantee) if s is not None else guarantee
+        self.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class")
         if self.original is None:
             return
         size = self.con.execute(f"SELECT count(*) FROM {data}").fetchone()
@@ -671,16 +676,17 @@ class _Checker:
                     if self.original is not None and sup is None:
                         self.pairing_ok(qit, st, qi, sens, sub.name)
             elif entry["kind"] == "generalized":
-                if sub.enforces is None or sub.enforced_rules[1:]:
-                    rep.add("manifest", False, "a generalized table enforces exactly one rule", sub.name)
+                if sub.enforced_rules[1:]:
+                    rep.add("manifest", False, "a generalized table enforces at most one rule", sub.name)
                     continue
-                s = sub.enforces.rhs
+                s = sub.enforces.rhs if sub.enforces is not None else None  # None: identities only
                 data = self.relation(str(files.get("data")), [*sub.attributes, "count"], "file")
                 labels = self.relation(str(files.get("labels")), ["attribute", "value", "first", "last"], "file")
                 order = self.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
                 if data and labels and order and self.counts_ok(data, list(sub.attributes), files["data"]):
                     self.generalized_ok(data, labels, order, list(sub.attributes), s, guarantee, sub.name)
-                    self.marginal_ok(data, [s], files["data"])
+                    if s is not None:
+                        self.marginal_ok(data, [s], files["data"])
             else:
                 rep.add(
                     "manifest",
