@@ -46,6 +46,9 @@ test-slow: $(VENV)/.installed-test
 # Issue 12's benchmark suite (about 7 minutes; not part of make test).
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/suite.py
+	# the peer of issue 13's Mondrian benchmark (pure Python, about 1-4 minutes on Adult)
+	$(BIN)/python -m pip install --quiet 'anonypy>=0.2'
+	$(BIN)/python benchmarks/generalization.py
 
 clean:
 	rm -rf $(VENV) demo-release .pytest_cache .mypy_cache .ruff_cache
