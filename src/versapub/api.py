@@ -139,9 +139,12 @@ def publish(
     ``decomposition`` and ``anonymizer`` are registered names (built with
     ``decomposition_params`` / ``anonymizer_params``) or plug-in objects: decompositions
     ``uad`` (default), ``gd`` (``stop_when_worse``, ``max_candidates``, ``jobs``),
-    ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (``grouping``; the default)
-    and ``multi-sa`` (``time_limit_s``, ``max_combinations``; the default of the multi-sa
-    decomposition, whose one table enforces every rule).  The ``gd_*`` and ``multi_sa_*``
+    ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (``grouping``; the default),
+    ``multi-sa`` (``time_limit_s``, ``max_combinations``; the default of the multi-sa
+    decomposition, whose one table enforces every rule), ``mondrian`` and ``incognito``
+    (``suppression``, ``utility``), which generalize.  With no rules and quasi-identifiers
+    declared in ``columns``, the quasi-identifiers are published k-anonymous in one
+    generalized table.  The ``gd_*`` and ``multi_sa_*``
     keywords are shorthands for those parameters.  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is

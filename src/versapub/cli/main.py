@@ -108,7 +108,9 @@ def _config_options(f: F) -> F:
             "--guarantee",
             "guarantee",
             metavar="NAME:PARAM=V",
-            help="The guarantee with its parameters, e.g. l-diversity:l=3 (default l-diversity:l=2).",
+            help="The guarantee with its parameters (default l-diversity:l=2): l-diversity:l= (frequency), "
+            "distinct-l-diversity:l=, entropy-l-diversity:l=, recursive-cl:c=,l=, k-anonymity:k=, t-closeness:t= "
+            "(distance=equal|hierarchical|auto).",
         ),
         click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L."),
         click.option(
@@ -216,8 +218,9 @@ def _config_options(f: F) -> F:
         click.option(
             "--anonymizer",
             metavar="NAME[:P=V,...]",
-            help="Anonymizer: anatomy (default; anatomy:grouping=wrap-around) or multi-sa (the default of the "
-            "multi-sa decomposition).",
+            help="Anonymizer: anatomy (default; anatomy:grouping=wrap-around), multi-sa (the default of the "
+            "multi-sa decomposition), mondrian, or incognito (incognito:suppression=0.02,utility=kl|discernibility|"
+            "loss); mondrian and incognito generalize, with the hierarchies of --hierarchy/--hierarchies.",
         ),
         click.option("--seed", type=int, help="Random seed (default 0)."),
     ]
@@ -876,7 +879,8 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     "--guarantee",
     "guarantee",
     metavar="NAME:PARAM=V",
-    help="The guarantee to require, e.g. l-diversity:l=3 (default: the one the manifest states).",
+    help="The guarantee to require, e.g. l-diversity:l=3 or k-anonymity:k=5 (default: the manifest's, and each "
+    "rule's own).",
 )
 @click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L.")
 @click.option(
