@@ -285,3 +285,31 @@ def test_a_rule_guarantee_must_be_named() -> None:
         split([{"rule": "a -> b", "t": 0.2}])
     with pytest.raises(RuleError, match=r"Rule 'a -> b'.*t of t-closeness"):
         split(["a -> b | t-closeness:t=2"])
+
+
+def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
+    import json
+
+    import versapub
+    from versapub.data.table import EncodedTable
+    from versapub.errors import RuleError as RE
+
+    rng = np.random.default_rng(3)
+    n = 400
+    t = EncodedTable.from_columns({
+        "zip": list(rng.choice(["a1", "a2", "b1", "b2"], n)), "sex": list(rng.choice(["M", "F"], n)),
+        "age": [str(x) for x in rng.integers(20, 70, n)], "dx": list(rng.choice(list("abcdef"), n)),
+        "inc": list(rng.choice(list("pqrstu"), n)),
+    })  # fmt: skip
+    rules = [{"rule": "zip, sex -> dx", "anonymizer": "mondrian", "guarantee": "k-anonymity", "k": 5},
+             "age -> inc"]  # fmt: skip
+    rel = versapub.publish(t, rules, l=2, columns=versapub.ColumnRoles(allow_unique=t.names))
+    kinds = {str(tt.table.enforces): tt.kind for tt in rel.tables if tt.table.enforces is not None}
+    assert kinds["zip, sex -> dx"] == "generalized" and rel.anonymizer == "anatomy"
+    assert all(k == "anatomy" for r, k in kinds.items() if r != "zip, sex -> dx")
+    versapub.write_release(rel, tmp_path / "r")
+    m = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert m["rules"][0]["anonymizer"] == {"name": "mondrian", "params": {}}
+    with pytest.raises(RE, match="asks for two anonymizers"):
+        versapub.publish(t, [{"rule": "zip -> dx", "anonymizer": "mondrian"},
+                             {"rule": "zip -> dx", "anonymizer": "incognito"}], l=2)  # fmt: skip

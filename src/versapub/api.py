@@ -27,7 +27,7 @@ from versapub.kinds.scoring import KLScorer
 from versapub.privacy.context import bind
 from versapub.privacy.feasibility import require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
-from versapub.privacy.per_rule import RuleItem, effective, for_rules, split
+from versapub.privacy.per_rule import RuleItem, anonymizers, effective, effective_anonymizers, for_rules, split
 from versapub.privacy.roles import (
     MIN_RECORDS,
     UNIQUE_SHARE,
@@ -194,6 +194,7 @@ def publish(
     require_no_identifiers(table, parsed, roles)
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
+    own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
     feas = require_feasible(table, reduction.rules, per_rule)
     lap("rules")
 
@@ -206,7 +207,12 @@ def publish(
     src = table
 
     def scorer() -> Callable[[Schema], float]:
-        return KLScorer(src, lambda sub: anonymize(src, sub, anon, per_rule, int(seed), hierarchies=hierarchies)).score
+        return KLScorer(
+            src,
+            lambda sub: anonymize(
+                src, sub, _anon_for(sub, anon, own_anon), per_rule, int(seed), hierarchies=hierarchies
+            ),
+        ).score
 
     schema, trace = dec.refine(schema, reduction.rules, scorer, rng, hook, table.names)
     if trace:
@@ -224,7 +230,8 @@ def publish(
     for i, sub in enumerate(schema.tables):
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         say = _step_hook(hook, i, total)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, anon, per_rule, int(seed), say, hierarchies)))
+        mine = _anon_for(sub, anon, own_anon)
+        published.append(PublishedTable(sub.name, anonymize(table, sub, mine, per_rule, int(seed), say, hierarchies)))
     hook("anonymized", total, total)
     lap("anonymize")
 
@@ -264,7 +271,27 @@ def publish(
             if hierarchies and r.rhs in hierarchies and "taxonomy" in per_rule[r].needs()
         },
         rule_guarantees=per_rule,
+        rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in own_anon.items()},
     )
+
+
+def _anonymizer_of(rule: Rule, spec: str) -> Anonymizer:
+    from versapub.plugins import parse_spec
+
+    name, params = parse_spec(spec, f"the anonymizer of rule '{rule}'")
+    return make_anonymizer(name, **params)
+
+
+def _anon_for(sub: SubTable, default: Anonymizer, own: Mapping[Rule, Anonymizer]) -> Anonymizer:
+    """The anonymizer of a sub-table: its rule's own (a rule a decomposition derived, e.g.
+    GD's guardian of part of a left-hand side, takes the own anonymizer of the kept rule on
+    its sensitive attribute when there is exactly one), else the release's."""
+    if sub.enforces is None:
+        return default
+    if sub.enforces in own:
+        return own[sub.enforces]
+    same = {own[r].name: own[r] for r in own if r.rhs == sub.enforces.rhs}
+    return next(iter(same.values())) if len(same) == 1 else default
 
 
 def _identities_only(

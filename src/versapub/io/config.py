@@ -29,6 +29,7 @@
     rules = ["age, sex -> marital-status", "education -> occupation"]
     # a rule with its own guarantee (the others have the release's):
     # rules = [{rule = "age, sex -> marital-status", guarantee = "t-closeness", t = 0.2}, "education -> occupation"]
+    # a rule may name its table's anonymizer: {rule = "...", anonymizer = "mondrian"}
 
     [publish]
     decomposition = "uad"       # uad | gd | single-attribute | multi-sa  (or a table, below)

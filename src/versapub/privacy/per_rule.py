@@ -39,7 +39,7 @@ def split(items: Iterable[RuleItem]) -> tuple[list[Rule], dict[Rule, list[Guaran
             if not isinstance(item.get("rule"), str):
                 raise RuleError(f'A rule given as a table needs rule = "a, b -> c"; got {dict(item)!r}.')
             rule = parse_rule(item["rule"])
-            rest = {k: v for k, v in item.items() if k != "rule"}
+            rest = {k: v for k, v in item.items() if k not in ("rule", "anonymizer")}
             if rest:
                 if not isinstance(rest.get("guarantee"), str):
                     raise RuleError(
@@ -87,3 +87,34 @@ def for_rules(rules: Sequence[Rule], per_rule: Mapping[Rule, Guarantee]) -> Guar
     if not out:
         raise RuleError(f"No guarantee is known for rule '{rules[0]}'.")
     return all_of(out)
+
+
+def anonymizers(items: Iterable[RuleItem]) -> dict[Rule, str]:
+    """The anonymizers some rules ask for (``{rule = "...", anonymizer = "mondrian"}``):
+    the table enforcing the rule is anonymized by it instead of the release's."""
+    out: dict[Rule, str] = {}
+    for item in items:
+        if isinstance(item, Mapping) and "anonymizer" in item:
+            rule = parse_rule(str(item.get("rule")))
+            name = item["anonymizer"]
+            if not isinstance(name, str) or not name.strip():
+                raise RuleError(f"Rule '{rule}': anonymizer must be a name such as 'mondrian', got {name!r}.")
+            if out.get(rule, name) != name:
+                raise RuleError(f"Rule '{rule}' asks for two anonymizers, {out[rule]!r} and {name!r}.")
+            out[rule] = name
+    return out
+
+
+def effective_anonymizers(reduction: Reduction, asked: Mapping[Rule, str]) -> dict[Rule, str]:
+    """Each kept rule's own anonymizer: its own, or that of a rule it implies; two different
+    ones for one table are refused, naming both."""
+    out = {r: asked[r] for r in reduction.rules if r in asked}
+    for d in reduction.dropped:
+        if d.rule in asked and d.implied_by in reduction.rules:
+            mine = out.setdefault(d.implied_by, asked[d.rule])
+            if mine != asked[d.rule]:
+                raise RuleError(
+                    f"Rule '{d.rule}' asks for the {asked[d.rule]} anonymizer, but it is implied by '{d.implied_by}', "
+                    f"whose table uses {mine}; give both the same anonymizer."
+                )
+    return out

@@ -82,12 +82,17 @@ class Release:
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     #: Each enforced rule's guarantee (its own, or the release's; with the rules it implies).
     rule_guarantees: dict[Rule, Guarantee] = field(default_factory=dict)
+    #: Rules whose table was anonymized by their own anonymizer: ``{"name", "params"}``.
+    rule_anonymizers: dict[Rule, dict[str, Any]] = field(default_factory=dict)
 
     def rule_json(self, rule: Rule) -> dict[str, Any]:
         """A rule in the manifest, with its guarantee when it is not the release's."""
         g = self.rule_guarantees.get(rule)
         own = g.to_manifest() if g is not None else None
-        return {**rule.to_json(), **({"guarantee": own} if own and own != self.guarantee.to_manifest() else {})}
+        out = {**rule.to_json(), **({"guarantee": own} if own and own != self.guarantee.to_manifest() else {})}
+        if rule in self.rule_anonymizers:
+            out["anonymizer"] = self.rule_anonymizers[rule]
+        return out
 
     def hierarchy_files(self) -> dict[str, str]:
         """Attribute -> the file name of its hierarchy in the release."""
