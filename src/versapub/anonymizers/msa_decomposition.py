@@ -116,8 +116,8 @@ def decompose(
         ranked = np.lexsort((np.arange(n_buckets), -bucket_size))[:l_pri]  # size desc, then code
         # The first tuple: uniform among the largest bucket's records (a profile by its count).
         first = by_bucket[int(ranked[0])]
-        weights = remaining[first].astype(np.float64)
-        chosen = int(first[rng.choice(len(first), p=weights / weights.sum())])
+        cum = np.cumsum(remaining[first])
+        chosen = int(first[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
         member = [np.zeros(c, dtype=bool) for c in cards]
         for i, vals in enumerate(p_vals):
             member[i][vals[chosen]] = True
@@ -127,7 +127,8 @@ def decompose(
             cand = cand[remaining[cand] > 0]
             pen = (penalty([v[cand] for v in p_vals], member, [int(m.sum()) for m in member], ls)
                    if p_vals else np.zeros(len(cand), dtype=np.int64))  # fmt: skip
-            best = int(cand[np.lexsort((cand, -remaining[cand], pen))[0]])
+            # Lowest penalty, then most remaining tuples, then lowest profile (argmin keeps the first).
+            best = int(cand[int(np.argmin(pen * (n + 1) - remaining[cand]))])
             for i, vals in enumerate(p_vals):
                 member[i][vals[best]] = True
             take(best, g)

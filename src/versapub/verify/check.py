@@ -275,10 +275,11 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
             t = homes[0]
             entry = parse_entry(t)
             alone = not any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t)
-            if alone and not any(a in t["attributes"] for a in r.lhs):
+            kind = get_kind(entry.kind)
+            exact = kind.exact_values or r.rhs in kind.sensitive_of(entry)  # S's values as published
+            if alone and exact and not any(a in t["attributes"] for a in r.lhs):
                 out[r] = _marginal_posterior(con, directory, entry, t, r, g)  # P(s | q) = P(s) exactly
                 continue
-            kind = get_kind(entry.kind)
             grouped = kind.groups(entry)
             if grouped is None or kind.sensitive_of(entry) != (r.rhs,):  # none or several: the model
                 continue
