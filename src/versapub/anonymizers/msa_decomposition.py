@@ -74,6 +74,15 @@ def penalty(profile_values: Sequence[IntArray], group_sets: Sequence[npt.NDArray
     return out
 
 
+def _join(profile: int, p_vals: Sequence[IntArray], member: list[BoolMatrix], size: list[int]) -> None:
+    """Add a profile's non-primary values to a group's sets (``size``: the sets' sizes)."""
+    for i, vals in enumerate(p_vals):
+        v = vals[profile]
+        if not member[i][v]:
+            member[i][v] = True
+            size[i] += 1
+
+
 def decompose(
     primary: npt.NDArray[np.integer],
     others: Sequence[npt.NDArray[np.integer]],
@@ -119,18 +128,17 @@ def decompose(
         cum = np.cumsum(remaining[first])
         chosen = int(first[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
         member = [np.zeros(c, dtype=bool) for c in cards]
-        for i, vals in enumerate(p_vals):
-            member[i][vals[chosen]] = True
+        size = [0] * len(cards)  # |G.S^i|, kept as values join
+        _join(chosen, p_vals, member, size)
         take(chosen, g)
         for b in ranked[1:]:
             cand = by_bucket[int(b)]
             cand = cand[remaining[cand] > 0]
-            pen = (penalty([v[cand] for v in p_vals], member, [int(m.sum()) for m in member], ls)
+            pen = (penalty([v[cand] for v in p_vals], member, size, ls)
                    if p_vals else np.zeros(len(cand), dtype=np.int64))  # fmt: skip
             # Lowest penalty, then most remaining tuples, then lowest profile (argmin keeps the first).
             best = int(cand[int(np.argmin(pen * (n + 1) - remaining[cand]))])
-            for i, vals in enumerate(p_vals):
-                member[i][vals[best]] = True
+            _join(best, p_vals, member, size)
             take(best, g)
         sets.append(member)
 
