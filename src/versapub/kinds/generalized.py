@@ -1,8 +1,9 @@
 """The ``generalized`` kind: one count table ``attributes..., count`` whose non-sensitive
 values may be generalized (a range ``[lo, hi]`` or a hierarchy node), the sensitive
-attribute exact, and a listing ``attribute, value, leaf`` of the leaves every generalized
-value covers (``docs/release-format.md``).  Its equivalence classes are the distinct
-combinations of the non-sensitive columns."""
+attribute (if any) exact, and two listings saying which leaves every generalized value
+covers: ``order`` numbers each attribute's leaves, ``labels`` gives each generalized value
+as a run ``first..last`` of them (``docs/release-format.md``).  Its equivalence classes
+are the distinct combinations of the non-sensitive columns."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def _loss_in_memory(table: Any, source: Any) -> float:
 
 def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
     """Per table with groups, from the release's files (group sizes through each kind's
-    summary; the loss from a generalized table's leaves listing)."""
+    summary; the loss from a generalized table's labels and order listings)."""
     d = Path(directory)
     m = read_manifest(d)
     n = int(m["n_records"])
