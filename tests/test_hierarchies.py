@@ -65,6 +65,9 @@ def test_build_and_check_commands(tmp_path: Path) -> None:
     assert code == 2 and "exists; add --overwrite" in stderr
     code, _, stderr = run("hierarchy", "build", str(data), "--column", "age", "-o", str(tmp_path / "x.csv"))
     assert code == 2 and "exactly one of" in stderr
+    code, _, stderr = run("hierarchy", "build", str(data), "--column", "age", "--intervals", "five", "-o",
+                          str(tmp_path / "x.csv"))  # fmt: skip
+    assert code == 2 and "give numbers separated by commas" in stderr and not (tmp_path / "x.csv").exists()
 
 
 @pytest.mark.parametrize(

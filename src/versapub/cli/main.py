@@ -1039,7 +1039,12 @@ def hierarchy_build(
         col = _column(data, column, delimiter)
         values = [str(v) for v in col.values]
         if intervals:
-            widths = [float(w) for w in _csv_list(intervals, "--intervals") or ()]
+            try:
+                widths = [float(w) for w in _csv_list(intervals, "--intervals") or ()]
+            except ValueError:
+                raise ConfigError(
+                    f"--intervals {intervals!r}: give numbers separated by commas, e.g. 5,10,20."
+                ) from None
             h = hb.intervals(column, values, widths, start)
         elif mask:
             h = hb.masking(column, values)
