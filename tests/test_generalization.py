@@ -78,8 +78,12 @@ def test_generalized_factor_equals_its_brute_force_expansion(seed: int) -> None:
                for _ in range(7)]  # fmt: skip
     assert np.allclose(m_gen.probability_batch(queries), m_plain.probability_batch(queries))
     draw = gen.sample(2000, {"s": np.zeros(2000, dtype=np.int64)}, np.random.default_rng(seed))
-    support = {tuple(k) for k, v in zip(plain.columns["a"], plain.p, strict=True) if v > 0 for k in [(k,)]}
-    assert {(int(v),) for v in draw["a"][draw["a"] >= 0]} <= support
+    # draws given s = 0 stay where the expansion puts mass with s = 0
+    support = {
+        int(a) for a, s, p in zip(plain.columns["a"], plain.columns["s"], plain.p, strict=True) if s == 0 and p > 0
+    }
+    assert {int(v) for v in draw["a"][draw["a"] >= 0]} <= support
+    assert (draw["a"] >= 0).any() == bool(support)
 
 
 def _table(rng: np.random.Generator, n: int) -> EncodedTable:
