@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers import make_anonymizer, publish_plain
-from versapub.anonymizers.base import AnonymizedTable, Anonymizer
+from versapub.anonymizers.base import AnonymizedTable, Anonymizer, DefaultGuarantees, PerRuleAnonymizer
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -80,6 +80,10 @@ def anonymize(
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
+    elif isinstance(anon, PerRuleAnonymizer):  # each rule under its own guarantee
+        each = [bind(for_rules((r,), g) if isinstance(g, Mapping) else g, part, r.rhs, hierarchies)
+                for r in sub.enforced_rules]  # fmt: skip
+        out = anon.publish_rules(part, sub.enforced_rules, each, table_rng(seed, sub), progress, hierarchies)
     else:
         mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
         bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
@@ -108,9 +112,9 @@ def publish(
     table: EncodedTable | Mapping[str, Iterable[str]],
     rules: Iterable[RuleItem],
     *,
-    l: int = 2,
+    l: int | None = None,
     guarantee: Guarantee | Mapping[str, Any] | None = None,
-    decomposition: str | Decomposition = "uad",
+    decomposition: str | Decomposition | None = None,
     anonymizer: str | Anonymizer | None = None,
     seed: int = 0,
     input_info: InputInfo | None = None,
@@ -134,17 +138,22 @@ def publish(
     mapping ``{column: [text values]}``.  ``rules`` are strings ``"a, b -> c"``,
     :class:`Rule` objects, or rules with their own guarantee: ``"a, b -> c | t-closeness:t=0.2"``
     or ``{"rule": "a, b -> c", "guarantee": "t-closeness", "t": 0.2}``.  The guarantee (of
-    every rule without its own) defaults to frequency l-diversity with ``l``.
+    every rule without its own) defaults to frequency l-diversity with ``l`` (2 when not
+    given); when neither ``guarantee`` nor ``l`` is given and the anonymizer has its own
+    default (``msa-decomposition``: distinct l-diversity with ``l_per`` per sensitive
+    attribute), rules without their own guarantee take that.
 
     ``decomposition`` and ``anonymizer`` are registered names (built with
     ``decomposition_params`` / ``anonymizer_params``) or plug-in objects: decompositions
-    ``uad`` (default), ``gd`` (``stop_when_worse``, ``max_candidates``, ``jobs``),
+    ``uad`` (default, unless the anonymizer names its own: ``msa-decomposition`` uses
+    ``multi-sa``), ``gd`` (``stop_when_worse``, ``max_candidates``, ``jobs``),
     ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (``grouping``; the default),
     ``multi-sa`` (``time_limit_s``, ``max_combinations``; the default of the multi-sa
     decomposition, whose one table enforces every rule), ``mondrian`` and ``incognito``
-    (``suppression``, ``utility``), which generalize.  With no rules and quasi-identifiers
-    declared in ``columns``, the quasi-identifiers are published k-anonymous in one
-    generalized table.  The ``gd_*`` and ``multi_sa_*``
+    (``suppression``, ``utility``), which generalize, and ``msa-decomposition``
+    (``primary``, ``above_l_per``; Ye et al.'s SA-groups, one ``l_i`` per sensitive
+    attribute).  With no rules and quasi-identifiers declared in ``columns``, the
+    quasi-identifiers are published k-anonymous in one generalized table.  The ``gd_*`` and ``multi_sa_*``
     keywords are shorthands for those parameters.  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
@@ -173,7 +182,7 @@ def publish(
         table = EncodedTable.from_columns({k: list(v) for k, v in table.items()})
     if isinstance(guarantee, Mapping):
         guarantee = make_guarantee(dict(guarantee))
-    g: Guarantee = guarantee if guarantee is not None else make_guarantee({"name": "l-diversity", "l": l})
+    g: Guarantee = guarantee if guarantee is not None else make_guarantee({"name": "l-diversity", "l": l or 2})
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
@@ -192,6 +201,9 @@ def publish(
     if classic:
         warnings = []  # every quasi-identifier is protected, by the generalized table
     require_no_identifiers(table, parsed, roles)
+    if guarantee is None and l is None and isinstance(anon, DefaultGuarantees):  # the anonymizer's default
+        plain = [r for r in dict.fromkeys(parsed) if r not in own]
+        own = {**own, **{r: [d] for r, d in anon.default_guarantees(table, plain).items()}}
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
@@ -344,7 +356,7 @@ def _identities_only(
 
 
 def plugins_for(
-    decomposition: str | Decomposition,
+    decomposition: str | Decomposition | None,
     anonymizer: str | Anonymizer | None,
     decomposition_params: Mapping[str, Any] | None = None,
     anonymizer_params: Mapping[str, Any] | None = None,
@@ -353,7 +365,11 @@ def plugins_for(
 ) -> tuple[Decomposition, Anonymizer]:
     """The one place that turns names and parameters (config, command line, Python) into
     plug-in objects.  ``gd`` and ``multi_sa`` are the shorthand keywords (``None`` values:
-    not given); they apply only to the plug-in they name."""
+    not given); they apply only to the plug-in they name.  Without a decomposition, the
+    anonymizer's ``default_decomposition`` (if it has one) or ``uad``."""
+    if decomposition is None:
+        named = make_anonymizer(anonymizer) if isinstance(anonymizer, str) else anonymizer
+        decomposition = getattr(named, "default_decomposition", "uad") if named is not None else "uad"
     if isinstance(decomposition, str):
         d_params = dict(decomposition_params or {})
         if decomposition.strip().lower() == "gd":

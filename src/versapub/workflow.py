@@ -71,7 +71,7 @@ def publish(
     release = api_publish(
         table,
         cfg.rules,
-        guarantee=make_guarantee(cfg.guarantee_spec()),
+        guarantee=make_guarantee(cfg.guarantee_spec()) if cfg.guarantee_given() else None,
         decomposition=cfg.decomposition,
         anonymizer=cfg.anonymizer,
         decomposition_params=cfg.decomposition_params,

@@ -1,4 +1,5 @@
-"""Anonymizers: publishing one sub-table under its rule(s) (Anatomy, multi-SA; more plug in here).
+"""Anonymizers: publishing one sub-table under its rule(s) (Anatomy, multi-SA, Mondrian, Incognito,
+the MSA decomposition; more plug in here).
 
 Registered by name; :func:`make_anonymizer` builds one with its parameters
 (``make_anonymizer("anatomy", grouping="wrap-around")``).
@@ -11,6 +12,7 @@ from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer, publish_plain
 from versapub.anonymizers.incognito import Incognito
 from versapub.anonymizers.mondrian import Mondrian
+from versapub.anonymizers.msa_decomposition import MSADecomposition
 from versapub.anonymizers.multi_sa import MultiSAAnatomy
 from versapub.plugins import build
 
@@ -19,6 +21,7 @@ ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {
     "multi-sa": MultiSAAnatomy,
     "mondrian": Mondrian,
     "incognito": Incognito,
+    "msa-decomposition": MSADecomposition,
 }
 #: Other names: a registered anonymizer with fixed parameters.
 ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {"anatomy-wraparound": ("anatomy", {"grouping": "wrap-around"})}
@@ -42,6 +45,7 @@ __all__ = [
     "AnonymizedTable",
     "Anonymizer",
     "Incognito",
+    "MSADecomposition",
     "Mondrian",
     "MultiSAAnatomy",
     "get_anonymizer",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -84,6 +84,9 @@ class AnonymizedTable:
     suppressed_group: int | None = None
     domains: dict[str, tuple[str, ...]] = field(default_factory=dict)
     leaves: dict[str, Labels] = field(default_factory=dict)
+    #: Listings (files without counts) by role, as rows of text: an ``sa-groups`` table's
+    #: ``sets`` (``group_id, attribute, value``).
+    listed: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -125,6 +128,33 @@ class Anonymizer(Protocol):
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable: ...
+
+
+@runtime_checkable
+class PerRuleAnonymizer(Protocol):
+    """Optional capability: an anonymizer that enforces several rules, each under its own
+    guarantee (``guarantees[i]`` for ``rules[i]``), instead of their conjunction
+    (the MSA decomposition: one ``l_i`` per sensitive attribute).  The workflow calls
+    ``publish_rules`` when an anonymizer has it."""
+
+    def publish_rules(
+        self,
+        table: EncodedTable,
+        rules: Sequence[Rule],
+        guarantees: Sequence[Guarantee],
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> AnonymizedTable: ...
+
+
+@runtime_checkable
+class DefaultGuarantees(Protocol):
+    """Optional capability: the guarantee of each rule the user gave none for (no rule's
+    own and no release guarantee), computed from the data (the MSA decomposition: distinct
+    l-diversity with ``l_per``, its paper's default)."""
+
+    def default_guarantees(self, table: EncodedTable, rules: Sequence[Rule]) -> dict[Rule, Guarantee]: ...
 
 
 def as_rules(rules: Rule | Sequence[Rule], name: str, max_rules: int) -> tuple[Rule, ...]:

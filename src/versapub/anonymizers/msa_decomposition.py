@@ -1,6 +1,6 @@
 """The decomposition of Ye, Liu, Lv, Feng (DASFAA 2009) for several sensitive attributes:
-its Algorithm 1 on encoded columns (issue 14; not yet a registered anonymizer — its table
-kind, verifier check and attack come next).
+Algorithm 1 on encoded columns, and the ``msa-decomposition`` anonymizer that publishes its
+SA-groups (Definition 1) as an ``sa-groups`` table (:mod:`versapub.kinds.sa_groups`).
 
 * **Largest-l group forming** (lines 2–11): while at least ``l_pri`` buckets of the primary
   sensitive attribute are non-empty, sort them by size (descending, re-sorted every
@@ -25,14 +25,22 @@ at random (seeded) among the linkable values the group lacks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from versapub.anonymizers.base import AnonymizedTable, as_rules
+from versapub.data.counts import count_table
 from versapub.data.groupby import group_rows
-from versapub.errors import InfeasibleError
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.table import EncodedTable
+from versapub.errors import ConfigError, InfeasibleError
+from versapub.privacy.base import Guarantee
+from versapub.privacy.diversity import DistinctLDiversity
+from versapub.privacy.rules import Rule
 
 IntArray = npt.NDArray[np.int64]
 BoolMatrix = npt.NDArray[np.bool_]
@@ -179,3 +187,215 @@ def decompose(
             added += need
         noise.append(added)
     return Decomposed(group, n_groups, tuple(stacked), len(left), tuple(noise))
+
+
+def diversity_of(rule: Rule, g: Guarantee) -> int:
+    """``l_i`` of a rule's guarantee: Definition 3 counts distinct values of a group's set,
+    so only distinct l-diversity states it (a set says nothing about frequencies)."""
+    if not isinstance(g, DistinctLDiversity):
+        raise ConfigError(
+            f"The msa-decomposition anonymizer provides (l1, ..., ld)-diversity (Ye et al., Definition 3: every "
+            f"SA-group's set of values of each sensitive attribute holds at least l_i distinct values); rule '{rule}' "
+            f"asks for {g.name}. Give each sensitive attribute distinct-l-diversity (--sensitive {rule.rhs}:L), or "
+            "leave l out for its largest permissible value l_per."
+        )
+    return int(g.l)
+
+
+class MSADecomposition:
+    """Publishes one table with several sensitive attributes by Algorithm 1 (the module
+    docstring): SA-groups of records whose QI values stay exact, each group's *set* of
+    values per sensitive attribute, and the sensitive table ``T^S``.
+
+    Each sensitive attribute ``S^i`` takes ``l_i`` from its rule's distinct l-diversity
+    (default: ``l_per(S^i)``, Corollary 2).  ``primary`` names the primary sensitive
+    attribute (Definition 2; default: the one with the largest ``l_i``, §5.1's suggestion,
+    ties to the first rule).  An ``l_i`` above ``l_per(S^i)`` is refused unless
+    ``above_l_per`` is set (the paper: beyond it residual tuples "grow dramatically"); the
+    summary then reports the residual tuples and noise it cost."""
+
+    name = "msa-decomposition"
+    max_rules = 1_000_000
+    #: One table holding every sensitive attribute: the multi-SA schema.
+    default_decomposition = "multi-sa"
+
+    def __init__(self, primary: str | None = None, above_l_per: bool = False) -> None:
+        if primary is not None and (not isinstance(primary, str) or not primary.strip()):
+            raise ConfigError(f"msa-decomposition primary must be a column name, got {primary!r}.")
+        if not isinstance(above_l_per, bool):
+            raise ConfigError(f"msa-decomposition above_l_per must be true or false, got {above_l_per!r}.")
+        self.primary = primary
+        self.above_l_per = above_l_per
+
+    def params(self) -> dict[str, Any]:
+        return {"primary": self.primary, "above_l_per": self.above_l_per}
+
+    def default_guarantees(self, table: EncodedTable, rules: Sequence[Rule]) -> dict[Rule, Guarantee]:
+        """Each rule's guarantee when the user gave none: distinct l-diversity with
+        ``l_per`` of its sensitive attribute (Corollary 2; the paper's default)."""
+        out: dict[Rule, Guarantee] = {}
+        for r in rules:
+            lp = l_per(table.codes(r.rhs))
+            if lp < 2:
+                counts = np.bincount(table.codes(r.rhs))
+                top = table.column(r.rhs).values[int(np.argmax(counts))]
+                raise InfeasibleError(
+                    f"Sensitive attribute {r.rhs!r} cannot be protected by decomposition: its value {top!r} holds "
+                    f"{int(counts.max()):,} of {table.n_rows:,} records, so l_per = floor(n / n1) = {lp} "
+                    "(Corollary 2) is below 2; no SA-group can hide it."
+                )
+            out[r] = DistinctLDiversity(lp)
+        return out
+
+    def publish(
+        self,
+        table: EncodedTable,
+        rules: Rule | Sequence[Rule],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> AnonymizedTable:
+        """Every rule under ``guarantee`` (one ``l`` for all); see :meth:`publish_rules`."""
+        rs = as_rules(rules, self.name, self.max_rules)
+        return self.publish_rules(table, rs, [guarantee] * len(rs), rng, progress, hierarchies)
+
+    def publish_rules(
+        self,
+        table: EncodedTable,
+        rules: Sequence[Rule],
+        guarantees: Sequence[Guarantee],
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> AnonymizedTable:
+        """Algorithm 1 with ``l_i`` from each rule's own guarantee (``guarantees[i]`` is the
+        guarantee of ``rules[i]``)."""
+        del hierarchies
+        say = progress or (lambda msg: None)
+        rules = as_rules(rules, self.name, self.max_rules)
+        sens = [r.rhs for r in rules]
+        qi = [a for a in table.names if a not in sens]
+        ls = [diversity_of(r, g) for r, g in zip(rules, guarantees, strict=True)]
+        lpers = [l_per(table.codes(a)) for a in sens]
+        for a, l_i, lp in zip(sens, ls, lpers, strict=True):
+            if l_i > lp and not self.above_l_per:
+                raise InfeasibleError(
+                    f"l = {l_i} for sensitive attribute {a!r} is above its largest permissible value l_per = {lp} "
+                    "(Ye et al., Corollary 2: floor(n / n1), the share of its most frequent value, which anyone "
+                    "learns from the published sensitive table). Beyond it residual tuples and noise grow "
+                    f"dramatically. Use l <= {lp}, or allow it explicitly (anonymizer parameter above_l_per = true, "
+                    "--anonymizer msa-decomposition:above_l_per=true) and read the noise it costs in the summary."
+                )
+        if self.primary is not None and self.primary not in sens:
+            raise ConfigError(
+                f"The primary sensitive attribute {self.primary!r} is not one of the sensitive attributes "
+                f"{', '.join(sens)}."
+            )
+        chosen_by = "given" if self.primary is not None else "largest l (Ye et al. §5.1)"
+        pri = self.primary if self.primary is not None else sens[int(np.argmax(ls))]
+        k = sens.index(pri)
+        others = [a for a in sens if a != pri]
+        o_ls = [l for i, l in enumerate(ls) if i != k]
+        say(f"msa-decomposition: primary {pri} (l = {ls[k]}), {len(others)} other sensitive attribute(s)")
+        dec = decompose(table.codes(pri), [table.codes(a) for a in others], [table.cardinality(a) for a in others],
+                        ls[k], o_ls, rng)  # fmt: skip
+        perm = rng.permutation(dec.n_groups).astype(np.int64)
+        group = perm[dec.group]
+        qit = count_table(table, qi, [("group_id", group, dec.n_groups)])
+        ts = count_table(table, sens)
+        # Each group's set per attribute; the primary's is its records' values (no noise).
+        member = {pri: np.zeros((dec.n_groups, table.cardinality(pri)), dtype=bool)}
+        member[pri][group, table.codes(pri)] = True
+        for a, m in zip(others, dec.sets, strict=True):
+            member[a] = m[np.argsort(perm)]  # rows by published group id
+        rows: list[tuple[str, ...]] = []
+        for g_id, attr, value in _set_rows(member, {a: table.column(a).values for a in sens}):
+            rows.append((str(g_id), attr, value))
+        sizes = np.bincount(group, minlength=dec.n_groups)
+        size_values, size_counts = np.unique(sizes, return_counts=True)
+        set_sizes = {a: member[a].sum(axis=1) for a in sens}
+        stats: dict[str, Any] = {
+            "groups": dec.n_groups,
+            "group_sizes": {int(v): int(c) for v, c in zip(size_values, size_counts, strict=True)},
+            "primary": pri,
+            "primary_chosen_by": chosen_by,
+            "residual_records": dec.residual,
+            "noise_values": {a: int(x) for a, x in zip(others, dec.noise, strict=True)},
+            "noise_total": int(sum(dec.noise)),
+            "diversity": {
+                a: {"l": l_i, "l_per": lp, "smallest_set": int(set_sizes[a].min())}
+                for a, l_i, lp in zip(sens, ls, lpers, strict=True)
+            },
+            "rows_qit": qit.n_rows,
+            "rows_ts": ts.n_rows,
+            "achieved": min(int(set_sizes[a].min()) for a in sens),
+            "kl_uniform_over_sets": uniform_kl(
+                table, qi, group, [table.codes(a) for a in sens], [member[a] for a in sens]
+            ),
+            "log_prod_l": float(np.log(np.prod(np.asarray(ls, dtype=np.float64)))),
+        }
+        stats["notes"] = [
+            f"primary sensitive attribute: {pri} ({chosen_by})",
+            "; ".join(f"{a}: l = {d['l']}, l_per = {d['l_per']}" for a, d in stats["diversity"].items()),
+            f"{dec.n_groups:,} SA-groups, {dec.residual} residual record(s) merged, noise values added: "
+            + (", ".join(f"{a} {x:,}" for a, x in stats["noise_values"].items()) or "none (one sensitive attribute)"),
+            "the paper's measure (each sensitive value uniform over its group's set): "
+            f"KL {stats['kl_uniform_over_sets']:.4f} against log(prod l_i) = {stats['log_prod_l']:.4f}",
+        ]
+        say(f"msa-decomposition: {dec.n_groups:,} SA-groups, {dec.residual} residual record(s), "
+            f"{int(sum(dec.noise)):,} noise value(s)")  # fmt: skip
+        return AnonymizedTable(
+            table.names, "sa-groups", rules[0], {"qit": qit, "ts": ts}, stats, also_enforces=tuple(rules[1:]),
+            listed={"sets": tuple(rows)},
+        )  # fmt: skip
+
+
+def uniform_kl(
+    table: EncodedTable,
+    qi: Sequence[str],
+    group: IntArray,
+    values: Sequence[npt.NDArray[np.integer]],
+    member: Sequence[BoolMatrix],
+) -> float:
+    """KL-divergence from the table to the paper's reading of the release (§6, Figure 7):
+    a record with QI values ``q`` lies in group ``g`` with probability ``N(q, g) / n``, and
+    its value of each ``S^i`` is uniform over ``G.S^i``, independently."""
+    n = table.n_rows
+    q = group_rows([table.codes(a) for a in qi], [table.cardinality(a) for a in qi], with_inverse=True) if qi else None
+    qid = q.inverse if q is not None and q.inverse is not None else np.zeros(n, dtype=np.int64)
+    n_q = int(qid.max()) + 1 if n else 0
+    n_g = member[0].shape[0]
+    # QIT rows (q, g) with counts, sorted by q.
+    qg = group_rows([qid, group], [n_q, n_g])
+    rq, rg, rc = qg.keys[0].astype(np.int64), qg.keys[1].astype(np.int64), qg.counts.astype(np.float64)
+    # Distinct records (q, s) with counts.
+    cells = group_rows([qid, *values], [n_q, *(m.shape[1] for m in member)])
+    cq = cells.keys[0].astype(np.int64)
+    cv = [k.astype(np.int64) for k in cells.keys[1:]]
+    first = np.searchsorted(rq, cq, side="left")
+    many = np.searchsorted(rq, cq, side="right") - first
+    cell_of = np.repeat(np.arange(len(cq)), many)
+    row = np.repeat(first - np.cumsum(np.r_[0, many[:-1]]), many) + np.arange(int(many.sum()))
+    g = rg[row]
+    p = rc[row] / n
+    for m, v in zip(member, cv, strict=True):
+        size = m.sum(axis=1).astype(np.float64)
+        p = p * np.where(m[g, v[cell_of]], 1.0 / size[g], 0.0)
+    model = np.bincount(cell_of, weights=p, minlength=len(cq))
+    truth = cells.counts.astype(np.float64) / n
+    return float((truth * np.log(truth / model)).sum())
+
+
+def _set_rows(
+    member: Mapping[str, BoolMatrix], values: Mapping[str, npt.NDArray[np.object_]]
+) -> list[tuple[int, str, str]]:
+    """The ``sets`` listing: ``(group_id, attribute, value)`` in value order (group id
+    numerically, then attribute and value as text)."""
+    out: list[tuple[int, str, str]] = []
+    for a, m in member.items():
+        g, v = np.nonzero(m)
+        text = values[a].astype(str)[v]
+        out += zip(g.tolist(), [a] * len(g), text.tolist(), strict=True)
+    out.sort()
+    return out

@@ -202,8 +202,15 @@ def _config_options(f: F) -> F:
         click.option(
             "--sensitive",
             multiple=True,
-            metavar="COLUMN[,COLUMN...]",
-            help="Declare sensitive columns (a rule must protect each).",
+            metavar="COLUMN[:L][,COLUMN[:L]...]",
+            help="Declare sensitive columns (a rule must protect each). COLUMN:L gives that column's own "
+            "distinct l-diversity (msa-decomposition's l_i; without :L it takes l_per there, the release's "
+            "guarantee elsewhere).",
+        ),
+        click.option(
+            "--primary",
+            metavar="COLUMN",
+            help="msa-decomposition: the primary sensitive attribute (default: the one with the largest l).",
         ),
         click.option(
             "--insensitive", multiple=True, metavar="COLUMN", help="Declare a column neither identifying nor sensitive."
@@ -220,7 +227,9 @@ def _config_options(f: F) -> F:
             metavar="NAME[:P=V,...]",
             help="Anonymizer: anatomy (default; anatomy:grouping=wrap-around), multi-sa (the default of the "
             "multi-sa decomposition), mondrian, or incognito (incognito:suppression=0.02,utility=kl|discernibility|"
-            "loss); mondrian and incognito generalize, with the hierarchies of --hierarchy/--hierarchies.",
+            "loss); mondrian and incognito generalize, with the hierarchies of --hierarchy/--hierarchies; "
+            "msa-decomposition (Ye et al.: SA-groups for several sensitive attributes, one l per --sensitive "
+            "COLUMN:L; msa-decomposition:above_l_per=true allows l above l_per).",
         ),
         click.option("--seed", type=int, help="Random seed (default 0)."),
     ]
@@ -287,6 +296,29 @@ def _plugin_override(what: str, text: str | None) -> dict[str, Any]:
     return {what: name, f"{what}_params": params}
 
 
+def _sensitive_l(item: str) -> tuple[str, int | None]:
+    """``occupation:7`` -> ``("occupation", 7)``; a column without ``:L`` -> ``(column, None)``."""
+    name, colon, tail = item.rpartition(":")
+    if not colon or not tail.strip().isdigit():
+        return item, None
+    if not name.strip():
+        raise ConfigError(f"--sensitive {item!r}: give COLUMN:L, e.g. --sensitive occupation:7.")
+    return name.strip(), int(tail)
+
+
+def _anonymizer_override(text: str | None, primary: str | None) -> dict[str, Any]:
+    """``--anonymizer`` as config overrides, with ``--primary`` as msa-decomposition's parameter."""
+    out = _plugin_override("anonymizer", text)
+    if primary is not None:
+        if out.get("anonymizer", "msa-decomposition") != "msa-decomposition":
+            raise ConfigError(
+                f"--primary is a parameter of the msa-decomposition anonymizer, not of {out['anonymizer']}."
+            )
+        out = {"anonymizer": "msa-decomposition", "anonymizer_params": {**out.get("anonymizer_params", {}),
+                                                                         "primary": primary}}  # fmt: skip
+    return out
+
+
 def _guarantee_override(text: str | None, ell: int | None) -> dict[str, Any]:
     """``--guarantee NAME:P=V`` as config overrides (``--l`` is its short form)."""
     if text is None:
@@ -307,9 +339,17 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
     config, input_, rules = opts["config"], opts["input_"], list(opts["rules"])
     for role in ("quasi", "sensitive"):  # comma lists allowed: --qi age,sex,zip
         opts[role] = tuple(c for item in opts[role] for c in (_csv_list(item, "--" + role) or ()))
+    own_l = dict(_sensitive_l(s) for s in opts["sensitive"])  # --sensitive occupation:7
+    opts["sensitive"] = tuple(own_l)
     if not rules and opts["quasi"] and opts["sensitive"]:  # without --sensitive: k-anonymity of the QI alone
         qi = ", ".join(format_attribute(a) for a in opts["quasi"])
-        rules = [f"{qi} -> {format_attribute(s)}" for s in opts["sensitive"]]
+        rules = [
+            f"{qi} -> {format_attribute(s)}" if own_l[s] is None else
+            {"rule": f"{qi} -> {format_attribute(s)}", "guarantee": "distinct-l-diversity", "l": own_l[s]}
+            for s in opts["sensitive"]
+        ]  # fmt: skip
+    elif any(v is not None for v in own_l.values()):
+        raise ConfigError("--sensitive COLUMN:L needs --qi (the rules are then 'QI -> COLUMN'), not --rule.")
     if config is not None:
         base = load_config(config)
     else:
@@ -340,7 +380,7 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         gd_max_candidates=opts["gd_max_candidates"],
         multi_sa_time_limit=opts["multi_sa_time_limit"],
         multi_sa_max_combinations=opts["multi_sa_max_combinations"],
-        **_plugin_override("anonymizer", opts["anonymizer"]),
+        **_anonymizer_override(opts["anonymizer"], opts["primary"]),
         seed=opts["seed"],
         format=fmt,
         roles=_roles(base.roles, opts),
@@ -479,6 +519,9 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
             )
     for note in COLUMN_NOTES.values():
         out.print(f"[dim]  {escape(note)}[/]", soft_wrap=True)
+    for t in release.tables:  # what an anonymizer reports about its table (msa-decomposition: l_per, noise)
+        for line in t.table.stats.get("notes", []):
+            out.print(f"  {t.name}: {escape(line)}", soft_wrap=True)
     dropped = release.input.rows_dropped_missing
     out.print(
         f"{release.n_records} records, {len(release.attributes)} attributes, "
@@ -597,7 +640,7 @@ def rules(**opts: Any) -> None:
         for a, b in edges:
             out.print(f"  {escape(show(a))} -> {escape(show(b))}")
         with _progress() as bar:
-            task = bar.add_task(f"decomposing ({cfg.decomposition})", total=None)
+            task = bar.add_task(f"decomposing ({cfg.decomposition or 'default'})", total=None)
 
             def hook(desc: str, done: int, total: int) -> None:
                 bar.update(task, description=desc, completed=done, total=total)
@@ -952,6 +995,13 @@ def check(
                 out.print(f"         {escape(d.describe())}")
         for p in rep.posterior:
             out.print(f"  {'ok  ' if p['ok'] else 'FAIL'} posterior {escape(p['message'])}")
+        for ka in rep.kind_attacks:  # e.g. sa-groups: the adversary with background knowledge
+            out.print(f"  {'ok  ' if ka['ok'] else 'FAIL'} {ka['kind']} attack ({escape(ka['targets'])}): "
+                      f"{escape(ka['message'])}", soft_wrap=True)  # fmt: skip
+            for r in ka["rows"]:
+                out.print(f"         knowing {r['known']} other sensitive value(s): {r['below']:,} target(s) "
+                          f"({r['share']:.1%}) below l = {r['l']} for {escape(r['attribute'])}; fewest candidates "
+                          f"{r['min_candidates']}", soft_wrap=True)  # fmt: skip
         for i in rep.identity:
             mark = "FAIL" if not i["ok"] else ("ok  " if k is not None else "info")
             out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}")

@@ -39,6 +39,22 @@ def adult() -> EncodedTable:
     return adult_config().read()
 
 
+#: The columns of the UCI Adult files (they have no header).
+ADULT_UCI_COLUMNS = (
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation", "relationship",
+    "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income",
+)  # fmt: skip
+
+
+def adult_uci(columns: tuple[str, ...] | None = None) -> EncodedTable:
+    """The raw UCI Adult training file with the records that have a missing cell (``?``)
+    dropped: 30,162 records, 15 attributes (or ``columns``), values as in the file."""
+    return read_table(
+        data_path("adult_uci", "adult.data.gz"), header=False, names=ADULT_UCI_COLUMNS, delimiter=", ",
+        na_values=("?",), missing="drop", columns=columns,
+    )  # fmt: skip
+
+
 def sparcs() -> EncodedTable:
     """New York SPARCS 2020 inpatient discharges (339,006 records, 12 attributes): adults,
     elective admissions, discharged alive — real hospital data standing in for the Texas
@@ -47,11 +63,13 @@ def sparcs() -> EncodedTable:
 
 
 __all__ = [
+    "ADULT_UCI_COLUMNS",
     "RUNNING_EXAMPLE_RULES",
     "TEXAS_LIKE_DOMAINS",
     "TEXAS_LIKE_RULES",
     "adult",
     "adult_config",
+    "adult_uci",
     "data_path",
     "running_example",
     "sparcs",

@@ -32,8 +32,13 @@
     # a rule may name its table's anonymizer: {rule = "...", anonymizer = "mondrian"}
 
     [publish]
-    decomposition = "uad"       # uad | gd | single-attribute | multi-sa  (or a table, below)
-    anonymizer = "anatomy"      # anatomy | multi-sa | mondrian | incognito (default: the decomposition's)
+    decomposition = "uad"       # uad | gd | single-attribute | multi-sa  (or a table, below;
+                                # default: the anonymizer's own, else uad)
+    anonymizer = "anatomy"      # anatomy | multi-sa | mondrian | incognito | msa-decomposition
+                                # (default: the decomposition's)
+    # msa-decomposition (Ye et al.): [columns] sensitive = ["occupation:7", "salary:4"] gives
+    # each sensitive attribute its l (without ":L": its l_per); [publish.anonymizer]
+    # name = "msa-decomposition", primary = "occupation", above_l_per = false
 
     # [publish.decomposition]   # a plug-in with its parameters
     # name = "gd"
@@ -149,7 +154,7 @@ class PublishConfig:
     input_format: str | None = None
     hierarchies: tuple[HierarchySpec, ...] = ()
     hierarchy_dir: Path | None = None
-    decomposition: str = "uad"
+    decomposition: str | None = None
     anonymizer: str | None = None
     decomposition_params: dict[str, Any] = field(default_factory=dict)
     anonymizer_params: dict[str, Any] = field(default_factory=dict)
@@ -197,6 +202,11 @@ class PublishConfig:
         elif spec["name"] in ("l-diversity", "ldiversity", "frequency-l-diversity") and "l" not in spec:
             spec["l"] = 2
         return spec
+
+    def guarantee_given(self) -> bool:
+        """Whether a release guarantee was configured (else the anonymizer's own default
+        applies where it has one, e.g. msa-decomposition's ``l_per``)."""
+        return self.l is not None or self.guarantee != "l-diversity" or bool(self.guarantee_params)
 
     def read(self) -> EncodedTable:
         """Read and encode the input as configured (hierarchies applied)."""
@@ -332,7 +342,7 @@ def load_config(path: str | Path) -> PublishConfig:
         )
     hdir = _get(inp, "hierarchy_dir", str, where)
     columns = _get(inp, "columns", list, where)
-    dec_name, dec_params = _plugin(pub, "decomposition", where, "uad")
+    dec_name, dec_params = _plugin(pub, "decomposition", where, None)
     anon_name, anon_params = _plugin(pub, "anonymizer", where, None)
     cols_section = data.get("columns", {})
     role_lists = {k: _get(cols_section, k, list, where, []) for k in _SECTIONS["columns"]}

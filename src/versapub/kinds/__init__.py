@@ -5,7 +5,7 @@ calls :func:`~versapub.kinds.base.register`, imported below; its check in the in
 verifier (``verify/release_check.py``); its section of ``docs/release-format.md``; tests.
 """
 
-from versapub.kinds import anatomy, generalized, plain
+from versapub.kinds import anatomy, generalized, plain, sa_groups
 from versapub.kinds.base import (
     KINDS,
     CountRows,
@@ -33,4 +33,5 @@ __all__ = [
     "parse_entry",
     "plain",
     "register",
+    "sa_groups",
 ]

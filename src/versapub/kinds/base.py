@@ -85,6 +85,8 @@ class Entry:
     #: (leaves have codes ``0 .. card-1``, labels ``card`` and above).
     leaf_sets: LeafSets = field(default_factory=dict)
     label_codes: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The table's listings (files without counts) by role, rows as text.
+    listings: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
 
 
 class TableKind(Protocol):
@@ -231,5 +233,7 @@ def entry_of(name: str, table: AnonymizedTable, files: Mapping[str, str] | None 
         "files": dict(files or {}),
         **get_kind(table.kind).manifest_fields(table),
     }
+    kind = get_kind(table.kind)
+    listed = {role: [tuple(str(v) for v in r) for r in rows] for role, rows in kind.listings(table).items()}
     return Entry(name, tuple(table.attributes), table.kind, dict(files or {}), raw, dict(table.leaves),
-                 label_codes(table))  # fmt: skip
+                 label_codes(table), listed)  # fmt: skip

@@ -73,7 +73,8 @@ def load_release(directory: str | Path) -> ReleaseModel:
                 raise ReleaseError(f"Table {entry.name!r} lists no {role!r} file (a {entry.kind} table needs it).")
             t = _read_table(d / entry.files[role], columns)
             listings[role] = list(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
-        entry = replace(entry, leaf_sets=kind.leaf_sets(entry, listings))
+        text = {role: [tuple(str(v) for v in r) for r in rows] for role, rows in listings.items()}
+        entry = replace(entry, leaf_sets=kind.leaf_sets(entry, listings), listings=text)
         parts = {}
         for role, columns in kind.roles(entry).items():
             if role not in entry.files:

@@ -94,8 +94,8 @@ def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
         if not sizes:
             continue
         met = class_metrics({int(a): int(b) for a, b in sizes.items()}, n, k)
-        listing = kind.listing_roles(entry)
-        met["generalization_loss"] = _loss_from_files(d, entry, set(kind.sensitive_of(entry))) if listing else 0.0
+        generalized = not kind.exact_values
+        met["generalization_loss"] = _loss_from_files(d, entry, set(kind.sensitive_of(entry))) if generalized else 0.0
         met["suppressed_records"] = int((raw.get("stats") or {}).get("suppressed_records") or 0)
         out[entry.name] = met
     return out

@@ -87,6 +87,11 @@ GLOSSARY = {
     "(Earth Mover's Distance) of the whole table's.",
     "discernibility": "The sum over classes (or groups) of their size squared: each record is charged the number "
     "of records it cannot be told apart from. Lower is more precise.",
+    "sa-groups": "The MSA decomposition (Ye et al.): records are put into SA-groups; each record's "
+    "quasi-identifier values are published exactly with its group, each group's set of values per sensitive "
+    "attribute (at least l_i values, noise included) separately, and the sensitive table T^S as it is.",
+    "background knowledge": "An adversary who also knows some of a person's other sensitive values intersects "
+    "the person's group set with the values that occur with them in the sensitive table.",
     "generalization loss": "Per record and non-sensitive attribute, (values covered - 1) / (domain size - 1), "
     "averaged: 0 when values are published exactly, 1 when fully generalized.",
 }
@@ -337,6 +342,8 @@ def html_report(
                 sizes_html.append(f"<h3>Group sizes of {_e(t['name'])}</h3>" +
                                   _bars([(str(k), float(v)) for k, v in sizes.items()], xlabel="records in a group",
                                         ylabel="number of groups"))  # fmt: skip
+        for line in st.get("notes") or []:
+            sizes_html.append(f"<p>{_e(t['name'])}: {_e(str(line))}.</p>")
         risk = identity.get(t["name"]) or t.get("identity_risk")
         risk_txt = f"{share_text(risk['unique_share'])} alone; smallest cell {risk['k']}" if risk else "–"
         rows = st.get("rows", st.get("rows_qit", "–"))
@@ -401,6 +408,14 @@ def html_report(
                     body.append(f"<tr><td><code>{_e(str(dd.rule))}</code></td><td>{_e(', '.join(dd.q))}</td>"
                                 f"<td>{_e(', '.join(dd.possible))}</td></tr>")  # fmt: skip
                 body.append("</table>")
+        for ka in check.kind_attacks:  # a kind's own attack (sa-groups: background knowledge)
+            body.append(f"<p>{_badge(ka['ok'])} {_term('background knowledge')} attack on {_e(ka['table'])} "
+                        f"({_e(ka['targets'])}): {_e(ka['message'])}.</p><table><tr><th>known other sensitive "
+                        "values</th><th>attribute</th><th>l</th><th>targets below l</th><th>share</th>"
+                        "<th>fewest candidates</th></tr>")  # fmt: skip
+            body += [f"<tr><td>{r['known']}</td><td>{_e(r['attribute'])}</td><td>{r['l']}</td><td>{r['below']:,}</td>"
+                     f"<td>{r['share']:.1%}</td><td>{r['min_candidates']}</td></tr>" for r in ka["rows"]]  # fmt: skip
+            body.append("</table>")
         for p in check.posterior:
             body.append(f"<p>{_badge(p['ok'] if 'skipped' not in p else None)} maximum-entropy posterior: "
                         f"{_e(p['message'])}</p>")  # fmt: skip

@@ -117,6 +117,8 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
         if sizes:
             dist = ", ".join(f"{k} records: {v} groups" for k, v in sizes.items())
             out.append(f"\nGroup sizes of {t.name}: {dist}.")
+        for line in t.table.stats.get("notes", []):
+            out.append(f"\n{t.name}: {line}.")
     if release.utility:
         u = release.utility
         kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.6f}"

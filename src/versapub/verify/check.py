@@ -43,12 +43,18 @@ from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
+from versapub.verify.attack_msa import msa_attack
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.published import read_published
 from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
+
+#: A kind's own attack, on what only that kind publishes (``sa-groups``: value sets read by
+#: Ye et al.'s adversary with background knowledge): ``attack(directory, original) -> [result]``,
+#: each result a dict with ``table``, ``ok``, ``message`` and the attack's rows.
+KIND_ATTACKS: dict[str, Callable[[Path, EncodedTable | None], list[dict[str, Any]]]] = {"sa-groups": msa_attack}
 
 
 @dataclass
@@ -62,6 +68,8 @@ class CheckReport:
     posterior: list[dict[str, Any]] = field(default_factory=list)
     hygiene: list[Finding] = field(default_factory=list)
     identity: list[dict[str, Any]] = field(default_factory=list)
+    #: The kinds' own attacks (:data:`KIND_ATTACKS`).
+    kind_attacks: list[dict[str, Any]] = field(default_factory=list)
     k: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -73,6 +81,7 @@ class CheckReport:
             and all(p["ok"] for p in self.posterior)
             and all(f.ok for f in self.hygiene)
             and all(i["ok"] for i in self.identity)
+            and all(a["ok"] for a in self.kind_attacks)
         )
 
     def failures(self) -> list[str]:
@@ -84,6 +93,7 @@ class CheckReport:
         out += [f"[posterior] {p['message']}" for p in self.posterior if not p["ok"]]
         out += [f"[hygiene {f.file}] {f.message}" for f in self.hygiene if not f.ok]
         out += [f"[identity {i['table']}] {i['message']}" for i in self.identity if not i["ok"]]
+        out += [f"[{a['kind']} attack] {a['message']}" for a in self.kind_attacks if not a["ok"]]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +105,7 @@ class CheckReport:
             "posterior": self.posterior,
             "hygiene": [f.to_json() for f in self.hygiene],
             "identity": self.identity,
+            "kind_attacks": self.kind_attacks,
             "k": self.k,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
@@ -412,6 +423,12 @@ def hygiene_check(directory: Path) -> list[Finding]:
     return out
 
 
+def kind_attacks(directory: Path, manifest: dict[str, Any], original: EncodedTable | None) -> list[dict[str, Any]]:
+    """The own attack of every kind the release holds that has one (:data:`KIND_ATTACKS`)."""
+    kinds = dict.fromkeys(str(t.get("kind")) for t in manifest.get("tables", []))
+    return [r for kind in kinds if kind in KIND_ATTACKS for r in KIND_ATTACKS[kind](directory, original)]
+
+
 def run_check(
     directory: str | Path,
     *,
@@ -482,6 +499,7 @@ def run_check(
             "posterior": pool.submit(timed, "posterior", posterior, use_rules, g),
             "hygiene": pool.submit(timed, "hygiene", hygiene_check, d),
             "identity": pool.submit(timed, "identity", identity_check, d, k),
+            "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, original),
         }
         verification = verification_f.result()
         rep = CheckReport(str(d), g.to_manifest(), verification, seconds=seconds)
@@ -494,5 +512,6 @@ def run_check(
         rep.posterior = others["posterior"].result()
         rep.hygiene = others["hygiene"].result()
         rep.identity = others["identity"].result()
+        rep.kind_attacks = others["kind_attacks"].result()
         rep.k = k
     return rep

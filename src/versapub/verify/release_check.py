@@ -318,10 +318,156 @@ class _Checker:
             for t in ("cells", "qc", "sc"):
                 self.con.execute(f"DROP TABLE IF EXISTS {t}")
 
+    def sa_groups_ok(self, qit: str, ts: str, sets: str, qi: list[str], sens: list[str], entry: dict[str, Any],
+                     guarantee: dict[str, Any], name: str) -> None:  # fmt: skip
+        """An ``sa-groups`` table (Ye et al.): group ids 0 .. G-1 shared by the QIT and the
+        sets; every group has a set for every sensitive attribute and each set at least
+        ``l_i`` values (the manifest's ``diversity`` and the rule's guarantee, on the set:
+        each value counted once, Definition 3); every value of a non-primary set is
+        linkable — it occurs in ``T^S`` with a value of the group's primary set
+        (Definition 4); a group holds at least as many records as its primary set values."""
+        gid = _q("group_id")
+        if not self.group_ids_ok([qit, sets], [qit], "sa-groups", name):
+            return
+        self.con.execute(f"CREATE TEMP TABLE sg AS SELECT CAST({gid} AS BIGINT) g, {_q('attribute')} a, "
+                         f"{_q('value')} v FROM {sets}")  # fmt: skip
+        try:
+            dup = self.con.execute("SELECT count(*) FROM (SELECT g, a, v FROM sg GROUP BY ALL HAVING count(*) > 1)")
+            self.zero("sa-groups", dup.fetchone(), "no set lists a value twice", "{} set value(s) listed twice", name)
+            names = ", ".join(_lit(a) for a in sens)
+            self.zero("sa-groups", self.con.execute(f"SELECT count(*) FROM sg WHERE a NOT IN ({names})").fetchone(),
+                      "the sets name only the table's sensitive attributes",
+                      "{} set row(s) name an attribute that is not one of " + str(sens), name)  # fmt: skip
+            for a in sens:
+                missing = self.con.execute(
+                    f"SELECT count(*), min(g) FROM (SELECT DISTINCT CAST({gid} AS BIGINT) g FROM {qit}) q "
+                    f"FULL OUTER JOIN (SELECT DISTINCT g FROM sg WHERE a = {_lit(a)}) s USING (g) "
+                    "WHERE q.g IS NULL OR s.g IS NULL"
+                ).fetchone()
+                miss = int(missing[0]) if missing else -1
+                self.report.add("sa-groups", miss == 0, f"every group has a set of {a!r}" if miss == 0 else
+                                f"{miss} group(s) lack a set of {a!r} or are not in the QIT (e.g. group {missing[1]})"
+                                if missing else "cannot read the sets", name)  # fmt: skip
+                self.con.execute(f"CREATE TEMP VIEW set_view AS SELECT g AS {gid}, v AS {_q(a)}, 1 AS {_q('count')} "
+                                 f"FROM sg WHERE a = {_lit(a)}")  # fmt: skip
+                try:
+                    self.groups_ok("set_view", [f"CAST({gid} AS BIGINT)"], a, self.guarantee_of(a, guarantee), name,
+                                   "group's set")  # fmt: skip
+                finally:
+                    self.con.execute("DROP VIEW set_view")
+                want = ((entry.get("diversity") or {}).get(a) or {}).get("l")
+                if isinstance(want, int) and not isinstance(want, bool):
+                    short = self.con.execute(
+                        f"SELECT count(*), arg_min(g, n), min(n) FROM (SELECT g, count(*) n FROM sg "
+                        f"WHERE a = {_lit(a)} GROUP BY g) WHERE n < {want}"
+                    ).fetchone()
+                    k = int(short[0]) if short else -1
+                    self.report.add("sa-groups", k == 0, f"every set of {a!r} holds at least l = {want} values"
+                                    if k == 0 else f"{k} set(s) of {a!r} hold fewer than l = {want} values "
+                                    f"(e.g. group {short[1]}: {short[2]})" if short else "", name)  # fmt: skip
+            primary = entry.get("primary")
+            if primary not in sens:
+                self.report.add("manifest", False, f"primary {primary!r} is not one of the sensitive attributes {sens}",
+                                name)  # fmt: skip
+                return
+            p = _q(str(primary))
+            for a in sens:
+                if a == primary:
+                    continue
+                row = self.con.execute(
+                    f"SELECT count(*), min(g), min(v) FROM sg s WHERE a = {_lit(a)} AND NOT EXISTS (SELECT 1 FROM "
+                    f"{ts} t JOIN sg pr ON pr.a = {_lit(str(primary))} AND pr.v = t.{p} WHERE pr.g = s.g "
+                    f"AND t.{_q(a)} = s.v)"
+                ).fetchone()
+                k = int(row[0]) if row else -1
+                self.report.add("linkable", k == 0,
+                                f"every value in a set of {a!r} is linkable (co-occurs in T^S with the group's "
+                                f"{primary} values, Definition 4)" if k == 0 else
+                                f"{k} value(s) in sets of {a!r} are not linkable through T^S to the group's {primary} "
+                                f"values (e.g. group {row[1]}: {row[2]!r}): an adversary can strike them out"
+                                if row else "", name)  # fmt: skip
+            small = self.con.execute(
+                f"SELECT count(*), min(q.g) FROM (SELECT CAST({gid} AS BIGINT) g, sum(CAST({_q('count')} AS BIGINT)) n "
+                f"FROM {qit} GROUP BY 1) q JOIN (SELECT g, count(*) m FROM sg WHERE a = {_lit(str(primary))} "
+                "GROUP BY g) s USING (g) WHERE q.n < s.m"
+            ).fetchone()
+            self.zero("sa-groups", small, f"every group holds at least as many records as its {primary} values",
+                      "{} group(s) hold fewer records than their primary set has values (the primary carries no "
+                      "noise)", name)  # fmt: skip
+            if self.original is not None:
+                self.grouping_ok(qit, qi, sens, name)
+        finally:
+            self.con.execute("DROP TABLE IF EXISTS sg")
+
+    def grouping_ok(self, qit: str, qi: list[str], sens: list[str], name: str) -> None:
+        """With the input: can every record be put in a group that holds its QI values (a
+        QIT row, used as often as it counts) and whose sets hold each of its sensitive
+        values?  A transportation problem solved as a maximum flow (OR-Tools): source ->
+        input cell ``(q, s)`` (its count) -> QIT row ``(q, g)`` when ``s`` lies in ``g``'s
+        sets -> sink (the row's count)."""
+        assert self.original is not None
+        keys = [*qi, *sens]
+        ks = [f"k{i}" for i in range(len(keys))]
+        orig = ", ".join(f"{_q(a)} AS {k}" for a, k in zip(keys, ks, strict=True))
+        self.con.execute(
+            f"CREATE TEMP TABLE cells AS SELECT *, row_number() OVER () - 1 AS rid FROM "
+            f"(SELECT {', '.join(ks)}, count(*) AS c FROM (SELECT {orig} FROM original_codes) GROUP BY ALL)"
+        )
+        sel = ", ".join(f"d{j}.code AS k{j}" for j in range(len(qi)))
+        joins = " ".join(f"JOIN {_q('dict_' + a)} d{j} ON r.{_q(a)} = d{j}.value" for j, a in enumerate(qi))
+        self.con.execute(
+            f"CREATE TEMP TABLE qc AS SELECT CAST(r.{_q('group_id')} AS BIGINT) AS g{', ' + sel if sel else ''}, "
+            f"CAST(r.{_q('count')} AS BIGINT) AS c, row_number() OVER () - 1 AS cid FROM {qit} r {joins}"
+        )
+        self.con.execute(
+            "CREATE TEMP TABLE sc AS " + " UNION ALL ".join(
+                f"SELECT s.g, {i} AS a, d.code FROM sg s JOIN {_q('dict_' + a)} d ON s.v = d.value "
+                f"WHERE s.a = {_lit(a)}" for i, a in enumerate(sens))
+        )  # fmt: skip
+        on = " AND ".join(f"qc.k{i} = cells.k{i}" for i in range(len(qi))) or "TRUE"
+        members = " ".join(f"JOIN sc s{i} ON s{i}.g = qc.g AND s{i}.a = {i} AND s{i}.code = cells.k{len(qi) + i}"
+                           for i in range(len(sens)))  # fmt: skip
+        try:
+            arcs = self.con.execute(f"SELECT cells.rid, qc.cid FROM cells JOIN qc ON {on} {members}").fetchnumpy()
+            rows = self.con.execute("SELECT rid, c FROM cells ORDER BY rid").fetchnumpy()
+            cells = self.con.execute("SELECT cid, c FROM qc ORDER BY cid").fetchnumpy()
+            flow, total = _max_flow(rows, cells, arcs)
+            self.report.add(
+                "grouping", flow == total,
+                "every input record fits a group holding its quasi-identifier values whose sets hold its sensitive "
+                "values" if flow == total else
+                f"only {flow} of {total} input records fit a group holding their quasi-identifier values whose sets "
+                "hold their sensitive values: a value is missing from a group's set or was moved", name,
+            )  # fmt: skip
+        finally:
+            for t in ("cells", "qc", "sc"):
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
+
     def zero(self, check: str, row: tuple[Any, ...] | None, ok: str, bad: str, file: str) -> None:
         """Record a check that passes when a SQL count (``row[0]``) is zero; ``bad`` gets the count."""
         count = int(row[0]) if row else -1
         self.report.add(check, count == 0, ok if count == 0 else bad.format(count), file)
+
+    def group_ids_ok(self, views: list[str], dense: list[str], check: str, name: str) -> bool:
+        """Every ``group_id`` of ``views`` is an integer (False: stop checking the table) and
+        those of ``dense`` run 0 .. G-1."""
+        gid = _q("group_id")
+        union = " UNION ALL ".join(f"SELECT {gid} FROM {v}" for v in views)
+        bad = self.con.execute(f"SELECT count(*) FROM ({union}) WHERE TRY_CAST({gid} AS BIGINT) IS NULL").fetchone()
+        if bad and bad[0]:
+            self.report.add(check, False, f"{bad[0]} row(s) have a non-integer group_id", name)
+            return False
+        ids = self.con.execute(
+            "SELECT count(DISTINCT g), min(g), max(g) FROM ("
+            + " UNION ALL ".join(f"SELECT CAST({gid} AS BIGINT) g FROM {v}" for v in dense)
+            + ")"
+        ).fetchone()
+        n_ids, lo, hi = (int(x) if x is not None else -1 for x in (ids or (0, None, None)))
+        ok = lo == 0 and hi == n_ids - 1
+        self.report.add("group-ids", ok, f"group ids are 0 .. {n_ids - 1}" if ok else
+                        f"group ids run from {lo} to {hi} for {n_ids} group(s); the format requires 0 .. G-1",
+                        name)  # fmt: skip
+        return True
 
     def anatomy_ok(
         self, qit: str, st: str, sens: list[str], guarantee: dict[str, Any], name: str, suppressed: int | None
@@ -330,26 +476,8 @@ class _Checker:
         attribute ``A_i`` given the values of the others (one attribute: plain Anatomy);
         a suppressed group has QIT rows only."""
         gid, cnt = _q("group_id"), _q("count")
-        bad_id = self.con.execute(
-            f"SELECT count(*) FROM (SELECT {gid} FROM {qit} UNION ALL SELECT {gid} FROM {st}) "
-            f"WHERE TRY_CAST({gid} AS BIGINT) IS NULL"
-        ).fetchone()
-        if bad_id and bad_id[0]:
-            self.report.add("anatomy", False, f"{bad_id[0]} row(s) have a non-integer group_id", name)
+        if not self.group_ids_ok([qit, st], [qit, st], "anatomy", name):
             return
-        ids = self.con.execute(
-            f"SELECT count(DISTINCT g), min(g), max(g) FROM (SELECT CAST({gid} AS BIGINT) g FROM {qit} "
-            f"UNION ALL SELECT CAST({gid} AS BIGINT) g FROM {st})"
-        ).fetchone()
-        n_ids, lo, hi = (int(x) if x is not None else -1 for x in (ids or (0, None, None)))
-        self.report.add(
-            "group-ids",
-            lo == 0 and hi == n_ids - 1,
-            f"group ids are 0 .. {n_ids - 1}"
-            if lo == 0 and hi == n_ids - 1
-            else f"group ids run from {lo} to {hi} for {n_ids} group(s); the format requires 0 .. G-1",
-            name,
-        )
         sizes = f"SELECT CAST({gid} AS BIGINT) g, sum(CAST({cnt} AS BIGINT)) n FROM {{v}} GROUP BY 1"
         skip = "" if suppressed is None else f" AND g <> {int(suppressed)}"
         row = self.con.execute(
@@ -687,6 +815,19 @@ class _Checker:
                     self.generalized_ok(data, labels, order, list(sub.attributes), s, guarantee, sub.name)
                     if s is not None:
                         self.marginal_ok(data, [s], files["data"])
+            elif entry["kind"] == "sa-groups":
+                sens = [r.rhs for r in sub.enforced_rules]
+                qi = [a for a in sub.attributes if a not in sens]
+                qit = self.relation(str(files.get("qit")), [*qi, "group_id", "count"], "file")
+                ts = self.relation(str(files.get("ts")), [*sens, "count"], "file")
+                sets = self.relation(str(files.get("sets")), ["group_id", "attribute", "value"], "file")
+                ok_q = bool(qit) and self.counts_ok(qit or "", [*qi, "group_id"], files["qit"])
+                ok_t = bool(ts) and self.counts_ok(ts or "", sens, files["ts"])
+                if ok_q and ok_t and qit and ts and sets:
+                    self.sa_groups_ok(qit, ts, sets, qi, sens, entry, guarantee, sub.name)
+                    if qi:
+                        self.marginal_ok(qit, qi, files["qit"])
+                    self.marginal_ok(ts, sens, files["ts"])
             else:
                 rep.add(
                     "manifest",
