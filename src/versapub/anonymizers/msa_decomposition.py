@@ -119,44 +119,52 @@ def decompose(
     n_buckets = int(p_pri.max()) + 1 if n else 0
     bucket_size = np.bincount(p_pri, weights=remaining, minlength=n_buckets).astype(np.int64)
     by_bucket = [np.flatnonzero(p_pri == b) for b in range(n_buckets)]  # profiles of each bucket
+    bucket_vals = [[v[prof_b] for v in p_vals] for prof_b in by_bucket]  # their other values, once
+    big = np.iinfo(np.int64).max
 
     group = np.full(n, -1, dtype=np.int64)
-    sets: list[list[BoolMatrix]] = []  # per group: one boolean vector per other attribute
+    most = n // l_pri + 1  # groups never exceed n / l_pri: each set row is written in place
+    stacked = [np.zeros((most, c), dtype=bool) for c in cards]  # groups x values, per other attribute
 
     def take(profile: int, g: int) -> None:
         remaining[profile] -= 1
         bucket_size[p_pri[profile]] -= 1
         group[order[start[profile] + remaining[profile]]] = g
 
+    n_groups = 0
     while int((bucket_size > 0).sum()) >= l_pri:
-        g = len(sets)
+        g = n_groups
+        n_groups += 1
         ranked = np.lexsort((np.arange(n_buckets), -bucket_size))[:l_pri]  # size desc, then code
         # The first tuple: uniform among the largest bucket's records (a profile by its count).
         first = by_bucket[int(ranked[0])]
         cum = np.cumsum(remaining[first])
         chosen = int(first[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
-        member = [np.zeros(c, dtype=bool) for c in cards]
+        member = [m[g] for m in stacked]  # views of the group's rows
         size = [0] * len(cards)  # |G.S^i|, kept as values join
         _join(chosen, p_vals, member, size)
         take(chosen, g)
-        for b in ranked[1:]:
-            cand = by_bucket[int(b)]
-            cand = cand[remaining[cand] > 0]
-            pen = (penalty([v[cand] for v in p_vals], member, size, ls)
-                   if p_vals else np.zeros(len(cand), dtype=np.int64))  # fmt: skip
-            # Lowest penalty, then most remaining tuples, then lowest profile (argmin keeps the first).
-            best = int(cand[int(np.argmin(pen * (n + 1) - remaining[cand]))])
+        for b in ranked[1:].tolist():
+            cand = by_bucket[b]
+            rem = remaining[cand]
+            # Lowest penalty (Definition 5, over the attributes whose set is still short of
+            # l_i), then most remaining tuples, then lowest profile (argmin keeps the first);
+            # exhausted profiles never.
+            score = -rem
+            for vals, m, sz, l_i in zip(bucket_vals[b], member, size, ls, strict=True):
+                if sz < l_i:
+                    score = score + m[vals] * ((l_i - sz) * (n + 1))
+            score[rem == 0] = big
+            best = int(cand[score.argmin()])
             _join(best, p_vals, member, size)
             take(best, g)
-        sets.append(member)
 
-    n_groups = len(sets)
     left = np.flatnonzero(group < 0)
     if n_groups == 0:
         raise InfeasibleError(
             f"Fewer than l = {l_pri} distinct values of the primary sensitive attribute: no SA-group can be formed."
         )
-    stacked = [np.stack([s[i] for s in sets]) for i in range(len(cards))]  # groups x values, per attribute
+    stacked = [m[:n_groups] for m in stacked]
     for r in left:  # at most l_pri - 1 when l_pri <= l_per (Corollary 1)
         sizes_g = [m.sum(axis=1) for m in stacked]
         pen = np.zeros(n_groups, dtype=np.int64)
@@ -284,7 +292,9 @@ class MSADecomposition:
                     f"l = {l_i} for sensitive attribute {a!r} is above its largest permissible value l_per = {lp} "
                     "(Ye et al., Corollary 2: floor(n / n1), the share of its most frequent value, which anyone "
                     "learns from the published sensitive table). Beyond it residual tuples and noise grow "
-                    f"dramatically. Use l <= {lp}, or allow it explicitly (anonymizer parameter above_l_per = true, "
+                    "dramatically. "
+                    + (f"Use l <= {lp}" if lp >= 2 else "No l >= 2 is permissible; leave the attribute out")
+                    + ", or allow it explicitly (anonymizer parameter above_l_per = true, "
                     "--anonymizer msa-decomposition:above_l_per=true) and read the noise it costs in the summary."
                 )
         if self.primary is not None and self.primary not in sens:
@@ -292,7 +302,7 @@ class MSADecomposition:
                 f"The primary sensitive attribute {self.primary!r} is not one of the sensitive attributes "
                 f"{', '.join(sens)}."
             )
-        chosen_by = "given" if self.primary is not None else "largest l (Ye et al. §5.1)"
+        chosen_by = "given" if self.primary is not None else "the largest l, as Ye et al. §5.1 suggest"
         pri = self.primary if self.primary is not None else sens[int(np.argmax(ls))]
         k = sens.index(pri)
         others = [a for a in sens if a != pri]

@@ -499,6 +499,17 @@ def _summary_table(rows: list[dict[str, Any]]) -> RichTable | None:
     return t
 
 
+def _guarantee_text(release: Release) -> str:
+    """The release's guarantee, or each rule's own when no rule has the release's."""
+    release_g = release.guarantee.to_manifest()
+    own = {r: g.to_manifest() for r, g in release.rule_guarantees.items()}
+    if not own or release_g in own.values():
+        return release.guarantee.describe()
+    shown = [f"{r.rhs} {spec['name']}(" + ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name") + ")"
+             for r, spec in own.items()]  # fmt: skip
+    return "each rule its own guarantee: " + "; ".join(shown)
+
+
 def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
     from versapub.reports.summary import COLUMN_NOTES, show, summary_rows
 
@@ -528,7 +539,7 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         f"{len(release.reduction.rules)} rule(s) enforced"
         + (f" ({len(release.reduction.dropped)} implied rule(s) dropped)" if release.reduction.dropped else "")
         + (f", {dropped} row(s) with missing cells dropped" if dropped else "")
-        + f"; {release.guarantee.describe()}.",
+        + f"; {_guarantee_text(release)}.",
         soft_wrap=True,
     )
     removed = release.columns.get("removed") or []

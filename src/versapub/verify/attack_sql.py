@@ -104,6 +104,15 @@ def fast_scalable_attack(
                 if row is not None and row[0] is not None and int(row[0]) >= l:
                     _count_targets(result, rule, q_in, original, _distinct(con, keyed, q_in), {})
                     continue
+            s_part = _apart(roles, rule.rhs, q_in)
+            if s_part is not None:  # S's file shares no column with the files of q_in: no link at all
+                s_file = table(entry.files[s_part])
+                row = con.execute(f"SELECT list(DISTINCT {s_q} ORDER BY {s_q}) FROM {s_file}").fetchone()
+                vals = tuple(row[0]) if row and row[0] is not None else ()
+                n_q = _distinct(con, keyed, q_in)
+                found = {} if len(vals) >= l else {("*",) * len(q_in): vals}
+                _count_targets(result, rule, q_in, original, n_q, found)
+                continue
             if q_in:
                 keys = ", ".join(_q(a) for a in q_in)
                 bad = con.execute(
@@ -166,6 +175,22 @@ def _linked_rule(
             possible = vals if possible is None else possible & vals
         if possible is not None and len(possible) < l and len(result.disclosures) < _MAX_LISTED:
             result.disclosures.append(Disclosure(rule, tuple(known[a] for a in rule.lhs), tuple(sorted(possible))))
+
+
+def _apart(roles: dict[str, list[str]], s: str, q_in: list[str]) -> str | None:
+    """The role holding ``s`` when no chain of files sharing columns links it to a file
+    holding an attribute of ``q_in`` (a cross join links nothing), else None."""
+    s_role = next((r for r, cols in roles.items() if s in cols), None)
+    if s_role is None or s in q_in:
+        return None
+    reached, todo = {s_role}, [s_role]
+    while todo:
+        here = set(roles[todo.pop()]) - {"count"}
+        for r, cols in roles.items():
+            if r not in reached and here & set(cols):
+                reached.add(r)
+                todo.append(r)
+    return None if any(set(roles[r]) & set(q_in) for r in reached) else s_role
 
 
 def _distinct(con: duckdb.DuckDBPyConnection, relation: str, q_in: list[str]) -> int:
