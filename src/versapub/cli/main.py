@@ -1155,7 +1155,7 @@ def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_deli
 
 @cli.group()
 def experiment() -> None:
-    """Re-run the versatile-publishing paper's experiments (§6, Figures 1–10)."""
+    """Re-run the papers' experiments: versatile publishing (§6, Figures 1–10) and the MSA decomposition."""
 
 
 @experiment.command("versatile")
@@ -1217,6 +1217,55 @@ def experiment_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
               f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS, {sum(f.verdict == 'NO DATA' for f in found)} "
               "without data.")  # fmt: skip
+
+
+@experiment.command("msa")
+@click.option("--runs", type=int, default=3, show_default=True, help="Runs per randomized point (seeded).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments/msa"),
+              show_default=True, help="Results directory (runs.csv, table7.json); reruns resume.")  # fmt: skip
+@click.option("--quick", is_flag=True, help="A few points (a smoke run in a minute).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the decomposition's random choices.")
+@click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records (default: all 30,162).")
+def experiment_msa(runs: int, out_dir: Path, quick: bool, seed: int, sample_n: int | None) -> None:
+    """Re-run §6 of Ye et al. (DASFAA 2009): Table 7, Figures 2–9 on raw UCI Adult; print PASS/DIFFERS."""
+    from versapub.experiments.msa import Settings, run_experiment
+    from versapub.experiments.msa_page import findings
+
+    with _errors():
+        settings = Settings(runs=runs, seed=seed, quick=quick, sample=sample_n)
+        start = time.perf_counter()
+        with _progress() as bar:
+            task = bar.add_task("starting", total=None)
+
+            def hook(desc: str, done: int, total: int) -> None:
+                bar.update(task, description=desc, completed=done, total=total)
+
+            path = run_experiment(settings, out_dir, hook)
+        from versapub.experiments.msa import read_runs
+
+        rows = read_runs(path)
+        found = findings(rows, json.loads((out_dir / "table7.json").read_text(encoding="utf-8")))
+    out.print(f"msa: {len(rows)} result rows in {path} ({time.perf_counter() - start:.1f} s this run); "
+              "draw the page with `versapub experiment msa-page`")  # fmt: skip
+    for f in found:
+        out.print(escape(f"[{f.verdict}] {f.figure}: {f.paper} — ours: {f.ours}"), soft_wrap=True)
+
+
+@experiment.command("msa-page")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments/msa"),
+              show_default=True, help="The directory given to `experiment msa`.")  # fmt: skip
+@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-msa.md"),
+              show_default=True, help="The Markdown page (figures go to results-msa/ beside it).")  # fmt: skip
+def experiment_msa_page(out_dir: Path, page: Path) -> None:
+    """Write the MSA results page: Table 7, every figure, the paper's findings next to ours."""
+    from versapub.experiments.msa_page import write_page
+
+    with _errors():
+        if not (out_dir / "runs.csv").is_file():
+            raise ConfigError(f"{out_dir} holds no runs.csv; run `versapub experiment msa --out {out_dir}` first.")
+        found = write_page(out_dir, page)
+    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
+              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
 
 
 def main() -> None:

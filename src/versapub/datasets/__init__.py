@@ -48,11 +48,13 @@ ADULT_UCI_COLUMNS = (
 
 def adult_uci(columns: tuple[str, ...] | None = None) -> EncodedTable:
     """The raw UCI Adult training file with the records that have a missing cell (``?``)
-    dropped: 30,162 records, 15 attributes (or ``columns``), values as in the file."""
-    return read_table(
+    dropped (a missing cell in any column): 30,162 records, 15 attributes (or ``columns``),
+    values as in the file."""
+    table = read_table(
         data_path("adult_uci", "adult.data.gz"), header=False, names=ADULT_UCI_COLUMNS, delimiter=", ",
-        na_values=("?",), missing="drop", columns=columns,
+        na_values=("?",), missing="drop",
     )  # fmt: skip
+    return table if columns is None else table.select(columns)
 
 
 def sparcs() -> EncodedTable:

@@ -120,7 +120,10 @@ class SAGroups:
         size = np.bincount(g_q, weights=qit.counts, minlength=len(ids)).astype(np.float64)
         member = set_members(entry, s, ids, codes_of, cards)
         pair_g, pair_k = allowed_pairs(member, [ts.columns[a] for a in s])
-        counts, _ = fit(size, ts.counts, pair_g, pair_k)
+        try:
+            counts, _ = fit(size, ts.counts, pair_g, pair_k)
+        except ValueError as exc:
+            raise ReleaseError(f"Table {entry.name!r}: its QIT, sets and T^S are inconsistent: {exc}.") from None
         keep = counts > 0
         cols = {a: qit.columns[a] for a in qi}
         cols[GROUP_KEY] = g_q

@@ -10,8 +10,13 @@ group ``g`` with combination ``s``; its constraints are the group sizes
 margin constraints on a fixed support has the product form ``a_g · b_s`` on the support
 (Darroch & Ratcliff), which iterative proportional fitting reaches by scaling rows and
 columns in turn; the true assignment is a feasible point, so the constraints are
-consistent.  Within a group the QI values and the sensitive values are independent
-(nothing links them), exactly as for Anatomy: the fitted ``N`` is the factor's "ST".
+consistent.  Pairs that are zero in *every* feasible table (the maximum-entropy table is
+zero there too) would make IPF converge only slowly towards zero, so they are removed
+first (:func:`live_pairs`): from one feasible table (a maximum flow), a pair can be
+positive iff an alternating cycle runs through it, i.e. iff its group and combination
+lie in one strongly connected component of the residual graph.  Within a group the QI
+values and the sensitive values are independent (nothing links them), exactly as for
+Anatomy: the fitted ``N`` is the factor's "ST".
 
 The paper's own measure (Ye et al. §6, Figure 7) instead takes each record's value of
 ``S^i`` uniform over its group's set, attribute by attribute, ignoring ``T^S``:
@@ -24,6 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components, maximum_flow
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -54,11 +61,36 @@ def allowed_pairs(member: Sequence[npt.NDArray[np.bool_]], combos: Sequence[IntA
     return np.concatenate(gs), np.concatenate(ks)
 
 
+def live_pairs(size: FloatArray, combo_counts: FloatArray, pair_g: IntArray, pair_k: IntArray) -> npt.NDArray[np.bool_]:
+    """Which support pairs some feasible table makes positive (see the module docstring);
+    raises ``ValueError`` when no table meets the margins on the support."""
+    n_g, n_k = len(size), len(combo_counts)
+    src, sink = n_g + n_k, n_g + n_k + 1
+    total = round(float(size.sum()))
+    big = np.full(len(pair_g), total, dtype=np.int32)
+    rows = np.concatenate([np.full(n_g, src), pair_g, n_g + np.arange(n_k)])
+    cols = np.concatenate([np.arange(n_g), n_g + pair_k, np.full(n_k, sink)])
+    caps = np.concatenate([np.rint(size), big, np.rint(combo_counts)]).astype(np.int32)
+    graph = csr_matrix((caps, (rows, cols)), shape=(n_g + n_k + 2,) * 2)
+    result = maximum_flow(graph, src, sink, method="dinic")
+    if int(result.flow_value) != total or round(float(combo_counts.sum())) != total:
+        raise ValueError(f"no table has the group sizes and sensitive counts on the support "
+                         f"({int(result.flow_value)} of {total} records placed)")  # fmt: skip
+    flow = np.asarray(result.flow[pair_g, n_g + pair_k]).ravel()
+    # Residual graph on groups and combinations: g -> k always, k -> g where the flow is positive.
+    back = flow > 0
+    r = np.concatenate([pair_g, n_g + pair_k[back]])
+    c = np.concatenate([n_g + pair_k, pair_g[back]])
+    residual = csr_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n_g + n_k,) * 2)
+    _, comp = connected_components(residual, directed=True, connection="strong")
+    return np.asarray(comp[pair_g] == comp[n_g + pair_k])
+
+
 def fit(size: FloatArray, combo_counts: FloatArray, pair_g: IntArray, pair_k: IntArray) -> tuple[FloatArray, int]:
     """Iterative proportional fitting of ``N(g, s)`` on the support pairs to the group sizes
     and the sensitive table's counts (see the module docstring).  Returns ``N`` per pair
     and the number of sweeps."""
-    x = np.ones(len(pair_g), dtype=np.float64)
+    x = live_pairs(size, combo_counts, pair_g, pair_k).astype(np.float64)
     n_g, n_k = len(size), len(combo_counts)
     sweeps = 0
     while sweeps < MAX_ITER:
