@@ -284,7 +284,8 @@ def write_page(directory: Path, page: Path) -> list[Finding]:
         "own reading of a decomposed table — each record's sensitive values uniform over its group's sets — is "
         "shown beside it. Mondrian is versapub's strict multidimensional Mondrian with frequency l-diversity, ARX "
         "hierarchies for marital status, race, gender and education, and Age, Final-Weight bins, Hours per Week and "
-        "Relationship cut as ordered values. Times are `versapub.publish` on this machine (2 cores).",
+        "Relationship cut as ordered values. Times are `versapub.publish` on this machine (2 cores), the fastest "
+        "of the runs at each point.",
         "",
     ]
     if errors:
