@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -157,3 +159,34 @@ def test_texas_like_smoke_every_sweep_shares_rules_across_methods(tmp_path: Path
         if not r["error"]:
             by_point.setdefault((r["sweep"], r["x"], r["run"]), set()).add(r["rules"])
     assert by_point and all(len(v) == 1 for v in by_point.values())
+
+
+def test_msa_experiment_quick_resumes_and_writes_the_page(tmp_path: Path) -> None:
+    """``experiment msa`` on a sample: every sweep runs, a rerun computes nothing new, the
+    page shows Table 7 (computed on the whole file) and every figure with verdicts."""
+    from versapub.experiments.msa import Settings, adult_table, fnlwgt_bins, read_runs, run_experiment
+    from versapub.experiments.msa_page import write_page
+
+    settings = Settings(runs=1, quick=True, sample=1500)
+    out = tmp_path / "msa"
+    path = run_experiment(settings, out)
+    rows = read_runs(path)
+    assert {r["sweep"] for r in rows} == {"ssa", "msa", "noise", "attack"}
+    assert not [r for r in rows if r["error"]]
+    before = path.read_text()
+    run_experiment(settings, out)
+    assert path.read_text() == before  # resumed: nothing recomputed
+    t7 = {r["column"]: r for r in json.loads((out / "table7.json").read_text())}
+    assert t7["occupation"]["l_per"] == 7 and t7["education"]["l_per"] == 3  # the whole file, not the sample
+    assert t7["fnlwgt"]["distinct"] == 100 and t7["workclass"]["l_per"] == 1
+    found = write_page(out, tmp_path / "docs" / "results-msa.md")
+    page = (tmp_path / "docs" / "results-msa.md").read_text()
+    for fig in ("Fig. 2–5", "Fig. 6", "Fig. 7", "Fig. 8", "Fig. 9"):
+        assert f"## {fig}" in page
+    assert {f.figure for f in found} >= {"Table 7", "Fig. 2–5", "Fig. 6", "Fig. 7", "Fig. 8", "Fig. 9", "SSA", "§5.2"}
+    assert all(f.verdict in ("PASS", "DIFFERS") for f in found)
+    assert len(list((tmp_path / "docs" / "results-msa").glob("*.png"))) == 5
+    # Final-Weight bins: 100 equal-frequency bins, ordered labels.
+    bins = fnlwgt_bins(np.arange(1000))
+    assert len(set(bins)) == 100 and bins[0] == "000" and bins[-1] == "099" and bins == sorted(bins)
+    assert adult_table(Settings()).n_rows == 30_162

@@ -95,3 +95,17 @@ def test_every_group_is_diverse_and_noise_is_linkable(seed: int) -> None:
 def test_l_per_is_corollary_2() -> None:
     assert l_per(np.array([0, 0, 1, 1, 2, 3, 4, 5])) == 4  # n = 8, n_1 = 2
     assert l_per(np.array([0, 0, 0, 1])) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(counts=st.lists(st.integers(0, 9), min_size=2, max_size=7), l=st.integers(2, 4), seed=st.integers(0, 999))
+def test_one_attribute_schedule_on_counts_equals_the_general_loop(counts: list[int], l: int, seed: int) -> None:
+    """With no other sensitive attribute, the schedule computed on bucket counts gives the
+    very groups (record by record) of Algorithm 1's general loop with the same generator."""
+    pri = _primary(counts)
+    if (np.bincount(pri, minlength=1) > 0).sum() < l:
+        return
+    fast = decompose(pri, [], [], l, [], np.random.default_rng(seed))
+    slow = decompose(pri, [], [], l, [], np.random.default_rng(seed), counts_only=False)
+    assert fast.n_groups == slow.n_groups and fast.residual == slow.residual
+    assert (fast.group == slow.group).all()

@@ -98,9 +98,13 @@ def decompose(
     l_pri: int,
     ls: Sequence[int],
     rng: np.random.Generator,
+    counts_only: bool = True,
 ) -> Decomposed:
     """Algorithm 1 (see the module docstring) on the primary attribute's codes, the other
-    sensitive attributes' codes (``cards``: their domain sizes) and their ``l_i``."""
+    sensitive attributes' codes (``cards``: their domain sizes) and their ``l_i``.  With no
+    other attribute every penalty is 0 and a bucket is one profile, so the groups follow
+    from the bucket counts alone (``counts_only``: that schedule, then records by position;
+    the same groups as the general loop, which a test checks)."""
     n = len(primary)
     pri = np.asarray(primary, dtype=np.int64)
     oth = [np.asarray(o, dtype=np.int64) for o in others]
@@ -132,7 +136,24 @@ def decompose(
         group[order[start[profile] + remaining[profile]]] = g
 
     n_groups = 0
-    while int((bucket_size > 0).sum()) >= l_pri:
+    if counts_only and not oth:  # the schedule on counts (pure integers), then records by position
+        sizes = bucket_size.tolist()
+        takes: list[list[int]] = [[] for _ in range(n_buckets)]
+        while sum(1 for c in sizes if c > 0) >= l_pri:
+            for b in sorted(range(n_buckets), key=lambda b: (-sizes[b], b))[:l_pri]:
+                sizes[b] -= 1
+                takes[b].append(n_groups)
+            n_groups += 1
+        rng.random(n_groups)  # the general loop's draws for the first tuples (one profile per bucket)
+        prof_of = np.full(n_buckets, -1, dtype=np.int64)
+        prof_of[p_pri] = np.arange(len(p_pri))
+        for b, gs in enumerate(takes):
+            if gs:  # the general loop takes a profile's records from the end of its shuffled run
+                p = int(prof_of[b])
+                pos = start[p] + remaining[p] - 1 - np.arange(len(gs))
+                group[order[pos]] = gs
+                remaining[p] -= len(gs)
+    while (not counts_only or oth) and int((bucket_size > 0).sum()) >= l_pri:
         g = n_groups
         n_groups += 1
         ranked = np.lexsort((np.arange(n_buckets), -bucket_size))[:l_pri]  # size desc, then code

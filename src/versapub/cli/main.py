@@ -1256,14 +1256,16 @@ def experiment_msa(runs: int, out_dir: Path, quick: bool, seed: int, sample_n: i
               show_default=True, help="The directory given to `experiment msa`.")  # fmt: skip
 @click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-msa.md"),
               show_default=True, help="The Markdown page (figures go to results-msa/ beside it).")  # fmt: skip
-def experiment_msa_page(out_dir: Path, page: Path) -> None:
+@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Markdown to include after the introduction (e.g. why findings differ).")  # fmt: skip
+def experiment_msa_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the MSA results page: Table 7, every figure, the paper's findings next to ours."""
     from versapub.experiments.msa_page import write_page
 
     with _errors():
         if not (out_dir / "runs.csv").is_file():
             raise ConfigError(f"{out_dir} holds no runs.csv; run `versapub experiment msa --out {out_dir}` first.")
-        found = write_page(out_dir, page)
+        found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
     out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
               f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
 
