@@ -82,15 +82,6 @@ def penalty(profile_values: Sequence[IntArray], group_sets: Sequence[npt.NDArray
     return out
 
 
-def _join(profile: int, p_vals: Sequence[IntArray], member: list[BoolMatrix], size: list[int]) -> None:
-    """Add a profile's non-primary values to a group's sets (``size``: the sets' sizes)."""
-    for i, vals in enumerate(p_vals):
-        v = vals[profile]
-        if not member[i][v]:
-            member[i][v] = True
-            size[i] += 1
-
-
 def decompose(
     primary: npt.NDArray[np.integer],
     others: Sequence[npt.NDArray[np.integer]],
@@ -130,11 +121,6 @@ def decompose(
     most = n // l_pri + 1  # groups never exceed n / l_pri: each set row is written in place
     stacked = [np.zeros((most, c), dtype=bool) for c in cards]  # groups x values, per other attribute
 
-    def take(profile: int, g: int) -> None:
-        remaining[profile] -= 1
-        bucket_size[p_pri[profile]] -= 1
-        group[order[start[profile] + remaining[profile]]] = g
-
     n_groups = 0
     if counts_only and not oth:  # the schedule on counts (pure integers), then records by position
         sizes = bucket_size.tolist()
@@ -153,32 +139,46 @@ def decompose(
                 pos = start[p] + remaining[p] - 1 - np.arange(len(gs))
                 group[order[pos]] = gs
                 remaining[p] -= len(gs)
-    while (not counts_only or oth) and int((bucket_size > 0).sum()) >= l_pri:
+    sizes = bucket_size.tolist()  # Python-side counters: the loop runs once per group
+    live = sum(1 for c in sizes if c > 0)
+    py_vals = [v.tolist() for v in p_vals]
+    py_pri = p_pri.tolist()
+    py_start = start.tolist()
+    buckets = list(range(n_buckets))
+    while (not counts_only or oth) and live >= l_pri:
         g = n_groups
         n_groups += 1
-        ranked = np.lexsort((np.arange(n_buckets), -bucket_size))[:l_pri]  # size desc, then code
+        ranked = sorted(buckets, key=lambda b: (-sizes[b], b))[:l_pri]  # size desc, then code
         # The first tuple: uniform among the largest bucket's records (a profile by its count).
-        first = by_bucket[int(ranked[0])]
+        first = by_bucket[ranked[0]]
         cum = np.cumsum(remaining[first])
         chosen = int(first[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
         member = [m[g] for m in stacked]  # views of the group's rows
         size = [0] * len(cards)  # |G.S^i|, kept as values join
-        _join(chosen, p_vals, member, size)
-        take(chosen, g)
-        for b in ranked[1:].tolist():
-            cand = by_bucket[b]
-            rem = remaining[cand]
-            # Lowest penalty (Definition 5, over the attributes whose set is still short of
-            # l_i), then most remaining tuples, then lowest profile (argmin keeps the first);
-            # exhausted profiles never.
-            score = -rem
-            for vals, m, sz, l_i in zip(bucket_vals[b], member, size, ls, strict=True):
-                if sz < l_i:
-                    score = score + m[vals] * ((l_i - sz) * (n + 1))
-            score[rem == 0] = big
-            best = int(cand[score.argmin()])
-            _join(best, p_vals, member, size)
-            take(best, g)
+        for b in ranked:
+            if b != ranked[0]:
+                cand = by_bucket[b]
+                rem = remaining[cand]
+                # Lowest penalty (Definition 5, over the attributes whose set is still short
+                # of l_i), then most remaining tuples, then lowest profile (argmin keeps the
+                # first); exhausted profiles never.
+                score = -rem
+                for vals, m, sz, l_i in zip(bucket_vals[b], member, size, ls, strict=True):
+                    if sz < l_i:
+                        score = score + m[vals] * ((l_i - sz) * (n + 1))
+                score[rem == 0] = big
+                chosen = int(cand[score.argmin()])
+            for i, vals in enumerate(py_vals):  # the tuple's values join the group's sets
+                v = vals[chosen]
+                if not member[i][v]:
+                    member[i][v] = True
+                    size[i] += 1
+            left_p = int(remaining[chosen]) - 1
+            remaining[chosen] = left_p
+            b_of = py_pri[chosen]
+            sizes[b_of] -= 1
+            live -= sizes[b_of] == 0
+            group[order[py_start[chosen] + left_p]] = g
 
     left = np.flatnonzero(group < 0)
     if n_groups == 0:

@@ -323,7 +323,7 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
         lines += [f"| {t['attribute']} | `{t['column']}` | {t['paper_distinct']} | {t['distinct']} | "
                   f"{t['paper_l_per'] if t['paper_l_per'] is not None else 'N/A'} | "
                   f"{t['l_per'] if t['l_per'] is not None else 'N/A'} |" for t in t7]  # fmt: skip
-        lines += ["", "Why a row differs: the notes above."]
+        lines += ["", "Why a row differs: the notes above.", ""]
         lines += _verdicts(found, "Table 7")
     for fig, path in drawn.items():
         lines += [f"## {fig}", "", f"![{fig}]({rel(path, page.parent)})", ""]

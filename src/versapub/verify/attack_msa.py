@@ -14,7 +14,8 @@ worst ``K`` of that size.
 Targets: with the original table, every record, placed in each group that could hold it
 (a QIT row with its QI values whose sets hold its sensitive values; a record counts as
 exposed if it is in any such group); without it, every hypothetical target — each group
-with each combination of ``T^S`` inside the product of its sets.  With no background
+with each combination of ``T^S`` inside the product of its sets (a seeded uniform sample
+of ``MAX_HYPOTHETICAL`` when there are more; the result says so).  With no background
 knowledge (``|K| = 0``) the candidates are the whole set, so a verified release has none
 below ``l_i``; that row is the check's pass/fail, the others are findings.
 """
@@ -28,9 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from versapub.data.sql import duckdb_source
 from versapub.data.table import EncodedTable
+
+#: Without the input, at most this many hypothetical targets (a seeded uniform sample).
+MAX_HYPOTHETICAL = 20_000
 
 
 def _q(name: str) -> str:
@@ -41,9 +46,11 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _load(con: duckdb.DuckDBPyConnection, d: Path, t: dict[str, Any], original: EncodedTable | None) -> list[str]:
+def _load(
+    con: duckdb.DuckDBPyConnection, d: Path, t: dict[str, Any], original: EncodedTable | None
+) -> tuple[list[str], int]:
     """Tables ``qit``, ``ts``, ``sg`` (group, attribute, value) and ``targets`` (tid, g,
-    s_0.., w); returns the sensitive attributes."""
+    s_0.., w); returns the sensitive attributes and the number of targets before sampling."""
     rules = [t.get("enforces") or {}, *(t.get("also_enforces") or [])]
     sens = [str(r["rhs"]) for r in rules]
     qi = [a for a in t["attributes"] if a not in sens]
@@ -60,10 +67,9 @@ def _load(con: duckdb.DuckDBPyConnection, d: Path, t: dict[str, Any], original: 
     )
     cols = ", ".join(f"s{i}" for i in range(len(sens)))
     xs, os_, ts_ = (", ".join(f"{p}.s{i}" for i in range(len(sens))) for p in ("x", "o", "t"))
+    total = 0
     if original is not None:
         data = {a: original.column(a).values.astype(str)[original.codes(a)] for a in [*qi, *sens]}
-        import pyarrow as pa
-
         con.register("orig", pa.table({**{a: data[a] for a in qi}, **{f"s{i}": data[a] for i, a in enumerate(sens)}}))
         on = " AND ".join(f"o.{_q(a)} = q.{_q(a)}" for a in qi) or "TRUE"
         con.execute(
@@ -76,12 +82,20 @@ def _load(con: duckdb.DuckDBPyConnection, d: Path, t: dict[str, Any], original: 
             f"JOIN qit q ON {on}) x {inside}"
         )
     else:
+        within = " ".join(f"JOIN sg m{i} ON m{i}.g = m0.g AND m{i}.a = {_lit(a)} AND m{i}.v = t.s{i}"
+                          for i, a in enumerate(sens) if i)  # fmt: skip
         con.execute(
-            f"CREATE TABLE targets AS SELECT row_number() OVER () tid, x.g, {xs}, 1 w FROM (SELECT DISTINCT g.g, {ts_} "
-            "FROM ts t, "
-            f"(SELECT DISTINCT g FROM sg) g) x {inside}"
+            f"CREATE TABLE targets AS SELECT row_number() OVER () tid, g, {cols}, 1 w FROM (SELECT DISTINCT m0.g, "
+            f"{ts_} FROM ts t JOIN sg m0 ON m0.a = {_lit(sens[0])} AND m0.v = t.s0 {within})"
         )
-    return sens
+        n = con.execute("SELECT count(*) FROM targets").fetchone()
+        total = int(n[0]) if n else 0
+        if total > MAX_HYPOTHETICAL:  # a seeded uniform sample keeps check bounded
+            con.execute(f"CREATE TABLE kept AS SELECT * FROM targets USING SAMPLE reservoir({MAX_HYPOTHETICAL} ROWS) "
+                        "REPEATABLE (1)")  # fmt: skip
+            con.execute("DROP TABLE targets")
+            con.execute("ALTER TABLE kept RENAME TO targets")
+    return sens, total
 
 
 def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> list[dict[str, Any]]:
@@ -96,7 +110,7 @@ def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> l
         t0 = time.perf_counter()
         con = duckdb.connect(":memory:")
         try:
-            sens = _load(con, d, t, original)
+            sens, n_all = _load(con, d, t, original)
             ls = {a: int(((t.get("diversity") or {}).get(a) or {}).get("l", 2)) for a in sens}
             n_targets = con.execute("SELECT count(DISTINCT tid), coalesce(sum(w), 0) FROM targets").fetchone()
             weight_total = con.execute(
@@ -136,7 +150,8 @@ def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> l
         worst = max(rows, key=lambda r: (int(r["below"]), -int(r["known"])))
         out.append({
             "table": t["name"], "kind": "sa-groups", "ok": ok, "rows": rows,
-            "targets": "records" if original is not None else "hypothetical (group, T^S combination) pairs",
+            "targets": "records" if original is not None else "hypothetical (group, T^S combination) pairs"
+            + (f", a uniform sample of {MAX_HYPOTHETICAL:,}" if original is None and n_all > MAX_HYPOTHETICAL else ""),
             "n_targets": int(n_targets[0]) if n_targets else 0,
             "seconds": round(time.perf_counter() - t0, 4),
             "message": (

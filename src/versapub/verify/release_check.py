@@ -374,10 +374,12 @@ class _Checker:
             for a in sens:
                 if a == primary:
                     continue
+                # LSV(a, G) = π_a(T^S ⋈ G.S^pri), then the set values outside it (an anti-join).
                 row = self.con.execute(
-                    f"SELECT count(*), min(g), min(v) FROM sg s WHERE a = {_lit(a)} AND NOT EXISTS (SELECT 1 FROM "
-                    f"{ts} t JOIN sg pr ON pr.a = {_lit(str(primary))} AND pr.v = t.{p} WHERE pr.g = s.g "
-                    f"AND t.{_q(a)} = s.v)"
+                    f"WITH pairs AS (SELECT DISTINCT {p} AS pv, {_q(a)} AS v FROM {ts}), lsv AS (SELECT DISTINCT "
+                    f"pr.g, t.v FROM sg pr JOIN pairs t ON pr.a = {_lit(str(primary))} AND pr.v = t.pv) "
+                    "SELECT count(*), min(s.g), min(s.v) FROM sg s "
+                    f"LEFT JOIN lsv USING (g, v) WHERE s.a = {_lit(a)} AND lsv.g IS NULL"
                 ).fetchone()
                 k = int(row[0]) if row else -1
                 self.report.add("linkable", k == 0,
