@@ -57,8 +57,10 @@ def main() -> None:
         greedy_groups(pri, 7, np.random.default_rng(i))
         peers.append(time.perf_counter() - t0)
     print(f"4-SA-Adult, {table.n_rows:,} records, l = (7, {', '.join(map(str, ls))})")
-    print(f"  Algorithm 1 (decompose): median {statistics.median(times):.3f} s over {args.repeat} runs "
-          f"(min {min(times):.3f}); target <= 1 s -> {'met' if statistics.median(times) <= 1 else 'MISSED'}")
+    print(
+        f"  Algorithm 1 (decompose): median {statistics.median(times):.3f} s over {args.repeat} runs "
+        f"(min {min(times):.3f}); target <= 1 s -> {'met' if statistics.median(times) <= 1 else 'MISSED'}"
+    )
     print(f"  peer, Anatomy's greedy Largest-l on the primary alone: median {statistics.median(peers):.3f} s")
     print(f"  {d.n_groups:,} groups, {d.residual} residual records, noise {d.noise}")
 
@@ -73,15 +75,18 @@ def main() -> None:
     t0 = time.perf_counter()
     kl = kl_divergence(model, table).value
     t_kl = time.perf_counter() - t0
-    print(f"  release model (IPF) {t_model:.2f} s, KL {kl:.4f} in {t_kl:.2f} s, peak {peak_mb():.0f} MB; "
-          f"paper's measure {rel.tables[0].table.stats['kl_uniform_over_sets']:.4f}, "
-          f"log(prod l_i) {rel.tables[0].table.stats['log_prod_l']:.4f}")
+    print(
+        f"  release model (IPF) {t_model:.2f} s, KL {kl:.4f} in {t_kl:.2f} s, peak {peak_mb():.0f} MB; "
+        f"paper's measure {rel.tables[0].table.stats['kl_uniform_over_sets']:.4f}, "
+        f"log(prod l_i) {rel.tables[0].table.stats['log_prod_l']:.4f}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         versapub.write_release(rel, Path(tmp) / "r")
         t_write = time.perf_counter() - t0
-    print(f"  verified write (verifier, attacks, background knowledge, reports): {t_write:.2f} s, "
-          f"peak {peak_mb():.0f} MB")
+    print(
+        f"  verified write (verifier, attacks, background knowledge, reports): {t_write:.2f} s, peak {peak_mb():.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -311,7 +311,7 @@ def _maxent_oracle(size: np.ndarray, counts: np.ndarray, pg: np.ndarray, pk: np.
     return np.asarray(res.x)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_release_model_is_the_maximum_entropy_estimate(seed: int) -> None:
     """IPF over (group, combination) pairs equals a general maximum-entropy solver on tiny

@@ -271,7 +271,8 @@ class MSADecomposition:
                 raise InfeasibleError(
                     f"Sensitive attribute {r.rhs!r} cannot be protected by decomposition: its value {top!r} holds "
                     f"{int(counts.max()):,} of {table.n_rows:,} records, so l_per = floor(n / n1) = {lp} "
-                    "(Corollary 2) is below 2; no SA-group can hide it."
+                    "(Corollary 2) is below 2; no SA-group can hide it. Leave it out, or ask for an explicit l "
+                    f"above l_per ({r.rhs}:2) with above_l_per = true and pay for it in noise."
                 )
             out[r] = DistinctLDiversity(lp)
         return out
