@@ -167,7 +167,7 @@ def test_msa_experiment_quick_resumes_and_writes_the_page(tmp_path: Path) -> Non
     from versapub.experiments.msa import Settings, adult_table, fnlwgt_bins, read_runs, run_experiment
     from versapub.experiments.msa_page import write_page
 
-    settings = Settings(runs=1, quick=True, sample=1500)
+    settings = Settings(runs=1, quick=True, sample=1000)
     out = tmp_path / "msa"
     path = run_experiment(settings, out)
     rows = read_runs(path)

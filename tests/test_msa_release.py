@@ -107,7 +107,7 @@ def test_paper_example_tables_4_to_6() -> None:
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), d=st.integers(1, 3))
 def test_random_jobs_pass_the_independent_verifier(tmp_path_factory: pytest.TempPathFactory, fmt: str, seed: int,
                                                     d: int) -> None:  # fmt: skip
@@ -311,7 +311,7 @@ def _maxent_oracle(size: np.ndarray, counts: np.ndarray, pg: np.ndarray, pk: np.
     return np.asarray(res.x)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_release_model_is_the_maximum_entropy_estimate(seed: int) -> None:
     """IPF over (group, combination) pairs equals a general maximum-entropy solver on tiny
