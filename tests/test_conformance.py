@@ -39,6 +39,7 @@ GUARANTEE_PARAMS: dict[str, list[dict[str, object]]] = {
     "k-anonymity": [{"k": 4}],
     "t-closeness": [{"t": 0.3}],
     "all-of": [{"guarantees": [{"name": "l-diversity", "l": 2}, {"name": "entropy-l-diversity", "l": 2}]}],
+    "functional-diversity": [{"tau": 0.5, "lambda": 3}],
 }
 
 

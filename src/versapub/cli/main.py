@@ -110,7 +110,7 @@ def _config_options(f: F) -> F:
             metavar="NAME:PARAM=V",
             help="The guarantee with its parameters (default l-diversity:l=2): l-diversity:l= (frequency), "
             "distinct-l-diversity:l=, entropy-l-diversity:l=, recursive-cl:c=,l=, k-anonymity:k=, t-closeness:t= "
-            "(distance=equal|hierarchical|auto).",
+            "(distance=equal|hierarchical|auto), functional:tau=,lambda= (functional (tau, lambda)-diversity).",
         ),
         click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L."),
         click.option(

@@ -28,6 +28,7 @@ from versapub.privacy.base import (
 from versapub.privacy.closeness import TCloseness
 from versapub.privacy.combined import AllOf
 from versapub.privacy.diversity import DistinctLDiversity, EntropyLDiversity, LDiversity, RecursiveCLDiversity
+from versapub.privacy.functional import FunctionalDiversity
 from versapub.privacy.kanonymity import KAnonymity
 
 __all__ = [
@@ -60,6 +61,7 @@ GUARANTEES: dict[str, type] = {
     "k-anonymity": KAnonymity,
     "t-closeness": TCloseness,
     "all-of": AllOf,
+    "functional-diversity": FunctionalDiversity,
 }
 #: Other spellings accepted for a registered name.
 ALIASES = {
@@ -72,6 +74,8 @@ ALIASES = {
     "k-anon": "k-anonymity",
     "kanonymity": "k-anonymity",
     "tcloseness": "t-closeness",
+    "functional": "functional-diversity",
+    "tau-lambda": "functional-diversity",
 }
 
 
@@ -84,21 +88,23 @@ def make_guarantee(spec: dict[str, Any]) -> Guarantee:
         raise RuleError(f"Unknown guarantee {name!r}; available: {', '.join(sorted(GUARANTEES))}.")
     cls = GUARANTEES[name]
     declared = [f for f in dataclasses.fields(cls) if f.repr]  # context fields are bound, not given
-    fields = [f.name for f in declared]
+    spelled: dict[str, str] = getattr(cls, "spelled", {})  # a parameter that is no Python name -> its field
+    public = {f: p for p, f in spelled.items()}
+    fields = [public.get(f.name, f.name) for f in declared]
     params = {k: v for k, v in spec.items() if k != "name"}
     unknown = sorted(set(params) - set(fields))
     if unknown:
         raise RuleError(
             f"The {name} guarantee has no parameter(s) {', '.join(unknown)}; its parameters are: {', '.join(fields)}."
         )
-    required = [f.name for f in declared if f.default is dataclasses.MISSING]
+    required = [public.get(f.name, f.name) for f in declared if f.default is dataclasses.MISSING]
     missing = [f for f in required if f not in params]
     if missing:
         raise RuleError(
             f"The {name} guarantee needs a value for {', '.join(missing)} (e.g. {name}:{missing[0]}=2 on the "
             f"command line, or {missing[0]} = 2 in the configuration)."
         )
-    built: Guarantee = cls(**params)
+    built: Guarantee = cls(**{spelled.get(k, k): v for k, v in params.items()})
     return built
 
 

@@ -123,6 +123,25 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         tree = parents
         return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}",
                          lambda c, q: emd_hierarchical(c, q, tree) <= t + 1e-9)  # fmt: skip
+    if name == "functional-diversity":  # functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))
+        lam = int(_number(spec, "lambda", True, 2))
+        tau = _number(spec, "tau", False, 1 / lam - 1e-12, 1.0)
+        raw = spec.get("phi")
+        if raw is None:  # the linear bound through (1, tau) and (lambda, 1)
+            phi = np.array([tau + (k - 1) * (1 - tau) / (lam - 1) for k in range(1, lam)])
+        elif isinstance(raw, list) and raw and all(isinstance(v, int | float) and 0 < v <= 1 for v in raw):
+            phi = np.asarray(raw, dtype=np.float64)
+        else:
+            raise SpecError(f"functional-diversity: phi must be a list of values in (0, 1], manifest has {raw!r}")
+
+        def functional(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+            size = c.sum(axis=1, keepdims=True)
+            f_cum = np.cumsum(_sorted_desc(c), axis=1) / np.maximum(size, 1)
+            k = min(len(phi), f_cum.shape[1])
+            return np.asarray((f_cum[:, :k] <= phi[None, :k] + 1e-9).all(axis=1))
+
+        shown = ", ".join(f"{v:.3g}" for v in phi)
+        return GroupTest(name, f"F(k) <= phi(k) = {shown}, then 1", functional)
     if name == "all-of":  # several rules' guarantees at once: every one must hold
         parts = spec.get("guarantees")
         if not isinstance(parts, list) or len(parts) < 2 or not all(isinstance(p, dict) for p in parts):

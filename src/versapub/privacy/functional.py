@@ -1,0 +1,159 @@
+"""Functional (tau, lambda)-diversity (the functional-diversity paper, reading notes:
+``../shared/papers/READING-NOTES.md``).
+
+With a group's frequencies of the sensitive values sorted ``f_1 >= f_2 >= ... >= f_m``,
+the cumulative frequency ``F(k) = f_1 + ... + f_k`` must stay under a bounding function:
+``F(k) <= phi(k)`` for every ``k``.  The default ``phi`` is the linear reconstruction of
+the paper's running example (tau = 0.5, lambda = 3, m = 4 gives ``0.5, 0.75, 1, 1``):
+``phi(k) = tau + (k - 1)(1 - tau)/(lambda - 1)`` for ``k < lambda`` and 1 from ``lambda``
+on, with ``2 <= lambda <= m`` and ``1/lambda <= tau < 1``; the chance that a person's value
+is among the ``k`` dominant ones is at most ``phi(k)``.  ``phi`` may instead be given as
+its values ``phi(1), phi(2), ...`` (non-decreasing, in (0, 1]; 1 after the last).
+
+This module reads a group's frequencies from the published counts of *exact* sensitive
+values (every anonymizer of versapub publishes them so); the paper's *induced*
+frequencies of generalized sensitive values come with Sequential Sweep (issue 15).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.errors import RuleError
+from versapub.privacy.base import Histograms, IntArray, SingleAttributeViolation, top_violation
+from versapub.privacy.diversity import Params, one_group, ranked
+
+TOL = 1e-12
+
+
+def linear_phi(tau: float, lam: int) -> tuple[float, ...]:
+    """``phi(1) .. phi(lambda - 1)`` of the linear bounding function (1 from ``lambda`` on)."""
+    return tuple(tau + (k - 1) * (1 - tau) / (lam - 1) for k in range(1, lam))
+
+
+@dataclass(frozen=True)
+class FunctionalDiversity(Params):
+    """Functional (tau, lambda)-diversity (see the module docstring); parameters ``tau``,
+    ``lambda`` (``lam`` in Python) and optionally ``phi`` (its values, replacing the linear
+    bound)."""
+
+    tau: float
+    lam: int
+    phi: tuple[float, ...] | None = None
+
+    name = "functional-diversity"
+    #: Parameter spellings that are not Python names: ``lambda`` is the field ``lam``.
+    spelled: ClassVar[dict[str, str]] = {"lambda": "lam"}
+
+    def __post_init__(self) -> None:
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, int | float) or not float(lam).is_integer() or lam < 2:
+            raise RuleError(f"lambda of functional (tau, lambda)-diversity must be a whole number >= 2, got {lam!r}.")
+        object.__setattr__(self, "lam", int(lam))
+        tau = self.tau
+        if isinstance(tau, bool) or not isinstance(tau, int | float) or not (1 / self.lam - TOL <= tau < 1):
+            raise RuleError(
+                f"tau of functional (tau, lambda)-diversity must satisfy 1/lambda <= tau < 1 "
+                f"(1/{self.lam} = {1 / self.lam:.4g}), got {tau!r}."
+            )
+        object.__setattr__(self, "tau", float(tau))
+        if self.phi is not None:
+            phi = tuple(self.phi) if isinstance(self.phi, list | tuple) else None
+            ok = phi is not None and len(phi) >= 1 and all(
+                not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= 1 for v in phi
+            ) and all(a <= b for a, b in itertools.pairwise(phi))  # fmt: skip
+            if not ok:
+                raise RuleError(
+                    "phi of functional (tau, lambda)-diversity must be a list of non-decreasing values in (0, 1] "
+                    f"(phi(1), phi(2), ...), got {self.phi!r}."
+                )
+            object.__setattr__(self, "phi", tuple(float(v) for v in phi or ()))
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tau": self.tau, "lambda": self.lam}
+        if self.phi is not None:
+            out["phi"] = list(self.phi)
+        return out
+
+    def bound(self) -> tuple[float, ...]:
+        """``phi(1), phi(2), ...`` up to the last value below 1 (1 afterwards)."""
+        return self.phi if self.phi is not None else linear_phi(self.tau, self.lam)
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{v:.3g}" for v in self.bound())
+        return (
+            f"functional (tau, lambda)-diversity with tau = {self.tau:g}, lambda = {self.lam}: in every group the "
+            f"k most frequent sensitive values hold at most phi(k) of its records, phi = {shown}, then 1"
+        )
+
+    def cumulative(self, h: Histograms) -> tuple[IntArray, IntArray, npt.NDArray[np.float64]]:
+        """Per entry in each group's descending order: (group, rank k - 1, F(k))."""
+        g, cnt, rank = ranked(h)
+        size = h.sizes().astype(np.float64)
+        csum = np.cumsum(cnt)
+        excl = csum - cnt
+        idx = np.arange(len(g), dtype=np.int64)
+        f_cum = (csum - excl[idx - rank]) / np.maximum(size[g], 1)  # records up to this entry, in its group
+        return g, rank, f_cum
+
+    def slack(self, h: Histograms) -> npt.NDArray[np.float64]:
+        """Per group, ``min_k (phi(k) - F(k))`` (negative: violated) — the paper's excessive
+        protection of an equivalence class (Definition 35, reconstruction)."""
+        phi = np.asarray(self.bound(), dtype=np.float64)
+        g, rank, f_cum = self.cumulative(h)
+        bound = np.where(rank < len(phi), phi[np.minimum(rank, len(phi) - 1)], 1.0)
+        out = np.full(h.n_groups, np.inf)
+        np.minimum.at(out, g, bound - f_cum)
+        return out
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        return np.asarray((self.slack(h) >= -1e-9) & (h.sizes() > 0))
+
+    def achieved(self, h: Histograms) -> float:
+        s = self.slack(h)[h.sizes() > 0]
+        return float(s.min()) if len(s) else float("inf")
+
+    def group_width(self) -> int:
+        """All-distinct groups of ``w`` values have ``F(k) = k/w``: the smallest ``w`` with
+        ``k/w <= phi(k)`` for every ``k``."""
+        return max(math.ceil(k / v - 1e-9) for k, v in enumerate(self.bound(), start=1))
+
+    def min_possible_values(self) -> int:
+        """``F(k) <= phi(k) < 1`` needs more than ``k`` values: one more than the last ``k``
+        with ``phi(k) < 1``."""
+        below = [k for k, v in enumerate(self.bound(), start=1) if v < 1 - 1e-12]
+        return (max(below) + 1) if below else 1
+
+    def posterior_limit(self) -> float:
+        return self.bound()[0]
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        m = int((np.asarray(counts) > 0).sum())
+        if self.lam > m:
+            return top_violation(counts, {"lambda": m}, (
+                f"lambda = {self.lam} exceeds the number of distinct sensitive values m = {m} (2 <= lambda <= m)"
+            ))  # fmt: skip
+        h = one_group(np.asarray(counts))
+        if self.groups_satisfied(h).all():
+            return None
+        best = self.smallest_tau(np.asarray(counts))
+        hint = (f"; with lambda = {self.lam} the smallest feasible tau is {best:.4f}" if self.phi is None and best < 1
+                else "; no tau < 1 is feasible with this lambda")  # fmt: skip
+        return top_violation(counts, {"tau": round(best, 6)}, f"the column's cumulative frequencies exceed phi{hint}")
+
+    def smallest_tau(self, counts: IntArray) -> float:
+        """For the linear bound: the smallest tau the whole column satisfies with this lambda
+        (``F(k) <= tau (1 - (k-1)/(lambda-1)) + (k-1)/(lambda-1)`` for every ``k < lambda``)."""
+        f = np.sort(np.asarray(counts, dtype=np.float64))[::-1]
+        f_cum = np.cumsum(f / f.sum())
+        need = 1 / self.lam
+        for k in range(1, self.lam):
+            a = (k - 1) / (self.lam - 1)
+            need = max(need, (f_cum[k - 1] - a) / (1 - a))
+        return float(need)
