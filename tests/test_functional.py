@@ -91,3 +91,59 @@ def test_anatomy_and_mondrian_releases_pass_the_verifier(tmp_path: Path) -> None
         versapub.write_release(rel, out)
         rep = verify_release(out, original=table)
         assert rep.ok and any("F(k) <= phi(k)" in f.message for f in rep.findings), rep.explain()
+
+
+def test_eligible_ranges_by_hand() -> None:
+    from versapub.privacy.eligible import eligible
+
+    r = eligible(np.array([4.0, 2, 1, 1]))  # f = 1/2, 1/4, 1/8, 1/8
+    assert r.m == 4 and r.max_l == 2
+    assert r.min_c == {2: 1.0, 3: 2.0, 4: 4.0}  # r_1 / (r_l + ... + r_m)
+    assert r.min_tau == pytest.approx({2: 0.5, 3: 0.5, 4: 0.625})
+
+
+@settings(max_examples=80, deadline=None)
+@given(counts=st.lists(st.integers(1, 30), min_size=2, max_size=7), lam_pick=st.integers(0, 100))
+def test_smallest_eligible_tau_is_tight(counts: list[int], lam_pick: int) -> None:
+    """The column meets (tau, lambda) at the smallest eligible tau and fails just below it
+    (when that is still a valid tau)."""
+    from versapub.privacy.eligible import eligible
+
+    lam = 2 + lam_pick % (len(counts) - 1)
+    tau = eligible(np.array(counts, dtype=float)).min_tau[lam]
+    whole = Histograms(np.zeros(len(counts), dtype=np.int64), np.array(counts), 1, np.arange(len(counts)))
+    if tau < 1:
+        assert FunctionalDiversity(min(tau + 1e-12, 0.999999), lam).groups_satisfied(whole).all()
+    if tau - 1e-6 >= 1 / lam:
+        assert not FunctionalDiversity(tau - 1e-6, lam).groups_satisfied(whole).all()
+
+
+def test_induced_frequencies_and_the_eligible_command(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+    from versapub.data.hierarchy import Hierarchy
+    from versapub.data.table import EncodedTable
+    from versapub.privacy.eligible import induced, ranges
+
+    col = EncodedTable.from_columns({"d": ["flu"] * 6 + ["cold"] * 2 + ["ulcer"] * 2}).column("d")
+    tax = Hierarchy.from_rows("d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"],
+                                    ["colitis", "gi", "*"]])  # fmt: skip
+    # Level 1: resp's 8 records over flu and cold, gi's 2 over ulcer and colitis.
+    assert dict(zip(["flu", "cold", "ulcer", "colitis"], induced(col, tax, 1), strict=True)) == pytest.approx(
+        {"flu": 0.4, "cold": 0.4, "ulcer": 0.1, "colitis": 0.1}
+    )
+    found = ranges(col, tax)
+    assert [r.level for r in found] == [0, 1] and found[0].m == 4 and found[0].max_l == 1 and found[1].max_l == 2
+    data = tmp_path / "d.csv"
+    data.write_text("d\n" + "\n".join(["flu"] * 6 + ["cold"] * 2 + ["ulcer"] * 2) + "\n")
+    taxf = tmp_path / "d_tax.csv"
+    taxf.write_text("flu;resp;*\ncold;resp;*\nulcer;gi;*\ncolitis;gi;*\n")
+    r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "d", "--taxonomy", str(taxf),
+                                 "--plot", str(tmp_path / "e.png")])  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert "l <= 1" in r.stdout and "at level 1: l <= 2" in r.stdout and "every valid requirement" in r.stdout
+    assert (tmp_path / "e.png").stat().st_size > 0
+    taxf.write_text("flu;resp;*\ncold;resp;*\n")  # ulcer is not covered
+    r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "d", "--taxonomy", str(taxf)])
+    assert r.exit_code != 0 and "ulcer" in r.stderr and "Traceback" not in r.stderr

@@ -1153,6 +1153,86 @@ def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_deli
               f"{h.height} levels with {per_level}{extra}.", soft_wrap=True)  # fmt: skip
 
 
+@cli.command()
+@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--sensitive", required=True, metavar="COLUMN", help="The sensitive column.")
+@click.option("--taxonomy", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The sensitive attribute's taxonomy (ARX hierarchy file): also the ranges when its values are "
+              "generalized to each level.")  # fmt: skip
+@click.option("--max-sensitive-level", "max_level", type=int, help="Show taxonomy levels up to this one only.")
+@click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also draw the smallest eligible tau per lambda, one line per level (PNG).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the ranges as JSON.")
+def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int | None, delimiter: str | None,
+             plot_file: Path | None, as_json: bool) -> None:  # fmt: skip
+    """Which l, (c, l) and (tau, lambda) requirements the sensitive column admits at all
+    (the eligible ranges), without and with generalizing its values up a taxonomy."""
+    from versapub.data.hierarchy import Hierarchy
+    from versapub.privacy.eligible import ranges
+
+    with _errors():
+        col = _column(data, sensitive, delimiter)
+        h = Hierarchy.read(taxonomy, sensitive) if taxonomy is not None else None
+        if max_level is not None and max_level < 0:
+            raise ConfigError(f"--max-sensitive-level must be 0 or more, got {max_level}.")
+        found = ranges(col, h, max_level)
+    if as_json:
+        click.echo(json.dumps([{"level": r.level, "m": r.m, "max_l": r.max_l, "min_c": r.min_c, "min_tau": r.min_tau}
+                               for r in found], indent=2, default=str))  # fmt: skip
+        return
+    from rich.table import Table
+
+    m = found[0].m
+    out.print(f"Sensitive column {sensitive!r} of {data.name}: {col.cardinality} distinct values"
+              + (f" ({m} leaves in the taxonomy)" if h is not None else "") + ".")  # fmt: skip
+    t = Table(title="Eligible requirements (outside them no partition can meet one)",
+              caption="(c, l): recursive (c, l)-diversity needs c above this; (tau, lambda): functional diversity "
+              "needs tau at least this; L0: values as they are, Lk: every value generalized to level k",
+              caption_justify="left")  # fmt: skip
+    t.add_column("l or lambda", justify="right")
+    for r in found:
+        t.add_column(f"c > [L{r.level}]", justify="right")
+        t.add_column(f"tau >= [L{r.level}]", justify="right")
+    for k in range(2, min(m, 12) + 1):
+        cells = []
+        for r in found:
+            c = r.min_c.get(k, math.inf)
+            cells += ["none" if math.isinf(c) else f"{c:.3f}", f"{r.min_tau[k]:.3f}" if k in r.min_tau else "-"]
+        t.add_row(str(k), *cells)
+    out.print(t)
+    for r in found:
+        where = "as they are" if r.level == 0 else f"at level {r.level}"
+        out.print(f"Simple l-diversity, values {where}: l <= {r.max_l}.")
+    if h is not None:
+        out.print("With no limit on generalizing the sensitive values every valid requirement is eligible (at the "
+                  f"root every value has frequency 1/{m}); --max-sensitive-level caps how far it may go.",
+                  soft_wrap=True)  # fmt: skip
+    if m > 12:
+        out.print(f"(lambda and l up to 12 shown of {m}; --json gives all.)")
+    if plot_file is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        f, ax = plt.subplots(figsize=(5.2, 3.4))
+        for r in found:
+            lams = sorted(r.min_tau)
+            ax.plot(lams, [r.min_tau[x] for x in lams], marker="o", ms=3,
+                    label="as they are" if r.level == 0 else f"level {r.level}")  # fmt: skip
+        ax.plot(lams, [1 / x for x in lams], ls=":", color="grey", label="1/lambda (the smallest valid tau)")
+        ax.set_xlabel("lambda")
+        ax.set_ylabel("smallest eligible tau")
+        ax.set_title(f"Eligible (tau, lambda) for {sensitive}", fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        f.tight_layout()
+        f.savefig(plot_file, dpi=90)
+        plt.close(f)
+        out.print(f"Plot: {plot_file}")
+
+
 @cli.group()
 def experiment() -> None:
     """Re-run the papers' experiments: versatile publishing (§6, Figures 1–10) and the MSA decomposition."""
