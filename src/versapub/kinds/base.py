@@ -233,7 +233,8 @@ def entry_of(name: str, table: AnonymizedTable, files: Mapping[str, str] | None 
         "files": dict(files or {}),
         **get_kind(table.kind).manifest_fields(table),
     }
-    kind = get_kind(table.kind)
-    listed = {role: [tuple(str(v) for v in r) for r in rows] for role, rows in kind.listings(table).items()}
+    # Listings the anonymizer emitted as rows (sa-groups' sets); a generalized table's are
+    # derived from its leaves, which the entry already carries.
+    listed = {role: [tuple(str(v) for v in r) for r in rows] for role, rows in table.listed.items()}
     return Entry(name, tuple(table.attributes), table.kind, dict(files or {}), raw, dict(table.leaves),
                  label_codes(table), listed)  # fmt: skip
