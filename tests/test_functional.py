@@ -147,3 +147,29 @@ def test_induced_frequencies_and_the_eligible_command(tmp_path: Path) -> None:
     taxf.write_text("flu;resp;*\ncold;resp;*\n")  # ulcer is not covered
     r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "d", "--taxonomy", str(taxf)])
     assert r.exit_code != 0 and "ulcer" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_information_um_by_brute_force(tmp_path: Path) -> None:
+    """um (Definition 14, reconstruction): 1 - log|leaves(v)| / log m per record and
+    attribute, averaged — recomputed here from the written files, equal in memory."""
+    import csv
+    import math
+
+    from versapub.release.metrics import file_metrics, release_metrics
+
+    table = random_table(np.random.default_rng(8), 300, {"age": 9, "zip": 6, "s": 5}, skew=0.3)
+    rel = versapub.publish(table, ["age, zip -> s"], l=2, anonymizer="mondrian", seed=1)
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    labels = {(r["attribute"], r["value"]): int(r["last"]) - int(r["first"]) + 1
+              for r in csv.DictReader((out / "T1_labels.csv").open(newline=""))}  # fmt: skip
+    dom = {a: table.column(a).cardinality for a in table.names}
+    total, n = 0.0, 0
+    for row in csv.DictReader((out / "T1.csv").open(newline="")):
+        c = int(row["count"])
+        n += c
+        total += c * sum(1 - math.log(labels.get((a, row[a]), 1)) / math.log(dom[a]) for a in ("age", "zip", "s"))
+    want = total / (3 * n)
+    assert 0 < want < 1
+    assert file_metrics(out)["T1"]["information"] == pytest.approx(want, abs=1e-9)
+    assert release_metrics(rel)["T1"]["information"] == pytest.approx(want, abs=1e-9)

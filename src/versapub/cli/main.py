@@ -805,7 +805,8 @@ def evaluate(
             f"{name}: {mt['classes']} classes/groups, discernibility {mt['discernibility']:,}, average class size "
             f"{mt['average_class_size']:.2f}"
             + (f" ({norm:.2f} x k)" if norm is not None else "")
-            + f", generalization loss {mt['generalization_loss']:.3f}, suppressed records {mt['suppressed_records']}",
+            + f", generalization loss {mt['generalization_loss']:.3f}, information um {mt['information']:.3f}, "
+            f"suppressed records {mt['suppressed_records']}",
             soft_wrap=True,
         )
     out.print(f"Timings: load {load_s:.2f} s, KL {kl.seconds:.2f} s, queries {re_.seconds:.2f} s")

@@ -8,6 +8,10 @@ with groups (equivalence classes of a generalized table, Anatomy groups):
 * **generalization loss** (the normalized certainty penalty, Xu et al. KDD 2006, equal
   weights): per record and non-sensitive attribute, ``(leaves covered − 1) / (domain − 1)``,
   averaged (0: published exactly, 1: fully generalized; Anatomy publishes its QI exactly);
+* **information** ``um`` (the functional-diversity paper, Definition 14 as the reading notes
+  reconstruct it): a published value ``v`` of an attribute with ``m`` leaves keeps
+  ``I(v) = 1 − log|leaves(v)| / log m`` (1 exact, 0 the root), averaged over records and
+  every attribute of the table (1 for a table that publishes values exactly);
 * **suppressed records** (Incognito's suppressed class, multi-SA's suppressed group).
 
 From an in-memory release (:func:`release_metrics`) or from a release's files
@@ -55,17 +59,20 @@ def release_metrics(release: Any) -> dict[str, dict[str, Any]]:
         if not sizes:
             continue
         m = class_metrics({int(a): int(b) for a, b in sizes.items()}, n, k)
-        m["generalization_loss"] = _loss_in_memory(t.table, release.source) if t.table.leaves else 0.0
+        loss, info = _loss_in_memory(t.table, release.source) if t.table.leaves else (0.0, 1.0)
+        m["generalization_loss"], m["information"] = loss, info
         m["suppressed_records"] = int(st.get("suppressed_records") or 0)
         out[t.name] = m
     return out
 
 
-def _loss_in_memory(table: Any, source: Any) -> float:
+def _loss_in_memory(table: Any, source: Any) -> tuple[float, float]:
+    """(generalization loss over the non-sensitive attributes, information over all)."""
     ct = table.parts["data"]
     s = set(table.sensitive_attributes)
     qi = [a for a in ct.names if a not in s]
     total = 0.0
+    info = 0.0
     for a in qi:
         spans = table.leaves[a].spans if a in table.leaves else {}
         dom = source.column(a).cardinality
@@ -75,7 +82,14 @@ def _loss_in_memory(table: Any, source: Any) -> float:
         size = np.array([(spans[str(v)][1] - spans[str(v)][0] + 1) if str(v) in spans else 1 for v in dictionary])
         covered = size[ct.codes[j]]  # per published row (a loop over the dictionary, not the rows)
         total += float(((covered - 1) / max(dom - 1, 1) * ct.counts).sum())
-    return total / (len(qi) * max(int(ct.counts.sum()), 1)) if qi else 0.0
+        if dom > 1:
+            info += float(((1 - np.log(covered) / np.log(dom)) * ct.counts).sum())
+        else:
+            info += float(ct.counts.sum())
+    n = max(int(ct.counts.sum()), 1)
+    attrs = len(ct.names)  # the sensitive attribute, exact, keeps all its information
+    info += n * (attrs - len(qi))
+    return (total / (len(qi) * n) if qi else 0.0), (info / (attrs * n) if attrs else 1.0)
 
 
 def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
@@ -95,22 +109,26 @@ def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
             continue
         met = class_metrics({int(a): int(b) for a, b in sizes.items()}, n, k)
         generalized = not kind.exact_values
-        met["generalization_loss"] = _loss_from_files(d, entry, set(kind.sensitive_of(entry))) if generalized else 0.0
+        loss, info = _loss_from_files(d, entry, set(kind.sensitive_of(entry))) if generalized else (0.0, 1.0)
+        met["generalization_loss"], met["information"] = loss, info
         met["suppressed_records"] = int((raw.get("stats") or {}).get("suppressed_records") or 0)
         out[entry.name] = met
     return out
 
 
-def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> float:
+def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, float]:
+    """(generalization loss over the non-sensitive attributes, information over all), from
+    the data file and the labels and order listings."""
     qi = [a for a in entry.attributes if a not in sensitive]
     if not qi:
-        return 0.0
+        return 0.0, 1.0
     con = duckdb.connect(":memory:")
     try:
         con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
         con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
         con.execute(f"CREATE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
         total = 0.0
+        info = float(len(entry.attributes) - len(qi))  # exact attributes keep everything
         for a in qi:
             col = ident(a)
             lit = "'" + a.replace("'", "''") + "'"
@@ -118,9 +136,13 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> float:
                 f"WITH sizes AS (SELECT value, CAST(last AS BIGINT) - CAST(first AS BIGINT) + 1 k FROM labels "
                 f"WHERE attribute = {lit}), dom AS (SELECT count(*) m FROM ord WHERE attribute = {lit}) "
                 f'SELECT sum((coalesce(s.k, 1) - 1) / greatest((SELECT m FROM dom) - 1, 1) * CAST("count" AS BIGINT)),'
-                f' sum(CAST("count" AS BIGINT)) FROM data LEFT JOIN sizes s ON data.{col} = s.value'
+                f' sum(CAST("count" AS BIGINT)), sum(CASE WHEN (SELECT m FROM dom) > 1 THEN 1 - ln(coalesce(s.k, 1)) '
+                f'/ ln((SELECT m FROM dom)) ELSE 1 END * CAST("count" AS BIGINT)) '
+                f"FROM data LEFT JOIN sizes s ON data.{col} = s.value"
             ).fetchone()
-            total += float(row[0] or 0.0) / max(float(row[1] or 1), 1.0) if row else 0.0
+            n = max(float(row[1] or 1), 1.0) if row else 1.0
+            total += float(row[0] or 0.0) / n if row else 0.0
+            info += float(row[2] if row and row[2] is not None else n) / n
     finally:
         con.close()
-    return total / len(qi)
+    return total / len(qi), info / len(entry.attributes)

@@ -87,6 +87,8 @@ GLOSSARY = {
     "(Earth Mover's Distance) of the whole table's.",
     "discernibility": "The sum over classes (or groups) of their size squared: each record is charged the number "
     "of records it cannot be told apart from. Lower is more precise.",
+    "information": "um: per record and attribute, 1 - log(leaves covered) / log(domain size), averaged: 1 when "
+    "values are published exactly, 0 when fully generalized (the functional-diversity paper's measure).",
     "sa-groups": "The MSA decomposition (Ye et al.): records are put into SA-groups; each record's "
     "quasi-identifier values are published exactly with its group, each group's set of values per sensitive "
     "attribute (at least l_i values, noise included) separately, and the sensitive table T^S as it is.",
@@ -382,12 +384,13 @@ def html_report(
         if metrics:
             body.append(f"<table><tr><th>table</th><th>classes / groups</th><th>{_term('discernibility')}</th>"
                         "<th>average class size</th><th>" + _term("generalization loss") + "</th>"
-                        "<th>suppressed records</th></tr>")  # fmt: skip
+                        "<th>" + _term("information") + "</th><th>suppressed records</th></tr>")  # fmt: skip
             for name, mt in metrics.items():
                 norm = mt.get("normalized_average_class_size")
                 body.append(f"<tr><td>{_e(name)}</td><td>{mt['classes']}</td><td>{mt['discernibility']:,}</td>"
                             f"<td>{mt['average_class_size']:.2f}{f' ({norm:.2f} × k)' if norm else ''}</td>"
-                            f"<td>{mt['generalization_loss']:.3f}</td><td>{mt['suppressed_records']}</td></tr>")  # fmt: skip
+                            f"<td>{mt['generalization_loss']:.3f}</td><td>{mt.get('information', 1.0):.3f}</td>"
+                            f"<td>{mt['suppressed_records']}</td></tr>")  # fmt: skip
             body.append("</table>")
         body.append("<table><tr><th>attribute</th><th>largest marginal error</th><th></th></tr>")
         for a, err in (util.get("marginal_error") or {}).items():

@@ -138,6 +138,7 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
             out.append(
                 f"- {name}: {mt['classes']} classes/groups, discernibility {mt['discernibility']:,}, average class "
                 f"size {mt['average_class_size']:.2f}, generalization loss {mt['generalization_loss']:.3f}, "
+                f"information um {mt['information']:.3f}, "
                 f"suppressed records {mt['suppressed_records']}"
             )
     if verification is not None:
