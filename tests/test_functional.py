@@ -144,6 +144,10 @@ def test_induced_frequencies_and_the_eligible_command(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.stderr
     assert "l <= 1" in r.stdout and "at level 1: l <= 2" in r.stdout and "every valid requirement" in r.stdout
     assert (tmp_path / "e.png").stat().st_size > 0
+    for target in (tmp_path / "e.png", data):  # an existing file, or the input: never overwritten
+        before = target.read_bytes()
+        r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "d", "--plot", str(target)])
+        assert r.exit_code != 0 and "--plot" in r.stderr and target.read_bytes() == before
     taxf.write_text("flu;resp;*\ncold;resp;*\n")  # ulcer is not covered
     r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "d", "--taxonomy", str(taxf)])
     assert r.exit_code != 0 and "ulcer" in r.stderr and "Traceback" not in r.stderr

@@ -1164,15 +1164,21 @@ def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_deli
 @click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also draw the smallest eligible tau per lambda, one line per level (PNG).")  # fmt: skip
+@click.option("--overwrite", is_flag=True, help="Replace an existing --plot file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranges as JSON.")
 def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int | None, delimiter: str | None,
-             plot_file: Path | None, as_json: bool) -> None:  # fmt: skip
+             plot_file: Path | None, overwrite: bool, as_json: bool) -> None:  # fmt: skip
     """Which l, (c, l) and (tau, lambda) requirements the sensitive column admits at all
     (the eligible ranges), without and with generalizing its values up a taxonomy."""
     from versapub.data.hierarchy import Hierarchy
     from versapub.privacy.eligible import ranges
 
     with _errors():
+        if plot_file is not None:
+            if plot_file.resolve() in {data.resolve(), *([taxonomy.resolve()] if taxonomy else [])}:
+                raise ConfigError(f"--plot {plot_file} is an input file; draw the plot elsewhere.")
+            if plot_file.exists() and not overwrite:
+                raise ConfigError(f"--plot {plot_file} exists; add --overwrite to replace it.")
         col = _column(data, sensitive, delimiter)
         h = Hierarchy.read(taxonomy, sensitive) if taxonomy is not None else None
         if max_level is not None and max_level < 0:

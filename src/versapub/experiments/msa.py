@@ -46,6 +46,7 @@ import numpy as np
 
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
+from versapub.experiments.versatile import _cell, read_runs
 
 #: Table 7 of the paper, in its order: (our column, the paper's name, its distinct values, its l_per).
 TABLE7 = (
@@ -208,19 +209,6 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
     if task.sweep != "noise":
         row["kl"] = kl_divergence(model_from_release(rel), sub).value
     return row
-
-
-def read_runs(path: Path) -> list[dict[str, str]]:
-    if not path.is_file():
-        return []
-    with path.open(encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, float):
-        return "inf" if math.isinf(v) else f"{v:.10g}"
-    return "" if v is None else v
 
 
 def run_experiment(settings: Settings, out: Path, progress: Progress | None = None) -> Path:
