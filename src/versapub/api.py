@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers import make_anonymizer, publish_plain
-from versapub.anonymizers.base import AnonymizedTable, Anonymizer, DefaultGuarantees, PerRuleAnonymizer
+from versapub.anonymizers.base import (
+    AnonymizedTable,
+    Anonymizer,
+    DefaultGuarantees,
+    PerRuleAnonymizer,
+    SensitiveGeneralizing,
+)
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -207,7 +213,13 @@ def publish(
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
-    feas = require_feasible(table, reduction.rules, per_rule)
+    reach = {}  # rules whose anonymizer may generalize sensitive values: feasible on what it can reach
+    for r in reduction.rules:
+        a = own_anon.get(r, anon)
+        if isinstance(a, SensitiveGeneralizing):
+            got = a.sensitive_reach(table, r, per_rule[r], hierarchies)
+            reach[r] = (got.counts, got.note)
+    feas = require_feasible(table, reduction.rules, per_rule, reach)
     lap("rules")
 
     if classic:

@@ -1,5 +1,5 @@
 """Anonymizers: publishing one sub-table under its rule(s) (Anatomy, multi-SA, Mondrian, Incognito,
-the MSA decomposition; more plug in here).
+the MSA decomposition, Sequential Sweep, 1-D l-diversity; more plug in here).
 
 Registered by name; :func:`make_anonymizer` builds one with its parameters
 (``make_anonymizer("anatomy", grouping="wrap-around")``).
@@ -14,6 +14,8 @@ from versapub.anonymizers.incognito import Incognito
 from versapub.anonymizers.mondrian import Mondrian
 from versapub.anonymizers.msa_decomposition import MSADecomposition
 from versapub.anonymizers.multi_sa import MultiSAAnatomy
+from versapub.anonymizers.one_d import OneDLDiversity
+from versapub.anonymizers.sequential_sweep import SequentialSweep
 from versapub.plugins import build
 
 ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {
@@ -22,6 +24,8 @@ ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {
     "mondrian": Mondrian,
     "incognito": Incognito,
     "msa-decomposition": MSADecomposition,
+    "sequential-sweep": SequentialSweep,
+    "one-d-l-diversity": OneDLDiversity,
 }
 #: Other names: a registered anonymizer with fixed parameters.
 ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {"anatomy-wraparound": ("anatomy", {"grouping": "wrap-around"})}
@@ -48,6 +52,8 @@ __all__ = [
     "MSADecomposition",
     "Mondrian",
     "MultiSAAnatomy",
+    "OneDLDiversity",
+    "SequentialSweep",
     "get_anonymizer",
     "make_anonymizer",
     "publish_plain",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from versapub.data.counts import CountTable, count_table
 from versapub.data.hierarchy import Hierarchy
@@ -155,6 +156,30 @@ class DefaultGuarantees(Protocol):
     l-diversity with ``l_per``, its paper's default)."""
 
     def default_guarantees(self, table: EncodedTable, rules: Sequence[Rule]) -> dict[Rule, Guarantee]: ...
+
+
+@dataclass(frozen=True)
+class SensitiveReach:
+    """How far an anonymizer may generalize a rule's sensitive values: the most protective
+    distribution it can publish — the induced counts of the column's values (code order)
+    when every value is generalized to ``level`` — and a note for refusals (the eligible
+    ranges up to that level)."""
+
+    level: int
+    counts: npt.NDArray[np.float64]
+    note: str
+
+
+@runtime_checkable
+class SensitiveGeneralizing(Protocol):
+    """Optional capability: an anonymizer that may publish sensitive values generalized up
+    a taxonomy (Sequential Sweep).  A rule is then feasible when the distribution it can
+    reach is; the workflow checks feasibility with :meth:`sensitive_reach` instead of the
+    column's own counts."""
+
+    def sensitive_reach(
+        self, table: EncodedTable, rule: Rule, guarantee: Guarantee, hierarchies: Mapping[str, Hierarchy] | None
+    ) -> SensitiveReach: ...
 
 
 def as_rules(rules: Rule | Sequence[Rule], name: str, max_rules: int) -> tuple[Rule, ...]:

@@ -28,6 +28,7 @@ from versapub.data.order import numeric, ranks
 from versapub.data.table import EncodedTable
 from versapub.errors import HierarchyError
 from versapub.privacy.base import Guarantee, Histograms
+from versapub.privacy.induced import induced_histograms
 from versapub.privacy.rules import Rule
 
 IntArray = npt.NDArray[np.int64]
@@ -190,42 +191,107 @@ def classes_table(
 ) -> AnonymizedTable:
     """The ``generalized`` table of equivalence classes: ``cls[i]`` is record ``i``'s class
     and ``cover[j]`` the per-class (lo, hi) leaf ranks (ordered dimension) or (level, node)
-    (hierarchy) of dimension ``j``."""
+    (hierarchy) of dimension ``j``; the sensitive attribute is published exactly."""
+    n_cls = int(cls.max()) + 1 if len(cls) else 0
+    cells = group_rows([cls, goal.codes], [n_cls, goal.cardinality])
+    c_cls = cells.keys[0].astype(np.int64)
+    return cells_table(table, goal, dims, [(a[c_cls], b[c_cls]) for a, b in cover], cells.counts, stats,
+                       s_codes=cells.keys[1].astype(np.int64))  # fmt: skip
+
+
+def cells_table(
+    table: EncodedTable,
+    goal: Target,
+    dims: Sequence[Dimension],
+    cover: Sequence[tuple[IntArray, IntArray]],
+    counts: IntArray,
+    stats: dict[str, object],
+    s_codes: IntArray | None = None,
+    s_dim: Dimension | None = None,
+    s_cover: tuple[IntArray, IntArray] | None = None,
+) -> AnonymizedTable:
+    """The ``generalized`` table of cells: cell ``i`` holds ``counts[i]`` records whose
+    quasi-identifiers are covered as ``cover[j][.][i]`` says (see :func:`classes_table`)
+    and whose sensitive value is the code ``s_codes[i]`` (exact) or the node ``s_cover``
+    (level, node) of the sensitive taxonomy ``s_dim`` (generalized sensitive values:
+    Sequential Sweep).  Cells with equal published values are merged."""
     names: list[str] = []
     columns: list[IntArray] = []
     cards: list[int] = []
     dicts: list[npt.NDArray[np.object_]] = []
     leaves: dict[str, Labels] = {}
-    for dim, (a, b) in zip(dims, cover, strict=True):
+    s_name = [] if goal.rule is None else [goal.rule.rhs]
+    covered = list(zip(dims, cover, strict=True))
+    if s_dim is not None and s_cover is not None:
+        covered.append((s_dim, s_cover))
+    for dim, (a, b) in covered:
         codes, labels, spans = node_labels(dim, a, b) if dim.hierarchical else range_labels(dim, a, b)
         names.append(dim.attribute)
-        columns.append(codes[cls])
+        columns.append(codes)
         cards.append(len(dim.values) + len(labels))
         dicts.append(np.concatenate([dim.values, np.array(labels, dtype=object)]))
         if spans:
             leaves[dim.attribute] = Labels(leaf_order(dim), spans)
-    exact = [] if goal.rule is None else [goal.rule.rhs]
-    s_cols = [table.column(a) for a in exact]
-    g = group_rows([*columns, *(c.codes for c in s_cols)], [*cards, *(c.cardinality for c in s_cols)])
-    order = [table.names.index(a) for a in (*names, *exact)]
-    perm = np.argsort(order)  # the table's attribute order
-    all_names = [*names, *exact]
-    all_dicts = [*dicts, *(c.values for c in s_cols)]
-    keys = [g.keys[i] for i in perm]
-    dicts_in_order = [all_dicts[i] for i in perm]
+    if s_name and s_dim is None:
+        assert s_codes is not None
+        names += s_name
+        columns.append(np.asarray(s_codes, dtype=np.int64))
+        cards.append(goal.cardinality)
+        dicts.append(table.column(s_name[0]).values)
+    g = group_rows(columns, cards, with_inverse=True) if columns else None
+    if g is not None:
+        assert g.inverse is not None
+        merged = np.bincount(g.inverse, weights=counts, minlength=len(g.counts)).astype(np.int64)
+        keys = list(g.keys)
+    else:
+        merged, keys = np.array([int(np.sum(counts))], dtype=np.int64), []
+    perm = np.argsort([table.names.index(a) for a in names])  # the table's attribute order
+    keys = [keys[i] for i in perm]
+    dicts_in_order = [dicts[i] for i in perm]
     # Rows in value order (text, column by column), as every published table: a label's code
     # comes after the leaves', its text need not.
     text_rank = [np.argsort(np.argsort(d.astype(str), kind="stable"))[k] for d, k in zip(dicts_in_order, keys,
                  strict=True)]  # fmt: skip
     rows = np.lexsort(text_rank[::-1]) if keys else np.zeros(0, dtype=np.int64)
     ct = CountTable(
-        tuple(all_names[i] for i in perm),
+        tuple(names[i] for i in perm),
         tuple(k[rows] for k in keys),
         tuple(dicts_in_order),
-        g.counts[rows],
+        merged[rows],
     )
     return AnonymizedTable(table.names, "generalized", goal.rule, {"data": ct}, {"rows": ct.n_rows, **stats},
                            leaves=leaves)  # fmt: skip
+
+
+def published_histograms(anon: AnonymizedTable) -> Histograms:
+    """The sensitive histograms of a generalized table's equivalence classes (distinct
+    values of its non-sensitive columns), as published: a generalized sensitive value
+    spreads over the leaves it covers (induced counts, :mod:`versapub.privacy.induced`);
+    values are leaf positions.  Without a sensitive attribute every class holds one value."""
+    ct = anon.parts["data"]
+    s = anon.sensitive_attributes[0] if anon.sensitive_attributes else None
+    qi = [j for j, a in enumerate(ct.names) if a != s]
+    if qi:
+        g = group_rows([ct.codes[j] for j in qi], [int(ct.codes[j].max()) + 1 if ct.n_rows else 1 for j in qi],
+                       with_inverse=True)  # fmt: skip
+        assert g.inverse is not None
+        cls, n_cls = g.inverse.astype(np.int64), len(g.counts)
+    else:
+        cls, n_cls = np.zeros(ct.n_rows, dtype=np.int64), 1 if ct.n_rows else 0
+    if s is None:
+        return Histograms(cls, ct.counts, n_cls, np.zeros(ct.n_rows, dtype=np.int64))
+    j = ct.names.index(s)
+    dictionary = ct.dictionaries[j]
+    assert dictionary is not None
+    labels = anon.leaves.get(s)
+    if labels is None:
+        v = ct.codes[j].astype(np.int64)
+        return Histograms(cls, ct.counts, n_cls, v)
+    position = {leaf: i for i, leaf in enumerate(labels.order)}
+    runs = np.array([labels.spans[str(v)] if str(v) in labels.spans else (position[str(v)],) * 2 for v in dictionary],
+                    dtype=np.int64).reshape(-1, 2)  # fmt: skip
+    code = ct.codes[j].astype(np.int64)
+    return induced_histograms(cls, runs[code, 0], runs[code, 1], ct.counts, n_cls)
 
 
 def class_stats(guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int) -> dict[str, object]:

@@ -213,6 +213,14 @@ def _config_options(f: F) -> F:
             help="msa-decomposition: the primary sensitive attribute (default: the one with the largest l).",
         ),
         click.option(
+            "--max-sensitive-level",
+            type=int,
+            metavar="L",
+            help="sequential-sweep: generalize sensitive values at most to level L of their taxonomy (0: never; "
+            "default: up to the root, so every valid requirement is met). A requirement the column cannot meet "
+            "within L is refused with its eligible range (versapub eligible).",
+        ),
+        click.option(
             "--insensitive", multiple=True, metavar="COLUMN", help="Declare a column neither identifying nor sensitive."
         ),
         click.option(
@@ -306,16 +314,22 @@ def _sensitive_l(item: str) -> tuple[str, int | None]:
     return name.strip(), int(tail)
 
 
-def _anonymizer_override(text: str | None, primary: str | None) -> dict[str, Any]:
-    """``--anonymizer`` as config overrides, with ``--primary`` as msa-decomposition's parameter."""
+#: Flags that are one anonymizer's parameter: flag -> (anonymizer, parameter).
+_SHORTHANDS = {"--primary": ("msa-decomposition", "primary"),
+               "--max-sensitive-level": ("sequential-sweep", "max_sensitive_level")}  # fmt: skip
+
+
+def _anonymizer_override(text: str | None, given: dict[str, Any]) -> dict[str, Any]:
+    """``--anonymizer`` as config overrides, with the shorthand flags (``--primary``,
+    ``--max-sensitive-level``) as their anonymizer's parameters."""
     out = _plugin_override("anonymizer", text)
-    if primary is not None:
-        if out.get("anonymizer", "msa-decomposition") != "msa-decomposition":
-            raise ConfigError(
-                f"--primary is a parameter of the msa-decomposition anonymizer, not of {out['anonymizer']}."
-            )
-        out = {"anonymizer": "msa-decomposition", "anonymizer_params": {**out.get("anonymizer_params", {}),
-                                                                         "primary": primary}}  # fmt: skip
+    for flag, value in given.items():
+        if value is None:
+            continue
+        name, param = _SHORTHANDS[flag]
+        if out.get("anonymizer", name) != name:
+            raise ConfigError(f"{flag} is a parameter of the {name} anonymizer, not of {out['anonymizer']}.")
+        out = {"anonymizer": name, "anonymizer_params": {**out.get("anonymizer_params", {}), param: value}}
     return out
 
 
@@ -380,7 +394,9 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         gd_max_candidates=opts["gd_max_candidates"],
         multi_sa_time_limit=opts["multi_sa_time_limit"],
         multi_sa_max_combinations=opts["multi_sa_max_combinations"],
-        **_anonymizer_override(opts["anonymizer"], opts["primary"]),
+        **_anonymizer_override(
+            opts["anonymizer"], {"--primary": opts["primary"], "--max-sensitive-level": opts["max_sensitive_level"]}
+        ),
         seed=opts["seed"],
         format=fmt,
         roles=_roles(base.roles, opts),

@@ -141,6 +141,14 @@ class TableKind(Protocol):
         """The keys the kind adds to the table's manifest entry."""
         ...
 
+    def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
+        """Per sensitive attribute whose published values are generalized (taxonomy nodes:
+        Sequential Sweep), two DuckDB queries: ``(pv, f, l)``, each published value and the
+        run ``f .. l`` of leaf positions it covers, so that its records count ``1/(l-f+1)``
+        towards each leaf (induced frequencies); and ``(position, leaf)``, the leaves.
+        Empty when every sensitive value is exact."""
+        ...
+
     def validate(self, table: AnonymizedTable) -> None:
         """Refuse an anonymizer's output that does not have the kind's parts and rules."""
         ...
@@ -200,6 +208,9 @@ class LeavesOnly:
     """The listing methods of a kind whose tables publish leaves only."""
 
     exact_values = True
+
+    def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
+        return {}
 
     def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
         return {}

@@ -1,7 +1,8 @@
 """The ``generalized`` kind: one count table ``attributes..., count`` whose non-sensitive
 values may be generalized (a range ``[lo, hi]`` or a hierarchy node), the sensitive
-attribute (if any) exact, and two listings saying which leaves every generalized value
-covers: ``order`` numbers each attribute's leaves, ``labels`` gives each generalized value
+attribute (if any) exact — or generalized up its taxonomy too (Sequential Sweep; the
+manifest's ``generalized`` lists it) — and two listings saying which leaves every
+generalized value covers: ``order`` numbers each attribute's leaves, ``labels`` gives each generalized value
 as a run ``first..last`` of them (``docs/release-format.md``).  Its equivalence classes
 are the distinct combinations of the non-sensitive columns."""
 
@@ -34,8 +35,9 @@ class Generalized:
     exact_values = False
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
-        """The enforced rule's sensitive attribute (published exactly); none for a table that
-        protects identities only (k-anonymity of its quasi-identifiers, ``enforces`` null)."""
+        """The enforced rule's sensitive attribute (published exactly, or generalized); none
+        for a table that protects identities only (k-anonymity of its quasi-identifiers,
+        ``enforces`` null)."""
         rule = entry.raw.get("enforces")
         if rule is None:
             return ()
@@ -99,6 +101,20 @@ class Generalized:
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         return {"generalized": sorted(table.leaves)}
 
+    def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
+        """The sensitive attribute's published values as runs of its leaf order, when the
+        manifest lists it among the generalized attributes (from the two listings)."""
+        s = [a for a in self.sensitive_of(entry) if a in set(entry.raw.get("generalized") or ())]
+        if not s:
+            return {}
+        lit = "'" + s[0].replace("'", "''") + "'"
+        labels, order = (duckdb_source(directory / entry.files[r]) for r in ("labels", "order"))
+        leaves = f"SELECT CAST(position AS BIGINT) position, leaf FROM {order} WHERE attribute = {lit}"
+        runs = (f"SELECT value pv, CAST(first AS BIGINT) f, CAST(last AS BIGINT) l FROM {labels} WHERE attribute = {lit} "
+                f"UNION ALL SELECT leaf, position, position FROM ({leaves}) WHERE leaf NOT IN (SELECT value FROM "
+                f"{labels} WHERE attribute = {lit})")  # fmt: skip
+        return {s[0]: (runs, leaves)}
+
     def validate(self, table: AnonymizedTable) -> None:
         if set(table.parts) != {"data"} or table.also_enforces:
             raise ValueError("a generalized table has one part 'data' and enforces at most one rule")
@@ -144,17 +160,26 @@ class Generalized:
 
     def summary(self, directory: Path, entry: Entry, guarantee: Guarantee | None) -> dict[str, Any]:
         """Equivalence classes and their sizes from the file, and the achieved guarantee
-        (the manifest's stats when the guarantee needs the table's context)."""
+        (the manifest's stats when the guarantee needs the table's context); generalized
+        sensitive values count as induced frequencies over the leaves they cover."""
         exact = self.sensitive_of(entry)
         qi = [a for a in entry.attributes if a not in exact]
         keys = ", ".join(ident(a) for a in qi) or "1"
         s_expr = ident(exact[0]) if exact else "'*'"
+        src = duckdb_source(directory / entry.files["data"])
+        runs = self.sensitive_runs(directory, entry)
+        spread = bool(runs)
         con = duckdb.connect(":memory:")
         try:
-            con.execute(f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, "
-                        f"dense_rank() OVER (ORDER BY {s_expr}) - 1 v, CAST(\"count\" AS BIGINT) c "
-                        f"FROM {duckdb_source(directory / entry.files['data'])}")  # fmt: skip
-            rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
+            if spread:  # induced counts: each published value spread over the leaf positions it covers
+                con.execute(f"CREATE TABLE h AS SELECT g, v, sum(w) c FROM (SELECT dense_rank() OVER (ORDER BY {keys})"
+                            f" - 1 g, unnest(range(r.f, r.l + 1)) v, CAST(\"count\" AS DOUBLE) / (r.l - r.f + 1) w "
+                            f"FROM {src} d JOIN ({runs[exact[0]][0]}) r ON d.{s_expr} = r.pv) GROUP BY g, v")  # fmt: skip
+            else:
+                con.execute(f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, dense_rank() "
+                            f"OVER (ORDER BY {s_expr}) - 1 v, CAST(\"count\" AS BIGINT) c FROM {src}")  # fmt: skip
+            rows = con.execute("SELECT n, count(*) FROM (SELECT round(sum(c)) n FROM h GROUP BY g) GROUP BY n "
+                               "ORDER BY n")  # fmt: skip
             sizes = {int(k): int(c) for k, c in rows.fetchall()}
             hist = con.execute("SELECT g, c, v FROM h").fetchnumpy()
         finally:
@@ -162,7 +187,8 @@ class Generalized:
         out: dict[str, Any] = {"groups": sum(sizes.values()), "group_sizes": sizes, "achieved": None}
         stats = entry.raw.get("stats") or {}
         if guarantee is not None and not guarantee.needs() and len(hist["g"]):
-            g, c, v = (np.asarray(hist[k], dtype=np.int64) for k in ("g", "c", "v"))
+            g, v = (np.asarray(hist[k], dtype=np.int64) for k in ("g", "v"))
+            c = np.asarray(hist["c"], dtype=np.float64) if spread else np.asarray(hist["c"], dtype=np.int64)
             out["achieved"] = float(guarantee.achieved(Histograms(g, c, int(g.max()) + 1, v)))
         else:
             out["achieved"] = stats.get("achieved")

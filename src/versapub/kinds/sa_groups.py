@@ -62,6 +62,9 @@ class SAGroups:
     name = "sa-groups"
     exact_values = True
 
+    def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
+        return {}
+
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
         rules = [entry.raw.get("enforces") or {}, *(entry.raw.get("also_enforces") or [])]
         s = [r.get("rhs") if isinstance(r, dict) else None for r in rules]

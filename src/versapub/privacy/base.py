@@ -9,7 +9,10 @@ module of :mod:`versapub.privacy` registered in :mod:`versapub.privacy.guarantee
 Group histograms are passed sparsely as :class:`Histograms`: parallel arrays ``group``
 (group index of each entry), ``count`` (records of the group holding one sensitive value)
 and, when the guarantee compares distributions, ``value`` (the value's code); only
-non-zero entries are listed.
+non-zero entries are listed.  Counts may be fractional: a record whose sensitive value is
+*generalized* (a taxonomy node) spreads ``1/|leaves|`` over the leaves it covers — the
+*induced* counts of the functional-diversity paper (reading notes: ``w(v, a)``); a group's
+size is still its number of records.
 """
 
 from __future__ import annotations
@@ -31,24 +34,35 @@ class Histograms:
     """Sparse per-group histograms of one sensitive attribute (see the module docstring)."""
 
     group: IntArray
-    count: IntArray
+    count: IntArray | Floats
     n_groups: int
     value: IntArray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "group", np.asarray(self.group, dtype=np.int64))
-        object.__setattr__(self, "count", np.asarray(self.count, dtype=np.int64))
+        count = np.asarray(self.count)
+        fractional = np.issubdtype(count.dtype, np.floating) and not np.array_equal(count, np.rint(count))
+        object.__setattr__(self, "count", count.astype(np.float64 if fractional else np.int64))
         if self.value is not None:
             object.__setattr__(self, "value", np.asarray(self.value, dtype=np.int64))
         if len(self.group) != len(self.count) or (self.value is not None and len(self.value) != len(self.group)):
             raise ValueError("group, count and value must have one entry each")
 
-    def sizes(self) -> IntArray:
-        """Records per group."""
-        return np.bincount(self.group, weights=self.count, minlength=self.n_groups).astype(np.int64)
+    @property
+    def induced(self) -> bool:
+        """Fractional (induced) counts: some sensitive values were generalized."""
+        return bool(self.count.dtype == np.float64)
 
-    def largest(self) -> IntArray:
+    def sizes(self) -> IntArray:
+        """Records per group (induced counts sum to whole records)."""
+        return np.rint(np.bincount(self.group, weights=self.count, minlength=self.n_groups)).astype(np.int64)
+
+    def largest(self) -> IntArray | Floats:
         """Per group, the count of its most frequent value (0 for an empty group)."""
+        if self.induced:
+            fmx = np.zeros(self.n_groups, dtype=np.float64)
+            np.maximum.at(fmx, self.group, self.count)
+            return fmx
         mx = np.zeros(self.n_groups, dtype=np.int64)
         np.maximum.at(mx, self.group, self.count)
         return mx
@@ -151,6 +165,14 @@ class Guarantee(Protocol):
     def posterior_limit(self) -> float:
         """The posterior criterion: the largest ``P(S = s | Q = q)`` the release may allow
         under its maximum-entropy model (1: the guarantee bounds no posterior)."""
+        ...
+
+    def cumulative_bound(self) -> tuple[float, ...] | None:
+        """The guarantee as a bound on a group's cumulative frequencies, ``F(k) <= phi(k)``
+        for ``k = 1, 2, ...`` (1 after the last value), when it is one (functional
+        (tau, lambda)-diversity; frequency l-diversity is ``phi(k) = k/l``); ``None``
+        otherwise.  Anonymizers that work on cumulative frequencies (Sequential Sweep)
+        accept exactly these."""
         ...
 
 

@@ -68,6 +68,14 @@ class AllOf:
     def posterior_limit(self) -> float:
         return min(g.posterior_limit() for g in self.guarantees)
 
+    def cumulative_bound(self) -> tuple[float, ...] | None:
+        """Every part a bound on ``F(k)``: their pointwise minimum."""
+        bounds = [g.cumulative_bound() for g in self.guarantees]
+        if any(b is None for b in bounds):
+            return None
+        size = max(len(b) for b in bounds if b is not None)
+        return tuple(min(b[k] if k < len(b) else 1.0 for b in bounds if b is not None) for k in range(size))
+
 
 def all_of(guarantees: list[Guarantee]) -> Guarantee:
     """One guarantee, or the conjunction of distinct ones (in first-seen order)."""

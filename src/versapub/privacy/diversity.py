@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -51,17 +51,21 @@ class Params:
     def posterior_limit(self) -> float:
         return 1.0
 
+    def cumulative_bound(self) -> tuple[float, ...] | None:
+        return None
+
 
 def one_group(counts: IntArray) -> Histograms:
     """A whole column's value counts as the histogram of one group."""
+    counts = np.asarray(counts)
     nz = np.flatnonzero(counts)
-    return Histograms(np.zeros(len(nz), dtype=np.int64), counts[nz].astype(np.int64), 1, nz.astype(np.int64))
+    return Histograms(np.zeros(len(nz), dtype=np.int64), counts[nz], 1, nz.astype(np.int64))
 
 
-def ranked(h: Histograms) -> tuple[IntArray, IntArray, IntArray]:
+def ranked(h: Histograms) -> tuple[IntArray, IntArray, IntArray]:  # counts: whole, or induced (cast)
     """Entries sorted by group, then count descending: (group, count, rank inside the group)."""
     order = np.lexsort((-h.count, h.group))
-    g, c = h.group[order], h.count[order]
+    g, c = h.group[order], cast(IntArray, h.count[order])
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, dtype=np.int64)
     first = np.repeat(starts, np.diff(np.r_[starts, len(g)]))
     return g, c, np.arange(len(g), dtype=np.int64) - first
@@ -92,6 +96,11 @@ class LDiversity(Params):
     def posterior_limit(self) -> float:
         return 1.0 / self.l
 
+    def cumulative_bound(self) -> tuple[float, ...]:
+        """``l * f_1 <= 1`` is ``F(k) <= k/l`` for every ``k`` (the top ``k`` values hold at
+        most ``k`` times the largest share): functional (1/l, l)-diversity."""
+        return tuple(k / self.l for k in range(1, self.l))
+
     def describe(self) -> str:
         return (
             f"frequency l-diversity with l = {self.l}: an adversary who knows a record's "
@@ -103,7 +112,7 @@ class LDiversity(Params):
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
         size = h.sizes()
-        return np.asarray((self.l * h.largest() <= size) & (size > 0))
+        return np.asarray((self.l * h.largest() <= size + 1e-9) & (size > 0))
 
     def achieved(self, h: Histograms) -> float:
         size, mx = h.sizes(), h.largest()
@@ -192,7 +201,8 @@ class EntropyLDiversity(Params):
     @staticmethod
     def entropy(h: Histograms) -> npt.NDArray[np.float64]:
         size = h.sizes().astype(np.float64)
-        clogc = np.bincount(h.group, weights=h.count * np.log(np.maximum(h.count, 1)), minlength=h.n_groups)
+        c = np.asarray(h.count, dtype=np.float64)
+        clogc = np.bincount(h.group, weights=c * np.log(np.where(c > 0, c, 1.0)), minlength=h.n_groups)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(size > 0, np.log(np.maximum(size, 1)) - clogc / np.maximum(size, 1), 0.0)
 

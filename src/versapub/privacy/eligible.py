@@ -16,7 +16,10 @@ With a taxonomy of the sensitive attribute, generalizing every value to level ``
 its records over the leaves of its level-``L`` ancestor (induced frequencies), which
 widens every range; at the root every frequency is ``1/m`` and every valid requirement is
 eligible — so with no limit on sensitive generalization every valid requirement can be
-met, and the question becomes how far it must generalize.
+met, and the question becomes how far it must generalize.  Under a limit ``L`` the ranges
+at ``L`` are exact: the masses of the level-``L`` nodes are fixed, and spreading each
+uniformly over its leaves is majorized by every other way of publishing them, so it
+minimizes every ``F(k)`` at once.
 """
 
 from __future__ import annotations
@@ -71,29 +74,43 @@ def eligible(freqs: Floats, level: int = 0) -> EligibleRange:
 
 
 def induced(column: Column, hierarchy: Hierarchy, level: int) -> Floats:
-    """Induced frequencies of every leaf of ``hierarchy`` when each record's value is
-    generalized to ``level``: a record spreads ``1 / |leaves|`` over the leaves its level-
-    ``level`` ancestor covers (the reading notes' ``w(v, a)``)."""
+    """Induced frequencies of the column's values when each record's value is generalized
+    to ``level``: a record spreads ``1 / |leaves|`` over the leaves its level-``level``
+    ancestor covers (the reading notes' ``w(v, a)``).  The leaves are the column's values
+    (the taxonomy restricted to them: a node covering values the table does not hold does
+    not spread over them — ``docs/choices.md``); the result is in the column's code order."""
     hierarchy.require_covers(column)
-    leaves = [row[0] for row in hierarchy.levels]
-    node = [row[level] for row in hierarchy.levels]
-    index = {v: i for i, v in enumerate(leaves)}
-    counts = np.zeros(len(leaves))
-    for v, c in zip(column.values.astype(str), column.counts(), strict=True):
-        counts[index[v]] += c
-    nodes, of_leaf = np.unique(np.asarray(node, dtype=object).astype(str), return_inverse=True)
-    mass = np.bincount(of_leaf, weights=counts, minlength=len(nodes))
-    width = np.bincount(of_leaf, minlength=len(nodes))
-    return np.asarray(mass[of_leaf] / width[of_leaf] / counts.sum())
+    row = {r[0]: r for r in hierarchy.levels}
+    node = np.array([row[str(v)][level] for v in column.values], dtype=object).astype(str)
+    counts = column.counts().astype(np.float64)
+    _, of_value = np.unique(node, return_inverse=True)
+    of_value = of_value.ravel()
+    mass = np.bincount(of_value, weights=counts)
+    width = np.bincount(of_value)
+    return np.asarray(mass[of_value] / width[of_value] / counts.sum())
 
 
-def ranges(column: Column, hierarchy: Hierarchy | None = None, max_level: int | None = None) -> list[EligibleRange]:
+def ranges(column: Column, hierarchy: Hierarchy | None = None, max_level: int | None = None,
+           include_root: bool = False) -> list[EligibleRange]:  # fmt: skip
     """The eligible ranges without sensitive generalization and, with a taxonomy, at each
-    level up to ``max_level`` (default: the level below the root)."""
+    level up to ``max_level`` (default: the level below the root; the root too with
+    ``include_root``, where every valid requirement is eligible)."""
     out = [eligible(column.counts().astype(np.float64), 0)]
     if hierarchy is None:
         return out
-    top = hierarchy.height - 2 if max_level is None else min(max_level, hierarchy.height - 1)
-    out[0] = eligible(induced(column, hierarchy, 0), 0)  # the taxonomy's whole domain
+    last = hierarchy.height - 1 if include_root else hierarchy.height - 2
+    top = last if max_level is None else min(max_level, last)
     out += [eligible(induced(column, hierarchy, k), k) for k in range(1, top + 1)]
     return out
+
+
+def describe_ranges(found: list[EligibleRange], lam: int | None = None) -> str:
+    """One line per level: the largest simple l and the smallest tau per lambda (of
+    ``lam`` only, when given)."""
+    parts = []
+    for r in found:
+        lams = [lam] if lam is not None and lam in r.min_tau else sorted(r.min_tau)[:6]
+        taus = ", ".join(f"tau >= {r.min_tau[x]:.3f} for lambda = {x}" for x in lams)
+        where = "values as they are" if r.level == 0 else f"level {r.level}"
+        parts.append(f"{where}: simple l <= {r.max_l}" + (f", {taus}" if taus else f" (only {r.m} value(s))"))
+    return "; ".join(parts)

@@ -5,11 +5,15 @@ for l-diversity the most frequent value count ``n1 <= n / l``."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
 
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
-from versapub.privacy.guarantee import Guarantee, SingleAttributeViolation
+from versapub.privacy.guarantee import Guarantee, IntArray, SingleAttributeViolation
 from versapub.privacy.rules import Rule
 
 
@@ -45,26 +49,37 @@ class Feasibility:
 
 
 def feasibility(
-    table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee | Mapping[Rule, Guarantee]
+    table: EncodedTable,
+    rules: Sequence[Rule],
+    guarantee: Guarantee | Mapping[Rule, Guarantee],
+    reach: Mapping[Rule, tuple[npt.NDArray[np.float64], str]] | None = None,
 ) -> list[Feasibility]:
     """Evaluate every rule's feasibility under its guarantee (one for all, or each rule's;
-    one ``bincount`` per sensitive attribute)."""
+    one ``bincount`` per sensitive attribute).  ``reach[rule] = (counts, note)``: the rule's
+    anonymizer may generalize its sensitive values, so feasibility is judged on the
+    (induced) counts it can reach, and a refusal carries the note."""
     out = []
     for r in rules:
         col = table.column(r.rhs)
         counts = col.counts()
         g = guarantee[r] if isinstance(guarantee, Mapping) else guarantee
-        v = g.single_attribute_violation(counts)
+        own = (reach or {}).get(r)
+        v = g.single_attribute_violation(cast(IntArray, own[0]) if own is not None else counts)
+        if v is not None and own is not None:
+            v = replace(v, explanation=f"{v.explanation}; {own[1]}")
         top = int(counts.argmax())
         out.append(Feasibility(r, str(col.values[top]), int(counts[top]), int(counts.sum()), v))
     return out
 
 
 def require_feasible(
-    table: EncodedTable, rules: Sequence[Rule], guarantee: Guarantee | Mapping[Rule, Guarantee]
+    table: EncodedTable,
+    rules: Sequence[Rule],
+    guarantee: Guarantee | Mapping[Rule, Guarantee],
+    reach: Mapping[Rule, tuple[npt.NDArray[np.float64], str]] | None = None,
 ) -> list[Feasibility]:
     """Raise :class:`InfeasibleError` naming every infeasible rule; return the evaluation."""
-    result = feasibility(table, rules, guarantee)
+    result = feasibility(table, rules, guarantee, reach)
     bad = [f for f in result if not f.feasible]
     if bad:
         detail = "; ".join(f.message() for f in bad)

@@ -10,9 +10,9 @@ on, with ``2 <= lambda <= m`` and ``1/lambda <= tau < 1``; the chance that a per
 is among the ``k`` dominant ones is at most ``phi(k)``.  ``phi`` may instead be given as
 its values ``phi(1), phi(2), ...`` (non-decreasing, in (0, 1]; 1 after the last).
 
-This module reads a group's frequencies from the published counts of *exact* sensitive
-values (every anonymizer of versapub publishes them so); the paper's *induced*
-frequencies of generalized sensitive values come with Sequential Sweep (issue 15).
+A group's frequencies may be *induced*: when sensitive values are generalized (Sequential
+Sweep publishes taxonomy nodes), a record spreads ``1/|leaves|`` over the leaves its value
+covers (:mod:`versapub.privacy.induced`) and the histograms carry fractional counts.
 """
 
 from __future__ import annotations
@@ -85,6 +85,9 @@ class FunctionalDiversity(Params):
         """``phi(1), phi(2), ...`` up to the last value below 1 (1 afterwards)."""
         return self.phi if self.phi is not None else linear_phi(self.tau, self.lam)
 
+    def cumulative_bound(self) -> tuple[float, ...]:
+        return self.bound()
+
     def describe(self) -> str:
         shown = ", ".join(f"{v:.3g}" for v in self.bound())
         return (
@@ -116,13 +119,15 @@ class FunctionalDiversity(Params):
         return np.asarray((self.slack(h) >= -1e-9) & (h.sizes() > 0))
 
     def achieved(self, h: Histograms) -> float:
+        """The tightest group's slack (0 when a group meets ``phi`` exactly)."""
         s = self.slack(h)[h.sizes() > 0]
-        return float(s.min()) if len(s) else float("inf")
+        worst = float(s.min()) if len(s) else float("inf")
+        return 0.0 if -1e-9 < worst < 0 else worst
 
     def group_width(self) -> int:
         """All-distinct groups of ``w`` values have ``F(k) = k/w``: the smallest ``w`` with
-        ``k/w <= phi(k)`` for every ``k``."""
-        return max(math.ceil(k / v - 1e-9) for k, v in enumerate(self.bound(), start=1))
+        ``k/w <= phi(k)`` wherever ``phi(k) < 1``."""
+        return max((math.ceil(k / v - 1e-9) for k, v in enumerate(self.bound(), start=1) if v < 1 - 1e-12), default=1)
 
     def min_possible_values(self) -> int:
         """``F(k) <= phi(k) < 1`` needs more than ``k`` values: one more than the last ``k``

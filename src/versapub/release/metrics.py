@@ -11,7 +11,8 @@ with groups (equivalence classes of a generalized table, Anatomy groups):
 * **information** ``um`` (the functional-diversity paper, Definition 14 as the reading notes
   reconstruct it): a published value ``v`` of an attribute with ``m`` leaves keeps
   ``I(v) = 1 − log|leaves(v)| / log m`` (1 exact, 0 the root), averaged over records and
-  every attribute of the table (1 for a table that publishes values exactly);
+  every attribute of the table, the sensitive one included (its values may be generalized
+  too: Sequential Sweep); 1 for a table that publishes values exactly;
 * **suppressed records** (Incognito's suppressed class, multi-SA's suppressed group).
 
 From an in-memory release (:func:`release_metrics`) or from a release's files
@@ -67,13 +68,15 @@ def release_metrics(release: Any) -> dict[str, dict[str, Any]]:
 
 
 def _loss_in_memory(table: Any, source: Any) -> tuple[float, float]:
-    """(generalization loss over the non-sensitive attributes, information over all)."""
+    """(generalization loss over the non-sensitive attributes, information over all — a
+    generalized sensitive value loses information like any other)."""
     ct = table.parts["data"]
     s = set(table.sensitive_attributes)
     qi = [a for a in ct.names if a not in s]
     total = 0.0
     info = 0.0
-    for a in qi:
+    n = max(int(ct.counts.sum()), 1)
+    for a in ct.names:
         spans = table.leaves[a].spans if a in table.leaves else {}
         dom = source.column(a).cardinality
         j = ct.names.index(a)
@@ -81,14 +84,10 @@ def _loss_in_memory(table: Any, source: Any) -> tuple[float, float]:
         assert dictionary is not None
         size = np.array([(spans[str(v)][1] - spans[str(v)][0] + 1) if str(v) in spans else 1 for v in dictionary])
         covered = size[ct.codes[j]]  # per published row (a loop over the dictionary, not the rows)
-        total += float(((covered - 1) / max(dom - 1, 1) * ct.counts).sum())
-        if dom > 1:
-            info += float(((1 - np.log(covered) / np.log(dom)) * ct.counts).sum())
-        else:
-            info += float(ct.counts.sum())
-    n = max(int(ct.counts.sum()), 1)
-    attrs = len(ct.names)  # the sensitive attribute, exact, keeps all its information
-    info += n * (attrs - len(qi))
+        if a in qi:
+            total += float(((covered - 1) / max(dom - 1, 1) * ct.counts).sum())
+        info += float(((1 - np.log(covered) / np.log(dom)) * ct.counts).sum()) if dom > 1 else float(n)
+    attrs = len(ct.names)
     return (total / (len(qi) * n) if qi else 0.0), (info / (attrs * n) if attrs else 1.0)
 
 
@@ -120,16 +119,14 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
     """(generalization loss over the non-sensitive attributes, information over all), from
     the data file and the labels and order listings."""
     qi = [a for a in entry.attributes if a not in sensitive]
-    if not qi:
-        return 0.0, 1.0
     con = duckdb.connect(":memory:")
     try:
         con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
         con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
         con.execute(f"CREATE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
         total = 0.0
-        info = float(len(entry.attributes) - len(qi))  # exact attributes keep everything
-        for a in qi:
+        info = 0.0
+        for a in entry.attributes:  # an attribute without listing is exact: no loss, all its information
             col = ident(a)
             lit = "'" + a.replace("'", "''") + "'"
             row = con.execute(
@@ -141,8 +138,9 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
                 f"FROM data LEFT JOIN sizes s ON data.{col} = s.value"
             ).fetchone()
             n = max(float(row[1] or 1), 1.0) if row else 1.0
-            total += float(row[0] or 0.0) / n if row else 0.0
+            if a in qi:
+                total += float(row[0] or 0.0) / n if row else 0.0
             info += float(row[2] if row and row[2] is not None else n) / n
     finally:
         con.close()
-    return total / len(qi), info / len(entry.attributes)
+    return (total / len(qi) if qi else 0.0), info / max(len(entry.attributes), 1)

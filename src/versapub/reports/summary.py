@@ -14,7 +14,8 @@ COLUMN_NOTES = {
     "says which group a record is in, never which of its group's values is the record's); a generalized table's "
     "equivalence classes (records sharing every published non-sensitive value)",
     "achieved": "achieved: the guarantee's own measure of the weakest group (l-diversity: its size divided by its "
-    "most frequent sensitive value, at least l; k-anonymity: the smallest class; t-closeness: the largest distance)",
+    "most frequent sensitive value, at least l; k-anonymity: the smallest class; t-closeness: the largest distance; "
+    "functional (tau, lambda)-diversity: the smallest slack min_k (phi(k) - F(k)), at least 0)",
     "alone": "alone: share of records that are the only one with their non-sensitive values in the table (anyone who "
     "knows those values can single the record out)",
 }

@@ -2,8 +2,9 @@
 
 An adversary who knows a target's values of the rule's left-hand side that the table
 holds (leaves) considers every published row whose values cover them: a sensitive value
-is possible when some covering row holds it (the union over the covering equivalence
-classes).  Other tables are ignored, which can only add possible values, so a reported
+is possible when some covering row holds it or a generalized value covering it (the union
+over the covering equivalence classes; a generalized sensitive value — Sequential Sweep —
+makes every leaf it covers possible).  Other tables are ignored, which can only add possible values, so a reported
 target is truly disclosed.
 
 Fast path: when every equivalence class holds at least ``min_possible_values()`` distinct
@@ -75,8 +76,15 @@ def _attack_rule(
 ) -> None:  # fmt: skip
     s = ident(rule.rhs)
     others = [c for c in (r[0] for r in con.execute("DESCRIBE data").fetchall()) if c not in (rule.rhs, "count")]
+    # The published rows with each sensitive value replaced by every leaf it covers.
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW sdata AS SELECT d.* EXCLUDE ({s}), coalesce(o.leaf, d.{s}) AS {s} FROM data d "
+        f"LEFT JOIN labels l ON l.attribute = {_lit(rule.rhs)} AND l.value = d.{s} LEFT JOIN ord o "
+        "ON o.attribute = l.attribute AND CAST(o.position AS BIGINT) BETWEEN CAST(l.first AS BIGINT) AND "
+        "CAST(l.last AS BIGINT)"
+    )
     classes = ", ".join(ident(c) for c in others) or "1"
-    row = con.execute(f"SELECT min(k) FROM (SELECT count(DISTINCT {s}) k FROM data GROUP BY {classes})").fetchone()
+    row = con.execute(f"SELECT min(k) FROM (SELECT count(DISTINCT {s}) k FROM sdata GROUP BY {classes})").fetchone()
     if row is not None and row[0] is not None and int(row[0]) >= need:
         result.targets += _targets(con, known, original)
         return
@@ -97,7 +105,7 @@ def _attack_rule(
         size = con.execute(f"SELECT coalesce(sum({product}), 0) FROM data {sizes}").fetchone()
         if size is not None and int(size[0]) > MAX_PAIRS:
             bad = con.execute(
-                f"SELECT {', '.join(ident(a) for a in known)}, list(DISTINCT {s} ORDER BY {s}) FROM data "
+                f"SELECT {', '.join(ident(a) for a in known)}, list(DISTINCT {s} ORDER BY {s}) FROM sdata "
                 f"GROUP BY {classes}, {', '.join(ident(a) for a in known)} HAVING count(DISTINCT {s}) < {need}"
             ).fetchall()
             for r in bad:
@@ -106,11 +114,11 @@ def _attack_rule(
             return
         keys = ", ".join(f"m{i}.leaf" for i in range(len(known)))
         rows = con.execute(
-            f"SELECT {keys}, list(DISTINCT data.{s} ORDER BY data.{s}) FROM data {' '.join(maps)} GROUP BY {keys} "
-            f"HAVING count(DISTINCT data.{s}) < {need}"
+            f"SELECT {keys}, list(DISTINCT data.{s} ORDER BY data.{s}) FROM sdata data {' '.join(maps)} "
+            f"GROUP BY {keys} HAVING count(DISTINCT data.{s}) < {need}"
         ).fetchall()
     else:
-        q = f"SELECT list(DISTINCT {s} ORDER BY {s}) FROM data HAVING count(DISTINCT {s}) < {need}"
+        q = f"SELECT list(DISTINCT {s} ORDER BY {s}) FROM sdata HAVING count(DISTINCT {s}) < {need}"
         rows = con.execute(q).fetchall()
     seen = _seen(original, known)
     for r in rows:

@@ -300,11 +300,22 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
                 s_col = _ident(r.rhs)
                 c, n = (_ident(fresh_alias(base, t["attributes"])) for base in ("c", "n"))
                 part = ", ".join(_ident(g) for g in group_cols) or "1"
-                per_table[t["name"]] = con.execute(
-                    f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT {s_col}, sum(CAST("count" AS BIGINT)) '
-                    f'OVER (PARTITION BY {part}, {s_col}) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY {part}) '
-                    f"{n} FROM {src}) ORDER BY 2 DESC LIMIT 1"
-                ).fetchone()
+                runs = kind.sensitive_runs(directory, entry).get(r.rhs)
+                if runs is not None:  # generalized sensitive values: the largest induced frequency of a leaf
+                    leaf, x = (_ident(fresh_alias(base, t["attributes"])) for base in ("leaf", "x"))
+                    per_table[t["name"]] = con.execute(
+                        f'WITH w AS (SELECT {part}, unnest(range(r.f, r.l + 1)) {leaf}, CAST("count" AS DOUBLE) / '
+                        f"(r.l - r.f + 1) {x} FROM {src} d JOIN ({runs[0]}) r ON d.{s_col} = r.pv), "
+                        f"c AS (SELECT {part}, {leaf}, sum({x}) {x} FROM w GROUP BY ALL) "
+                        f"SELECT o.leaf, p.{x} FROM (SELECT {leaf}, {x} / sum({x}) OVER (PARTITION BY {part}) {x} "
+                        f"FROM c) p JOIN ({runs[1]}) o ON o.position = p.{leaf} ORDER BY 2 DESC LIMIT 1"
+                    ).fetchone()
+                else:
+                    per_table[t["name"]] = con.execute(
+                        f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT {s_col}, sum(CAST("count" AS BIGINT)) '
+                        f'OVER (PARTITION BY {part}, {s_col}) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY '
+                        f"{part}) {n} FROM {src}) ORDER BY 2 DESC LIMIT 1"
+                    ).fetchone()
             row = per_table[t["name"]]
             if row is None:
                 continue

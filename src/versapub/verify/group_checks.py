@@ -93,7 +93,7 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
     if name == "l-diversity":  # frequency l-diversity (Jin et al. §6.1; Xiao & Tao Def. 2)
         l = _number(spec, "l", True, 2)
         return GroupTest(name, f"l * max_count <= size with l = {l:g}",
-                         lambda c, q: l * c.max(axis=1) <= c.sum(axis=1))  # fmt: skip
+                         lambda c, q: l * c.max(axis=1) <= c.sum(axis=1) + 1e-9)  # fmt: skip
     if name == "distinct-l-diversity":  # Machanavajjhala et al. §4.1
         l = _number(spec, "l", True, 2)
         return GroupTest(name, f"at least {l:g} distinct values", lambda c, q: (c > 0).sum(axis=1) >= l)
@@ -159,8 +159,9 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
 
 
 def failing_groups(test: GroupTest, group: npt.NDArray[np.int64], value: npt.NDArray[np.int64],
-                   count: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:  # fmt: skip
-    """Group ids (as given) whose histogram fails ``test``; values are column indices."""
+                   count: npt.NDArray[np.int64] | npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:  # fmt: skip
+    """Group ids (as given) whose histogram fails ``test``; values are column indices;
+    counts may be fractional (induced by generalized sensitive values)."""
     if not len(group):
         return np.zeros(0, dtype=np.int64)
     ids, row = np.unique(group, return_inverse=True)

@@ -510,26 +510,46 @@ class _Checker:
             self.groups_ok(st, line, s, self.guarantee_of(s, guarantee), name, what)
 
     def groups_ok(
-        self, view: str, line: list[str], s: str | None, guarantee: dict[str, Any], name: str, what: str
+        self,
+        view: str,
+        line: list[str],
+        s: str | None,
+        guarantee: dict[str, Any],
+        name: str,
+        what: str,
+        spread: str | None = None,
     ) -> None:
         """Every line (SQL expressions ``line``) of ``view`` satisfies the guarantee for ``s``
         (the verifier's own test, :mod:`versapub.verify.group_checks`); ``s`` None: a table
-        with no sensitive attribute (only its classes' sizes count)."""
+        with no sensitive attribute (only its classes' sizes count).  ``spread``: a relation
+        ``(pv, f, l)`` giving each published value of ``s`` as the run ``f..l`` of leaf
+        positions it covers — the counts are then *induced*: a record with a generalized
+        value adds ``1/(l - f + 1)`` to each leaf it covers (functional-diversity paper,
+        Definition 8)."""
         try:
-            test = group_test(guarantee, self.parents(s, view) if s is not None else None)
+            test = group_test(guarantee, self.parents(s, view) if s is not None and spread is None else None)
         except SpecError as exc:
             self.report.add("guarantee", False, str(exc), name)
             return
         cols = ", ".join(f"{e} AS k{i}" for i, e in enumerate(line))
         keys = ", ".join(f"k{i}" for i in range(len(line)))
+        cnt = f"CAST({_q('count')} AS BIGINT)"
+        if spread is None:
+            sv = _q(s) if s is not None else chr(39) + "*" + chr(39)
+            inner = f"SELECT {cols}, {sv} AS sv, sum({cnt}) c FROM {view} GROUP BY ALL"
+        else:
+            assert s is not None
+            inner = (f"SELECT {keys}, sv, sum(w) c FROM (SELECT {cols}, unnest(range(r.f, r.l + 1)) AS sv, "
+                     f"CAST({cnt} AS DOUBLE) / (r.l - r.f + 1) AS w FROM {view} JOIN {spread} r "
+                     f"ON {view}.{_q(s)} = r.pv) GROUP BY ALL")  # fmt: skip
         h = self.con.execute(
             f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c, "
-            f"{keys} FROM (SELECT {cols}, {_q(s) if s is not None else chr(39) + '*' + chr(39)} AS sv, "
-            f"sum(CAST({_q('count')} AS BIGINT)) c FROM {view} GROUP BY ALL)"
+            f"{keys} FROM ({inner})"
         ).fetchnumpy()
-        group, value, count = (np.asarray(h[k], dtype=np.int64) for k in ("g", "v", "c"))
+        group, value = (np.asarray(h[k], dtype=np.int64) for k in ("g", "v"))
+        count = np.asarray(h["c"], dtype=np.float64)
         bad = failing_groups(test, group, value, count)
-        about = f" for {s!r}" if s is not None else ""
+        about = f" for {s!r}" + (" (induced frequencies of its generalized values)" if spread else "") if s else ""
         lines = int(group.max()) + 1 if len(group) else 0
         shown = ""
         if len(bad):
@@ -547,6 +567,11 @@ class _Checker:
             else f"{len(bad)} of {lines} {_plural(what)} violate {test.name} ({test.wording}){about}{shown}",
             name,
         )
+
+    def sensitive_generalized(self, labels: str, s: str) -> bool:
+        """Does the labels listing give generalized values of the sensitive attribute ``s``?"""
+        row = self.con.execute(f"SELECT count(*) FROM {labels} WHERE attribute = {_lit(s)}").fetchone()
+        return bool(row and row[0])
 
     def guarantee_of(self, s: str, release: dict[str, Any]) -> dict[str, Any]:
         """The guarantee of the table's rule protecting ``s``: the one the checker requires,
@@ -574,17 +599,18 @@ class _Checker:
         """A generalized table: the listings are well formed (each listed attribute's leaves
         numbered 0 .. m-1, every generalized value a run first..last of them, no generalized
         value also a leaf); every equivalence class (distinct values of the non-sensitive
-        columns) satisfies the guarantee; with the original, the table is a true
-        generalization of it: every record can be given to a row holding its sensitive value
-        whose values cover its values (a maximum flow that saturates)."""
+        columns) satisfies the guarantee — on induced frequencies when the sensitive
+        attribute's values are generalized too (Sequential Sweep); with the original, the
+        table is a true generalization of it: every record can be given to a row whose values
+        (its sensitive value included) cover its values (a maximum flow that saturates)."""
         qi = [a for a in attrs if a != s]
-        names = ", ".join(_lit(a) for a in qi) or "NULL"
+        names = ", ".join(_lit(a) for a in attrs) or "NULL"
         bad = self.con.execute(
             f"SELECT (SELECT count(*) FROM {labels} WHERE attribute NOT IN ({names})) + "
             f"(SELECT count(*) FROM {order} WHERE attribute NOT IN ({names}))"
         ).fetchone()
-        self.zero("generalized", bad, "the listings name only non-sensitive attributes of the table",
-                  "{} listing row(s) name an attribute that is not a non-sensitive one of the table", name)  # fmt: skip
+        self.zero("generalized", bad, "the listings name only attributes of the table",
+                  "{} listing row(s) name an attribute the table does not hold", name)  # fmt: skip
         numbering = self.con.execute(
             f"SELECT count(*) FROM (SELECT attribute, count(*) m, count(DISTINCT TRY_CAST(position AS BIGINT)) d, "
             f"min(TRY_CAST(position AS BIGINT)) lo, max(TRY_CAST(position AS BIGINT)) hi FROM {order} GROUP BY 1) "
@@ -609,7 +635,23 @@ class _Checker:
         self.zero("generalized", clash, "no generalized value is also a leaf of its attribute",
                   "{} generalized value(s) are also leaves of their attribute (ambiguous)", name)  # fmt: skip
         g = self.guarantee_of(s, guarantee) if s is not None else guarantee
-        self.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class")
+        spread = None
+        if s is not None and self.sensitive_generalized(labels, s):
+            spread = "s_runs"
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE s_runs AS SELECT value AS pv, CAST(first AS BIGINT) f, "
+                f"CAST(last AS BIGINT) l FROM {labels} WHERE attribute = {_lit(s)} UNION ALL SELECT leaf, "
+                f"CAST(position AS BIGINT), CAST(position AS BIGINT) FROM {order} WHERE attribute = {_lit(s)} "
+                f"AND leaf NOT IN (SELECT value FROM {labels} WHERE attribute = {_lit(s)})"
+            )
+            stray = self.con.execute(
+                f"SELECT count(*) FROM {data} WHERE {_q(s)} NOT IN (SELECT pv FROM s_runs)"
+            ).fetchone()
+            self.zero("generalized", stray, f"every published value of {s!r} is a listed leaf or generalized value",
+                      f"{{}} row(s) hold a value of {s!r} that is neither a listed leaf nor a generalized value",
+                      name)  # fmt: skip
+        self.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class", spread)
+        self.con.execute("DROP TABLE IF EXISTS s_runs")
         if self.original is None:
             return
         size = self.con.execute(f"SELECT count(*) FROM {data}").fetchone()
@@ -638,11 +680,23 @@ class _Checker:
                 f"CREATE TEMP TABLE pr AS SELECT *, CAST({_q('count')} AS BIGINT) AS c, "
                 f"row_number() OVER () - 1 AS rid FROM {data}"
             )
-            joins = " ".join(f"JOIN map{i} m{i} ON pr.{_q(a)} = m{i}.pv" for i, a in enumerate(attrs))
-            on = " AND ".join(f"cells.k{i} = m{i}.leaf" for i in range(len(attrs)))
-            arcs = self.con.execute(
-                f"SELECT DISTINCT pr.rid, cells.cid FROM pr {joins} JOIN cells ON {on}"
-            ).fetchnumpy()
+            # From the input's cells, one attribute at a time: a cell's published values that
+            # cover it so far, kept only while some published row starts with them (a prefix
+            # semi-join), so general labels never expand into all their leaves.
+            prev = "cells"
+            for i, a in enumerate(attrs):
+                match = " AND ".join([*(f"q.{_q(b)} = x.p{j}" for j, b in enumerate(attrs[:i])), f"q.{_q(a)} = m.pv"])
+                self.con.execute(
+                    f"CREATE OR REPLACE TEMP TABLE step{i} AS SELECT x.*, m.pv AS p{i} FROM {prev} x "
+                    f"JOIN map{i} m ON m.leaf = x.k{i} SEMI JOIN (SELECT DISTINCT "
+                    f"{', '.join(_q(b) for b in attrs[: i + 1])} FROM pr) q ON {match}"
+                )
+                if i:
+                    self.con.execute(f"DROP TABLE {prev}")
+                prev = f"step{i}"
+            on = " AND ".join(f"pr.{_q(a)} = x.p{i}" for i, a in enumerate(attrs))
+            arcs = self.con.execute(f"SELECT DISTINCT pr.rid, x.cid FROM {prev} x JOIN pr ON {on}").fetchnumpy()
+            self.con.execute(f"DROP TABLE IF EXISTS {prev}")
             rows = self.con.execute("SELECT rid, c FROM pr ORDER BY rid").fetchnumpy()
             cells = self.con.execute("SELECT cid, c FROM cells ORDER BY cid").fetchnumpy()
             flow, total = _max_flow(rows, cells, arcs)
@@ -815,7 +869,7 @@ class _Checker:
                 order = self.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
                 if data and labels and order and self.counts_ok(data, list(sub.attributes), files["data"]):
                     self.generalized_ok(data, labels, order, list(sub.attributes), s, guarantee, sub.name)
-                    if s is not None:
+                    if s is not None and not self.sensitive_generalized(labels, s):
                         self.marginal_ok(data, [s], files["data"])
             elif entry["kind"] == "sa-groups":
                 sens = [r.rhs for r in sub.enforced_rules]
