@@ -110,9 +110,9 @@ class Generalized:
         lit = "'" + s[0].replace("'", "''") + "'"
         labels, order = (duckdb_source(directory / entry.files[r]) for r in ("labels", "order"))
         leaves = f"SELECT CAST(position AS BIGINT) position, leaf FROM {order} WHERE attribute = {lit}"
-        runs = (f"SELECT value pv, CAST(first AS BIGINT) f, CAST(last AS BIGINT) l FROM {labels} WHERE attribute = {lit} "
-                f"UNION ALL SELECT leaf, position, position FROM ({leaves}) WHERE leaf NOT IN (SELECT value FROM "
-                f"{labels} WHERE attribute = {lit})")  # fmt: skip
+        runs = (f"SELECT value pv, CAST(first AS BIGINT) f, CAST(last AS BIGINT) l FROM {labels} WHERE "
+                f"attribute = {lit} UNION ALL SELECT leaf, position, position FROM ({leaves}) WHERE leaf NOT IN "
+                f"(SELECT value FROM {labels} WHERE attribute = {lit})")  # fmt: skip
         return {s[0]: (runs, leaves)}
 
     def validate(self, table: AnonymizedTable) -> None:
@@ -174,7 +174,8 @@ class Generalized:
             if spread:  # induced counts: each published value spread over the leaf positions it covers
                 con.execute(f"CREATE TABLE h AS SELECT g, v, sum(w) c FROM (SELECT dense_rank() OVER (ORDER BY {keys})"
                             f" - 1 g, unnest(range(r.f, r.l + 1)) v, CAST(\"count\" AS DOUBLE) / (r.l - r.f + 1) w "
-                            f"FROM {src} d JOIN ({runs[exact[0]][0]}) r ON d.{s_expr} = r.pv) GROUP BY g, v")  # fmt: skip
+                            f"FROM {src} d JOIN ({runs[exact[0]][0]}) r ON d.{s_expr} = r.pv) "
+                            "GROUP BY g, v")  # fmt: skip
             else:
                 con.execute(f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, dense_rank() "
                             f"OVER (ORDER BY {s_expr}) - 1 v, CAST(\"count\" AS BIGINT) c FROM {src}")  # fmt: skip
