@@ -95,12 +95,13 @@ def with_utility(release: Release, progress: Progress = _silent) -> Release:
     default workload, marginal errors), as stored in the manifest."""
     from versapub.kinds.build import model_from_release
     from versapub.model import utility_summary
-    from versapub.release.metrics import release_metrics
+    from versapub.release.metrics import functional_measures, release_metrics
 
     progress("measuring utility (KL-divergence, 1,000 COUNT queries)", 0, 0)
     t = time.perf_counter()
     out = replace(release, utility={**utility_summary(model_from_release(release), release.source),
-                                    "metrics": release_metrics(release)})  # fmt: skip
+                                    "metrics": release_metrics(release),
+                                    "functional": functional_measures(release)})  # fmt: skip
     out.timings["utility"] = time.perf_counter() - t
     return out
 

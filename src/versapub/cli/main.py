@@ -766,7 +766,10 @@ def evaluate(
     as_json: bool,
 ) -> None:
     """Utility of a release: KL-divergence to the original, relative error of a random
-    COUNT workload, per-attribute marginal error (0 for a faithful release), timings."""
+    COUNT workload, per-attribute marginal error (0 for a faithful release), the classic
+    metrics, and for generalized tables the functional-diversity paper's measures
+    (excessive protection, ID3's ratio of classification accuracies predicting the
+    sensitive attribute, 1-D and 2-D count queries on published values), timings."""
     with _errors(), _progress(as_json) as bar:
         read_manifest(release_dir)  # not a release: one paragraph, before the engines load
         from versapub.kinds.load import load_release
@@ -785,15 +788,18 @@ def evaluate(
         w = make_workload(table, n_queries, qd, frac, seed)
         re_ = relative_error(model, table, w)
         marg = marginal_errors(model, table)
-        from versapub.release.metrics import file_metrics
+        from versapub.release.metrics import file_functional_measures, file_metrics
 
         metrics = file_metrics(release_dir)
+        bar.update(task, description="the functional-diversity paper's measures")
+        functional = file_functional_measures(release_dir, table, seed)
     result = {
         **kl.to_json(),
         "relative_error": re_.to_json(),
         "workload": {"n_queries": n_queries, "qd": qd, "p": frac, "seed": seed},
         "marginal_error": marg,
         "metrics": metrics,
+        "functional": functional,
         "model_path": model.path,
         "original_mismatch": _State.mismatch,
         "timings_s": {"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
@@ -825,6 +831,10 @@ def evaluate(
             f"suppressed records {mt['suppressed_records']}",
             soft_wrap=True,
         )
+    from versapub.reports.summary import functional_text
+
+    for name, fm in functional.items():
+        out.print(escape(functional_text(name, fm)), soft_wrap=True)
     out.print(f"Timings: load {load_s:.2f} s, KL {kl.seconds:.2f} s, queries {re_.seconds:.2f} s")
 
 

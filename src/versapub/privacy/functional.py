@@ -37,6 +37,36 @@ def linear_phi(tau: float, lam: int) -> tuple[float, ...]:
     return tuple(tau + (k - 1) * (1 - tau) / (lam - 1) for k in range(1, lam))
 
 
+def cumulative(h: Histograms) -> tuple[IntArray, IntArray, npt.NDArray[np.float64]]:
+    """Per entry in each group's decreasing order: (group, rank ``k - 1``, ``F(k)``) —
+    Definition 9, on whole or induced counts."""
+    g, cnt, rank = ranked(h)
+    size = h.sizes().astype(np.float64)
+    csum = np.cumsum(cnt)
+    excl = csum - cnt
+    idx = np.arange(len(g), dtype=np.int64)
+    f_cum = (csum - excl[idx - rank]) / np.maximum(size[g], 1)  # records up to this entry, in its group
+    return g, rank, f_cum
+
+
+def slack(h: Histograms, bound: tuple[float, ...] | list[float]) -> npt.NDArray[np.float64]:
+    """Per group, ``e(E) = min_k (phi(k) - F_E(k))`` over the ``k`` where ``phi(k) < 1``
+    (beyond, ``phi = 1`` and ``F(k) <= 1`` hold for every group, ``F = 1`` once ``k`` reaches
+    the group's number of values, so the minimum over every ``k`` would be 0 or below):
+    the excessive protection of an equivalence class (Definition 35 as the reading notes
+    reconstruct it), negative when the class violates the bound; ``inf`` when ``phi`` is
+    1 everywhere.  A group with fewer than ``k`` values has ``F(k) = 1``, reached at its
+    last value."""
+    phi = np.asarray(bound, dtype=np.float64)
+    g, rank, f_cum = cumulative(h)
+    inside = rank < len(phi)
+    bounded = np.where(inside, phi[np.minimum(rank, max(len(phi) - 1, 0))], 1.0) if len(phi) else np.ones(len(g))
+    use = inside & (bounded < 1 - 1e-12)
+    out = np.full(h.n_groups, np.inf)
+    np.minimum.at(out, g[use], (bounded - f_cum)[use])
+    return out
+
+
 @dataclass(frozen=True)
 class FunctionalDiversity(Params):
     """Functional (tau, lambda)-diversity (see the module docstring); parameters ``tau``,
@@ -95,25 +125,11 @@ class FunctionalDiversity(Params):
             f"k most frequent sensitive values hold at most phi(k) of its records, phi = {shown}, then 1"
         )
 
-    def cumulative(self, h: Histograms) -> tuple[IntArray, IntArray, npt.NDArray[np.float64]]:
-        """Per entry in each group's descending order: (group, rank k - 1, F(k))."""
-        g, cnt, rank = ranked(h)
-        size = h.sizes().astype(np.float64)
-        csum = np.cumsum(cnt)
-        excl = csum - cnt
-        idx = np.arange(len(g), dtype=np.int64)
-        f_cum = (csum - excl[idx - rank]) / np.maximum(size[g], 1)  # records up to this entry, in its group
-        return g, rank, f_cum
-
     def slack(self, h: Histograms) -> npt.NDArray[np.float64]:
-        """Per group, ``min_k (phi(k) - F(k))`` (negative: violated) — the paper's excessive
-        protection of an equivalence class (Definition 35, reconstruction)."""
-        phi = np.asarray(self.bound(), dtype=np.float64)
-        g, rank, f_cum = self.cumulative(h)
-        bound = np.where(rank < len(phi), phi[np.minimum(rank, len(phi) - 1)], 1.0)
-        out = np.full(h.n_groups, np.inf)
-        np.minimum.at(out, g, bound - f_cum)
-        return out
+        """Per group, ``min_k (phi(k) - F(k))`` over the ``k`` where ``phi(k) < 1`` (negative:
+        violated) — the paper's excessive protection of an equivalence class (Definition 35,
+        reconstruction; :func:`slack`)."""
+        return slack(h, self.bound())
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
         return np.asarray((self.slack(h) >= -1e-9) & (h.sizes() > 0))

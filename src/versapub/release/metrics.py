@@ -67,6 +67,25 @@ def release_metrics(release: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def functional_measures(release: Any) -> dict[str, dict[str, Any]]:
+    """Per generalized table that protects a sensitive attribute, the functional-diversity
+    paper's measures against the release's own input (:func:`versapub.release.functional.
+    table_measures`): excessive protection, ID3's rca, count-query error."""
+    from versapub.privacy.per_rule import for_rules
+    from versapub.release.cells import Cells
+    from versapub.release.functional import table_measures
+
+    out = {}
+    for t in release.tables:
+        if get_kind(t.table.kind).exact_values or t.table.enforces is None or t.table.also_enforces:
+            continue
+        rules = t.table.enforced_rules
+        g = for_rules(rules, release.rule_guarantees) if release.rule_guarantees else release.guarantee
+        sub = release.source.select(t.table.parts["data"].names)
+        out[t.name] = table_measures(Cells.of_table(t.table), sub, g.cumulative_bound(), seed=release.seed)
+    return out
+
+
 def _loss_in_memory(table: Any, source: Any) -> tuple[float, float]:
     """(generalization loss over the non-sensitive attributes, information over all — a
     generalized sensitive value loses information like any other)."""
@@ -144,3 +163,26 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
     finally:
         con.close()
     return (total / len(qi) if qi else 0.0), info / max(len(entry.attributes), 1)
+
+
+def file_functional_measures(directory: str | Path, original: Any | None, seed: int = 1) -> dict[str, dict[str, Any]]:
+    """:func:`functional_measures` from a release's files (the rule's own guarantee from the
+    manifest, else the release's), against ``original`` when given."""
+    from versapub.privacy.guarantee import make_guarantee
+    from versapub.release.cells import Cells
+    from versapub.release.functional import table_measures
+
+    d = Path(directory)
+    m = read_manifest(d)
+    own = {str(r["rhs"]): r["guarantee"] for r in m.get("rules") or [] if isinstance(r, dict) and r.get("guarantee")}
+    out = {}
+    for raw in m["tables"]:
+        entry = parse_entry(raw)
+        kind = get_kind(entry.kind)
+        s = kind.sensitive_of(entry)
+        if kind.exact_values or len(s) != 1:
+            continue
+        g = make_guarantee(dict(own.get(s[0]) or m["guarantee"]))
+        sub = original.select(entry.attributes) if original is not None else None
+        out[entry.name] = table_measures(Cells.of_files(d, entry, s[0]), sub, g.cumulative_bound(), seed=seed)
+    return out

@@ -18,7 +18,7 @@ from versapub.io.manifest import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
-from versapub.reports.summary import share_text
+from versapub.reports.summary import functional_text, share_text
 from versapub.verify.check import CheckReport
 
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
@@ -87,6 +87,9 @@ GLOSSARY = {
     "(Earth Mover's Distance) of the whole table's.",
     "discernibility": "The sum over classes (or groups) of their size squared: each record is charged the number "
     "of records it cannot be told apart from. Lower is more precise.",
+    "excessive protection": "Per equivalence class, min over k of phi(k) - F(k): how far its k most frequent "
+    "sensitive values stay below what functional (tau, lambda)-diversity allows (0: exactly at the bound; larger: "
+    "more protection, and less utility, than asked for).",
     "information": "um: per record and attribute, 1 - log(leaves covered) / log(domain size), averaged: 1 when "
     "values are published exactly, 0 when fully generalized (the functional-diversity paper's measure).",
     "sa-groups": "The MSA decomposition (Ye et al.): records are put into SA-groups; each record's "
@@ -392,6 +395,13 @@ def html_report(
                             f"<td>{mt['generalization_loss']:.3f}</td><td>{mt.get('information', 1.0):.3f}</td>"
                             f"<td>{mt['suppressed_records']}</td></tr>")  # fmt: skip
             body.append("</table>")
+        for name, fm in (util.get("functional") or {}).items():
+            body.append(f"<p>{_e(functional_text(name, fm))}.</p>")
+            hist = (fm.get("excessive_protection") or {}).get("histogram")
+            if hist:
+                body.append(_bars([(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"],
+                                   strict=False)], xlabel=f"{_term('excessive protection')} of a class in {name} "
+                                   "(bin start)", ylabel="number of classes"))  # fmt: skip
         body.append("<table><tr><th>attribute</th><th>largest marginal error</th><th></th></tr>")
         for a, err in (util.get("marginal_error") or {}).items():
             body.append(f"<tr><td>{_e(a)}</td><td>{err:.2e}</td><td>{_badge(err < 1e-9, 'exact' if err < 1e-9 else 'differs')}</td></tr>")  # fmt: skip

@@ -72,6 +72,25 @@ def summary_rows(release: Release) -> list[dict[str, Any]]:
     return rows
 
 
+def functional_text(name: str, fm: dict[str, Any]) -> str:
+    """One line of the functional-diversity paper's measures of a table (excessive
+    protection, ID3's ratio of classification accuracies and rules, count-query error)."""
+    parts = []
+    ep = fm.get("excessive_protection") or {}
+    if ep.get("min") is not None:
+        parts.append(f"excessive protection min {ep['min']:.3f}, mean {ep['mean']:.3f} over {ep['classes']} classes")
+    cl = fm.get("classification")
+    if cl:
+        parts.append(f"ID3 predicting {cl['target']}: accuracy {cl['accuracy_anonymized']:.3f} (original "
+                     f"{cl['accuracy_original']:.3f}), rca {cl['rca']:.3f}, classification rules "
+                     f"{cl['rules_anonymized']} (original {cl['rules_original']})")  # fmt: skip
+    for dims, q in (fm.get("count_queries") or {}).items():
+        if q.get("mean") is not None:
+            parts.append(f"{dims}-D count queries on published values: relative error mean {q['mean']:.3f}, "
+                         f"median {q['median']:.3f}")  # fmt: skip
+    return f"{name}: " + ("; ".join(parts) if parts else "no measure applies")
+
+
 def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]]) -> str:
     """The release described for a data steward."""
     g = release.guarantee
@@ -142,6 +161,8 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
                 f"information um {mt['information']:.3f}, "
                 f"suppressed records {mt['suppressed_records']}"
             )
+        for name, fm in (u.get("functional") or {}).items():
+            out.append(f"- {functional_text(name, fm)}")
     if verification is not None:
         out += [
             "",
