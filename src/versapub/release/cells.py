@@ -106,8 +106,8 @@ class Cells:
             con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
             con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
             con.execute(f"CREATE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
-            counts = np.asarray(con.execute('SELECT CAST("count" AS BIGINT) c FROM data ORDER BY rowid').fetchnumpy()["c"],
-                                dtype=np.int64)  # fmt: skip
+            got = con.execute('SELECT CAST("count" AS BIGINT) c FROM data ORDER BY rowid').fetchnumpy()
+            counts = np.asarray(got["c"], dtype=np.int64)
             first: dict[str, IntArray] = {}
             last: dict[str, IntArray] = {}
             order: dict[str, tuple[str, ...]] = {}
@@ -116,8 +116,8 @@ class Cells:
                 value[a] = np.asarray(con.execute(f"SELECT dense_rank() OVER (ORDER BY {ident(a)}) v FROM data "
                                                   "ORDER BY rowid").fetchnumpy()["v"], dtype=np.int64)  # fmt: skip
                 lit = "'" + a.replace("'", "''") + "'"
-                listed = [r[0] for r in con.execute(
-                    f"SELECT leaf FROM ord WHERE attribute = {lit} ORDER BY CAST(position AS BIGINT)").fetchall()]  # fmt: skip
+                q = f"SELECT leaf FROM ord WHERE attribute = {lit} ORDER BY CAST(position AS BIGINT)"
+                listed = [r[0] for r in con.execute(q).fetchall()]
                 if not listed:  # published exactly: its values in text order
                     listed = [r[0] for r in con.execute(f"SELECT DISTINCT {ident(a)} FROM data ORDER BY 1").fetchall()]
                     con.execute(f"CREATE OR REPLACE TABLE o AS SELECT leaf, row_number() OVER () - 1 p FROM "

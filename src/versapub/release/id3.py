@@ -18,6 +18,7 @@ at least ``min_cover`` records and predicts at least ``min_accuracy`` of them co
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,8 +108,10 @@ def learn(train: Cells, target: str, features: Sequence[str], max_depth: int = 5
         return len(tree.attribute) - 1
 
     root_rows = np.arange(len(train.counts), dtype=np.int64)
-    queue: list[tuple[int, IntArray, Floats, frozenset[int], int]] = [(new_node(root_rows, train.counts.astype(np.float64)), root_rows, train.counts.astype(np.float64),
-              frozenset(), 0)]  # fmt: skip
+    root_w = train.counts.astype(np.float64)
+    queue: list[tuple[int, IntArray, Floats, frozenset[int], int]] = [
+        (new_node(root_rows, root_w), root_rows, root_w, frozenset(), 0)
+    ]
     while queue:
         node, rows, w, used, depth = queue.pop()
         mass = class_mass(rows, w)
@@ -147,7 +150,7 @@ def learn(train: Cells, target: str, features: Sequence[str], max_depth: int = 5
         value, cw_rows, c_w = value[order], cw_rows[order], c_w[order]
         cuts = np.flatnonzero(np.r_[True, value[1:] != value[:-1], True])
         tree.attribute[node] = best
-        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        for lo, hi in itertools.pairwise(cuts):
             child = new_node(cw_rows[lo:hi], c_w[lo:hi])
             tree.child[(node, int(value[lo]))] = child
             queue.append((child, cw_rows[lo:hi], c_w[lo:hi], used | {best}, depth + 1))
