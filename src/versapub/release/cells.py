@@ -120,17 +120,17 @@ class Cells:
                 listed = [r[0] for r in con.execute(q).fetchall()]
                 if not listed:  # published exactly: its values in text order
                     listed = [r[0] for r in con.execute(f"SELECT DISTINCT {ident(a)} FROM data ORDER BY 1").fetchall()]
-                    con.execute(f"CREATE OR REPLACE TABLE o AS SELECT leaf, row_number() OVER () - 1 p FROM "
-                                f"(SELECT unnest({_list(listed)}) leaf)")  # fmt: skip
+                    con.execute(f"CREATE OR REPLACE TABLE o AS SELECT unnest({_list(listed)}) leaf, "
+                                f"unnest(range({len(listed)})) p")  # fmt: skip
                 else:
                     con.execute(f"CREATE OR REPLACE TABLE o AS SELECT leaf, CAST(position AS BIGINT) p FROM ord "
                                 f"WHERE attribute = {lit}")  # fmt: skip
-                got = con.execute(
+                runs = con.execute(
                     f"SELECT coalesce(CAST(l.first AS BIGINT), o.p), coalesce(CAST(l.last AS BIGINT), o.p) FROM "
                     f"data d LEFT JOIN labels l ON l.attribute = {lit} AND l.value = d.{ident(a)} "
                     f"LEFT JOIN o ON o.leaf = d.{ident(a)} ORDER BY d.rowid"
                 ).fetchall()
-                arr = np.array(got, dtype=np.int64).reshape(-1, 2)
+                arr = np.array(runs, dtype=np.int64).reshape(-1, 2)
                 order[a] = tuple(str(v) for v in listed)
                 first[a], last[a] = arr[:, 0], arr[:, 1]
         finally:
