@@ -20,9 +20,11 @@ sensitive values in the last, most general equivalence class.
   moves at most ``H`` times (Theorem 32's ``O(H·|T|)``).
 * **Sensitive generalization** (§4.3, Step 11): the tuples left at the last item (every QI
   at its root) form one class; while it violates, the most frequent leaf among the top
-  ``k`` of the smallest violated ``F(k) <= phi(k)`` has tuples covering it generalized one
-  level up the sensitive taxonomy (those at the lowest level first: they put the most
-  weight on it), at most to ``max_sensitive_level``.  Without a taxonomy the sensitive
+  ``k`` of the smallest violated ``F(k) <= phi(k)`` has tuples covering it generalized up the
+  sensitive taxonomy to the next level where their node is wider (those at the lowest
+  level first: they put the most weight on it), at most to ``max_sensitive_level``.  Under
+  such a cap the leftovers may not be fixable although the whole table is (the workflow
+  checks that first): whole closed classes then rejoin the last one, most general first.  Without a taxonomy the sensitive
   attribute has two levels, its values and ``*``.
 
 Everything works on counts of distinct (quasi-identifier, sensitive value) combinations —
@@ -315,8 +317,9 @@ class SequentialSweep:
         last_rows, last_cnt = sweep.last
         s_top = len(s_dim.nodes or ()) - 1
         cap = s_top if self.max_sensitive_level is None else min(self.max_sensitive_level, s_top)
+        ec = _classes_of(qdims, qcodes, rows, item, items)
         s_level, s_rows, s_cnt, reopened = _generalize_last(
-            s_dim, svals, last_rows, last_cnt, (rows, item, cnt), items, phi, cap, say
+            s_dim, svals, last_rows, last_cnt, (rows, item, cnt), ec, phi, cap, say
         )
         if reopened is not None:
             rows, item, cnt = reopened
@@ -486,13 +489,33 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
     return Sweep((cat(closed_rows), cat(closed_item), cat(closed_cnt)), (row, cnt), moves, min(j, n_items - 1))
 
 
+def _classes_of(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], rows: IntArray, item: IntArray,
+                items: IntArray) -> IntArray:  # fmt: skip
+    """Each closed part's class: its item and its QI nodes at the item's levels."""
+    cols = [item]
+    for i, dim in enumerate(qdims):
+        assert dim.nodes is not None
+        lv = items[item, i]
+        node = np.zeros(len(rows), dtype=np.int64)
+        for k in np.unique(lv):
+            at = lv == k
+            node[at] = dim.nodes[int(k)][qcodes[i][rows[at]]]
+        cols.append(node)
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64)
+    g = group_rows(cols, [int(c.max()) + 1 for c in cols], with_inverse=True)
+    assert g.inverse is not None
+    return g.inverse.astype(np.int64)
+
+
 def _generalize_last(s_dim: Dimension, svals: IntArray, rows: IntArray, cnt: IntArray,
-                     closed: tuple[IntArray, IntArray, IntArray], items: IntArray, phi: Floats, cap: int,
+                     closed: tuple[IntArray, IntArray, IntArray], ec: IntArray, phi: Floats, cap: int,
                      say: Callable[[str], None]
                      ) -> tuple[IntArray, IntArray, IntArray, tuple[IntArray, IntArray, IntArray] | None]:  # fmt: skip
     """Step 11 (§4.3): the class of the tuples left at the last item, its sensitive values
     generalized until it satisfies.  Returns per part its sensitive level, row and records,
-    and the closed parts when some had to be reopened (below)."""
+    and the closed parts when some classes had to be reopened (below; ``ec``: each closed
+    part's class)."""
     assert s_dim.nodes is not None
     reopened = None
     if not len(rows):
@@ -500,21 +523,22 @@ def _generalize_last(s_dim: Dimension, svals: IntArray, rows: IntArray, cnt: Int
     state = _LastClass(s_dim, svals, rows, cnt, cap)
     if not state.generalize(phi):
         # Under a cap the leftovers may not be fixable although the whole table is (the
-        # workflow checked that): reopen closed classes, most general first, into this one.
+        # workflow checked that): whole closed classes rejoin this one, most general first.
         c_rows, c_item, c_cnt = closed
-        order = np.argsort(-c_item, kind="stable")
+        first_item = np.full(int(ec.max()) + 1 if len(ec) else 0, -1, dtype=np.int64)
+        np.maximum.at(first_item, ec, c_item)
+        by_generality = np.argsort(-first_item, kind="stable")
         take = 1
         while True:
-            take = min(2 * take, len(order))
-            back = order[:take]
+            take = min(2 * take, len(by_generality))
+            back = np.isin(ec, by_generality[:take])
             state = _LastClass(s_dim, svals, np.r_[rows, c_rows[back]], np.r_[cnt, c_cnt[back]], cap)
             if state.generalize(phi):
-                rest = np.setdiff1d(np.arange(len(c_rows)), back)
-                reopened = (c_rows[rest], c_item[rest], c_cnt[rest])
-                say(f"Sequential Sweep: {int(c_cnt[back].sum()):,} records of closed classes rejoined the last one "
-                    f"(sensitive generalization capped at level {cap})")  # fmt: skip
+                reopened = (c_rows[~back], c_item[~back], c_cnt[~back])
+                say(f"Sequential Sweep: {int(c_cnt[back].sum()):,} records of {take:,} closed classes rejoined the "
+                    f"last one (sensitive generalization capped at level {cap})")  # fmt: skip
                 break
-            if take == len(order):
+            if take == len(by_generality):
                 raise InfeasibleError(
                     "Sequential Sweep could not satisfy the requirement with sensitive values generalized at most to "
                     f"level {cap}, even with every record in one class; raise --max-sensitive-level."
@@ -561,19 +585,19 @@ class _LastClass:
             excess = float(cum[k_star] - phi[k_star])
             moved = False
             for a in order[: k_star + 1]:  # the top k*: the most frequent leaf that can be reduced
+                width = [int(self.width[k][self.nodes[k][a]]) for k in range(len(self.nodes))]
                 for k in range(min(self.cap, len(self.nodes) - 1)):
+                    up = next((u for u in range(k + 1, self.cap + 1) if width[u] > width[k]), None)
+                    if up is None:  # no allowed level spreads it wider
+                        continue
                     under = self.nodes[k] == self.nodes[k][a]
                     avail = self.x[k] * under
                     total = int(avail.sum())
                     if not total:
                         continue
-                    w_now = 1 / self.width[k][self.nodes[k][a]]
-                    w_up = 1 / self.width[k + 1][self.nodes[k + 1][a]]
-                    gain = (w_now - w_up) / self.n
-                    if gain <= 0:  # a padded level: the node does not widen
-                        continue
+                    gain = (1 / width[k] - 1 / width[up]) / self.n
                     batch = max(1, min(total, math.ceil(excess / gain - TOL)))
-                    self._raise(k, avail, batch)
+                    self._raise(k, up, avail, batch)
                     moved = True
                     break
                 if moved:
@@ -581,8 +605,8 @@ class _LastClass:
             if not moved:
                 return False
 
-    def _raise(self, k: int, avail: IntArray, batch: int) -> None:
-        """Move ``batch`` records from level ``k`` to ``k + 1`` among those ``avail`` counts
+    def _raise(self, k: int, up: int, avail: IntArray, batch: int) -> None:
+        """Move ``batch`` records from level ``k`` to ``up`` among those ``avail`` counts
         (largest first: one published label per node, so which leaves does not matter to
         the frequencies)."""
         order = np.argsort(-avail, kind="stable")
@@ -590,7 +614,7 @@ class _LastClass:
         moved = np.zeros_like(avail)
         moved[order] = take
         self.x[k] -= moved
-        self.x[k + 1] += moved
+        self.x[up] += moved
 
     def parts(self) -> tuple[IntArray, IntArray, IntArray]:
         """(sensitive level, distinct row, records) per part: each base value's records at
