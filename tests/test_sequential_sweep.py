@@ -198,7 +198,8 @@ def test_sensitive_generalization_by_hand() -> None:
     assert last.x[1].tolist() == [0, 2, 0] and last.x[2].sum() == 0  # two flu records at resp
     assert np.cumsum(np.sort(last.induced())[::-1]) == pytest.approx([1 / 3, 2 / 3, 1.0])
     lv, rows, cnt = last.parts()
-    assert sorted(zip(lv.tolist(), rows.tolist(), cnt.tolist())) == [(0, 0, 1), (0, 1, 1), (0, 2, 2), (1, 1, 2)]
+    parts = sorted(zip(lv.tolist(), rows.tolist(), cnt.tolist(), strict=True))
+    assert parts == [(0, 0, 1), (0, 1, 1), (0, 2, 2), (1, 1, 2)]
 
 
 def _hier_rows(values: list[str], groups: int, name: str) -> list[list[str]]:
@@ -255,8 +256,8 @@ def test_verifier_rejects_a_class_that_violates_on_induced_frequencies(tmp_path:
     the published file; the verifier recomputes F(k) from the cells and names the class."""
     import csv
 
-    table = EncodedTable.from_columns({"q": ["a"] * 6 + ["b"] * 6,
-                                       "s": ["flu"] * 4 + ["cold", "ulcer"] + ["flu", "cold", "ulcer"] * 2})  # fmt: skip
+    s_values = ["flu"] * 4 + ["cold", "ulcer"] + ["flu", "cold", "ulcer"] * 2
+    table = EncodedTable.from_columns({"q": ["a"] * 6 + ["b"] * 6, "s": s_values})
     h = Hierarchy.from_rows("s", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"]])
     rel = versapub.publish(table, ["q -> s"], guarantee={"name": "functional-diversity", "tau": 0.4, "lambda": 3},
                            anonymizer="sequential-sweep", hierarchies={"s": h}, seed=1)  # fmt: skip

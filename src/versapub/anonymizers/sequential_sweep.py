@@ -24,8 +24,8 @@ sensitive values in the last, most general equivalence class.
   sensitive taxonomy to the next level where their node is wider (those at the lowest
   level first: they put the most weight on it), at most to ``max_sensitive_level``.  Under
   such a cap the leftovers may not be fixable although the whole table is (the workflow
-  checks that first): whole closed classes then rejoin the last one, most general first.  Without a taxonomy the sensitive
-  attribute has two levels, its values and ``*``.
+  checks that first): whole closed classes then rejoin the last one, most general first.
+  Without a taxonomy the sensitive attribute has two levels, its values and ``*``.
 
 Everything works on counts of distinct (quasi-identifier, sensitive value) combinations —
 tuples with equal values are interchangeable except for which records a class keeps, which
