@@ -78,9 +78,10 @@ def dimension(table: EncodedTable, attribute: str, hierarchy: Hierarchy | None) 
     labels: list[tuple[str, ...]] = []
     for k in range(hierarchy.height):  # node ids are the ranks of the sorted labels (node_codes)
         labels.append(tuple(sorted({str(row[str(v)][k]) for v in values})))
-    # Leaf order: by node from the root down, then by value order: every node's leaves contiguous.
+    # Leaf order: by node from the root down, then by value order: every node's leaves contiguous
+    # (np.lexsort's last key is the primary one: the level below the root).
     value_rank = ranks(values)
-    order = np.lexsort((value_rank, *(nodes[k] for k in range(hierarchy.height - 1, 0, -1))))
+    order = np.lexsort((value_rank, *(nodes[k] for k in range(1, hierarchy.height))))
     r = np.empty(len(values), dtype=np.int64)
     r[order] = np.arange(len(values), dtype=np.int64)
     return Dimension(attribute, values, r, r.astype(np.float64), nodes, tuple(labels))

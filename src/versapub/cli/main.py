@@ -1268,7 +1268,8 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
 
 @cli.group()
 def experiment() -> None:
-    """Re-run the papers' experiments: versatile publishing (§6, Figures 1–10) and the MSA decomposition."""
+    """Re-run the papers' experiments: versatile publishing (§6, Figures 1–10), the MSA
+    decomposition, functional (tau, lambda)-diversity."""
 
 
 @experiment.command("versatile")
@@ -1379,6 +1380,64 @@ def experiment_msa_page(out_dir: Path, page: Path, notes: Path | None) -> None:
         if not (out_dir / "runs.csv").is_file():
             raise ConfigError(f"{out_dir} holds no runs.csv; run `versapub experiment msa --out {out_dir}` first.")
         found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
+    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
+              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
+
+
+@experiment.command("functional")
+@click.option("--dataset", type=click.Choice(["adult", "sparcs"]), required=True,
+              help="adult (occupation under the Census's occupation groups) or sparcs (CCSR diagnosis under its "
+              "body system).")  # fmt: skip
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Results directory (runs.csv, eligible.json, settings.json); reruns resume.")  # fmt: skip
+@click.option("--quick", is_flag=True, help="A few requirements and a small search grid (a smoke run).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of sampling, workloads and tie-breaks.")
+@click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records.")
+@click.option("--queries", "n_queries", type=int, default=300, show_default=True,
+              help="Count queries per workload (1-, 2- and 3-D).")  # fmt: skip
+def experiment_functional(dataset: str, out_dir: Path, quick: bool, seed: int, sample_n: int | None,
+                          n_queries: int) -> None:  # fmt: skip
+    """Re-run §5 of the functional (tau, lambda)-diversity paper on one dataset: Sequential
+    Sweep against CLD and 1DLD over a grid of (tau, lambda); print PASS/DIFFERS."""
+    from versapub.experiments.functional import Settings, run_experiment
+    from versapub.experiments.functional_page import findings, load_result
+
+    with _errors():
+        settings = Settings(dataset, seed=seed, quick=quick, sample=sample_n, n_queries=n_queries)
+        start = time.perf_counter()
+        with _progress() as bar:
+            task = bar.add_task("starting", total=None)
+
+            def hook(desc: str, done: int, total: int) -> None:
+                bar.update(task, description=desc, completed=done, total=total)
+
+            path = run_experiment(settings, out_dir, hook)
+        found = findings([load_result(out_dir)])
+    out.print(f"{dataset}: {path} ({time.perf_counter() - start:.1f} s this run); draw the page with "
+              "`versapub experiment functional-page`")  # fmt: skip
+    for f in found:
+        out.print(escape(f"[{f.verdict}] {f.figure}: {f.paper} — ours: {f.ours}"), soft_wrap=True)
+
+
+@experiment.command("functional-page")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("experiments/functional"), show_default=True,
+              help="The directory holding one results directory per dataset (each given to `experiment "
+              "functional --out`).")  # fmt: skip
+@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-functional.md"),
+              show_default=True, help="The Markdown page (figures go to results-functional/ beside it).")  # fmt: skip
+@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Markdown to include after the introduction (e.g. why findings differ).")  # fmt: skip
+def experiment_functional_page(out_dir: Path, page: Path, notes: Path | None) -> None:
+    """Write the functional-diversity results page: every figure, the paper's claims next to ours."""
+    from versapub.experiments.functional_page import write_page
+
+    with _errors():
+        dirs = sorted(d for d in out_dir.iterdir() if (d / "runs.csv").is_file()) if out_dir.is_dir() else []
+        if not dirs:
+            raise ConfigError(f"{out_dir} holds no results; run `versapub experiment functional --dataset adult "
+                              f"--out {out_dir}/adult` first.")  # fmt: skip
+        found = write_page(dirs, page, notes.read_text(encoding="utf-8") if notes else "")
     out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
               f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
 

@@ -60,7 +60,7 @@ def release_metrics(release: Any) -> dict[str, dict[str, Any]]:
         if not sizes:
             continue
         m = class_metrics({int(a): int(b) for a, b in sizes.items()}, n, k)
-        loss, info = _loss_in_memory(t.table, release.source) if t.table.leaves else (0.0, 1.0)
+        loss, info = loss_in_memory(t.table, release.source) if t.table.leaves else (0.0, 1.0)
         m["generalization_loss"], m["information"] = loss, info
         m["suppressed_records"] = int(st.get("suppressed_records") or 0)
         out[t.name] = m
@@ -86,7 +86,7 @@ def functional_measures(release: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _loss_in_memory(table: Any, source: Any) -> tuple[float, float]:
+def loss_in_memory(table: Any, source: Any) -> tuple[float, float]:
     """(generalization loss over the non-sensitive attributes, information over all — a
     generalized sensitive value loses information like any other)."""
     ct = table.parts["data"]
