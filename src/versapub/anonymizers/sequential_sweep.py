@@ -396,7 +396,9 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
     Items are evaluated in batches: the open tuples' classes at several consecutive items
     at once; when no class of the first ``b`` items keeps a tuple, those items changed
     nothing and are passed, and the first item where some class keeps tuples is applied
-    (exactly the one-item-at-a-time outcome; the batch grows while items pass)."""
+    (exactly the one-item-at-a-time outcome; the batch grows while items pass).  A class
+    keeps tuples iff it holds ``need`` distinct values, which fewer open tuples cannot
+    create: the batch's later items where no class could keep any are passed as well."""
     n_items = len(items)
     d = len(qdims)
     prio = rng.permutation(len(svals))  # tuples of one (class, value) cell move in this order
@@ -428,23 +430,32 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
             for i in range(d):
                 keys = keys * radix[i] + node_tab[i][its[:, i][:, None], qcodes[i][row][None, :]]
             width = space
-        # One sort gives the classes (item, key) and their cells (item, key, value).
-        comp = ((np.arange(b_n, dtype=np.int64)[:, None] * width + keys) * m + svals[row][None, :]).ravel()
-        order = np.argsort(comp)
-        cs = comp[order]
-        change = np.r_[True, cs[1:] != cs[:-1]]
-        cell_start = np.flatnonzero(change)
-        cell_of = np.empty(len(comp), dtype=np.int64)
-        cell_of[order] = np.cumsum(change) - 1
-        cell_cnt = np.add.reduceat(np.tile(cnt, b_n)[order], cell_start).astype(np.int64)
-        cell_comp = cs[cell_start]
-        ec_key = cell_comp // m
-        ec_new = np.r_[True, ec_key[1:] != ec_key[:-1]]
-        ec_of_cell = np.cumsum(ec_new) - 1
-        # Only classes with enough distinct values can keep tuples (``need``); the others send all on.
-        cand = (np.bincount(ec_of_cell) >= need)[ec_of_cell]
-        moving = cell_cnt.copy()
-        if cand.any():
+        ec_comp = (np.arange(b_n, dtype=np.int64)[:, None] * width + keys).ravel()  # a class: (item, key)
+        weights = np.tile(cnt, b_n)
+        # Prefilter: a class needs at least ``need`` records to keep any; hashing the class keys into
+        # buckets, a bucket's records bound its classes' sizes from above, so rows in small buckets
+        # are hopeless without sorting them.
+        bits = max(10, int(2 * len(ec_comp)).bit_length())
+        bucket = ((ec_comp.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)).astype(np.int64)
+        kept = np.flatnonzero(np.bincount(bucket, weights=weights, minlength=1 << bits)[bucket] >= need)
+        cand_any = False
+        if len(kept):
+            # One sort gives the classes (item, key) and their cells (item, key, value).
+            comp = ec_comp[kept] * m + np.tile(svals[row], b_n)[kept]
+            order = np.argsort(comp)
+            cs = comp[order]
+            change = np.r_[True, cs[1:] != cs[:-1]]
+            cell_start = np.flatnonzero(change)
+            cell_of = np.empty(len(comp), dtype=np.int64)
+            cell_of[order] = np.cumsum(change) - 1
+            cell_cnt = np.add.reduceat(weights[kept][order], cell_start).astype(np.int64)
+            cell_comp = cs[cell_start]
+            ec_key = cell_comp // m
+            ec_of_cell = np.cumsum(np.r_[True, ec_key[1:] != ec_key[:-1]]) - 1
+            # Only classes with enough distinct values can keep tuples.
+            cand = (np.bincount(ec_of_cell) >= need)[ec_of_cell]
+            cand_any = bool(cand.any())
+        if cand_any:
             sub_ec = np.unique(ec_of_cell[cand], return_inverse=True)[1].ravel().astype(np.int64)
             cells = Cells.of(sub_ec, cell_comp[cand] % m, cell_cnt[cand], int(sub_ec.max()) + 1)
             remove = removals(cells, phi, need)
@@ -461,16 +472,19 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
         cell_item = (cell_comp // m) // width
         first_cell = cand_idx[cells.perm[cells.start[keeps]]]
         b = int(cell_item[first_cell].min())
+        moving = cell_cnt.copy()  # hopeless classes send everything on
         moving[cand_idx[cells.perm]] = cells.count - state_after(cells, remove)
-        cell = cell_of[b * p : (b + 1) * p]
-        rorder = np.lexsort((prio[row], cell))  # which rows of a cell move: a seeded random priority
-        c_sorted, cell_sorted = cnt[rorder], cell[rorder]
+        lo, hi = np.searchsorted(kept, [b * p, (b + 1) * p])
+        moved = cnt.copy()  # rows outside the kept ones (hopeless at item b) move whole
+        at = kept[lo:hi] - b * p
+        cell = cell_of[lo:hi]
+        rorder = np.lexsort((prio[row[at]], cell))  # which rows of a cell move: a seeded random priority
+        c_sorted, cell_sorted = cnt[at][rorder], cell[rorder]
         before = np.cumsum(c_sorted) - c_sorted
-        first = np.r_[0, np.flatnonzero(np.diff(cell_sorted)) + 1]
+        first = np.r_[0, np.flatnonzero(np.diff(cell_sorted)) + 1] if len(cell_sorted) else np.zeros(0, np.int64)
         start_of = np.zeros(len(cell_cnt), dtype=np.int64)
         start_of[cell_sorted[first]] = before[first]
-        moved = np.zeros(p, dtype=np.int64)
-        moved[rorder] = np.clip(moving[cell_sorted] - (before - start_of[cell_sorted]), 0, c_sorted)
+        moved[at[rorder]] = np.clip(moving[cell_sorted] - (before - start_of[cell_sorted]), 0, c_sorted)
         keep = cnt - moved
         k = keep > 0
         closed_rows.append(row[k])
@@ -479,7 +493,13 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
         moves += b * int(cnt.sum()) + int(moved.sum())
         nxt = moved > 0
         row, cnt = row[nxt], moved[nxt]
-        j += b + 1
+        # Items of the batch after b where no class could keep a tuple stay so for the smaller
+        # set of open tuples (fewer tuples: fewer distinct values per class): pass them.
+        later = np.unique(cell_item[cand_idx])
+        later = later[later > b]
+        skip = int(later[0]) if len(later) else b_n
+        moves += (skip - b - 1) * int(cnt.sum())
+        j += skip
         batch = max(1, 2 * b)
         pct = 100 * j // max(n_items - 1, 1)
         if pct // 10 != shown:
