@@ -66,10 +66,12 @@ def main() -> None:
         print(f"{name}: {table.n_rows:,} records, {len(ds.qi)} quasi-identifiers, (tau, lambda) = ({tau}, {lam}); "
               f"CLD at Theorem 23's weakest c = {c:.3f} for l = {lam}, 1DLD at l = {lam}")  # fmt: skip
         for anon, g in runs.items():
+
+            def job(a: str = anon, g: dict[str, Any] = g, t: Any = table, r: list[str] = rule, h: Any = hier) -> Any:
+                return versapub.publish(t, r, guarantee=g, anonymizer=a, hierarchies=h, columns=roles, seed=1)
+
             try:
-                sec, rel = timed(lambda a=anon, g=g: versapub.publish(table, rule, guarantee=g, anonymizer=a,
-                                                                      hierarchies=hier, columns=roles, seed=1),
-                                 args.repeat)  # fmt: skip
+                sec, rel = timed(job, args.repeat)
                 st = rel.tables[0].table.stats
                 print(f"  {anon:18s} {sec:7.2f} s  ({st.get('groups'):,} classes)  peak {peak_mb():,.0f} MB")
             except versapub.VersapubError as exc:
