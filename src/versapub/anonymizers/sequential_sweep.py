@@ -428,7 +428,11 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
         else:
             keys = np.zeros((b_n, p), dtype=np.int64)
             for i in range(d):
-                keys = keys * radix[i] + node_tab[i][its[:, i][:, None], qcodes[i][row][None, :]]
+                levels = its[:, i]
+                if (levels == levels[0]).all():  # one level across the batch: a broadcast row
+                    keys = keys * radix[i] + node_tab[i][levels[0]][qcodes[i][row]][None, :]
+                else:
+                    keys = keys * radix[i] + node_tab[i][:, qcodes[i][row]][levels]
             width = space
         ec_comp = (np.arange(b_n, dtype=np.int64)[:, None] * width + keys).ravel()  # a class: (item, key)
         weights = np.tile(cnt, b_n)
@@ -478,7 +482,7 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
         moved = cnt.copy()  # rows outside the kept ones (hopeless at item b) move whole
         at = kept[lo:hi] - b * p
         cell = cell_of[lo:hi]
-        rorder = np.lexsort((prio[row[at]], cell))  # which rows of a cell move: a seeded random priority
+        rorder = np.argsort(cell * len(prio) + prio[row[at]])  # a cell's rows move in a seeded random priority
         c_sorted, cell_sorted = cnt[at][rorder], cell[rorder]
         before = np.cumsum(c_sorted) - c_sorted
         first = np.r_[0, np.flatnonzero(np.diff(cell_sorted)) + 1] if len(cell_sorted) else np.zeros(0, np.int64)

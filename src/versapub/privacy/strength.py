@@ -12,9 +12,9 @@ largest ``F(k)`` any ``r1``-class can have stays under ``phi(k)`` for every ``k`
   ``l >= lambda`` (Theorem 20 as reconstructed here: the extraction lost its statement),
   and the weakest is ``l = lambda`` (Corollary 21);
 * recursive (c, l)-diversity (``r_1 < c (r_l + ... + r_m)``) over ``m`` values: the largest
-  ``F(k)`` is a linear program over the ordered simplex with one more constraint; its
-  optimum lies at a vertex ``(1/j, ..., 1/j, 0, ...)`` or on an edge between two of them
-  (:func:`sup_cumulative`, checked against a general LP solver in the tests).  It grows
+  ``F(k)`` is a linear program over the ordered simplex with one more constraint, solved
+  through its one-variable dual (:func:`sup_cumulative`, checked against a general LP
+  solver in the tests).  It grows
   with ``c``, so for each ``l`` the weakest stronger requirement has the largest ``c`` with
   ``sup F(k) <= phi(k)`` (:func:`weakest_c`, bisection; Theorem 23 / Corollary 24 fix one of
   ``c`` and ``l`` and determine the other the same way).  By Lemma 19 a larger ``l`` or a
@@ -53,35 +53,52 @@ def simple_is_stronger(l: int, bound: Sequence[float]) -> bool:
     return l >= weakest_simple_l(bound)
 
 
-def sup_cumulative(c: float, l: int, m: int) -> Floats:
-    """``sup F(k)`` for ``k = 1 .. m`` over distributions of ``m`` values satisfying recursive
-    (c, l)-diversity (the supremum: the constraint is strict).  Vertices ``v_j`` of the
-    ordered simplex have ``f_1 - c (f_l + ... + f_m) = a_j = (1 - c max(0, j - l + 1)) / j``
-    and ``F(k) = min(k, j) / j``; the optimum is a vertex with ``a_j <= 0`` or a mixture of
-    one with ``a_i > 0`` and one with ``a_j < 0`` on ``a = 0``.  ``nan`` when no distribution
-    satisfies (c, l) (then it is vacuously stronger than anything)."""
+def sup_cumulative(c: float, l: int, m: int, ks: Sequence[int] | None = None) -> Floats:
+    """``sup F(k)`` (for ``k`` in ``ks``, default ``1 .. m``) over distributions of ``m``
+    values satisfying recursive (c, l)-diversity (the supremum: the constraint is strict).
+    The vertices ``v_j`` of the ordered simplex (``j`` equal top values) have ``f_1 - c (f_l
+    + ... + f_m) = a_j = (1 - c max(0, j - l + 1)) / j`` and ``F(k) = b_j = min(k, j) / j``,
+    so the supremum is the linear program ``max sum_j x_j b_j`` over ``x >= 0``, ``sum x =
+    1``, ``sum x_j a_j <= 0``, whose dual is ``min_{mu >= 0} max_j (b_j - mu a_j)``: convex
+    in ``mu``, minimized by a ternary search (strong duality makes it exact).  ``nan`` when
+    no distribution satisfies (c, l) (then it is vacuously stronger than anything)."""
     j = np.arange(1, m + 1, dtype=np.float64)
     a = (1 - c * np.maximum(0, j - l + 1)) / j
-    k = np.arange(1, m + 1, dtype=np.float64)
-    b = np.minimum(k[:, None], j[None, :]) / j[None, :]  # b[k-1, j-1] = F(k) at v_j
-    ok = a <= 0
-    if not ok.any():
-        return np.full(m, np.nan)
-    best = np.max(np.where(ok[None, :], b, -np.inf), axis=1)
-    pos, neg = np.flatnonzero(a > 0), np.flatnonzero(a < 0)
-    if len(pos) and len(neg):
-        ai, aj = a[pos][:, None], a[neg][None, :]
-        mix = (b[:, pos][:, :, None] * (-aj)[None] + b[:, neg][:, None, :] * ai[None]) / (ai - aj)[None]
-        best = np.maximum(best, mix.reshape(m, -1).max(axis=1))
-    return best
+    k = np.arange(1, m + 1, dtype=np.float64) if ks is None else np.asarray(ks, dtype=np.float64)
+    if not (a <= 0).any():
+        return np.full(len(k), np.nan)
+    b = np.minimum(k[:, None], j[None, :]) / j[None, :]  # b[k, j] = F(k) at v_j
+
+    def g(mu: Floats) -> Floats:
+        return np.asarray(np.max(b - mu[:, None] * a[None, :], axis=1))
+
+    lo = np.zeros(len(k))
+    hi = np.ones(len(k))
+    while True:  # past the minimizer once g grows: mu at least as large as every crossing
+        grow = g(2 * hi) > g(hi) + 1e-15
+        if grow.all() or hi.max() > 1e12:
+            break
+        hi = np.where(grow, hi, 2 * hi)
+    hi = 2 * hi
+    for _ in range(110):  # (2/3)^110 < 1e-19 of the interval
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        left = g(m1) <= g(m2)
+        hi = np.where(left, m2, hi)
+        lo = np.where(left, lo, m1)
+    return np.minimum(np.minimum(g(lo), g(hi)), g((lo + hi) / 2))
 
 
 def cl_is_stronger(c: float, l: int, bound: Sequence[float], m: int) -> bool:
-    """Theorem 23: is recursive (c, l)-diversity over ``m`` values stronger than the bound?"""
-    sup = sup_cumulative(c, l, m)
+    """Theorem 23: is recursive (c, l)-diversity over ``m`` values stronger than the bound?
+    (Only the ``k`` where ``phi(k) < 1`` can fail.)"""
+    phi = phi_values(bound, m)
+    ks = [k for k in range(1, m + 1) if phi[k - 1] < 1 - 1e-12]
+    if not ks:
+        return True
+    sup = sup_cumulative(c, l, m, ks)
     if np.isnan(sup).all():
         return True
-    return bool((sup <= phi_values(bound, m) + 1e-12).all())
+    return bool((sup <= phi[np.asarray(ks) - 1] + 1e-10).all())
 
 
 def weakest_c(l: int, bound: Sequence[float], m: int) -> float | None:
@@ -98,7 +115,7 @@ def weakest_c(l: int, bound: Sequence[float], m: int) -> float | None:
         low, hi = hi, hi * 2
         if hi > 1e9:
             return math.inf
-    for _ in range(80):
+    for _ in range(60):
         mid = (low + hi) / 2
         if cl_is_stronger(mid, l, bound, m):
             low = mid
