@@ -156,9 +156,11 @@ def publish(
     ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (``grouping``; the default),
     ``multi-sa`` (``time_limit_s``, ``max_combinations``; the default of the multi-sa
     decomposition, whose one table enforces every rule), ``mondrian`` and ``incognito``
-    (``suppression``, ``utility``), which generalize, and ``msa-decomposition``
+    (``suppression``, ``utility``), which generalize, ``msa-decomposition``
     (``primary``, ``above_l_per``; Ye et al.'s SA-groups, one ``l_i`` per sensitive
-    attribute).  With no rules and quasi-identifiers declared in ``columns``, the
+    attribute), ``sequential-sweep`` (``max_sensitive_level``; functional (tau, lambda)-
+    diversity, generalizing sensitive values up their hierarchy where needed) and
+    ``one-d-l-diversity`` (Ghinita et al.'s 1-D l-diversity).  With no rules and quasi-identifiers declared in ``columns``, the
     quasi-identifiers are published k-anonymous in one generalized table.  The ``gd_*`` and ``multi_sa_*``
     keywords are shorthands for those parameters.  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and

@@ -237,7 +237,9 @@ def _config_options(f: F) -> F:
             "multi-sa decomposition), mondrian, or incognito (incognito:suppression=0.02,utility=kl|discernibility|"
             "loss); mondrian and incognito generalize, with the hierarchies of --hierarchy/--hierarchies; "
             "msa-decomposition (Ye et al.: SA-groups for several sensitive attributes, one l per --sensitive "
-            "COLUMN:L; msa-decomposition:above_l_per=true allows l above l_per).",
+            "COLUMN:L; msa-decomposition:above_l_per=true allows l above l_per); sequential-sweep (functional "
+            "(tau, lambda)-diversity, generalizing sensitive values up their --hierarchy where needed; "
+            "--max-sensitive-level caps how far); one-d-l-diversity (Ghinita et al.'s 1-D l-diversity).",
         ),
         click.option("--seed", type=int, help="Random seed (default 0)."),
     ]
