@@ -160,9 +160,10 @@ def publish(
     (``primary``, ``above_l_per``; Ye et al.'s SA-groups, one ``l_i`` per sensitive
     attribute), ``sequential-sweep`` (``max_sensitive_level``; functional (tau, lambda)-
     diversity, generalizing sensitive values up their hierarchy where needed) and
-    ``one-d-l-diversity`` (Ghinita et al.'s 1-D l-diversity).  With no rules and quasi-identifiers declared in ``columns``, the
-    quasi-identifiers are published k-anonymous in one generalized table.  The ``gd_*`` and ``multi_sa_*``
-    keywords are shorthands for those parameters.  ``columns`` declares column roles
+    ``one-d-l-diversity`` (Ghinita et al.'s 1-D l-diversity).  With no rules and
+    quasi-identifiers declared in ``columns``, the quasi-identifiers are published
+    k-anonymous in one generalized table.  The ``gd_*`` and ``multi_sa_*`` keywords are
+    shorthands for those parameters.  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
     anonymized with a generator derived from ``seed`` and the sub-table, so the same
