@@ -164,8 +164,9 @@ def test_texas_like_smoke_every_sweep_shares_rules_across_methods(tmp_path: Path
 def test_msa_experiment_quick_resumes_and_writes_the_page(tmp_path: Path) -> None:
     """``experiment msa`` on a sample: every sweep runs, a rerun computes nothing new, the
     page shows Table 7 (computed on the whole file) and every figure with verdicts."""
-    from versapub.experiments.msa import Settings, adult_table, fnlwgt_bins, read_runs, run_experiment
+    from versapub.experiments.msa import Settings, adult_table, fnlwgt_bins, run_experiment
     from versapub.experiments.msa_page import write_page
+    from versapub.experiments.runs import read_runs
 
     settings = Settings(runs=1, quick=True, sample=1000)
     out = tmp_path / "msa"
@@ -190,3 +191,31 @@ def test_msa_experiment_quick_resumes_and_writes_the_page(tmp_path: Path) -> Non
     bins = fnlwgt_bins(np.arange(1000))
     assert len(set(bins)) == 100 and bins[0] == "000" and bins[-1] == "099" and bins == sorted(bins)
     assert adult_table(Settings()).n_rows == 30_162
+
+
+def test_functional_experiment_quick_run_resumes_and_writes_the_page(tmp_path: Path) -> None:
+    """`experiment functional --quick` on 1,500 Adult records: every task leaves a row (an
+    output or the reason there is none), a rerun computes nothing, Sequential Sweep
+    publishes at every requirement, and the page carries a verdict for every claim."""
+    from versapub.experiments.functional import Settings, choices, run_experiment
+    from versapub.experiments.functional_page import write_page
+    from versapub.experiments.runs import read_runs
+
+    settings = Settings("adult", quick=True, sample=1500, n_queries=40)
+    path = run_experiment(settings, tmp_path / "adult")
+    rows = read_runs(path)
+    assert len(rows) == 31 and {r["method"] for r in rows} == {"ss", "cld-theorem", "cld", "1dld"}
+    picked = choices(rows)
+    assert picked and all(p["ss"] is not None and p["ss"].ep_min >= -1e-9 for p in picked.values())
+    for p in picked.values():  # a chosen baseline output satisfies the requirement it was chosen for
+        assert all(c is None or c.ep_min >= -1e-9 for k, c in p.items() if k in ("cld-b", "1dld-b"))
+    before = path.read_text()
+    run_experiment(settings, tmp_path / "adult")
+    assert path.read_text() == before
+    found = write_page([tmp_path / "adult"], tmp_path / "docs" / "results-functional.md")
+    page = (tmp_path / "docs" / "results-functional.md").read_text()
+    assert {f.figure for f in found} >= {"Table 1", "§1.2", "Fig. 9–13", "Fig. 14–15", "§5.3.2", "Fig. 22"}
+    assert all(f.verdict in ("PASS", "DIFFERS", "NO DATA") for f in found) and "## All findings" in page
+    assert (tmp_path / "docs" / "results-functional" / "ep_adult.png").stat().st_size > 0
+    with pytest.raises(ConfigError, match="different settings"):
+        run_experiment(Settings("adult", quick=True, sample=1600), tmp_path / "adult")

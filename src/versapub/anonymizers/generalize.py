@@ -295,6 +295,48 @@ def published_histograms(anon: AnonymizedTable) -> Histograms:
     return induced_histograms(cls, runs[code, 0], runs[code, 1], ct.counts, n_cls)
 
 
+def lowest_nodes(
+    dim: Dimension, codes: IntArray, cls: IntArray, n_cls: int, start: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Per class, the lowest hierarchy level (at most ``start``) whose node covers all its
+    records, and that node."""
+    assert dim.nodes is not None
+    level = start.copy()
+    for k in range(dim.top, -1, -1):
+        ids = dim.nodes[k][codes]
+        lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
+        hi = np.full(n_cls, -1, dtype=np.int64)
+        np.minimum.at(lo, cls, ids)
+        np.maximum.at(hi, cls, ids)
+        level = np.where((lo == hi) & (k < level), k, level)
+    node = np.zeros(n_cls, dtype=np.int64)
+    first = np.full(n_cls, -1, dtype=np.int64)
+    first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1)
+    for k in range(dim.top + 1):
+        at = level == k
+        node[at] = dim.nodes[k][codes[first[at]]]
+    return level, node
+
+
+def class_cover(dims: Sequence[Dimension], codes: Sequence[IntArray], cls: IntArray, n_cls: int,
+                start: npt.NDArray[np.int64] | None = None) -> list[tuple[IntArray, IntArray]]:  # fmt: skip
+    """Per dimension, each class's cover: the lowest hierarchy node over its records (no
+    higher than ``start[:, j]``, default the root) or the range of its records' ranks."""
+    cover = []
+    for j, dim in enumerate(dims):
+        if dim.hierarchical:
+            top = start[:, j] if start is not None else np.full(n_cls, dim.top, dtype=np.int64)
+            cover.append(lowest_nodes(dim, codes[j], cls, n_cls, top))
+        else:
+            r = dim.rank[codes[j]]
+            lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
+            hi = np.full(n_cls, -1, dtype=np.int64)
+            np.minimum.at(lo, cls, r)
+            np.maximum.at(hi, cls, r)
+            cover.append((lo, hi))
+    return cover
+
+
 def class_stats(guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int) -> dict[str, object]:
     """Classes, their sizes and the achieved guarantee, for the report."""
     g = group_rows([cls, s], [n_cls, s_card])

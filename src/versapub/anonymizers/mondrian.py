@@ -34,7 +34,15 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.anonymizers.generalize import Dimension, IntArray, class_stats, classes_table, dimensions, target
+from versapub.anonymizers.generalize import (
+    Dimension,
+    IntArray,
+    class_cover,
+    class_stats,
+    classes_table,
+    dimensions,
+    target,
+)
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
@@ -213,39 +221,6 @@ class Mondrian:
         cls = np.empty(len(s), dtype=np.int64)
         cls[perm] = seg
         n_cls = len(seg_start)
-        cover = []
-        for j, dim in enumerate(dims):
-            if dim.hierarchical:
-                cover.append(lowest_nodes(dim, codes[j], cls, n_cls, level[:, j]))
-            else:
-                r = dim.rank[codes[j]]
-                lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
-                hi = np.full(n_cls, -1, dtype=np.int64)
-                np.minimum.at(lo, cls, r)
-                np.maximum.at(hi, cls, r)
-                cover.append((lo, hi))
+        cover = class_cover(dims, codes, cls, n_cls, level)
         stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality)
         return classes_table(table, goal, dims, cls, cover, stats)
-
-
-def lowest_nodes(
-    dim: Dimension, codes: IntArray, cls: IntArray, n_cls: int, start: IntArray
-) -> tuple[IntArray, IntArray]:
-    """Per class, the lowest hierarchy level (at most ``start``) whose node covers all its
-    records, and that node."""
-    assert dim.nodes is not None
-    level = start.copy()
-    for k in range(dim.top, -1, -1):
-        ids = dim.nodes[k][codes]
-        lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
-        hi = np.full(n_cls, -1, dtype=np.int64)
-        np.minimum.at(lo, cls, ids)
-        np.maximum.at(hi, cls, ids)
-        level = np.where((lo == hi) & (k < level), k, level)
-    node = np.zeros(n_cls, dtype=np.int64)
-    first = np.full(n_cls, -1, dtype=np.int64)
-    first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1)
-    for k in range(dim.top + 1):
-        at = level == k
-        node[at] = dim.nodes[k][codes[first[at]]]
-    return level, node

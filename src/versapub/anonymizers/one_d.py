@@ -33,8 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.anonymizers.generalize import class_stats, classes_table, dimensions, target
-from versapub.anonymizers.mondrian import lowest_nodes
+from versapub.anonymizers.generalize import class_cover, class_stats, classes_table, dimensions, target
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
@@ -157,17 +156,7 @@ class OneDLDiversity:
         cls = np.empty(n, dtype=np.int64)
         cls[order] = grp_sorted
         n_cls = int(cls.max()) + 1 if n else 0
-        cover = []
-        for j, dim in enumerate(dims):
-            if dim.hierarchical:
-                cover.append(lowest_nodes(dim, codes[j], cls, n_cls, np.full(n_cls, dim.top, dtype=np.int64)))
-            else:
-                r = dim.rank[codes[j]]
-                lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
-                hi = np.full(n_cls, -1, dtype=np.int64)
-                np.minimum.at(lo, cls, r)
-                np.maximum.at(hi, cls, r)
-                cover.append((lo, hi))
+        cover = class_cover(dims, codes, cls, n_cls)
         stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality)
         stats["l"] = l
         say(f"1-D l-diversity: {n_cls:,} groups")

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 out = Console(highlight=False, soft_wrap=not sys.stdout.isatty())  # a log gets whole lines
 err = Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 class _State:
@@ -1268,6 +1269,17 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
         out.print(f"Plot: {plot_file}")
 
 
+def _with_bar(run: Callable[[Callable[[str, int, int], None]], T]) -> T:
+    """``run(hook)`` under a progress bar that ``hook(description, done, total)`` moves."""
+    with _progress() as bar:
+        task = bar.add_task("starting", total=None)
+
+        def hook(desc: str, done: int, total: int) -> None:
+            bar.update(task, description=desc, completed=done, total=total)
+
+        return run(hook)
+
+
 @cli.group()
 def experiment() -> None:
     """Re-run the papers' experiments: versatile publishing (§6, Figures 1–10), the MSA
@@ -1301,13 +1313,7 @@ def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: b
                             gd_runs=gd_runs if not quick else 0, gd_max_c=gd_max_c, sample=sample_n)  # fmt: skip
         target = out_dir / dataset
         start = time.perf_counter()
-        with _progress() as bar:
-            task = bar.add_task("starting", total=None)
-
-            def hook(desc: str, done: int, total: int) -> None:
-                bar.update(task, description=desc, completed=done, total=total)
-
-            path = run_experiment(settings, target, hook)
+        path = _with_bar(lambda hook: run_experiment(settings, target, hook))
         rows = read_runs(path)
         figs = draw_all(rows, dataset, target)
         found = findings(dataset, rows)
@@ -1350,14 +1356,8 @@ def experiment_msa(runs: int, out_dir: Path, quick: bool, seed: int, sample_n: i
     with _errors():
         settings = Settings(runs=runs, seed=seed, quick=quick, sample=sample_n)
         start = time.perf_counter()
-        with _progress() as bar:
-            task = bar.add_task("starting", total=None)
-
-            def hook(desc: str, done: int, total: int) -> None:
-                bar.update(task, description=desc, completed=done, total=total)
-
-            path = run_experiment(settings, out_dir, hook)
-        from versapub.experiments.msa import read_runs
+        path = _with_bar(lambda hook: run_experiment(settings, out_dir, hook))
+        from versapub.experiments.runs import read_runs
 
         rows = read_runs(path)
         found = findings(rows, json.loads((out_dir / "table7.json").read_text(encoding="utf-8")))
@@ -1407,13 +1407,7 @@ def experiment_functional(dataset: str, out_dir: Path, quick: bool, seed: int, s
     with _errors():
         settings = Settings(dataset, seed=seed, quick=quick, sample=sample_n, n_queries=n_queries)
         start = time.perf_counter()
-        with _progress() as bar:
-            task = bar.add_task("starting", total=None)
-
-            def hook(desc: str, done: int, total: int) -> None:
-                bar.update(task, description=desc, completed=done, total=total)
-
-            path = run_experiment(settings, out_dir, hook)
+        path = _with_bar(lambda hook: run_experiment(settings, out_dir, hook))
         found = findings([load_result(out_dir)])
     out.print(f"{dataset}: {path} ({time.perf_counter() - start:.1f} s this run); draw the page with "
               "`versapub experiment functional-page`")  # fmt: skip

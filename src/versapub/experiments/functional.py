@@ -36,8 +36,6 @@ to ``runs.csv`` task by task; a rerun resumes.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import time
@@ -51,7 +49,7 @@ import numpy as np
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
-from versapub.experiments.versatile import _cell, read_runs
+from versapub.experiments.runs import Runs, cell, record_settings
 
 DATASETS = ("adult", "sparcs")
 FIELDS = ("dataset", "method", "tau", "lam", "c", "l", "seconds", "error", "um", "groups", "sensitive_generalized",
@@ -132,7 +130,15 @@ class Task:
 
     @property
     def key(self) -> tuple[str, ...]:
-        return (self.method, _cell(self.tau), str(self.lam), _cell(self.c), str(self.l))
+        return (self.method, cell(self.tau), str(self.lam), cell(self.c), str(self.l))
+
+
+def row_key(r: dict[str, str]) -> tuple[str, ...]:
+    """A result row's task (``cld-theorem`` rows record the (c, l) they chose; their task
+    is the requirement alone)."""
+    if r["method"] == "cld-theorem":
+        return (r["method"], r["tau"], r["lam"], cell(0.0), "0")
+    return (r["method"], r["tau"], r["lam"], r["c"], r["l"])
 
 
 def load(settings: Settings) -> tuple[Dataset, EncodedTable, dict[str, Hierarchy]]:
@@ -226,7 +232,7 @@ class Measurer:
         for t, lam in self.points:
             e, _ = excessive_protection(cells, linear_phi(t, lam))
             e = e[np.isfinite(e)]
-            ep[f"{_cell(t)},{lam}"] = [float(e.min()), float(e.mean())] if len(e) else None
+            ep[f"{cell(t)},{lam}"] = [float(e.min()), float(e.mean())] if len(e) else None
         out["ep"] = json.dumps(ep)
         return out
 
@@ -275,14 +281,7 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     from versapub.privacy.eligible import ranges
 
     hook = progress or (lambda d, i, n: None)
-    out.mkdir(parents=True, exist_ok=True)
-    sfile = out / "settings.json"
-    mine = asdict(settings)
-    if sfile.is_file():
-        theirs = json.loads(sfile.read_text(encoding="utf-8"))
-        if theirs != mine:
-            raise ConfigError(f"{out} holds results of different settings ({theirs}); use another --out.")
-    sfile.write_text(json.dumps(mine, indent=2) + "\n", encoding="utf-8")
+    record_settings(out, asdict(settings))
     hook(f"loading {settings.dataset}", 0, 1)
     ds, table, hier = load(settings)
     m = table.cardinality(ds.sensitive)
@@ -294,25 +293,16 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     tasks = plan(ds, settings, m)
     points = [(t.tau, t.lam) for t in tasks if t.method == "ss"]
     path = out / "runs.csv"
-    rows = [r for r in read_runs(path) if None not in r]
-    with path.open("w", encoding="utf-8", newline="") as f:  # keep only complete rows
-        w = csv.DictWriter(f, fieldnames=list(FIELDS))
-        w.writeheader()
-        w.writerows(rows)
-    done = {(r["method"], r["tau"], r["lam"], r["c"], r["l"]) for r in rows}
+    runs = Runs(path, FIELDS)
+    done = {row_key(r) for r in runs.rows}
     todo = [t for t in tasks if t.key not in done]
     if todo:
         hook("drawing the count-query workloads", len(tasks) - len(todo), len(tasks))
         measurer = Measurer(table, ds, hier, points, settings.seed, settings.n_queries)
-    with path.open("a", encoding="utf-8", newline="") as f:
-        for i, task in enumerate(todo):
-            what = f"(tau={task.tau:g}, lambda={task.lam})" if task.lam else f"(c={task.c:g}, l={task.l})"
-            hook(f"{ds.name}: {task.method} {what}", len(tasks) - len(todo) + i, len(tasks))
-            buf = io.StringIO()
-            result = execute(task, table, ds, hier, measurer, settings.seed)
-            csv.DictWriter(buf, fieldnames=list(FIELDS)).writerow({k: _cell(result.get(k)) for k in FIELDS})
-            f.write(buf.getvalue())
-            f.flush()
+    for i, task in enumerate(todo):
+        what = f"(tau={task.tau:g}, lambda={task.lam})" if task.lam else f"(c={task.c:g}, l={task.l})"
+        hook(f"{ds.name}: {task.method} {what}", len(tasks) - len(todo) + i, len(tasks))
+        runs.append(execute(task, table, ds, hier, measurer, settings.seed))
     hook("done", len(tasks), len(tasks))
     return path
 
@@ -341,7 +331,7 @@ def choices(rows: Sequence[dict[str, str]]) -> dict[tuple[float, int], dict[str,
     reqs = sorted({(float(r["tau"]), int(r["lam"])) for r in rows if r["method"] == "ss"})
 
     def at(r: dict[str, str], t: float, lam: int) -> tuple[float, float] | None:
-        got = json.loads(r["ep"] or "{}").get(f"{_cell(t)},{lam}")
+        got = json.loads(r["ep"] or "{}").get(f"{cell(t)},{lam}")
         return None if got is None else (float(got[0]), float(got[1]))
 
     for t, lam in reqs:

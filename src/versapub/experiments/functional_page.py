@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from versapub.experiments.functional import Choice, choices, read_runs, search_seconds
+from versapub.experiments.functional import Choice, choices, search_seconds
+from versapub.experiments.plotting import pyplot, save
+from versapub.experiments.runs import read_runs
 
 #: Methods on the page: key in :func:`choices`, label, colour, line style.
 METHODS = (
@@ -47,15 +49,6 @@ class Result:
     eligible: dict[str, object]
 
 
-def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _value(c: Choice | None, metric: str) -> float:
     if c is None:
         return math.nan
@@ -67,7 +60,7 @@ def _value(c: Choice | None, metric: str) -> float:
 
 def fig_metric(res: Result, metric: str, ylabel: str, title: str, path: Path) -> Path:
     """One panel per tau, lambda on x, a line per method (a gap: no output)."""
-    plt = _plt()
+    plt = pyplot()
     taus = sorted({t for t, _ in res.picked})
     f, axes = plt.subplots(1, len(taus), figsize=(3.1 * len(taus), 3.0), squeeze=False, sharey=True)
     for ax, t in zip(axes[0], taus, strict=True):
@@ -81,12 +74,12 @@ def fig_metric(res: Result, metric: str, ylabel: str, title: str, path: Path) ->
     axes[0][0].set_ylabel(ylabel)
     axes[0][-1].legend(fontsize=6)
     f.suptitle(f"{title} — {res.name}", fontsize=9)
-    return _save(f, plt, path)
+    return save(f, path)
 
 
 def fig_eligible(res: Result, path: Path) -> Path:
     """The smallest eligible tau per lambda, as the values are and at each taxonomy level."""
-    plt = _plt()
+    plt = pyplot()
     f, ax = plt.subplots(figsize=(4.8, 3.2))
     levels = res.eligible["levels"]
     assert isinstance(levels, list)
@@ -101,13 +94,13 @@ def fig_eligible(res: Result, path: Path) -> Path:
     ax.set_title(f"Eligible (tau, lambda) of {res.eligible['sensitive']} — {res.name}", fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6)
-    return _save(f, plt, path)
+    return save(f, path)
 
 
 def fig_time(res: Result, path: Path) -> Path:
     """Figure 22: seconds per requirement (CLD and 1DLD: the runs that produced the chosen
     output, and the whole brute-force search as a dotted line)."""
-    plt = _plt()
+    plt = pyplot()
     reqs = sorted(res.picked)
     f, ax = plt.subplots(figsize=(6.0, 3.2))
     x = np.arange(len(reqs))
@@ -123,15 +116,7 @@ def fig_time(res: Result, path: Path) -> Path:
     ax.set_title(f"Figure 22: execution time — {res.name}", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
-    return _save(f, plt, path)
-
-
-def _save(f, plt, path: Path) -> Path:  # type: ignore[no-untyped-def]
-    f.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    f.savefig(path, dpi=90)
-    plt.close(f)
-    return path
+    return save(f, path)
 
 
 # -- findings ------------------------------------------------------------------------------------

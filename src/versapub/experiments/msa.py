@@ -31,8 +31,6 @@ at ``l_pri = 7``.  Results are appended to ``runs.csv`` task by task; a rerun re
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import tempfile
@@ -46,7 +44,7 @@ import numpy as np
 
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
-from versapub.experiments.versatile import _cell, read_runs
+from versapub.experiments.runs import Runs, record_settings
 
 #: Table 7 of the paper, in its order: (our column, the paper's name, its distinct values, its l_per).
 TABLE7 = (
@@ -214,37 +212,20 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
 def run_experiment(settings: Settings, out: Path, progress: Progress | None = None) -> Path:
     """Run (or resume) into ``out``; returns ``runs.csv``."""
     hook = progress or (lambda d, i, n: None)
-    out.mkdir(parents=True, exist_ok=True)
-    sfile = out / "settings.json"
-    mine = asdict(settings)
-    if sfile.is_file():
-        theirs = json.loads(sfile.read_text(encoding="utf-8"))
-        if {k: v for k, v in theirs.items() if k != "runs"} != {k: v for k, v in mine.items() if k != "runs"}:
-            raise ConfigError(f"{out} holds results of different settings ({theirs}); use another --out.")
-    sfile.write_text(json.dumps(mine, indent=2) + "\n", encoding="utf-8")
+    record_settings(out, asdict(settings), {"runs"})
     hook("loading UCI Adult", 0, 1)
     table = adult_table(settings)
     full = table if not settings.sample else adult_table(Settings())  # Table 7 describes the whole file
     (out / "table7.json").write_text(json.dumps(table7(full), indent=2) + "\n", encoding="utf-8")
     tasks = plan(settings, table)
     path = out / "runs.csv"
-    rows = [r for r in read_runs(path) if None not in r and all(r.get(k) is not None for k in FIELDS)]
-    with path.open("w", encoding="utf-8", newline="") as f:  # keep only complete rows
-        w = csv.DictWriter(f, fieldnames=list(FIELDS))
-        w.writeheader()
-        w.writerows(rows)
-    done = {tuple(r[k] for k in ("sweep", "q", "d", "l", "l2", "method", "run")) for r in rows}
+    runs = Runs(path, FIELDS)  # keep only complete rows
+    done = runs.done(("sweep", "q", "d", "l", "l2", "method", "run"))
     todo = [t for t in tasks if t.key not in done]
-    with path.open("a", encoding="utf-8", newline="") as f:
-        for i, task in enumerate(todo):
-            hook(f"{task.sweep}: q={task.q} d={task.d} l={task.l}{f' l2={task.l2}' if task.l2 else ''} "
-                 f"{task.method} run {task.run + 1}", len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
-            buf = io.StringIO()
-            csv.DictWriter(buf, fieldnames=list(FIELDS)).writerow(
-                {k: _cell(v) for k, v in execute(table, task, settings.seed).items()}
-            )
-            f.write(buf.getvalue())
-            f.flush()
+    for i, task in enumerate(todo):
+        hook(f"{task.sweep}: q={task.q} d={task.d} l={task.l}{f' l2={task.l2}' if task.l2 else ''} "
+             f"{task.method} run {task.run + 1}", len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
+        runs.append(execute(table, task, settings.seed))
     hook("done", len(tasks), len(tasks))
     return path
 

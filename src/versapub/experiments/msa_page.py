@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from versapub.experiments.msa import SSA_METHODS, lookup, means, read_runs
+from versapub.experiments.msa import SSA_METHODS, lookup, means
+from versapub.experiments.plotting import pyplot, save
+from versapub.experiments.runs import read_runs
 
 LABEL = {"msa-decomposition": "decomposition", "anatomy": "Anatomy", "mondrian": "Mondrian (l-diversity)"}
 COLOR = {"msa-decomposition": "tab:blue", "anatomy": "tab:green", "mondrian": "tab:red"}
@@ -32,18 +34,9 @@ def _axes(rows: Sequence[dict[str, str]], sweep: str, key: str) -> list[int]:
     return sorted({int(r[key]) for r in rows if r["sweep"] == sweep and not r.get("error")})
 
 
-def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def fig_ssa(rows: Sequence[dict[str, str]], path: Path) -> Path:
     """Figures 2–5: KL per l on q-QI-Adult, one panel per q; the paper's measure dashed."""
-    plt = _plt()
+    plt = pyplot()
     qs = _axes(rows, "ssa", "q")
     kl = means(rows, "ssa", ("q", "l", "method"), "kl")
     paper = means(rows, "ssa", ("q", "l", "method"), "kl_paper")
@@ -59,12 +52,12 @@ def fig_ssa(rows: Sequence[dict[str, str]], path: Path) -> Path:
         ax.set_ylabel("KL-divergence")
         ax.grid(True, alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    return _save(f, plt, path)
+    return save(f, path)
 
 
 def fig_time_ssa(rows: Sequence[dict[str, str]], path: Path) -> Path:
     """Figure 6: run time on the largest q-QI-Adult per l."""
-    plt = _plt()
+    plt = pyplot()
     q = max(_axes(rows, "ssa", "q"))
     sec = means(rows, "ssa", ("q", "l", "method"), "seconds")
     ls = _axes(rows, "ssa", "l")
@@ -76,12 +69,12 @@ def fig_time_ssa(rows: Sequence[dict[str, str]], path: Path) -> Path:
     ax.set_ylabel("seconds (publish)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(f, plt, path)
+    return save(f, path)
 
 
 def fig_msa(rows: Sequence[dict[str, str]], metric: str, path: Path, title: str, ylabel: str) -> Path:
     """Figures 7 and 8: per d, the metric over l_pri (Figure 7 also log(prod l_i), dotted)."""
-    plt = _plt()
+    plt = pyplot()
     ds, ls = _axes(rows, "msa", "d"), _axes(rows, "msa", "l")
     m = means(rows, "msa", ("d", "l"), metric)
     paper = means(rows, "msa", ("d", "l"), "kl_paper")
@@ -99,7 +92,7 @@ def fig_msa(rows: Sequence[dict[str, str]], metric: str, path: Path, title: str,
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, title="solid: maxent KL; dashed: paper's measure; dotted: log(prod l_i)"
               if metric == "kl" else None, title_fontsize=6)  # fmt: skip
-    return _save(f, plt, path)
+    return save(f, path)
 
 
 NOISE_TITLE = {"msa-decomposition": "primary = the larger l (§5.1)", "work-class-primary": "Work-class primary always"}
@@ -108,7 +101,7 @@ NOISE_TITLE = {"msa-decomposition": "primary = the larger l (§5.1)", "work-clas
 def fig_noise(rows: Sequence[dict[str, str]], path: Path) -> Path:
     """Figure 9: noise values on 2-SA-Adult over l_Work-class x l_Education, one heat map
     (with the numbers) per way of choosing the primary attribute."""
-    plt = _plt()
+    plt = pyplot()
     a, b = _axes(rows, "noise", "l"), _axes(rows, "noise", "l2")
     m = means(rows, "noise", ("method", "l", "l2"), "noise")
     methods = [k for k in NOISE_TITLE if any(key[0] == k for key in m)]
@@ -128,15 +121,7 @@ def fig_noise(rows: Sequence[dict[str, str]], path: Path) -> Path:
         ax.set_ylabel("l_Work-class")
         ax.set_title(f"Figure 9: noise values, {NOISE_TITLE[method]}", fontsize=8)
         f.colorbar(im, ax=ax, label="log10(1 + noise values)")
-    return _save(f, plt, path)
-
-
-def _save(f, plt, path: Path) -> Path:  # type: ignore[no-untyped-def]
-    f.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    f.savefig(path, dpi=90)
-    plt.close(f)
-    return path
+    return save(f, path)
 
 
 def _spearman(x: Sequence[float], y: Sequence[float]) -> float:

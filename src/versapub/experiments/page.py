@@ -12,7 +12,8 @@ from pathlib import Path
 
 from versapub.experiments.figures import draw_all
 from versapub.experiments.findings import Finding, findings
-from versapub.experiments.versatile import DATASETS, read_runs
+from versapub.experiments.runs import read_runs
+from versapub.experiments.versatile import DATASETS
 
 ABOUT = {
     "adult": "UCI Adult (embedded ARX version, 30,162 records), 10,000 records sampled without replacement, "

@@ -25,9 +25,6 @@ anonymize), without the evaluation.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +37,7 @@ import numpy as np
 from versapub.api import publish
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
+from versapub.experiments.runs import Runs, record_settings
 from versapub.kinds.build import model_from_release
 from versapub.model import kl_divergence, make_workload, relative_error
 from versapub.model.utility import Workload
@@ -162,13 +160,6 @@ def plan(settings: Settings, n_attributes: int) -> list[Task]:
     return tasks
 
 
-def read_runs(path: Path) -> list[dict[str, str]]:
-    if not path.is_file():
-        return []
-    with path.open(encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def _rules_for(table: EncodedTable, task: Task, seed: int, dataset: str) -> list[Any]:
     """The run's random rule set.  The l sweep keeps the *same* rule set at every l (only l
     changes, as in the paper's Figure 10): drawn once per run, with right-hand sides that
@@ -225,55 +216,22 @@ def execute(
 def run_experiment(settings: Settings, out: Path, progress: Progress | None = None) -> Path:
     """Run (or resume) the experiment into ``out``; returns the path of ``runs.csv``."""
     hook = progress or (lambda d, i, n: None)
-    out.mkdir(parents=True, exist_ok=True)
-    sfile = out / "settings.json"
-    mine = asdict(settings)
-    if sfile.is_file():
-        # Settings added since the file was written take their defaults.
-        defaults = asdict(Settings(settings.dataset, settings.runs))
-        theirs = {**defaults, **json.loads(sfile.read_text(encoding="utf-8"))}
-        same = {k: v for k, v in theirs.items() if k != "runs"} == {k: v for k, v in mine.items() if k != "runs"}
-        if not same:
-            raise ConfigError(
-                f"{out} holds results of different settings ({theirs}); use another --out or delete it to start over."
-            )
-    sfile.write_text(json.dumps(mine, indent=2) + "\n", encoding="utf-8")
+    # Settings added since the file was written take their defaults.
+    record_settings(out, asdict(settings), {"runs"}, asdict(Settings(settings.dataset, settings.runs)))
     hook(f"loading {settings.dataset}", 0, 1)
     table = load_dataset(settings)
     tasks = plan(settings, len(table.names))
     path = out / "runs.csv"
-    rows = read_runs(path)
-    complete = [r for r in rows if None not in r and all(r.get(k) is not None for k in FIELDS)]
-    if len(complete) != len(rows):  # a row cut short by an interruption: drop it, redo its task
-        with path.open("w", encoding="utf-8", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(FIELDS))
-            w.writeheader()
-            w.writerows(complete)
-    done = {(r["sweep"], r["x"], r["method"], int(r["run"])) for r in complete}
+    runs = Runs(path, FIELDS)  # a row cut short by an interruption is dropped, its task redone
+    done = {(r["sweep"], r["x"], r["method"], int(r["run"])) for r in runs.rows}
     todo = [t for t in tasks if not all(k in done for k in t.keys)]
-    new_file = not path.is_file()
     workloads: dict[tuple[int, float, int], Workload] = {}  # (qd, p, run): shared by every point
-    with path.open("a", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(FIELDS))
-        if new_file:
-            w.writeheader()
-        for i, task in enumerate(todo):
-            hook(f"{settings.dataset}: {task.sweep} = {_fmt(task.x)}, run {task.run + 1}, {task.method}",
-                 len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
-            buf = io.StringIO()
-            csv.DictWriter(buf, fieldnames=list(FIELDS)).writerows(
-                {k: _cell(row.get(k)) for k in FIELDS} for row in execute(table, task, settings, workloads)
-            )
-            f.write(buf.getvalue())  # a task's rows in one write
-            f.flush()
+    for i, task in enumerate(todo):
+        hook(f"{settings.dataset}: {task.sweep} = {_fmt(task.x)}, run {task.run + 1}, {task.method}",
+             len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
+        runs.append(*execute(table, task, settings, workloads))
     hook(f"{settings.dataset}: done", len(tasks), len(tasks))
     return path
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, float):
-        return "inf" if math.isinf(v) else f"{v:.10g}"
-    return "" if v is None else v
 
 
 # -- aggregation ---------------------------------------------------------------------
