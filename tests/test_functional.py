@@ -179,3 +179,72 @@ def test_information_um_by_brute_force(tmp_path: Path) -> None:
     assert 0 < want < 1
     assert file_metrics(out)["T1"]["information"] == pytest.approx(want, abs=1e-9)
     assert release_metrics(rel)["T1"]["information"] == pytest.approx(want, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_induced_checks_of_producer_verifier_and_brute_force_agree(tmp_path_factory: pytest.TempPathFactory,
+                                                                   seed: int) -> None:  # fmt: skip
+    """A hand-written generalized release (the documented format) with random generalized
+    sensitive values: the classes the verifier rejects, the classes the guarantee's own test
+    rejects on the kind's induced histograms, and a brute-force reading of Definitions 8–11
+    (spread each row over the leaves its value covers, sort, accumulate) are the same."""
+    import json
+
+    from versapub.kinds import get_kind
+    from versapub.release.cells import Cells
+
+    rng = np.random.default_rng(seed)
+    leaves = ["a", "b", "c", "d", "e"]
+    labels = {"ab": (0, 1), "cde": (2, 4), "*": (0, 4)}  # runs of the leaf order a..e
+    values = [*leaves, *labels]
+    lam = int(rng.integers(2, 5))
+    tau = 1 / lam + rng.uniform(0, 0.8) * (1 - 1 / lam)
+    rows = {}
+    for _ in range(int(rng.integers(2, 12))):
+        key = (f"q{rng.integers(0, 3)}", str(rng.choice(values)))
+        rows[key] = rows.get(key, 0) + int(rng.integers(1, 4))
+    n = sum(rows.values())
+    d = tmp_path_factory.mktemp("rel")
+    (d / "T1.csv").write_text("q,s,count\n" + "".join(f"{q},{s},{c}\n" for (q, s), c in sorted(rows.items())))
+    (d / "T1_labels.csv").write_text("attribute,value,first,last\n" + "".join(
+        f"s,{v},{a},{b}\n" for v, (a, b) in labels.items()))  # fmt: skip
+    (d / "T1_order.csv").write_text("attribute,leaf,position\n" + "".join(f"s,{v},{i}\n" for i, v in enumerate(leaves)))
+    spec = {"name": "functional-diversity", "tau": tau, "lambda": lam}
+    rule = {"lhs": ["q"], "rhs": "s"}
+    files = {"data": "T1.csv", "labels": "T1_labels.csv", "order": "T1_order.csv"}
+    table = {"name": "T1", "attributes": ["q", "s"], "kind": "generalized", "enforces": rule, "files": files,
+             "generalized": ["s"]}  # fmt: skip
+    manifest = {"format": "versapub-release/1", "n_records": n, "attributes": ["q", "s"], "guarantee": spec,
+                "rules": [rule], "tables": [table]}  # fmt: skip
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    phi = list(linear_phi(tau, lam))
+
+    def brute(hist: dict[str, float]) -> bool:
+        f = sorted(hist.values(), reverse=True) + [0.0] * 5
+        size = sum(hist.values())
+        return all(sum(f[: k + 1]) / size <= phi[k] + 1e-9 for k in range(len(phi)))
+
+    classes: dict[str, dict[str, float]] = {}
+    for (q, s), c in rows.items():
+        cover = leaves[labels[s][0] : labels[s][1] + 1] if s in labels else [s]
+        for leaf in cover:
+            classes.setdefault(q, {}).setdefault(leaf, 0.0)
+            classes[q][leaf] += c / len(cover)
+    want_bad = sorted(q for q, h in classes.items() if not brute(h))
+    rep = verify_release(d)
+    bad = [f for f in rep.failures if f.check == "guarantee"]
+    assert not [f for f in rep.failures if f.check != "guarantee"], rep.explain()
+    if want_bad:
+        assert len(bad) == 1 and bad[0].message.startswith(f"{len(want_bad)} of {len(classes)}"), rep.explain()
+    else:
+        assert not bad, rep.explain()
+    # the producer's reading of the same files: runs of the listings -> induced histograms -> slack
+    from versapub.kinds import parse_entry
+    from versapub.release.functional import excessive_protection
+
+    entry = parse_entry(json.loads((d / "manifest.json").read_text())["tables"][0])
+    e, _ = excessive_protection(Cells.of_files(d, entry, "s"), phi)
+    assert sorted(q for q, v in zip(sorted(classes), e, strict=True) if v < -1e-9) == want_bad
+    achieved = get_kind("generalized").summary(d, entry, make_guarantee(spec))["achieved"]
+    assert (achieved < -1e-9) == bool(want_bad)
