@@ -402,3 +402,22 @@ def test_not_registered_twice_and_refuses_other_guarantees() -> None:
         versapub.publish(table, ["q -> s"], guarantee={"name": "functional-diversity", "tau": 0.5, "lambda": 2},
                          anonymizer="sequential-sweep",
                          hierarchies={"s": Hierarchy.from_rows("s", [["x", "*"]])})  # fmt: skip
+
+
+def test_rules_command_judges_feasibility_as_publish_does(tmp_path: Path) -> None:
+    """`versapub rules` shows a rule feasible when Sequential Sweep can reach it by
+    generalizing the sensitive values, and infeasible for an anonymizer that cannot."""
+    from versapub.cli.main import cli
+
+    values = ["flu"] * 12 + ["cold"] * 2 + ["ulcer"] * 8 + ["colitis"] * 8
+    data = tmp_path / "d.csv"
+    data.write_text("q,s\n" + "".join(f"q{i % 3},{v}\n" for i, v in enumerate(values)))
+    tax = tmp_path / "s.csv"
+    tax.write_text("flu;resp;*\ncold;resp;*\nulcer;gi;*\ncolitis;gi;*\n")
+    args = ["rules", "--input", str(data), "--qi", "q", "--sensitive", "s", "--guarantee",
+            "functional:tau=0.31,lambda=4", "--hierarchy", f"s={tax}"]  # fmt: skip
+    r = CliRunner().invoke(cli, [*args, "--anonymizer", "sequential-sweep"])
+    assert r.exit_code == 0 and "ok  'q -> s': feasible" in r.stdout, r.stdout
+    assert "Schema is in GNF" in r.stdout
+    r = CliRunner().invoke(cli, [*args, "--anonymizer", "mondrian"])
+    assert r.exit_code == 2 and "NO" in r.stdout and "smallest feasible tau is 0.8" in r.stdout

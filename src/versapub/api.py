@@ -31,7 +31,7 @@ from versapub.errors import ConfigError, InfeasibleError, InputError, SchemaErro
 from versapub.kinds import entry_of, get_kind
 from versapub.kinds.scoring import KLScorer
 from versapub.privacy.context import bind
-from versapub.privacy.feasibility import require_feasible
+from versapub.privacy.feasibility import Feasibility, feasibility, require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.per_rule import RuleItem, anonymizers, effective, effective_anonymizers, for_rules, split
 from versapub.privacy.roles import (
@@ -216,13 +216,8 @@ def publish(
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
-    reach = {}  # rules whose anonymizer may generalize sensitive values: feasible on what it can reach
-    for r in reduction.rules:
-        a = own_anon.get(r, anon)
-        if isinstance(a, SensitiveGeneralizing):
-            got = a.sensitive_reach(table, r, per_rule[r], hierarchies)
-            reach[r] = (got.counts, got.note)
-    feas = require_feasible(table, reduction.rules, per_rule, reach)
+    feas = require_feasible(table, reduction.rules, per_rule, reach_of(table, reduction.rules, per_rule,
+                                                                        own_anon, anon, hierarchies))  # fmt: skip
     lap("rules")
 
     if classic:
@@ -300,6 +295,37 @@ def publish(
         rule_guarantees=per_rule,
         rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in own_anon.items()},
     )
+
+
+def reach_of(table: EncodedTable, rules: Iterable[Rule], per_rule: Mapping[Rule, Guarantee],
+             own: Mapping[Rule, Anonymizer], default: Anonymizer,
+             hierarchies: Mapping[str, Hierarchy] | None) -> dict[Rule, tuple[Any, str]]:  # fmt: skip
+    """For rules whose anonymizer may generalize sensitive values (Sequential Sweep), the
+    induced counts it can reach and the note for a refusal: feasibility is judged on them."""
+    out = {}
+    for r in rules:
+        a = own.get(r, default)
+        if isinstance(a, SensitiveGeneralizing):
+            got = a.sensitive_reach(table, r, per_rule[r], hierarchies)
+            out[r] = (got.counts, got.note)
+    return out
+
+
+def rule_feasibility(table: EncodedTable, rules: Iterable[RuleItem], *, guarantee: Guarantee,
+                     decomposition: str | None = None, anonymizer: str | None = None,
+                     decomposition_params: Mapping[str, Any] | None = None,
+                     anonymizer_params: Mapping[str, Any] | None = None,
+                     hierarchies: Mapping[str, Hierarchy] | None = None) -> list[Feasibility]:  # fmt: skip
+    """Feasibility of the rules as :func:`publish` judges it (each rule's guarantee, and what
+    its anonymizer can reach), without publishing; ``rules`` as for :func:`publish`."""
+    parsed, own = split(rules)
+    validate_rules(parsed, table.names)
+    reduction = reduce_rules(parsed)
+    per_rule = effective(reduction, own, guarantee)
+    _, anon = plugins_for(decomposition, anonymizer, decomposition_params, anonymizer_params)
+    own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
+    return feasibility(table, reduction.rules, per_rule, reach_of(table, reduction.rules, per_rule, own_anon, anon,
+                                                                   hierarchies))  # fmt: skip
 
 
 def _anonymizer_of(rule: Rule, spec: str) -> Anonymizer:

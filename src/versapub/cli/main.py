@@ -628,7 +628,8 @@ def rules(**opts: Any) -> None:
     the decomposition asked for (GD included: its add-back runs) with why every rule holds.
     Nothing is written; infeasible rules stop the command (exit 2) before the schema."""
     from versapub import workflow
-    from versapub.privacy import feasibility, make_guarantee, reduce_rules, validate_rules
+    from versapub.api import rule_feasibility
+    from versapub.privacy import make_guarantee, reduce_rules, validate_rules
     from versapub.privacy.per_rule import effective, split
     from versapub.reports.summary import show
 
@@ -655,8 +656,12 @@ def rules(**opts: Any) -> None:
             out.print("[bold]Dropped rules[/]:")
             for d in red.dropped:
                 out.print(f"  {escape(str(d.rule))}  — {escape(d.reason)}", soft_wrap=True)
-        out.print("\n[bold]Feasibility[/] (sensitive attribute published alone):")
-        feas = feasibility(table, red.rules, per_rule)
+        out.print("\n[bold]Feasibility[/] (sensitive attribute published alone, or as far as the anonymizer may "
+                  "generalize it):")  # fmt: skip
+        feas = rule_feasibility(table, cfg.rules, guarantee=g, decomposition=cfg.decomposition,
+                                anonymizer=cfg.anonymizer, decomposition_params=cfg.decomposition_params,
+                                anonymizer_params=cfg.anonymizer_params,
+                                hierarchies=cfg.anonymizer_hierarchies(table.names))  # fmt: skip
         for f in feas:
             out.print(
                 f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message())}",
