@@ -88,6 +88,9 @@ class AnonymizedTable:
     #: Listings (files without counts) by role, as rows of text: an ``sa-groups`` table's
     #: ``sets`` (``group_id, attribute, value``).
     listed: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    #: The sensitive attribute of a table that holds it without enforcing a rule (a
+    #: marginal of a collection, whose own checks protect it: :mod:`versapub.marginals`).
+    sensitive: str | None = None
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -101,6 +104,8 @@ class AnonymizedTable:
 
     @property
     def sensitive_attributes(self) -> tuple[str, ...]:
+        if self.enforces is None and self.sensitive is not None:
+            return (self.sensitive,)
         return tuple(r.rhs for r in self.enforced_rules)
 
 

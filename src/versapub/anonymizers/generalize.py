@@ -170,6 +170,8 @@ class Target:
     qi: tuple[str, ...]
     codes: IntArray
     cardinality: int
+    #: A sensitive attribute published without a rule (a marginal of a collection).
+    sensitive: str | None = None
 
 
 def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str) -> Target:
@@ -221,7 +223,7 @@ def cells_table(
     cards: list[int] = []
     dicts: list[npt.NDArray[np.object_]] = []
     leaves: dict[str, Labels] = {}
-    s_name = [] if goal.rule is None else [goal.rule.rhs]
+    s_name = [goal.rule.rhs] if goal.rule is not None else [goal.sensitive] if goal.sensitive else []
     covered = list(zip(dims, cover, strict=True))
     if s_dim is not None and s_cover is not None:
         covered.append((s_dim, s_cover))
@@ -261,7 +263,7 @@ def cells_table(
         merged[rows],
     )
     return AnonymizedTable(table.names, "generalized", goal.rule, {"data": ct}, {"rows": ct.n_rows, **stats},
-                           leaves=leaves)  # fmt: skip
+                           leaves=leaves, sensitive=goal.sensitive if goal.rule is None else None)  # fmt: skip
 
 
 def published_histograms(anon: AnonymizedTable) -> Histograms:

@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.anonymizers.generalize import IntArray, class_stats, classes_table, dimensions, target
+from versapub.anonymizers.generalize import Dimension, IntArray, Target, class_stats, classes_table, dimensions, target
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -64,6 +64,20 @@ class Lattice:
     @property
     def heights(self) -> tuple[int, ...]:
         return tuple(len(g) for g in self.gen)
+
+
+@dataclass(frozen=True)
+class Minimal:
+    """Incognito's search result: the minimal satisfying nodes (levels per quasi-identifier,
+    in ``goal.qi`` order) and what scoring them needs."""
+
+    goal: Target
+    dims: list[Dimension]
+    lattice: Lattice
+    keys: list[IntArray]
+    counts: IntArray
+    minimal: list[tuple[int, ...]]
+    checked: int
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,32 @@ class Incognito:
         hierarchies: Mapping[str, Hierarchy] | None = None,
     ) -> AnonymizedTable:
         del rng  # deterministic
+        found = self.minimal_nodes(table, rules, guarantee, progress, hierarchies)
+        goal, lattice, keys, counts, minimal = found.goal, found.lattice, found.keys, found.counts, found.minimal
+        qi = list(goal.qi)
+        n = table.n_rows
+        budget = math.floor(self.suppression * n)
+        say = progress or (lambda msg: None)
+        say(f"Incognito: {found.checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
+        scores = [self._score(lattice, keys, counts, v, guarantee, budget, goal.cardinality, n) for v in minimal]
+        best = minimal[int(np.argmin(scores))]
+        cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, goal)
+        stats = class_stats(guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality)
+        stats.update({"node": dict(zip(qi, best, strict=True)), "nodes_checked": found.checked,
+                      "minimal_nodes": len(minimal), "suppressed_records": suppressed,
+                      "utility": {self.utility: float(min(scores))}})  # fmt: skip
+        return classes_table(table, goal, found.dims, cls, cover, stats)
+
+    def minimal_nodes(
+        self,
+        table: EncodedTable,
+        rules: Rule | Sequence[Rule],
+        guarantee: Guarantee,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> Minimal:
+        """Every minimal node satisfying the guarantee (no other satisfying node is below
+        it in every level), in order of level sum; :class:`InfeasibleError` when none."""
         goal = target(table, rules, self.name)
         rule = goal.rule
         say = progress or (lambda msg: None)
@@ -164,15 +204,7 @@ class Incognito:
                 + (f" with at most {self.suppression:.1%} of records suppressed" if budget else "")
                 + "; allow suppression, give coarser hierarchies, or weaken the guarantee."
             )
-        say(f"Incognito: {checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
-        scores = [self._score(lattice, keys, base.counts, v, guarantee, budget, s_col.cardinality, n) for v in minimal]
-        best = minimal[int(np.argmin(scores))]
-        cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, s_col)
-        stats = class_stats(guarantee, cls, s_col.codes.astype(np.int64), int(cls.max()) + 1, s_col.cardinality)
-        stats.update({"node": dict(zip(qi, best, strict=True)), "nodes_checked": checked,
-                      "minimal_nodes": len(minimal), "suppressed_records": suppressed,
-                      "utility": {self.utility: float(min(scores))}})  # fmt: skip
-        return classes_table(table, goal, dims, cls, cover, stats)
+        return Minimal(goal, dims, lattice, keys, base.counts, minimal, checked)
 
     def _score(self, lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, node: tuple[int, ...],
                guarantee: Guarantee, budget: int, s_card: int, n: int) -> float:  # fmt: skip

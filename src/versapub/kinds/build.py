@@ -10,6 +10,7 @@ import numpy as np
 from versapub.anonymizers.base import AnonymizedTable
 from versapub.kinds.base import TablePart, entry_of, get_kind
 from versapub.model.factors import Factor
+from versapub.model.induced import release_model
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import Codes
 from versapub.release.model import Release
@@ -44,4 +45,4 @@ def model_from_release(release: Release) -> ReleaseModel:
     domains = {c.name: c.values for c in src.columns}
     cards = {a: len(v) for a, v in domains.items()}
     factors = [factor_of(t.table, release.n_records, cards, t.name) for t in release.tables]
-    return ReleaseModel(factors, domains, release.n_records, [t.name for t in release.tables])
+    return release_model(factors, domains, release.n_records, [t.name for t in release.tables])

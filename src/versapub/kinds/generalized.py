@@ -35,12 +35,19 @@ class Generalized:
     exact_values = False
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
-        """The enforced rule's sensitive attribute (published exactly, or generalized); none
-        for a table that protects identities only (k-anonymity of its quasi-identifiers,
-        ``enforces`` null)."""
+        """The enforced rule's sensitive attribute (published exactly, or generalized); the
+        ``sensitive`` the entry names when it enforces no rule (a marginal of a collection,
+        protected by the collection's checks); none for a table that protects identities
+        only (k-anonymity of its quasi-identifiers, ``enforces`` null)."""
         rule = entry.raw.get("enforces")
         if rule is None:
-            return ()
+            held = entry.raw.get("sensitive")  # a collection's marginal: held without a rule
+            if held is None:
+                return ()
+            if not isinstance(held, str) or held not in entry.attributes:
+                raise ReleaseError(f"Generalized table {entry.name!r} names a sensitive attribute {held!r} it does not "
+                                   "hold.")  # fmt: skip
+            return (held,)
         s = rule.get("rhs") if isinstance(rule, dict) else None
         if not isinstance(s, str) or s not in entry.attributes:
             raise ReleaseError(
@@ -99,7 +106,8 @@ class Generalized:
         return out
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
-        return {"generalized": sorted(table.leaves)}
+        held = {"sensitive": table.sensitive} if table.enforces is None and table.sensitive else {}
+        return {"generalized": sorted(table.leaves), **held}
 
     def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
         """The sensitive attribute's published values as runs of its leaf order, when the

@@ -22,6 +22,7 @@ from versapub.errors import ReleaseError
 from versapub.io.manifest import read_manifest
 from versapub.kinds.base import Entry, TablePart, get_kind, parse_entry
 from versapub.model.factors import Factor
+from versapub.model.induced import release_model
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import Codes
 
@@ -144,4 +145,4 @@ def load_release(directory: str | Path) -> ReleaseModel:
         factors.append(get_kind(entry.kind).factor(entry, enc, n, cards, codes_of))
     listed = [str(a) for a in manifest.get("attributes", [])]
     order = [a for a in listed if a in domains] + [a for a in domains if a not in listed]
-    return ReleaseModel(factors, {a: domains[a] for a in order}, n, [e.name for e, _ in specs])
+    return release_model(factors, {a: domains[a] for a in order}, n, [e.name for e, _ in specs])

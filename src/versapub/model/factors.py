@@ -197,6 +197,11 @@ class PlainFactor:
         del s, cards
         return None
 
+    def partition(self, a: str) -> tuple[Codes, Codes]:
+        """How the table resolves attribute ``a``: every leaf its own block (leaf -> block,
+        row -> block), :mod:`versapub.model.induced`."""
+        return np.arange(self.cards[a], dtype=np.int64), self.columns[a]
+
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         cols, w = _apply(self.columns, self.p, masks, messages)
         return group_sum(by, cols, _cards(self.cards, messages), w)

@@ -94,6 +94,42 @@ class GeneralizedFactor:
         del s, cards
         return None
 
+    def partition(self, a: str) -> tuple[Codes, Codes] | None:
+        """When the table's values of ``a`` cover disjoint sets of leaves (a full-domain
+        generalization, one level of a hierarchy): each leaf's block (a leaf no value
+        covers is its own block) and each row's block; ``None`` when two values overlap
+        (Mondrian's ranges), :mod:`versapub.model.induced`."""
+        card = self.cards[a]
+        codes = self.columns[a]
+        used = np.unique(codes)
+        cov = self.covers.get(a)
+        block = np.full(card, -1, dtype=np.int64)
+        leaf = used[used < card]
+        block[leaf] = leaf
+        labels = used[used >= card] - card
+        if len(labels):
+            assert cov is not None
+            sizes = cov.sizes[labels]
+            offset = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            pos = np.repeat(cov.start[labels], sizes) + offset
+            leaves = cov.leaves[pos]
+            hits = np.bincount(leaves, minlength=card)
+            hits[leaf] += 1
+            if (hits > 1).any():
+                return None
+            block[leaves] = np.repeat(card + labels, sizes)
+        free = block < 0
+        block[free] = np.flatnonzero(free)
+        rows = np.where(codes < card, block[np.minimum(codes, card - 1)], 0)
+        if len(labels):
+            lab = codes >= card
+            rows[lab] = block[cov.leaves[cov.start[codes[lab] - card]]] if cov is not None else 0
+        _, canon = np.unique(block, return_inverse=True)
+        canon = canon.astype(np.int64).ravel()
+        lookup = np.zeros(int(block.max()) + 1, dtype=np.int64)
+        lookup[block] = canon
+        return canon, lookup[rows]
+
     # -- the leaves a row covers ------------------------------------------------------
     def _tables(self, a: str) -> tuple[Codes, Codes, Codes]:
         """Per extended code of ``a``: size, start into ``leaves``; and ``leaves`` itself."""

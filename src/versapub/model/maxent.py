@@ -388,13 +388,14 @@ class ReleaseModel:
 
 def _stack(queries: Sequence[Masks], cards: Mapping[str, int]) -> dict[str, npt.NDArray[np.bool_]]:
     """The queries' masks as one ``(batch, card)`` matrix per attribute (all true where a
-    query does not constrain the attribute)."""
+    query does not constrain the attribute; floats when some query gives shares)."""
     b = len(queries)
     masks: dict[str, npt.NDArray[np.bool_]] = {}
     for j, q in enumerate(queries):
         for a, m in q.items():
             if a not in masks:
-                masks[a] = np.ones((b, cards[a]), dtype=bool)
+                fractional = any(a in o and o[a].dtype != np.bool_ for o in queries)  # shares (induced model)
+                masks[a] = np.ones((b, cards[a]), dtype=np.float64 if fractional else bool)
             masks[a][j] = m
     return masks
 
