@@ -12,7 +12,7 @@ byte, and the same manifest (provenance and utility included) apart from timings
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from versapub.io.config import PublishConfig
 
 if TYPE_CHECKING:
+    from versapub.data.hierarchy import Hierarchy
     from versapub.data.table import EncodedTable
-    from versapub.release.model import Release
+    from versapub.release.model import InputInfo, Release
     from versapub.verify.release_check import VerificationReport
 
 #: ``progress(description, completed, total)``; ``total`` 0 means the size is unknown.
@@ -87,6 +88,112 @@ def publish(
         columns=cfg.roles,
     )
     release.timings["read"] = read_s
+    return release
+
+
+def _input_info(cfg: PublishConfig, table: EncodedTable) -> InputInfo:
+    from versapub.io.read import file_sha256
+    from versapub.release.model import InputInfo
+
+    return InputInfo(
+        path=str(cfg.input.resolve()),
+        sha256=table.sha256 or file_sha256(cfg.input),
+        rows_read=table.n_rows + table.n_dropped,
+        rows_dropped_missing=table.n_dropped,
+        **cfg.input_settings(),
+    )
+
+
+def publish_marginals(
+    cfg: PublishConfig, table: EncodedTable | None = None, progress: Progress = _silent,
+    read_seconds: float | None = None,
+) -> Release:  # fmt: skip
+    """A collection of anonymized marginals as configured (``cfg.marginals``): built,
+    checked (refused when it fails a check, naming the marginal and cell), enlarged by the
+    configured injection, as an in-memory release."""
+    from versapub.errors import ConfigError
+    from versapub.marginals.job import build
+    from versapub.marginals.release import collection_release
+
+    if cfg.marginals is None:
+        raise ConfigError(f"{cfg.source}: no [marginals] section (sensitive, k, l, base, marginals).")
+    t0 = time.perf_counter()
+    if table is None:
+        progress(f"reading {cfg.input.name}", 0, 0)
+        table = cfg.read()
+    read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
+    t1 = time.perf_counter()
+    job = build(table, cfg.marginals, cfg.anonymizer_hierarchies(table.names), progress)
+    return collection_release(table, job.collection, job.requirement, job.verdict, _input_info(cfg, table),
+                              roles=job.roles, hierarchies=cfg.hierarchy_files(table.names),
+                              search=job.search_json(),
+                              timings={"read": read_s, "marginals": time.perf_counter() - t1})  # fmt: skip
+
+
+def run_marginals(
+    cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True,
+    progress: Progress = _silent, table: EncodedTable | None = None, read_seconds: float | None = None,
+) -> Release:  # fmt: skip
+    """``versapub marginals publish``: build, measure, write verified."""
+    release = publish_marginals(cfg, table, progress, read_seconds)
+    if utility:
+        release = with_utility(release, progress)
+    write(release, cfg, out, overwrite=overwrite, progress=progress)
+    return release
+
+
+def inject(
+    release_dir: str | Path, out: str | Path, max_marginals: int, *, original: EncodedTable,
+    search: str = "greedy", hierarchies: Mapping[str, Hierarchy] | None = None, overwrite: bool = False,
+    utility: bool = True, progress: Progress = _silent,
+) -> Release:  # fmt: skip
+    """``versapub marginals inject``: reopen a released collection over its ``original``
+    table, add up to ``max_marginals`` marginals by ``search`` (each keeping every check),
+    and write the enlarged release, verified."""
+    from versapub.data.hierarchy import Hierarchy as _H
+    from versapub.errors import ConfigError
+    from versapub.io.manifest import read_manifest
+    from versapub.marginals import job as jobs
+    from versapub.marginals.release import collection_release
+    from versapub.release.model import InputInfo
+
+    d = Path(release_dir)
+    manifest = read_manifest(d)
+    section = manifest.get("marginals")
+    if not isinstance(section, dict):
+        raise ConfigError(f"{d} is not a collection of anonymized marginals (its manifest has no 'marginals').")
+    if hierarchies is None:
+        files = section.get("hierarchies") or {}
+        try:
+            hierarchies = {str(a): _H.read(Path(str(f)), str(a)) for a, f in files.items()}
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot read a hierarchy the release records ({exc}); give them with --hierarchies."
+            ) from None
+    t1 = time.perf_counter()
+    job = jobs.reopen(original, section, hierarchies)
+    start = len(job.collection.marginals)
+    coll, steps = jobs.search(job.collection, job.requirement, max_marginals, search, progress)
+    verdict = coll.check(job.requirement)
+    roles = {**job.roles, **{coll.names[i]: "injected" for i in range(start, len(coll.marginals))}}
+    inp = manifest.get("input") or {}
+    info = InputInfo(path=inp.get("path"), sha256=inp.get("sha256"), rows_read=int(inp.get("rows_read") or 0),
+                     rows_dropped_missing=int(inp.get("rows_dropped_missing") or 0),
+                     missing_policy=str(inp.get("missing_policy") or "error"),
+                     hierarchies=dict(inp.get("hierarchies") or {}), delimiter=inp.get("delimiter"),
+                     columns=inp.get("columns"), format=inp.get("format"), header=bool(inp.get("header", True)),
+                     names=inp.get("names"), na_values=list(inp.get("na_values") or []),
+                     strip=bool(inp.get("strip", False)))  # fmt: skip
+    files = section.get("hierarchies") or {}
+    release = collection_release(original, coll, job.requirement, verdict, info, roles=roles, hierarchies=files,
+                                 search=[st.to_json() for st in steps],
+                                 timings={"marginals": time.perf_counter() - t1})  # fmt: skip
+    if utility:
+        release = with_utility(release, progress)
+    first = next(iter((manifest["tables"][0].get("files") or {}).values()), "x.csv")
+    fmt = "parquet" if str(first).endswith(".parquet") else "csv"
+    progress("writing and verifying the release", 0, 0)
+    write_release(release, out, format=fmt, overwrite=overwrite, protect=[d])
     return release
 
 

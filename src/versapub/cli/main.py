@@ -977,7 +977,8 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     "k",
     type=int,
     help="Also require k-anonymity of the published cells: fail a table whose smallest cell of non-sensitive "
-    "values holds fewer than K records.",
+    "values holds fewer than K records; and read the tables as a collection of marginals: k-link and "
+    "k-combinatorial anonymity (Kifer & Gehrke) of the attributes no rule protects.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def check(
@@ -1051,6 +1052,15 @@ def check(
         for i in rep.identity:
             mark = "FAIL" if not i["ok"] else ("ok  " if k is not None else "info")
             out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}")
+        for c in rep.collection:  # --k: the tables as a collection of marginals (k-link, k-combinatorial)
+            where = f" {escape(c['file'])}" if c["file"] else ""
+            out.print(f"  {'ok  ' if c['ok'] else 'FAIL'} {escape(c['check'])}{where}: {escape(c['message'])}",
+                      soft_wrap=True)  # fmt: skip
+        for f in v.findings:  # a collection of marginals: its own checks
+            if f.check in ("k-link", "k-combinatorial", "maxent-diversity", "collection"):
+                where = f" {escape(f.file)}" if f.file else ""
+                out.print(f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.check)}{where}: {escape(f.message)}",
+                          soft_wrap=True)  # fmt: skip
         bad_h = [f for f in rep.hygiene if not f.ok]
         out.print(f"  row-order hygiene: {'ok' if not bad_h else f'{len(bad_h)} file(s) out of order'}")
         for f in [*v.failures, *bad_h]:
@@ -1272,6 +1282,231 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
         f.savefig(plot_file, dpi=90)
         plt.close(f)
         out.print(f"Plot: {plot_file}")
+
+
+def _marginals_options(f: F) -> F:
+    opts = [
+        click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path)),
+        click.option("--input", "input_", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Input CSV (optionally .gz) or Parquet file (overrides the config's [input] path)."),
+        click.option("--delimiter", help="CSV delimiter, any text (default ','; '\\t' for a tab)."),
+        click.option("--column", "columns", multiple=True, help="Publish only these columns (repeatable)."),
+        click.option("--missing", type=click.Choice(["error", "value", "drop"]), help="Missing-cell policy."),
+        click.option("--hierarchy", "hierarchies", multiple=True, metavar="ATTR=FILE",
+                     help="An ARX hierarchy for ATTR (repeatable): its levels are the levels of ATTR@LEVEL."),
+        click.option("--hierarchies", "hierarchy_dir", type=click.Path(path_type=Path), metavar="DIR",
+                     help="Every hierarchy of a folder (ARX's naming: *_hierarchy_ATTR.csv or ATTR.csv)."),
+        click.option("--sensitive", metavar="COLUMN", help="The sensitive column (published exactly)."),
+        click.option("--k", "k", type=int, help="k of k-link and k-combinatorial anonymity (>= 2)."),
+        click.option("--l", "ell", type=int, help="Short for --diversity l-diversity:l=L (frequency l-diversity)."),
+        click.option("--diversity", metavar="NAME:PARAM=V", help="What the maximum-entropy estimate must satisfy: "
+                     "l-diversity:l= (frequency), recursive-cl:c=,l=, entropy-l-diversity:l= (default "
+                     "l-diversity:l=2)."),
+        click.option("--base", metavar="incognito|'a@1, b, ...'", help="The base table: 'incognito' (the minimal "
+                     "l-diverse, k-anonymous full-domain generalization with the lowest KL-divergence) or a "
+                     "marginal over every column."),
+        click.option("--marginal", "marginal", multiple=True, metavar="'age@2, race'",
+                     help="A marginal: attributes, each at a level of its hierarchy (ATTR@LEVEL, 0 = exact; the "
+                     "sensitive column exact); repeatable."),
+        click.option("--inject", type=int, help="Then add up to N marginals that keep every check (utility "
+                     "injection)."),
+        click.option("--search", type=click.Choice(["greedy", "stepwise"]), help="Injection: greedy one-attribute "
+                     "marginals (the paper's Figure 8, default) or stepwise over multi-attribute marginals."),
+    ]  # fmt: skip
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _marginals_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
+    """The configuration of a marginals job: CONFIG (with [marginals]) and the flags."""
+    from versapub.io.config import MarginalsSpec, PublishConfig, load_config
+
+    config = opts["config"]
+    base = load_config(config) if config is not None else None
+    if base is None:
+        if opts["input_"] is None:
+            raise ConfigError("Give a configuration file with a [marginals] section, or --input DATA with "
+                              "--sensitive COLUMN, --k K and --base or --marginal.")  # fmt: skip
+        base = PublishConfig(input=opts["input_"], rules=())
+    spec = base.marginals
+    if opts["diversity"] is not None and opts["ell"] is not None:
+        raise ConfigError("Give the diversity either with --diversity or with --l, not both.")
+    div: dict[str, Any] | None = None
+    if opts["diversity"] is not None:
+        from versapub.privacy.guarantee import parse_guarantee
+
+        div = parse_guarantee(opts["diversity"])
+    elif opts["ell"] is not None:
+        div = {"name": "l-diversity", "l": opts["ell"]}
+    sensitive = opts["sensitive"] or (spec.sensitive if spec else None)
+    k = opts["k"] if opts["k"] is not None else (spec.k if spec else None)
+    if sensitive is None or k is None:
+        raise ConfigError("A marginals job needs --sensitive COLUMN and --k K (or a [marginals] section).")
+    spec = MarginalsSpec(
+        sensitive=sensitive,
+        k=k,
+        diversity=div or (spec.diversity if spec else {"name": "l-diversity", "l": 2}),
+        base=opts["base"] if opts["base"] is not None else (spec.base if spec else None),
+        marginals=tuple(opts["marginal"]) or (spec.marginals if spec else ()),
+        inject=opts["inject"] if opts["inject"] is not None else (spec.inject if spec else 0),
+        search=opts["search"] or (spec.search if spec else "greedy"),
+    )
+    return replace(base.with_overrides(
+        input=opts["input_"], delimiter=_unescape(opts["delimiter"]), columns=tuple(opts["columns"]) or None,
+        missing=opts["missing"], hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
+        hierarchy_dir=opts["hierarchy_dir"], format=fmt,
+    ), marginals=spec)  # fmt: skip
+
+
+def _print_collection(release: Release, out_dir: Path | None, seconds: float) -> None:
+    section = release.marginals or {}
+    out.print(f"[bold]Collection of anonymized marginals{' ' + escape(str(out_dir)) if out_dir else ''}[/]")
+    levels = {t["name"]: t for t in section.get("tables", [])}
+    for t in release.tables:
+        info = levels.get(t.name, {})
+        written = ", ".join(f"{a}@{lv}" for a, lv in (info.get("levels") or {}).items())
+        st = t.table.stats
+        out.print(f"  {t.name} ({info.get('role', 'given')}): {escape(written)} — {st.get('rows')} rows, "
+                  f"{st.get('groups')} cells of non-sensitive values, smallest {st.get('achieved')}",
+                  soft_wrap=True)  # fmt: skip
+    for c in (section.get("checks") or {}).get("checks", []):
+        out.print(f"  {'ok  ' if c['ok'] else 'FAIL'} {escape(c['message'])}", soft_wrap=True)
+    for st in section.get("search") or []:
+        what = f"+ {st['added']}" if st["added"] else "start"
+        out.print(f"  KL {st['kl']:.4f}  {escape(what)}", soft_wrap=True)
+    kl = section.get("kl_closed_form")
+    if kl is not None:
+        out.print(f"KL-divergence of the maximum-entropy estimate: {kl:.4f} (closed form).")
+    if release.utility:
+        u = release.utility
+        r = u["relative_error"]
+        out.print(f"Utility: KL-divergence {u['kl_divergence']:.4f} ({escape(str(u.get('model_path')))}); relative "
+                  f"error of {r['n_queries']} COUNT queries: mean {r['mean']:.3f}, median {r['median']:.3f}.",
+                  soft_wrap=True)  # fmt: skip
+    out.print(f"{release.n_records} records; verification passed; {seconds:.2f} s.")
+    if out_dir is not None:
+        out.print(f"Release:  {out_dir}/ (manifest.json, tables)")
+        out.print(f"Report:   {out_dir / 'report.html'} (open in a browser; text version: report.md)")
+
+
+@cli.group()
+def marginals() -> None:
+    """Collections of anonymized marginals (Kifer & Gehrke): publish several generalized
+    cross-tabulations of one table, checked together for k-link, k-combinatorial
+    anonymity and maxent l-diversity; inject utility into an anonymized table."""
+
+
+@marginals.command("publish")
+@_marginals_options
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory of the release (must not exist unless --overwrite).")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), help="Table file format (default csv).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
+@click.option("--quiet", is_flag=True, help="Print nothing on success.")
+@click.option("--no-utility", is_flag=True, help="Skip the release model's KL-divergence and query workload.")
+def marginals_publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool,
+                      **opts: Any) -> None:  # fmt: skip
+    """Publish a collection of anonymized marginals, checked together and verified.
+
+    versapub marginals publish --input adult.csv --sensitive occupation --k 10 --l 4
+    --hierarchies hierarchies/ --base incognito --marginal "age@1" --marginal "race, sex" --out rel/
+    """
+    from versapub import workflow
+
+    with _errors():
+        cfg = _marginals_config(opts, fmt)
+        start = time.perf_counter()
+        with _progress(quiet) as bar:
+            task = bar.add_task(f"reading {cfg.input.name}", total=None)
+
+            def hook(desc: str, done: int, total: int) -> None:
+                bar.update(task, description=desc, completed=done, total=total or None)
+
+            release = workflow.run_marginals(cfg, out_dir, overwrite=overwrite, utility=not no_utility, progress=hook)
+        if not quiet:
+            _print_collection(release, out_dir, time.perf_counter() - start)
+
+
+@marginals.command("inject")
+@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of the enlarged release.")  # fmt: skip
+@click.option("--max-marginals", "max_marginals", type=int, required=True, help="Add at most this many marginals.")
+@click.option("--search", type=click.Choice(["greedy", "stepwise"]), default="greedy", show_default=True,
+              help="Greedy one-attribute marginals (Figure 8) or stepwise over multi-attribute marginals.")  # fmt: skip
+@click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=_ORIGINAL_HELP)
+@click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=_MISSING_HELP)
+@click.option("--hierarchies", "hierarchy_dir", type=click.Path(path_type=Path), metavar="DIR",
+              help="The hierarchies (default: the files the release records).")  # fmt: skip
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out directory.")
+@click.option("--quiet", is_flag=True, help="Print nothing on success.")
+def marginals_inject(release_dir: Path, out_dir: Path, max_marginals: int, search: str, original: Path | None,
+                     missing: str | None, hierarchy_dir: Path | None, overwrite: bool,
+                     quiet: bool) -> None:  # fmt: skip
+    """Add marginals to a released collection (each keeps every check; the KL after each
+    addition is printed) and write the enlarged release, verified."""
+    from versapub import workflow
+    from versapub.io.config import hierarchies_in
+
+    with _errors():
+        read_manifest(release_dir)
+        if max_marginals < 0:
+            raise ConfigError(f"--max-marginals must be >= 0, got {max_marginals}.")
+        table = _original(original, release_dir, missing)
+        hier = {h.attribute: h.load() for h in hierarchies_in(hierarchy_dir)} if hierarchy_dir else None
+        start = time.perf_counter()
+        release = _with_bar(lambda hook: workflow.inject(release_dir, out_dir, max_marginals, original=table,
+                                                          search=search, hierarchies=hier, overwrite=overwrite,
+                                                          progress=hook))  # fmt: skip
+        if not quiet:
+            _print_collection(release, out_dir, time.perf_counter() - start)
+
+
+@marginals.command("check")
+@_marginals_options
+@click.option("--relaxed", type=float, metavar="EPSILON", help="The paper's relaxed maxent check for large joins: "
+              "l values each at least EPSILON^p times as likely as the most likely (p: marginals holding the "
+              "sensitive column).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+def marginals_check(relaxed: float | None, as_json: bool, **opts: Any) -> None:
+    """Check a proposed collection against the data without writing anything: k-link,
+    k-combinatorial anonymity, maxent diversity, and its KL-divergence; exit 1 if a check fails."""
+    from versapub.marginals.collection import Collection
+    from versapub.marginals.space import Space
+    from versapub.marginals.spec import Marginal, Requirement, parse_marginals
+
+    with _errors():
+        cfg = _marginals_config(opts)
+        spec = cfg.marginals
+        assert spec is not None
+        table = cfg.read()
+        hier = cfg.anonymizer_hierarchies(table.names)
+        req = Requirement.build(spec.sensitive, spec.k, spec.diversity)
+        space = Space.of_table(table, spec.sensitive, hier)
+        ms = list(parse_marginals(spec.marginals))
+        if spec.base is not None:
+            if spec.base.strip().lower() == "incognito":
+                from versapub.marginals.base_table import best_table
+
+                ms.insert(0, best_table(table, space, req, hier))
+            else:
+                ms.insert(0, Marginal.parse(spec.base))
+        coll = Collection(space, tuple(ms))
+        verdict = coll.check(req, relaxed=relaxed)
+        kl = coll.kl() if coll.decomposable() else None
+    if as_json:
+        click.echo(json.dumps({**verdict.to_json(), "kl": kl,
+                               "marginals": [m.label for m in coll.marginals]}, indent=2))  # fmt: skip
+    else:
+        for n, m in zip(coll.names, coll.marginals, strict=True):
+            out.print(f"  {n}: {escape(m.label)}")
+        for o in verdict.outcomes:
+            out.print(f"  {'ok  ' if o.ok else 'FAIL'} {escape(o.message)}", soft_wrap=True)
+        out.print(f"KL-divergence of the maximum-entropy estimate: {kl:.4f}" if kl is not None else
+                  "Not decomposable: the KL-divergence needs the release model (IPF).")  # fmt: skip
+    if not verdict.ok:
+        sys.exit(1)
 
 
 def _with_bar(run: Callable[[Callable[[str, int, int], None]], T]) -> T:

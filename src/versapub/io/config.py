@@ -84,6 +84,7 @@ _SECTIONS = {
     },
     "privacy": {"guarantee", "l", "rules"},
     "columns": {"identifying", "quasi-identifying", "sensitive", "insensitive", "allow_unique"},
+    "marginals": {"sensitive", "k", "l", "diversity", "base", "marginals", "inject", "search"},
     "publish": {
         "decomposition",
         "anonymizer",
@@ -139,6 +140,70 @@ def hierarchies_in(directory: Path) -> tuple[HierarchySpec, ...]:
     return tuple(specs.values())
 
 
+#: Searches ``marginals publish --inject`` and ``marginals inject`` offer.
+SEARCHES = ("greedy", "stepwise")
+
+
+@dataclass(frozen=True)
+class MarginalsSpec:
+    """A collection of anonymized marginals to publish (``[marginals]`` of a configuration,
+    or ``versapub marginals publish`` flags): the sensitive attribute, ``k`` (k-link and
+    k-combinatorial anonymity), the diversity form the maximum-entropy estimate must meet,
+    the base table (``"incognito"``: the best minimal l-diverse, k-anonymous full-domain
+    generalization; or a marginal written ``"age@2, race, ..."``; or none), the marginals
+    (``"age@2, race"``), and how many more to inject by ``search``."""
+
+    sensitive: str
+    k: int
+    diversity: dict[str, Any]
+    base: str | None = None
+    marginals: tuple[str, ...] = ()
+    inject: int = 0
+    search: str = "greedy"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sensitive, str) or not self.sensitive:
+            raise ConfigError("The marginals need the sensitive column (--sensitive COLUMN).")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2:
+            raise ConfigError(f"k must be a whole number >= 2 (k = 1 protects nobody), got {self.k!r}.")
+        if not isinstance(self.diversity, dict) or not isinstance(self.diversity.get("name"), str):
+            raise ConfigError(
+                f"The diversity form must be like {{name = 'l-diversity', l = 4}}, got {self.diversity!r}."
+            )
+        if isinstance(self.inject, bool) or not isinstance(self.inject, int) or self.inject < 0:
+            raise ConfigError(f"inject must be a whole number >= 0, got {self.inject!r}.")
+        if self.search not in SEARCHES:
+            raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}.")
+        if self.base is None and not self.marginals:
+            raise ConfigError("Give a base table (--base incognito, or --base 'age@1, race, ...') or marginals "
+                              "(--marginal 'age@2, race').")  # fmt: skip
+
+
+def marginals_spec(section: dict[str, Any], where: str) -> MarginalsSpec:
+    """``[marginals]`` of a configuration file."""
+    div = section.get("diversity")
+    if div is None:
+        div = {"name": "l-diversity", "l": _get(section, "l", int, where, 2)}
+    elif isinstance(div, str):
+        div = {"name": div, **({"l": section["l"]} if "l" in section else {})}
+    elif not isinstance(div, dict):
+        raise ConfigError(f"{where}: [marginals] diversity must be a name or a table {{name = ..., l = ...}}.")
+    marg = _get(section, "marginals", list, where, [])
+    if not all(isinstance(m, str) for m in marg):
+        raise ConfigError(f"{where}: [marginals] marginals must be a list of strings like 'age@2, race'.")
+    if "sensitive" not in section or "k" not in section:
+        raise ConfigError(f"{where}: [marginals] needs 'sensitive' (the sensitive column) and 'k'.")
+    return MarginalsSpec(
+        sensitive=_get(section, "sensitive", str, where),
+        k=_get(section, "k", int, where),
+        diversity=dict(div),
+        base=_get(section, "base", str, where),
+        marginals=tuple(marg),
+        inject=_get(section, "inject", int, where, 0),
+        search=_get(section, "search", str, where, "greedy"),
+    )
+
+
 @dataclass(frozen=True)
 class PublishConfig:
     """Everything one ``publish`` run needs; validated on construction."""
@@ -172,6 +237,8 @@ class PublishConfig:
     config_path: Path | None = None
     roles: ColumnRoles = field(default_factory=ColumnRoles)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: A collection of anonymized marginals (``[marginals]``; ``versapub marginals publish``).
+    marginals: MarginalsSpec | None = None
 
     def __post_init__(self) -> None:
         MissingPolicy.parse(self.missing)
@@ -243,6 +310,16 @@ class PublishConfig:
                         f"(columns: {', '.join(attributes)})."
                     )
                 out[h.attribute] = h.load()
+        return out
+
+    def hierarchy_files(self, attributes: tuple[str, ...] | list[str]) -> dict[str, str]:
+        """Where :meth:`anonymizer_hierarchies` read each hierarchy (absolute paths)."""
+        out = {}
+        if self.hierarchy_dir is not None:
+            levelled = {h.attribute for h in self.hierarchies}
+            out = {h.attribute: str(h.file.resolve()) for h in hierarchies_in(self.hierarchy_dir)
+                   if h.attribute in attributes and h.attribute not in levelled}  # fmt: skip
+        out.update({h.attribute: str(h.file.resolve()) for h in self.hierarchies if h.level is None})
         return out
 
     def input_settings(self) -> dict[str, Any]:
@@ -383,6 +460,7 @@ def load_config(path: str | Path) -> PublishConfig:
         source=where,
         config_path=p,
         roles=ColumnRoles.from_mapping(role_lists, allow_unique),
+        marginals=marginals_spec(data["marginals"], where) if "marginals" in data else None,
     )
 
 

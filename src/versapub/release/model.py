@@ -84,6 +84,9 @@ class Release:
     rule_guarantees: dict[Rule, Guarantee] = field(default_factory=dict)
     #: Rules whose table was anonymized by their own anonymizer: ``{"name", "params"}``.
     rule_anonymizers: dict[Rule, dict[str, Any]] = field(default_factory=dict)
+    #: A collection of anonymized marginals: its requirement and checks (the manifest's
+    #: ``marginals`` section, :mod:`versapub.marginals.release`).
+    marginals: dict[str, Any] | None = None
 
     def rule_json(self, rule: Rule) -> dict[str, Any]:
         """A rule in the manifest, with its guarantee when it is not the release's."""
@@ -158,4 +161,5 @@ class Release:
             "utility": self.utility,
             "columns": self.columns,
             "warnings": self.warnings,
+            **({"marginals": self.marginals} if self.marginals is not None else {}),
         }

@@ -146,6 +146,37 @@ def _bars(data: list[tuple[str, float]], xlabel: str, ylabel: str, width: int = 
     return "".join(parts)
 
 
+def _collection(section: dict[str, Any], check: CheckReport | None) -> str:
+    """A collection of anonymized marginals: what it must satisfy, its marginals, the
+    verifier's collection checks and the KL-divergence along the utility injection."""
+    div = section.get("diversity") or {}
+    params = ", ".join(f"{k} = {v}" for k, v in div.items() if k != "name")
+    out = ['<section id="collection"><h2>Collection of anonymized marginals</h2>',
+           f"<p>Published together, these marginals must keep every person's cell of non-sensitive values shared "
+           f"with at least <b>k = {_e(section.get('k'))}</b> records in every table (k-link) and in every table "
+           f"consistent with all of them (k-combinatorial), and the maximum-entropy estimate built from all of them "
+           f"must satisfy <b>{_e(div.get('name'))} ({_e(params)})</b> for the sensitive attribute "
+           f"<b>{_e(section.get('sensitive'))}</b> in every combination of the other values (maxent diversity, "
+           "Kifer &amp; Gehrke).</p>",
+           "<table><tr><th>marginal</th><th>role</th><th>attributes at their levels</th></tr>"]  # fmt: skip
+    for t in section.get("tables", []):
+        levels = ", ".join(f"{a}@{lv}" for a, lv in (t.get("levels") or {}).items())
+        out.append(f"<tr><td>{_e(t.get('name'))}</td><td>{_e(t.get('role'))}</td><td>{_e(levels)}</td></tr>")
+    out.append("</table><ul>")
+    names = ("k-link", "k-combinatorial", "maxent-diversity", "collection")
+    for f in check.verification.findings if check else []:
+        if f.check in names:
+            out.append(f"<li>{_badge(f.ok)} {_e(f.check)} {_e(f.file or '')}: {_e(f.message)}</li>")
+    out.append("</ul>")
+    steps = section.get("search") or []
+    if len(steps) > 1:
+        data = [(st["added"] or "start", float(st["kl"])) for st in steps]
+        out.append("<p>Utility injection: the KL-divergence of the estimate after each added marginal.</p>")
+        out.append(_bars(data, "marginal added", "KL-divergence"))
+    out.append("</section>")
+    return "".join(out)
+
+
 def _kl_scale(kl: float, reference: float | None) -> str:
     """The release's KL-divergence on a scale from 0 (the original itself) to the KL of
     publishing every attribute alone, both labelled, with the axis in nats."""
@@ -270,6 +301,8 @@ def html_report(
         body.append(f"<p>Removed before publishing as direct identifiers: <b>{_e(', '.join(cols['removed']))}</b>.</p>")
     for w in m.get("warnings") or []:
         body.append(f'<p class="warn"><b>Warning:</b> {_e(w)}.</p>')
+    if isinstance(m.get("marginals"), dict):
+        body.append(_collection(m["marginals"], check))
     # Rules: the user's rules first, in plain words; the enforced forms second
     reduced = {json.dumps(r.to_json(), sort_keys=True): i for i, r in enumerate(rules)}
     implied = {json.dumps(d["rule"], sort_keys=True): d for d in m.get("rules_dropped", [])}

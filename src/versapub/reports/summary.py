@@ -91,6 +91,30 @@ def functional_text(name: str, fm: dict[str, Any]) -> str:
     return f"{name}: " + ("; ".join(parts) if parts else "no measure applies")
 
 
+def collection_text(section: dict[str, Any]) -> list[str]:
+    """A collection of anonymized marginals: its requirement, marginals, checks, search."""
+    div = section.get("diversity") or {}
+    req = ", ".join(f"{k} = {v}" for k, v in div.items() if k != "name")
+    out = ["", "## Collection of anonymized marginals (Kifer & Gehrke)", "",
+           f"- Sensitive attribute: {section.get('sensitive')}; k-link and k-combinatorial anonymity with k = "
+           f"{section.get('k')}; maxent {div.get('name')} ({req})",
+           f"- Decomposable: {'yes' if section.get('decomposable') else 'no'}"
+           + (f"; KL-divergence of the maximum-entropy estimate (closed form): {section['kl_closed_form']:.6f}"
+              if section.get("kl_closed_form") is not None else ""),
+           "", "| marginal | role | levels |", "|---|---|---|"]  # fmt: skip
+    for t in section.get("tables", []):
+        levels = ", ".join(f"{a}@{lv}" for a, lv in (t.get("levels") or {}).items())
+        out.append(f"| {t.get('name')} | {t.get('role')} | {levels} |")
+    out += ["", "Checks of the collection as produced (the verifier re-checks them below):", ""]
+    out += [f"- {'ok' if c['ok'] else 'FAIL'}: {c['message']}" for c in (section.get("checks") or {}).get("checks", [])]
+    steps = section.get("search") or []
+    if steps:
+        out += ["", "Utility injection (KL-divergence after each addition):", ""]
+        out += [f"- {st['kl']:.6f}" + (f" after adding {st['added']}" if st["added"] else " at the start")
+                for st in steps]  # fmt: skip
+    return out
+
+
 def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]]) -> str:
     """The release described for a data steward."""
     g = release.guarantee
@@ -111,14 +135,17 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
         out.append(f"- Input: `{release.input.path}` (sha256 `{release.input.sha256}`)")
     for attr, h in release.input.hierarchies.items():
         out.append(f"- Hierarchy: {attr} generalized to level {h['level']} using `{h['file']}`")
-    out += ["", "## Rules", "", "| rule | status | reason |", "|---|---|---|"]
-    for v in release.gnf.verdicts:
-        out.append(f"| `{v.rule}` | {'PASS' if v.holds else 'FAIL'} | {v.explain()} |")
-    for d in release.reduction.dropped:
-        out.append(f"| `{d.rule}` | dropped | {d.reason} |")
-    out += ["", "### Feasibility (each sensitive attribute published alone)", ""]
-    for f in release.feasibility:
-        out.append(f"- {f.message()}")
+    if release.marginals is not None:
+        out += collection_text(release.marginals)
+    else:
+        out += ["", "## Rules", "", "| rule | status | reason |", "|---|---|---|"]
+        for v in release.gnf.verdicts:
+            out.append(f"| `{v.rule}` | {'PASS' if v.holds else 'FAIL'} | {v.explain()} |")
+        for d in release.reduction.dropped:
+            out.append(f"| `{d.rule}` | dropped | {d.reason} |")
+        out += ["", "### Feasibility (each sensitive attribute published alone)", ""]
+        for f in release.feasibility:
+            out.append(f"- {f.message()}")
     out += [
         "",
         "## Published tables",

@@ -45,6 +45,7 @@ from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack
 from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
 from versapub.verify.attack_msa import msa_attack
 from versapub.verify.attack_sql import fast_scalable_attack
+from versapub.verify.collection_check import check_collection
 from versapub.verify.published import read_published
 from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
 
@@ -70,6 +71,9 @@ class CheckReport:
     identity: list[dict[str, Any]] = field(default_factory=list)
     #: The kinds' own attacks (:data:`KIND_ATTACKS`).
     kind_attacks: list[dict[str, Any]] = field(default_factory=list)
+    #: With ``k``: k-link and k-combinatorial anonymity of the release as a collection of
+    #: count tables (:mod:`versapub.verify.collection_check`).
+    collection: list[dict[str, Any]] = field(default_factory=list)
     k: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -82,6 +86,7 @@ class CheckReport:
             and all(f.ok for f in self.hygiene)
             and all(i["ok"] for i in self.identity)
             and all(a["ok"] for a in self.kind_attacks)
+            and all(c["ok"] for c in self.collection)
         )
 
     def failures(self) -> list[str]:
@@ -94,6 +99,8 @@ class CheckReport:
         out += [f"[hygiene {f.file}] {f.message}" for f in self.hygiene if not f.ok]
         out += [f"[identity {i['table']}] {i['message']}" for i in self.identity if not i["ok"]]
         out += [f"[{a['kind']} attack] {a['message']}" for a in self.kind_attacks if not a["ok"]]
+        out += [f"[{c['check']}{' ' + c['file'] if c['file'] else ''}] {c['message']}" for c in self.collection
+                if not c["ok"]]  # fmt: skip
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +113,7 @@ class CheckReport:
             "hygiene": [f.to_json() for f in self.hygiene],
             "identity": self.identity,
             "kind_attacks": self.kind_attacks,
+            "collection": self.collection,
             "k": self.k,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
@@ -434,6 +442,15 @@ def hygiene_check(directory: Path) -> list[Finding]:
     return out
 
 
+def collection_identity(directory: Path, k: int | None) -> list[dict[str, Any]]:
+    """With ``k``: k-link and k-combinatorial anonymity (Kifer & Gehrke, Definitions 9, 10)
+    of every published count table's non-sensitive cells, the release read as a collection
+    of marginals (the attributes no rule protects)."""
+    if k is None:
+        return []
+    return [r.to_json() for r in check_collection(directory, k=k, diversity=False)]
+
+
 def kind_attacks(directory: Path, manifest: dict[str, Any], original: EncodedTable | None) -> list[dict[str, Any]]:
     """The own attack of every kind the release holds that has one (:data:`KIND_ATTACKS`)."""
     kinds = dict.fromkeys(str(t.get("kind")) for t in manifest.get("tables", []))
@@ -511,6 +528,7 @@ def run_check(
             "hygiene": pool.submit(timed, "hygiene", hygiene_check, d),
             "identity": pool.submit(timed, "identity", identity_check, d, k),
             "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, original),
+            "collection": pool.submit(timed, "collection", collection_identity, d, k),
         }
         verification = verification_f.result()
         rep = CheckReport(str(d), g.to_manifest(), verification, seconds=seconds)
@@ -524,5 +542,6 @@ def run_check(
         rep.hygiene = others["hygiene"].result()
         rep.identity = others["identity"].result()
         rep.kind_attacks = others["kind_attacks"].result()
+        rep.collection = others["collection"].result()
         rep.k = k
     return rep

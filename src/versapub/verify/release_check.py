@@ -45,6 +45,7 @@ from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
+from versapub.verify.collection_check import check_collection
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
 
 FORMAT = "versapub-release/1"
@@ -863,7 +864,11 @@ class _Checker:
                 if sub.enforced_rules[1:]:
                     rep.add("manifest", False, "a generalized table enforces at most one rule", sub.name)
                     continue
-                s = sub.enforces.rhs if sub.enforces is not None else None  # None: identities only
+                held = entry.get("sensitive")  # a collection's marginal holds S without a rule
+                if sub.enforces is None and held is not None and held not in sub.attributes:
+                    rep.add("manifest", False, f"sensitive {held!r} is not an attribute of the table", sub.name)
+                    continue
+                s = sub.enforces.rhs if sub.enforces is not None else held  # None: identities only
                 data = self.relation(str(files.get("data")), [*sub.attributes, "count"], "file")
                 labels = self.relation(str(files.get("labels")), ["attribute", "value", "first", "last"], "file")
                 order = self.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
@@ -892,6 +897,9 @@ class _Checker:
                     "manifest.json",
                 )
             self.drop_relations()
+        if isinstance(manifest.get("marginals"), dict):  # a collection of marginals: its own checks
+            for found in check_collection(self.dir):
+                rep.add(found.check, found.ok, found.message, found.file)
         return rep
 
     def drop_relations(self) -> None:
