@@ -219,3 +219,25 @@ def test_functional_experiment_quick_run_resumes_and_writes_the_page(tmp_path: P
     assert (tmp_path / "docs" / "results-functional" / "ep_adult.png").stat().st_size > 0
     with pytest.raises(ConfigError, match="different settings"):
         run_experiment(Settings("adult", quick=True, sample=1600), tmp_path / "adult")
+
+
+def test_marginals_experiment_quick_run_writes_the_page(tmp_path: Path) -> None:
+    """`experiment marginals --quick`: three minimal tables, every search lowers the
+    KL-divergence, the best collection is released and verified, the page has every
+    figure and a verdict per claim."""
+    out = tmp_path / "marginals"
+    r = CliRunner().invoke(cli, ["experiment", "marginals", "--quick", "--out", str(out)])
+    assert r.exit_code == 0, r.stderr
+    res = json.loads((out / "results.json").read_text())
+    assert len(res["tables"]) == 3 and res["release"]["verified"]
+    assert res["opt"]["kl"] < min(t["kl"] for t in res["tables"].values()) < res["suppressed"]["kl"]
+    for run in [*res["greedy"].values(), *res["best_containing"].values()]:
+        kls = [s["kl"] for s in run["steps"]]
+        assert kls == sorted(kls, reverse=True) and len(kls) >= 2
+    page = tmp_path / "docs" / "results-marginals.md"
+    r = CliRunner().invoke(cli, ["experiment", "marginals-page", "--out", str(out), "--page", str(page)])
+    assert r.exit_code == 0, r.stderr
+    text = page.read_text()
+    assert text.count("| **PASS** |") + text.count("| **DIFFERS** |") == 7
+    for fig in ("figure6.png", "figure7.png", "figure8.png"):
+        assert (page.parent / "results-marginals" / fig).stat().st_size > 0

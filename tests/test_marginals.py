@@ -134,9 +134,9 @@ def _maxent_agrees(seed: int) -> None:
             shape = [1] * len(ok.shape)
             shape[j] = len(sel)
             mask &= sel.reshape(shape)
-        if "by itself" in f.why:  # Proposition 2: a marginal's cell; some cell inside it violates
+        if "by itself" in f.why:  # §6: a marginal's cell; some cell inside it violates
             assert not ok[mask].all(), (seed, named)
-        else:  # Theorem 1: a cell of the estimate; it violates wherever it lies
+        else:  # Theorem 1 (pruning): a cell of the estimate; it violates wherever it lies
             assert not ok[mask].any(), (seed, named)
 
 
@@ -152,7 +152,7 @@ def test_maxent_diversity_equals_the_brute_force_estimate_many(seed: int) -> Non
 
 
 def test_maxent_diversity_of_a_collection_that_is_not_decomposable() -> None:
-    """A triangle over a0, a1, s: the marginal without s changes the estimate (Proposition 3
+    """A triangle over a0, a1, s: the marginal without s changes the estimate (§6's proposition
     needs decomposability), so the check fits the whole collection by IPF."""
     for seed in range(12):
         rng = np.random.default_rng(seed)

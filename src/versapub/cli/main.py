@@ -1523,7 +1523,7 @@ def _with_bar(run: Callable[[Callable[[str, int, int], None]], T]) -> T:
 @cli.group()
 def experiment() -> None:
     """Re-run the papers' experiments: versatile publishing (§6, Figures 1–10), the MSA
-    decomposition, functional (tau, lambda)-diversity."""
+    decomposition, functional (tau, lambda)-diversity, anonymized marginals (§7)."""
 
 
 @experiment.command("versatile")
@@ -1674,6 +1674,49 @@ def experiment_functional_page(out_dir: Path, page: Path, notes: Path | None) ->
             raise ConfigError(f"{out_dir} holds no results; run `versapub experiment functional --dataset adult "
                               f"--out {out_dir}/adult` first.")  # fmt: skip
         found = write_page(dirs, page, notes.read_text(encoding="utf-8") if notes else "")
+    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
+              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
+
+
+@experiment.command("marginals")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("experiments/marginals"), show_default=True,
+              help="Results directory (results.json, settings.json, the best collection as a release).")  # fmt: skip
+@click.option("--quick", is_flag=True, help="Three additions per search and no requirement sweep (a smoke run).")
+@click.option("--max-marginals", "max_marginals", type=int, default=8, show_default=True,
+              help="Additions per search.")  # fmt: skip
+def experiment_marginals(out_dir: Path, quick: bool, max_marginals: int) -> None:
+    """Re-run §7 of Kifer & Gehrke on Adult: the minimal l-diverse, k-anonymous tables, the
+    best collections of anonymized marginals, the greedy injection; print PASS/DIFFERS."""
+    from versapub.experiments.marginals import Settings, run_experiment
+    from versapub.experiments.marginals_page import findings
+
+    with _errors():
+        start = time.perf_counter()
+        path = _with_bar(lambda hook: run_experiment(Settings(max_marginals=max_marginals, quick=quick), out_dir,
+                                                     hook))  # fmt: skip
+        found = findings(json.loads(path.read_text(encoding="utf-8")))
+    out.print(f"{path} ({time.perf_counter() - start:.1f} s); draw the page with `versapub experiment marginals-page`")
+    for f in found:
+        out.print(escape(f"[{f.verdict}] {f.figure}: {f.paper} — ours: {f.ours}"), soft_wrap=True)
+
+
+@experiment.command("marginals-page")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("experiments/marginals"), show_default=True,
+              help="The results directory of `experiment marginals`.")  # fmt: skip
+@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-marginals.md"),
+              show_default=True, help="The Markdown page (figures go to results-marginals/ beside it).")  # fmt: skip
+@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Markdown to include after the introduction.")  # fmt: skip
+def experiment_marginals_page(out_dir: Path, page: Path, notes: Path | None) -> None:
+    """Write the anonymized-marginals results page: the paper's claims next to the run's."""
+    from versapub.experiments.marginals_page import write_page
+
+    with _errors():
+        if not (out_dir / "results.json").is_file():
+            raise ConfigError(f"{out_dir} holds no results.json; run `versapub experiment marginals --out {out_dir}`.")
+        found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
     out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
               f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
 

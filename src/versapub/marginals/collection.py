@@ -3,7 +3,8 @@ checks (k-link, k-combinatorial, maxent l-diversity) and its utility (KL-diverge
 the maximum-entropy estimate from the data).
 
 For a decomposable collection the KL-divergence has a closed form in entropies of the
-data's marginals (Kifer & Gehrke, Equation 3 with Theorem 6): with maximal cliques
+data's marginals (Kifer & Gehrke: the closed form of §4.1 with §5.2's theorem on
+anonymized marginals): with maximal cliques
 ``E_i`` and separators ``S_i`` of a junction tree over induced attributes,
 
     KL(data || estimate) = Σ_i H(E_i) − Σ_i H(S_i) + Σ_a E[log w_a] − H(data),

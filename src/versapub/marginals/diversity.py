@@ -1,14 +1,16 @@
-"""Maxent l-diversity of a collection of marginals (Kifer & Gehrke, Definition 11, §6).
+"""Maxent l-diversity of a collection of marginals (Kifer & Gehrke: defined in §3, checked
+as in §6).
 
 The maximum-entropy distribution consistent with the marginals must satisfy the
 l-diversity form for every combination of non-sensitive values.  Only marginals holding
-the sensitive attribute ``S`` matter (their Proposition 3); each must be l-diverse by
-itself (Proposition 2); then **Algorithm 1** runs on a junction tree of those marginals:
+the sensitive attribute ``S`` matter (§6's proposition on them, for a decomposable
+collection); each must be l-diverse by itself (§6's proposition on intermediate results);
+then **Algorithm 1** runs on a junction tree of those marginals:
 bottom-up, each node joins its children's intermediate results with expected counts
 ``I_v(t_v) · I_x(t_x) / T_{v∩x}(t_{v∩x})``, and after every join ``prune`` drops the
 *anonymized groups* (rows with equal non-sensitive values, as vectors over ``S``) that
 cannot hold a violation found later.  At the root the surviving groups are checked; by
-their Theorem 1 a violating cell, if any exists, survives.
+their Theorem 1 (correctness of pruning) a violating cell, if any exists, survives.
 
 **Pruning.**  Every later step multiplies a group's vector component-wise by a positive
 vector that depends only on the block's values (the relevant attributes), and the
@@ -17,9 +19,13 @@ form a convex cone (:data:`versapub.marginals.spec.MAXENT_FORMS`).  So a group w
 direction lies in the convex hull of the other groups' directions in its block is
 satisfied whenever they are, at every later step: such groups are pruned (the paper's
 "not on the convex hull").  Extreme points are found per block: the arg-max and arg-min
-of every coordinate are kept at once; the others are tested by a linear program (scipy's
-HiGHS; :data:`HULL_LP_BUDGET` tests per check, beyond which groups are kept — pruning is
-an optimization, keeping is always safe).  For recursive (c, l) with ``l = |C|`` the
+of every coordinate are kept at once; in a block with more groups than sensitive values
+the hull's vertices come from qhull (scipy's ``ConvexHull``) for a few sensitive values,
+else the others are tested by a linear program (scipy's HiGHS; :data:`HULL_LP_BUDGET` tests per
+check, and none after :data:`LP_TRIAL` tests that pruned less than :data:`LP_MIN_YIELD` of
+the groups tested — pruning is an optimization, keeping is always safe;
+a block with at most as many groups as values is kept whole, its groups in general
+position all being extreme).  For recursive (c, l) with ``l = |C|`` the
 paper's **ratio pruning** keeps, per block and ordered pair of sensitive values, the group
 maximizing their ratio.
 
@@ -47,6 +53,12 @@ from versapub.privacy.base import Guarantee, Histograms
 HULL_LP_BUDGET = 5_000
 #: Blocks with more groups than this keep their non-extreme groups (no LP).
 HULL_LP_MAX_POINTS = 400
+#: Up to this many sensitive values a block's hull comes from qhull (beyond: LPs).
+QHULL_MAX_VALUES = 6
+#: After this many linear programs, stop testing if fewer than this share pruned a group
+#: (in many dimensions nearly every group is extreme; keeping is always safe).
+LP_TRIAL = 200
+LP_MIN_YIELD = 0.05
 #: Rows an intermediate join of Algorithm 1 may reach.
 JOIN_LIMIT = 30_000_000
 #: Cells of the dense joint the non-decomposable (IPF) path may use.
@@ -165,24 +177,23 @@ def _per_block_extremes(block: Codes, score: Floats) -> np.ndarray:
 class Pruner:
     """``prune`` of Algorithm 1 (module docstring); counts its linear programs."""
 
-    def __init__(self, guarantee: Guarantee, m: int, lp_budget: int = HULL_LP_BUDGET) -> None:
+    def __init__(self, guarantee: Guarantee, m: int, lp_budget: int = HULL_LP_BUDGET, enabled: bool = True) -> None:
         ratio = getattr(guarantee, "l", None) == m and guarantee.name == "recursive-cl-diversity"
-        self.mode = "ratio" if ratio else "hull"
+        self.mode = ("ratio" if ratio else "hull") if enabled else "none"
         self.lp_left = lp_budget
+        self.lp_tests = 0
+        self.lp_pruned = 0
         self.pruned = 0
 
     def __call__(self, gr: Groups, by: Sequence[Key], ctx: Context) -> Groups:
-        if len(gr) <= 1:
+        if len(gr) <= 1 or self.mode == "none":
             return gr
         tot = gr.vec.sum(axis=1)
         live = np.flatnonzero(tot > 0)  # a cell of probability 0 can never violate
         gr = gr.take(live)
         block = _block(gr, by, ctx)
         p = gr.vec / gr.vec.sum(axis=1, keepdims=True)
-        # One group per (block, direction).
-        q = np.round(p, 12)
-        _, first = np.unique(np.column_stack([block, q]), axis=0, return_index=True)
-        first = np.sort(first)
+        first = _distinct_directions(block, p)
         gr, block, p = gr.take(first), block[first], p[first]
         if self.mode == "ratio":
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -200,29 +211,68 @@ class Pruner:
         return gr.take(np.flatnonzero(keep))
 
     def _lp(self, block: Codes, p: Floats, keep: np.ndarray) -> np.ndarray:
-        """Groups not yet known extreme that are not in the convex hull of the others of
-        their block (or not tested: budget spent, block too large)."""
-        from scipy.optimize import linprog
-
+        """Groups not yet known extreme that are vertices of their block's convex hull (or
+        not tested: budget spent, block too large).  Up to :data:`QHULL_MAX_VALUES`
+        sensitive values the hull's vertices come from qhull (scipy's ``ConvexHull`` in the
+        simplex's affine coordinates); beyond, or for a flat block qhull refuses, each group
+        is tested by a linear program: is it a convex combination of the others?"""
         out = np.zeros(len(block), dtype=bool)
         order = np.argsort(block, kind="stable")
         b = block[order]
         starts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
         ends = np.r_[starts[1:], len(b)]
+        m = p.shape[1]
         for lo, hi in zip(starts, ends, strict=True):
             rows = order[lo:hi]
             todo = rows[~keep[rows]]
             if not len(todo):
                 continue
-            if hi - lo < 3 or hi - lo > HULL_LP_MAX_POINTS or self.lp_left < len(todo):
+            if hi - lo <= m or hi - lo > HULL_LP_MAX_POINTS:
+                out[todo] = True  # no more points than values: in general position all are extreme
+                continue
+            vertices = _qhull_vertices(p[rows]) if m <= QHULL_MAX_VALUES else None
+            if vertices is not None:
+                out[rows[vertices]] = True
+                continue
+            unprofitable = self.lp_tests >= LP_TRIAL and self.lp_pruned < LP_MIN_YIELD * self.lp_tests
+            if self.lp_left < len(todo) or unprofitable:
                 out[todo] = True
                 continue
+            from scipy.optimize import linprog
+
             for r in todo:
                 others = rows[rows != r]
                 self.lp_left -= 1
+                self.lp_tests += 1
                 res = linprog(np.zeros(len(others)), A_eq=p[others].T, b_eq=p[r], bounds=(0, None), method="highs")
                 out[r] = res.status != 0  # infeasible: an extreme point (kept)
+                self.lp_pruned += int(not out[r])
         return out
+
+
+def _distinct_directions(block: Codes, p: Floats) -> Codes:
+    """One row per (block, direction): rows sorted by block and a random projection of
+    their direction, a row dropped only when it equals the one before it exactly (to 12
+    decimals) — never two rows that merely share a projection."""
+    q = np.round(p, 12)
+    h = q @ np.random.default_rng(0).random(q.shape[1])  # a fixed projection: deterministic order
+    order = np.lexsort((h, block))
+    qs = q[order]
+    same = np.r_[False, (block[order][1:] == block[order][:-1]) & (qs[1:] == qs[:-1]).all(axis=1)]
+    return np.sort(order[~same])
+
+
+def _qhull_vertices(points: Floats) -> np.ndarray | None:
+    """Indices of the hull's vertices and of the points within roundoff of its facets
+    (points on the simplex: drop the last coordinate), or ``None`` when qhull cannot
+    build it (a flat block)."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        hull = ConvexHull(points[:, :-1], qhull_options="Qc")  # Qc: points within roundoff of a facet are kept too
+    except (QhullError, ValueError):
+        return None
+    return np.union1d(hull.vertices, hull.coplanar[:, 0] if len(hull.coplanar) else []).astype(np.int64)
 
 
 def _den_rows(den: Groups, gr: Groups, ctx: Context) -> Floats:
@@ -257,10 +307,11 @@ def _ns(keys: Sequence[Key], ctx: Context) -> list[Key]:
 
 
 def maxent_diversity(tables: Sequence[Table], guarantee: Guarantee, ctx: Context,
-                     cache: dict[object, Groups] | None = None) -> Outcome:  # fmt: skip
-    """Definition 11 on the marginals holding ``S`` (module docstring).  ``cache`` keeps
-    each subtree's pruned result across calls (an incremental search recomputes only the
-    branch a new marginal touches)."""
+                     cache: dict[object, Groups] | None = None, prune: bool = True) -> Outcome:  # fmt: skip
+    """Maxent diversity (the paper's definition) on the marginals holding ``S`` (module
+    docstring).  ``cache`` keeps each subtree's pruned result across calls (an incremental
+    search recomputes only the branch a new marginal touches); ``prune`` False: the plain
+    joins (a benchmark's reference)."""
     check = f"maxent {guarantee.name}"
     held = [t for t in tables if ctx.s in t.keys]
     if not held:
@@ -268,23 +319,24 @@ def maxent_diversity(tables: Sequence[Table], guarantee: Guarantee, ctx: Context
                           "least one marginal.")  # fmt: skip
     fails: list[Failure] = []
     n_bad = 0
-    for t in held:  # Proposition 2: each marginal by itself
+    for t in held:  # §6: a marginal not diverse by itself fails
         gr = groups_of(t, ctx)
         ok = satisfied(guarantee, gr.vec)
         if not ok.all():
             n_bad += int((~ok).sum())
             fails += _failures(gr, ok, t.name, ctx, "by itself")
     if n_bad:
-        return Outcome(check, False, "a marginal is not diverse by itself (Proposition 2)", tuple(fails[:10]), n_bad)
+        why = "a marginal is not diverse by itself (§6: then neither is the estimate)"
+        return Outcome(check, False, why, tuple(fails[:10]), n_bad)
     every = [frozenset(t.keys) for t in tables]
-    if graph.tree(every) is None:  # Proposition 3 needs the whole collection decomposable
+    if graph.tree(every) is None:  # dropping marginals without S needs the whole collection decomposable (§6)
         return _dense_check(tables, guarantee, ctx, check, graph.why_not(every, shown))
     found = graph.tree([frozenset(t.keys) for t in held])
-    assert found is not None  # Proposition 3 (1): the marginals holding S are decomposable too
+    assert found is not None  # §6: the marginals holding S are then decomposable too
     jt = found
     keep = jt.keep
     nodes = [held[i] for i in keep]
-    pruner = Pruner(guarantee, ctx.m)
+    pruner = Pruner(guarantee, ctx.m, enabled=prune)
     cache = cache if cache is not None else {}
     children: dict[int, list[int]] = {}
     for c, p in jt.parent.items():
@@ -464,16 +516,17 @@ def relaxed_diversity(tables: Sequence[Table], l: int, epsilon: float, ctx: Cont
             iv = prune(iv, _ns(jt.sep[c], ctx))
         done[c] = iv
     root = done[jt.order[0]]
+    largest = max((len(g) for g in done.values()), default=0)
     word = root.vec[:, 0].astype(np.uint64)
     count = np.array([bin(int(w)).count("1") for w in np.unique(word)], dtype=np.int64)
     ones = count[np.searchsorted(np.unique(word), word)]
     ok = ones >= l
     method = f"relaxed Algorithm 1 on {len(nodes)} marginal(s), {len(root):,} group(s) at the root"
     if ok.all():
-        return Outcome(check, True, method)
+        return Outcome(check, True, method, details={"largest_join": largest})
     fails = []
     for i in np.flatnonzero(~ok)[:5]:
         cell = tuple((shown(k), ctx.show(k, int(c[i]))) for k, c in root.keys.items())
         fails.append(Failure(None, cell, float(ones[i]), f"only {int(ones[i])} value(s) within epsilon of the most "
                              f"frequent (l = {l})"))  # fmt: skip
-    return Outcome(check, False, method, tuple(fails), int((~ok).sum()))
+    return Outcome(check, False, method, tuple(fails), int((~ok).sum()), {"largest_join": largest})

@@ -1,7 +1,7 @@
 """Decomposability of a collection of (induced) marginals (Kifer & Gehrke §4.1).
 
 A collection is *decomposable* when it is graphical (its marginals contain every maximal
-clique of its interaction graph) and the graph is triangulated (Definitions 3–7); this
+clique of its interaction graph) and the graph is triangulated (§4.1's definitions); this
 is exactly when its maximal attribute sets admit a junction tree (the running
 intersection property: an acyclic hypergraph), which :func:`tree` finds with the release
 model's own construction.  When there is none, :func:`why_not` names the obstacle — a

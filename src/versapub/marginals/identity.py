@@ -1,5 +1,5 @@
 """Identity disclosure from a collection of marginals: k-link and k-combinatorial
-anonymity (Kifer & Gehrke, Definitions 9 and 10), on the marginals' non-sensitive parts
+anonymity (Kifer & Gehrke, the definitions of §3), on the marginals' non-sensitive parts
 over induced attributes.
 
 * **k-link**: every marginal is k-anonymous — each non-zero cell counts at least ``k``.
@@ -7,7 +7,7 @@ over induced attributes.
   table consistent with the marginals has ``T(t) = 0`` or some consistent table has
   ``T(t) >= k``; it fails exactly at cells whose sharp upper bound ``U(t)`` lies in
   ``[1, k-1]``.  For a decomposable collection Dobra's bound is sharp,
-  ``U(t) = min_i T_Ei(t_Ei)`` (the paper's Equation 10, extended to anonymized marginals
+  ``U(t) = min_i T_Ei(t_Ei)`` (the bound of the paper's §6, extended to anonymized marginals
   by the reduction), so a cell fails iff it lies in the join of the marginals' supports and
   some marginal counts it below ``k``: the supports are fully reduced by semi-joins along
   the junction tree (Yannakakis) and any row left with a count in ``[1, k-1]`` names
@@ -95,7 +95,7 @@ def _cell(t: Table, i: int, show: Show) -> tuple[tuple[str, str], ...]:
 
 
 def k_link(tables: Sequence[Table], k: int, show: Show) -> Outcome:
-    """Definition 9: every non-zero cell of every marginal counts at least ``k``."""
+    """k-link anonymity (the paper's definition): every non-zero cell of every marginal counts at least ``k``."""
     fails: list[Failure] = []
     total = 0
     for t in tables:
@@ -157,7 +157,7 @@ def reduce_supports(tables: Sequence[Table], cards: dict[Key, int]) -> list[np.n
 
 def k_combinatorial(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show,
                     witness: Table | None = None, max_cells: int = ILP_MAX_CELLS) -> Outcome:  # fmt: skip
-    """Definition 10 (module docstring).  ``witness``: a table consistent with the
+    """k-combinatorial anonymity (module docstring).  ``witness``: a table consistent with the
     marginals (the data itself), whose cells with ``>= k`` records need no bound."""
     sets = [frozenset(t.keys) for t in tables]
     if graph.tree(sets) is not None:

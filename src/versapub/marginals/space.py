@@ -7,7 +7,7 @@ level ``l`` holds the induced attributes of every used level ``>= l`` (the node 
 coarser level is a function of the finer node).  Collections of anonymized marginals are
 then collections of ordinary marginals over induced attributes: interaction graphs,
 decomposability, junction trees and Dobra's bounds carry over (§5.2), and a record known
-only up to a node spreads uniformly over the node's leaves (their Theorem 6).
+only up to a node spreads uniformly over the node's leaves (§5.2's theorem).
 
 An induced attribute is a :data:`Key` ``(attribute, level)``; the sensitive attribute is
 ``(sensitive, 0)``.  :class:`Space` holds the data once as its distinct leaf rows with

@@ -4,8 +4,8 @@ A *marginal* names some attributes and, for each, the level of its generalizatio
 hierarchy it is published at (``0``: the values themselves; the hierarchy's top: the
 attribute suppressed).  Written ``"age@2, race"`` (a missing level is 0).  A *requirement*
 says what the collection must satisfy together: k-link and k-combinatorial anonymity of
-its non-sensitive cells (Definitions 9 and 10 of the paper) and maxent l-diversity of the
-sensitive attribute (Definition 11), in any l-diversity form whose satisfying histograms
+its non-sensitive cells (the paper's two definitions of §3) and maxent l-diversity of the
+sensitive attribute (its third), in any l-diversity form whose satisfying histograms
 form a convex cone (frequency, entropy, recursive (c, l); ``docs/choices.md``).
 """
 

@@ -1,5 +1,6 @@
 """The maximum-entropy model when tables publish one attribute at different resolutions
-(Kifer & Gehrke §5.1: the reduction to induced attributes, and their Theorem 6).
+(Kifer & Gehrke §5.1: the reduction to induced attributes, and §5.2's theorem on the
+maximum-entropy probability of anonymized marginals).
 
 Each table resolves an attribute into *blocks* of leaves (its own values: leaves, or
 generalized values covering disjoint sets of leaves — one level of a hierarchy).  When,
@@ -9,7 +10,7 @@ to ``a\\x1fJ`` (finest); a table holds the induced attributes of its own partiti
 every coarser one (a coarser block is a function of a finer one).  The release is then a
 collection of ordinary marginals over induced attributes, modelled exactly as before —
 closed form on a junction tree, IPF otherwise — and a leaf gets its finest block's
-probability divided by the block's leaves (spread uniformly: Theorem 6).
+probability divided by the block's leaves (spread uniformly, §5.2).
 
 This matters whenever two tables share an attribute at different levels: on leaves, the
 separator between them is the leaf, and each table's spread would count as information

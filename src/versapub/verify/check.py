@@ -443,7 +443,7 @@ def hygiene_check(directory: Path) -> list[Finding]:
 
 
 def collection_identity(directory: Path, k: int | None) -> list[dict[str, Any]]:
-    """With ``k``: k-link and k-combinatorial anonymity (Kifer & Gehrke, Definitions 9, 10)
+    """With ``k``: k-link and k-combinatorial anonymity (Kifer & Gehrke's definitions)
     of every published count table's non-sensitive cells, the release read as a collection
     of marginals (the attributes no rule protects)."""
     if k is None:

@@ -24,7 +24,7 @@ reading:
   ``[1, k-1]`` fails (Dobra's bound is sharp).  Otherwise exact upper bounds by CP-SAT
   over the join of the supports (small domains only);
 * **maxent diversity**: decomposable — the maximum-entropy joint by the closed form
-  (Equation 3: root table times each child's table over its separator's), built by SQL
+  (§4.1: root table times each child's table over its separator's), built by SQL
   joins over the tables holding the sensitive attribute (all tables when the whole
   collection is not decomposable: then IPF over a dense joint), each combination of
   non-sensitive values tested by :mod:`versapub.verify.group_checks`.
@@ -276,7 +276,7 @@ def _cell_text(coll: Collection, cols: Sequence[str], values: Sequence[Any]) -> 
 
 
 def k_link(coll: Collection, k: int) -> list[Result]:
-    """Definition 9: every table's non-zero cells of its non-sensitive columns >= k."""
+    """k-link anonymity: every table's non-zero cells of its non-sensitive columns >= k."""
     out = []
     for t in coll.tables:
         cols = coll.nonsensitive(t)
@@ -296,7 +296,7 @@ def k_link(coll: Collection, k: int) -> list[Result]:
 
 
 def k_combinatorial(coll: Collection, k: int, original: dict[str, np.ndarray] | None = None) -> Result:
-    """Definition 10 over the tables' non-sensitive columns (module docstring)."""
+    """k-combinatorial anonymity over the tables' non-sensitive columns (module docstring)."""
     ns = [coll.nonsensitive(t) for t in coll.tables]
     views = []
     for t, cols in zip(coll.tables, ns, strict=True):
@@ -399,7 +399,7 @@ def _k_combinatorial_ilp(coll: Collection, k: int, ns: list[list[str]], views: l
 
 
 def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
-    """Definition 11 (module docstring): every combination of non-sensitive values, under
+    """Maxent diversity (module docstring): every combination of non-sensitive values, under
     the maximum-entropy estimate, satisfies the diversity ``spec``."""
     s = coll.sensitive
     assert s is not None
