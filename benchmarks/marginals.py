@@ -15,7 +15,8 @@ injection, and the largest join the maxent check handles.
   own process, its peak memory from ``getrusage``; recursive (3, 2)-diversity, which every
   marginal satisfies alone).  With ``m = 3`` hull pruning keeps the few extreme groups of
   each block and the join stays small; with ``m >= D`` every group is on the hull and the
-  join is ``D^p`` groups.  The relaxed check runs on the same collections as a peer.
+  join is ``D^p`` groups.  Peers on the same collections: the plain join (no pruning) and
+  the relaxed check.
 
     python benchmarks/marginals.py [--repeat 5] [--skip-join]
 """
@@ -112,8 +113,9 @@ def adult_injection(repeat: int) -> None:
         print(f"Adult, {how} injection (up to 8 marginals) from the data: slowest {worst:.3f} s (target 30 s)")
 
 
-def join_worker(p: int, d: int, m: int, relaxed: bool) -> dict[str, Any]:
-    """One star collection: p marginals {a_i, S} over synthetic data."""
+def join_worker(p: int, d: int, m: int, mode: int) -> dict[str, Any]:
+    """One star collection: p marginals {a_i, S} over synthetic data; ``mode`` 0: the exact
+    check, 1: the relaxed check, 2: the exact check without pruning (the plain join)."""
     from versapub.data.table import EncodedTable
     from versapub.marginals.collection import Collection
     from versapub.marginals.space import Space
@@ -129,30 +131,36 @@ def join_worker(p: int, d: int, m: int, relaxed: bool) -> dict[str, Any]:
     coll = Collection(Space.of_table(table, "s"), tuple(Marginal((f"a{i}", "s"), (0, 0)) for i in range(p)))
     req = Requirement.build("s", 2, {"name": "recursive-cl-diversity", "c": 3, "l": 2})
     t = time.perf_counter()
-    v = coll.check(req, relaxed=0.5 if relaxed else None)
-    return {"seconds": time.perf_counter() - t, "ok": v.diversity.ok, "method": v.diversity.method,
-            "largest_join": v.diversity.details.get("largest_join"),
+    if mode == 2:
+        from versapub.marginals.diversity import maxent_diversity
+
+        div = maxent_diversity([coll.table(i) for i in range(p)], req.diversity, coll.context(), prune=False)
+    else:
+        div = coll.check(req, relaxed=0.5 if mode == 1 else None).diversity
+    return {"seconds": time.perf_counter() - t, "ok": div.ok, "method": div.method,
+            "largest_join": div.details.get("largest_join"),
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
 
 
 def largest_join() -> None:
     print("Largest join of the maxent check (star of {a_i, S}, 10^5 synthetic records; each run its own process):")
+    names = {0: "", 1: " (relaxed, epsilon 0.5)", 2: " (no pruning)"}
     for d, m in ((10, 3), (10, 10)):
-        for relaxed in (False, True):
+        for mode in (0, 2, 1):
             best = None
             for p in range(2, 12):
-                cmd = [sys.executable, __file__, "--join-worker", str(p), str(d), str(m), str(int(relaxed))]
+                cmd = [sys.executable, __file__, "--join-worker", str(p), str(d), str(m), str(mode)]
                 try:
                     r = subprocess.run(cmd, capture_output=True, text=True, timeout=LIMIT_S + 30)
                 except subprocess.TimeoutExpired:
-                    print(f"  D = {d}, m = {m}, p = {p}{' relaxed' if relaxed else ''}: over {LIMIT_S:.0f} s")
+                    print(f"  D = {d}, m = {m}, p = {p}{names[mode]}: over {LIMIT_S:.0f} s")
                     break
                 if r.returncode != 0:
                     last = (r.stderr or r.stdout).strip().splitlines()[-1][:160]
                     print(f"  D = {d}, m = {m}, p = {p}: failed: {last}")
                     break
                 res = json.loads(r.stdout.strip().splitlines()[-1])
-                print(f"  D = {d}, m = {m}, p = {p}{' (relaxed, epsilon 0.5)' if relaxed else ''}: "
+                print(f"  D = {d}, m = {m}, p = {p}{names[mode]}: "
                       f"{res['seconds']:.2f} s, peak {res['peak_mb']:.0f} MB, largest join {res['largest_join']} — "
                       f"{res['method'][:80]}")  # fmt: skip
                 if res["seconds"] > LIMIT_S or res["peak_mb"] > LIMIT_MB:
@@ -163,7 +171,8 @@ def largest_join() -> None:
             if best:
                 p, res = best
                 print(
-                    f"  => within {LIMIT_S:.0f} s and {LIMIT_MB:.0f} MB: {p} marginals, largest join "
+                    f"  => {names[mode].strip(' ()') or 'exact'}: within {LIMIT_S:.0f} s and {LIMIT_MB:.0f} MB, "
+                    f"D = {d}, m = {m}: {p} marginals, largest join "
                     f"{res['largest_join']} groups ({res['seconds']:.2f} s, {res['peak_mb']:.0f} MB)"
                 )
 
@@ -172,11 +181,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--skip-join", action="store_true")
-    ap.add_argument("--join-worker", nargs=4, type=int, metavar=("P", "D", "M", "RELAXED"))
+    ap.add_argument("--join-worker", nargs=4, type=int, metavar=("P", "D", "M", "MODE"))
     args = ap.parse_args()
     if args.join_worker:
-        p, d, m, relaxed = args.join_worker
-        print(json.dumps(join_worker(p, d, m, bool(relaxed))))
+        p, d, m, mode = args.join_worker
+        print(json.dumps(join_worker(p, d, m, mode)))
         return
     adult_checks(args.repeat)
     adult_injection(max(1, args.repeat // 2))
