@@ -120,3 +120,32 @@ def test_check_k_reads_a_versatile_release_as_a_collection(demo_release: Path) -
     code, stdout, _ = run("check", str(demo_release), "--k", "400", "--json")
     rep = json.loads(stdout)
     assert code == 1 and not all(c["ok"] for c in rep["collection"])
+
+
+def test_publish_from_a_toml_configuration(tmp_path: Path) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text(f"""
+[input]
+path = "{data_path("adult", "adult.csv.gz")}"
+delimiter = ";"
+columns = ["race", "sex", "age", "marital-status", "occupation"]
+hierarchy_dir = "{data_path("adult", "hierarchies")}"
+
+[marginals]
+sensitive = "occupation"
+k = 10
+diversity = {{ name = "recursive-cl-diversity", c = 3, l = 8 }}
+base = "race@1, sex@1, age@1, marital-status@2, occupation"
+marginals = ["race", "marital-status@1"]
+inject = 1
+search = "stepwise"
+""")
+    out = tmp_path / "rel"
+    code, _, stderr = run("marginals", "publish", str(job), "--out", str(out))
+    assert code == 0, stderr
+    m = json.loads((out / "manifest.json").read_text())
+    assert [t["role"] for t in m["marginals"]["tables"]] == ["base", "given", "given", "injected"]
+    assert m["marginals"]["diversity"] == {"name": "recursive-cl-diversity", "c": 3, "l": 8}
+    job.write_text(job.read_text().replace("k = 10", "k = 1"))
+    code, _, stderr = run("marginals", "publish", str(job), "--out", str(tmp_path / "x"))
+    assert code == 2 and "k must be a whole number >= 2" in stderr
