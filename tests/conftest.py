@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,3 +48,16 @@ def random_table(rng: np.random.Generator, n: int, cards: dict[str, int], skew: 
         codes = rng.choice(card, size=n, p=w / w.sum())
         data[name] = [f"{name}_{c}" for c in codes]
     return EncodedTable.from_columns(data)
+
+
+@pytest.fixture(scope="module")
+def demo_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo release (`versapub demo`), once per test module."""
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    out = tmp_path_factory.mktemp("demo") / "rel"
+    r = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert r.exit_code == 0, r.stderr
+    return out

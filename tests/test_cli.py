@@ -173,12 +173,6 @@ def test_config_errors(tmp_path: Path, toml: str, fragment: str) -> None:
 
 
 # -- using a release (issue 3) ---------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "rel"
-    code, _, stderr = run("demo", "--out", str(out))
-    assert code == 0, stderr
-    return out
 
 
 def test_publish_stores_utility_and_no_utility_skips_it(demo_release: Path, tmp_path: Path, example_csv: Path) -> None:

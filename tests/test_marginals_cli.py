@@ -104,14 +104,6 @@ def test_k_below_two_and_a_failing_collection_are_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "b").exists()
 
 
-@pytest.fixture(scope="module")
-def demo_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "rel"
-    code, _, stderr = run("demo", "--out", str(out))
-    assert code == 0, stderr
-    return out
-
-
 def test_check_k_reads_a_versatile_release_as_a_collection(demo_release: Path) -> None:
     code, stdout, _ = run("check", str(demo_release), "--k", "5", "--json")
     rep = json.loads(stdout)

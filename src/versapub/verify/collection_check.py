@@ -45,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 
 from versapub.data.sql import duckdb_source
+from versapub.verify.finding import Finding as Result
 from versapub.verify.group_checks import SpecError, failing_groups, group_test
 
 #: Rows the maximum-entropy join may reach.
@@ -63,19 +64,6 @@ def _q(name: str) -> str:
 
 def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
-
-@dataclass(frozen=True)
-class Result:
-    """One check: ``ok`` and its sentence."""
-
-    check: str
-    ok: bool
-    message: str
-    file: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "message": self.message, "file": self.file}
 
 
 class Unreadable(ValueError):

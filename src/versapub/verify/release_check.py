@@ -46,24 +46,12 @@ from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
 from versapub.verify.collection_check import check_collection
+from versapub.verify.finding import Finding
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
 
 FORMAT = "versapub-release/1"
 _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": False}
 _CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check's outcome."""
-
-    check: str
-    ok: bool
-    message: str
-    file: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "message": self.message, "file": self.file}
 
 
 @dataclass
