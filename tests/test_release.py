@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import versapub
+from versapub.data.counts import CountTable
 from versapub.data.table import EncodedTable
 from versapub.datasets import RUNNING_EXAMPLE_RULES
 from versapub.errors import InfeasibleError, ReleaseError, VerificationError
-from versapub.io import release_writer
 from versapub.privacy import reduce_rules
 from versapub.verify import verify_release
 
@@ -130,7 +130,7 @@ def test_failed_verification_leaves_nothing(
     tmp_path: Path, running_example: EncodedTable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rel = versapub.publish(running_example, RUNNING_EXAMPLE_RULES, l=2)
-    real = release_writer._write_part
+    real = CountTable.write
 
     def corrupt(ct, path, fmt):  # type: ignore[no-untyped-def]
         real(ct, path, fmt)
@@ -143,7 +143,7 @@ def test_failed_verification_leaves_nothing(
             ]
             path.write_text("\n".join(fixed) + "\n")
 
-    monkeypatch.setattr(release_writer, "_write_part", corrupt)
+    monkeypatch.setattr(CountTable, "write", corrupt)
     with pytest.raises(VerificationError) as exc:
         versapub.write_release(rel, tmp_path / "rel")
     assert "nothing was written" in str(exc.value)
@@ -159,7 +159,7 @@ def test_crash_while_writing_leaves_nothing(
     def boom(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(release_writer, "_write_part", boom)
+    monkeypatch.setattr(CountTable, "write", boom)
     with pytest.raises(OSError, match="disk full"):
         versapub.write_release(rel, tmp_path / "rel")
     assert not list(tmp_path.iterdir())

@@ -23,7 +23,6 @@ from versapub.anonymizers.base import (
     PerRuleAnonymizer,
     SensitiveGeneralizing,
 )
-from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
@@ -103,15 +102,9 @@ def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, 
     attributes in (a plain table's rows, an Anatomy QIT's values, a generalized table's
     classes), counted from what is published."""
     role, cols = get_kind(published.kind).cells(entry_of("T", published))
-    ct = published.parts[role]
     if not cols:
         return {"unique_share": 0.0, "k": table.n_rows, "cells": 1}
-    idx = [ct.names.index(c) for c in cols]
-    g = group_rows([ct.codes[i] for i in idx], [int(ct.codes[i].max()) + 1 if ct.n_rows else 1 for i in idx],
-                   with_inverse=True)  # fmt: skip
-    assert g.inverse is not None
-    counts = np.bincount(g.inverse, weights=ct.counts, minlength=len(g.counts)).astype(np.int64)
-    return cell_risk(counts, table.n_rows)
+    return cell_risk(published.parts[role].cell_counts(cols), table.n_rows)
 
 
 def publish(

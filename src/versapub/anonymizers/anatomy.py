@@ -13,11 +13,13 @@ its value.  For an eligible table (every value count ``<= n/l``) this yields
 ``l * max_count <= |group|``.  No record is
 ever dropped; group ids are a seeded random permutation, not creation order.
 
-Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``):
+Two implementations (``Anatomy(grouping=...)``; see ``docs/choices.md``), both a
+:class:`~versapub.data.grouping.Grouping` — a group per bucket and rank — that the table's
+backend applies (in memory, or on a Dask cluster without a global sort):
 
 * ``"greedy"`` (default) runs the procedure above on bucket *counts* (ties: the bucket
   chosen least recently), taking all groups of a run of equally large buckets in one
-  slice; records are then dealt to the groups with array operations.
+  slice; records are then dealt to the groups by their rank in their bucket.
 * ``"wrap-around"`` produces groups of the same kind in closed form: records are
   laid out bucket after bucket and the record at position ``p`` joins group
   ``p mod G``, ``G = floor(n/l)`` (a bucket of ``c <= G`` records lands in ``c`` distinct
@@ -30,53 +32,47 @@ from __future__ import annotations
 import bisect
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable, as_rules
 from versapub.data.counts import CountTable
-from versapub.data.groupby import group_rows
+from versapub.data.grouping import GROUP_ID, Grouping
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.errors import ConfigError, InfeasibleError
-from versapub.privacy.guarantee import Guarantee, Histograms
+from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 
 
-def _check_eligible(s_codes: np.ndarray, width: int) -> tuple[np.ndarray, int]:
-    n = len(s_codes)
+def _check_eligible(counts: np.ndarray, width: int) -> int:
+    """The number of groups, ``floor(n/l)``; refuses a table that cannot be l-diverse."""
+    n = int(counts.sum())
     g = n // width
     if g == 0:
         raise InfeasibleError(f"Anatomy needs at least l = {width} records; the table has {n}.")
-    counts = np.bincount(s_codes)
     if int(counts.max()) > g:
         raise InfeasibleError(
             f"Anatomy cannot form l-diverse groups: a sensitive value occurs {int(counts.max())} "
             f"times but only floor(n/l) = {g} groups exist (n = {n}, l = {width})."
         )
-    return counts, g
+    return g
 
 
-def _bucket_order(s_codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Record indices bucket after bucket (by sensitive code), shuffled inside each bucket."""
-    shuffled = rng.permutation(len(s_codes))
-    return shuffled[np.argsort(s_codes[shuffled], kind="stable")]
+def wraparound_grouping(sensitive: str, counts: np.ndarray, width: int, rng: np.random.Generator) -> Grouping:
+    """The wrap-around assignment: the record at position ``p`` (buckets laid out one after
+    another, random inside each) joins group ``p mod G``, ``G = floor(n/l)``."""
+    del rng  # the ranks are the only randomness
+    return Grouping(sensitive, _check_eligible(counts, width), counts.astype(np.int64))
 
 
-def wraparound_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Group index of every record by the wrap-around assignment, and the number of groups."""
-    n = len(s_codes)
-    _, g = _check_eligible(s_codes, width)
-    group = np.empty(n, dtype=np.int64)
-    group[_bucket_order(s_codes, rng)] = np.arange(n, dtype=np.int64) % g
-    return group, g
-
-
-def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Xiao & Tao's group creation: each group takes one record from each of the ``width``
-    buckets with the most remaining records; each residual record joins a random group that
-    lacks its value (preferring groups no other residual joined).
+def greedy_grouping(sensitive: str, counts: np.ndarray, width: int, rng: np.random.Generator) -> Grouping:
+    """Xiao & Tao's group creation on the bucket counts: each group takes one record from
+    each of the ``width`` buckets with the most remaining records; each residual record
+    joins a random group that lacks its value (preferring groups no other residual
+    joined).  The k-th record of bucket ``b`` (in a random order) fills the k-th slot the
+    schedule gave ``b``.
 
     Ties between equally large buckets go to the bucket chosen least recently (never-chosen
     buckets first, by code).  Buckets are kept in FIFO lists per remaining count; when the
@@ -84,7 +80,7 @@ def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> 
     form before any of them must wait are taken in one slice, so the loop runs once per
     such batch or per group whose buckets span several counts, never once per record.
     """
-    counts, _ = _check_eligible(s_codes, width)
+    _check_eligible(counts, width)
     table, leftover = _schedule(counts.astype(np.int64).tobytes(), width)
     g = len(table)
     slot_bucket = table.ravel()
@@ -101,11 +97,28 @@ def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> 
         residual_g.append(pick)
     slot_bucket = np.concatenate([slot_bucket, np.asarray(residual_b, dtype=np.int64)])
     slot_group = np.concatenate([slot_group, np.asarray(residual_g, dtype=np.int64)])
-    # The k-th record of bucket b (shuffled) fills the k-th slot of bucket b.
-    slots = np.argsort(slot_bucket, kind="stable")
+    slots = slot_group[np.argsort(slot_bucket, kind="stable")]  # bucket after bucket, in creation order
+    return Grouping(sensitive, g, counts.astype(np.int64), slots)
+
+
+def wraparound_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Group index of every record by the wrap-around assignment, and the number of groups
+    (in memory; the records in a random order inside their bucket)."""
+    return _record_groups(wraparound_grouping("s", np.bincount(s_codes), width, rng), s_codes, rng)
+
+
+def greedy_groups(s_codes: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Group index of every record by Xiao & Tao's procedure (:func:`greedy_grouping`)."""
+    return _record_groups(greedy_grouping("s", np.bincount(s_codes), width, rng), s_codes, rng)
+
+
+def _record_groups(grouping: Grouping, s_codes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    shuffled = rng.permutation(len(s_codes))
+    order = shuffled[np.argsort(s_codes[shuffled], kind="stable")]
+    bucket = s_codes[order].astype(np.int64)
     group = np.empty(len(s_codes), dtype=np.int64)
-    group[_bucket_order(s_codes, rng)] = slot_group[slots]
-    return group, g
+    group[order] = grouping.of(bucket, np.arange(len(s_codes), dtype=np.int64) - grouping.start[bucket])
+    return group, grouping.n_groups
 
 
 @functools.lru_cache(maxsize=32)
@@ -178,7 +191,7 @@ def greedy_schedule(counts: np.ndarray, width: int) -> tuple[np.ndarray, list[in
     return np.asarray(members, dtype=np.int64).reshape(-1, width), leftover
 
 
-GROUPINGS = {"greedy": greedy_groups, "wrap-around": wraparound_groups}
+GROUPINGS = {"greedy": greedy_grouping, "wrap-around": wraparound_grouping}
 
 
 class Anatomy:
@@ -200,9 +213,12 @@ class Anatomy:
     def params(self) -> dict[str, Any]:
         return {"grouping": self.grouping}
 
+    #: Runs on any backend (its groups come from counts and ranks: ``versapub.data.source``).
+    out_of_core = True
+
     def publish(
         self,
-        table: EncodedTable,
+        table: Source,
         rules: Rule | Sequence[Rule],
         guarantee: Guarantee,
         rng: np.random.Generator,
@@ -219,32 +235,21 @@ class Anatomy:
                 "exactly and only hides which sensitive value goes with which record inside a group. "
                 "Use a generalizing anonymizer (mondrian or incognito)."
             )
-        group, n_groups = GROUPINGS[self.grouping](s_col.codes, width, rng)
-        group = rng.permutation(n_groups).astype(np.int64)[group]  # ids are not creation order
-        qit_cols = [table.codes(a) for a in qi] + [group]
-        qit_g = group_rows(qit_cols, [table.cardinality(a) for a in qi] + [n_groups])
-        qit = CountTable(
-            (*qi, "group_id"),
-            qit_g.keys,
-            (*(table.column(a).values for a in qi), None),
-            qit_g.counts,
+        grouping = GROUPINGS[self.grouping](rule.rhs, s_col.counts(), width, rng)
+        qit, st = (
+            cast(CountTable, t)  # a backend's count tables (in memory: CountTable)
+            for t in table.grouped_count_tables(grouping, [(*qi, GROUP_ID), (GROUP_ID, rule.rhs)], rng)
         )
-        st_g = group_rows([group, s_col.codes], [n_groups, s_col.cardinality])
-        st = CountTable(("group_id", rule.rhs), st_g.keys, (None, s_col.values), st_g.counts)
-        gi = st_g.keys[0].astype(np.int64)
-        hist = Histograms(gi, st_g.counts, n_groups, st_g.keys[1].astype(np.int64))
-        ok = guarantee.groups_satisfied(hist)
-        if not ok.all():  # cannot happen for an eligible table; never publish if it does
+        summary = st.group_summary(guarantee, rule.rhs)
+        if summary.failing:  # cannot happen for an eligible table; never publish if it does
             raise InfeasibleError(
-                f"Anatomy produced {int((~ok).sum())} group(s) violating {guarantee.describe()} for rule '{rule}'."
+                f"Anatomy produced {summary.failing} group(s) violating {guarantee.describe()} for rule '{rule}'."
             )
-        sizes = np.bincount(gi, weights=st_g.counts, minlength=n_groups).astype(np.int64)
-        size_values, size_counts = np.unique(sizes, return_counts=True)
         stats = {
             "rows_qit": qit.n_rows,
             "rows_st": st.n_rows,
-            "groups": n_groups,
-            "group_sizes": {int(k): int(v) for k, v in zip(size_values, size_counts, strict=True)},
-            "achieved": guarantee.achieved(hist),
+            "groups": grouping.n_groups,
+            "group_sizes": summary.sizes,
+            "achieved": summary.achieved,
         }
         return AnonymizedTable(table.names, "anatomy", rule, {"qit": qit, "st": st}, stats)

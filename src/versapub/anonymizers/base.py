@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from versapub.data.counts import CountTable, count_table
+from versapub.data.counts import CountTable
 from versapub.data.hierarchy import Hierarchy
+from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
 from versapub.privacy.guarantee import Guarantee
@@ -200,7 +201,8 @@ def as_rules(rules: Rule | Sequence[Rule], name: str, max_rules: int) -> tuple[R
     return out
 
 
-def publish_plain(table: EncodedTable) -> AnonymizedTable:
-    """A sub-table that enforces no rule: its exact projection as a count table."""
-    ct = count_table(table, table.names)
+def publish_plain(table: Source) -> AnonymizedTable:
+    """A sub-table that enforces no rule: its exact projection as a count table (on the
+    table's backend: :mod:`versapub.data.source`)."""
+    ct = cast(CountTable, table.count_table(table.names))  # a backend's count table (in memory: CountTable)
     return AnonymizedTable(table.names, "plain", None, {"data": ct}, {"rows": ct.n_rows})

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import InputError
+
+if TYPE_CHECKING:
+    from versapub.data.counts import CountTable
+    from versapub.data.grouping import Grouping
 
 CODE_DTYPE = np.int32
 Codes = npt.NDArray[np.int32]
@@ -231,6 +236,25 @@ class EncodedTable:
         i = self._index[column.name]
         cols = (*self.columns[:i], column, *self.columns[i + 1 :])
         return EncodedTable(cols, n_dropped=self.n_dropped, source=self.source, sha256=self.sha256)
+
+    # -- the backend seam (versapub.data.source): what the pipeline asks of a table ------
+    #: The table is in memory (its codes can be read; ``Source.in_memory``).
+    in_memory = True
+
+    def count_table(self, names: Sequence[str]) -> CountTable:
+        """``SELECT names..., COUNT(*) GROUP BY names``."""
+        from versapub.data.counts import count_table
+
+        return count_table(self, names)
+
+    def grouped_count_tables(
+        self, grouping: Grouping, layouts: Sequence[Sequence[str]], rng: np.random.Generator
+    ) -> list[CountTable]:
+        """Records grouped by ``grouping`` (:mod:`versapub.data.grouping`), one count table
+        per layout (names, with ``group_id`` where the group column goes)."""
+        from versapub.data.counts import grouped_count_tables
+
+        return grouped_count_tables(self, grouping, layouts, rng)
 
     @property
     def nbytes(self) -> int:

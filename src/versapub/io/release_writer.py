@@ -22,42 +22,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from versapub.data.counts import CountTable
 from versapub.errors import ReleaseError
 from versapub.io.safety import check_destination
 from versapub.kinds import entry_of, get_kind
 from versapub.release.model import Release
-
-_BATCH = 1 << 17  # rows per written batch: text is materialized one batch at a time
-
-
-def _batches(ct: CountTable) -> Iterator[pa.RecordBatch]:
-    dicts = [None if v is None else pa.array(v.astype(str), type=pa.string()) for v in ct.dictionaries]
-    names = [*ct.names, "count"]
-    for lo in range(0, max(ct.n_rows, 1), _BATCH):
-        hi = min(lo + _BATCH, ct.n_rows)
-        arrays = []
-        for codes, values in zip(ct.codes, dicts, strict=True):
-            chunk = pa.array(codes[lo:hi])
-            arrays.append(chunk.cast(pa.int64()) if values is None else values.take(chunk))
-        arrays.append(pa.array(ct.counts[lo:hi], type=pa.int64()))
-        yield pa.RecordBatch.from_arrays(arrays, names=names)
-
-
-def _write_part(ct: CountTable, path: Path, fmt: str) -> None:
-    batches = _batches(ct)
-    first = next(batches)
-    if fmt == "parquet":
-        with pq.ParquetWriter(path, first.schema) as pw:
-            pw.write_batch(first)
-            for b in batches:
-                pw.write_batch(b)
-    else:
-        opts = pacsv.WriteOptions(quoting_style="needed")
-        with pacsv.CSVWriter(path, first.schema, write_options=opts) as cw:
-            cw.write_batch(first)
-            for b in batches:
-                cw.write_batch(b)
 
 
 def _write_listing(columns: list[str], rows: list[tuple[str, ...]], path: Path, fmt: str) -> None:
@@ -104,7 +72,7 @@ def write_files(release: Release, directory: Path, fmt: str) -> dict[str, dict[s
     for t in release.tables:
         kind = get_kind(t.kind)
         for role, ct in t.table.parts.items():
-            _write_part(ct, directory / files[t.name][role], fmt)
+            ct.write(directory / files[t.name][role], fmt)
         columns = kind.listing_roles(entry_of(t.name, t.table))
         for role, rows in kind.listings(t.table).items():
             _write_listing(columns[role], rows, directory / files[t.name][role], fmt)

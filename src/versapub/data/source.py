@@ -1,0 +1,105 @@
+"""The backend seam: what the publishing pipeline asks of a table.
+
+Two implementations: :class:`~versapub.data.table.EncodedTable` (the whole table in
+memory as dictionary-encoded arrays) and :class:`versapub.scale.table.DaskTable` (a
+Dask cluster; ``pip install 'versapub[dask]'``).  Everything from the rules to the
+anonymizers that run on both (Anatomy, plain tables) uses only this protocol:
+
+* ``names``, ``n_rows``, ``n_dropped`` (records dropped by the missing-value policy),
+  ``source``, ``sha256``;
+* ``column(name)``: the global dictionary (``values``, sorted text), ``cardinality`` and
+  ``counts()`` (records per value) — feasibility, identifier screening, guarantees'
+  context;
+* ``select(names)``: the table restricted to some attributes (a sub-table);
+* ``count_table(names)``: ``COUNT(*) GROUP BY names`` (a plain table);
+* ``grouped_count_tables(grouping, layouts, rng)``: records grouped by their bucket and
+  random rank (:class:`~versapub.data.grouping.Grouping`, Anatomy), one count table per
+  layout;
+* ``in_memory``: whether the codes themselves can be read (``codes(name)``), which the
+  other anonymizers, GD's scoring and the in-memory release model need.
+
+A count table a backend returns has ``names``, ``dictionaries``, ``n_rows``, ``total``,
+``cell_counts(names)``, ``group_summary(guarantee, value)`` and ``write(path, fmt)``:
+:class:`~versapub.data.counts.CountTable` in memory; a partitioned one on a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from versapub.data.counts import GroupSummary
+    from versapub.data.grouping import Grouping
+    from versapub.privacy.base import Guarantee
+
+
+class ColumnInfo(Protocol):
+    """An attribute's global dictionary and value counts."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def values(self) -> npt.NDArray[np.object_]: ...
+
+    @property
+    def cardinality(self) -> int: ...
+
+    def counts(self) -> npt.NDArray[np.int64]: ...
+
+
+class Counts(Protocol):
+    """A published count table (``values..., count``), in memory or partitioned."""
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+    @property
+    def n_rows(self) -> int: ...
+
+    @property
+    def total(self) -> int: ...
+
+    def cell_counts(self, names: Sequence[str]) -> npt.NDArray[np.int64]: ...
+
+    def group_summary(self, guarantee: Guarantee, value: str, group: str = ...) -> GroupSummary: ...
+
+    def write(self, path: Path, fmt: str) -> None: ...
+
+
+class Source(Protocol):
+    """A table as the pipeline sees it (module docstring)."""
+
+    in_memory: bool
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+    @property
+    def n_rows(self) -> int: ...
+
+    @property
+    def n_dropped(self) -> int: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def sha256(self) -> str | None: ...
+
+    def column(self, name: str) -> ColumnInfo: ...
+
+    def cardinality(self, name: str) -> int: ...
+
+    def select(self, names: Sequence[str]) -> Source: ...
+
+    def count_table(self, names: Sequence[str]) -> Counts: ...
+
+    def grouped_count_tables(
+        self, grouping: Grouping, layouts: Sequence[Sequence[str]], rng: np.random.Generator
+    ) -> Sequence[Counts]: ...
