@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from versapub.anonymizers.base import (
     SensitiveGeneralizing,
 )
 from versapub.data.hierarchy import Hierarchy
+from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
 from versapub.errors import ConfigError, InfeasibleError, InputError, SchemaError
@@ -70,7 +71,7 @@ def table_rng(seed: int, sub: SubTable) -> np.random.Generator:
 
 
 def anonymize(
-    table: EncodedTable,
+    table: Source,
     sub: SubTable,
     anon: Anonymizer,
     g: Guarantee | Mapping[Rule, Guarantee],
@@ -88,27 +89,30 @@ def anonymize(
     elif isinstance(anon, PerRuleAnonymizer):  # each rule under its own guarantee
         each = [bind(for_rules((r,), g) if isinstance(g, Mapping) else g, part, r.rhs, hierarchies)
                 for r in sub.enforced_rules]  # fmt: skip
-        out = anon.publish_rules(part, sub.enforced_rules, each, table_rng(seed, sub), progress, hierarchies)
+        out = anon.publish_rules(cast(EncodedTable, part), sub.enforced_rules, each, table_rng(seed, sub), progress,
+                                 hierarchies)  # fmt: skip
     else:
         mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
         bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
-        out = anon.publish(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies)
+        # A table on a cluster reaches only out-of-core anonymizers (_require_out_of_core), which take any Source.
+        out = anon.publish(cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress,
+                           hierarchies)  # fmt: skip
     get_kind(out.kind).validate(out)
     return out
 
 
-def identity_risk(table: EncodedTable, published: AnonymizedTable) -> dict[str, float | int]:
+def identity_risk(table: Source, published: AnonymizedTable) -> dict[str, float | int]:
     """Identity risk of one published table: the cells its kind publishes the non-sensitive
     attributes in (a plain table's rows, an Anatomy QIT's values, a generalized table's
     classes), counted from what is published."""
     role, cols = get_kind(published.kind).cells(entry_of("T", published))
     if not cols:
         return {"unique_share": 0.0, "k": table.n_rows, "cells": 1}
-    return cell_risk(published.parts[role].cell_counts(cols), table.n_rows)
+    return cell_risk(published.parts[role].cell_sizes(cols), table.n_rows)
 
 
 def publish(
-    table: EncodedTable | Mapping[str, Iterable[str]],
+    table: Source | Mapping[str, Iterable[str]],
     rules: Iterable[RuleItem],
     *,
     l: int | None = None,
@@ -175,13 +179,13 @@ def publish(
         timings[name] = now - clock
         clock = now
 
-    if not isinstance(table, EncodedTable):
-        if not isinstance(table, Mapping):
-            raise InputError(
-                "The table to publish must be an EncodedTable (read with versapub.read_table) or a mapping "
-                f"{{column: [values]}}, got {type(table).__name__}."
-            )
+    if isinstance(table, Mapping):
         table = EncodedTable.from_columns({k: list(v) for k, v in table.items()})
+    elif not isinstance(table, EncodedTable) and not hasattr(table, "grouped_count_tables"):
+        raise InputError(
+            "The table to publish must be an EncodedTable (read with versapub.read_table), a table on a Dask cluster "
+            f"(versapub.scale), or a mapping {{column: [values]}}, got {type(table).__name__}."
+        )
     if isinstance(guarantee, Mapping):
         guarantee = make_guarantee(dict(guarantee))
     g: Guarantee = guarantee if guarantee is not None else make_guarantee({"name": "l-diversity", "l": l or 2})
@@ -196,6 +200,8 @@ def publish(
 
     hook("checking rules", 0, 1)
     parsed, own = split(rules)
+    if not table.in_memory:
+        _require_out_of_core(dec, [anon, *(_anonymizer_of(r, spec) for r, spec in anonymizers(rules).items())])
     roles = columns if columns is not None else ColumnRoles()
     validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying))
     classic = not parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
@@ -205,21 +211,21 @@ def publish(
     require_no_identifiers(table, parsed, roles)
     if guarantee is None and l is None and isinstance(anon, DefaultGuarantees):  # the anonymizer's default
         plain = [r for r in dict.fromkeys(parsed) if r not in own]
-        own = {**own, **{r: [d] for r, d in anon.default_guarantees(table, plain).items()}}
+        own = {**own, **{r: [d] for r, d in anon.default_guarantees(cast(EncodedTable, table), plain).items()}}
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
-    feas = require_feasible(table, reduction.rules, per_rule, reach_of(table, reduction.rules, per_rule,
-                                                                        own_anon, anon, hierarchies))  # fmt: skip
+    reach = reach_of(cast(EncodedTable, table), reduction.rules, per_rule, own_anon, anon, hierarchies)
+    feas = require_feasible(table, reduction.rules, per_rule, reach)
     lap("rules")
 
     if classic:
-        return _identities_only(table, g, roles, anonymizer, anon, int(seed), hierarchies, hook, input_info,
-                                timings, lap, warnings, reduction)  # fmt: skip
+        return _identities_only(cast(EncodedTable, table), g, roles, anonymizer, anon, int(seed), hierarchies, hook,
+                                input_info, timings, lap, warnings, reduction)  # fmt: skip
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, dec.name)
-    src = table
+    src = cast(EncodedTable, table)  # GD's scorer: in memory only (_require_out_of_core)
 
     def scorer() -> Callable[[Schema], float]:
         return KLScorer(
@@ -263,7 +269,7 @@ def publish(
     info = input_info or InputInfo(rows_read=table.n_rows + table.n_dropped, rows_dropped_missing=table.n_dropped)
     return Release(
         tables=tuple(published),
-        source=table,
+        source=cast(EncodedTable, table),  # or a table on a cluster: the same seam (versapub.data.source)
         guarantee=g,
         reduction=reduction,
         feasibility=tuple(feas),
@@ -288,6 +294,24 @@ def publish(
         rule_guarantees=per_rule,
         rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in own_anon.items()},
     )
+
+
+def _require_out_of_core(dec: Decomposition, anons: Iterable[Anonymizer]) -> None:
+    """A table that is not in memory (the Dask backend) can be published only by plug-ins
+    that need counts, not records (``out_of_core``): the UAD decomposition, Anatomy, and
+    plain tables."""
+    if not getattr(dec, "out_of_core", False):
+        raise ConfigError(
+            f"The Dask backend publishes with the uad decomposition; {dec.name} is not available there (gd scores "
+            "many candidate schemas by the KL-divergence of their release model, which needs the records in "
+            "memory). Use --decomposition uad, or the in-memory backend on this table or a sample of it."
+        )
+    for a in anons:
+        if not getattr(a, "out_of_core", False):
+            raise ConfigError(
+                f"The Dask backend anonymizes with anatomy (groups from value counts and ranks, no record in "
+                f"memory); {a.name} needs the records in memory. Use --anonymizer anatomy, or the in-memory backend."
+            )
 
 
 def reach_of(table: EncodedTable, rules: Iterable[Rule], per_rule: Mapping[Rule, Guarantee],

@@ -15,13 +15,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from versapub.io.config import PublishConfig
 
 if TYPE_CHECKING:
     from versapub.data.hierarchy import Hierarchy
     from versapub.data.table import EncodedTable
+    from versapub.model.maxent import ReleaseModel
     from versapub.release.model import InputInfo, Release
     from versapub.verify.release_check import VerificationReport
 
@@ -220,6 +221,7 @@ def write_release(
     format: str = "csv",
     overwrite: bool = False,
     protect: Iterable[str | Path | None] = (),
+    utility: Callable[[], dict[str, Any]] | None = None,
 ) -> VerificationReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
@@ -230,11 +232,12 @@ def write_release(
     :class:`ReleaseError` if ``out`` exists (unless ``overwrite``, and even then unless it
     is an earlier versapub release holding only its own files) or is or contains the input,
     a hierarchy file or a path in ``protect``; :class:`VerificationError` if any check
-    fails.  In every such case nothing is written and nothing is deleted.
+    fails.  In every such case nothing is written and nothing is deleted.  ``utility``:
+    measured once the tables are written (a release whose records are on a cluster: out of
+    core), before the checks.
     """
     from versapub.errors import VerificationError
     from versapub.io import release_writer as rw
-    from versapub.kinds.build import model_from_release
     from versapub.reports.html import html_report
     from versapub.reports.summary import markdown_report
     from versapub.verify.check import run_check
@@ -243,8 +246,13 @@ def write_release(
     inputs = [release.input.path, *(h.get("file") for h in release.input.hierarchies.values()), *protect]
     with rw.staging(dest, overwrite, inputs) as tmp:
         files = rw.write_files(release, tmp, format)
+        if utility is not None:
+            t = time.perf_counter()
+            release = replace(release, utility=utility())
+            release.timings["utility"] = time.perf_counter() - t
+            rw.rewrite_manifest(release, tmp, files)
         t1 = time.perf_counter()
-        check = run_check(tmp, model=lambda: model_from_release(release), original=release.source)
+        check = run_check(tmp, model=_model_of(release), original=release.source)
         report = check.verification
         if not report.ok:
             raise VerificationError(
@@ -267,6 +275,61 @@ def write_release(
     return report
 
 
+def _model_of(release: Release) -> Callable[[], ReleaseModel]:
+    """The release model, built when a check needs it (in memory only: a release whose
+    records are on a cluster has its posterior checks answered from the files)."""
+    from versapub.errors import ReleaseError
+    from versapub.kinds.build import model_from_release
+
+    def none() -> ReleaseModel:
+        raise ReleaseError("the release model of a table on a cluster is not built in memory")
+
+    return (lambda: model_from_release(release)) if release.source.in_memory else none
+
+
+def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True,
+             progress: Progress = _silent) -> Release:  # fmt: skip
+    """The whole job on a Dask cluster (``cfg.backend == "dask"``): connect (or start a
+    LocalCluster), read the input into a scratch directory, publish (UAD and Anatomy from
+    counts and ranks), write the tables as Parquet parts, measure the utility out of core,
+    verify from the files, commit; the scratch directory is removed whatever happens."""
+    import shutil
+    import uuid
+
+    from versapub.io.safety import check_destination
+    from versapub.model.outofcore import utility_summary as outofcore_utility
+    from versapub.privacy.per_rule import split
+    from versapub.privacy.rules import validate_rules
+    from versapub.scale.cluster import connect
+    from versapub.scale.read import read_dask
+
+    dest = Path(out).resolve()
+    protect = [cfg.input, cfg.config_path, *(h.file for h in cfg.hierarchies)]
+    if dest.exists():
+        check_destination(dest, overwrite, protect)  # before any work
+    root = (cfg.scratch or dest.parent).resolve()
+    scratch = root / f".{dest.name}.versapub-scratch-{uuid.uuid4().hex[:12]}"
+    progress("starting the Dask cluster" if not cfg.scheduler else f"connecting to {cfg.scheduler}", 0, 0)
+    with connect(cfg.scheduler, cfg.workers, cfg.worker_memory) as client:
+        try:
+            t0 = time.perf_counter()
+            hier = {h.attribute: (h.load(), h.level) for h in cfg.hierarchies if h.level is not None}
+            table = read_dask(cfg.input, client, scratch, delimiter=cfg.delimiter, missing=cfg.missing,
+                              columns=cfg.columns, hierarchies=hier, format=cfg.input_format, header=cfg.header,
+                              names=cfg.names, na_values=cfg.na_values, strip=cfg.strip, progress=progress)  # fmt: skip
+            validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
+            release = publish(cfg, table, progress, time.perf_counter() - t0)  # type: ignore[arg-type]
+            workers = len(client.scheduler_info().get("workers", {}))
+            release = replace(release, backend={"name": "dask", "scheduler": cfg.scheduler or "LocalCluster",
+                                                "workers": workers, "partitions": table.n_parts})  # fmt: skip
+            measure = (lambda: outofcore_utility(release, progress=progress)) if utility else None
+            progress("writing, measuring and verifying the release", 0, 0)
+            write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return release
+
+
 def write(
     release: Release, cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, progress: Progress = _silent
 ) -> None:
@@ -287,7 +350,10 @@ def run(
     read_seconds: float | None = None,
 ) -> Release:
     """The whole job: read (unless ``table`` is given, already read with ``cfg``),
-    publish, measure utility (unless ``utility=False``) and write the verified release."""
+    publish, measure utility (unless ``utility=False``) and write the verified release
+    (on a Dask cluster with ``cfg.backend == "dask"``: :func:`run_dask`)."""
+    if cfg.backend == "dask":
+        return run_dask(cfg, out, overwrite=overwrite, utility=utility, progress=progress)
     release = publish(cfg, table, progress, read_seconds)
     if utility:
         release = with_utility(release, progress)

@@ -3,10 +3,10 @@ versapub publishes data (so no row order can link tables to each other or to the
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +17,7 @@ from versapub.data.grouping import GROUP_ID, Grouping
 from versapub.data.table import EncodedTable
 
 if TYPE_CHECKING:
-    from versapub.privacy.base import Guarantee
+    from versapub.data.histograms import GroupTest
 
 #: Rows per written batch: text is materialized one batch at a time.
 WRITE_BATCH = 1 << 17
@@ -73,19 +73,22 @@ class CountTable:
         d = self.dictionaries[j]
         return self.codes[j] if d is None else d[self.codes[j]]
 
-    def cell_counts(self, names: Sequence[str]) -> npt.NDArray[np.int64]:
-        """Records per distinct combination of ``names`` (the other columns summed out)."""
+    def cell_sizes(self, names: Sequence[str]) -> dict[int, int]:
+        """``{records: cells}`` over the distinct combinations of ``names`` (the other
+        columns summed out): how many cells hold each number of records."""
         if not names:
-            return np.array([self.total], dtype=np.int64)
+            return {self.total: 1}
         idx = [self.names.index(c) for c in names]
         g = group_rows([self.codes[i] for i in idx], [int(self.codes[i].max()) + 1 if self.n_rows else 1 for i in idx],
                        with_inverse=True)  # fmt: skip
         assert g.inverse is not None
-        return np.bincount(g.inverse, weights=self.counts, minlength=len(g.counts)).astype(np.int64)
+        sizes = np.bincount(g.inverse, weights=self.counts, minlength=len(g.counts)).astype(np.int64)
+        v, c = np.unique(sizes, return_counts=True)
+        return {int(a): int(b) for a, b in zip(v, c, strict=True)}
 
-    def group_summary(self, guarantee: Guarantee, value: str, group: str = GROUP_ID) -> GroupSummary:
+    def group_summary(self, guarantee: GroupTest, value: str, group: str = GROUP_ID) -> GroupSummary:
         """The groups of column ``group`` with their histograms of ``value`` against ``guarantee``."""
-        from versapub.privacy.base import Histograms
+        from versapub.data.histograms import Histograms
 
         gi = self.column(group).astype(np.int64)
         n_groups = int(gi.max()) + 1 if self.n_rows else 0
@@ -95,6 +98,40 @@ class CountTable:
         v, c = np.unique(sizes, return_counts=True)
         return GroupSummary(n_groups, int((~ok).sum()), float(guarantee.achieved(h)),
                             {int(a): int(b) for a, b in zip(v, c, strict=True)})  # fmt: skip
+
+    def marginal(self, name: str) -> npt.NDArray[np.int64]:
+        """Records per code of column ``name`` (the others summed out)."""
+        j = self.names.index(name)
+        card = len(d) if (d := self.dictionaries[j]) is not None else int(self.codes[j].max(initial=-1)) + 1
+        return np.bincount(self.codes[j], weights=self.counts, minlength=card).astype(np.int64)
+
+    def weighted_queries(self, queries: Sequence[Mapping[str, npt.NDArray[np.int64]]]) -> npt.NDArray[np.float64]:
+        """Per query (``{attribute: allowed codes}``), the records of the rows whose values
+        every condition on this table's columns allows (conditions on others are ignored)."""
+        return match_weights({n: self.codes[i] for i, n in enumerate(self.names)}, self.counts, queries,
+                             {n: self._card(n) for n in self.names})  # fmt: skip
+
+    def paired_queries(self, other: CountTable, mine: Sequence[Mapping[str, npt.NDArray[np.int64]]],
+                       theirs: Sequence[Mapping[str, npt.NDArray[np.int64]]],
+                       group: str = GROUP_ID) -> npt.NDArray[np.float64]:  # fmt: skip
+        """Per query pair: ``Σ_g a_g b_g / |g|`` — ``a_g`` this table's records of group ``g``
+        that ``mine[i]`` allows, ``b_g`` those of ``other`` that ``theirs[i]`` allows,
+        ``|g|`` the group's records in ``other`` (an Anatomy QIT and ST)."""
+        return paired_weights(
+            {n: self.codes[i] for i, n in enumerate(self.names)}, self.counts,
+            {n: other.codes[i] for i, n in enumerate(other.names)}, other.counts, mine, theirs, group,
+            {**{n: self._card(n) for n in self.names}, **{n: other._card(n) for n in other.names}},
+        )  # fmt: skip
+
+    def register_duckdb(self, con: Any, name: str) -> None:
+        """The table's codes and counts as the DuckDB relation ``name``."""
+        con.register(name, pa.table({**{n: c for n, c in zip(self.names, self.codes, strict=True)},
+                                     "count": self.counts}))  # fmt: skip
+
+    def _card(self, name: str) -> int:
+        j = self.names.index(name)
+        d = self.dictionaries[j]
+        return len(d) if d is not None else int(self.codes[j].max(initial=-1)) + 1
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         dicts = [None if v is None else pa.array(v.astype(str), type=pa.string()) for v in self.dictionaries]
@@ -166,4 +203,58 @@ def grouped_count_tables(
         g = group_rows(cols, cards)
         dicts = tuple(None if a == GROUP_ID else table.column(a).values for a in layout)
         out.append(CountTable(tuple(layout), g.keys, dicts, g.counts))
+    return out
+
+
+Queries = Sequence[Mapping[str, npt.NDArray[np.int64]]]
+
+
+def _luts(queries: Queries, cards: Mapping[str, int]) -> list[dict[str, npt.NDArray[np.bool_]]]:
+    out = []
+    for q in queries:
+        luts = {}
+        for a, vals in q.items():
+            if a in cards:
+                lut = np.zeros(cards[a], dtype=bool)
+                lut[np.asarray(vals, dtype=np.int64)] = True
+                luts[a] = lut
+        out.append(luts)
+    return out
+
+
+def match_weights(columns: Mapping[str, npt.NDArray[np.integer]], weights: npt.NDArray[np.integer] | None,
+                  queries: Queries, cards: Mapping[str, int]) -> npt.NDArray[np.float64]:  # fmt: skip
+    """Per query: the weight (records) of the rows every condition on ``columns`` allows
+    (``weights`` None: one record per row)."""
+    n = len(next(iter(columns.values()))) if columns else 0
+    out = np.zeros(len(queries), dtype=np.float64)
+    for i, luts in enumerate(_luts(queries, cards)):
+        mask = np.ones(n, dtype=bool)
+        for a, lut in luts.items():
+            mask &= np.take(lut, columns[a])
+        out[i] = float(np.count_nonzero(mask)) if weights is None else float(weights[mask].sum())
+    return out
+
+
+def paired_weights(left: Mapping[str, npt.NDArray[np.integer]], left_w: npt.NDArray[np.integer],
+                   right: Mapping[str, npt.NDArray[np.integer]], right_w: npt.NDArray[np.integer],
+                   mine: Queries, theirs: Queries, group: str,
+                   cards: Mapping[str, int]) -> npt.NDArray[np.float64]:  # fmt: skip
+    """:meth:`CountTable.paired_queries` on arrays (the groups of both sides in one id space)."""
+    ids, inv = np.unique(np.concatenate([left[group], right[group]]), return_inverse=True)
+    inv = inv.astype(np.int64).ravel()
+    gl, gr = inv[: len(left_w)], inv[len(left_w) :]
+    size = np.bincount(gr, weights=right_w, minlength=len(ids))
+    out = np.zeros(len(mine), dtype=np.float64)
+    lm, rm = _luts(mine, cards), _luts(theirs, cards)
+    for i in range(len(mine)):
+        ml = np.ones(len(left_w), dtype=bool)
+        for a, lut in lm[i].items():
+            ml &= np.take(lut, left[a])
+        mr = np.ones(len(right_w), dtype=bool)
+        for a, lut in rm[i].items():
+            mr &= np.take(lut, right[a])
+        a_g = np.bincount(gl[ml], weights=left_w[ml], minlength=len(ids))
+        b_g = np.bincount(gr[mr], weights=right_w[mr], minlength=len(ids))
+        out[i] = float(np.divide(a_g * b_g, size, out=np.zeros(len(ids)), where=size > 0).sum())
     return out

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data.source import ColumnInfo
 from versapub.data.table import CODE_DTYPE, Column, encode_values
 from versapub.errors import HierarchyError
 
@@ -89,12 +90,12 @@ class Hierarchy:
                 f"values) to {self.height - 1} (the root); level {level!r} does not exist."
             )
 
-    def uncovered(self, column: Column) -> list[str]:
+    def uncovered(self, column: ColumnInfo) -> list[str]:
         """The column's values that are not leaves of the hierarchy."""
         leaves = {row[0] for row in self.levels}
         return [str(v) for v in column.values if str(v) not in leaves]
 
-    def require_covers(self, column: Column) -> None:
+    def require_covers(self, column: ColumnInfo) -> None:
         """Raise a :class:`HierarchyError` naming the column's values (with their row counts)
         that are not leaves of the hierarchy."""
         uncovered = self.uncovered(column)
@@ -108,7 +109,7 @@ class Hierarchy:
                 f"e.g. {shown}. Add them as rows (leaf first, root last)."
             )
 
-    def node_codes(self, column: Column) -> tuple[npt.NDArray[np.int64], ...]:
+    def node_codes(self, column: ColumnInfo) -> tuple[npt.NDArray[np.int64], ...]:
         """Per level (0: the leaves, last: the root), the node of each of the column's codes
         as an integer id unique at that level (node labels in sorted order)."""
         self.require_covers(column)

@@ -16,18 +16,23 @@ anonymizers that run on both (Anatomy, plain tables) uses only this protocol:
   random rank (:class:`~versapub.data.grouping.Grouping`, Anatomy), one count table per
   layout;
 * ``in_memory``: whether the codes themselves can be read (``codes(name)``), which the
-  other anonymizers, GD's scoring and the in-memory release model need.
+  other anonymizers, GD's scoring and the in-memory release model need;
+* ``register_duckdb(con)``: the records for the independent verifier (codes and
+  dictionaries as DuckDB relations), however they are stored;
+* ``count_queries(queries)``: the true answers of COUNT queries (the utility workload).
 
 A count table a backend returns has ``names``, ``dictionaries``, ``n_rows``, ``total``,
-``cell_counts(names)``, ``group_summary(guarantee, value)`` and ``write(path, fmt)``:
-:class:`~versapub.data.counts.CountTable` in memory; a partitioned one on a cluster.
+``cell_sizes(names)``, ``group_summary(guarantee, value)``, ``write(path, fmt)`` and, for
+the release's utility out of core, ``marginal``, ``weighted_queries``, ``paired_queries``
+(an Anatomy QIT with its ST) and ``register_duckdb``: :class:`~versapub.data.counts.CountTable`
+in memory; a partitioned one on a cluster.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +40,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     from versapub.data.counts import GroupSummary
     from versapub.data.grouping import Grouping
-    from versapub.privacy.base import Guarantee
+    from versapub.data.histograms import GroupTest
 
 
 class ColumnInfo(Protocol):
@@ -65,11 +70,17 @@ class Counts(Protocol):
     @property
     def total(self) -> int: ...
 
-    def cell_counts(self, names: Sequence[str]) -> npt.NDArray[np.int64]: ...
+    def cell_sizes(self, names: Sequence[str]) -> dict[int, int]: ...
 
-    def group_summary(self, guarantee: Guarantee, value: str, group: str = ...) -> GroupSummary: ...
+    def group_summary(self, guarantee: GroupTest, value: str, group: str = ...) -> GroupSummary: ...
 
     def write(self, path: Path, fmt: str) -> None: ...
+
+    def marginal(self, name: str) -> npt.NDArray[np.int64]: ...
+
+    def weighted_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.float64]: ...
+
+    def register_duckdb(self, con: Any, name: str) -> None: ...
 
 
 class Source(Protocol):
@@ -103,3 +114,12 @@ class Source(Protocol):
     def grouped_count_tables(
         self, grouping: Grouping, layouts: Sequence[Sequence[str]], rng: np.random.Generator
     ) -> Sequence[Counts]: ...
+
+    def register_duckdb(self, con: Any) -> None:
+        """For the independent verifier: a relation ``original_codes`` (the codes) and a
+        table ``dict_<attribute>`` (``value``, ``code``) per attribute."""
+        ...
+
+    def count_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.int64]:
+        """Per COUNT query (``{attribute: allowed codes}``), the records it counts."""
+        ...

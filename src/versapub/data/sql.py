@@ -24,7 +24,9 @@ def fresh_alias(base: str, taken: Iterable[str]) -> str:
 
 def duckdb_source(path: Path) -> str:
     """A DuckDB table expression reading ``path`` (CSV: all columns as text, quoted empty
-    strings kept as empty strings; Parquet: as stored)."""
+    strings kept as empty strings; Parquet: as stored; a directory: its Parquet parts)."""
+    if path.is_dir():  # a table written as a directory of Parquet parts (the Dask backend)
+        return "read_parquet('" + str(path / "*.parquet").replace("'", "''") + "')"
     lit = "'" + str(path).replace("'", "''") + "'"
     if path.suffix.lower() == ".parquet":
         return f"read_parquet({lit})"

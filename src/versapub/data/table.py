@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -255,6 +255,23 @@ class EncodedTable:
         from versapub.data.counts import grouped_count_tables
 
         return grouped_count_tables(self, grouping, layouts, rng)
+
+    def count_queries(self, queries: Sequence[Mapping[str, npt.NDArray[np.int64]]]) -> npt.NDArray[np.int64]:
+        """Per query (``{attribute: allowed codes}``), the records it counts."""
+        from versapub.data.counts import match_weights
+
+        cols = {a: self.codes(a) for q in queries for a in q}
+        return match_weights(cols, None, queries, {a: self.cardinality(a) for a in cols}).astype(np.int64)
+
+    def register_duckdb(self, con: Any) -> None:
+        """The table for DuckDB (the verifier): ``original_codes`` (the codes) and a table
+        ``dict_<attribute>`` (``value``, ``code``) per attribute."""
+        import pyarrow as pa
+
+        con.register("original_codes", pa.table({c.name: c.codes for c in self.columns}))
+        for c in self.columns:
+            con.register(f"dict_{c.name}", pa.table({"value": pa.array(c.values.astype(str), pa.string()),
+                                                     "code": range(c.cardinality)}))  # fmt: skip
 
     @property
     def nbytes(self) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.decompositions.base import Decomposition, Progress, Score
 from versapub.decompositions.gd import AddBackStep, add_back, gd_initial, guardian_decomposition
 from versapub.decompositions.multi_sa import multi_sa
@@ -27,12 +27,12 @@ class _Fixed:
 
     name = ""
     default_anonymizer = "anatomy"
-    _fn: Callable[[EncodedTable, Sequence[Rule], np.random.Generator], Schema]
+    _fn: Callable[[Source, Sequence[Rule], np.random.Generator], Schema]
 
     def params(self) -> dict[str, Any]:
         return {}
 
-    def decompose(self, table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
+    def decompose(self, table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
         return type(self)._fn(table, rules, rng)
 
     def refine(
@@ -47,6 +47,8 @@ class UAD(_Fixed):
 
     name = "uad"
     _fn = staticmethod(uad)
+    #: Needs only the attributes and the rules: runs on any backend (versapub.data.source).
+    out_of_core = True
 
 
 class SingleAttribute(_Fixed):
@@ -87,7 +89,7 @@ class GD:
     def params(self) -> dict[str, Any]:
         return {"stop_when_worse": self.stop_when_worse, "max_candidates": self.max_candidates}
 
-    def decompose(self, table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
+    def decompose(self, table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
         return gd_initial(table, rules, rng)
 
     def refine(

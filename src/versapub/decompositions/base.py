@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema
 
@@ -37,7 +37,7 @@ class Decomposition(Protocol):
         """Constructor parameters, recorded in the manifest."""
         ...
 
-    def decompose(self, table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema: ...
+    def decompose(self, table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema: ...
 
     def refine(
         self, schema: Schema, rules: Sequence[Rule], score: Callable[[], Score], rng: np.random.Generator,

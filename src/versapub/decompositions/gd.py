@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.errors import SchemaError
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf, gnf_holds
@@ -49,7 +49,7 @@ def _renamed(tables: Sequence[SubTable]) -> Schema:
     return Schema(tuple(SubTable(f"T{i + 1}", t.attributes, t.enforces) for i, t in enumerate(tables)))
 
 
-def gd_initial(table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
+def gd_initial(table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
     """GD steps 1–4 as a decomposition (the API adds steps 5–8, which need the anonymizer
     and the release model)."""
     return guardian_decomposition(table.names, rules, rng)

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema, SubTable
 
 
-def multi_sa(table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
+def multi_sa(table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
     """The single multi-SA table (plain when there is no rule)."""
     del rng
     names = table.names

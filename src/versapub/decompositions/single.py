@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema, SubTable
 
 
-def single_attribute(table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
+def single_attribute(table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
     """One plain table per attribute."""
     del rules, rng
     return Schema(tuple(SubTable(f"T{i + 1}", (a,)) for i, a in enumerate(table.names)))

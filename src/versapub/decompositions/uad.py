@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema, SubTable
 
@@ -80,7 +80,7 @@ def uad_schema(attributes: Sequence[str], rules: Sequence[Rule]) -> Schema:
     return Schema(tuple(tables))
 
 
-def uad(table: EncodedTable, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
+def uad(table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
     """Algorithm 2 (UAD) as a :class:`~versapub.decompositions.base.Decomposition`."""
     del rng  # deterministic
     return uad_schema(table.names, rules)

@@ -86,6 +86,11 @@ _SECTIONS = {
     "columns": {"identifying", "quasi-identifying", "sensitive", "insensitive", "allow_unique"},
     "marginals": {"sensitive", "k", "l", "diversity", "base", "marginals", "inject", "search"},
     "publish": {
+        "backend",
+        "scheduler",
+        "workers",
+        "worker_memory",
+        "scratch",
         "decomposition",
         "anonymizer",
         "seed",
@@ -140,6 +145,8 @@ def hierarchies_in(directory: Path) -> tuple[HierarchySpec, ...]:
     return tuple(specs.values())
 
 
+#: Where the records are held: in memory (default) or on a Dask cluster (``versapub[dask]``).
+BACKENDS = ("memory", "dask")
 #: Searches ``marginals publish --inject`` and ``marginals inject`` offer.
 SEARCHES = ("greedy", "stepwise")
 
@@ -239,6 +246,16 @@ class PublishConfig:
     extra: dict[str, Any] = field(default_factory=dict)
     #: A collection of anonymized marginals (``[marginals]``; ``versapub marginals publish``).
     marginals: MarginalsSpec | None = None
+    #: ``memory`` (default) or ``dask``: where the records are held and counted.
+    backend: str = "memory"
+    #: The Dask scheduler's address (``tcp://HOST:8786``); none: a LocalCluster on this machine.
+    scheduler: str | None = None
+    #: A LocalCluster's workers and memory per worker (default: one per core, the memory split).
+    workers: int | None = None
+    worker_memory: str | None = None
+    #: Where the Dask backend keeps its intermediate Parquet files (default: beside the output;
+    #: every worker must see it).
+    scratch: Path | None = None
 
     def __post_init__(self) -> None:
         MissingPolicy.parse(self.missing)
@@ -250,6 +267,13 @@ class PublishConfig:
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"{self.source}: backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}.")
+        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)
+                                         or self.workers < 1):  # fmt: skip
+            raise ConfigError(f"{self.source}: workers must be a whole number >= 1, got {self.workers!r}.")
+        if self.backend == "memory" and (self.scheduler or self.workers or self.worker_memory):
+            raise ConfigError(f"{self.source}: --scheduler, --workers and --worker-memory are for --backend dask.")
         seen: dict[str, HierarchySpec] = {}
         for h in self.hierarchies:
             if h.attribute in seen:
@@ -461,6 +485,11 @@ def load_config(path: str | Path) -> PublishConfig:
         config_path=p,
         roles=ColumnRoles.from_mapping(role_lists, allow_unique),
         marginals=marginals_spec(data["marginals"], where) if "marginals" in data else None,
+        backend=_get(pub, "backend", str, where, "dask" if "scheduler" in pub else "memory"),
+        scheduler=_get(pub, "scheduler", str, where),
+        workers=_get(pub, "workers", int, where),
+        worker_memory=_get(pub, "worker_memory", str, where),
+        scratch=base / _get(pub, "scratch", str, where) if "scratch" in pub else None,
     )
 
 

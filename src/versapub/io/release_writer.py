@@ -81,10 +81,15 @@ def write_files(release: Release, directory: Path, fmt: str) -> dict[str, dict[s
         rows = sorted(row for row in release.hierarchies[attr].levels if row[0] in domain)
         (directory / name).write_text("".join(";".join(r) + "\n" for r in rows), encoding="utf-8")
     release.timings["write"] = time.perf_counter() - t0
+    rewrite_manifest(release, directory, files)
+    return files
+
+
+def rewrite_manifest(release: Release, directory: Path, files: dict[str, dict[str, str]]) -> None:
+    """``manifest.json`` of ``release`` (whose tables are written as ``files``)."""
     manifest = release.manifest({t.name: entry_of(t.name, t.table, files[t.name]).raw for t in release.tables})
     manifest["timings_s"] = {k: round(v, 4) for k, v in release.timings.items()}
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return files
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

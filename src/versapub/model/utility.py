@@ -145,32 +145,46 @@ class Workload:
     redrawn: int
 
 
+def check_workload(n_attributes: int, n_queries: int, qd: int, p: float) -> None:
+    """The workload's parameters are valid (one-paragraph errors)."""
+    if not 1 <= qd <= n_attributes:
+        raise InputError(f"qd must be between 1 and the number of attributes ({n_attributes}), got {qd}.")
+    if not 0 < p <= 1:
+        raise InputError(f"p must be in (0, 1], got {p}.")
+    if n_queries < 1:
+        raise InputError(f"The workload needs at least one query, got {n_queries}.")
+
+
+def draw_query(rng: np.random.Generator, attrs: list[str], cards: dict[str, int], qd: int,
+               p: float) -> dict[str, Codes]:  # fmt: skip
+    """One random query: ``qd`` distinct attributes, each a random ``p``-fraction (at least
+    one value) of its domain (the module docstring)."""
+    chosen = rng.choice(len(attrs), size=qd, replace=False)
+    q: dict[str, Codes] = {}
+    for j in sorted(chosen.tolist()):
+        a = attrs[j]
+        card = cards[a]
+        k = max(1, round(p * card))
+        q[a] = np.sort(rng.choice(card, size=k, replace=False)).astype(np.int64)
+    return q
+
+
 def make_workload(
     original: EncodedTable, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1
 ) -> Workload:
     """Random COUNT queries over ``original`` (see the module docstring); seeded."""
     attrs = list(original.names)
-    if not 1 <= qd <= len(attrs):
-        raise InputError(f"qd must be between 1 and the number of attributes ({len(attrs)}), got {qd}.")
-    if not 0 < p <= 1:
-        raise InputError(f"p must be in (0, 1], got {p}.")
-    if n_queries < 1:
-        raise InputError(f"The workload needs at least one query, got {n_queries}.")
+    check_workload(len(attrs), n_queries, qd, p)
+    cards = {a: original.cardinality(a) for a in attrs}
     rng = np.random.default_rng(seed)
     queries: list[dict[str, Codes]] = []
     actual: list[int] = []
     redrawn = 0
     while len(queries) < n_queries:
-        chosen = rng.choice(len(attrs), size=qd, replace=False)
-        q: dict[str, Codes] = {}
+        q = draw_query(rng, attrs, cards, qd, p)
         mask = np.ones(original.n_rows, dtype=bool)
-        for j in sorted(chosen.tolist()):
-            a = attrs[j]
-            card = original.cardinality(a)
-            k = max(1, round(p * card))
-            vals = np.sort(rng.choice(card, size=k, replace=False)).astype(np.int64)
-            q[a] = vals
-            lut = np.zeros(card, dtype=bool)
+        for a, vals in q.items():
+            lut = np.zeros(cards[a], dtype=bool)
             lut[vals] = True
             mask &= np.take(lut, original.codes(a))  # take: faster than indexing with int32 codes
         act = int(np.count_nonzero(mask))

@@ -6,7 +6,8 @@ whole table's sensitive column can be protected at all.  Everything downstream
 (anonymizers, reports, the attacks) talks to this interface only; each guarantee is one
 module of :mod:`versapub.privacy` registered in :mod:`versapub.privacy.guarantee`.
 
-Group histograms are passed sparsely as :class:`Histograms`: parallel arrays ``group``
+Group histograms are passed sparsely as :class:`~versapub.data.histograms.Histograms`
+(re-exported here): parallel arrays ``group``
 (group index of each entry), ``count`` (records of the group holding one sensitive value)
 and, when the guarantee compares distributions, ``value`` (the value's code); only
 non-zero entries are listed.  Counts may be fractional: a record whose sensitive value is
@@ -23,54 +24,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data.histograms import Histograms
 from versapub.errors import RuleError
 
 IntArray = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class Histograms:
-    """Sparse per-group histograms of one sensitive attribute (see the module docstring)."""
-
-    group: IntArray
-    count: IntArray | Floats
-    n_groups: int
-    value: IntArray | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "group", np.asarray(self.group, dtype=np.int64))
-        count = np.asarray(self.count)
-        fractional = np.issubdtype(count.dtype, np.floating) and not np.array_equal(count, np.rint(count))
-        object.__setattr__(self, "count", count.astype(np.float64 if fractional else np.int64))
-        if self.value is not None:
-            object.__setattr__(self, "value", np.asarray(self.value, dtype=np.int64))
-        if len(self.group) != len(self.count) or (self.value is not None and len(self.value) != len(self.group)):
-            raise ValueError("group, count and value must have one entry each")
-
-    @property
-    def induced(self) -> bool:
-        """Fractional (induced) counts: some sensitive values were generalized."""
-        return bool(self.count.dtype == np.float64)
-
-    def sizes(self) -> IntArray:
-        """Records per group (induced counts sum to whole records)."""
-        return np.rint(np.bincount(self.group, weights=self.count, minlength=self.n_groups)).astype(np.int64)
-
-    def largest(self) -> IntArray | Floats:
-        """Per group, the count of its most frequent value (0 for an empty group)."""
-        if self.induced:
-            fmx = np.zeros(self.n_groups, dtype=np.float64)
-            np.maximum.at(fmx, self.group, self.count)
-            return fmx
-        mx = np.zeros(self.n_groups, dtype=np.int64)
-        np.maximum.at(mx, self.group, self.count)
-        return mx
-
-    def values(self) -> IntArray:
-        if self.value is None:
-            raise ValueError("these histograms carry no value codes")
-        return self.value
 
 
 @dataclass(frozen=True)

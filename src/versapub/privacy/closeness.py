@@ -74,6 +74,8 @@ class TCloseness(Params):
     taxonomy: Taxonomy | None = field(default=None, repr=False, compare=False)
 
     name = "t-closeness"
+    #: ``achieved`` is the largest distance (the weakest group has the largest).
+    achieved_is_distance = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "t", real(self.t, "t of t-closeness", 0.0, 1.0, low_open=True))

@@ -59,6 +59,10 @@ class AllOf:
         """The first guarantee's measure (each one's is in the per-rule report)."""
         return self.guarantees[0].achieved(h)
 
+    @property
+    def achieved_is_distance(self) -> bool:
+        return bool(getattr(self.guarantees[0], "achieved_is_distance", False))
+
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
         return next((v for g in self.guarantees if (v := g.single_attribute_violation(counts)) is not None), None)
 

@@ -7,17 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.privacy.base import Guarantee, GuaranteeContext, Taxonomy
 
 
-def taxonomy_of(hierarchy: Hierarchy, table: EncodedTable, attribute: str) -> Taxonomy:
+def taxonomy_of(hierarchy: Hierarchy, table: Source, attribute: str) -> Taxonomy:
     """The hierarchy over the column's codes (every value must be a leaf)."""
     return Taxonomy(hierarchy.node_codes(table.column(attribute)))
 
 
 def bind(
-    guarantee: Guarantee, table: EncodedTable, sensitive: str, hierarchies: Mapping[str, Hierarchy] | None = None
+    guarantee: Guarantee, table: Source, sensitive: str, hierarchies: Mapping[str, Hierarchy] | None = None
 ) -> Guarantee:
     """``guarantee`` with the context it needs for rules protecting ``sensitive`` in ``table``."""
     need = guarantee.needs()

@@ -11,7 +11,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.errors import InfeasibleError
 from versapub.privacy.guarantee import Guarantee, IntArray, SingleAttributeViolation
 from versapub.privacy.rules import Rule
@@ -49,7 +49,7 @@ class Feasibility:
 
 
 def feasibility(
-    table: EncodedTable,
+    table: Source,
     rules: Sequence[Rule],
     guarantee: Guarantee | Mapping[Rule, Guarantee],
     reach: Mapping[Rule, tuple[npt.NDArray[np.float64], str]] | None = None,
@@ -73,7 +73,7 @@ def feasibility(
 
 
 def require_feasible(
-    table: EncodedTable,
+    table: Source,
     rules: Sequence[Rule],
     guarantee: Guarantee | Mapping[Rule, Guarantee],
     reach: Mapping[Rule, tuple[npt.NDArray[np.float64], str]] | None = None,

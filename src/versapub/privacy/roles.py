@@ -15,9 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from versapub.data.table import EncodedTable
+from versapub.data.source import Source
 from versapub.errors import InputError, RuleError
 from versapub.privacy.rules import Rule
 
@@ -145,13 +143,13 @@ def name_looks_identifying(name: str) -> bool:
     return name.isupper() and name.endswith("ID") and len(name) > 2
 
 
-def unique_share(table: EncodedTable, column: str) -> float:
+def unique_share(table: Source, column: str) -> float:
     """Share of records whose value of ``column`` no other record has."""
     counts = table.column(column).counts()
     return float(counts[counts == 1].sum() / max(table.n_rows, 1))
 
 
-def likely_identifiers(table: EncodedTable, rules: Sequence[Rule], roles: ColumnRoles) -> list[Suspect]:
+def likely_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> list[Suspect]:
     """Columns that look like direct identifiers and are not declared (see the module
     docstring); a column that only ever is a rule's sensitive attribute is exempt from
     the uniqueness test (Anatomy publishes it apart from the quasi-identifiers)."""
@@ -174,7 +172,7 @@ def likely_identifiers(table: EncodedTable, rules: Sequence[Rule], roles: Column
     return out
 
 
-def require_no_identifiers(table: EncodedTable, rules: Sequence[Rule], roles: ColumnRoles) -> None:
+def require_no_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> None:
     """Refuse undeclared likely identifiers, every one named with its reason."""
     found = likely_identifiers(table, rules, roles)
     if not found:
@@ -190,7 +188,7 @@ def require_no_identifiers(table: EncodedTable, rules: Sequence[Rule], roles: Co
     )
 
 
-def apply_roles(table: EncodedTable, rules: Sequence[Rule], roles: ColumnRoles) -> tuple[EncodedTable, list[str]]:
+def apply_roles(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> tuple[Source, list[str]]:
     """Check the declared roles against the table and the rules, remove the identifying
     columns, and return the table with the warnings to show (declared quasi-identifiers
     in no rule's left-hand side)."""
@@ -221,12 +219,12 @@ def apply_roles(table: EncodedTable, rules: Sequence[Rule], roles: ColumnRoles) 
     return (table.select(keep) if len(keep) < len(table.names) else table), warnings
 
 
-def cell_risk(counts: np.ndarray, n: int) -> dict[str, float | int]:
-    """Identity risk of a table's published cells (counts of its non-sensitive value
-    combinations): the share of records alone in their cell, and the smallest cell (the
-    table's k-anonymity)."""
+def cell_risk(sizes: Mapping[int, int], n: int) -> dict[str, float | int]:
+    """Identity risk of a table's published cells (``{records: cells}`` over its
+    non-sensitive value combinations): the share of records alone in their cell, and the
+    smallest cell (the table's k-anonymity)."""
     return {
-        "unique_share": float(counts[counts == 1].sum() / max(n, 1)),
-        "k": int(counts.min()) if len(counts) else 0,
-        "cells": len(counts),
+        "unique_share": float(sizes.get(1, 0) / max(n, 1)),
+        "k": min(sizes) if sizes else 0,
+        "cells": sum(sizes.values()),
     }

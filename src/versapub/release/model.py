@@ -87,6 +87,8 @@ class Release:
     #: A collection of anonymized marginals: its requirement and checks (the manifest's
     #: ``marginals`` section, :mod:`versapub.marginals.release`).
     marginals: dict[str, Any] | None = None
+    #: Where the records were held and counted: ``{"name": "memory"}`` or the Dask cluster.
+    backend: dict[str, Any] = field(default_factory=lambda: {"name": "memory"})
 
     def rule_json(self, rule: Rule) -> dict[str, Any]:
         """A rule in the manifest, with its guarantee when it is not the release's."""
@@ -156,6 +158,7 @@ class Release:
             },
             "anonymizer": {"name": self.anonymizer, "params": self.anonymizer_params},
             "seed": self.seed,
+            "backend": self.backend,
             "gnf": self.gnf.to_json(),
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
             "utility": self.utility,

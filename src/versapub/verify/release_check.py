@@ -38,10 +38,9 @@ from typing import Any
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
+from versapub.data.source import Source
 from versapub.data.sql import duckdb_source
-from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
@@ -135,7 +134,7 @@ class _Checker:
     def __init__(
         self,
         directory: Path,
-        original: EncodedTable | None,
+        original: Source | None,
         rules: list[Rule] | None = None,
         guarantee: dict[str, Any] | None = None,
         pairing_max_rows: int | None = PAIRING_MAX_ROWS,
@@ -158,13 +157,14 @@ class _Checker:
         """Load ``file`` as a table with all-text columns; return its name, or None after
         recording why it cannot be used."""
         path = self.dir / file
-        if not path.is_file():
+        if not path.is_file() and not (path.is_dir() and any(path.glob("*.parquet"))):
             self.report.add(check, False, "file listed in the manifest is missing", file)
             return None
         self.views += 1
         view = f"v{self.views}"
-        try:
-            self.con.execute(f"CREATE TABLE {view} AS SELECT * FROM {duckdb_source(path)}")
+        try:  # a directory of Parquet parts (a large table) is read where it lies, not copied
+            what = "VIEW" if path.is_dir() else "TABLE"
+            self.con.execute(f"CREATE {what} {view} AS SELECT * FROM {duckdb_source(path)}")
             cols = [r[0] for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
         except (duckdb.Error, OSError) as exc:
             self.report.add(check, False, f"cannot be read: {str(exc).splitlines()[0]}", file)
@@ -801,12 +801,7 @@ class _Checker:
             )
             if self.original.n_rows != n:
                 rep.add("coverage", False, f"n_records = {n} but the input has {self.original.n_rows} records")
-            self.con.register("original_codes", pa.table({c.name: c.codes for c in self.original.columns}))
-            for c in self.original.columns:
-                self.con.register(
-                    f"dict_{c.name}",
-                    pa.table({"value": pa.array(c.values.astype(str), pa.string()), "code": range(c.cardinality)}),
-                )
+            self.original.register_duckdb(self.con)  # original_codes and dict_<attribute>, in memory or on disk
 
         verdict = check_gnf(schema, rules)
         for v in verdict.verdicts:
@@ -894,6 +889,10 @@ class _Checker:
         """Free the tables read for one sub-table before reading the next."""
         for (name,) in self.con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall():
             self.con.execute(f"DROP TABLE {_q(name)}")
+        for (name,) in self.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND view_name LIKE 'v%'"
+        ).fetchall():
+            self.con.execute(f"DROP VIEW {_q(name)}")
 
     @staticmethod
     def _subtable(entry: Any) -> SubTable:
@@ -911,7 +910,7 @@ class _Checker:
 
 def verify_release(
     directory: str | Path,
-    original: EncodedTable | None = None,
+    original: Source | None = None,
     rules: list[Rule] | None = None,
     guarantee: dict[str, Any] | None = None,
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,

@@ -1,0 +1,213 @@
+"""The utility of a release whose records are not in memory (the Dask backend), with the
+paper's measures (§5.1, §6.1: :mod:`versapub.model.utility`) computed out of core.
+
+It applies to the releases that backend publishes: UAD's tables share no attribute, each
+plain or an Anatomy table with one sensitive attribute, so the maximum-entropy estimate is
+the product of the tables' own distributions, ``p~(x) = Π_t p~_t(x_t)``, with
+``p~_t(q, s) = Σ_g c(q, g) c(g, s) / (n |g|)`` for an Anatomy table and the table's counts
+over ``n`` for a plain one.
+
+* **KL-divergence** ``Σ_x p(x) log p(x) − Σ_t Σ_{x_t} p_t(x_t) log p~_t(x_t)``, in DuckDB
+  over the codes (the records' scratch dataset and the tables' parts): the data's entropy
+  from its distinct records (grouped on two 64-bit hashes of all columns); a plain table's
+  term from its counts; an Anatomy table's by joining the data's distinct ``(q, s)`` with the
+  QIT rows of the same ``q`` (two hashes of ``q``) and the ST rows of their groups.
+* **The COUNT workload** — the same random queries as in memory (same seed, same draws):
+  candidate queries evaluated on the records by the backend (``count_queries``), the first
+  ``n_queries`` non-empty kept; each estimate the product over the tables of the share of
+  the records its conditions allow (``weighted_queries``; an Anatomy table's QIT and ST
+  conditions together: ``paired_queries``, part by part).
+* **Marginal errors** of every attribute (0 for a faithful release).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from versapub.errors import ReleaseError
+from versapub.model.sparse import Codes
+from versapub.model.utility import MAX_REDRAWS_PER_QUERY, RelativeError, check_workload, draw_query
+from versapub.release.model import Release
+
+Progress = Callable[[str, int, int], None]
+
+
+def _quiet(description: str, done: int, total: int) -> None:
+    del description, done, total
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _tables(release: Release) -> list[tuple[str, Any, Any, list[str], str | None]]:
+    """(name, first part, second part, attributes, sensitive) per table; refuses releases
+    whose estimate is not a product of plain and single-attribute Anatomy tables."""
+    seen: set[str] = set()
+    out: list[tuple[str, Any, Any, list[str], str | None]] = []
+    for t in release.tables:
+        attrs = list(t.attributes)
+        if seen & set(attrs):
+            raise ReleaseError(f"Table {t.name} shares attributes with another; the out-of-core utility needs "
+                               "disjoint tables (UAD's).")  # fmt: skip
+        seen |= set(attrs)
+        a = t.table
+        if a.kind == "plain":
+            out.append((t.name, a.parts["data"], None, attrs, None))
+        elif a.kind == "anatomy" and len(a.sensitive_attributes) == 1 and a.suppressed_group is None:
+            out.append((t.name, a.parts["qit"], a.parts["st"], attrs, a.sensitive_attributes[0]))
+        else:
+            raise ReleaseError(f"Table {t.name} is a {a.kind} table; the out-of-core utility measures plain and "
+                               "Anatomy tables.")  # fmt: skip
+    return out
+
+
+def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
+    """The KL-divergence (module docstring) and the counts it rests on."""
+    n = release.n_records
+    cols = [_q(a) for a in release.attributes]
+    everything = ", ".join(cols)
+    row = con.execute(f"SELECT sum(c * ln(c)), count(*) FROM (SELECT count(*) c FROM original_codes GROUP BY "
+                      f"hash({everything}), hash({everything}, 7))").fetchone()  # fmt: skip
+    plogp, distinct = float(row[0]) / n - math.log(n), int(row[1])
+    expected = 0.0  # E_p[log p~]
+    zero = 0
+    for i, (_, first, second, attrs, s) in enumerate(_tables(release)):
+        if second is None:
+            first.register_duckdb(con, f"t{i}")
+            got = con.execute(f'SELECT sum("count" * ln("count")) FROM t{i}').fetchone()
+            expected += float(got[0]) / n - math.log(n)
+            continue
+        first.register_duckdb(con, f"q{i}")
+        second.register_duckdb(con, f"s{i}")
+        qi = ", ".join(_q(a) for a in attrs if a != s)
+        sq = _q(str(s))
+        got = con.execute(f"""
+            WITH rec AS (SELECT hash({qi}) h1, hash({qi}, 7) h2, {sq} sv, count(*) c FROM original_codes GROUP BY ALL),
+                 qh AS (SELECT hash({qi}) h1, hash({qi}, 7) h2, group_id g, "count" c FROM q{i}),
+                 sz AS (SELECT group_id g, sum("count") size FROM s{i} GROUP BY ALL),
+                 w AS (SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2)
+                       JOIN s{i} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g GROUP BY ALL)
+            SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) FROM rec LEFT JOIN w USING (h1, h2, sv)
+        """).fetchone()  # fmt: skip
+        zero += int(got[1])
+        expected += float(got[0] or 0.0) / n - math.log(n)
+    value = math.inf if zero else max(plogp - expected, 0.0)
+    return {"value": value, "distinct": distinct, "zero": zero, "plogp": plogp}
+
+
+def workload(release: Release, n_queries: int, qd: int, p: float, seed: int,
+             progress: Progress = _quiet) -> tuple[list[dict[str, Codes]], np.ndarray, int]:  # fmt: skip
+    """The in-memory workload's queries (same draws), with their true answers."""
+    src = release.source
+    attrs = list(src.names)
+    check_workload(len(attrs), n_queries, qd, p)
+    cards = {a: src.cardinality(a) for a in attrs}
+    rng = np.random.default_rng(seed)
+    queries: list[dict[str, Codes]] = []
+    actual: list[int] = []
+    redrawn = 0
+    while len(queries) < n_queries:
+        batch = [draw_query(rng, attrs, cards, qd, p) for _ in range(max(16, int(1.2 * (n_queries - len(queries)))))]
+        progress(f"the workload's true answers ({len(queries)} of {n_queries} queries so far)", len(queries), n_queries)
+        answers = src.count_queries(batch)
+        for q, act in zip(batch, answers.tolist(), strict=True):
+            if len(queries) == n_queries:
+                break
+            if act == 0:
+                redrawn += 1
+                continue
+            queries.append(q)
+            actual.append(int(act))
+        if redrawn > MAX_REDRAWS_PER_QUERY * n_queries:
+            raise ReleaseError(f"Could not draw {n_queries} non-empty queries with qd = {qd}, p = {p}; raise p or "
+                               "lower qd.")  # fmt: skip
+    return queries, np.asarray(actual, dtype=np.int64), redrawn
+
+
+def estimates(release: Release, queries: Sequence[dict[str, Codes]], progress: Progress = _quiet) -> np.ndarray:
+    """The model's answer to every query: ``n`` times the product over the tables."""
+    n = release.n_records
+    prob = np.ones(len(queries), dtype=np.float64)
+    tables = _tables(release)
+    for k, (name, first, second, attrs, s) in enumerate(tables):
+        progress(f"the workload's estimates: table {name}", k, len(tables))
+        own = [{a: v for a, v in q.items() if a in attrs} for q in queries]
+        if second is None:
+            hit = [i for i, c in enumerate(own) if c]
+            if hit:
+                prob[hit] *= first.weighted_queries([own[i] for i in hit]) / n
+            continue
+        qi = [{a: v for a, v in c.items() if a != s} for c in own]
+        sv = [{a: v for a, v in c.items() if a == s} for c in own]
+        only_q = [i for i in range(len(own)) if qi[i] and not sv[i]]
+        only_s = [i for i in range(len(own)) if sv[i] and not qi[i]]
+        both = [i for i in range(len(own)) if qi[i] and sv[i]]
+        if only_q:
+            prob[only_q] *= first.weighted_queries([qi[i] for i in only_q]) / n
+        if only_s:
+            prob[only_s] *= second.weighted_queries([sv[i] for i in only_s]) / n
+        if both:
+            prob[both] *= first.paired_queries(second, [qi[i] for i in both], [sv[i] for i in both]) / n
+    return n * prob
+
+
+def marginal_errors(release: Release) -> dict[str, float]:
+    """Per attribute, the largest |P_published(v) − P_original(v)|."""
+    n = release.n_records
+    out = {}
+    for _, first, second, attrs, s in _tables(release):
+        for a in attrs:
+            part = second if a == s else first
+            pub = part.marginal(a)
+            orig = release.source.column(a).counts()
+            m = max(len(pub), len(orig))
+            out[a] = float(np.abs(np.pad(pub, (0, m - len(pub))) - np.pad(orig, (0, m - len(orig)))).max(initial=0)) / n
+    return {a: out[a] for a in release.attributes if a in out}
+
+
+def utility_summary(release: Release, *, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1,
+                    progress: Progress = _quiet) -> dict[str, Any]:  # fmt: skip
+    """The manifest's ``utility`` for a release published on the Dask backend (the keys of
+    :func:`versapub.model.utility.utility_summary`)."""
+    import duckdb
+
+    t0 = time.perf_counter()
+    con = duckdb.connect(":memory:")
+    try:
+        progress("KL-divergence (DuckDB over the codes)", 0, 3)
+        release.source.register_duckdb(con)
+        kl = kl_divergence(release, con)
+    finally:
+        con.close()
+    kl_s = time.perf_counter() - t0
+    n = release.n_records
+    alone = sum(-float((c[c > 0] / n * np.log(c[c > 0] / n)).sum()) for c in
+                (release.source.column(a).counts() for a in release.attributes))  # fmt: skip
+    t1 = time.perf_counter()
+    qd_eff = min(qd, len(release.attributes))
+    queries, actual, redrawn = workload(release, n_queries, qd_eff, p, seed, progress)
+    est = estimates(release, queries, progress)
+    err = np.abs(actual - est) / actual
+    re_ = RelativeError(float(err.mean()), float(np.median(err)), err, est, len(err), redrawn,
+                        time.perf_counter() - t1)  # fmt: skip
+    value = kl["value"]
+    return {
+        "kl_divergence": None if math.isinf(value) else value,
+        "kl_infinite": math.isinf(value),
+        "distinct_records": kl["distinct"],
+        "records_with_zero_model_probability": kl["zero"],
+        "exp_minus_kl": None if math.isinf(value) else math.exp(-value),
+        "kl_all_attributes_alone": max(alone + kl["plogp"], 0.0),
+        "relative_error": re_.to_json(),
+        "workload": {"n_queries": n_queries, "qd": qd_eff, "p": p, "seed": seed},
+        "marginal_error": marginal_errors(release),
+        "model_path": "out of core: the product of the disjoint tables (KL in DuckDB over the codes; the workload on "
+        "the cluster)",
+        "seconds": {"kl": round(kl_s, 4), "workload": round(re_.seconds, 4)},
+    }

@@ -1,0 +1,470 @@
+"""A table on a Dask cluster, behind the backend seam (:mod:`versapub.data.source`).
+
+The records live in a scratch Parquet dataset of ``int32`` codes (one part per input
+partition, global dictionaries: :mod:`versapub.scale.read`); only dictionaries and value
+counts are ever in the client's memory.  A count table is *materialized* into the scratch
+directory: counted inside every partition, shuffled (hash-partitioned on its ``key``
+columns, so equal keys meet in one part), counted again and sorted inside each part —
+one shuffle per table, and rows in value order inside every part.  Anatomy's grouped
+tables are keyed on ``group_id``, so a QIT part and the ST part of the same number hold
+the same groups and a group's checks and model need no further shuffle.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.data.counts import GroupSummary
+from versapub.data.groupby import group_rows
+from versapub.data.grouping import GROUP_ID, Grouping
+from versapub.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from versapub.data.histograms import GroupTest
+
+IntArray = npt.NDArray[np.int64]
+#: Records per part of a materialized count table (the shuffle's output partitions).
+ROWS_PER_PART = 4_000_000
+#: A DaskTable small enough to be listed record by record (``to_pydict``: the exact attack).
+PYDICT_MAX_ROWS = 100_000
+
+
+def _lit(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def parquet_glob(directory: Path) -> str:
+    """A DuckDB source reading every part of a Parquet directory."""
+    return f"read_parquet({_lit(directory / '*.parquet')})"
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """An attribute's global dictionary and value counts (no codes: they stay on the cluster)."""
+
+    name: str
+    values: npt.NDArray[np.object_]
+    value_counts: IntArray
+
+    @property
+    def cardinality(self) -> int:
+        return len(self.values)
+
+    def counts(self) -> IntArray:
+        return self.value_counts
+
+
+# -- work done inside the workers (module-level functions: pickled by reference) ---------------
+def _count(df: Any, names: Sequence[str], cards: Sequence[int]) -> Any:
+    """``names..., count`` of one partition: its rows counted (a ``count`` column weights them),
+    sorted by value (codes)."""
+    import pandas as pd
+
+    weight = df["count"].to_numpy(dtype=np.int64) if "count" in df.columns else None
+    if not len(df):
+        return pd.DataFrame({**{n: np.zeros(0, np.int32) for n in names}, "count": np.zeros(0, np.int64)})
+    g = group_rows([df[n].to_numpy() for n in names], list(cards), with_inverse=weight is not None)
+    counts = g.counts if weight is None else np.bincount(g.inverse, weights=weight, minlength=len(g.counts))  # type: ignore[arg-type]
+    out = {n: k.astype(np.int32) for n, k in zip(names, g.keys, strict=True)}
+    out["count"] = np.asarray(counts, dtype=np.int64)
+    return pd.DataFrame(out)
+
+
+def _assign(df: Any, grouping: Grouping, offsets: IntArray, relabel: npt.NDArray[np.int32], seed: int,
+            p: int) -> Any:  # fmt: skip
+    """Partition ``p``'s records with their group: each record's rank inside its bucket from
+    a seeded random key ranked inside the partition, plus the partition's offset in the
+    bucket (``offsets[p]``)."""
+    s = df[grouping.sensitive].to_numpy().astype(np.int64)
+    key = np.random.default_rng([seed, p]).random(len(s))
+    order = np.lexsort((key, s))
+    b = s[order]
+    first = np.searchsorted(b, b, side="left")  # each bucket's first position in the sorted partition
+    rank = np.empty(len(s), dtype=np.int64)
+    rank[order] = np.arange(len(s), dtype=np.int64) - first + offsets[p][b]
+    out = df.copy()
+    out[GROUP_ID] = relabel[grouping.of(s, rank)].astype(np.int32)
+    return out
+
+
+def _read_part(file: str, columns: Sequence[str] | None) -> Any:
+    """One Parquet part as a pandas frame (numpy dtypes: the codes are never missing)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(file, columns=None if columns is None else list(columns)).to_pandas()
+
+
+def part_frames(directory: Path, columns: Sequence[str] | None = None) -> list[Any]:
+    """A Parquet directory as one delayed frame per file, in file order — never
+    ``dd.read_parquet``, whose projection may fuse files into fewer partitions (a part's
+    number must stay the same for every column set: :meth:`DaskTable.grouped_count_tables`
+    ranks records per part)."""
+    from dask import delayed
+
+    return [delayed(_read_part)(str(f), columns) for f in sorted(directory.glob("*.parquet"))]
+
+
+def from_parts(directory: Path, names: Sequence[str], dtypes: dict[str, str]) -> Any:
+    """:func:`part_frames` as one Dask DataFrame of the columns ``names`` (one partition per file)."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    meta = pd.DataFrame({n: pd.Series([], dtype=dtypes.get(n, "int32")) for n in names})
+    return dd.from_delayed(part_frames(directory, names), meta=meta, verify_meta=False)
+
+
+def _bincounts(df: Any, cols: Sequence[str], cards: Sequence[int]) -> dict[str, IntArray]:
+    return {c: np.bincount(df[c].to_numpy(), minlength=k).astype(np.int64) for c, k in zip(cols, cards, strict=True)}
+
+
+def _part_summary(df: Any, guarantee: GroupTest, value: str, group: str) -> dict[str, Any]:
+    from versapub.data.histograms import Histograms
+
+    if not len(df):
+        return {"groups": 0, "failing": 0, "achieved": None, "sizes": {}}
+    ids, gi = np.unique(df[group].to_numpy(), return_inverse=True)
+    h = Histograms(gi.astype(np.int64).ravel(), df["count"].to_numpy(dtype=np.int64), len(ids),
+                   df[value].to_numpy().astype(np.int64))  # fmt: skip
+    ok = np.asarray(guarantee.groups_satisfied(h))
+    v, c = np.unique(h.sizes(), return_counts=True)
+    return {"groups": len(ids), "failing": int((~ok).sum()), "achieved": float(guarantee.achieved(h)),
+            "sizes": {int(a): int(b) for a, b in zip(v, c, strict=True)}}  # fmt: skip
+
+
+def _part_cells(df: Any, names: Sequence[str], cards: Sequence[int]) -> dict[int, int]:
+    if not len(df):
+        return {}
+    if not names:
+        return {int(df["count"].sum()): 1}
+    g = group_rows([df[n].to_numpy() for n in names], list(cards), with_inverse=True)
+    assert g.inverse is not None
+    sizes = np.bincount(g.inverse, weights=df["count"].to_numpy(dtype=np.int64), minlength=len(g.counts))
+    v, c = np.unique(sizes.astype(np.int64), return_counts=True)
+    return {int(a): int(b) for a, b in zip(v, c, strict=True)}
+
+
+def _decode(df: Any, names: Sequence[str], dictionaries: Sequence[npt.NDArray[np.object_] | None]) -> Any:
+    """A part's codes as the published text (``group_id`` and ``count`` as integers)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    cols: dict[str, Any] = {}
+    for n, d in zip(names, dictionaries, strict=True):
+        codes = df[n].to_numpy()
+        if d is None:
+            cols[n] = pd.array(codes.astype(np.int64), dtype="int64[pyarrow]")
+        else:
+            text = pa.array(d.astype(str), type=pa.string()).take(pa.array(codes))
+            cols[n] = pd.array(text, dtype=pd.ArrowDtype(pa.string()))
+    cols["count"] = pd.array(df["count"].to_numpy(dtype=np.int64), dtype="int64[pyarrow]")
+    return pd.DataFrame(cols)
+
+
+def _part_queries(df: Any, queries: Any, cards: dict[str, int], weighted: bool) -> npt.NDArray[np.float64]:
+    from versapub.data.counts import match_weights
+
+    cols = {a: df[a].to_numpy() for a in cards}
+    w = df["count"].to_numpy(dtype=np.int64) if weighted else None
+    return match_weights(cols, w, queries, cards)
+
+
+def _pair_queries(left: Any, right: Any, mine: Any, theirs: Any, group: str,
+                  cards: dict[str, int]) -> npt.NDArray[np.float64]:  # fmt: skip
+    from versapub.data.counts import paired_weights
+
+    lcols = {c: left[c].to_numpy() for c in left.columns if c != "count"}
+    rcols = {c: right[c].to_numpy() for c in right.columns if c != "count"}
+    return paired_weights(lcols, left["count"].to_numpy(dtype=np.int64), rcols, right["count"].to_numpy(dtype=np.int64),
+                          mine, theirs, group, cards)  # fmt: skip
+
+
+def _part_marginal(df: Any, name: str, card: int) -> IntArray:
+    return np.bincount(df[name].to_numpy(), weights=df["count"].to_numpy(dtype=np.int64), minlength=card).astype(
+        np.int64)  # fmt: skip
+
+
+def _share(client: Any, value: Any) -> Any:
+    """``value`` sent once to every worker (a future the tasks take) instead of copied into
+    every task of the graph."""
+    return client.scatter([value], broadcast=True)[0]
+
+
+def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for d in dicts:
+        for k, v in d.items():
+            out[int(k)] = out.get(int(k), 0) + int(v)
+    return dict(sorted(out.items()))
+
+
+# -- the count tables ----------------------------------------------------------------------------
+@dataclass
+class DaskCounts:
+    """A count table materialized in the scratch directory (``path``: Parquet parts of
+    codes and ``count``, hash-partitioned on ``key``, sorted inside each part)."""
+
+    names: tuple[str, ...]
+    dictionaries: tuple[npt.NDArray[np.object_] | None, ...]
+    path: Path
+    key: tuple[str, ...]
+    cards: tuple[int, ...]
+    client: Any
+    n_rows: int = 0
+    total: int = 0
+
+    def frame(self) -> Any:
+        return from_parts(self.path, [*self.names, "count"], {"count": "int64"})
+
+    def _parts(self, fn: Any, *args: Any) -> list[Any]:
+        from dask import delayed
+
+        return list(self.client.gather(self.client.compute([delayed(fn)(p, *args) for p in part_frames(self.path)])))
+
+    def cell_sizes(self, names: Sequence[str]) -> dict[int, int]:
+        """``{records: cells}`` over ``names``; per part when the parts are keyed by a subset
+        of ``names`` (else one more shuffle, keyed on ``names``)."""
+        names = tuple(names)
+        if not set(self.key) <= set(names):
+            place = self.path.parent / f"cells-{uuid.uuid4().hex[:8]}"
+            other = materialize(self.frame()[[*names, "count"]], names, names, self._cards(names), self.client,
+                                place, self.dictionaries_of(names))  # fmt: skip
+            try:
+                return other.cell_sizes(names)
+            finally:
+                shutil.rmtree(other.path, ignore_errors=True)
+        return _merge(self._parts(_part_cells, list(names), self._cards(names)))
+
+    def _cards(self, names: Sequence[str]) -> list[int]:
+        return [self.cards[self.names.index(n)] for n in names]
+
+    def dictionaries_of(self, names: Sequence[str]) -> tuple[npt.NDArray[np.object_] | None, ...]:
+        return tuple(self.dictionaries[self.names.index(n)] for n in names)
+
+    def group_summary(self, guarantee: GroupTest, value: str, group: str = GROUP_ID) -> GroupSummary:
+        """The groups' histograms of ``value`` against ``guarantee`` — per part, the parts
+        being keyed by ``group``."""
+        from versapub.data.histograms import combine_achieved
+
+        if self.key != (group,):
+            raise ValueError("group summaries need the parts keyed by the group")
+        parts = self._parts(_part_summary, guarantee, value, group)
+        achieved = [p["achieved"] for p in parts if p["achieved"] is not None]
+        return GroupSummary(sum(p["groups"] for p in parts), sum(p["failing"] for p in parts),
+                            combine_achieved(guarantee, achieved) if achieved else None,
+                            _merge([p["sizes"] for p in parts]))  # fmt: skip
+
+    def marginal(self, name: str) -> IntArray:
+        """Records per code of column ``name``."""
+        return np.sum(self._parts(_part_marginal, name, self.cards[self.names.index(name)]), axis=0).astype(np.int64)
+
+    def weighted_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.float64]:
+        """Per query, the records of the rows its conditions on this table's columns allow."""
+        cards = {n: c for n, c in zip(self.names, self.cards, strict=True)}
+        return np.sum(self._parts(_part_queries, _share(self.client, list(queries)), cards, True), axis=0)
+
+    def paired_queries(self, other: DaskCounts, mine: Sequence[Any], theirs: Sequence[Any],
+                       group: str = GROUP_ID) -> npt.NDArray[np.float64]:  # fmt: skip
+        """``Σ_g a_g b_g / |g|`` per query pair, part by part (both tables keyed on ``group``
+        with as many parts: part ``i`` of each holds the same groups)."""
+        from dask import delayed
+
+        if self.key != (group,) or other.key != (group,):
+            raise ValueError("paired queries need both tables keyed by the group")
+        lp, rp = part_frames(self.path), part_frames(other.path)
+        if len(lp) != len(rp):
+            raise ValueError("paired queries need the two tables in as many parts")
+        cards = {**dict(zip(self.names, self.cards, strict=True)), **dict(zip(other.names, other.cards, strict=True))}
+        shared_mine, shared_theirs = _share(self.client, list(mine)), _share(self.client, list(theirs))
+        tasks = [delayed(_pair_queries)(a, b, shared_mine, shared_theirs, group, cards)
+                 for a, b in zip(lp, rp, strict=True)]  # fmt: skip
+        return np.sum(self.client.gather(self.client.compute(tasks)), axis=0)
+
+    def register_duckdb(self, con: Any, name: str) -> None:
+        """The table's codes and counts as the DuckDB view ``name`` (over its parts)."""
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {parquet_glob(self.path)}")
+
+    def write(self, path: Path, fmt: str) -> None:
+        """The published form: a directory ``path`` of Parquet parts (text values)."""
+        import pandas as pd
+        import pyarrow as pa
+
+        if fmt != "parquet":
+            raise ConfigError("A release published on Dask is written as Parquet (--format parquet): its large tables "
+                              "are directories of Parquet parts.")  # fmt: skip
+        meta = pd.DataFrame({**{n: pd.Series([], dtype="int64[pyarrow]" if d is None else pd.ArrowDtype(pa.string()))
+                                for n, d in zip(self.names, self.dictionaries, strict=True)},
+                             "count": pd.Series([], dtype="int64[pyarrow]")})  # fmt: skip
+        out = self.frame().map_partitions(_decode, list(self.names), list(self.dictionaries), meta=meta)
+        path.mkdir(parents=True, exist_ok=False)
+        self.client.compute(out.to_parquet(str(path), write_index=False, compute=False,
+                                           name_function=lambda i: f"part-{i:05d}.parquet")).result()  # fmt: skip
+
+
+def materialize(frame: Any, names: Sequence[str], key: Sequence[str], cards: Sequence[int], client: Any,
+                path: Path, dictionaries: Sequence[npt.NDArray[np.object_] | None]) -> DaskCounts:  # fmt: skip
+    """Count ``frame``'s rows by ``names`` (counted in each partition, shuffled on ``key``,
+    counted again and sorted) into Parquet parts at ``path``."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    names, key, cards = list(names), list(key), list(cards)
+    meta = pd.DataFrame({**{n: pd.Series([], dtype="int32") for n in names}, "count": pd.Series([], dtype="int64")})
+    pre = frame.map_partitions(_count, names, cards, meta=meta)
+    moved = pre.shuffle(on=key, npartitions=frame.npartitions) if key else pre.repartition(npartitions=1)
+    final = moved.map_partitions(_count, names, cards, meta=meta)
+    path.mkdir(parents=True, exist_ok=False)
+    client.compute(final.to_parquet(str(path), write_index=False, compute=False,
+                                    name_function=lambda i: f"part-{i:05d}.parquet")).result()  # fmt: skip
+    out = DaskCounts(tuple(names), tuple(dictionaries), path, tuple(key), tuple(cards), client)
+    files = sorted(path.glob("*.parquet"))
+    out.n_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    out.total = int(sum(int(pq.read_table(f, columns=["count"]).column("count").to_numpy().sum()) for f in files))
+    return out
+
+
+# -- the table -----------------------------------------------------------------------------------
+@dataclass
+class DaskTable:
+    """A table on a Dask cluster (module docstring): its records are the scratch dataset of
+    codes ``codes_path`` (one partition per file); ``stats`` holds each attribute's
+    dictionary and value counts."""
+
+    stats: dict[str, ColumnStats]
+    n_rows: int
+    codes_path: Path
+    scratch: Path
+    client: Any
+    n_dropped: int = 0
+    source: str = "<dask>"
+    sha256: str | None = None
+    _order: tuple[str, ...] = field(default=())
+
+    #: The codes are on the cluster, not in this process.
+    in_memory = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self._order or tuple(self.stats)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.stats
+
+    def column(self, name: str) -> ColumnStats:
+        try:
+            return self.stats[name]
+        except KeyError:
+            raise InputError(f"Unknown attribute {name!r}; the table has: {', '.join(self.names)}.") from None
+
+    def cardinality(self, name: str) -> int:
+        return self.column(name).cardinality
+
+    def codes(self, name: str) -> IntArray:
+        raise ConfigError(f"The Dask backend keeps the codes of {name!r} on the cluster; this step needs them in "
+                          "memory (use the in-memory backend).")  # fmt: skip
+
+    def select(self, names: Sequence[str]) -> DaskTable:
+        names = tuple(names)
+        return DaskTable({n: self.column(n) for n in names}, self.n_rows, self.codes_path,
+                         self.scratch, self.client, self.n_dropped, self.source, self.sha256, names)  # fmt: skip
+
+    @property
+    def n_parts(self) -> int:
+        """Partitions of the records (files of codes)."""
+        return len(list(self.codes_path.glob("*.parquet")))
+
+    def frame(self, names: Sequence[str]) -> Any:
+        """The columns ``names`` as a Dask DataFrame of codes, one partition per part."""
+        return from_parts(self.codes_path, names, {})
+
+    def _place(self, what: str) -> Path:
+        return self.scratch / f"{what}-{uuid.uuid4().hex[:10]}"
+
+    def count_table(self, names: Sequence[str]) -> DaskCounts:
+        """``COUNT(*) GROUP BY names``, keyed (partitioned) on every column."""
+        names = tuple(names)
+        cards = [self.cardinality(n) for n in names]
+        return materialize(self.frame(names), names, names, cards, self.client, self._place("plain"),
+                           [self.column(n).values for n in names])  # fmt: skip
+
+    def grouped_count_tables(self, grouping: Grouping, layouts: Sequence[Sequence[str]],
+                             rng: np.random.Generator) -> list[DaskCounts]:  # fmt: skip
+        """Records grouped without a global sort (module docstring); every table keyed on
+        ``group_id``."""
+        from dask import delayed
+
+        s = grouping.sensitive
+        m = self.cardinality(s)
+        per = self.client.gather(self.client.compute(
+            [delayed(_bincounts)(p, [s], [m]) for p in part_frames(self.codes_path, [s])]))  # fmt: skip
+        counts = np.stack([d[s] for d in per]) if per else np.zeros((0, m), dtype=np.int64)
+        offsets = np.cumsum(counts, axis=0) - counts  # records of each bucket in earlier partitions
+        seed = int(rng.integers(2**62))
+        relabel = rng.permutation(grouping.n_groups).astype(np.int32)
+        need = sorted({a for layout in layouts for a in layout if a != GROUP_ID} | {s})
+        g_future, r_future, o_future = (_share(self.client, x) for x in (grouping, relabel, offsets))
+        import pandas as pd
+
+        meta = pd.DataFrame({**{a: pd.Series([], dtype="int32") for a in need}, GROUP_ID: pd.Series([], dtype="int32")})
+        import dask.dataframe as dd
+
+        parts = [delayed(_assign)(d, g_future, o_future, r_future, seed, p)
+                 for p, d in enumerate(part_frames(self.codes_path, need))]  # fmt: skip
+        grouped = dd.from_delayed(parts, meta=meta, verify_meta=False)
+        out = []
+        for layout in layouts:
+            cards = [grouping.n_groups if a == GROUP_ID else self.cardinality(a) for a in layout]
+            dicts = [None if a == GROUP_ID else self.column(a).values for a in layout]
+            out.append(materialize(grouped[list(layout)], layout, (GROUP_ID,), cards, self.client,
+                                   self._place("grouped"), dicts))  # fmt: skip
+        return out
+
+    def count_queries(self, queries: Sequence[Any]) -> IntArray:
+        """Per query (``{attribute: allowed codes}``), the records it counts, partition by
+        partition on the cluster."""
+        from dask import delayed
+
+        attrs = sorted({a for q in queries for a in q})
+        cards = {a: self.cardinality(a) for a in attrs}
+        shared = _share(self.client, list(queries))
+        tasks = [delayed(_part_queries)(d, shared, cards, False) for d in part_frames(self.codes_path, attrs)]
+        return np.rint(np.sum(self.client.gather(self.client.compute(tasks)), axis=0)).astype(np.int64)
+
+    def register_duckdb(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The table for DuckDB (the verifier): a view ``original_codes`` over the scratch
+        dataset of codes and a table ``dict_<attribute>`` (``value``, ``code``) each."""
+        import pyarrow as pa
+
+        cols = ", ".join('"' + n.replace('"', '""') + '"' for n in self.names)
+        con.execute(f"CREATE OR REPLACE VIEW original_codes AS SELECT {cols} FROM {parquet_glob(self.codes_path)}")
+        for n in self.names:
+            c = self.column(n)
+            con.register(f"dict_{n}", pa.table({"value": pa.array(c.values.astype(str), pa.string()),
+                                                "code": pa.array(np.arange(c.cardinality), pa.int64())}))  # fmt: skip
+
+    def to_pydict(self) -> dict[str, list[str]]:
+        """Decoded values per column (small tables only: the exact attack's records)."""
+        if self.n_rows > PYDICT_MAX_ROWS:
+            raise ConfigError(f"The table has {self.n_rows:,} records; it is not listed record by record.")
+        import pyarrow.parquet as pq
+
+        t = pq.read_table(str(self.codes_path), columns=list(self.names))
+        return {n: [str(v) for v in self.column(n).values[t.column(n).to_numpy()]] for n in self.names}
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.n_rows * len(self.names)
+
+
+def rows_per_part(n_rows: int) -> int:
+    return max(1, math.ceil(n_rows / ROWS_PER_PART))
