@@ -24,7 +24,7 @@ from versapub.anonymizers.base import (
     SensitiveGeneralizing,
 )
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.source import Source
+from versapub.data.source import OutOfCore, Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
 from versapub.errors import ConfigError, InfeasibleError, InputError, SchemaError
@@ -94,7 +94,7 @@ def anonymize(
     else:
         mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
         bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
-        # A table on a cluster reaches only out-of-core anonymizers (_require_out_of_core), which take any Source.
+        # A table on a cluster reaches only out-of-core anonymizers (require_out_of_core), which take any Source.
         out = anon.publish(cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress,
                            hierarchies)  # fmt: skip
     get_kind(out.kind).validate(out)
@@ -200,9 +200,9 @@ def publish(
 
     hook("checking rules", 0, 1)
     parsed, own = split(rules)
-    if not table.in_memory:
-        _require_out_of_core(dec, [anon, *(_anonymizer_of(r, spec) for r, spec in anonymizers(rules).items())])
     roles = columns if columns is not None else ColumnRoles()
+    if not table.in_memory:
+        require_out_of_core(dec, anon, rules, roles)
     validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying))
     classic = not parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
     table, warnings = apply_roles(table, parsed, roles)
@@ -225,7 +225,7 @@ def publish(
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, dec.name)
-    src = cast(EncodedTable, table)  # GD's scorer: in memory only (_require_out_of_core)
+    src = cast(EncodedTable, table)  # GD's scorer: in memory only (require_out_of_core)
 
     def scorer() -> Callable[[Schema], float]:
         return KLScorer(
@@ -296,18 +296,26 @@ def publish(
     )
 
 
-def _require_out_of_core(dec: Decomposition, anons: Iterable[Anonymizer]) -> None:
+def require_out_of_core(dec: Decomposition, anon: Anonymizer, rules: Iterable[RuleItem], roles: ColumnRoles) -> None:
     """A table that is not in memory (the Dask backend) can be published only by plug-ins
-    that need counts, not records (``out_of_core``): the UAD decomposition, Anatomy, and
-    plain tables."""
-    if not getattr(dec, "out_of_core", False):
+    with the :class:`~versapub.data.source.OutOfCore` capability (counts, not records: the
+    UAD decomposition, Anatomy and plain tables), and only under rules (the classic
+    one-table jobs generalize records).  Checked before any record is read."""
+    rules = list(rules)
+    if not split(rules)[0] and roles.quasi_identifying:
+        raise ConfigError(
+            "The Dask backend publishes under rules 'QI -> S' (Anatomy's groups from value counts); k-anonymity of "
+            "the quasi-identifiers alone generalizes records in memory. Give --sensitive (or rules), or use the "
+            "in-memory backend."
+        )
+    if not isinstance(dec, OutOfCore):
         raise ConfigError(
             f"The Dask backend publishes with the uad decomposition; {dec.name} is not available there (gd scores "
             "many candidate schemas by the KL-divergence of their release model, which needs the records in "
             "memory). Use --decomposition uad, or the in-memory backend on this table or a sample of it."
         )
-    for a in anons:
-        if not getattr(a, "out_of_core", False):
+    for a in [anon, *(_anonymizer_of(r, spec) for r, spec in anonymizers(rules).items())]:
+        if not isinstance(a, OutOfCore):
             raise ConfigError(
                 f"The Dask backend anonymizes with anatomy (groups from value counts and ranks, no record in "
                 f"memory); {a.name} needs the records in memory. Use --anonymizer anatomy, or the in-memory backend."

@@ -35,6 +35,12 @@ class ConfigError(VersapubError):
     """A configuration file is malformed."""
 
 
+class ClusterError(VersapubError):
+    """The Dask cluster failed while publishing (a worker died, the scheduler went away)."""
+
+    exit_code = 5
+
+
 class ReleaseError(VersapubError):
     """A release directory is missing, incomplete or would be overwritten."""
 

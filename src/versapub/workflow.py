@@ -11,6 +11,8 @@ byte, and the same manifest (provenance and utility included) apart from timings
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -287,6 +289,38 @@ def _model_of(release: Release) -> Callable[[], ReleaseModel]:
     return (lambda: model_from_release(release)) if release.source.in_memory else none
 
 
+#: The file naming the host and process that own a scratch directory.
+OWNER = "owner"
+
+
+def sweep_scratch(root: Path, name: str) -> list[Path]:
+    """Remove the scratch directories of earlier runs towards output ``name`` whose process
+    (on this host) is gone — a client killed before it could clean up; the removed paths."""
+    import shutil
+
+    gone = []
+    for d in root.glob(f".{name}.versapub-scratch-*"):
+        try:
+            host, pid = (d / OWNER).read_text().split()
+        except (OSError, ValueError):
+            continue  # not ours, or still being created
+        if host != socket.gethostname() or _alive(int(pid)):
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        gone.append(d)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True,
              progress: Progress = _silent) -> Release:  # fmt: skip
     """The whole job on a Dask cluster (``cfg.backend == "dask"``): connect (or start a
@@ -296,38 +330,68 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
     import shutil
     import uuid
 
+    from versapub.api import plugins_for, require_out_of_core
+    from versapub.errors import ClusterError, VersapubError
     from versapub.io.safety import check_destination
     from versapub.model.outofcore import utility_summary as outofcore_utility
     from versapub.privacy.per_rule import split
     from versapub.privacy.rules import validate_rules
-    from versapub.scale.cluster import connect
+    from versapub.scale import require_dask
+    from versapub.scale.cluster import Runner, connect
     from versapub.scale.read import read_dask
 
+    require_dask()
+    dec, anon = plugins_for(cfg.decomposition, cfg.anonymizer, cfg.decomposition_params, cfg.anonymizer_params)
+    require_out_of_core(dec, anon, cfg.rules, cfg.roles)  # before the cluster starts and any record is read
     dest = Path(out).resolve()
     protect = [cfg.input, cfg.config_path, *(h.file for h in cfg.hierarchies)]
     if dest.exists():
         check_destination(dest, overwrite, protect)  # before any work
     root = (cfg.scratch or dest.parent).resolve()
+    sweep_scratch(root, dest.name)
     scratch = root / f".{dest.name}.versapub-scratch-{uuid.uuid4().hex[:12]}"
     progress("starting the Dask cluster" if not cfg.scheduler else f"connecting to {cfg.scheduler}", 0, 0)
     with connect(cfg.scheduler, cfg.workers, cfg.worker_memory) as client:
+        runner = Runner(client, progress)
+        progress(f"Dask dashboard (tasks, memory, progress): {client.dashboard_link}", 0, 0)
         try:
             t0 = time.perf_counter()
+            scratch.mkdir(parents=True)
+            (scratch / OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
             hier = {h.attribute: (h.load(), h.level) for h in cfg.hierarchies if h.level is not None}
-            table = read_dask(cfg.input, client, scratch, delimiter=cfg.delimiter, missing=cfg.missing,
+            table = read_dask(cfg.input, runner, scratch, delimiter=cfg.delimiter, missing=cfg.missing,
                               columns=cfg.columns, hierarchies=hier, format=cfg.input_format, header=cfg.header,
-                              names=cfg.names, na_values=cfg.na_values, strip=cfg.strip, progress=progress)  # fmt: skip
+                              names=cfg.names, na_values=cfg.na_values, strip=cfg.strip)  # fmt: skip
             validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
             release = publish(cfg, table, progress, time.perf_counter() - t0)  # type: ignore[arg-type]
-            workers = len(client.scheduler_info().get("workers", {}))
             release = replace(release, backend={"name": "dask", "scheduler": cfg.scheduler or "LocalCluster",
-                                                "workers": workers, "partitions": table.n_parts})  # fmt: skip
+                                                "workers": runner.n_workers, "partitions": table.n_parts})  # fmt: skip
             measure = (lambda: outofcore_utility(release, progress=progress)) if utility else None
             progress("writing, measuring and verifying the release", 0, 0)
             write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure)
+        except Exception as exc:
+            if isinstance(exc, VersapubError) or not _cluster_failure(exc):
+                raise
+            raise ClusterError(
+                f"The Dask cluster failed while publishing ({type(exc).__name__}: {str(exc)[:300]}). Nothing was "
+                f"written to {dest} and the intermediate files were removed. A worker may have died (out of memory: "
+                "give workers more memory, or the input more partitions) or the scheduler gone away; run again "
+                "once the cluster is healthy."
+            ) from exc
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return release
+
+
+def _cluster_failure(exc: BaseException) -> bool:
+    """An error of the cluster (not of versapub's own code): Dask's and distributed's
+    errors (a killed worker, a lost or cancelled task), and the connection's."""
+    import concurrent.futures
+
+    mod = type(exc).__module__ or ""
+    return mod.split(".")[0] in ("dask", "distributed") or isinstance(
+        exc, OSError | TimeoutError | concurrent.futures.CancelledError
+    )
 
 
 def write(

@@ -94,8 +94,9 @@ def _config_options(f: F) -> F:
         click.option(
             "--input",
             "input_",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="Input CSV (optionally .gz) or Parquet file (overrides the config).",
+            type=click.Path(path_type=Path),
+            help="Input CSV (optionally .gz) or Parquet file (overrides the config); with --backend dask also a "
+            "directory of Parquet or CSV files.",
         ),
         click.option(
             "--rule",
@@ -411,6 +412,9 @@ class _Steps:
     whose size is known; otherwise one line per step (and per tenth of a long step), so a
     log shows where a run is."""
 
+    #: Seconds without a line before a step's progress is logged again.
+    QUIET_S = 5.0
+
     def __init__(self, quiet: bool = False) -> None:
         from rich.progress import (
             BarColumn,
@@ -436,6 +440,7 @@ class _Steps:
             disable=not self.live,
         )
         self.start = time.perf_counter()
+        self.printed = self.start
         self.last: tuple[str, int] = ("", -1)
 
     def __enter__(self) -> _Steps:
@@ -461,9 +466,10 @@ class _Steps:
             return
         tenth = int(10 * completed / total) if total else -1
         head = description.split(":")[0]
-        if (head, tenth) == self.last:
-            return
-        self.last = (head, tenth)
+        now = time.perf_counter()
+        if (head, tenth) == self.last or (completed > 0 and now - self.printed < self.QUIET_S):
+            return  # a step's start always; its later tenths only when lines have been quiet a while
+        self.last, self.printed = (head, tenth), now
         pct = f" ({completed}/{total}, {100 * completed / total:.0f}%)" if total and total > 1 else ""
         err.print(f"[{time.perf_counter() - self.start:7.1f} s] {escape(description)}{pct}", soft_wrap=True)
 
@@ -484,11 +490,14 @@ def _run_publish(
         def hook(desc: str, done: int, total: int) -> None:
             bar.update(task, description=desc, completed=done, total=total or None)
 
-        table = workflow.read_input(cfg, hook)  # a bad input or rule: reported before the engines load
-        read_s = time.perf_counter() - start
-        release = workflow.run(
-            cfg, out_dir, overwrite=overwrite, utility=utility, progress=hook, table=table, read_seconds=read_s
-        )
+        if cfg.backend == "dask":  # read on the cluster
+            release = workflow.run(cfg, out_dir, overwrite=overwrite, utility=utility, progress=hook)
+        else:
+            table = workflow.read_input(cfg, hook)  # a bad input or rule: reported before the engines load
+            read_s = time.perf_counter() - start
+            release = workflow.run(
+                cfg, out_dir, overwrite=overwrite, utility=utility, progress=hook, table=table, read_seconds=read_s
+            )
     return release, time.perf_counter() - start
 
 
@@ -608,14 +617,54 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
 @click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @click.option("--no-utility", is_flag=True, help="Skip measuring KL-divergence and the default query workload.")
-def publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool, **opts: Any) -> None:
+@click.option(
+    "--backend",
+    type=click.Choice(["memory", "dask"]),
+    help="Where the records are processed: memory (default: this process) or dask (a Dask cluster, for tables that "
+    "do not fit in memory; needs pip install 'versapub[dask]'; uad + anatomy; Parquet output).",
+)
+@click.option(
+    "--scheduler",
+    metavar="tcp://HOST:8786",
+    help="--backend dask: an existing Dask scheduler (default: a LocalCluster on this machine).",
+)
+@click.option(
+    "--workers", type=int, help="--backend dask without --scheduler: worker processes (default: one per core)."
+)
+@click.option(
+    "--worker-memory",
+    "worker_memory",
+    metavar="SIZE",
+    help="--backend dask without --scheduler: memory per worker, e.g. 4GiB (default: 3/4 of the machine's, shared).",
+)
+@click.option(
+    "--scratch",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="--backend dask: directory for intermediate Parquet files, visible to every worker (default: beside --out).",
+)
+def publish(
+    out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool, backend: str | None,
+    scheduler: str | None, workers: int | None, worker_memory: str | None, scratch: Path | None, **opts: Any,
+) -> None:  # fmt: skip
     """Publish a table under privacy rules into a verified release directory.
 
     Either CONFIG.toml (see the README for the format) or flags:
     versapub publish --input data.csv --rule "a, b -> c" --l 3 --out release/
+
+    A table too large for memory (a Parquet directory or CSV files) runs on Dask:
+    versapub publish --input data/ --rule "a, b -> c" --l 10 --backend dask --out release/
     """
     with _errors():
-        cfg = _build_config(opts, fmt)
+        if backend == "dask" and fmt == "csv":
+            raise ConfigError("--backend dask writes Parquet (its large tables are directories of Parquet parts); "
+                              "leave out --format csv.")  # fmt: skip
+        if scheduler and backend is None:
+            backend = "dask"
+        cfg = _build_config(opts, fmt).with_overrides(
+            backend=backend, scheduler=scheduler, workers=workers, worker_memory=worker_memory, scratch=scratch
+        )
+        if cfg.backend == "dask" and fmt is None:
+            cfg = replace(cfg, format="parquet")
         release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility=not no_utility)
         if not quiet:
             _print_summary(release, out_dir, seconds)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -123,3 +123,12 @@ class Source(Protocol):
     def count_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.int64]:
         """Per COUNT query (``{attribute: allowed codes}``), the records it counts."""
         ...
+
+
+@runtime_checkable
+class OutOfCore(Protocol):
+    """Optional capability of a decomposition or an anonymizer: it runs on any
+    :class:`Source` — it needs the columns' dictionaries and counts, count tables and
+    grouped count tables, never a record's codes — so it runs on the Dask backend."""
+
+    out_of_core: Literal[True]

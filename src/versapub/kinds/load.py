@@ -30,7 +30,7 @@ _INTS = ("group_id", "count")
 
 
 def _read_table(path: Path, columns: list[str]) -> pa.Table:
-    if not path.is_file():
+    if not path.exists():  # a file, or a directory of Parquet parts (the Dask backend's form)
         raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
     try:
         if path.suffix.lower() == ".parquet":

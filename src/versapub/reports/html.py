@@ -18,7 +18,7 @@ from versapub.io.manifest import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
-from versapub.reports.summary import functional_text, share_text
+from versapub.reports.summary import backend_text, functional_text, share_text
 from versapub.verify.check import CheckReport
 
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
@@ -282,7 +282,8 @@ def html_report(
 
     body = [f"<h1>Release report {_badge(ok, 'ALL CHECKS PASSED' if ok else ('CHECKS FAILED' if ok is False else 'NOT CHECKED'))}</h1>",
             f'<p class="muted">{_e(title or d.name)} · format {_e(m.get("format"))} · '
-            f'{_e((m.get("tool") or {}).get("name", "?"))} {_e((m.get("tool") or {}).get("version", ""))}</p>',
+            f'{_e((m.get("tool") or {}).get("name", "?"))} {_e((m.get("tool") or {}).get("version", ""))} · '
+            f'computed {_e(backend_text(m.get("backend")))}</p>',
             '<div class="summary">',
             f'<div class="card">records<b>{m["n_records"]}</b></div>',
             f'<div class="card">attributes<b>{len(attrs)}</b></div>',

@@ -115,6 +115,15 @@ def collection_text(section: dict[str, Any]) -> list[str]:
     return out
 
 
+def backend_text(backend: dict[str, Any] | None) -> str:
+    """Where the release was computed (the manifest's ``backend``), for a reader."""
+    b = backend or {"name": "memory"}
+    if b.get("name") != "dask":
+        return "in memory (one process)"
+    return (f"Dask, {b.get('workers', '?')} worker(s) on {b.get('scheduler', '?')}, the input in "
+            f"{b.get('partitions', '?')} partition(s); large tables are directories of Parquet parts")  # fmt: skip
+
+
 def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]]) -> str:
     """The release described for a data steward."""
     g = release.guarantee
@@ -130,6 +139,7 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
         f"- Attributes: {', '.join(release.attributes)}",
         f"- Guarantee: {g.describe()}",
         f"- Decomposition: {release.decomposition}; anonymizer: {release.anonymizer}; seed: {release.seed}",
+        f"- Computed: {backend_text(release.backend)}",
     ]
     if release.input.path:
         out.append(f"- Input: `{release.input.path}` (sha256 `{release.input.sha256}`)")

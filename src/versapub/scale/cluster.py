@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from versapub.errors import ConfigError
 from versapub.scale import require_dask
 
-#: Seconds to wait for a scheduler.
+#: Seconds to wait for a scheduler, and for its first worker.
 CONNECT_TIMEOUT = 20.0
+#: ``progress(description, completed, total)``.
+Progress = Callable[[str, int, int], None]
 
 
 def machine_workers() -> tuple[int, str]:
@@ -41,13 +44,14 @@ def _quiet() -> None:
 
 @contextmanager
 def connect(scheduler: str | None = None, workers: int | None = None, memory_limit: str | None = None,
-            timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:  # fmt: skip
+            timeout: float | None = None) -> Iterator[Any]:  # fmt: skip
     """A ``distributed.Client``: to ``scheduler`` (an address), else to a LocalCluster of
     ``workers`` single-threaded processes with ``memory_limit`` each (default: the
     machine's cores and memory); closed afterwards."""
     require_dask()
     from distributed import Client, LocalCluster
 
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
     _quiet()
     if scheduler:
         try:
@@ -59,16 +63,57 @@ def connect(scheduler: str | None = None, workers: int | None = None, memory_lim
                 "--scheduler to run a local cluster on this machine."
             ) from None
         try:
+            try:
+                client.wait_for_workers(1, timeout=timeout)
+            except (OSError, TimeoutError):
+                raise ConfigError(
+                    f"The Dask scheduler at {scheduler!r} has no worker (none joined within {timeout:g} s): start "
+                    f"workers with 'dask worker {scheduler}' on machines that see the input and the scratch "
+                    "directory, then run again."
+                ) from None
             yield client
         finally:
             client.close()
         return
     n, mem = machine_workers()
     cluster = LocalCluster(n_workers=workers or n, threads_per_worker=1, memory_limit=memory_limit or mem,
-                           processes=True, dashboard_address=None)  # fmt: skip
+                           processes=True, dashboard_address=":0")  # fmt: skip
     client = Client(cluster)
     try:
         yield client
     finally:
         client.close()
         cluster.close()
+
+
+def _silent(description: str, done: int, total: int) -> None:
+    """No progress."""
+
+
+@dataclass(frozen=True)
+class Runner:
+    """A client and where its progress goes: runs lists of Dask tasks, reporting each
+    finished task (``progress(label, finished, total)``: the CLI's bar with percentages)."""
+
+    client: Any
+    progress: Progress = _silent
+
+    def run(self, tasks: Sequence[Any], label: str) -> list[Any]:
+        """Every task's result, in order (tasks are ``dask.delayed`` objects)."""
+        from distributed import as_completed
+
+        futures = self.client.compute(list(tasks))
+        total = len(futures)
+        self.progress(label, 0, total)
+        for done, _ in enumerate(as_completed(futures), start=1):
+            self.progress(label, done, total)
+        return list(self.client.gather(futures))
+
+    def share(self, value: Any) -> Any:
+        """``value`` sent once to every worker (a future that tasks take) instead of copied
+        into every task of the graph."""
+        return self.client.scatter([value], broadcast=True)[0]
+
+    @property
+    def n_workers(self) -> int:
+        return len(self.client.scheduler_info().get("workers", {}))

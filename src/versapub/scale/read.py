@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,8 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
 from versapub.data.table import check_names
 from versapub.errors import InputError
-from versapub.scale.table import ColumnStats, DaskTable
-
-Progress = Callable[[str, int, int], None]
-
-
-def _quiet(description: str, done: int, total: int) -> None:
-    del description, done, total
+from versapub.scale.cluster import Runner
+from versapub.scale.table import ColumnStats, DaskTable, part_file
 
 
 def _files(path: Path) -> list[Path]:
@@ -150,7 +145,7 @@ def _remap(path: str, maps: Mapping[str, npt.NDArray[np.int32]]) -> None:
 # -- the reader ---------------------------------------------------------------------------------
 def read_dask(
     path: str | Path,
-    client: Any,
+    runner: Runner,
     scratch: Path,
     *,
     delimiter: str | None = None,
@@ -163,7 +158,6 @@ def read_dask(
     na_values: Sequence[str] = (),
     strip: bool = False,
     blocksize: str = "64MiB",
-    progress: Progress = _quiet,
 ) -> DaskTable:
     """The input as a :class:`DaskTable` (module docstring); ``scratch`` is created and
     holds the codes (it must be visible to every worker)."""
@@ -209,9 +203,9 @@ def read_dask(
     check_names(selected, str(p))
     markers = frozenset(v.strip() for v in na_values)
 
-    progress("reading: value counts of every column", 0, 2)
     parts = frame.to_delayed()
-    scans = client.gather(client.compute([delayed(_scan)(d, selected, strip, markers) for d in parts]))
+    scans = runner.run([delayed(_scan)(d, selected, strip, markers) for d in parts],
+                       "reading: value counts of every column")  # fmt: skip
     n_total = sum(s["rows"] for s in scans)
     if n_total == 0:
         raise InputError(f"{p} has no records; there is nothing to publish.")
@@ -232,14 +226,12 @@ def read_dask(
             seen.update(s["values"][n][0])
         values = np.array(sorted(seen), dtype=object) if seen else np.zeros(0, dtype=object)
         dictionaries[n] = values
-    progress("reading: encoding the records", 1, 2)
     codes_path = scratch / "codes"
     codes_path.mkdir(parents=True, exist_ok=False)
     sets = {n: pa.array(list(dictionaries[n]), type=pa.string()) for n in selected}
-    shared = client.scatter(sets, broadcast=True)
-    done = client.gather(client.compute(
-        [delayed(_encode)(d, selected, shared, strip, markers, drop, str(codes_path / f"part-{i:05d}.parquet"))
-         for i, d in enumerate(parts)]))  # fmt: skip
+    shared = runner.share(sets)
+    done = runner.run([delayed(_encode)(d, selected, shared, strip, markers, drop, part_file(codes_path, i))
+                       for i, d in enumerate(parts)], "reading: encoding the records")  # fmt: skip
     n = sum(d["rows"] for d in done)
     if n == 0:
         raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
@@ -266,13 +258,13 @@ def read_dask(
             counts[c] = np.bincount(remap[keep], weights=cnt[keep], minlength=len(new_values)).astype(np.int64)
             dictionaries[c] = new_values.astype(object)
     if maps:
-        progress("reading: folding in hierarchy levels and unused values", 2, 3)
-        client.gather(client.compute([delayed(_remap)(str(f), maps) for f in sorted(codes_path.glob("*.parquet"))]))
+        runner.run([delayed(_remap)(str(f), maps) for f in sorted(codes_path.glob("*.parquet"))],
+                   "reading: folding in hierarchy levels and unused values")  # fmt: skip
     if hierarchies:
         for a in hierarchies:
             if a not in selected:
                 raise InputError(f"A hierarchy is given for {a!r}, which is not a column of {p} (columns: "
                                  f"{', '.join(selected)}).")  # fmt: skip
     stats = {c: ColumnStats(c, np.asarray(dictionaries[c], dtype=object), counts[c]) for c in selected}
-    return DaskTable(stats, n, codes_path, scratch, client, n_dropped=n_total - n, source=str(p),
+    return DaskTable(stats, n, codes_path, scratch, runner, n_dropped=n_total - n, source=str(p),
                      sha256=dataset_sha256(p), _order=tuple(selected))  # fmt: skip

@@ -27,6 +27,7 @@ from versapub.data.counts import GroupSummary
 from versapub.data.groupby import group_rows
 from versapub.data.grouping import GROUP_ID, Grouping
 from versapub.errors import ConfigError, InputError
+from versapub.scale.cluster import Runner
 
 if TYPE_CHECKING:
     import duckdb
@@ -154,21 +155,28 @@ def _part_cells(df: Any, names: Sequence[str], cards: Sequence[int]) -> dict[int
     return {int(a): int(b) for a, b in zip(v, c, strict=True)}
 
 
-def _decode(df: Any, names: Sequence[str], dictionaries: Sequence[npt.NDArray[np.object_] | None]) -> Any:
-    """A part's codes as the published text (``group_id`` and ``count`` as integers)."""
-    import pandas as pd
+def _write_part(df: Any, file: str, names: Sequence[str] | None = None,
+                dictionaries: Sequence[npt.NDArray[np.object_] | None] | None = None) -> tuple[int, int]:  # fmt: skip
+    """Write one part (as codes; with ``dictionaries``, as the published text: ``group_id``
+    and ``count`` stay integers); its rows and records."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    cols: dict[str, Any] = {}
-    for n, d in zip(names, dictionaries, strict=True):
-        codes = df[n].to_numpy()
-        if d is None:
-            cols[n] = pd.array(codes.astype(np.int64), dtype="int64[pyarrow]")
-        else:
-            text = pa.array(d.astype(str), type=pa.string()).take(pa.array(codes))
-            cols[n] = pd.array(text, dtype=pd.ArrowDtype(pa.string()))
-    cols["count"] = pd.array(df["count"].to_numpy(dtype=np.int64), dtype="int64[pyarrow]")
-    return pd.DataFrame(cols)
+    count = pa.array(df["count"].to_numpy(dtype=np.int64), pa.int64())
+    if dictionaries is None:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+    else:
+        assert names is not None
+        cols = [pa.array(df[n].to_numpy().astype(np.int64), pa.int64()) if d is None
+                else pa.array(d.astype(str), type=pa.string()).take(pa.array(df[n].to_numpy()))
+                for n, d in zip(names, dictionaries, strict=True)]  # fmt: skip
+        table = pa.Table.from_arrays([*cols, count], names=[*names, "count"])
+    pq.write_table(table, file)
+    return len(df), int(pa.compute.sum(count).as_py() or 0)
+
+
+def part_file(directory: Path, i: int) -> str:
+    return str(directory / f"part-{i:05d}.parquet")
 
 
 def _part_queries(df: Any, queries: Any, cards: dict[str, int], weighted: bool) -> npt.NDArray[np.float64]:
@@ -194,12 +202,6 @@ def _part_marginal(df: Any, name: str, card: int) -> IntArray:
         np.int64)  # fmt: skip
 
 
-def _share(client: Any, value: Any) -> Any:
-    """``value`` sent once to every worker (a future the tasks take) instead of copied into
-    every task of the graph."""
-    return client.scatter([value], broadcast=True)[0]
-
-
 def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
     out: dict[int, int] = {}
     for d in dicts:
@@ -219,17 +221,17 @@ class DaskCounts:
     path: Path
     key: tuple[str, ...]
     cards: tuple[int, ...]
-    client: Any
+    runner: Runner
     n_rows: int = 0
     total: int = 0
 
     def frame(self) -> Any:
         return from_parts(self.path, [*self.names, "count"], {"count": "int64"})
 
-    def _parts(self, fn: Any, *args: Any) -> list[Any]:
+    def _parts(self, label: str, fn: Any, *args: Any) -> list[Any]:
         from dask import delayed
 
-        return list(self.client.gather(self.client.compute([delayed(fn)(p, *args) for p in part_frames(self.path)])))
+        return self.runner.run([delayed(fn)(p, *args) for p in part_frames(self.path)], f"on the cluster: {label}")
 
     def cell_sizes(self, names: Sequence[str]) -> dict[int, int]:
         """``{records: cells}`` over ``names``; per part when the parts are keyed by a subset
@@ -237,13 +239,13 @@ class DaskCounts:
         names = tuple(names)
         if not set(self.key) <= set(names):
             place = self.path.parent / f"cells-{uuid.uuid4().hex[:8]}"
-            other = materialize(self.frame()[[*names, "count"]], names, names, self._cards(names), self.client,
+            other = materialize(self.frame()[[*names, "count"]], names, names, self._cards(names), self.runner,
                                 place, self.dictionaries_of(names))  # fmt: skip
             try:
                 return other.cell_sizes(names)
             finally:
                 shutil.rmtree(other.path, ignore_errors=True)
-        return _merge(self._parts(_part_cells, list(names), self._cards(names)))
+        return _merge(self._parts("cells of the published values", _part_cells, list(names), self._cards(names)))
 
     def _cards(self, names: Sequence[str]) -> list[int]:
         return [self.cards[self.names.index(n)] for n in names]
@@ -258,7 +260,7 @@ class DaskCounts:
 
         if self.key != (group,):
             raise ValueError("group summaries need the parts keyed by the group")
-        parts = self._parts(_part_summary, guarantee, value, group)
+        parts = self._parts("group statistics", _part_summary, guarantee, value, group)
         achieved = [p["achieved"] for p in parts if p["achieved"] is not None]
         return GroupSummary(sum(p["groups"] for p in parts), sum(p["failing"] for p in parts),
                             combine_achieved(guarantee, achieved) if achieved else None,
@@ -266,12 +268,14 @@ class DaskCounts:
 
     def marginal(self, name: str) -> IntArray:
         """Records per code of column ``name``."""
-        return np.sum(self._parts(_part_marginal, name, self.cards[self.names.index(name)]), axis=0).astype(np.int64)
+        parts = self._parts("a marginal", _part_marginal, name, self.cards[self.names.index(name)])
+        return np.sum(parts, axis=0).astype(np.int64)
 
     def weighted_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.float64]:
         """Per query, the records of the rows its conditions on this table's columns allow."""
         cards = {n: c for n, c in zip(self.names, self.cards, strict=True)}
-        return np.sum(self._parts(_part_queries, _share(self.client, list(queries)), cards, True), axis=0)
+        shared = self.runner.share(list(queries))
+        return np.sum(self._parts("query answers", _part_queries, shared, cards, True), axis=0)
 
     def paired_queries(self, other: DaskCounts, mine: Sequence[Any], theirs: Sequence[Any],
                        group: str = GROUP_ID) -> npt.NDArray[np.float64]:  # fmt: skip
@@ -285,38 +289,35 @@ class DaskCounts:
         if len(lp) != len(rp):
             raise ValueError("paired queries need the two tables in as many parts")
         cards = {**dict(zip(self.names, self.cards, strict=True)), **dict(zip(other.names, other.cards, strict=True))}
-        shared_mine, shared_theirs = _share(self.client, list(mine)), _share(self.client, list(theirs))
+        shared_mine, shared_theirs = self.runner.share(list(mine)), self.runner.share(list(theirs))
         tasks = [delayed(_pair_queries)(a, b, shared_mine, shared_theirs, group, cards)
                  for a, b in zip(lp, rp, strict=True)]  # fmt: skip
-        return np.sum(self.client.gather(self.client.compute(tasks)), axis=0)
+        return np.sum(self.runner.run(tasks, "on the cluster: paired query answers"), axis=0)
 
     def register_duckdb(self, con: Any, name: str) -> None:
         """The table's codes and counts as the DuckDB view ``name`` (over its parts)."""
         con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {parquet_glob(self.path)}")
 
     def write(self, path: Path, fmt: str) -> None:
-        """The published form: a directory ``path`` of Parquet parts (text values)."""
-        import pandas as pd
-        import pyarrow as pa
+        """The published form: a directory ``path`` of Parquet parts (text values), part
+        ``i`` from part ``i`` of the count table."""
+        from dask import delayed
 
         if fmt != "parquet":
             raise ConfigError("A release published on Dask is written as Parquet (--format parquet): its large tables "
                               "are directories of Parquet parts.")  # fmt: skip
-        meta = pd.DataFrame({**{n: pd.Series([], dtype="int64[pyarrow]" if d is None else pd.ArrowDtype(pa.string()))
-                                for n, d in zip(self.names, self.dictionaries, strict=True)},
-                             "count": pd.Series([], dtype="int64[pyarrow]")})  # fmt: skip
-        out = self.frame().map_partitions(_decode, list(self.names), list(self.dictionaries), meta=meta)
         path.mkdir(parents=True, exist_ok=False)
-        self.client.compute(out.to_parquet(str(path), write_index=False, compute=False,
-                                           name_function=lambda i: f"part-{i:05d}.parquet")).result()  # fmt: skip
+        names, dicts = list(self.names), list(self.dictionaries)
+        self.runner.run([delayed(_write_part)(d, part_file(path, i), names, dicts)
+                         for i, d in enumerate(part_frames(self.path))], f"writing {path.name}")  # fmt: skip
 
 
-def materialize(frame: Any, names: Sequence[str], key: Sequence[str], cards: Sequence[int], client: Any,
+def materialize(frame: Any, names: Sequence[str], key: Sequence[str], cards: Sequence[int], runner: Runner,
                 path: Path, dictionaries: Sequence[npt.NDArray[np.object_] | None]) -> DaskCounts:  # fmt: skip
     """Count ``frame``'s rows by ``names`` (counted in each partition, shuffled on ``key``,
     counted again and sorted) into Parquet parts at ``path``."""
     import pandas as pd
-    import pyarrow.parquet as pq
+    from dask import delayed
 
     names, key, cards = list(names), list(key), list(cards)
     meta = pd.DataFrame({**{n: pd.Series([], dtype="int32") for n in names}, "count": pd.Series([], dtype="int64")})
@@ -324,13 +325,10 @@ def materialize(frame: Any, names: Sequence[str], key: Sequence[str], cards: Seq
     moved = pre.shuffle(on=key, npartitions=frame.npartitions) if key else pre.repartition(npartitions=1)
     final = moved.map_partitions(_count, names, cards, meta=meta)
     path.mkdir(parents=True, exist_ok=False)
-    client.compute(final.to_parquet(str(path), write_index=False, compute=False,
-                                    name_function=lambda i: f"part-{i:05d}.parquet")).result()  # fmt: skip
-    out = DaskCounts(tuple(names), tuple(dictionaries), path, tuple(key), tuple(cards), client)
-    files = sorted(path.glob("*.parquet"))
-    out.n_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    out.total = int(sum(int(pq.read_table(f, columns=["count"]).column("count").to_numpy().sum()) for f in files))
-    return out
+    done = runner.run([delayed(_write_part)(d, part_file(path, i)) for i, d in enumerate(final.to_delayed())],
+                      f"on the cluster: counting {', '.join(names)}")  # fmt: skip
+    return DaskCounts(tuple(names), tuple(dictionaries), path, tuple(key), tuple(cards), runner,
+                      n_rows=sum(r for r, _ in done), total=sum(t for _, t in done))  # fmt: skip
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -344,7 +342,7 @@ class DaskTable:
     n_rows: int
     codes_path: Path
     scratch: Path
-    client: Any
+    runner: Runner
     n_dropped: int = 0
     source: str = "<dask>"
     sha256: str | None = None
@@ -376,7 +374,7 @@ class DaskTable:
     def select(self, names: Sequence[str]) -> DaskTable:
         names = tuple(names)
         return DaskTable({n: self.column(n) for n in names}, self.n_rows, self.codes_path,
-                         self.scratch, self.client, self.n_dropped, self.source, self.sha256, names)  # fmt: skip
+                         self.scratch, self.runner, self.n_dropped, self.source, self.sha256, names)  # fmt: skip
 
     @property
     def n_parts(self) -> int:
@@ -394,7 +392,7 @@ class DaskTable:
         """``COUNT(*) GROUP BY names``, keyed (partitioned) on every column."""
         names = tuple(names)
         cards = [self.cardinality(n) for n in names]
-        return materialize(self.frame(names), names, names, cards, self.client, self._place("plain"),
+        return materialize(self.frame(names), names, names, cards, self.runner, self._place("plain"),
                            [self.column(n).values for n in names])  # fmt: skip
 
     def grouped_count_tables(self, grouping: Grouping, layouts: Sequence[Sequence[str]],
@@ -405,14 +403,14 @@ class DaskTable:
 
         s = grouping.sensitive
         m = self.cardinality(s)
-        per = self.client.gather(self.client.compute(
-            [delayed(_bincounts)(p, [s], [m]) for p in part_frames(self.codes_path, [s])]))  # fmt: skip
+        per = self.runner.run([delayed(_bincounts)(p, [s], [m]) for p in part_frames(self.codes_path, [s])],
+                              f"on the cluster: counting {s} per part")  # fmt: skip
         counts = np.stack([d[s] for d in per]) if per else np.zeros((0, m), dtype=np.int64)
         offsets = np.cumsum(counts, axis=0) - counts  # records of each bucket in earlier partitions
         seed = int(rng.integers(2**62))
         relabel = rng.permutation(grouping.n_groups).astype(np.int32)
         need = sorted({a for layout in layouts for a in layout if a != GROUP_ID} | {s})
-        g_future, r_future, o_future = (_share(self.client, x) for x in (grouping, relabel, offsets))
+        g_future, r_future, o_future = (self.runner.share(x) for x in (grouping, relabel, offsets))
         import pandas as pd
 
         meta = pd.DataFrame({**{a: pd.Series([], dtype="int32") for a in need}, GROUP_ID: pd.Series([], dtype="int32")})
@@ -425,7 +423,7 @@ class DaskTable:
         for layout in layouts:
             cards = [grouping.n_groups if a == GROUP_ID else self.cardinality(a) for a in layout]
             dicts = [None if a == GROUP_ID else self.column(a).values for a in layout]
-            out.append(materialize(grouped[list(layout)], layout, (GROUP_ID,), cards, self.client,
+            out.append(materialize(grouped[list(layout)], layout, (GROUP_ID,), cards, self.runner,
                                    self._place("grouped"), dicts))  # fmt: skip
         return out
 
@@ -436,9 +434,9 @@ class DaskTable:
 
         attrs = sorted({a for q in queries for a in q})
         cards = {a: self.cardinality(a) for a in attrs}
-        shared = _share(self.client, list(queries))
+        shared = self.runner.share(list(queries))
         tasks = [delayed(_part_queries)(d, shared, cards, False) for d in part_frames(self.codes_path, attrs)]
-        return np.rint(np.sum(self.client.gather(self.client.compute(tasks)), axis=0)).astype(np.int64)
+        return np.rint(np.sum(self.runner.run(tasks, "on the cluster: query answers"), axis=0)).astype(np.int64)
 
     def register_duckdb(self, con: duckdb.DuckDBPyConnection) -> None:
         """The table for DuckDB (the verifier): a view ``original_codes`` over the scratch

@@ -42,7 +42,7 @@ class PublishedRelease:
 
 
 def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> CountRows:
-    if not path.is_file():
+    if not path.exists():  # a file, or a directory of Parquet parts (the Dask backend's form)
         raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
     src = duckdb_source(path)
     try:
