@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pyarrow.parquet as pq
 
 import versapub
-from versapub.datasets import TEXAS_LIKE_DOMAINS, TEXAS_LIKE_RULES, adult, running_example, texas_like
+from versapub.datasets import (
+    TEXAS_LIKE_DOMAINS,
+    TEXAS_LIKE_RULES,
+    adult,
+    running_example,
+    texas_like,
+    texas_like_parts,
+    write_texas_like_parquet,
+)
 from versapub.privacy import LDiversity, parse_rules
 from versapub.privacy.feasibility import feasibility
 
@@ -40,6 +51,23 @@ def test_texas_like_shape_and_dependencies() -> None:
     assert len(np.unique(pairs[0])) == pairs.shape[1]
     # deterministic for a seed
     assert np.array_equal(texas_like(1000, seed=1).codes("surgeon"), texas_like(1000, seed=1).codes("surgeon"))
+
+
+def test_texas_like_parts_share_one_population(tmp_path: Path) -> None:
+    """The streamed generator (scale-out benchmark): parts of the asked sizes whose union
+    keeps the nesting (zip -> county, drg -> mdc, surgeon -> hospital) across parts, with
+    different records per part; written as a Parquet dataset, one file per part."""
+    parts = list(texas_like_parts(25_000, 10_000, seed=3))
+    assert [len(p["county"]) for p in parts] == [10_000, 10_000, 5_000]
+    whole = {name: np.concatenate([p[name] for p in parts]) for name in TEXAS_LIKE_DOMAINS}
+    for child, parent in (("pat_zip", "county"), ("hcfa_drg", "hcfa_mdc"), ("surgeon", "thcic")):
+        pairs = np.unique(np.stack([whole[child], whole[parent]]), axis=1)
+        assert len(np.unique(pairs[0])) == pairs.shape[1], child
+    assert not np.array_equal(parts[0]["county"][:5_000], parts[2]["county"])
+    out = write_texas_like_parquet(tmp_path / "ds", 25_000, part_rows=10_000, seed=3)
+    files = sorted(out.glob("*.parquet"))
+    assert [pq.ParquetFile(f).metadata.num_rows for f in files] == [10_000, 10_000, 5_000]
+    assert pq.read_table(files[0]).column_names == list(TEXAS_LIKE_DOMAINS)
 
 
 def test_texas_like_rules_are_feasible_at_l10_and_publish() -> None:

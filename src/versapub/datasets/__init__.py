@@ -7,7 +7,14 @@ from importlib import resources
 from pathlib import Path
 
 from versapub.data.table import EncodedTable
-from versapub.datasets.texas import TEXAS_LIKE_DOMAINS, TEXAS_LIKE_RULES, texas_like, write_texas_like
+from versapub.datasets.texas import (
+    TEXAS_LIKE_DOMAINS,
+    TEXAS_LIKE_RULES,
+    texas_like,
+    texas_like_parts,
+    write_texas_like,
+    write_texas_like_parquet,
+)
 from versapub.io.config import PublishConfig, load_config
 from versapub.io.read import read_table
 
@@ -76,5 +83,7 @@ __all__ = [
     "running_example",
     "sparcs",
     "texas_like",
+    "texas_like_parts",
     "write_texas_like",
+    "write_texas_like_parquet",
 ]

@@ -21,6 +21,7 @@ need occur in a small sample.  It is NOT real data and says nothing about Texas.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -106,49 +107,76 @@ def texas_like_codes(n: int, seed: int = 0) -> dict[str, IntArray]:
     if n <= 0:
         raise ValueError("n must be positive")
     rng = np.random.default_rng(seed)
+    return _draw(n, rng, rng)
+
+
+def texas_like_parts(n: int, part_rows: int, seed: int = 0) -> Iterator[dict[str, IntArray]]:
+    """``n`` records of one texas_like-style population in parts of ``part_rows`` (the
+    last may be shorter), one part in memory at a time: the population's structure (the
+    nesting of zip codes in counties, of DRGs in MDCs, the code maps, the doctors of each
+    hospital) is drawn once from ``seed``; each part's records from their own generator.
+    (Not the same records as ``texas_like(n, seed)``, whose one generator interleaves
+    structure and records.)"""
+    if n <= 0 or part_rows <= 0:
+        raise ValueError("n and part_rows must be positive")
+
+    def structure() -> np.random.Generator:
+        return np.random.default_rng([seed, 0])
+
+    pilot = _draw(min(n, part_rows), structure(), np.random.default_rng([seed, 1, 0]))
+    doctors = np.bincount(pilot["thcic"], minlength=TEXAS_LIKE_DOMAINS["thcic"]).astype(np.float64) + 0.5
+    for i, start in enumerate(range(0, n, part_rows)):
+        yield _draw(min(part_rows, n - start), structure(), np.random.default_rng([seed, 1, i]), doctors)
+
+
+def _draw(n: int, st: np.random.Generator, rec: np.random.Generator,
+          doctors: npt.NDArray[np.float64] | None = None) -> dict[str, IntArray]:  # fmt: skip
+    """The module docstring's model: ``st`` draws the population's structure, ``rec`` the
+    records (the same generator for both: :func:`texas_like_codes`' draw order);
+    ``doctors``: each hospital's weight when allocating doctors (default: its records + 1/2)."""
     d = TEXAS_LIKE_DOMAINS
     cw = _weights(d["county"], 0.75)
-    county = rng.choice(d["county"], size=n, p=cw / cw.sum()).astype(np.int64)
-    zs, zn = _allocate(cw, d["pat_zip"], rng)
-    pat_zip = _nested(county, zs, zn, rng, 1.6)
-    hs, hn = _allocate(cw, d["thcic"], rng)
+    county = rec.choice(d["county"], size=n, p=cw / cw.sum()).astype(np.int64)
+    zs, zn = _allocate(cw, d["pat_zip"], st)
+    pat_zip = _nested(county, zs, zn, rec, 1.6)
+    hs, hn = _allocate(cw, d["thcic"], st)
     has_h = hn[county] > 0
-    local = has_h & (rng.random(n) < 0.85)
-    hospital_global = rng.choice(d["thcic"], size=n, p=_p(_weights(d["thcic"], 0.6))).astype(np.int64)
-    thcic = np.where(local, _nested(county, hs, np.maximum(hn, 1), rng, 1.5), hospital_global)
+    local = has_h & (rec.random(n) < 0.85)
+    hospital_global = rec.choice(d["thcic"], size=n, p=_p(_weights(d["thcic"], 0.6))).astype(np.int64)
+    thcic = np.where(local, _nested(county, hs, np.maximum(hn, 1), rec, 1.5), hospital_global)
     thcic = np.minimum(thcic, d["thcic"] - 1)
 
-    mdc = _zipf(rng, n, d["hcfa_mdc"], 0.9)
-    ds, dn = _allocate(_weights(d["hcfa_mdc"], 0.5), d["hcfa_drg"], rng)
-    drg = _nested(mdc, ds, dn, rng, 1.8)
-    apr_map = rng.integers(0, d["apr_drg"], size=d["hcfa_drg"])
-    apr = np.where(rng.random(n) < 0.85, apr_map[drg], rng.integers(0, d["apr_drg"], size=n))
+    mdc = _zipf(rec, n, d["hcfa_mdc"], 0.9)
+    ds, dn = _allocate(_weights(d["hcfa_mdc"], 0.5), d["hcfa_drg"], st)
+    drg = _nested(mdc, ds, dn, rec, 1.8)
+    apr_map = st.integers(0, d["apr_drg"], size=d["hcfa_drg"])
+    apr = np.where(rec.random(n) < 0.85, apr_map[drg], rec.integers(0, d["apr_drg"], size=n))
 
-    ps, pn = _allocate(_weights(d["hcfa_drg"], 0.3), d["prn_diag"], rng)
-    prn = _nested(drg, ps, pn, rng, 1.7)
-    ad_map = rng.integers(0, d["ad_diag"], size=d["prn_diag"])
-    ad = np.where(rng.random(n) < 0.6, ad_map[prn], _zipf(rng, n, d["ad_diag"], 0.7))
+    ps, pn = _allocate(_weights(d["hcfa_drg"], 0.3), d["prn_diag"], st)
+    prn = _nested(drg, ps, pn, rec, 1.7)
+    ad_map = st.integers(0, d["ad_diag"], size=d["prn_diag"])
+    ad = np.where(rec.random(n) < 0.6, ad_map[prn], _zipf(rec, n, d["ad_diag"], 0.7))
     secondary = {}
     for name in ("diag1", "diag2", "diag3"):
-        m = rng.integers(0, d[name], size=d["prn_diag"])
-        secondary[name] = np.where(rng.random(n) < 0.4, m[prn], _zipf(rng, n, d[name], 0.8))
-    qs, qn = _allocate(_weights(d["hcfa_drg"], 0.3), d["p_icd9"], rng)
-    proc = _nested(drg, qs, qn, rng, 1.5)
+        m = st.integers(0, d[name], size=d["prn_diag"])
+        secondary[name] = np.where(rec.random(n) < 0.4, m[prn], _zipf(rec, n, d[name], 0.8))
+    qs, qn = _allocate(_weights(d["hcfa_drg"], 0.3), d["p_icd9"], st)
+    proc = _nested(drg, qs, qn, rec, 1.5)
 
     female = np.where(mdc == 13, 1.0, 0.55)  # MDC 14 (code 13): pregnancy
-    gender = (rng.random(n) >= female).astype(np.int64)  # 0 = F, 1 = M
-    age = np.clip(np.round(rng.normal(12, 5, size=n)), 1, d["pat_age"] - 1).astype(np.int64)
+    gender = (rec.random(n) >= female).astype(np.int64)  # 0 = F, 1 = M
+    age = np.clip(np.round(rec.normal(12, 5, size=n)), 1, d["pat_age"] - 1).astype(np.int64)
     age = np.where(mdc == 14, 0, age)  # MDC 15 (code 14): newborns
-    race_p = rng.dirichlet(np.array([6.0, 2.0, 3.0, 0.7, 0.5]), size=d["county"])
+    race_p = st.dirichlet(np.array([6.0, 2.0, 3.0, 0.7, 0.5]), size=d["county"])
     cum = np.cumsum(race_p, axis=1)[county]
-    race = (rng.random(n)[:, None] > cum).sum(axis=1).clip(0, d["race"] - 1).astype(np.int64)
-    rsk = np.clip(age // 4 + rng.integers(-1, 2, size=n), 0, d["rsk_mor"] - 1).astype(np.int64)
+    race = (rec.random(n)[:, None] > cum).sum(axis=1).clip(0, d["race"] - 1).astype(np.int64)
+    rsk = np.clip(age // 4 + rec.integers(-1, 2, size=n), 0, d["rsk_mor"] - 1).astype(np.int64)
 
-    hw = np.bincount(thcic, minlength=d["thcic"]).astype(np.float64) + 0.5
-    ms, mn = _allocate(hw, d["and_md"], rng)
-    and_md = _nested(thcic, ms, mn, rng, 1.3)
-    ss, sn = _allocate(hw, d["surgeon"], rng)
-    surgeon = _nested(thcic, ss, sn, rng, 1.3)
+    hw = np.bincount(thcic, minlength=d["thcic"]).astype(np.float64) + 0.5 if doctors is None else doctors
+    ms, mn = _allocate(hw, d["and_md"], st)
+    and_md = _nested(thcic, ms, mn, rec, 1.3)
+    ss, sn = _allocate(hw, d["surgeon"], st)
+    surgeon = _nested(thcic, ss, sn, rec, 1.3)
     return {
         "thcic": thcic,
         "gender": gender,
@@ -194,6 +222,21 @@ def texas_like(n: int = 177_148, seed: int = 0) -> EncodedTable:
         rank[present] = np.arange(len(present), dtype=CODE_DTYPE)
         cols.append(Column(name, rank[codes], labels[present]))
     return EncodedTable(tuple(cols), source=f"texas_like(n={n}, seed={seed})")
+
+
+def write_texas_like_parquet(directory: str | Path, n: int, part_rows: int = 1_000_000, seed: int = 0) -> Path:
+    """Write ``n`` texas_like-style records (:func:`texas_like_parts`) as a Parquet
+    dataset, one file per part, never holding more than one part in memory."""
+    import pyarrow.parquet as pq
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=False)
+    labels = {name: pa.array(_labels(name, card).astype(str), type=pa.string())
+              for name, card in TEXAS_LIKE_DOMAINS.items()}  # fmt: skip
+    for i, part in enumerate(texas_like_parts(n, part_rows, seed)):
+        arrays = [labels[name].take(pa.array(codes)) for name, codes in part.items()]
+        pq.write_table(pa.Table.from_arrays(arrays, names=list(part)), out / f"part-{i:05d}.parquet")
+    return out
 
 
 def write_texas_like(path: str | Path, n: int, seed: int = 0) -> Path:
