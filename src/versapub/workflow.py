@@ -224,6 +224,7 @@ def write_release(
     overwrite: bool = False,
     protect: Iterable[str | Path | None] = (),
     utility: Callable[[], dict[str, Any]] | None = None,
+    progress: Progress = _silent,
 ) -> VerificationReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
@@ -254,6 +255,7 @@ def write_release(
             release.timings["utility"] = time.perf_counter() - t
             rw.rewrite_manifest(release, tmp, files)
         t1 = time.perf_counter()
+        progress("verifying the written files and checking the release", 0, 0)
         check = run_check(tmp, model=_model_of(release), original=release.source)
         report = check.verification
         if not report.ok:
@@ -368,7 +370,8 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
                                                 "workers": runner.n_workers, "partitions": table.n_parts})  # fmt: skip
             measure = (lambda: outofcore_utility(release, progress=progress)) if utility else None
             progress("writing, measuring and verifying the release", 0, 0)
-            write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure)
+            write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure,
+                          progress=progress)  # fmt: skip
         except Exception as exc:
             if isinstance(exc, VersapubError) or not _cluster_failure(exc):
                 raise
@@ -400,7 +403,7 @@ def write(
     """Write, verified from its own files, never over a user's file (the input, hierarchy
     and configuration files are protected)."""
     progress("writing and verifying the release", 0, 0)
-    write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path])
+    write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path], progress=progress)
 
 
 def run(

@@ -85,20 +85,42 @@ def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
             continue
         first.register_duckdb(con, f"q{i}")
         second.register_duckdb(con, f"s{i}")
-        qi = ", ".join(_q(a) for a in attrs if a != s)
-        sq = _q(str(s))
-        got = con.execute(f"""
-            WITH rec AS (SELECT hash({qi}) h1, hash({qi}, 7) h2, {sq} sv, count(*) c FROM original_codes GROUP BY ALL),
-                 qh AS (SELECT hash({qi}) h1, hash({qi}, 7) h2, group_id g, "count" c FROM q{i}),
-                 sz AS (SELECT group_id g, sum("count") size FROM s{i} GROUP BY ALL),
-                 w AS (SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2)
-                       JOIN s{i} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g GROUP BY ALL)
-            SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) FROM rec LEFT JOIN w USING (h1, h2, sv)
-        """).fetchone()  # fmt: skip
+        got = anatomy_term(con, f"q{i}", f"s{i}", ", ".join(_q(a) for a in attrs if a != s), _q(str(s)))
         zero += int(got[1])
         expected += float(got[0] or 0.0) / n - math.log(n)
     value = math.inf if zero else max(plogp - expected, 0.0)
     return {"value": value, "distinct": distinct, "zero": zero, "plogp": plogp}
+
+
+def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
+                 order: str | None = None) -> tuple[float | None, int]:  # fmt: skip
+    """``Σ_(q,s) c(q, s) log(n p~(q, s))`` over the data's distinct ``(q, s)`` and how many
+    have ``p~ = 0``, where ``n p~(q, s) = Σ_g c(q, g) c(g, s) / |g|``.
+
+    Two join orders give the same sum; the cheaper is chosen from counts: from the data's
+    pairs, each joined with the groups its ``q`` is in (``Σ_(q,s) groups(q)``: cheap when
+    ``q`` is nearly unique) or from the groups, each QIT row with each ST row of its group
+    (``Σ_g rows_QIT(g) rows_ST(g)``, at most ``n`` times the group size: cheap when few
+    ``q`` values spread over many groups); ``order`` (``pairs`` or ``groups``) forces one."""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE rec AS SELECT hash({qi}) h1, hash({qi}, 7) h2, {sq} sv, count(*) c
+                    FROM original_codes GROUP BY ALL""")  # fmt: skip
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE qh AS SELECT hash({qi}) h1, hash({qi}, 7) h2, group_id g, "count" c
+                    FROM {qit}""")  # fmt: skip
+    con.execute(f'CREATE OR REPLACE TEMP TABLE sz AS SELECT group_id g, sum("count") size FROM {st} GROUP BY ALL')
+    by_pairs = con.execute("SELECT sum(k) FROM rec JOIN (SELECT h1, h2, count(*) k FROM qh GROUP BY ALL) "
+                           "USING (h1, h2)").fetchone()[0] or 0  # fmt: skip
+    by_groups = con.execute(f"SELECT sum(a.k * b.k) FROM (SELECT g, count(*) k FROM qh GROUP BY ALL) a JOIN "
+                            f"(SELECT group_id g, count(*) k FROM {st} GROUP BY ALL) b USING (g)").fetchone()[0]
+    if order == "pairs" or (order is None and by_pairs <= (by_groups or 0)):
+        w = (f'SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2) '
+             f"JOIN {st} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g GROUP BY ALL")  # fmt: skip
+    else:
+        w = (f'SELECT qh.h1, qh.h2, t.{sq} sv, sum(qh.c * t."count" / sz.size) w FROM qh '
+             f"JOIN {st} t ON t.group_id = qh.g JOIN sz ON sz.g = qh.g GROUP BY ALL")  # fmt: skip
+    got = con.execute(f"WITH w AS ({w}) SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) "
+                      "FROM rec LEFT JOIN w USING (h1, h2, sv)").fetchone()  # fmt: skip
+    con.execute("DROP TABLE rec; DROP TABLE qh; DROP TABLE sz")
+    return (None if got[0] is None else float(got[0])), int(got[1])
 
 
 def workload(release: Release, n_queries: int, qd: int, p: float, seed: int,
@@ -179,6 +201,7 @@ def utility_summary(release: Release, *, n_queries: int = 1000, qd: int = 3, p: 
 
     t0 = time.perf_counter()
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     try:
         progress("KL-divergence (DuckDB over the codes)", 0, 3)
         release.source.register_duckdb(con)

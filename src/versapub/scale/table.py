@@ -210,6 +210,10 @@ def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
     return dict(sorted(out.items()))
 
 
+#: DuckDB's memory limit in the client when it reads a Dask table (the rest spills to disk).
+DUCKDB_MEMORY = "4GB"
+
+
 # -- the count tables ----------------------------------------------------------------------------
 @dataclass
 class DaskCounts:
@@ -439,9 +443,14 @@ class DaskTable:
         return np.rint(np.sum(self.runner.run(tasks, "on the cluster: query answers"), axis=0)).astype(np.int64)
 
     def register_duckdb(self, con: duckdb.DuckDBPyConnection) -> None:
-        """The table for DuckDB (the verifier): a view ``original_codes`` over the scratch
-        dataset of codes and a table ``dict_<attribute>`` (``value``, ``code``) each."""
+        """The table for DuckDB (the verifier, the out-of-core utility): a view
+        ``original_codes`` over the scratch dataset of codes and a table
+        ``dict_<attribute>`` (``value``, ``code``) each; DuckDB holds at most
+        :data:`DUCKDB_MEMORY` and spills into the scratch directory beyond it."""
         import pyarrow as pa
+
+        spill = self.scratch / "duckdb-spill"
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'; SET temp_directory = '{spill.as_posix()}'")
 
         cols = ", ".join('"' + n.replace('"', '""') + '"' for n in self.names)
         con.execute(f"CREATE OR REPLACE VIEW original_codes AS SELECT {cols} FROM {parquet_glob(self.codes_path)}")

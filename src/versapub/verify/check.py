@@ -287,6 +287,7 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
     out: dict[Rule, dict[str, Any]] = {}
     per_table: dict[str, tuple[Any, ...] | None] = {}
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     try:
         for r in rules:
             homes = [t for t in tables if r.rhs in t["attributes"]]
@@ -366,6 +367,7 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
     n = int(m["n_records"])
     out = []
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     try:
         for e in m["tables"]:
             entry = parse_entry(e)

@@ -74,6 +74,7 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
     except (KeyError, TypeError, ValueError) as exc:
         raise ReleaseError(f"{d / 'manifest.json'} is malformed: {exc}.") from None
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     tables: list[CountRows] = []
     kinds: dict[str, str] = {}
     sensitive: dict[str, str] = {}

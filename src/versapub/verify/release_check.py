@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +148,7 @@ class _Checker:
         self.original = original
         self.report = VerificationReport(str(directory))
         self.con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
+        self.con.execute("SET enable_progress_bar = false")  # DuckDB would draw on the terminal
         self.n = 0
         self.views = 0
         self.hierarchies: dict[str, str] = {}
@@ -918,8 +921,21 @@ def verify_release(
     """Verify the release in ``directory`` (and, if given, against the ``original`` table;
     ``rules`` and ``guarantee`` — ``{"name": ..., params}`` — replace the manifest's: the
     steward checks what they require, not what the release claims)."""
-    checker = _Checker(Path(directory), original, rules, guarantee, pairing_max_rows)
+    with tempfile.TemporaryDirectory(prefix="versapub-verify-") as spill:
+        checker = _Checker(Path(directory), original, rules, guarantee, pairing_max_rows)
+        # Large releases (partitioned tables): DuckDB holds at most half the memory and
+        # spills the rest into a temporary directory of its own, removed afterwards.
+        checker.con.execute(f"SET memory_limit = '{_memory_limit()}'; SET temp_directory = '{Path(spill).as_posix()}'")
+        try:
+            return checker.run()
+        finally:
+            checker.con.close()
+
+
+def _memory_limit() -> str:
+    """Half the machine's memory (DuckDB's own default is 80 %)."""
     try:
-        return checker.run()
-    finally:
-        checker.con.close()
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+    return f"{max(total // 2 >> 20, 1024)}MB"
