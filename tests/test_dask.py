@@ -272,6 +272,20 @@ def test_local_cluster(tmp_path: Path) -> None:
     assert _leftovers(tmp_path) == []
 
 
+def test_local_workers_start_without_a_fixed_malloc_trim_threshold() -> None:
+    """A LocalCluster's workers get Dask's environment minus MALLOC_TRIM_THRESHOLD_ (choice
+    116), and Dask's own setting is left as it was."""
+    import dask
+
+    from versapub.scale.cluster import local_worker_environ
+
+    before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+    env = local_worker_environ()
+    assert "MALLOC_TRIM_THRESHOLD_" not in env
+    assert env == {k: v for k, v in before.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    assert dict(dask.config.get("distributed.nanny.pre-spawn-environ")) == before
+
+
 def _one_paragraph(text: str) -> str:
     body = text.strip()
     assert "Traceback" not in body and "\n\n" not in body, body

@@ -294,6 +294,33 @@ def test_workload_is_seeded_nonempty_and_shaped() -> None:
     assert re_.mean == pytest.approx(0.0, abs=1e-9)  # the whole table published: exact answers
 
 
+@pytest.mark.parametrize("qd", [2, 4])
+def test_workload_keeps_the_first_nonempty_draws_with_their_true_counts(qd: int) -> None:
+    """The batched draw (both backends' ``draw_queries``) keeps exactly the queries a
+    one-at-a-time draw keeps — the first ``n`` non-empty in draw order — with counts by
+    ``np.isin`` and the empty draws counted."""
+    from versapub.model.utility import draw_query
+
+    table = versapub.datasets.texas_like(3_000, 2)
+    attrs = list(table.names)
+    cards = {a: table.cardinality(a) for a in attrs}
+    rng = np.random.default_rng(11)
+    kept, counts, empty = [], [], 0
+    while len(kept) < 150:
+        q = draw_query(rng, attrs, cards, qd, 0.1)
+        c = int(np.logical_and.reduce([np.isin(table.codes(a), v) for a, v in q.items()]).sum())
+        if c == 0:
+            empty += 1
+            continue
+        kept.append(q)
+        counts.append(c)
+    w = make_workload(table, 150, qd, 0.1, seed=11)
+    assert [sorted(q) for q in w.queries] == [sorted(q) for q in kept]
+    assert all(np.array_equal(x[k], y[k]) for x, y in zip(w.queries, kept, strict=True) for k in x)
+    assert w.actual.tolist() == counts
+    assert w.redrawn == empty and empty > 0
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -32,8 +32,9 @@ def _brute(data: pd.DataFrame, qit: pd.DataFrame, st: pd.DataFrame) -> tuple[flo
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("order", ["pairs", "groups", None])
-def test_anatomy_term_matches_brute_force(seed: int, order: str | None) -> None:
+@pytest.mark.parametrize(("order", "chunks"), [("pairs", None), ("groups", None), (None, None), ("pairs", 3),
+                                               ("groups", 4)])  # fmt: skip
+def test_anatomy_term_matches_brute_force(seed: int, order: str | None, chunks: int | None) -> None:
     rng = np.random.default_rng(seed)
     n, n_groups = int(rng.integers(20, 80)), int(rng.integers(2, 8))
     data = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 4, n), "s": rng.integers(0, 5, n)})
@@ -48,7 +49,7 @@ def test_anatomy_term_matches_brute_force(seed: int, order: str | None) -> None:
     con.register("original_codes", data)
     con.register("qit", qit)
     con.register("st", st)
-    got, zero = anatomy_term(con, "qit", "st", '"a", "b"', '"s"', order=order)
+    got, zero = anatomy_term(con, "qit", "st", '"a", "b"', '"s"', order=order, chunks=chunks)
     want, want_zero = _brute(data, qit, st)
     assert zero == want_zero
     if got is None:

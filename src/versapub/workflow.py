@@ -332,8 +332,10 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
     import shutil
     import uuid
 
+    import duckdb
+
     from versapub.api import plugins_for, require_out_of_core
-    from versapub.errors import ClusterError, VersapubError
+    from versapub.errors import ClusterError, ReleaseError, VersapubError
     from versapub.io.safety import check_destination
     from versapub.model.outofcore import utility_summary as outofcore_utility
     from versapub.privacy.per_rule import split
@@ -373,6 +375,12 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
             write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure,
                           progress=progress)  # fmt: skip
         except Exception as exc:
+            if isinstance(exc, duckdb.OutOfMemoryException):
+                raise ReleaseError(
+                    f"DuckDB ran out of memory in this process while measuring or verifying the release "
+                    f"({str(exc).splitlines()[0][:200]}). Nothing was written to {dest} and the intermediate files "
+                    "were removed. Run on a machine with more memory, or publish with --no-utility."
+                ) from exc
             if isinstance(exc, VersapubError) or not _cluster_failure(exc):
                 raise
             raise ClusterError(

@@ -13,7 +13,7 @@ import math
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -1612,6 +1612,17 @@ def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: b
         out.print(escape(f.line()), soft_wrap=True)
 
 
+def _notes(notes: Path | None) -> str:
+    return notes.read_text(encoding="utf-8") if notes else ""
+
+
+def _page_written(page: Path, found: Sequence[Any], no_data: bool = False) -> None:
+    """One line: the results page written and its verdicts."""
+    n = {v: sum(f.verdict == v for f in found) for v in ("PASS", "DIFFERS", "NO DATA")}
+    out.print(f"Wrote {page}: {n['PASS']} PASS, {n['DIFFERS']} DIFFERS" + (f", {n['NO DATA']} without data." if no_data
+                                                                           else "."))  # fmt: skip
+
+
 @experiment.command("page")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments"),
               show_default=True, help="The experiments' directory (as given to `experiment versatile`).")  # fmt: skip
@@ -1624,10 +1635,8 @@ def experiment_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     from versapub.experiments import write_page
 
     with _errors():
-        found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
-    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
-              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS, {sum(f.verdict == 'NO DATA' for f in found)} "
-              "without data.")  # fmt: skip
+        found = write_page(out_dir, page, _notes(notes))
+    _page_written(page, found, no_data=True)
 
 
 @experiment.command("msa")
@@ -1670,9 +1679,8 @@ def experiment_msa_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     with _errors():
         if not (out_dir / "runs.csv").is_file():
             raise ConfigError(f"{out_dir} holds no runs.csv; run `versapub experiment msa --out {out_dir}` first.")
-        found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
-    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
-              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
+        found = write_page(out_dir, page, _notes(notes))
+    _page_written(page, found)
 
 
 @experiment.command("functional")
@@ -1722,9 +1730,8 @@ def experiment_functional_page(out_dir: Path, page: Path, notes: Path | None) ->
         if not dirs:
             raise ConfigError(f"{out_dir} holds no results; run `versapub experiment functional --dataset adult "
                               f"--out {out_dir}/adult` first.")  # fmt: skip
-        found = write_page(dirs, page, notes.read_text(encoding="utf-8") if notes else "")
-    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
-              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
+        found = write_page(dirs, page, _notes(notes))
+    _page_written(page, found)
 
 
 @experiment.command("marginals")
@@ -1765,9 +1772,8 @@ def experiment_marginals_page(out_dir: Path, page: Path, notes: Path | None) -> 
     with _errors():
         if not (out_dir / "results.json").is_file():
             raise ConfigError(f"{out_dir} holds no results.json; run `versapub experiment marginals --out {out_dir}`.")
-        found = write_page(out_dir, page, notes.read_text(encoding="utf-8") if notes else "")
-    out.print(f"Wrote {page}: {sum(f.verdict == 'PASS' for f in found)} PASS, "
-              f"{sum(f.verdict == 'DIFFERS' for f in found)} DIFFERS.")  # fmt: skip
+        found = write_page(out_dir, page, _notes(notes))
+    _page_written(page, found)
 
 
 def main() -> None:

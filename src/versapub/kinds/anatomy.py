@@ -149,6 +149,7 @@ class Anatomy(LeavesOnly):
         per-line figure from the manifest's stats)."""
         s = self.sensitive_of(entry)
         con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")
         try:
             con.execute(f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {ident(s[0])} s, '
                         f'CAST("count" AS BIGINT) c FROM {duckdb_source(directory / entry.files["st"])}')  # fmt: skip

@@ -178,6 +178,7 @@ class Generalized:
         runs = self.sensitive_runs(directory, entry)
         spread = bool(runs)
         con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")
         try:
             if spread:  # induced counts: each published value spread over the leaf positions it covers
                 con.execute(f"CREATE TABLE h AS SELECT g, v, sum(w) c FROM (SELECT dense_rank() OVER (ORDER BY {keys})"

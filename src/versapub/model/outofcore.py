@@ -31,7 +31,7 @@ import numpy as np
 
 from versapub.errors import ReleaseError
 from versapub.model.sparse import Codes
-from versapub.model.utility import MAX_REDRAWS_PER_QUERY, RelativeError, check_workload, draw_query
+from versapub.model.utility import RelativeError, draw_queries
 from versapub.release.model import Release
 
 Progress = Callable[[str, int, int], None]
@@ -92,8 +92,12 @@ def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
     return {"value": value, "distinct": distinct, "zero": zero, "plogp": plogp}
 
 
+#: Rows per slice of the Anatomy term's joins (:func:`anatomy_term`).
+CHUNK_ROWS = 20_000_000
+
+
 def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
-                 order: str | None = None) -> tuple[float | None, int]:  # fmt: skip
+                 order: str | None = None, chunks: int | None = None) -> tuple[float | None, int]:  # fmt: skip
     """``Σ_(q,s) c(q, s) log(n p~(q, s))`` over the data's distinct ``(q, s)`` and how many
     have ``p~ = 0``, where ``n p~(q, s) = Σ_g c(q, g) c(g, s) / |g|``.
 
@@ -101,7 +105,9 @@ def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
     pairs, each joined with the groups its ``q`` is in (``Σ_(q,s) groups(q)``: cheap when
     ``q`` is nearly unique) or from the groups, each QIT row with each ST row of its group
     (``Σ_g rows_QIT(g) rows_ST(g)``, at most ``n`` times the group size: cheap when few
-    ``q`` values spread over many groups); ``order`` (``pairs`` or ``groups``) forces one."""
+    ``q`` values spread over many groups); ``order`` (``pairs`` or ``groups``) forces one.
+    The sum runs over slices of the ``q`` values (by hash), about :data:`CHUNK_ROWS` rows
+    each, so that no join outgrows DuckDB's memory (``chunks`` forces their number)."""
     con.execute(f"""CREATE OR REPLACE TEMP TABLE rec AS SELECT hash({qi}) h1, hash({qi}, 7) h2, {sq} sv, count(*) c
                     FROM original_codes GROUP BY ALL""")  # fmt: skip
     con.execute(f"""CREATE OR REPLACE TEMP TABLE qh AS SELECT hash({qi}) h1, hash({qi}, 7) h2, group_id g, "count" c
@@ -109,47 +115,36 @@ def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
     con.execute(f'CREATE OR REPLACE TEMP TABLE sz AS SELECT group_id g, sum("count") size FROM {st} GROUP BY ALL')
     by_pairs = con.execute("SELECT sum(k) FROM rec JOIN (SELECT h1, h2, count(*) k FROM qh GROUP BY ALL) "
                            "USING (h1, h2)").fetchone()[0] or 0  # fmt: skip
-    by_groups = con.execute(f"SELECT sum(a.k * b.k) FROM (SELECT g, count(*) k FROM qh GROUP BY ALL) a JOIN "
-                            f"(SELECT group_id g, count(*) k FROM {st} GROUP BY ALL) b USING (g)").fetchone()[0]
-    if order == "pairs" or (order is None and by_pairs <= (by_groups or 0)):
-        w = (f'SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2) '
-             f"JOIN {st} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g GROUP BY ALL")  # fmt: skip
-    else:
-        w = (f'SELECT qh.h1, qh.h2, t.{sq} sv, sum(qh.c * t."count" / sz.size) w FROM qh '
-             f"JOIN {st} t ON t.group_id = qh.g JOIN sz ON sz.g = qh.g GROUP BY ALL")  # fmt: skip
-    got = con.execute(f"WITH w AS ({w}) SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) "
-                      "FROM rec LEFT JOIN w USING (h1, h2, sv)").fetchone()  # fmt: skip
+    by_groups = con.execute(
+        f"SELECT sum(a.k * b.k) FROM (SELECT g, count(*) k FROM qh GROUP BY ALL) a JOIN "
+        f"(SELECT group_id g, count(*) k FROM {st} GROUP BY ALL) b USING (g)"
+    ).fetchone()[0]
+    pairs = order == "pairs" or (order is None and by_pairs <= (by_groups or 0))
+    rows = con.execute("SELECT count(*) FROM rec").fetchone()[0]
+    k = chunks or max(1, math.ceil(max(rows, by_pairs if pairs else by_groups or 0) / CHUNK_ROWS))
+    total, zero = None, 0
+    for i in range(k):  # the q values in k slices by hash: each slice's joins fit in memory
+        part = f"h1 % {k} = {i}"
+        if pairs:
+            w = (f'SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2) '
+                 f"JOIN {st} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g WHERE r.{part} "
+                 "GROUP BY ALL")  # fmt: skip
+        else:
+            w = (f'SELECT qh.h1, qh.h2, t.{sq} sv, sum(qh.c * t."count" / sz.size) w FROM qh '
+                 f"JOIN {st} t ON t.group_id = qh.g JOIN sz ON sz.g = qh.g WHERE qh.{part} GROUP BY ALL")  # fmt: skip
+        got = con.execute(f"WITH w AS ({w}) SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) "
+                          f"FROM rec LEFT JOIN w USING (h1, h2, sv) WHERE rec.{part}").fetchone()  # fmt: skip
+        if got[0] is not None:
+            total = float(got[0]) + (total or 0.0)
+        zero += int(got[1])
     con.execute("DROP TABLE rec; DROP TABLE qh; DROP TABLE sz")
-    return (None if got[0] is None else float(got[0])), int(got[1])
+    return total, zero
 
 
 def workload(release: Release, n_queries: int, qd: int, p: float, seed: int,
              progress: Progress = _quiet) -> tuple[list[dict[str, Codes]], np.ndarray, int]:  # fmt: skip
     """The in-memory workload's queries (same draws), with their true answers."""
-    src = release.source
-    attrs = list(src.names)
-    check_workload(len(attrs), n_queries, qd, p)
-    cards = {a: src.cardinality(a) for a in attrs}
-    rng = np.random.default_rng(seed)
-    queries: list[dict[str, Codes]] = []
-    actual: list[int] = []
-    redrawn = 0
-    while len(queries) < n_queries:
-        batch = [draw_query(rng, attrs, cards, qd, p) for _ in range(max(16, int(1.2 * (n_queries - len(queries)))))]
-        progress(f"the workload's true answers ({len(queries)} of {n_queries} queries so far)", len(queries), n_queries)
-        answers = src.count_queries(batch)
-        for q, act in zip(batch, answers.tolist(), strict=True):
-            if len(queries) == n_queries:
-                break
-            if act == 0:
-                redrawn += 1
-                continue
-            queries.append(q)
-            actual.append(int(act))
-        if redrawn > MAX_REDRAWS_PER_QUERY * n_queries:
-            raise ReleaseError(f"Could not draw {n_queries} non-empty queries with qd = {qd}, p = {p}; raise p or "
-                               "lower qd.")  # fmt: skip
-    return queries, np.asarray(actual, dtype=np.int64), redrawn
+    return draw_queries(release.source, n_queries, qd, p, seed, progress)
 
 
 def estimates(release: Release, queries: Sequence[dict[str, Codes]], progress: Progress = _quiet) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.data.groupby import group_rows
+from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import Codes
+
+Progress = Callable[[str, int, int], None]
 
 #: Redraws allowed per query before giving up on finding a non-empty query.
 MAX_REDRAWS_PER_QUERY = 100
@@ -169,36 +173,50 @@ def draw_query(rng: np.random.Generator, attrs: list[str], cards: dict[str, int]
     return q
 
 
-def make_workload(
-    original: EncodedTable, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1
-) -> Workload:
-    """Random COUNT queries over ``original`` (see the module docstring); seeded."""
-    attrs = list(original.names)
+Drawn = tuple[list[dict[str, Codes]], npt.NDArray[np.int64], int]
+
+
+def draw_queries(source: Source, n_queries: int, qd: int, p: float, seed: int,
+                 progress: Progress | None = None) -> Drawn:  # fmt: skip
+    """The workload's draws over any table of the backend seam (the module docstring):
+    queries drawn in order from ``default_rng(seed)``, empty ones redrawn, the first
+    ``n_queries`` non-empty kept, with their true answers and the number redrawn. Answered
+    in batches (``source.count_queries``: in memory, or part by part on a cluster); the
+    queries kept do not depend on the batch size."""
+    attrs = list(source.names)
     check_workload(len(attrs), n_queries, qd, p)
-    cards = {a: original.cardinality(a) for a in attrs}
+    cards = {a: source.cardinality(a) for a in attrs}
     rng = np.random.default_rng(seed)
     queries: list[dict[str, Codes]] = []
     actual: list[int] = []
     redrawn = 0
     while len(queries) < n_queries:
-        q = draw_query(rng, attrs, cards, qd, p)
-        mask = np.ones(original.n_rows, dtype=bool)
-        for a, vals in q.items():
-            lut = np.zeros(cards[a], dtype=bool)
-            lut[vals] = True
-            mask &= np.take(lut, original.codes(a))  # take: faster than indexing with int32 codes
-        act = int(np.count_nonzero(mask))
-        if act == 0:
-            redrawn += 1
-            if redrawn > MAX_REDRAWS_PER_QUERY * n_queries:
-                raise InputError(
-                    f"Could not draw {n_queries} non-empty queries with qd = {qd}, p = {p} "
-                    f"({redrawn} empty draws); raise p or lower qd."
-                )
-            continue
-        queries.append(q)
-        actual.append(act)
-    return Workload(queries, np.asarray(actual, dtype=np.int64), qd, p, seed, redrawn)
+        batch = [draw_query(rng, attrs, cards, qd, p) for _ in range(max(16, int(1.2 * (n_queries - len(queries)))))]
+        if progress is not None:
+            progress(f"the workload's true answers ({len(queries)} of {n_queries} queries so far)", len(queries),
+                     n_queries)  # fmt: skip
+        for q, act in zip(batch, source.count_queries(batch).tolist(), strict=True):
+            if len(queries) == n_queries:
+                break
+            if act == 0:
+                redrawn += 1
+                continue
+            queries.append(q)
+            actual.append(int(act))
+        if redrawn > MAX_REDRAWS_PER_QUERY * n_queries:
+            raise InputError(
+                f"Could not draw {n_queries} non-empty queries with qd = {qd}, p = {p} ({redrawn} empty draws); "
+                "raise p or lower qd."
+            )
+    return queries, np.asarray(actual, dtype=np.int64), redrawn
+
+
+def make_workload(
+    original: EncodedTable, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1
+) -> Workload:
+    """Random COUNT queries over ``original`` (see the module docstring); seeded."""
+    queries, actual, redrawn = draw_queries(original, n_queries, qd, p, seed)
+    return Workload(queries, actual, qd, p, seed, redrawn)
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,7 @@ class Cells:
         """From a generalized table's files (``entry``: its parsed manifest entry)."""
         d = Path(directory)
         con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")
         try:
             con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
             con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")

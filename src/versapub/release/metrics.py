@@ -139,6 +139,7 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
     the data file and the labels and order listings."""
     qi = [a for a in entry.attributes if a not in sensitive]
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     try:
         con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
         con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")

@@ -13,6 +13,7 @@ the same groups and a group's checks and model need no further shuffle.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -210,8 +211,15 @@ def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
     return dict(sorted(out.items()))
 
 
-#: DuckDB's memory limit in the client when it reads a Dask table (the rest spills to disk).
-DUCKDB_MEMORY = "4GB"
+def duckdb_memory() -> str:
+    """DuckDB's memory limit in the client when it reads a Dask table (the rest spills to
+    disk): a quarter of the machine's memory, at least 2 GB (a LocalCluster's workers have
+    the other three quarters)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+    return f"{max(total // 4 >> 20, 2048)}MB"
 
 
 # -- the count tables ----------------------------------------------------------------------------
@@ -446,11 +454,12 @@ class DaskTable:
         """The table for DuckDB (the verifier, the out-of-core utility): a view
         ``original_codes`` over the scratch dataset of codes and a table
         ``dict_<attribute>`` (``value``, ``code``) each; DuckDB holds at most
-        :data:`DUCKDB_MEMORY` and spills into the scratch directory beyond it."""
+        :func:`duckdb_memory` and spills into the scratch directory beyond it."""
         import pyarrow as pa
 
         spill = self.scratch / "duckdb-spill"
-        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'; SET temp_directory = '{spill.as_posix()}'")
+        con.execute(f"SET memory_limit = '{duckdb_memory()}'; SET temp_directory = '{spill.as_posix()}'; "
+                    "SET preserve_insertion_order = false")  # fmt: skip
 
         cols = ", ".join('"' + n.replace('"', '""') + '"' for n in self.names)
         con.execute(f"CREATE OR REPLACE VIEW original_codes AS SELECT {cols} FROM {parquet_glob(self.codes_path)}")

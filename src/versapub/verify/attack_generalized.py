@@ -55,6 +55,7 @@ def generalized_attack(
     result = AttackResult("generalized", guarantee)
     need = guarantee.min_possible_values()
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     try:
         for t in generalizing_tables(m):
             entry = parse_entry(t)

@@ -109,6 +109,7 @@ def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> l
             continue
         t0 = time.perf_counter()
         con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")
         try:
             sens, n_all = _load(con, d, t, original)
             ls = {a: int(((t.get("diversity") or {}).get(a) or {}).get("l", 2)) for a in sens}

@@ -538,6 +538,7 @@ def check_collection(directory: Path, k: int | None = None, quasi: Sequence[str]
     attrs = list(quasi) if quasi is not None else [a for a in manifest.get("attributes", []) if a not in rhs]
     out: list[Result] = []
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
     try:
         try:
             coll = Collection(directory, manifest, attrs, str(sensitive) if sensitive else None, con)
