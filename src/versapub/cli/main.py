@@ -653,6 +653,8 @@ def publish(
 
     A table too large for memory (a Parquet directory or CSV files) runs on Dask:
     versapub publish --input data/ --rule "a, b -> c" --l 10 --backend dask --out release/
+    (--scheduler tcp://HOST:8786 for an existing cluster). Exit status: 0 published, 2 bad
+    input or refused, 3 verification failed, 5 the Dask cluster failed (nothing written).
     """
     with _errors():
         if backend == "dask" and fmt == "csv":
