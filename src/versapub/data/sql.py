@@ -3,6 +3,7 @@ column as text), quoted identifiers, aliases that cannot collide with attribute 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -33,3 +34,16 @@ def duckdb_source(path: Path) -> str:
     return (
         f"read_csv({lit}, all_varchar=true, header=true, delim=',', quote='\"', escape='\"', allow_quoted_nulls=false)"
     )
+
+
+def spill_settings(fraction: float, spill: str | Path) -> str:
+    """DuckDB ``SET`` statements for a connection over large data: at most ``fraction`` of
+    the machine's memory (at least 1 GB), spilling into directory ``spill`` beyond it, no
+    insertion-order bookkeeping."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 8 << 30
+    limit = max(int(total * fraction) >> 20, 1024)
+    return (f"SET memory_limit = '{limit}MB'; SET temp_directory = '{Path(spill).as_posix()}'; "
+            "SET preserve_insertion_order = false")  # fmt: skip

@@ -13,7 +13,6 @@ the same groups and a group's checks and model need no further shuffle.
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -209,17 +208,6 @@ def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
         for k, v in d.items():
             out[int(k)] = out.get(int(k), 0) + int(v)
     return dict(sorted(out.items()))
-
-
-def duckdb_memory() -> str:
-    """DuckDB's memory limit in the client when it reads a Dask table (the rest spills to
-    disk): a quarter of the machine's memory, at least 2 GB (a LocalCluster's workers have
-    the other three quarters)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return "4GB"
-    return f"{max(total // 4 >> 20, 2048)}MB"
 
 
 # -- the count tables ----------------------------------------------------------------------------
@@ -453,13 +441,9 @@ class DaskTable:
     def register_duckdb(self, con: duckdb.DuckDBPyConnection) -> None:
         """The table for DuckDB (the verifier, the out-of-core utility): a view
         ``original_codes`` over the scratch dataset of codes and a table
-        ``dict_<attribute>`` (``value``, ``code``) each; DuckDB holds at most
-        :func:`duckdb_memory` and spills into the scratch directory beyond it."""
+        ``dict_<attribute>`` (``value``, ``code``) each. The connection's memory limit and
+        spill directory are its owner's (:func:`versapub.data.sql.spill_settings`)."""
         import pyarrow as pa
-
-        spill = self.scratch / "duckdb-spill"
-        con.execute(f"SET memory_limit = '{duckdb_memory()}'; SET temp_directory = '{spill.as_posix()}'; "
-                    "SET preserve_insertion_order = false")  # fmt: skip
 
         cols = ", ".join('"' + n.replace('"', '""') + '"' for n in self.names)
         con.execute(f"CREATE OR REPLACE VIEW original_codes AS SELECT {cols} FROM {parquet_glob(self.codes_path)}")

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ import duckdb
 import numpy as np
 
 from versapub.data.source import Source
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import duckdb_source, spill_settings
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
@@ -925,17 +924,8 @@ def verify_release(
         checker = _Checker(Path(directory), original, rules, guarantee, pairing_max_rows)
         # Large releases (partitioned tables): DuckDB holds at most half the memory and
         # spills the rest into a temporary directory of its own, removed afterwards.
-        checker.con.execute(f"SET memory_limit = '{_memory_limit()}'; SET temp_directory = '{Path(spill).as_posix()}'")
+        checker.con.execute(spill_settings(0.5, spill))
         try:
             return checker.run()
         finally:
             checker.con.close()
-
-
-def _memory_limit() -> str:
-    """Half the machine's memory (DuckDB's own default is 80 %)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return "4GB"
-    return f"{max(total // 2 >> 20, 1024)}MB"
