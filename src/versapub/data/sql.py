@@ -1,11 +1,17 @@
 """SQL helpers shared by every reader of published files: how DuckDB reads a file (every
-column as text), quoted identifiers, aliases that cannot collide with attribute names."""
+column as text), quoted identifiers, aliases that cannot collide with attribute names, and
+the connections themselves (memory share, spilling, no terminal progress bar)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+import duckdb
 
 
 def ident(name: str) -> str:
@@ -36,14 +42,49 @@ def duckdb_source(path: Path) -> str:
     )
 
 
-def spill_settings(fraction: float, spill: str | Path) -> str:
-    """DuckDB ``SET`` statements for a connection over large data: at most ``fraction`` of
-    the machine's memory (at least 1 GB), spilling into directory ``spill`` beyond it, no
-    insertion-order bookkeeping."""
+#: The share of the machine's memory a DuckDB connection opened by :func:`connect` may hold
+#: (the rest spills to disk); set per thread by :func:`memory_share` when several readers
+#: run side by side (the checks of ``versapub check``).
+_SHARE: ContextVar[float] = ContextVar("versapub_duckdb_share", default=0.5)
+
+
+@contextmanager
+def memory_share(fraction: float) -> Iterator[None]:
+    """Connections opened by :func:`connect` in this thread (context) hold at most
+    ``fraction`` of the machine's memory."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"a memory share is in (0, 1], got {fraction}")
+    token = _SHARE.set(fraction)
     try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        yield
+    finally:
+        _SHARE.reset(token)
+
+
+def machine_memory() -> int:
+    """The machine's physical memory in bytes (8 GiB when it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        total = 8 << 30
-    limit = max(int(total * fraction) >> 20, 1024)
-    return (f"SET memory_limit = '{limit}MB'; SET temp_directory = '{Path(spill).as_posix()}'; "
-            "SET preserve_insertion_order = false")  # fmt: skip
+        return 8 << 30
+
+
+@contextmanager
+def connect(share: float | None = None, *, ordered: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB connection over large data: no terminal progress bar, at most
+    ``share`` of the machine's memory (default: the current :func:`memory_share`, else
+    half; at least 1 GB), spilling beyond it into a temporary directory of its own that is
+    removed with the connection; ``ordered=False``: no insertion-order bookkeeping (results
+    without ``ORDER BY`` come in any order)."""
+    fraction = _SHARE.get() if share is None else share
+    limit = max(int(machine_memory() * fraction) >> 20, 1024)
+    with tempfile.TemporaryDirectory(prefix="versapub-duckdb-") as spill:
+        con = duckdb.connect(":memory:", config={"preserve_insertion_order": ordered})
+        try:
+            con.execute(
+                f"SET enable_progress_bar = false; SET memory_limit = '{limit}MiB'; "
+                f"SET temp_directory = '{Path(spill).as_posix()}'"
+            )
+            yield con
+        finally:
+            con.close()

@@ -9,11 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.data.sql import duckdb_source, ident
+from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
@@ -148,9 +147,7 @@ class Anatomy(LeavesOnly):
         measure over every group's histogram (several sensitive attributes: the anonymizer's
         per-line figure from the manifest's stats)."""
         s = self.sensitive_of(entry)
-        con = duckdb.connect(":memory:")
-        con.execute("SET enable_progress_bar = false")
-        try:
+        with connect() as con:
             con.execute(f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {ident(s[0])} s, '
                         f'CAST("count" AS BIGINT) c FROM {duckdb_source(directory / entry.files["st"])}')  # fmt: skip
             rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
@@ -158,8 +155,6 @@ class Anatomy(LeavesOnly):
             hist = con.execute(
                 "SELECT dense_rank() OVER (ORDER BY g) - 1, c, dense_rank() OVER (ORDER BY s) - 1 FROM h"
             ).fetchnumpy()
-        finally:
-            con.close()
         stats = entry.raw.get("stats") or {}
         out: dict[str, Any] = {"groups": sum(sizes.values()), "group_sizes": sizes, "achieved": None}
         if len(s) > 1:

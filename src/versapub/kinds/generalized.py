@@ -12,11 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
-from versapub.data.sql import duckdb_source, ident
+from versapub.data.sql import connect, duckdb_source, ident
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
 from versapub.model.factors import Factor
@@ -177,9 +176,7 @@ class Generalized:
         src = duckdb_source(directory / entry.files["data"])
         runs = self.sensitive_runs(directory, entry)
         spread = bool(runs)
-        con = duckdb.connect(":memory:")
-        con.execute("SET enable_progress_bar = false")
-        try:
+        with connect() as con:
             if spread:  # induced counts: each published value spread over the leaf positions it covers
                 con.execute(f"CREATE TABLE h AS SELECT g, v, sum(w) c FROM (SELECT dense_rank() OVER (ORDER BY {keys})"
                             f" - 1 g, unnest(range(r.f, r.l + 1)) v, CAST(\"count\" AS DOUBLE) / (r.l - r.f + 1) w "
@@ -192,8 +189,6 @@ class Generalized:
                                "ORDER BY n")  # fmt: skip
             sizes = {int(k): int(c) for k, c in rows.fetchall()}
             hist = con.execute("SELECT g, c, v FROM h").fetchnumpy()
-        finally:
-            con.close()
         out: dict[str, Any] = {"groups": sum(sizes.values()), "group_sizes": sizes, "achieved": None}
         stats = entry.raw.get("stats") or {}
         if guarantee is not None and not guarantee.needs() and len(hist["g"]):

@@ -23,14 +23,13 @@ over ``n`` for a plain one.
 from __future__ import annotations
 
 import math
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from versapub.data.sql import spill_settings
+from versapub.data.sql import connect
 from versapub.errors import ReleaseError
 from versapub.model.sparse import Codes
 from versapub.model.utility import RelativeError, draw_queries
@@ -194,20 +193,11 @@ def utility_summary(release: Release, *, n_queries: int = 1000, qd: int = 3, p: 
                     progress: Progress = _quiet) -> dict[str, Any]:  # fmt: skip
     """The manifest's ``utility`` for a release published on the Dask backend (the keys of
     :func:`versapub.model.utility.utility_summary`)."""
-    import duckdb
-
     t0 = time.perf_counter()
-    spill = tempfile.TemporaryDirectory(prefix="versapub-kl-")
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    con.execute(spill_settings(0.25, spill.name))  # a LocalCluster's workers have the rest
-    try:
+    with connect(0.25, ordered=False) as con:  # a LocalCluster's workers have the rest of the memory
         progress("KL-divergence (DuckDB over the codes)", 0, 3)
         release.source.register_duckdb(con)
         kl = kl_divergence(release, con)
-    finally:
-        con.close()
-        spill.cleanup()
     kl_s = time.perf_counter() - t0
     n = release.n_records
     alone = sum(-float((c[c > 0] / n * np.log(c[c > 0] / n)).sum()) for c in

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import numpy.typing as npt
 
 from versapub.data.groupby import group_rows
-from versapub.data.sql import duckdb_source, ident
+from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import EncodedTable
 
 IntArray = npt.NDArray[np.int64]
@@ -101,9 +100,7 @@ class Cells:
     def of_files(cls, directory: str | Path, entry: Any, sensitive: str | None) -> Cells:
         """From a generalized table's files (``entry``: its parsed manifest entry)."""
         d = Path(directory)
-        con = duckdb.connect(":memory:")
-        con.execute("SET enable_progress_bar = false")
-        try:
+        with connect() as con:
             con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
             con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
             con.execute(f"CREATE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
@@ -134,8 +131,6 @@ class Cells:
                 arr = np.array(runs, dtype=np.int64).reshape(-1, 2)
                 order[a] = tuple(str(v) for v in listed)
                 first[a], last[a] = arr[:, 0], arr[:, 1]
-        finally:
-            con.close()
         return cls(tuple(entry.attributes), order, first, last, counts, sensitive, value)
 
 

@@ -25,10 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 
-from versapub.data.sql import duckdb_source, ident
+from versapub.data.sql import connect, duckdb_source, ident
 from versapub.io.manifest import read_manifest
 from versapub.kinds import get_kind, parse_entry
 
@@ -138,9 +137,7 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
     """(generalization loss over the non-sensitive attributes, information over all), from
     the data file and the labels and order listings."""
     qi = [a for a in entry.attributes if a not in sensitive]
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    try:
+    with connect() as con:
         con.execute(f"CREATE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
         con.execute(f"CREATE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
         con.execute(f"CREATE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
@@ -161,8 +158,6 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
             if a in qi:
                 total += float(row[0] or 0.0) / n if row else 0.0
             info += float(row[2] if row and row[2] is not None else n) / n
-    finally:
-        con.close()
     return (total / len(qi) if qi else 0.0), info / max(len(entry.attributes), 1)
 
 

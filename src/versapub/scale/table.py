@@ -442,7 +442,7 @@ class DaskTable:
         """The table for DuckDB (the verifier, the out-of-core utility): a view
         ``original_codes`` over the scratch dataset of codes and a table
         ``dict_<attribute>`` (``value``, ``code``) each. The connection's memory limit and
-        spill directory are its owner's (:func:`versapub.data.sql.spill_settings`)."""
+        spill directory are its owner's (:func:`versapub.data.sql.connect`)."""
         import pyarrow as pa
 
         cols = ", ".join('"' + n.replace('"', '""') + '"' for n in self.names)

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 
 from versapub.data.groupby import group_rows
-from versapub.data.sql import duckdb_source, ident
+from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import EncodedTable
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee
@@ -54,9 +54,7 @@ def generalized_attack(
     m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
     result = AttackResult("generalized", guarantee)
     need = guarantee.min_possible_values()
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    try:
+    with connect() as con:
         for t in generalizing_tables(m):
             entry = parse_entry(t)
             con.execute(f"CREATE OR REPLACE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
@@ -65,8 +63,6 @@ def generalized_attack(
             sensitive = get_kind(entry.kind).sensitive_of(entry)  # published exactly; the others generalized
             for rule in (r for r in rules if r.rhs in sensitive):
                 _attack_rule(con, rule, [a for a in rule.lhs if a in entry.attributes], need, original, result)
-    finally:
-        con.close()
     result.seconds = time.perf_counter() - t0
     return result
 

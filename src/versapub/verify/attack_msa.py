@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import connect, duckdb_source
 from versapub.data.table import EncodedTable
 
 #: Without the input, at most this many hypothetical targets (a seeded uniform sample).
@@ -108,9 +108,7 @@ def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> l
         if t.get("kind") != "sa-groups":
             continue
         t0 = time.perf_counter()
-        con = duckdb.connect(":memory:")
-        con.execute("SET enable_progress_bar = false")
-        try:
+        with connect() as con:
             sens, n_all = _load(con, d, t, original)
             ls = {a: int(((t.get("diversity") or {}).get(a) or {}).get("l", 2)) for a in sens}
             n_targets = con.execute("SELECT count(DISTINCT tid), coalesce(sum(w), 0) FROM targets").fetchone()
@@ -143,8 +141,6 @@ def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> l
                         "share": below / max(int(weight_total[0]) if weight_total else 1, 1),
                         "min_candidates": int(smallest[0]) if smallest and smallest[0] is not None else None,
                     })  # fmt: skip
-        finally:
-            con.close()
         zero = [r for r in rows if r["known"] == 0]
         ok = all(r["below"] == 0 for r in zero)
         unit = "record(s)" if original is not None else "hypothetical target(s)"

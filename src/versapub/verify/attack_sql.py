@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from versapub.data.groupby import group_rows
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import connect, duckdb_source
 from versapub.data.table import EncodedTable
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee
@@ -47,7 +48,8 @@ def fast_scalable_attack(
     tables: list[dict[str, Any]] = [t for t in m["tables"] if get_kind(parse_entry(t).kind).exact_values]
     result = AttackResult("scalable", guarantee)
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
-    con = duckdb.connect(":memory:")
+    opened = ExitStack()  # closed (the connection and its spill directory) below
+    con = opened.enter_context(connect())
     loaded: dict[str, str] = {}
 
     def table(file: str) -> str:
@@ -126,7 +128,7 @@ def fast_scalable_attack(
             found = {tuple(r[:-1]): tuple(r[-1]) for r in bad}
             _count_targets(result, rule, q_in, original, _distinct(con, relation, q_in), found)
     finally:
-        con.close()
+        opened.close()
     result.seconds = time.perf_counter() - t0
     return result
 

@@ -33,7 +33,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from versapub.data.source import Source
-from versapub.data.sql import duckdb_source, fresh_alias
+from versapub.data.sql import connect, duckdb_source, fresh_alias, memory_share
 from versapub.data.sql import ident as _ident
 from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
@@ -52,6 +52,12 @@ from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, Verificatio
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
+
+#: The share of the machine's memory each check's DuckDB connections may hold (beyond it
+#: they spill to disk): the checks run side by side, so the shares sum to less than the
+#: whole (at least 1 GB each; a 10^8-record release needs tens of gigabytes unshared).
+MEMORY_SHARES = {"verify": 0.3, "attacks": 0.2, "posterior": 0.15, "identity": 0.1, "hygiene": 0.05,
+                 "kind_attacks": 0.1, "collection": 0.05}  # fmt: skip
 
 #: A kind's own attack, on what only that kind publishes (``sa-groups``: value sets read by
 #: Ye et al.'s adversary with background knowledge): ``attack(directory, original) -> [result]``,
@@ -286,9 +292,7 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
     tables = list(m["tables"])
     out: dict[Rule, dict[str, Any]] = {}
     per_table: dict[str, tuple[Any, ...] | None] = {}
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    try:
+    with connect() as con:
         for r in rules:
             homes = [t for t in tables if r.rhs in t["attributes"]]
             if len(homes) != 1:
@@ -339,8 +343,6 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
                 "message": f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = "
                            f"{worst:.4f} {'<=' if ok else '>'} the guarantee's limit {limit:.4f}",
             }  # fmt: skip
-    finally:
-        con.close()
     return out
 
 
@@ -366,9 +368,7 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
     m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     n = int(m["n_records"])
     out = []
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    try:
+    with connect() as con:
         for e in m["tables"]:
             entry = parse_entry(e)
             kind = get_kind(entry.kind)
@@ -400,8 +400,6 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
                 "table": e.get("name"), "attributes": keys, "unique_share": share, "k": smallest, "cells": cells,
                 "ok": ok, "message": message,
             })  # fmt: skip
-    finally:
-        con.close()
     return out
 
 
@@ -489,7 +487,8 @@ def run_check(
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
         try:
-            return fn(*args)
+            with memory_share(MEMORY_SHARES[name]):  # the checks run side by side: each its share
+                return fn(*args)
         finally:
             seconds[name] = time.perf_counter() - t
 

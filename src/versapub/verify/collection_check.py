@@ -44,7 +44,7 @@ import networkx as nx
 import numpy as np
 import pyarrow as pa
 
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import connect, duckdb_source
 from versapub.verify.finding import Finding as Result
 from versapub.verify.group_checks import SpecError, failing_groups, group_test
 
@@ -537,9 +537,7 @@ def check_collection(directory: Path, k: int | None = None, quasi: Sequence[str]
         rhs.add(str(sensitive))
     attrs = list(quasi) if quasi is not None else [a for a in manifest.get("attributes", []) if a not in rhs]
     out: list[Result] = []
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    try:
+    with connect() as con:
         try:
             coll = Collection(directory, manifest, attrs, str(sensitive) if sensitive else None, con)
         except (Unreadable, duckdb.Error, OSError) as exc:
@@ -557,6 +555,4 @@ def check_collection(directory: Path, k: int | None = None, quasi: Sequence[str]
                 out.append(maxent_diversity(coll, section["diversity"]))
         except duckdb.Error as exc:
             out.append(Result("collection", False, f"the collection checks failed to run: {str(exc).splitlines()[0]}"))
-    finally:
-        con.close()
     return out

@@ -10,13 +10,14 @@ read with DuckDB; the manifest's core keys suffice.
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import connect, duckdb_source
 from versapub.errors import ReleaseError
 from versapub.kinds import CountRows, get_kind, parse_entry
 from versapub.kinds.anatomy import group_column
@@ -73,8 +74,8 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
         raise ReleaseError(f"{d} has no manifest.json; it is not a versapub release.") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ReleaseError(f"{d / 'manifest.json'} is malformed: {exc}.") from None
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
+    opened = ExitStack()  # closed (the connection and its spill directory) below
+    con = opened.enter_context(connect())
     tables: list[CountRows] = []
     kinds: dict[str, str] = {}
     sensitive: dict[str, str] = {}
@@ -103,7 +104,7 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
     except KeyError as exc:
         raise ReleaseError(f"{d / 'manifest.json'} lists no {exc.args[0]!r} file for a table.") from None
     finally:
-        con.close()
+        opened.close()
     return PublishedRelease(
         n, tuple(attrs), tuple(rules if rules is not None else manifest_rules), dict(m.get("guarantee", {})),
         tuple(tables), kinds, sensitive, suppressed,

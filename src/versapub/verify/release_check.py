@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import json
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ import duckdb
 import numpy as np
 
 from versapub.data.source import Source
-from versapub.data.sql import duckdb_source, spill_settings
+from versapub.data.sql import connect, duckdb_source
 from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
@@ -50,7 +49,6 @@ from versapub.verify.finding import Finding
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
 
 FORMAT = "versapub-release/1"
-_DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": False}
 _CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
 
 
@@ -139,6 +137,8 @@ class _Checker:
         rules: list[Rule] | None = None,
         guarantee: dict[str, Any] | None = None,
         pairing_max_rows: int | None = PAIRING_MAX_ROWS,
+        *,
+        con: duckdb.DuckDBPyConnection,
     ) -> None:
         self.pairing_max_rows = pairing_max_rows
         self.rules_override = rules
@@ -146,8 +146,7 @@ class _Checker:
         self.dir = directory
         self.original = original
         self.report = VerificationReport(str(directory))
-        self.con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
-        self.con.execute("SET enable_progress_bar = false")  # DuckDB would draw on the terminal
+        self.con = con
         self.n = 0
         self.views = 0
         self.hierarchies: dict[str, str] = {}
@@ -920,12 +919,7 @@ def verify_release(
     """Verify the release in ``directory`` (and, if given, against the ``original`` table;
     ``rules`` and ``guarantee`` — ``{"name": ..., params}`` — replace the manifest's: the
     steward checks what they require, not what the release claims)."""
-    with tempfile.TemporaryDirectory(prefix="versapub-verify-") as spill:
-        checker = _Checker(Path(directory), original, rules, guarantee, pairing_max_rows)
-        # Large releases (partitioned tables): DuckDB holds at most half the memory and
-        # spills the rest into a temporary directory of its own, removed afterwards.
-        checker.con.execute(spill_settings(0.5, spill))
-        try:
-            return checker.run()
-        finally:
-            checker.con.close()
+    # Large releases (partitioned tables): DuckDB holds at most its share of the memory and
+    # spills the rest into a temporary directory of its own, removed afterwards.
+    with connect(ordered=False) as con:
+        return _Checker(Path(directory), original, rules, guarantee, pairing_max_rows, con=con).run()
