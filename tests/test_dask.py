@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -333,7 +332,7 @@ def test_missing_dask_says_how_to_install(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_stale_scratch_of_a_dead_client_is_swept(tmp_path: Path) -> None:
-    from versapub.workflow import OWNER, sweep_scratch
+    from versapub.io.workdirs import sweep
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -342,12 +341,12 @@ def test_stale_scratch_of_a_dead_client_is_swept(tmp_path: Path) -> None:
     for name, owner in mine.items():
         d = tmp_path / f".rel.versapub-scratch-{name}"
         (d / "codes").mkdir(parents=True)
-        (d / OWNER).write_text(owner)
+        (tmp_path / f"{d.name}.owner").write_text(owner)
     (tmp_path / ".other.versapub-scratch-x").mkdir()  # another output's: not touched
-    (tmp_path / ".rel.versapub-scratch-noowner").mkdir()  # no owner file: not ours to judge
-    gone = sweep_scratch(tmp_path, "rel")
+    (tmp_path / ".rel.versapub-scratch-noowner").mkdir()  # no owner mark: not ours to judge
+    gone = sweep(tmp_path, ".rel.versapub-scratch-")
     assert [p.name for p in gone] == [".rel.versapub-scratch-stale"]
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == [".other.versapub-scratch-x", ".rel.versapub-scratch-live", ".rel.versapub-scratch-noowner",
-                    ".rel.versapub-scratch-other-host"]  # fmt: skip
-    shutil.rmtree(tmp_path / ".rel.versapub-scratch-live")
+    assert left == [".other.versapub-scratch-x", ".rel.versapub-scratch-live", ".rel.versapub-scratch-live.owner",
+                    ".rel.versapub-scratch-noowner", ".rel.versapub-scratch-other-host",
+                    ".rel.versapub-scratch-other-host.owner"]  # fmt: skip

@@ -70,6 +70,29 @@ def _check_roundtrip(table: EncodedTable, out: Path) -> None:
     assert published == set(table.names)
 
 
+def test_staging_of_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path, running_example: EncodedTable) -> None:
+    """A client killed while writing leaves its hidden staging directory (and owner mark);
+    the next write towards the same output removes it, never a live process's or an
+    unmarked one, and leaves nothing of its own behind."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    for name, owner in {"killed": f"{host} {dead.pid}", "live": f"{host} {os.getpid()}"}.items():
+        (tmp_path / f".rel.tmp-{name}").mkdir()
+        (tmp_path / f".rel.tmp-{name}" / "T1_qit.csv").write_text("partial\n")
+        (tmp_path / f".rel.tmp-{name}.owner").write_text(owner)
+    (tmp_path / ".rel.tmp-unmarked").mkdir()
+    rel = versapub.publish(running_example, RUNNING_EXAMPLE_RULES, l=2, seed=1)
+    assert versapub.write_release(rel, tmp_path / "rel").ok
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".rel.tmp-live", ".rel.tmp-live.owner", ".rel.tmp-unmarked",
+                                                          "rel"]  # fmt: skip
+
+
 def test_running_example_release(tmp_path: Path, running_example: EncodedTable) -> None:
     rel = versapub.publish(running_example, RUNNING_EXAMPLE_RULES, l=2, seed=1)
     out = tmp_path / "rel"
@@ -82,7 +105,7 @@ def test_running_example_release(tmp_path: Path, running_example: EncodedTable) 
     ]  # fmt: skip
     check = json.loads((out / "check.json").read_text())
     assert check["ok"] and [a["method"] for a in check["attacks"]] == ["exact", "scalable"]
-    assert not list(tmp_path.glob(".rel.tmp-*"))
+    assert not list(tmp_path.glob(".rel.tmp-*"))  # nor its owner mark
     # the plain table is exactly the projection, sorted by value
     rows = _read_csv(out / "T2.csv")
     assert [(r["age"], r["ICD-9-CM"], r["count"]) for r in rows] == [

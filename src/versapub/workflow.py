@@ -11,8 +11,6 @@ byte, and the same manifest (provenance and utility included) apart from timings
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -291,51 +289,19 @@ def _model_of(release: Release) -> Callable[[], ReleaseModel]:
     return (lambda: model_from_release(release)) if release.source.in_memory else none
 
 
-#: The file naming the host and process that own a scratch directory.
-OWNER = "owner"
-
-
-def sweep_scratch(root: Path, name: str) -> list[Path]:
-    """Remove the scratch directories of earlier runs towards output ``name`` whose process
-    (on this host) is gone — a client killed before it could clean up; the removed paths."""
-    import shutil
-
-    gone = []
-    for d in root.glob(f".{name}.versapub-scratch-*"):
-        try:
-            host, pid = (d / OWNER).read_text().split()
-        except (OSError, ValueError):
-            continue  # not ours, or still being created
-        if host != socket.gethostname() or _alive(int(pid)):
-            continue
-        shutil.rmtree(d, ignore_errors=True)
-        gone.append(d)
-    return gone
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True,
              progress: Progress = _silent) -> Release:  # fmt: skip
     """The whole job on a Dask cluster (``cfg.backend == "dask"``): connect (or start a
     LocalCluster), read the input into a scratch directory, publish (UAD and Anatomy from
     counts and ranks), write the tables as Parquet parts, measure the utility out of core,
     verify from the files, commit; the scratch directory is removed whatever happens."""
-    import shutil
     import uuid
 
     import duckdb
 
     from versapub.api import plugins_for, require_out_of_core
     from versapub.errors import ClusterError, ReleaseError, VersapubError
+    from versapub.io import workdirs
     from versapub.io.safety import check_destination
     from versapub.model.outofcore import utility_summary as outofcore_utility
     from versapub.privacy.per_rule import split
@@ -352,7 +318,7 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
     if dest.exists():
         check_destination(dest, overwrite, protect)  # before any work
     root = (cfg.scratch or dest.parent).resolve()
-    sweep_scratch(root, dest.name)
+    workdirs.sweep(root, f".{dest.name}.versapub-scratch-")  # of a client killed before it could
     scratch = root / f".{dest.name}.versapub-scratch-{uuid.uuid4().hex[:12]}"
     progress("starting the Dask cluster" if not cfg.scheduler else f"connecting to {cfg.scheduler}", 0, 0)
     with connect(cfg.scheduler, cfg.workers, cfg.worker_memory) as client:
@@ -360,8 +326,7 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
         progress(f"Dask dashboard (tasks, memory, progress): {client.dashboard_link}", 0, 0)
         try:
             t0 = time.perf_counter()
-            scratch.mkdir(parents=True)
-            (scratch / OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
+            workdirs.claim(scratch)
             hier = {h.attribute: (h.load(), h.level) for h in cfg.hierarchies if h.level is not None}
             table = read_dask(cfg.input, runner, scratch, delimiter=cfg.delimiter, missing=cfg.missing,
                               columns=cfg.columns, hierarchies=hier, format=cfg.input_format, header=cfg.header,
@@ -390,7 +355,7 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
                 "once the cluster is healthy."
             ) from exc
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            workdirs.remove(scratch)
     return release
 
 

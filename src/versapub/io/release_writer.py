@@ -23,6 +23,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from versapub.errors import ReleaseError
+from versapub.io import workdirs
 from versapub.io.safety import check_destination
 from versapub.kinds import entry_of, get_kind
 from versapub.release.model import Release
@@ -50,16 +51,16 @@ def _files(release: Release, fmt: str) -> dict[str, dict[str, str]]:
 @contextmanager
 def staging(dest: Path, overwrite: bool, protect: Iterable[str | Path | None]) -> Iterator[Path]:
     """A hidden temporary directory beside ``dest`` (after checking that ``dest`` may be
-    written at all); removed, with everything in it, if the block fails."""
+    written at all); removed, with everything in it, if the block fails. Staging
+    directories of earlier runs towards ``dest`` whose process is gone (killed before it
+    could remove them) are removed first (:mod:`versapub.io.workdirs`)."""
     check_destination(dest, overwrite, protect)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:12]}"
-    tmp.mkdir()
+    workdirs.sweep(dest.parent, f".{dest.name}.tmp-")
+    tmp = workdirs.claim(dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:12]}")
     try:
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    finally:  # committed: only the mark is left; failed: the directory too
+        workdirs.remove(tmp)
 
 
 def write_files(release: Release, directory: Path, fmt: str) -> dict[str, dict[str, str]]:
