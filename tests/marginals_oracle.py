@@ -4,8 +4,9 @@ from the definitions only (no induced attributes, no junction trees):
 * the maximum-entropy distribution over the *leaf* domain by iterative proportional
   fitting from the uniform joint, each marginal a constraint on the sums over the leaves
   its generalized cells cover;
-* every integer table over the non-sensitive leaf domain with ``n`` records, filtered by
-  the marginals' non-sensitive counts, for the sharp bounds of k-combinatorial anonymity.
+* every integer table over the leaf domain (the sensitive attribute included) with ``n``
+  records, filtered by the marginals' counts, for the sharp bounds of k-combinatorial
+  anonymity (Definition 7: tables consistent with the whole marginals).
 """
 
 from __future__ import annotations
@@ -111,29 +112,48 @@ def diverse_cells(joint: np.ndarray, guarantee: Guarantee) -> np.ndarray:
     return ok.reshape(joint.shape[:-1])
 
 
+def tables_of(n: int, cells: int, chunk: int = 1 << 16):
+    """Every integer table with ``n`` records over ``cells`` cells, in chunks of rows."""
+    combos = itertools.combinations_with_replacement(range(cells), n)
+    while True:
+        block = np.fromiter(itertools.chain.from_iterable(itertools.islice(combos, chunk)), dtype=np.int64)
+        if not len(block):
+            return
+        rows = block.reshape(-1, n)
+        t = np.zeros((len(rows), cells), dtype=np.int64)
+        np.add.at(t, (np.repeat(np.arange(len(rows)), n), rows.ravel()), 1)
+        yield t
+
+
 def sharp_upper_bounds(table: EncodedTable, hier: dict[str, Hierarchy], marginals: Sequence[Marginal],
-                       attrs: Sequence[str]) -> np.ndarray:  # fmt: skip
-    """``U(t)`` for every non-sensitive leaf cell: the largest count any integer table
-    with the marginals' non-sensitive counts gives it (every table enumerated)."""
-    leaves = [list(table.column(a).values.astype(str)) for a in attrs]
+                       attrs: Sequence[str], sensitive: str = "s") -> np.ndarray:  # fmt: skip
+    """``U(t)`` for every non-sensitive leaf cell ``t`` (Kifer & Gehrke, Definition 7): the
+    largest ``Σ_s T(t, s)`` of any integer table consistent with the *whole* marginals, the
+    sensitive attribute included — every table over the leaf domain of ``attrs`` and the
+    sensitive attribute enumerated."""
+    full = [*attrs, sensitive]
+    leaves = [list(table.column(a).values.astype(str)) for a in full]
     shape = tuple(len(v) for v in leaves)
     grid = np.indices(shape).reshape(len(shape), -1)
     cells = grid.shape[1]
     n = table.n_rows
     checks = []
     for m in marginals:
-        pairs = [(a, lv) for a, lv in zip(m.attributes, m.levels, strict=True) if a in attrs]
-        cell_keys = [tuple(_node(hier, a, lv, leaves[attrs.index(a)])[grid[attrs.index(a)][c]] for a, lv in pairs)
+        pairs = [(a, lv) for a, lv in zip(m.attributes, m.levels, strict=True) if a in full]
+        cell_keys = [tuple(_node(hier, a, lv, leaves[full.index(a)])[grid[full.index(a)][c]] for a, lv in pairs)
                      for c in range(cells)]  # fmt: skip
-        data_keys = [tuple(_node(hier, a, lv, leaves[attrs.index(a)])[table.codes(a)[r]] for a, lv in pairs)
+        data_keys = [tuple(_node(hier, a, lv, leaves[full.index(a)])[table.codes(a)[r]] for a, lv in pairs)
                      for r in range(n)]  # fmt: skip
         uniq = sorted(set(cell_keys) | set(data_keys))
         pos = {k: i for i, k in enumerate(uniq)}
-        checks.append((np.array([pos[k] for k in cell_keys]), np.bincount([pos[k] for k in data_keys],
-                                                                            minlength=len(uniq))))  # fmt: skip
-    best = np.zeros(cells, dtype=np.int64)
-    for combo in itertools.combinations_with_replacement(range(cells), n):
-        t = np.bincount(np.asarray(combo), minlength=cells)
-        if all(np.array_equal(np.bincount(idx, weights=t, minlength=len(want)), want) for idx, want in checks):
-            best = np.maximum(best, t)
-    return best.reshape(shape)
+        onto = np.zeros((cells, len(uniq)), dtype=np.int64)
+        onto[np.arange(cells), [pos[k] for k in cell_keys]] = 1
+        checks.append((onto, np.bincount([pos[k] for k in data_keys], minlength=len(uniq))))
+    best_t = np.zeros(cells // shape[-1], dtype=np.int64)
+    for t in tables_of(n, cells):
+        ok = np.ones(len(t), dtype=bool)
+        for onto, want in checks:
+            ok &= (t @ onto == want).all(axis=1)
+        if ok.any():
+            best_t = np.maximum(best_t, t[ok].reshape(int(ok.sum()), -1, shape[-1]).sum(axis=2).max(axis=0))
+    return best_t.reshape(shape[:-1])

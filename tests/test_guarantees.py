@@ -313,3 +313,45 @@ def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
     with pytest.raises(RE, match="asks for two anonymizers"):
         versapub.publish(t, [{"rule": "zip -> dx", "anonymizer": "mondrian"},
                              {"rule": "zip -> dx", "anonymizer": "incognito"}], l=2)  # fmt: skip
+
+
+@pytest.mark.parametrize("decomposition", ["uad", "gd", "single-attribute", "multi-sa"])
+def test_a_rule_given_twice_meets_both_guarantees(decomposition: str, tmp_path: Path) -> None:
+    """Issue 26, defect 1: a rule repeated (left side in another order) with and without its
+    own guarantee is one rule under both guarantees: here the release's l = 3 is infeasible
+    (the most frequent disease is in 40 % of the records), so the answer is a refusal, not a
+    release under the other occurrence's distinct 2-diversity."""
+    import versapub
+    from versapub.data.table import EncodedTable
+    from versapub.errors import InfeasibleError
+    from versapub.privacy.per_rule import effective, split
+    from versapub.privacy.rules import reduce_rules
+
+    rng = np.random.default_rng(4)
+    n = 400
+    t = EncodedTable.from_columns({
+        "zip": list(rng.choice(["z1", "z2", "z3", "z4"], n)), "sex": list(rng.choice(["F", "M"], n)),
+        "disease": ["flu"] * 160 + list(rng.choice(["a", "b", "c", "d"], n - 160)),
+    })  # fmt: skip
+    given = ["zip, sex -> disease | distinct-l-diversity:l=2", "sex, zip -> disease"]
+    parsed, own = split(given)
+    per_rule = effective(reduce_rules(parsed), own, make_guarantee({"name": "l-diversity", "l": 3}))
+    assert [g.to_manifest() for g in per_rule.values()] == [{"name": "all-of", "guarantees": [
+        {"name": "distinct-l-diversity", "l": 2}, {"name": "l-diversity", "l": 3}]}]  # fmt: skip
+    # the same whichever occurrence comes first
+    parsed2, own2 = split(given[::-1])
+    per_rule2 = effective(reduce_rules(parsed2), own2, make_guarantee({"name": "l-diversity", "l": 3}))
+    assert {g["name"] for g in next(iter(per_rule2.values())).to_manifest()["guarantees"]} == {
+        "distinct-l-diversity", "l-diversity"}  # fmt: skip
+    with pytest.raises(InfeasibleError, match="disease"):
+        versapub.publish(t, given, l=3, decomposition=decomposition)
+    # Feasible (l = 2): the manifest and the verifier hold the joined guarantee.
+    rel = versapub.publish(t, given, l=2, decomposition=decomposition)
+    (g,) = rel.rule_guarantees.values()
+    assert g.to_manifest()["name"] == "all-of"
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    import json
+
+    (rule,) = json.loads((out / "manifest.json").read_text())["rules"]
+    assert rule["guarantee"]["name"] == "all-of"

@@ -57,8 +57,13 @@ def test_figure1_each_marginal_passes_alone_but_the_pair_pins_measles() -> None:
     for alone in ((base,), (zips,)):
         assert Collection(space, alone).check(req).ok
     verdict = Collection(space, (base, zips)).check(req)
-    assert verdict.link.ok and verdict.combinatorial.ok
-    assert not verdict.diversity.ok
+    assert verdict.link.ok and not verdict.diversity.ok
+    # Definition 7 counts the condition in: the allergy and gout of (130**, <30) can only be in
+    # 13068 (13053 has neither), the measles only in 13053, so every consistent table holds
+    # exactly one record in (13053, <30) — the pair also fails k-combinatorial anonymity.
+    assert not verdict.combinatorial.ok
+    first = verdict.combinatorial.failures[0]
+    assert dict(first.cell) == {"zip": "13053", "age@1": "<30"} and first.count == 1
     failure = verdict.diversity.failures[0]
     cell = dict(failure.cell)
     assert cell == {"zip": "13053", "age@1": "<30"}
@@ -180,25 +185,27 @@ def test_ratio_pruning_agrees_with_hull_pruning_when_l_is_the_domain() -> None:
 
 def _k_comb_agrees(seed: int, triangle: bool) -> None:
     rng = np.random.default_rng(seed)
-    table, hier = random_instance(rng, int(rng.integers(3, 7)), m_sens=2, n_attrs=3, max_card=2 if triangle else 3)
+    table, hier = random_instance(rng, int(rng.integers(3, 7)), m_sens=2, n_attrs=3, max_card=2)
     if triangle:
         ms = (Marginal(("a0", "a1"), (0, 0)), Marginal(("a1", "a2"), (0, 0)), Marginal(("a0", "a2"), (0, 0)),
               Marginal(("s",), (0,)))  # fmt: skip
-    else:
-        ms = random_marginals(rng, hier, int(rng.integers(2, 5)), with_s=0.3)
+    else:  # the sensitive attribute often in several marginals: Definition 7 counts it in
+        ms = random_marginals(rng, hier, int(rng.integers(2, 5)), with_s=0.3 if seed % 2 else 0.8)
     k = int(rng.integers(2, 4))
     coll = Collection(Space.of_table(table, "s", hier), ms)
     ns = [coll.nonsensitive(i) for i in range(len(ms))]
     everything = sorted({kk for t in ns for kk in t.keys}, key=str)
-    witness = coll.space.table(everything) if seed % 2 else None
-    out = k_combinatorial(ns, coll.cards, k, coll.show, witness)
+    witness = coll.space.table(everything) if seed % 3 else None
+    tables = [coll.table(i) for i in range(len(ms))]
+    out = k_combinatorial(tables, coll.cards, k, coll.show, coll.sensitive, witness)
     attrs = sorted({a for m in ms for a in m.attributes if a != "s"})
     upper = sharp_upper_bounds(table, hier, ms, attrs)
     assert (not ((upper >= 1) & (upper < k)).any()) == out.ok, (seed, out.message, upper.ravel())
-    assert ("integer programming" in out.method) == triangle
+    if triangle:
+        assert "integer programming" in out.method
 
 
-@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("seed", range(30))
 def test_k_combinatorial_equals_the_brute_force_bounds_decomposable(seed: int) -> None:
     _k_comb_agrees(seed, triangle=False)
 
@@ -206,6 +213,42 @@ def test_k_combinatorial_equals_the_brute_force_bounds_decomposable(seed: int) -
 @pytest.mark.parametrize("seed", range(10))
 def test_k_combinatorial_equals_the_brute_force_bounds_by_integer_programming(seed: int) -> None:
     _k_comb_agrees(seed, triangle=True)
+
+
+def _two_marginals_through_s() -> tuple[EncodedTable, tuple[Marginal, ...]]:
+    """Issue 26's case: 8 records, marginals {a, s} and {b, s}.  k-link holds with k = 4 (every
+    a and b value counts 4), both marginals are 2-diverse, and the non-sensitive projections
+    would allow 4 records in each (a, b) cell; but every table consistent with the two
+    marginals puts at most Σ_s min(T(a, s), T(b, s)) = 3 records there (by hand:
+    (a0, b0): min(1, 2) + min(2, 2) + min(1, 0) = 3)."""
+    rows = [("a0", "b0", "s0"), ("a0", "b1", "s1"), ("a0", "b0", "s1"), ("a0", "b1", "s2"),
+            ("a1", "b1", "s2"), ("a1", "b1", "s1"), ("a1", "b0", "s1"), ("a1", "b0", "s0")]  # fmt: skip
+    table = EncodedTable.from_columns({"a": [r[0] for r in rows], "b": [r[1] for r in rows],
+                                       "s": [r[2] for r in rows]})  # fmt: skip
+    return table, (Marginal(("a", "s"), (0, 0)), Marginal(("b", "s"), (0, 0)))
+
+
+def test_k_combinatorial_counts_the_sensitive_attribute(tmp_path) -> None:
+    """Defect 2: consistency with the whole marginals (Definition 7), in the producer, the
+    verifier and the brute-force oracle alike."""
+    from versapub.verify.collection_check import check_collection
+
+    table, ms = _two_marginals_through_s()
+    upper = sharp_upper_bounds(table, {}, ms, ["a", "b"])
+    assert upper.tolist() == [[3, 3], [3, 3]]
+    coll = Collection(Space.of_table(table, "s"), ms)
+    req = Requirement.build("s", 4, {"name": "l-diversity", "l": 2})
+    v = coll.check(req)
+    assert v.link.ok and v.diversity.ok
+    assert not v.combinatorial.ok and v.combinatorial.n_failures >= 1
+    assert "summed over 2 marginals" in v.combinatorial.method
+    found = {r.check: r for r in check_collection(_written(tmp_path, table, coll, req, "r"))}
+    assert found["k-link"].ok and not found["k-combinatorial"].ok, found["k-combinatorial"].message
+    # with k = 3 every (a, b) cell can reach 3: both pass
+    req2 = Requirement.build("s", 3, {"name": "l-diversity", "l": 2})
+    assert coll.check(req2).combinatorial.ok
+    found2 = {r.check: r for r in check_collection(_written(tmp_path, table, coll, req2, "r2"))}
+    assert found2["k-combinatorial"].ok, found2["k-combinatorial"].message
 
 
 def test_k_combinatorial_can_fail_where_k_link_holds(tmp_path) -> None:
@@ -345,10 +388,33 @@ def test_the_verifier_decides_as_the_oracles(tmp_path, seed: int) -> None:
     assert found["maxent-diversity"].ok == bool(ok.all()), found["maxent-diversity"].message
     link = all(t.counts[t.counts > 0].min() >= k for t in (coll.nonsensitive(i) for i in range(len(ms))))
     assert all(r.ok for r in check_collection(tmp_path / "r") if r.check == "k-link") == link
-    cells = math.prod(table.cardinality(a) for a in attrs)
+    cells = math.prod(table.cardinality(a) for a in [*attrs, "s"])  # the oracle enumerates tables with s
     if math.comb(cells + table.n_rows - 1, table.n_rows) <= 50_000:  # the oracle enumerates every table
         upper = sharp_upper_bounds(table, hier, ms, attrs)
         assert found["k-combinatorial"].ok == (not ((upper >= 1) & (upper < k)).any())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_verifiers_k_combinatorial_equals_the_brute_force_bounds(tmp_path, seed: int) -> None:
+    """The verifier's own reading of Definition 7 (SQL: the sum over s of the smallest count of
+    the tables holding s; CP-SAT otherwise) against every consistent table enumerated."""
+    from versapub.verify.collection_check import check_collection
+
+    rng = np.random.default_rng(1000 + seed)
+    table, hier = random_instance(rng, int(rng.integers(3, 7)), m_sens=2, n_attrs=3, max_card=2)
+    ms = random_marginals(rng, hier, int(rng.integers(2, 5)), with_s=0.8)
+    if seed % 4 == 0:  # a triangle through s: not decomposable (integer programming with s summed)
+        ms = (Marginal(("a0", "s"), (0, 0)), Marginal(("a1", "s"), (0, 0)), Marginal(("a0", "a1"), (0, 0)))
+    space = Space.of_table(table, "s", hier)
+    covered = {a for m in ms for a in m.attributes}
+    ms = (*ms, *(Marginal((a,), (space.top(a),)) for a in table.names if a not in covered))
+    k = int(rng.integers(2, 4))
+    req = Requirement.build("s", k, {"name": "l-diversity", "l": 2})
+    found = {r.check: r for r in check_collection(_written(tmp_path, table, Collection(space, ms), req, "r"))}
+    assert ("integer programming" in found["k-combinatorial"].message) == (seed % 4 == 0)
+    attrs = sorted({a for m in ms for a in m.attributes if a != "s"})
+    upper = sharp_upper_bounds(table, hier, ms, attrs)
+    assert found["k-combinatorial"].ok == (not ((upper >= 1) & (upper < k)).any()), found["k-combinatorial"].message
 
 
 def test_the_verifier_refuses_marginals_that_disagree(tmp_path) -> None:

@@ -33,7 +33,16 @@ from versapub.kinds.scoring import KLScorer
 from versapub.privacy.context import bind
 from versapub.privacy.feasibility import Feasibility, feasibility, require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
-from versapub.privacy.per_rule import RuleItem, anonymizers, effective, effective_anonymizers, for_rules, split
+from versapub.privacy.per_rule import (
+    RuleItem,
+    anonymizers,
+    effective,
+    effective_anonymizers,
+    for_rules,
+    needs_default,
+    split,
+    with_defaults,
+)
 from versapub.privacy.roles import (
     MIN_RECORDS,
     UNIQUE_SHARE,
@@ -210,8 +219,8 @@ def publish(
         warnings = []  # every quasi-identifier is protected, by the generalized table
     require_no_identifiers(table, parsed, roles)
     if guarantee is None and l is None and isinstance(anon, DefaultGuarantees):  # the anonymizer's default
-        plain = [r for r in dict.fromkeys(parsed) if r not in own]
-        own = {**own, **{r: [d] for r, d in anon.default_guarantees(cast(EncodedTable, table), plain).items()}}
+        plain = [r for r in dict.fromkeys(parsed) if needs_default(r, own)]
+        own = with_defaults(own, anon.default_guarantees(cast(EncodedTable, table), plain))
     reduction = reduce_rules(parsed)
     per_rule = effective(reduction, own, g)
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}

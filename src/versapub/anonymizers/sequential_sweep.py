@@ -52,6 +52,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.privacy.base import Guarantee
 from versapub.privacy.rules import Rule
+from versapub.privacy.tolerance import at_most
 
 IntArray = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -181,7 +182,7 @@ def satisfied(cells: Cells, counts: IntArray, removed: IntArray, phi: Floats) ->
     top = csum - (csum - c)[cells.start[cells.cls]]
     size = (cells.size - removed)[cells.cls]
     bound = phi[np.minimum(rank, len(phi) - 1)]
-    bad = (top > bound * size + TOL) & (size > 0)
+    bad = ~at_most(top, bound * size) & (size > 0)
     return np.bincount(cells.cls, weights=bad.astype(np.float64), minlength=len(removed)) == 0
 
 
@@ -602,7 +603,7 @@ class _LastClass:
             f = self.induced()
             order = np.argsort(-f, kind="stable")
             cum = np.cumsum(f[order])
-            viol = np.flatnonzero(cum > phi[: len(cum)] + TOL)
+            viol = np.flatnonzero(~at_most(cum, phi[: len(cum)]))
             if not len(viol):
                 return True
             k_star = int(viol[0])

@@ -119,8 +119,8 @@ class Collection:
         everything = sorted({k for t in ns for k in t.keys}, key=str)
         witness = self.space.table(everything)
         link = k_link(ns, req.k, self.show)
-        comb = k_combinatorial(ns, self.cards, req.k, self.show, witness)
         tables = [self.table(i) for i in range(len(self.marginals))]
+        comb = k_combinatorial(tables, self.cards, req.k, self.show, self.sensitive, witness)
         if relaxed is None:
             div = maxent_diversity(tables, req.diversity, self.context(), self._cache)
         else:

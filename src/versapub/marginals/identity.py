@@ -1,24 +1,39 @@
 """Identity disclosure from a collection of marginals: k-link and k-combinatorial
-anonymity (Kifer & Gehrke, the definitions of §3), on the marginals' non-sensitive parts
-over induced attributes.
+anonymity (Kifer & Gehrke, Definitions 6 and 7 of §3), over induced attributes.
 
-* **k-link**: every marginal is k-anonymous — each non-zero cell counts at least ``k``.
-* **k-combinatorial**: for every cell ``t`` of the non-sensitive domain, either every
-  table consistent with the marginals has ``T(t) = 0`` or some consistent table has
-  ``T(t) >= k``; it fails exactly at cells whose sharp upper bound ``U(t)`` lies in
-  ``[1, k-1]``.  For a decomposable collection Dobra's bound is sharp,
-  ``U(t) = min_i T_Ei(t_Ei)`` (the bound of the paper's §6, extended to anonymized marginals
-  by the reduction), so a cell fails iff it lies in the join of the marginals' supports and
-  some marginal counts it below ``k``: the supports are fully reduced by semi-joins along
-  the junction tree (Yannakakis) and any row left with a count in ``[1, k-1]`` names
-  failing cells.  A collection that is not decomposable gets exact bounds by integer
-  programming (CP-SAT, one maximization per cell of the join of the supports) when that
-  join has at most ``ILP_MAX_CELLS`` cells, else a refusal naming the obstacle and the
-  marginal that triangulates it.
+* **k-link** (Definition 6): every marginal is k-anonymous — each non-zero cell of its
+  non-sensitive attributes counts at least ``k``.
+* **k-combinatorial** (Definition 7): for every cell ``t`` of the non-sensitive domain,
+  either every table consistent with the marginals has ``T(t) = 0`` or some consistent
+  table has ``T(t) >= k``; it fails exactly at cells whose sharp upper bound
+  ``U(t) = max T(t)`` over consistent tables lies in ``[1, k-1]``.  *Consistent* means
+  consistent with the whole marginals, the sensitive attribute included: marginals
+  ``{a, s}`` and ``{b, s}`` bound ``T(a, b)`` by ``Σ_s min(T(a, s), T(b, s))``, which can be
+  far below ``min(T(a), T(b))``.
+
+  - When at most one marginal holds the sensitive attribute ``S``, summing ``S`` out is
+    exact (any table consistent with the projections extends to ``S`` inside that one
+    marginal: a transportation problem with equal margins), so the bounds are those of the
+    non-sensitive projections.
+  - A decomposable collection of projections (or, with ``S`` in several marginals, a
+    decomposable collection including ``S``): Dobra's bound is sharp.  The marginals holding
+    ``S`` form a connected subtree of the junction tree; given ``s`` they are a decomposable
+    collection whose bound at ``(t, s)`` is ``min_i T_Ei(t, s)``, reached for every ``s`` at
+    once (the slices are independent), so that subtree acts as one marginal ``W`` over the
+    non-sensitive attributes it holds, ``W(t) = Σ_s min_{i ∋ S} T_Ei(t_Ei, s)``, computed on
+    the join of those marginals' supports.  The others attach to it by 2-way couplings, so
+    ``U(t) = min(W(t), min_{i ∌ S} T_Ei(t_Ei))`` (module :mod:`versapub.marginals.graph`).  A
+    cell fails iff it lies in the join of the supports and some factor is below ``k``: the
+    supports are fully reduced by semi-joins along the junction tree (Yannakakis) and any
+    row left with a count in ``[1, k-1]`` names failing cells.
+  - Otherwise: exact bounds by integer programming (CP-SAT, one maximization of
+    ``Σ_s T(t, s)`` per cell ``t`` of the join of the supports) when that join has at most
+    ``ILP_MAX_CELLS`` cells, else a refusal naming the obstacle and the marginal that
+    triangulates it.
 
 Every marginal of a consistent collection is a projection of one table, so a failing
 k-link cell always fails k-combinatorial anonymity too (``1 <= T(t) <= U(t) <= T_i(c) <
-k`` at a record's cell); for decomposable collections the converse holds as well.
+k`` at a record's cell); the converse does not hold (the example above).
 """
 
 from __future__ import annotations
@@ -29,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from versapub.data.groupby import group_rows
 from versapub.errors import ConfigError
 from versapub.marginals import graph
 from versapub.marginals.space import Codes, Key, Table, shown
@@ -155,26 +171,84 @@ def reduce_supports(tables: Sequence[Table], cards: dict[Key, int]) -> list[np.n
     return alive
 
 
+def _reduced_failures(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show,
+                      why: Callable[[Table, int], str]) -> tuple[list[Failure], int]:  # fmt: skip
+    """Rows of a decomposable collection that survive Yannakakis' full reducer with a
+    count in ``[1, k-1]`` (the failing cells lie inside them), the first few described."""
+    alive = reduce_supports(tables, cards)
+    fails: list[Failure] = []
+    total = 0
+    for t, ok in zip(tables, alive, strict=True):
+        bad = np.flatnonzero(ok & (t.counts > 0) & (t.counts < k))
+        total += len(bad)
+        fails += [Failure(t.name, _cell(t, int(i), show), float(t.counts[i]), why(t, int(i)))
+                  for i in bad[np.argsort(t.counts[bad], kind="stable")][:5]]  # fmt: skip
+    fails.sort(key=lambda f: f.count)
+    return fails, total
+
+
+def sensitive_part(tables: Sequence[Table], cards: dict[Key, int], sensitive: Key,
+                   max_rows: int = JOIN_MAX_ROWS) -> Table:  # fmt: skip
+    """The marginals holding ``sensitive`` as one marginal ``W`` over their non-sensitive
+    attributes: ``W(t) = Σ_s min_i T_i(t_i, s)`` over the join of their supports (the
+    module docstring; decomposable collections only)."""
+    cells = support_join(tables, cards, max_rows)
+    least = np.full(len(cells[sensitive]), np.inf)
+    for t in tables:
+        at = match_rows([t.column(kk) for kk in t.keys], [cells[kk] for kk in t.keys], [cards[kk] for kk in t.keys])
+        least = np.minimum(least, t.counts[at])
+    keys = sorted({kk for t in tables for kk in t.keys if kk != sensitive}, key=str)
+    name = "+".join(t.name for t in tables)
+    if not keys:
+        return Table(name, (), (), np.array([least.sum()], dtype=np.float64))
+    g = group_rows([cells[kk] for kk in keys], [cards[kk] for kk in keys], with_inverse=True)
+    assert g.inverse is not None
+    w = np.bincount(g.inverse, weights=least, minlength=len(g.counts)).astype(np.float64)
+    return Table(name, tuple(keys), tuple(c.astype(np.int64) for c in g.keys), w)
+
+
 def k_combinatorial(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show,
-                    witness: Table | None = None, max_cells: int = ILP_MAX_CELLS) -> Outcome:  # fmt: skip
-    """k-combinatorial anonymity (module docstring).  ``witness``: a table consistent with the
-    marginals (the data itself), whose cells with ``>= k`` records need no bound."""
-    sets = [frozenset(t.keys) for t in tables]
-    if graph.tree(sets) is not None:
-        alive = reduce_supports(tables, cards)
-        fails: list[Failure] = []
-        total = 0
-        for t, ok in zip(tables, alive, strict=True):
-            bad = np.flatnonzero(ok & (t.counts > 0) & (t.counts < k))
-            total += len(bad)
-            fails += [Failure(t.name, _cell(t, int(i), show), float(t.counts[i]),
-                              f"every cell of the domain inside it has Dobra's upper bound min_i T_i <= "
-                              f"{int(t.counts[i])} < k = {k}, and some consistent table puts records there")
-                      for i in bad[np.argsort(t.counts[bad], kind="stable")][:5]]  # fmt: skip
-        fails.sort(key=lambda f: f.count)
-        return Outcome("k-combinatorial anonymity", not total, "decomposable: Dobra's sharp bounds", tuple(fails),
-                       total)  # fmt: skip
-    return _by_ilp(tables, cards, k, show, witness, max_cells)
+                    sensitive: Key | None = None, witness: Table | None = None,
+                    max_cells: int = ILP_MAX_CELLS) -> Outcome:  # fmt: skip
+    """k-combinatorial anonymity (Definition 7; module docstring) of the marginals
+    ``tables`` (the sensitive attribute ``sensitive`` included where they hold it).
+    ``witness``: a table consistent with the marginals (the data itself) over their
+    non-sensitive keys, whose cells with ``>= k`` records need no bound."""
+    holders = [t for t in tables if sensitive is not None and sensitive in t.keys]
+    ns = [t.project([kk for kk in t.keys if kk != sensitive], cards) for t in tables]
+    name = "k-combinatorial anonymity"
+    if len(holders) <= 1:  # S summed out exactly
+        if graph.tree([frozenset(t.keys) for t in ns]) is None:
+            return _by_ilp(ns, cards, k, show, witness, max_cells, None)
+        fails, total = _reduced_failures(ns, cards, k, show, lambda t, i: (
+            f"every cell of the domain inside it has Dobra's upper bound min_i T_i <= {int(t.counts[i])} < k = {k}, "
+            "and some consistent table puts records there"))  # fmt: skip
+        return Outcome(name, not total, "decomposable: Dobra's sharp bounds", tuple(fails), total)
+    assert sensitive is not None
+    if graph.tree([frozenset(t.keys) for t in tables]) is None:
+        return _by_ilp(list(tables), cards, k, show, witness, max_cells, sensitive)
+    try:
+        w = sensitive_part(holders, cards, sensitive)
+    except JoinTooLarge as exc:
+        raise ConfigError(
+            f"k-combinatorial anonymity with {shown(sensitive)} in {len(holders)} marginals needs the join of their "
+            f"supports, which here has {exc.rows:,} rows (versapub stops at {JOIN_MAX_ROWS:,}); publish "
+            f"{shown(sensitive)} in fewer marginals."
+        ) from None
+    rest = [p for t, p in zip(tables, ns, strict=True) if sensitive not in t.keys]
+    s_name = shown(sensitive)
+
+    def why(t: Table, i: int) -> str:
+        if t is w:
+            return (f"every cell of the domain inside it has the upper bound Σ_{s_name} min_i T_i(., {s_name}) = "
+                    f"{int(t.counts[i])} < k = {k} over the marginals holding {s_name}, and some consistent table "
+                    "puts records there")  # fmt: skip
+        return (f"every cell of the domain inside it has Dobra's upper bound <= {int(t.counts[i])} < k = {k}, and "
+                "some consistent table puts records there")  # fmt: skip
+
+    fails, total = _reduced_failures([w, *rest], cards, k, show, why)
+    method = f"decomposable with {s_name}: Dobra's sharp bounds, {s_name} summed over {len(holders)} marginals"
+    return Outcome(name, not total, method, tuple(fails), total)
 
 
 def support_join(tables: Sequence[Table], cards: dict[Key, int], max_rows: int) -> dict[Key, Codes]:
@@ -199,7 +273,9 @@ def support_join(tables: Sequence[Table], cards: dict[Key, int], max_rows: int) 
 
 
 def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, witness: Table | None,
-            max_cells: int) -> Outcome:  # fmt: skip
+            max_cells: int, sensitive: Key | None) -> Outcome:  # fmt: skip
+    """Exact upper bounds of ``Σ_s T(t, s)`` (``T(t)`` without ``sensitive``) by integer
+    programming over the join of the supports."""
     from ortools.sat.python import cp_model
 
     why = graph.why_not([frozenset(t.keys) for t in tables], shown)
@@ -231,9 +307,22 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
                 raise ConfigError(f"The marginals disagree: a non-zero cell of {t.name} extends to no cell that the "
                                   "other marginals allow (they are not marginals of one table).")  # fmt: skip
             model.add(sum(x[int(i)] for i in members) == round(float(t.counts[r])))
-    known = np.zeros(n_cells, dtype=np.int64)
+    # The cells t of the non-sensitive domain: the join's rows without S (each with its S values).
+    ns_keys = [kk for kk in keys if kk != sensitive]
+    if ns_keys:
+        g = group_rows([cells[kk] for kk in ns_keys], [cards[kk] for kk in ns_keys], with_inverse=True)
+        assert g.inverse is not None
+        cell_of, n_t = g.inverse, len(g.counts)
+    else:
+        cell_of, n_t = np.zeros(n_cells, dtype=np.int64), 1
+    first = np.full(n_t, -1, dtype=np.int64)
+    first[cell_of[::-1]] = np.arange(n_cells - 1, -1, -1)  # a representative row of each cell
+    members_of = np.split(np.argsort(cell_of, kind="stable"), np.cumsum(np.bincount(cell_of, minlength=n_t))[:-1])
+    cap = np.bincount(cell_of, weights=bound.astype(np.float64), minlength=n_t).astype(np.int64)
+    known = np.zeros(n_t, dtype=np.int64)
     if witness is not None:
-        at = match_rows([witness.column(kk) for kk in keys], [cells[kk] for kk in keys], [cards[kk] for kk in keys])
+        wk = [kk for kk in witness.keys if kk in ns_keys]
+        at = match_rows([witness.column(kk) for kk in wk], [cells[kk][first] for kk in wk], [cards[kk] for kk in wk])
         known = np.where(at >= 0, np.rint(witness.counts[np.maximum(at, 0)]), 0).astype(np.int64)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = ILP_SECONDS
@@ -242,11 +331,15 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
     total = 0
     undecided = 0
     solved = 0
-    for i in np.flatnonzero((known < k) & (bound >= 1)):
-        if bound[i] < k and known[i] >= 1:
-            upper = int(bound[i])  # a record's cell with a small bound: U in [known, bound]
+
+    def cell(c: int) -> tuple[tuple[str, str], ...]:
+        return tuple((shown(kk), show(kk, int(cells[kk][first[c]]))) for kk in ns_keys)
+
+    for c in map(int, np.flatnonzero((known < k) & (cap >= 1))):
+        if cap[c] < k and known[c] >= 1:
+            upper = int(cap[c])  # a record's cell with a small bound: U in [known, cap]
         else:
-            model.maximize(x[int(i)])
+            model.maximize(sum(x[int(i)] for i in members_of[c]))
             status = solver.solve(model)
             solved += 1
             if status == cp_model.INFEASIBLE:
@@ -259,15 +352,13 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
                 undecided += 1  # neither proved safe nor proved failing within the time: fails (safe side)
                 total += 1
                 if len(fails) < 5:
-                    cell = tuple((shown(kk), show(kk, int(cells[kk][i]))) for kk in keys)
-                    fails.append(Failure(None, cell, float(upper), f"undecided within {ILP_SECONDS:g} s (a table "
+                    fails.append(Failure(None, cell(c), float(upper), f"undecided within {ILP_SECONDS:g} s (a table "
                                          f"with {found} record(s) here found, bound {upper})"))  # fmt: skip
                 continue
         if 1 <= upper < k:
             total += 1
             if len(fails) < 5:
-                cell = tuple((shown(kk), show(kk, int(cells[kk][i]))) for kk in keys)
-                fails.append(Failure(None, cell, float(upper), f"every consistent table holds at most {upper} < k = "
+                fails.append(Failure(None, cell(c), float(upper), f"every consistent table holds at most {upper} < k = "
                                      f"{k} records here, and some holds at least one"))  # fmt: skip
     method = (f"not decomposable ({why}); exact bounds by integer programming over {n_cells:,} cells, "
               f"{solved} solved")  # fmt: skip
@@ -275,4 +366,13 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
                    {"cells": n_cells, "solved": solved, "undecided": undecided})  # fmt: skip
 
 
-__all__ = ["JOIN_MAX_ROWS", "Failure", "Outcome", "k_combinatorial", "k_link", "reduce_supports", "support_join"]
+__all__ = [
+    "JOIN_MAX_ROWS",
+    "Failure",
+    "Outcome",
+    "k_combinatorial",
+    "k_link",
+    "reduce_supports",
+    "sensitive_part",
+    "support_join",
+]

@@ -35,6 +35,7 @@ from versapub.privacy.base import (
     real,
 )
 from versapub.privacy.diversity import Params
+from versapub.privacy.tolerance import at_most
 
 DISTANCES = ("auto", "equal", "hierarchical")
 
@@ -132,7 +133,7 @@ class TCloseness(Params):
         return emd(h, self._q(), self.taxonomy)
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
-        return np.asarray((self.distances(h) <= self.t + 1e-12) & (h.sizes() > 0))
+        return np.asarray(at_most(self.distances(h), self.t) & (h.sizes() > 0))
 
     def achieved(self, h: Histograms) -> float:
         d = self.distances(h)[h.sizes() > 0]

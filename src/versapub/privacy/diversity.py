@@ -28,6 +28,7 @@ from versapub.privacy.base import (
     top_violation,
     whole,
 )
+from versapub.privacy.tolerance import at_least, at_most, below
 
 
 class Params:
@@ -112,7 +113,7 @@ class LDiversity(Params):
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
         size = h.sizes()
-        return np.asarray((self.l * h.largest() <= size + 1e-9) & (size > 0))
+        return np.asarray(at_most(self.l * h.largest(), size) & (size > 0))
 
     def achieved(self, h: Histograms) -> float:
         size, mx = h.sizes(), h.largest()
@@ -207,8 +208,8 @@ class EntropyLDiversity(Params):
             return np.where(size > 0, np.log(np.maximum(size, 1)) - clogc / np.maximum(size, 1), 0.0)
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
-        # A relative tolerance: a group of l equally frequent values has entropy exactly log l.
-        return np.asarray((self.entropy(h) >= math.log(self.l) - 1e-12) & (h.sizes() > 0))
+        # A group of l equally frequent values has entropy exactly log l (up to rounding).
+        return np.asarray(at_least(self.entropy(h), math.log(self.l)) & (h.sizes() > 0))
 
     def achieved(self, h: Histograms) -> float:
         size = h.sizes()
@@ -267,7 +268,7 @@ class RecursiveCLDiversity(Params):
         idx = np.arange(len(g), dtype=np.int64)
         tail = h.sizes()[g] - (excl - excl[idx - rank])  # r_rank + ... + r_m of the entry's group
         r1 = h.largest()[g]
-        ok = r1 < c * tail
+        ok = below(r1, c * tail)
         out = np.ones(h.n_groups, dtype=np.int64)
         np.maximum.at(out, g[ok], rank[ok] + 1)
         return out

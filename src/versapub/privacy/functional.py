@@ -28,6 +28,7 @@ import numpy.typing as npt
 from versapub.errors import RuleError
 from versapub.privacy.base import Histograms, IntArray, SingleAttributeViolation, top_violation
 from versapub.privacy.diversity import Params, one_group, ranked
+from versapub.privacy.tolerance import REL_TOL
 
 TOL = 1e-12
 
@@ -132,13 +133,15 @@ class FunctionalDiversity(Params):
         return slack(h, self.bound())
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
-        return np.asarray((self.slack(h) >= -1e-9) & (h.sizes() > 0))
+        # F(k) <= phi(k) (1 + REL_TOL) for every k (versapub.privacy.tolerance)
+        loose = slack(h, [v * (1 + REL_TOL) if v < 1 else v for v in self.bound()])
+        return np.asarray((loose >= 0) & (h.sizes() > 0))
 
     def achieved(self, h: Histograms) -> float:
         """The tightest group's slack (0 when a group meets ``phi`` exactly)."""
         s = self.slack(h)[h.sizes() > 0]
         worst = float(s.min()) if len(s) else float("inf")
-        return 0.0 if -1e-9 < worst < 0 else worst
+        return 0.0 if -REL_TOL <= worst < 0 else worst
 
     def group_width(self) -> int:
         """All-distinct groups of ``w`` values have ``F(k) = k/w``: the smallest ``w`` with

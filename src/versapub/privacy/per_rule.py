@@ -5,7 +5,10 @@ rule without one has the release's.
 
 After reduction (Theorem 3.1) a kept rule also answers for the rules it implies, so its
 guarantee is the conjunction (:class:`~versapub.privacy.combined.AllOf`) of its own and
-theirs; a table enforcing several rules satisfies the conjunction of theirs.
+theirs; a table enforcing several rules satisfies the conjunction of theirs.  A rule given
+several times (its left-hand side in any order) is one rule whose guarantee is the
+conjunction of every occurrence's: its own where the occurrence carries one, the release's
+where it does not.
 """
 
 from __future__ import annotations
@@ -20,12 +23,17 @@ from versapub.privacy.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.rules import Reduction, Rule, parse_rule
 
 RuleItem = str | Rule | Mapping[str, Any]
+#: The guarantees rules carry, one entry per occurrence of the rule; ``None``: an occurrence
+#: without a guarantee of its own (it asks for the release's).  Rules that no occurrence
+#: gives a guarantee of their own are absent.
+Own = dict[Rule, list[Guarantee | None]]
 
 
-def split(items: Iterable[RuleItem]) -> tuple[list[Rule], dict[Rule, list[Guarantee]]]:
-    """The rules, and the guarantees some of them carry."""
+def split(items: Iterable[RuleItem]) -> tuple[list[Rule], Own]:
+    """The rules (in the order given, repeats included), and the guarantees some of them carry."""
     rules: list[Rule] = []
-    own: dict[Rule, list[Guarantee]] = {}
+    own: Own = {}
+    plain: dict[Rule, int] = {}  # occurrences without a guarantee of their own
     for item in items:
         spec: dict[str, Any] | None = None
         if isinstance(item, Rule):
@@ -50,40 +58,59 @@ def split(items: Iterable[RuleItem]) -> tuple[list[Rule], dict[Rule, list[Guaran
         else:
             raise RuleError(f"A rule must be text like 'a, b -> c' or a table with 'rule'; got {item!r}.")
         rules.append(rule)
-        if spec is not None:
-            try:
-                own.setdefault(rule, []).append(make_guarantee(spec))
-            except RuleError as exc:
-                raise RuleError(f"Rule '{rule}': {exc}") from None
+        if spec is None:
+            plain[rule] = plain.get(rule, 0) + 1
+            if rule in own:
+                own[rule].append(None)
+            continue
+        try:
+            g = make_guarantee(spec)
+        except RuleError as exc:
+            raise RuleError(f"Rule '{rule}': {exc}") from None
+        own.setdefault(rule, [None] * plain.get(rule, 0)).append(g)
     return rules, own
 
 
+def with_defaults(own: Mapping[Rule, Sequence[Guarantee | None]], defaults: Mapping[Rule, Guarantee]) -> Own:
+    """``own`` with ``defaults[rule]`` standing for the occurrences of ``rule`` that carry no
+    guarantee (an anonymizer's default guarantee for such rules)."""
+    out: Own = {r: list(gs) for r, gs in own.items()}
+    for r, d in defaults.items():
+        out[r] = [d if g is None else g for g in out.get(r, [None])]
+    return out
+
+
+def needs_default(rule: Rule, own: Mapping[Rule, Sequence[Guarantee | None]]) -> bool:
+    """Whether some occurrence of ``rule`` asks for the release's guarantee."""
+    return None in own.get(rule, [None])
+
+
 def effective(
-    reduction: Reduction, own: Mapping[Rule, Sequence[Guarantee]], default: Guarantee
+    reduction: Reduction, own: Mapping[Rule, Sequence[Guarantee | None]], default: Guarantee
 ) -> dict[Rule, Guarantee]:
-    """Each kept rule's guarantee: its own (or the release's) and those of the rules it
-    implies (dropped in its favour)."""
+    """Each kept rule's guarantee: the conjunction of every occurrence's (its own, or the
+    release's) and those of the rules it implies (dropped in its favour; Theorem 3.1)."""
 
     def of(rule: Rule) -> list[Guarantee]:
-        return list(own.get(rule, ())) or [default]
+        return [default if g is None else g for g in own.get(rule, [None])]
 
     out = {r: of(r) for r in reduction.rules}
     for d in reduction.dropped:
-        if d.implied_by in out:
+        if d.implied_by in out and d.rule != d.implied_by:  # a repeat is already in of(rule)
             out[d.implied_by] += of(d.rule)
     return {r: all_of(gs) for r, gs in out.items()}
 
 
 def for_rules(rules: Sequence[Rule], per_rule: Mapping[Rule, Guarantee]) -> Guarantee:
-    """The guarantee a table enforcing ``rules`` must meet: each rule's own; a rule the
-    decomposition derived (a guardian table enforcing part of a left-hand side) meets the
-    guarantees of every kept rule on its sensitive attribute."""
+    """The guarantee a table enforcing ``rules`` must meet: for every sensitive attribute it
+    protects, the guarantees of *every* kept rule on that attribute (all-of).  A sensitive
+    column is anonymized once, in the table that protects it, and every rule on it is judged
+    against that table — by the verifier group by group and by the posterior across the
+    release — so the table answers for them all; a rule a decomposition derived (GD's
+    guardian of part of a left-hand side) likewise (docs/choices.md)."""
     out: list[Guarantee] = []
-    for r in rules:
-        if r in per_rule:
-            out.append(per_rule[r])
-        else:
-            out += [g for k, g in per_rule.items() if k.rhs == r.rhs]
+    for s in dict.fromkeys(r.rhs for r in rules):
+        out += [g for k, g in per_rule.items() if k.rhs == s]
     if not out:
         raise RuleError(f"No guarantee is known for rule '{rules[0]}'.")
     return all_of(out)

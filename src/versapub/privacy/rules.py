@@ -211,14 +211,18 @@ def reduce_rules(rules: Sequence[Rule]) -> Reduction:
 
     A rule ``Q -> S`` is dropped when another rule ``Q' -> S`` with ``Q ⊊ Q'`` exists
     (the larger left-hand side implies it), or when it repeats an earlier rule.  The
-    kept rules are the maximal ones, in their given order.
+    kept rules are the maximal ones, in their given order.  A dropped rule's guarantee is
+    not lost: the rule that implies or repeats it answers for it too
+    (:func:`versapub.privacy.per_rule.effective` joins their guarantees).
     """
     kept: list[Rule] = []
     dropped: list[DroppedRule] = []
     for i, r in enumerate(rules):
         earlier = next((q for q in rules[:i] if q == r), None)
         if earlier is not None:
-            dropped.append(DroppedRule(r, earlier, "duplicate of an earlier rule"))
+            dropped.append(
+                DroppedRule(r, earlier, "repeats an earlier rule; the two are one rule that must meet both guarantees")
+            )
             continue
         stronger = next((q for q in rules if q != r and q.implies(r)), None)
         if stronger is not None:

@@ -153,8 +153,9 @@ def _collection(section: dict[str, Any], check: CheckReport | None) -> str:
     params = ", ".join(f"{k} = {v}" for k, v in div.items() if k != "name")
     out = ['<section id="collection"><h2>Collection of anonymized marginals</h2>',
            f"<p>Published together, these marginals must keep every person's cell of non-sensitive values shared "
-           f"with at least <b>k = {_e(section.get('k'))}</b> records in every table (k-link) and in every table "
-           f"consistent with all of them (k-combinatorial), and the maximum-entropy estimate built from all of them "
+           f"with at least <b>k = {_e(section.get('k'))}</b> records in every table (k-link); no cell may be pinned "
+           f"to between 1 and k &minus; 1 records by every table consistent with all of them, the sensitive "
+           f"attribute included (k-combinatorial); and the maximum-entropy estimate built from all of them "
            f"must satisfy <b>{_e(div.get('name'))} ({_e(params)})</b> for the sensitive attribute "
            f"<b>{_e(section.get('sensitive'))}</b> in every combination of the other values (maxent diversity, "
            "Kifer &amp; Gehrke).</p>",

@@ -47,6 +47,7 @@ from versapub.verify.attack_generalized import generalized_attack, generalizing_
 from versapub.verify.attack_msa import msa_attack
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
+from versapub.verify.group_checks import le
 from versapub.verify.published import read_published
 from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
 
@@ -245,7 +246,7 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> lis
             out.append({"rule": r.to_json(), "ok": True, "skipped": str(exc), "message": f"'{r}': skipped ({exc})"})
             continue
         limit = g.posterior_limit()
-        ok = worst <= limit + 1e-9
+        ok = bool(le(worst, limit))
         rel = "<=" if ok else ">"
         what = "bound on max" if method == "group bound" else "max"
         out.append({
@@ -271,7 +272,7 @@ def _marginal_posterior(
     ).fetchone()
     worst, value = (float(row[1]), str(row[0])) if row is not None else (0.0, "")
     limit = g.posterior_limit()
-    ok = worst <= limit + 1e-9
+    ok = bool(le(worst, limit))
     q = ["*"] * len(r.lhs)
     return {
         "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "exact", "bound": limit,
@@ -335,7 +336,7 @@ def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule,
                 continue
             worst = float(row[1])
             limit = g.posterior_limit()
-            ok = worst <= limit + 1e-9
+            ok = bool(le(worst, limit))
             q = ["*"] * len(r.lhs)
             out[r] = {
                 "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "group bound", "bound": limit,

@@ -84,22 +84,29 @@ class Collection:
     table holds it), reduced to induced columns."""
 
     def __init__(self, directory: Path, manifest: dict[str, Any], attrs: Sequence[str], sensitive: str | None,
-                 con: duckdb.DuckDBPyConnection, only_with: str | None = None) -> None:  # fmt: skip
+                 con: duckdb.DuckDBPyConnection, only_with: str | None = None,
+                 protected: Sequence[str] = ()) -> None:  # fmt: skip
         self.dir = directory
         self.con = con
         self.sensitive = sensitive
+        #: Attributes outside the non-sensitive domain that tables may publish beside it (the
+        #: sensitive one, the attributes rules protect): consistency counts them in.
+        self.free = {*protected, *([sensitive] if sensitive else [])}
         self.tables: list[_Table] = []
-        want = set(attrs)
+        want = set(attrs) | self.free
         for i, e in enumerate(manifest.get("tables", [])):
             role = _ROLE.get(str(e.get("kind")))
             files = e.get("files") or {}
             if role is None or role not in files:
                 raise Unreadable(f"table {e.get('name')!r}: kind {e.get('kind')!r} is not a table of counts")
-            held = [a for a in e.get("attributes", []) if a in want or (sensitive is not None and a == sensitive)]
+            elsewhere: set[str] = set()
+            if role != "data":  # an Anatomy or sa-groups QIT: the table's sensitive values are in other files
+                rules = [e.get("enforces"), *(e.get("also_enforces") or [])]
+                elsewhere = {str(r.get("rhs")) for r in rules if isinstance(r, dict)}
+            held = [a for a in e.get("attributes", []) if a in want and a not in elsewhere]
             if only_with is not None and only_with not in held:
                 continue
-            held_ns = [a for a in held if a != sensitive]
-            if not held_ns and sensitive not in held:
+            if not held:
                 continue
             rel = f"t{i}"
             src = duckdb_source(directory / files[role])
@@ -194,8 +201,8 @@ class Collection:
         return f"{a}|{j}"
 
     def nonsensitive(self, t: _Table) -> list[str]:
-        s = None if self.sensitive is None else self.col(self.sensitive, 0)
-        return [c for c in t.cols if c != s]
+        """The table's columns of the non-sensitive domain (not the sensitive or a protected attribute's)."""
+        return [c for c in t.cols if c.rpartition("|")[0] not in self.free]
 
     def label(self, col: str, block: int) -> str:
         """The leaves of a block, as a reader would name them."""
@@ -223,8 +230,8 @@ class Collection:
                     out.append(f"{a.name} and {b.name} disagree on {row[0]} cell(s) of {shared or 'their totals'}")
         return out
 
-    def junction(self, tables: Sequence[_Table], cols: Sequence[Sequence[str]]) -> list[tuple[int, int | None]] | None:
-        """A junction tree of the tables' column sets as (table, parent) root first, or None."""
+    def junction(self, cols: Sequence[Sequence[str]]) -> list[tuple[int, int | None]] | None:
+        """A junction tree of column sets (one per table) as (table, parent) root first, or None."""
         g = nx.Graph()
         for cs in cols:
             g.add_nodes_from(cs)
@@ -283,60 +290,137 @@ def k_link(coll: Collection, k: int) -> list[Result]:
     return out
 
 
+def _linked(coll: Collection) -> dict[str, list[str]]:
+    """Attributes outside the non-sensitive domain that two or more tables publish beside it
+    (attribute -> its columns).  One held by a single table is summed out exactly: any table
+    consistent with the other marginals extends to it inside that table (a transportation
+    problem with equal margins), so it bounds nothing."""
+    out: dict[str, list[str]] = {}
+    for a in sorted(coll.free):
+        holders = [t for t in coll.tables if any(c.rpartition("|")[0] == a for c in t.cols)]
+        if len(holders) >= 2:
+            out[a] = sorted({c for t in holders for c in t.cols if c.rpartition("|")[0] == a})
+    return out
+
+
 def k_combinatorial(coll: Collection, k: int, original: dict[str, np.ndarray] | None = None) -> Result:
-    """k-combinatorial anonymity over the tables' non-sensitive columns (module docstring)."""
+    """k-combinatorial anonymity (Kifer & Gehrke, Definition 7): for every cell ``t`` of the
+    non-sensitive domain, ``U(t) = max T(t)`` over the tables consistent with the *whole*
+    published tables (sensitive and protected columns included) is 0 or at least ``k``.
+
+    * no attribute outside the domain in two tables: the tables' non-sensitive projections
+      bound ``T(t)`` exactly; decomposable — semi-joins (SQL) along the junction tree remove
+      the cells that extend to no cell of the join of all supports, and a cell left with a
+      count in ``[1, k-1]`` fails (Dobra's bound is sharp);
+    * one such attribute ``S`` in one column, decomposable with it: the tables holding ``S``
+      bound ``T(t)`` by ``Σ_s min_i T_i(t_i, s)`` (each ``s`` a slice of its own), a table
+      ``W`` computed by SQL over the join of their supports, which then joins the others in
+      the semi-join reduction above;
+    * otherwise exact upper bounds of ``Σ T(t, ...)`` by CP-SAT over the join of the supports
+      (small domains only)."""
     ns = [coll.nonsensitive(t) for t in coll.tables]
+    linked = _linked(coll)
+    full = [[c for c in t.cols if c in ns_t or any(c in cs for cs in linked.values())]
+            for t, ns_t in zip(coll.tables, ns, strict=True)]  # fmt: skip
     views = []
-    for t, cols in zip(coll.tables, ns, strict=True):
+    for t, cols in zip(coll.tables, full, strict=True):
         keys = ", ".join(_q(c) for c in cols)
         v = f"{t.rel}_ns"
         coll.con.execute(f"CREATE OR REPLACE TEMP TABLE {v} AS SELECT {keys + ', ' if keys else ''}sum(c) AS c, "
                          f"TRUE AS alive FROM {t.rel}{' GROUP BY ' + keys if keys else ''}")  # fmt: skip
         views.append(v)
-    tree = coll.junction(coll.tables, ns)
-    if tree is not None:
+    if not linked:
+        return _reduced(
+            coll, k, ns, views, [t.name for t in coll.tables], "Dobra's bound is sharp"
+        ) or _k_combinatorial_ilp(coll, k, ns, views, [])
+    ((s, s_cols),) = linked.items() if len(linked) == 1 else ((None, []),)
+    if s is None or len(s_cols) != 1 or coll.junction(full) is None:
+        return _k_combinatorial_ilp(coll, k, full, views, [c for cs in linked.values() for c in cs])
+    scol = s_cols[0]
+    holders = [i for i, cols in enumerate(full) if scol in cols]
+    w_cols = sorted({c for i in holders for c in ns[i]})
+    joins: list[str] = []
+    seen: list[int] = []
+    for i in holders:
+        shared = [c for c in full[i] if any(c in full[j] for j in seen)]
+        on = " AND ".join(f"x{next(j for j in seen if c in full[j])}.{_q(c)} = x{i}.{_q(c)}" for c in shared)
+        joins.append(f"{views[i]} x{i}" if not seen else f"JOIN {views[i]} x{i} ON {on or 'TRUE'}")
+        seen.append(i)
+    first = {c: next(i for i in holders if c in full[i]) for c in w_cols}
+    sel = ", ".join(f"x{first[c]}.{_q(c)} AS {_q(c)}" for c in w_cols)
+    least = f"least({', '.join(f'x{i}.c' for i in holders)})"
+    size = coll.con.execute(f"SELECT count(*) FROM {' '.join(joins)}").fetchone()
+    if size and int(size[0]) > JOIN_MAX_ROWS:
+        return Result("k-combinatorial", False, f"the join of the {len(holders)} tables holding {s!r} reaches "
+                      f"{int(size[0]):,} rows (the verifier stops at {JOIN_MAX_ROWS:,}): cannot be "
+                      "verified")  # fmt: skip
+    coll.con.execute(
+        f"CREATE OR REPLACE TEMP TABLE w_s AS SELECT {sel + ', ' if sel else ''}sum({least}) AS c, TRUE "
+        f"AS alive FROM {' '.join(joins)}{' GROUP BY ALL' if sel else ''}"
+    )
+    rest = [i for i in range(len(coll.tables)) if i not in holders]
+    names = ["+".join(coll.tables[i].name for i in holders), *(coll.tables[i].name for i in rest)]
+    found = _reduced(coll, k, [w_cols, *(ns[i] for i in rest)], ["w_s", *(views[i] for i in rest)], names,
+                     f"the tables holding {s!r} bound a cell by the sum over {s!r} of their smallest count; Dobra's "
+                     "bound is sharp")  # fmt: skip
+    assert found is not None  # decomposable with S: so is the collection with S summed into W
+    return found
 
-        def semi(a: int, b: int) -> None:
-            shared = [c for c in ns[a] if c in ns[b]]
-            on = " AND ".join(f"x.{_q(c)} = y.{_q(c)}" for c in shared) or "TRUE"
-            coll.con.execute(f"CREATE TEMP TABLE reduced AS SELECT x.* EXCLUDE (alive), x.alive AND EXISTS (SELECT 1 "
-                             f"FROM {views[b]} y WHERE y.alive AND {on}) AS alive FROM {views[a]} x")  # fmt: skip
-            coll.con.execute(f"DROP TABLE {views[a]}")
-            coll.con.execute(f"ALTER TABLE reduced RENAME TO {views[a]}")
 
-        for child, parent in reversed(tree):
-            if parent is not None:
-                semi(parent, child)
-        for child, parent in tree:
-            if parent is not None:
-                semi(child, parent)
-        bad = 0
-        example = ""
-        for t, v, cols in zip(coll.tables, views, ns, strict=True):
-            row = coll.con.execute(f"SELECT count(*) FROM {v} WHERE alive AND c < {k}").fetchone()
-            if row and row[0]:
-                bad += int(row[0])
-                ex = coll.con.execute(f"SELECT * FROM {v} WHERE alive AND c < {k} ORDER BY c LIMIT 1").fetchone()
-                if ex and not example:
-                    example = f"; e.g. in {t.name}: ({_cell_text(coll, cols, ex[: len(cols)])}) with {ex[len(cols)]}"
-        return Result("k-combinatorial", not bad, (
-            "every cell of the domain has Dobra's upper bound 0 or >= k = " + str(k) + " (decomposable)" if not bad
-            else f"{bad} published cell(s) give the cells of the domain inside them an upper bound in [1, {k - 1}] "
-            f"(decomposable: Dobra's bound is sharp){example}"))  # fmt: skip
-    return _k_combinatorial_ilp(coll, k, ns, views)
+def _reduced(coll: Collection, k: int, ns: list[list[str]], views: list[str], names: list[str],
+             why: str) -> Result | None:  # fmt: skip
+    """Decomposable collections (``None`` otherwise): Yannakakis' semi-joins along the
+    junction tree, then any live row with a count in ``[1, k-1]`` fails."""
+    tree = coll.junction(ns)
+    if tree is None:
+        return None
+
+    def semi(a: int, b: int) -> None:
+        shared = [c for c in ns[a] if c in ns[b]]
+        on = " AND ".join(f"x.{_q(c)} = y.{_q(c)}" for c in shared) or "TRUE"
+        coll.con.execute(f"CREATE TEMP TABLE reduced AS SELECT x.* EXCLUDE (alive), x.alive AND EXISTS (SELECT 1 "
+                         f"FROM {views[b]} y WHERE y.alive AND {on}) AS alive FROM {views[a]} x")  # fmt: skip
+        coll.con.execute(f"DROP TABLE {views[a]}")
+        coll.con.execute(f"ALTER TABLE reduced RENAME TO {views[a]}")
+
+    for child, parent in reversed(tree):
+        if parent is not None:
+            semi(parent, child)
+    for child, parent in tree:
+        if parent is not None:
+            semi(child, parent)
+    bad = 0
+    example = ""
+    for name, v, cols in zip(names, views, ns, strict=True):
+        group = ", ".join(_q(c) for c in cols)
+        by = f" GROUP BY {group}" if group else ""
+        live = f"SELECT {group + ', ' if group else ''}sum(c) AS c FROM {v} WHERE alive{by}"
+        row = coll.con.execute(f"SELECT count(*) FROM ({live}) WHERE c < {k}").fetchone()
+        if row and row[0]:
+            bad += int(row[0])
+            ex = coll.con.execute(f"SELECT * FROM ({live}) WHERE c < {k} ORDER BY c LIMIT 1").fetchone()
+            if ex and not example:
+                example = f"; e.g. in {name}: ({_cell_text(coll, cols, ex[: len(cols)])}) with {ex[len(cols)]}"
+    return Result("k-combinatorial", not bad, (
+        f"every cell of the domain has an upper bound 0 or >= k = {k} (decomposable: {why})" if not bad
+        else f"{bad} published cell(s) give the cells of the domain inside them an upper bound in [1, {k - 1}] "
+        f"(decomposable: {why}){example}"))  # fmt: skip
 
 
-def _k_combinatorial_ilp(coll: Collection, k: int, ns: list[list[str]], views: list[str]) -> Result:
+def _k_combinatorial_ilp(coll: Collection, k: int, cols: list[list[str]], views: list[str],
+                         free: list[str]) -> Result:  # fmt: skip
+    """Exact upper bounds of ``T(t)``, the sum over the ``free`` columns' values, by CP-SAT
+    over the join of the tables' supports (each table's rows: equality constraints)."""
     from ortools.sat.python import cp_model
 
-    every = sorted({c for cols in ns for c in cols})
+    every = sorted({c for cs in cols for c in cs})
     froms = []
-    for i, (v, cols) in enumerate(zip(views, ns, strict=True)):
-        froms.append(f"(SELECT {', '.join(_q(c) for c in cols) or '1 AS one'} FROM {v}) s{i}")
+    for i, (v, cs) in enumerate(zip(views, cols, strict=True)):
+        froms.append(f"(SELECT {', '.join(_q(c) for c in cs) or '1 AS one'} FROM {v}) s{i}")
     shared_on = []
     seen: dict[str, int] = {}
-    for i, cols in enumerate(ns):
-        for c in cols:
+    for i, cs in enumerate(cols):
+        for c in cs:
             if c in seen:
                 shared_on.append(f"s{seen[c]}.{_q(c)} = s{i}.{_q(c)}")
             else:
@@ -349,41 +433,45 @@ def _k_combinatorial_ilp(coll: Collection, k: int, ns: list[list[str]], views: l
         return Result("k-combinatorial", False, f"not decomposable and the join of the supports has {n_cells:,} cells "
                       f"(the verifier decides at most {ILP_MAX_CELLS:,} by integer programming): cannot be "
                       "verified")  # fmt: skip
-    cells = coll.con.execute(f"SELECT DISTINCT {sel} FROM {' CROSS JOIN '.join(froms)} WHERE "
-                             f"{' AND '.join(shared_on) or 'TRUE'}").fetchall()  # fmt: skip
+    cells = coll.con.execute(f"SELECT DISTINCT {sel} FROM {' CROSS JOIN '.join(froms)} WHERE {where}").fetchall()
     model = cp_model.CpModel()
     x = [model.new_int_var(0, 1 << 40, f"c{j}") for j in range(len(cells))]
-    for v, cols in zip(views, ns, strict=True):
-        idx = [every.index(c) for c in cols]
+    for v, cs in zip(views, cols, strict=True):
+        idx = [every.index(c) for c in cs]
         groups: dict[tuple[Any, ...], list[int]] = {}
         for j, cell in enumerate(cells):
             groups.setdefault(tuple(cell[i] for i in idx), []).append(j)
-        for row in coll.con.execute(f"SELECT * FROM {v}").fetchall():
-            members = groups.get(tuple(row[: len(cols)]), [])
-            model.add(sum(x[j] for j in members) == int(row[len(cols)]))
+        for row in coll.con.execute(f"SELECT * EXCLUDE (alive) FROM {v}").fetchall():
+            members = groups.get(tuple(row[: len(cs)]), [])
+            model.add(sum(x[j] for j in members) == int(row[len(cs)]))
+    domain = [i for i, c in enumerate(every) if c not in free]  # a cell t of the non-sensitive domain
+    of_t: dict[tuple[Any, ...], list[int]] = {}
+    for j, cell in enumerate(cells):
+        of_t.setdefault(tuple(cell[i] for i in domain), []).append(j)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = 10.0
     solver.parameters.num_workers = 1
     bad = []
-    for j in range(len(cells)):
-        model.maximize(x[j])
+    for t, members in of_t.items():
+        model.maximize(sum(x[j] for j in members))
         status = solver.solve(model)
         if status == cp_model.INFEASIBLE:
             return Result("k-combinatorial", False, "the tables are not marginals of one table (no table has them)")
         if status != cp_model.OPTIMAL:
-            bad.append((j, -1))
+            bad.append((t, -1))
             continue
         u = round(solver.objective_value)
         if 1 <= u < k:
-            bad.append((j, u))
+            bad.append((t, u))
+    over = f" summed over {', '.join(free)}" if free else ""
     if not bad:
-        return Result("k-combinatorial", True, f"not decomposable; exact upper bounds by integer programming over "
-                      f"{len(cells)} cell(s): each is 0 or >= k = {k}")  # fmt: skip
-    j, u = bad[0]
+        return Result("k-combinatorial", True, f"exact upper bounds by integer programming over {len(cells)} "
+                      f"cell(s){over}: each cell of the domain 0 or >= k = {k}")  # fmt: skip
+    t, u = bad[0]
     what = "undecided within 10 s" if u < 0 else f"upper bound {u}"
+    shown_cols = [every[i] for i in domain]
     return Result("k-combinatorial", False, f"{len(bad)} cell(s) of the domain have an upper bound in [1, {k - 1}] "
-                  f"(not decomposable; integer programming); e.g. ({_cell_text(coll, every, cells[j])}): "
-                  f"{what}")  # fmt: skip
+                  f"(integer programming{over}); e.g. ({_cell_text(coll, shown_cols, list(t))}): {what}")  # fmt: skip
 
 
 def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
@@ -397,13 +485,13 @@ def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
         return Result("maxent-diversity", False, str(exc))
     scol = coll.col(s, 0)
     every = [t.cols for t in coll.tables]
-    whole = coll.junction(coll.tables, every)
+    whole = coll.junction(every)
     held = [t for t in coll.tables if scol in t.cols]
     if not held:
         return Result("maxent-diversity", False, f"no table holds the sensitive attribute {s!r}")
     if whole is None:
         return _dense_diversity(coll, test, scol)
-    tree = coll.junction(held, [t.cols for t in held])
+    tree = coll.junction([t.cols for t in held])
     assert tree is not None
     con = coll.con
     con.execute(f"CREATE OR REPLACE TEMP TABLE j AS SELECT *, CAST(c AS DOUBLE) AS w FROM {held[tree[0][0]].rel}")
@@ -440,7 +528,7 @@ def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
     value = np.asarray(h["v"], dtype=np.int64)
     count = np.asarray(h["c"], dtype=np.float64)
     tot = np.bincount(group, weights=count)
-    share = np.round(count / tot[group] * 1e9) / 1e9  # float residue of the products
+    share = count / tot[group]  # compared with the guarantee's bound up to group_checks.RELATIVE, never rounded
     bad = failing_groups(test, group, value, share)
     n_cells = int(group.max()) + 1 if len(group) else 0
     if not len(bad):
@@ -510,7 +598,7 @@ def _dense_diversity(coll: Collection, test: Any, scol: str) -> Result:
     m = cards[-1]
     vec = q.reshape(-1, m)
     g, v = np.nonzero(vec > 0)
-    share = np.round(vec[g, v] / vec.sum(axis=1)[g] * 1e9) / 1e9
+    share = vec[g, v] / vec.sum(axis=1)[g]
     bad = failing_groups(test, g.astype(np.int64), v.astype(np.int64), share)
     if not len(bad):
         return Result("maxent-diversity", True, f"not decomposable; every one of {len(vec):,} combination(s) of "
@@ -539,7 +627,14 @@ def check_collection(directory: Path, k: int | None = None, quasi: Sequence[str]
     out: list[Result] = []
     with connect() as con:
         try:
-            coll = Collection(directory, manifest, attrs, str(sensitive) if sensitive else None, con)
+            coll = Collection(
+                directory,
+                manifest,
+                attrs,
+                str(sensitive) if sensitive else None,
+                con,
+                protected=sorted(rhs - set(attrs)),
+            )
         except (Unreadable, duckdb.Error, OSError) as exc:
             return [Result("collection", False, f"the tables cannot be read as one collection: {exc}")]
         clash = coll.agree()

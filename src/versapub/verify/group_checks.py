@@ -22,6 +22,23 @@ import numpy.typing as npt
 Matrix = npt.NDArray[np.float64]
 #: Groups per dense block.
 BLOCK_CELLS = 1 << 24
+#: The verifier's tolerance: a computed number ``x`` meets its bound ``b`` when
+#: ``x <= b + RELATIVE * |b|`` (counts are whole and exact; shares, entropies, distances and
+#: maximum-entropy estimates carry rounding of ~1e-13 relatively; no operand is rounded).
+RELATIVE = 1e-10
+
+
+def le(x: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """``x <= b`` up to :data:`RELATIVE` of ``b``."""
+    bound = np.asarray(b, dtype=np.float64)
+    return np.asarray(np.asarray(x, dtype=np.float64) <= bound + RELATIVE * np.abs(bound))
+
+
+def lt(x: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """``x < b`` with room to spare: by more than :data:`RELATIVE` of ``b`` (equality up to
+    rounding is not strict)."""
+    bound = np.asarray(b, dtype=np.float64)
+    return np.asarray(np.asarray(x, dtype=np.float64) < bound - RELATIVE * np.abs(bound))
 
 
 class SpecError(ValueError):
@@ -93,19 +110,19 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
     if name == "l-diversity":  # frequency l-diversity (Jin et al. §6.1; Xiao & Tao Def. 2)
         l = _number(spec, "l", True, 2)
         return GroupTest(name, f"l * max_count <= size with l = {l:g}",
-                         lambda c, q: l * c.max(axis=1) <= c.sum(axis=1) + 1e-9)  # fmt: skip
+                         lambda c, q: le(l * c.max(axis=1), c.sum(axis=1)))  # fmt: skip
     if name == "distinct-l-diversity":  # Machanavajjhala et al. §4.1
         l = _number(spec, "l", True, 2)
         return GroupTest(name, f"at least {l:g} distinct values", lambda c, q: (c > 0).sum(axis=1) >= l)
     if name == "entropy-l-diversity":  # Machanavajjhala et al. Definition 4.1
         l = _number(spec, "l", False, 1.0000001)
-        return GroupTest(name, f"entropy >= log({l:g})", lambda c, q: _entropy(c) >= math.log(l) - 1e-9)
+        return GroupTest(name, f"entropy >= log({l:g})", lambda c, q: le(math.log(l), _entropy(c)))
     if name == "recursive-cl-diversity":  # Machanavajjhala et al. Definition 4.2
         cc, l = _number(spec, "c", False, 1e-12), int(_number(spec, "l", True, 2))
 
         def recursive(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
             r = _sorted_desc(c)
-            return np.asarray(r[:, 0] < cc * r[:, l - 1 :].sum(axis=1)) if r.shape[1] >= l else np.zeros(len(c), bool)
+            return lt(r[:, 0], cc * r[:, l - 1 :].sum(axis=1)) if r.shape[1] >= l else np.zeros(len(c), bool)
 
         return GroupTest(name, f"r_1 < {cc:g} (r_{l} + ... + r_m)", recursive)
     if name == "k-anonymity":  # Sweeney 2002
@@ -119,10 +136,10 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         if distance == "hierarchical" and parents is None:
             raise SpecError("t-closeness with the hierarchical distance, but the release holds no hierarchy for it")
         if distance == "equal" or parents is None:
-            return GroupTest(name, f"EMD (equal distance) <= {t:g}", lambda c, q: _emd_equal(c, q) <= t + 1e-9)
+            return GroupTest(name, f"EMD (equal distance) <= {t:g}", lambda c, q: le(_emd_equal(c, q), t))
         tree = parents
         return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}",
-                         lambda c, q: emd_hierarchical(c, q, tree) <= t + 1e-9)  # fmt: skip
+                         lambda c, q: le(emd_hierarchical(c, q, tree), t))  # fmt: skip
     if name == "functional-diversity":  # functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))
         lam = int(_number(spec, "lambda", True, 2))
         tau = _number(spec, "tau", False, 1 / lam - 1e-12, 1.0)
@@ -138,7 +155,7 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
             size = c.sum(axis=1, keepdims=True)
             f_cum = np.cumsum(_sorted_desc(c), axis=1) / np.maximum(size, 1)
             k = min(len(phi), f_cum.shape[1])
-            return np.asarray((f_cum[:, :k] <= phi[None, :k] + 1e-9).all(axis=1))
+            return np.asarray(le(f_cum[:, :k], phi[None, :k]).all(axis=1))
 
         shown = ", ".join(f"{v:.3g}" for v in phi)
         return GroupTest(name, f"F(k) <= phi(k) = {shown}, then 1", functional)

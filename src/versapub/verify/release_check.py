@@ -765,11 +765,8 @@ class _Checker:
         )
         guarantee = self.guarantee_override if self.guarantee_override is not None else manifest["guarantee"]
         own = [r for r in manifest["rules"] if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)]
-        for r in own:  # rules on one attribute with different guarantees: every one must hold
-            prev = self.rule_guarantees.get(str(r["rhs"]))
-            g = r["guarantee"]
-            self.rule_guarantees[str(r["rhs"])] = g if prev is None or prev == g else {
-                "name": "all-of", "guarantees": [prev, g]}  # fmt: skip
+        if own:  # the table protecting S meets the guarantee of every rule on S: its own, else the release's
+            self.rule_guarantees = joined_by_attribute(manifest["rules"], guarantee)
         if own and self.guarantee_override is None:
             rep.add("guarantee", True, "rules with their own guarantee: " + "; ".join(
                 f"{', '.join(r['lhs'])} -> {r['rhs']}: {json.dumps(r['guarantee'])}" for r in own))  # fmt: skip
@@ -907,6 +904,24 @@ class _Checker:
         enforces = Rule.from_json(entry["enforces"]) if entry.get("enforces") else None
         more = tuple(Rule.from_json(r) for r in entry.get("also_enforces") or [])
         return SubTable(str(entry["name"]), tuple(entry["attributes"]), enforces, more)
+
+
+def joined_by_attribute(rules: list[Any], release: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per sensitive attribute, the guarantee its table must meet: every rule on it with its
+    own guarantee (the manifest's per-rule ``guarantee``) or the release's — all of them
+    (docs/release-format.md, "Guarantees")."""
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for r in rules:
+        if not isinstance(r, dict):
+            continue
+        own = r.get("guarantee")
+        g: dict[str, Any] = own if isinstance(own, dict) else release
+        flat: list[dict[str, Any]] = (
+            g["guarantees"] if g.get("name") == "all-of" and isinstance(g.get("guarantees"), list) else [g]
+        )
+        mine = parts.setdefault(str(r.get("rhs")), [])
+        mine += [p for p in flat if p not in mine]
+    return {s: gs[0] if len(gs) == 1 else {"name": "all-of", "guarantees": gs} for s, gs in parts.items()}
 
 
 def verify_release(
