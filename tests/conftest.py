@@ -61,3 +61,16 @@ def demo_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r = CliRunner().invoke(cli, ["demo", "--out", str(out)])
     assert r.exit_code == 0, r.stderr
     return out
+
+
+def seal(directory: Path) -> None:
+    """Record the digests of a hand-made or hand-edited release's files in its manifest, as an
+    honest producer (or a careful forger) would: the other checks must then stand on their own."""
+    import json
+
+    from versapub.io.release_writer import digests
+    from versapub.verify.digests import listed_files
+
+    m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    m["digests"] = digests(directory, listed_files(directory, m))
+    (directory / "manifest.json").write_text(json.dumps(m), encoding="utf-8")

@@ -15,7 +15,7 @@ from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
 from versapub.verify.release_check import verify_release
 
-from .conftest import random_table
+from .conftest import random_table, seal
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -57,9 +57,9 @@ def _write(path: Path, header: list[str], rows: list[list[str]]) -> None:
 def test_steward_requires_a_stronger_guarantee_than_the_manifest(job: tuple[Path, Path, EncodedTable]) -> None:
     out, _, _ = job
     code, stdout, _ = run("check", str(out))
-    assert code == 0 and "(the manifest's)" in stdout
+    assert code == 0 and "checked against the release's own claim: l-diversity (l = 2)" in stdout
     code, stdout, _ = run("check", str(out), "--guarantee", "l-diversity:l=3")
-    assert code == 1 and "with l = 3" in stdout and "(required by the checker)" in stdout
+    assert code == 1 and "checked against your requirement (--guarantee l-diversity:l=3): l-diversity (l = 3)" in stdout
     code, _, _ = run("check", str(out), "--l", "3")
     assert code == 1
 
@@ -92,6 +92,9 @@ def test_swapped_sensitive_values_fail_the_pairing(job: tuple[Path, Path, Encode
                 done = True
     assert done
     _write(out / "T1_st.csv", header, rows)
+    rep = verify_release(out, original=table)
+    assert {f.check for f in rep.failures} == {"pairing", "digests"}, rep.explain()
+    seal(out)  # a forger who also rewrites the digests: the pairing check stands on its own
     rep = verify_release(out, original=table)
     failed = {f.check for f in rep.failures}
     assert failed == {"pairing"}, rep.explain()  # sizes, marginals and the guarantee still agree
@@ -137,3 +140,87 @@ def test_multi_sa_release_with_an_added_linking_table_is_a_violation(tmp_path: P
     code, stdout, stderr = run("check", str(out))
     assert code == 1, stdout + stderr  # a violation, reported — not a refusal (exit 2)
     assert "CHECKS FAILED" in stdout
+
+
+@pytest.mark.parametrize("target", ["table", "hierarchy"])
+def test_a_replaced_file_fails_its_digest(tmp_path: Path, target: str) -> None:
+    """Issue 26: every file the manifest lists — tables, listings and the sensitive hierarchy
+    copied for t-closeness — carries a SHA-256 digest the verifier recomputes; replacing the
+    copied hierarchy changes no other check."""
+    rng = np.random.default_rng(7)
+    n = 300
+    t = EncodedTable.from_columns({"a": list(rng.choice(["x", "y", "z"], n)),
+                                   "d": list(rng.choice(["d1", "d2", "d3", "d4"], n))})  # fmt: skip
+    from versapub.data.hierarchy import Hierarchy
+
+    hier = Hierarchy.from_rows("d", [["d1", "A", "*"], ["d2", "A", "*"], ["d3", "B", "*"], ["d4", "B", "*"]])
+    rel = versapub.publish(t, ["a -> d | t-closeness:t=0.4,distance=hierarchical"], hierarchies={"d": hier},
+                           anonymizer="mondrian", columns=versapub.ColumnRoles(allow_unique=t.names))  # fmt: skip
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    m = json.loads((out / "manifest.json").read_text())
+    assert set(m["digests"]) == {*m["hierarchies"].values(), *m["tables"][0]["files"].values()}
+    assert verify_release(out, original=t).ok
+    if target == "hierarchy":
+        name = next(iter(m["hierarchies"].values()))
+        (out / name).write_text("d1;A;*\nd2;B;*\nd3;A;*\nd4;B;*\n", encoding="utf-8")  # another taxonomy
+    else:
+        name = m["tables"][0]["files"]["labels"]
+        (out / name).write_text((out / name).read_text() + "\n", encoding="utf-8")
+    rep = verify_release(out, original=t)
+    assert [f.check for f in rep.failures] == ["digests"] and name in rep.failures[0].message
+    code, stdout, _ = run("check", str(out))
+    assert code == 1 and "differ from their recorded SHA-256" in stdout
+
+
+SPECS = {  # an edit of the manifest's claim, and the requirement that sees through it
+    "l": ("l-diversity", {"l": 3}, {"l": 2}, "anatomy"),
+    "l_i": ("distinct-l-diversity", {"l": 5}, {"l": 2}, "msa-decomposition"),
+    "k": ("k-anonymity", {"k": 8}, {"k": 2}, "mondrian"),
+    "t": ("t-closeness", {"t": 0.05}, {"t": 0.9}, "mondrian"),
+    "tau": ("functional-diversity", {"tau": 0.35, "lambda": 4}, {"tau": 0.9, "lambda": 4}, "mondrian"),
+}
+
+
+@pytest.mark.parametrize("param", sorted(SPECS))
+def test_an_edited_claim_passes_as_a_claim_and_fails_the_stewards_policy(tmp_path: Path, param: str) -> None:
+    """Issue 26: ``check`` alone verifies the release's own claim and says so; the steward's
+    policy file (the ``[privacy]`` keys of a job) holds the release to the requirement."""
+    name, strict, loose, anonymizer = SPECS[param]
+    rng = np.random.default_rng(11)
+    n = 600
+    t = random_table(rng, n, {"a": 6, "b": 5, "d": 6})
+    rel = versapub.publish(t, ["a, b -> d"], guarantee={"name": name, **loose}, anonymizer=anonymizer,
+                           columns=versapub.ColumnRoles(allow_unique=t.names))  # fmt: skip
+    out = tmp_path / "r"
+    versapub.write_release(rel, out)
+    policy = tmp_path / "policy.toml"
+    params = "".join(f"{k} = {v}\n" for k, v in strict.items())
+    policy.write_text(f'[privacy]\nrules = ["a, b -> d"]\n[privacy.guarantee]\nname = "{name}"\n{params}')
+    code, stdout, _ = run("check", str(out), "--policy", str(policy))
+    assert code == 1 and "checked against your requirement (" in stdout and str(policy) in stdout
+    code, stdout, _ = run("check", str(out))
+    assert code == 0 and "the release's own claim" in stdout
+    m = json.loads((out / "manifest.json").read_text())
+    assert {k: m["guarantee"][k] for k in ("name", *loose)} == {"name": name, **loose}
+    code, stdout, _ = run("check", str(out), "--json")
+    rep = json.loads(stdout)
+    assert rep["ok"] and not rep["required"] and "own claim" in rep["checked_against"]
+
+
+def test_a_policy_is_validated_in_one_paragraph(tmp_path: Path, job: tuple[Path, Path, EncodedTable]) -> None:
+    out, _, _ = job
+    cases = {
+        "[input]\npath = 'x'\n": "has no [privacy] section",
+        "[privacy]\nrules = ['a -> b']\n": "state the guarantee you require",
+        "[privacy]\nguarantee = 't-closeness'\n": "needs a value for t",
+        "[privacy]\nl = 3\nflavour = 1\n": "unknown key(s) ['flavour']",
+        "[privacy\n": "is not valid TOML",
+    }
+    for i, (text, fragment) in enumerate(cases.items()):
+        p = tmp_path / f"p{i}.toml"
+        p.write_text(text)
+        code, _, stderr = run("check", str(out), "--policy", str(p))
+        assert code == 2 and fragment in stderr.replace("\n", " ") and "Traceback" not in stderr, stderr
+    code, _, stderr = run("check", str(out), "--policy", str(tmp_path / "p0.toml"), "--l", "3")
+    assert code == 2 and "states the whole requirement" in stderr

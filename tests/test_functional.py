@@ -20,7 +20,7 @@ from versapub.privacy.guarantee import make_guarantee, parse_guarantee
 from versapub.verify.group_checks import failing_groups, group_test
 from versapub.verify.release_check import verify_release
 
-from .conftest import random_table
+from .conftest import random_table, seal
 
 
 def test_running_example_phi_and_cumulative_frequencies() -> None:
@@ -218,6 +218,7 @@ def test_induced_checks_of_producer_verifier_and_brute_force_agree(tmp_path_fact
     manifest = {"format": "versapub-release/1", "n_records": n, "attributes": ["q", "s"], "guarantee": spec,
                 "rules": [rule], "tables": [table]}  # fmt: skip
     (d / "manifest.json").write_text(json.dumps(manifest))
+    seal(d)
     phi = list(linear_phi(tau, lam))
 
     def brute(hist: dict[str, float]) -> bool:

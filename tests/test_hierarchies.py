@@ -160,3 +160,24 @@ def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--l", "2",
                           "--out", str(tmp_path / "r2"))  # fmt: skip
     assert code == 2 and "protected by k-anonymity only" in stderr
+
+
+def test_a_hierarchy_with_a_cycle_is_refused_by_publish_and_hierarchy_check(tmp_path: Path) -> None:
+    """Issue 26: 47601 generalizes to 47602 on one row and 47602 to 47601 on another."""
+    with pytest.raises(HierarchyError, match=r"cycle: '47601' -> '47602' -> '47601' \(rows 1, 2\)"):
+        Hierarchy.from_rows("zip", [["47601", "47602", "*"], ["47602", "47601", "*"]])
+    # a longer cycle through three levels
+    with pytest.raises(HierarchyError, match="cycle"):
+        Hierarchy.from_rows("x", [["a", "b", "c", "*"], ["c", "a", "b", "*"]])
+    # a label that is also a leaf is no cycle (ARX's Other;Other;* beside Asian;Other;*)
+    Hierarchy.from_rows("race", [["Other", "Other", "*"], ["Asian", "Other", "*"]])
+    h = tmp_path / "zip.csv"
+    h.write_text("47601;47602;*\n47602;47601;*\n", encoding="utf-8")
+    data = tmp_path / "d.csv"
+    data.write_text("zip,d\n47601,a\n47602,b\n47601,b\n47602,a\n", encoding="utf-8")
+    for args in (["hierarchy", "check", str(data), "--hierarchy", f"zip={h}"],
+                 ["publish", "--input", str(data), "--rule", "zip -> d", "--anonymizer", "mondrian",
+                  "--hierarchy", f"zip={h}", "--out", str(tmp_path / "rel")]):  # fmt: skip
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "has a cycle" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "rel").exists()

@@ -76,3 +76,24 @@ def test_producer_and_verifier_accept_the_limit_and_refuse_beyond_it(
         if total is None or (float(total).is_integer() and total > 1):  # the producer counts records: whole sizes
             h = Histograms(np.zeros(len(c), dtype=np.int64), c, 1, np.arange(len(c), dtype=np.int64))
             assert bool(g.groups_satisfied(h)[0]) is want, (spec, counts, total)
+
+
+def test_every_guarantee_suggests_parameters_it_accepts() -> None:
+    """A missing parameter's hint is a value the guarantee accepts (t-closeness once suggested
+    t=2, which it refuses), and range messages read as English."""
+    from versapub.errors import RuleError
+    from versapub.privacy.guarantee import GUARANTEES, parse_guarantee
+
+    for name, cls in GUARANTEES.items():
+        if name == "all-of":
+            continue
+        with pytest.raises(RuleError, match="needs a value for") as exc:
+            make_guarantee({"name": name})
+        cli = str(exc.value).split(" (e.g. ")[1].split(" on the command line")[0]
+        assert make_guarantee(parse_guarantee(cli)).name == name, cli
+        assert make_guarantee({"name": name, **cls.example}).name == name
+    for spec, text in (({"name": "entropy-l", "l": 0.5}, "must be a number > 1, got 0.5"),
+                       ({"name": "t-closeness", "t": 2}, "must be in (0, 1), got 2")):  # fmt: skip
+        with pytest.raises(RuleError) as exc:
+            make_guarantee(spec)
+        assert text in str(exc.value) and "must be in >" not in str(exc.value)

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
     from versapub.data import EncodedTable
     from versapub.io.config import HierarchySpec, PublishConfig
-    from versapub.privacy import Rule
     from versapub.privacy.roles import ColumnRoles
     from versapub.release.model import Release
 
@@ -965,33 +964,6 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
         out.print(f"Wrote {n} synthetic records ({len(model.attributes)} attributes) to {output}.")
 
 
-def _required_guarantee(text: str | None, ell: int | None) -> dict[str, Any] | None:
-    """The guarantee a steward requires in ``check`` (validated), or None for the manifest's."""
-    from versapub.privacy.guarantee import make_guarantee, parse_guarantee
-
-    if text is not None and ell is not None:
-        raise ConfigError("Give the guarantee either with --guarantee or with --l, not both.")
-    if text is None and ell is None:
-        return None
-    spec = parse_guarantee(text) if text is not None else {"name": "l-diversity", "l": ell}
-    return make_guarantee(spec).to_manifest()
-
-
-def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | None:
-    from versapub.io.config import load_config
-    from versapub.privacy import parse_rules
-    from versapub.privacy.per_rule import split
-
-    if rules_cfg is not None and rule:
-        raise ConfigError("Give the rules either with --rules CONFIG or with --rule, not both.")
-    if rules_cfg is not None:
-        found = split(load_config(rules_cfg).rules)[0]
-        if not found:
-            raise ConfigError(f"{rules_cfg} states no rules ([privacy] rules = [...]); there is nothing to check.")
-        return found
-    return parse_rules(rule) if rule else None
-
-
 @cli.command()
 @click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
@@ -1000,7 +972,21 @@ def _check_rules(rules_cfg: Path | None, rule: tuple[str, ...]) -> list[Rule] | 
     type=click.Path(dir_okay=False, path_type=Path),
     help="Check these rules (the [privacy] rules of a TOML config) instead of the manifest's.",
 )
-@click.option("--rule", "rule", multiple=True, metavar="'a, b -> c'", help="A rule to check (repeatable).")
+@click.option(
+    "--rule",
+    "rule",
+    multiple=True,
+    metavar="'a, b -> c'",
+    help="A rule to check (repeatable), optionally with its own guarantee after ' | ' "
+    "('zip -> dx | t-closeness:t=0.2').",
+)
+@click.option(
+    "--policy",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Your requirement, stated once: a TOML file with a [privacy] section (guarantee, l, rules — the keys of "
+    "a job's configuration, which is a policy too). Without it (or --guarantee, --l, --rule), the release is "
+    "checked against its own claim (its manifest), and the verdict says so.",
+)
 @click.option(
     "--original",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -1036,6 +1022,7 @@ def check(
     release_dir: Path,
     rules_cfg: Path | None,
     rule: tuple[str, ...],
+    policy: Path | None,
     original: Path | None,
     missing: str | None,
     attack: str,
@@ -1046,8 +1033,10 @@ def check(
 ) -> None:
     """Verify a release from its files alone and attack it; exit 0 only if every check passes.
 
-    Schema (GNF per rule), guarantee in every group, consistency (sums, QIT/ST sizes, and with
-    --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene.
+    Schema (GNF per rule), guarantee in every group, consistency (sums, QIT/ST sizes, file digests, and
+    with --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene.
+    Checked against your requirement (--policy, --guarantee/--l, --rule) or, without one, against the
+    release's own claim (its manifest): the first line of the verdict says which.
     """
     with _errors(), _progress(as_json) as bar:
         read_manifest(release_dir)  # not a release: one paragraph, before the engines load
@@ -1055,19 +1044,19 @@ def check(
         from versapub.verify.check import run_check
 
         bar.add_task("checking the release", total=None)
-        rules_ = _check_rules(rules_cfg, rule)
+        from versapub.io.policy import requirement
+
+        req = requirement(policy, guarantee, ell, rule, rules_cfg)
         table = _original(original, release_dir, missing) if original is not None else None
         if k is not None and k < 2:
             raise ConfigError(f"--k must be at least 2 (every cell has at least one record), got {k}.")
-        required = _required_guarantee(guarantee, ell)
         rep = run_check(
             release_dir,
             model=lambda: load_release(release_dir),
-            rules=rules_,
             original=table,
             attack=attack,
             k=k,
-            guarantee=required,
+            requirement=req,
             pairing_max_rows=None,
         )
     if as_json:
@@ -1075,11 +1064,9 @@ def check(
     else:
         v = rep.verification
         out.print(f"Release {release_dir}: {'[green]ALL CHECKS PASSED[/]' if rep.ok else '[red]CHECKS FAILED[/]'}")
-        for f in v.findings:
-            if f.check == "guarantee" and f.message.startswith("guarantee checked"):
-                out.print(f"  {escape(f.message)}")
-        if rules_ is not None:
-            out.print(f"  rules checked: the {len(rules_)} rule(s) you gave (not the manifest's)")
+        out.print(f"  {escape(rep.checked_against)}", soft_wrap=True)
+        if req.rules is not None:
+            out.print(f"  rules checked: the {len(req.rules)} rule(s) of your requirement (not the manifest's)")
         out.print(f"  file checks: {len(v.findings) - len(v.failures)} of {len(v.findings)} passed")
         for f in v.findings:
             if f.check == "schema":

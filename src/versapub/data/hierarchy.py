@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,13 +27,58 @@ from versapub.errors import HierarchyError
 _SHOWN = 5
 
 
+def _require_acyclic(levels: tuple[tuple[str, ...], ...], where: str) -> None:
+    """Refuse a value that generalizes, through other values, back to itself (``47601`` to
+    ``47602`` on one row and ``47602`` to ``47601`` on another): read as one graph of labels
+    (an edge from each cell to the next more general one on its row; a value that is its
+    own generalization is no edge), a hierarchy must have no cycle.  A label may stand at
+    several levels (ARX's ``Other;Other;*`` beside ``Asian;Other;*``)."""
+    up: dict[str, set[str]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for i, row in enumerate(levels, start=1):
+        for a, b in itertools.pairwise(row):
+            if a != b:
+                up.setdefault(a, set()).add(b)
+                first.setdefault((a, b), i)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in up:
+        if start in state:
+            continue
+        path: list[str] = []
+        stack: list[tuple[str, list[str]]] = [(start, sorted(up.get(start, ())))]
+        state[start] = 1
+        path.append(start)
+        while stack:
+            node, todo = stack[-1]
+            if not todo:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            nxt = todo.pop()
+            if state.get(nxt) == 1:
+                cycle = [*path[path.index(nxt) :], nxt]
+                rows = sorted({first[(a, b)] for a, b in itertools.pairwise(cycle)})
+                shown = " -> ".join(repr(v) for v in cycle)
+                raise HierarchyError(
+                    f"{where} has a cycle: {shown} (rows {', '.join(map(str, rows))}); a value cannot generalize, "
+                    "through other values, back to itself. Give each group a label that is not one of its members' "
+                    "generalizations."
+                )
+            if nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, sorted(up.get(nxt, ()))))
+
+
 @dataclass(frozen=True)
 class Hierarchy:
     """A value generalization hierarchy for one attribute.
 
     ``levels[i][k]`` is leaf *i*'s generalization at level *k* (``levels[i][0]`` is the
-    leaf).  Validated on construction: non-blank cells, unique leaves, and every value
-    at level *k* has one parent at level *k + 1* (the rows form a tree).
+    leaf).  Validated on construction: non-blank cells, unique leaves, every value at
+    level *k* has one parent at level *k + 1* (the rows form a tree), and no value
+    generalizes through others back to itself (no cycle).
     """
 
     attribute: str
@@ -63,6 +109,7 @@ class Hierarchy:
                     )
             else:
                 leaves[row[0]] = i
+        _require_acyclic(self.levels, where)
         for k in range(1, height - 1):
             parent: dict[str, str] = {}
             for i, row in enumerate(self.levels, start=1):

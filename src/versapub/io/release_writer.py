@@ -8,6 +8,7 @@ leaves no partial or unverified release behind.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -86,10 +87,29 @@ def write_files(release: Release, directory: Path, fmt: str) -> dict[str, dict[s
     return files
 
 
+def digests(directory: Path, names: Iterable[str]) -> dict[str, str]:
+    """The SHA-256 of every file ``names`` lists in ``directory`` (a directory of Parquet
+    parts: each part, as ``directory/part``), by relative path in sorted order."""
+    out: dict[str, str] = {}
+    for name in sorted(set(names)):
+        path = directory / name
+        parts = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for p in parts:
+            h = hashlib.sha256()
+            with p.open("rb") as f:
+                while block := f.read(1 << 20):
+                    h.update(block)
+            out[p.relative_to(directory).as_posix()] = h.hexdigest()
+    return out
+
+
 def rewrite_manifest(release: Release, directory: Path, files: dict[str, dict[str, str]]) -> None:
-    """``manifest.json`` of ``release`` (whose tables are written as ``files``)."""
+    """``manifest.json`` of ``release`` (whose tables are written as ``files``), with the
+    digest of every file it lists (tables, listings, hierarchies)."""
     manifest = release.manifest({t.name: entry_of(t.name, t.table, files[t.name]).raw for t in release.tables})
     manifest["timings_s"] = {k: round(v, 4) for k, v in release.timings.items()}
+    listed = [f for per in files.values() for f in per.values()] + list(release.hierarchy_files().values())
+    manifest["digests"] = digests(directory, listed)
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 

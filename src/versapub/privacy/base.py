@@ -149,11 +149,11 @@ def real(value: object, what: str, low: float, high: float | None = None, low_op
     bad_low = v <= low if low_open else v < low
     if bad_low or (high is not None and v >= high) or not np.isfinite(v):
         rng = (
-            f"{'(' if low_open else '['}{low:g}, {high:g})"
+            f"in {'(' if low_open else '['}{low:g}, {high:g})"
             if high is not None
-            else f">{'' if low_open else '='} {low:g}"
+            else f"a number >{'' if low_open else '='} {low:g}"
         )
-        raise RuleError(f"{what} must be in {rng}, got {value!r}.")
+        raise RuleError(f"{what} must be {rng}, got {value!r}.")
     return v
 
 

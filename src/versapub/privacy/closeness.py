@@ -19,7 +19,7 @@ Vectorized over groups: only the nodes a group holds are visited, using
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -75,6 +75,7 @@ class TCloseness(Params):
     taxonomy: Taxonomy | None = field(default=None, repr=False, compare=False)
 
     name = "t-closeness"
+    example: ClassVar[dict[str, Any]] = {"t": 0.2}
     #: ``achieved`` is the largest distance (the weakest group has the largest).
     achieved_is_distance = True
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,8 @@ class Params:
     """The parts every guarantee shares: its manifest form from its fields, no context."""
 
     name = ""
+    #: A valid value of each parameter, for messages and help ("l-diversity:l=3").
+    example: ClassVar[dict[str, Any]] = {}
 
     def params(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
@@ -81,6 +83,7 @@ class LDiversity(Params):
     l: int
 
     name = "l-diversity"
+    example: ClassVar[dict[str, Any]] = {"l": 3}
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "l", whole(self.l, "l", 1))
@@ -139,6 +142,7 @@ class DistinctLDiversity(Params):
     l: int
 
     name = "distinct-l-diversity"
+    example: ClassVar[dict[str, Any]] = {"l": 3}
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "l", whole(self.l, "l", 2))
@@ -180,6 +184,7 @@ class EntropyLDiversity(Params):
     l: float
 
     name = "entropy-l-diversity"
+    example: ClassVar[dict[str, Any]] = {"l": 2.5}
 
     def __post_init__(self) -> None:
         v = real(self.l, "l of entropy l-diversity", 1.0, low_open=True)
@@ -237,6 +242,7 @@ class RecursiveCLDiversity(Params):
     l: int
 
     name = "recursive-cl-diversity"
+    example: ClassVar[dict[str, Any]] = {"c": 3, "l": 3}
 
     def __post_init__(self) -> None:
         v = real(self.c, "c of recursive (c,l)-diversity", 0.0, low_open=True)

@@ -79,6 +79,7 @@ class FunctionalDiversity(Params):
     phi: tuple[float, ...] | None = None
 
     name = "functional-diversity"
+    example: ClassVar[dict[str, Any]] = {"tau": 0.5, "lambda": 3}
     #: Parameter spellings that are not Python names: ``lambda`` is the field ``lam``.
     spelled: ClassVar[dict[str, str]] = {"lambda": "lam"}
 

@@ -100,9 +100,12 @@ def make_guarantee(spec: dict[str, Any]) -> Guarantee:
     required = [public.get(f.name, f.name) for f in declared if f.default is dataclasses.MISSING]
     missing = [f for f in required if f not in params]
     if missing:
+        example = getattr(cls, "example", {})
+        cli = ",".join(f"{p}={example[p]}" for p in missing if p in example) or f"{missing[0]}=..."
+        toml = ", ".join(f"{p} = {example[p]}" for p in missing if p in example) or f"{missing[0]} = ..."
         raise RuleError(
-            f"The {name} guarantee needs a value for {', '.join(missing)} (e.g. {name}:{missing[0]}=2 on the "
-            f"command line, or {missing[0]} = 2 in the configuration)."
+            f"The {name} guarantee needs a value for {', '.join(missing)} (e.g. {name}:{cli} on the command line, "
+            f"or {toml} in the configuration)."
         )
     built: Guarantee = cls(**{spelled.get(k, k): v for k, v in params.items()})
     return built

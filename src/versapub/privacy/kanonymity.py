@@ -4,6 +4,7 @@ of the quasi-identifiers holds at least ``k`` records."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,7 @@ class KAnonymity(Params):
     k: int
 
     name = "k-anonymity"
+    example: ClassVar[dict[str, Any]] = {"k": 5}
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", whole(self.k, "k of k-anonymity", 2))

@@ -285,6 +285,8 @@ def html_report(
             f'<p class="muted">{_e(title or d.name)} · format {_e(m.get("format"))} · '
             f'{_e((m.get("tool") or {}).get("name", "?"))} {_e((m.get("tool") or {}).get("version", ""))} · '
             f'computed {_e(backend_text(m.get("backend")))}</p>',
+            *([f'<p class="muted">{_e(check.checked_against[:1].upper() + check.checked_against[1:])}.</p>']
+              if check and check.checked_against else []),
             '<div class="summary">',
             f'<div class="card">records<b>{m["n_records"]}</b></div>',
             f'<div class="card">attributes<b>{len(attrs)}</b></div>',

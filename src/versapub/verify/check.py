@@ -49,7 +49,8 @@ from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.group_checks import le
 from versapub.verify.published import read_published
-from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, verify_release
+from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, required, verify_release
+from versapub.verify.requirement import Requirement
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -84,6 +85,10 @@ class CheckReport:
     collection: list[dict[str, Any]] = field(default_factory=list)
     k: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    #: What the release was checked against, in words (the steward's requirement or the
+    #: release's own claim), and whether the steward stated a requirement.
+    checked_against: str = ""
+    required: bool = False
 
     @property
     def ok(self) -> bool:
@@ -114,6 +119,8 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "checked_against": self.checked_against,
+            "required": self.required,
             "guarantee": self.guarantee,
             "verification": self.verification.to_json(),
             "attacks": [a.to_json() for a in self.attacks],
@@ -127,35 +134,26 @@ class CheckReport:
         }
 
 
-def _guarantee(directory: Path, required: dict[str, Any] | None = None) -> Guarantee:
-    """The guarantee to check: the one the steward requires, else the manifest's (a
+def _guarantee(directory: Path, requirement: Requirement) -> Guarantee:
+    """The default guarantee checked: the one the steward requires, else the manifest's (a
     manifest whose guarantee cannot be built is an error, never a silent default)."""
-    spec = required or json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("guarantee")
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    spec = requirement.default(manifest)
     if not isinstance(spec, dict):
         raise ReleaseError(f"{directory / 'manifest.json'}: 'guarantee' must be an object like {{\"name\": ..., ...}}.")
     return make_guarantee(spec)
 
 
-def _by_guarantee(
-    directory: Path, rules: list[Rule], g: Guarantee, required: dict[str, Any] | None
-) -> list[tuple[Guarantee, list[Rule]]]:
-    """The rules grouped by the guarantee each must meet: the one the steward requires,
-    else the rule's own from the manifest (rules on one attribute: all of theirs), else the
-    release's."""
-    own: dict[Rule, list[dict[str, Any]]] = {}
-    if required is None:
-        m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
-        for r in m.get("rules", []):
-            if isinstance(r, dict) and isinstance(r.get("guarantee"), dict):
-                own.setdefault(Rule.from_json({"lhs": r["lhs"], "rhs": r["rhs"]}), []).append(r["guarantee"])
+def _by_guarantee(directory: Path, requirement: Requirement) -> list[tuple[Guarantee, list[Rule]]]:
+    """The rules checked, grouped by the guarantee each must meet (the requirement's, else
+    the manifest's claim: :meth:`Requirement.rule_specs`)."""
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     groups: dict[str, tuple[Guarantee, list[Rule]]] = {}
-    for r in rules:
-        specs = own.get(r) or [g.to_manifest()]
-        spec = specs[0] if len(specs) == 1 else {"name": "all-of", "guarantees": specs}
+    for r, spec in requirement.rule_specs(manifest):
         key = json.dumps(spec, sort_keys=True)
         if key not in groups:
             groups[key] = (make_guarantee(spec), [])
-        groups[key][1].append(r)
+        groups[key][1].append(Rule.from_json(r))
     return list(groups.values())
 
 
@@ -471,6 +469,7 @@ def run_check(
     k: int | None = None,
     guarantee: dict[str, Any] | None = None,
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,
+    requirement: Requirement | None = None,
 ) -> CheckReport:
     """Every check; ``model`` is the release's maximum-entropy model (or a function that
     builds it), used for the posterior; ``guarantee`` (``{"name": ..., params}``) and
@@ -484,6 +483,7 @@ def run_check(
     """
     d = Path(directory)
     seconds: dict[str, float] = {}
+    req = requirement or required(rules, guarantee)
 
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
@@ -500,9 +500,9 @@ def run_check(
             built.append(model() if callable(model) else model)
         return built[0]
 
-    def posterior(use_rules: list[Rule], g: Guarantee) -> list[dict[str, Any]]:
+    def posterior(use_rules: list[Rule]) -> list[dict[str, Any]]:
         out: dict[Rule, dict[str, Any]] = {}
-        for gg, rules_g in _by_guarantee(d, use_rules, g, guarantee):
+        for gg, rules_g in _by_guarantee(d, req):
             bounds = group_bounds(d, rules_g, gg)  # from the files, no model needed
             rest = [r for r in rules_g if r not in bounds]
             out.update(bounds)
@@ -518,29 +518,36 @@ def run_check(
     # listed record by record (they then take their targets from the release).
     in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
 
-    def attacks(use_rules: list[Rule], g: Guarantee) -> list[AttackResult]:
-        return [a for gg, rules_g in _by_guarantee(d, use_rules, g, guarantee)
-                for a in run_attacks(d, rules_g, gg, in_memory, attack)]  # fmt: skip
+    def attacks() -> list[AttackResult]:
+        return [a for gg, rules_g in _by_guarantee(d, req) for a in run_attacks(d, rules_g, gg, in_memory, attack)]
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        verification_f = pool.submit(timed, "verify", verify_release, d, original, rules, guarantee, pairing_max_rows)
+        verification_f = pool.submit(timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req)
         try:
             manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-            use_rules = rules if rules is not None else [Rule.from_json(r) for r in manifest["rules"]]
-            g = _guarantee(d, guarantee)
+            use_rules = [Rule.from_json(r) for r, _ in req.rule_specs(manifest)]
+            g = _guarantee(d, req)
+            _by_guarantee(d, req)  # every guarantee readable before the attacks start
         except (OSError, ValueError, KeyError, TypeError, VersapubError):  # the verifier names what is wrong
             verification = verification_f.result()
-            return CheckReport(str(d), guarantee or {}, verification, seconds=seconds)
+            return CheckReport(str(d), req.guarantee or {}, verification, seconds=seconds)
         others = {
-            "attacks": pool.submit(timed, "attacks", attacks, use_rules, g),
-            "posterior": pool.submit(timed, "posterior", posterior, use_rules, g),
+            "attacks": pool.submit(timed, "attacks", attacks),
+            "posterior": pool.submit(timed, "posterior", posterior, use_rules),
             "hygiene": pool.submit(timed, "hygiene", hygiene_check, d),
             "identity": pool.submit(timed, "identity", identity_check, d, k),
             "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, in_memory),
             "collection": pool.submit(timed, "collection", collection_identity, d, k),
         }
         verification = verification_f.result()
-        rep = CheckReport(str(d), g.to_manifest(), verification, seconds=seconds)
+        rep = CheckReport(
+            str(d),
+            g.to_manifest(),
+            verification,
+            seconds=seconds,
+            checked_against=req.describe(manifest),
+            required=req.stated,
+        )
         broken = {"manifest", "file", "counts", "anatomy"}
         if any(f.check in broken for f in verification.failures):
             for f in others.values():

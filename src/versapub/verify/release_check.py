@@ -45,8 +45,10 @@ from versapub.privacy.rules import Rule
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
 from versapub.verify.collection_check import check_collection
+from versapub.verify.digests import digests_ok
 from versapub.verify.finding import Finding
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
+from versapub.verify.requirement import Requirement
 
 FORMAT = "versapub-release/1"
 _CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
@@ -134,15 +136,13 @@ class _Checker:
         self,
         directory: Path,
         original: Source | None,
-        rules: list[Rule] | None = None,
-        guarantee: dict[str, Any] | None = None,
+        requirement: Requirement,
         pairing_max_rows: int | None = PAIRING_MAX_ROWS,
         *,
         con: duckdb.DuckDBPyConnection,
     ) -> None:
         self.pairing_max_rows = pairing_max_rows
-        self.rules_override = rules
-        self.guarantee_override = guarantee
+        self.requirement = requirement
         self.dir = directory
         self.original = original
         self.report = VerificationReport(str(directory))
@@ -150,7 +150,7 @@ class _Checker:
         self.n = 0
         self.views = 0
         self.hierarchies: dict[str, str] = {}
-        #: Sensitive attribute -> the guarantee of the manifest's rule(s) on it, when their own.
+        #: Sensitive attribute -> the guarantee of every rule checked on it (all of them).
         self.rule_guarantees: dict[str, dict[str, Any]] = {}
 
     # -- reading ------------------------------------------------------------------
@@ -564,10 +564,8 @@ class _Checker:
         return bool(row and row[0])
 
     def guarantee_of(self, s: str, release: dict[str, Any]) -> dict[str, Any]:
-        """The guarantee of the table's rule protecting ``s``: the one the checker requires,
-        else the rule's own from the manifest, else the release's."""
-        if self.guarantee_override is not None:
-            return self.guarantee_override
+        """The guarantee a table protecting ``s`` must meet: every checked rule's on ``s``
+        (:func:`joined_by_attribute`), else the default one."""
         return self.rule_guarantees.get(s, release)
 
     def parents(self, s: str, view: str) -> list[Any] | None:
@@ -736,11 +734,8 @@ class _Checker:
             return rep
         self.n = n
         try:
-            rules = (
-                self.rules_override
-                if self.rules_override is not None
-                else [Rule.from_json(r) for r in manifest["rules"]]
-            )
+            specs = self.requirement.rule_specs(manifest)
+            rules = [Rule.from_json(r) for r, _ in specs]
             tables = [self._subtable(t) for t in manifest["tables"]]
             schema = Schema(tuple(tables))
         except Exception as exc:
@@ -763,21 +758,14 @@ class _Checker:
             if not foreign
             else f"file(s) the manifest does not list: {', '.join(foreign[:10])} (a leak: a reader sees them too)",
         )
-        guarantee = self.guarantee_override if self.guarantee_override is not None else manifest["guarantee"]
-        own = [r for r in manifest["rules"] if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)]
-        if own:  # the table protecting S meets the guarantee of every rule on S: its own, else the release's
-            self.rule_guarantees = joined_by_attribute(manifest["rules"], guarantee)
-        if own and self.guarantee_override is None:
-            rep.add("guarantee", True, "rules with their own guarantee: " + "; ".join(
-                f"{', '.join(r['lhs'])} -> {r['rhs']}: {json.dumps(r['guarantee'])}" for r in own))  # fmt: skip
-        rep.add(
-            "guarantee",
-            True,
-            f"guarantee checked: {json.dumps(guarantee)} "
-            + ("(required by the checker)" if self.guarantee_override is not None else "(the manifest's)"),
-        )
-        if self.rules_override is not None:
-            rep.add("schema", True, f"rules checked: the {len(rules)} rule(s) required by the checker")
+        digest = digests_ok(self.dir, manifest)
+        rep.add(digest.check, digest.ok, digest.message, "manifest.json")
+        guarantee = self.requirement.default(manifest)
+        # the table protecting S meets the guarantee of every rule on S
+        self.rule_guarantees = joined_by_attribute([{**r, "guarantee": g} for r, g in specs], guarantee)
+        rep.add("guarantee", True, self.requirement.describe(manifest))
+        if self.requirement.rules is not None:
+            rep.add("schema", True, f"rules checked: the {len(rules)} rule(s) of your requirement")
         attrs = manifest["attributes"]
         published = set().union(*(set(t.attributes) for t in tables)) if tables else set()
         rep.add(
@@ -930,11 +918,20 @@ def verify_release(
     rules: list[Rule] | None = None,
     guarantee: dict[str, Any] | None = None,
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,
+    requirement: Requirement | None = None,
 ) -> VerificationReport:
-    """Verify the release in ``directory`` (and, if given, against the ``original`` table;
-    ``rules`` and ``guarantee`` — ``{"name": ..., params}`` — replace the manifest's: the
-    steward checks what they require, not what the release claims)."""
+    """Verify the release in ``directory`` (and, if given, against the ``original`` table)
+    against ``requirement`` — what the steward requires — or, when nothing is required, the
+    release's own claim (its manifest).  ``rules`` and ``guarantee`` (``{"name": ...,
+    params}``) are a shorthand for a requirement stated by the caller."""
     # Large releases (partitioned tables): DuckDB holds at most its share of the memory and
     # spills the rest into a temporary directory of its own, removed afterwards.
     with connect(ordered=False) as con:
-        return _Checker(Path(directory), original, rules, guarantee, pairing_max_rows, con=con).run()
+        req = requirement or required(rules, guarantee)
+        return _Checker(Path(directory), original, req, pairing_max_rows, con=con).run()
+
+
+def required(rules: list[Rule] | None, guarantee: dict[str, Any] | None, source: str = "") -> Requirement:
+    """A requirement from rules (without guarantees of their own) and a guarantee."""
+    return Requirement(guarantee, tuple(r.to_json() for r in rules) if rules is not None else None,
+                       source or "given by the caller")  # fmt: skip
