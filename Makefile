@@ -39,9 +39,11 @@ browser:
 test: lint typecheck browser
 	$(BIN)/python -m pytest -n 2 -q -m "not slow"
 
-# The long sweeps (marked slow), outside make test.
+# The long sweeps (marked slow), outside make test; then every property test again with random
+# exploration (make test runs them derandomized: the same examples every time).
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 -q -m slow
+	VERSAPUB_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 -q -m "not slow"
 
 # Issue 12's benchmark suite (about 7 minutes; not part of make test).
 bench: $(VENV)/.installed-test

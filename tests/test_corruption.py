@@ -224,3 +224,17 @@ def test_a_policy_is_validated_in_one_paragraph(tmp_path: Path, job: tuple[Path,
         assert code == 2 and fragment in stderr.replace("\n", " ") and "Traceback" not in stderr, stderr
     code, _, stderr = run("check", str(out), "--policy", str(tmp_path / "p0.toml"), "--l", "3")
     assert code == 2 and "states the whole requirement" in stderr
+
+
+def test_a_failed_posterior_names_the_tables_and_what_to_change(job: tuple[Path, Path, EncodedTable]) -> None:
+    """Issue 26, defect 4: when the posterior across the release exceeds a rule's limit, the
+    verdict says which tables publish the sensitive attribute, how, and what to change."""
+    out, _, _ = job
+    code, stdout, _ = run("check", str(out), "--l", "9", "--json")
+    rep = json.loads(stdout)
+    bad = [p for p in rep["posterior"] if not p["ok"]]
+    assert code == 1 and bad
+    m = json.loads((out / "manifest.json").read_text())
+    holder = next(t["name"] for t in m["tables"] if bad[0]["rule"]["rhs"] in t["attributes"])
+    assert holder in bad[0]["tables"] and f"{holder} (" in bad[0]["message"]
+    assert "must meet this rule's guarantee too" in bad[0]["message"]

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.marginals_oracle import (
@@ -297,6 +297,7 @@ def test_closed_form_kl_equals_the_brute_force_estimate(seed: int) -> None:
 
 
 @given(st.integers(0, 10_000))
+@example(4414)  # IPF stopped after 1,000 sweeps, 2.6e-5 from its tables (issue 26's flake)
 @settings(max_examples=15, deadline=None)
 def test_the_release_model_of_a_collection_is_its_maximum_entropy_estimate(seed: int) -> None:
     """The release model (induced attributes) answers every cell as the brute-force IPF."""
@@ -314,10 +315,16 @@ def test_the_release_model_of_a_collection_is_its_maximum_entropy_estimate(seed:
     fake = type(verdict)(*(type(o)(o.check, True, o.method) for o in verdict.outcomes))
     model = model_from_release(collection_release(table, coll, req, fake, InputInfo()))
     attrs = list(table.names)
-    joint = maxent_joint(table, hier, ms, attrs)
+    left: list[float] = []
+    joint = maxent_joint(table, hier, ms, attrs, residual=left)
     grid = np.indices(joint.shape).reshape(len(attrs), -1)
     q = model.prob({a: grid[j] for j, a in enumerate(attrs)})
-    assert np.allclose(q, joint.ravel(), atol=1e-9)
+    # Both fits stop at a marginal residual (closed form: 0; the model's IPF: below 1e-12 or
+    # after 1,000 sweeps; the oracle's: 1e-13 or 5,000). Towards a solution on the boundary
+    # (cells that must vanish) IPF converges sublinearly and its cells sit at a distance of
+    # the order of that residual from the limit (seed 4414: residual 2.6e-5, cells 1.3e-5 off).
+    tol = 1e-9 + 10 * (model.residual + left[0])
+    assert np.allclose(q, joint.ravel(), rtol=0, atol=tol), (seed, model.path, left[0])
     if coll.decomposable():
         counts = np.zeros(joint.shape)
         np.add.at(counts, tuple(table.codes(a) for a in attrs), 1.0)

@@ -13,6 +13,9 @@ import csv
 import gzip
 import hashlib
 import io
+import shutil
+import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -179,10 +182,11 @@ def _read_header(path: Path, delimiter: str, header: bool, names: Sequence[str] 
     return found
 
 
-def _bad_lines(path: Path, delimiter: str, width: int, skip: int, limit: int) -> list[tuple[int, int]]:
-    """``(line number, fields)`` of the first ``limit`` records without ``width`` fields
-    (only run when the parser found some: it does not know line numbers)."""
+def _bad_lines(path: Path, delimiter: str, width: int, skip: int, limit: int) -> tuple[int, list[tuple[int, int]]]:
+    """How many records do not have ``width`` fields, and ``(line number, fields)`` of the
+    first ``limit`` (only run when the parser found one: it does not know line numbers)."""
     out: list[tuple[int, int]] = []
+    count = 0
     with _opener(path)(path, "rt", encoding="utf-8-sig", newline="") as f:
         lines: Any = f if len(delimiter) == 1 else (ln.replace(delimiter, _UNIT) for ln in f)
         reader = csv.reader(lines, delimiter=delimiter if len(delimiter) == 1 else _UNIT)
@@ -193,10 +197,10 @@ def _bad_lines(path: Path, delimiter: str, width: int, skip: int, limit: int) ->
             if i < skip or not row:
                 continue
             if len(row) != width:
-                out.append((line_no, len(row)))
-                if len(out) >= limit:
-                    break
-    return out
+                count += 1
+                if len(out) < limit:
+                    out.append((line_no, len(row)))
+    return count, out
 
 
 def _utf8_error_line(path: Path) -> int:
@@ -268,17 +272,9 @@ def _csv_batches(
     """The file's records in blocks, every column as text.  Records with the wrong number
     of fields are collected while reading and reported together at the end.  The file's
     SHA-256 is appended to ``digest`` once it has been read to the end."""
-    bad_rows = [0]
-
-    def invalid(row: Any) -> str:
-        bad_rows[0] += 1
-        return "skip"
-
     multi = len(delimiter) > 1
     read_opts = pacsv.ReadOptions(column_names=header, skip_rows=1 if has_header else 0, block_size=_BLOCK)
-    parse_opts = pacsv.ParseOptions(
-        delimiter=_UNIT if multi else delimiter, newlines_in_values=False, invalid_row_handler=invalid
-    )
+    parse_opts = pacsv.ParseOptions(delimiter=_UNIT if multi else delimiter, newlines_in_values=False)
     conv_opts = pacsv.ConvertOptions(
         column_types={h: pa.string() for h in header},
         strings_can_be_null=False,
@@ -286,38 +282,76 @@ def _csv_batches(
         null_values=[],
         include_columns=list(columns) if columns is not None else None,
     )
-    if multi:
-        source: Any = _DelimiterStream(path, delimiter)
-        hashed = source.hashed
-    else:
-        source, hashed = _open_hashed(path)
-    try:
-        reader = pacsv.open_csv(source, read_options=read_opts, parse_options=parse_opts, convert_options=conv_opts)
-        yield from reader
-        while source.read(1 << 22):  # any bytes the parser left (none for a well-formed file)
-            pass
-        digest.append(hashed.digest.hexdigest())
-    except pa.ArrowInvalid as exc:
-        msg = str(exc)
-        if "UTF8" in msg or "utf8" in msg.lower():
-            line = _utf8_error_line(path)
-            raise InputError(
-                f"{path} is not UTF-8 text (first invalid byte on line {line}). Re-save it as "
-                "UTF-8 (e.g. iconv -f latin1 -t utf-8)."
-            ) from None
-        raise InputError(f"{path}: cannot parse as CSV (delimiter {delimiter!r}): {msg[:300]}") from None
-    finally:
-        source.close()
-        hashed.close()
-    if bad_rows[0]:
-        lines = _bad_lines(path, delimiter, len(header), 1 if has_header else 0, _SHOWN_LINES)
-        shown = "; ".join(f"line {ln} has {k} field(s)" for ln, k in lines)
-        raise InputError(
-            f"{path}: {bad_rows[0]} record(s) do not have the {len(header)} fields of the "
-            f"{'header' if has_header else 'first line'} (delimiter {delimiter!r}): {shown}"
-            + (" ..." if bad_rows[0] > len(lines) else "")
-            + ". Fix those lines, or check the delimiter (--delimiter) and quoting."
-        )
+    # The parser reads native Arrow streams only: a Python file object (or a Python callback)
+    # in the reader is released on Arrow's I/O thread when its last read-ahead finishes, which
+    # needs the GIL — and aborted the interpreter at exit ("terminate called without an active
+    # exception") when that happened during finalization.  So the file's SHA-256 is taken by
+    # a thread of ours (joined here) and a multi-character delimiter is substituted into a
+    # temporary copy first.
+    with tempfile.TemporaryDirectory(prefix="versapub-read-") as scratch:
+        hashing = _Sha256Thread(path)
+        if multi:
+            copy = Path(scratch) / "input.csv"
+            with _DelimiterStream(path, delimiter) as sub, copy.open("wb") as out:
+                shutil.copyfileobj(sub, out, 1 << 22)
+            source = pa.input_stream(str(copy))
+        else:
+            source = pa.input_stream(str(path), compression="gzip" if path.suffix.lower() == ".gz" else None)
+        try:
+            reader = pacsv.open_csv(source, read_options=read_opts, parse_options=parse_opts, convert_options=conv_opts)
+            yield from reader
+            digest.append(hashing.result())
+        except pa.ArrowInvalid as exc:
+            msg = str(exc)
+            if "UTF8" in msg or "utf8" in msg.lower():
+                line = _utf8_error_line(path)
+                raise InputError(
+                    f"{path} is not UTF-8 text (first invalid byte on line {line}). Re-save it as "
+                    "UTF-8 (e.g. iconv -f latin1 -t utf-8)."
+                ) from None
+            if "Expected" in msg and "columns, got" in msg:
+                _wrong_widths(path, delimiter, len(header), has_header)
+            raise InputError(f"{path}: cannot parse as CSV (delimiter {delimiter!r}): {msg[:300]}") from None
+        finally:
+            source.close()
+            hashing.join()
+
+
+class _Sha256Thread(threading.Thread):
+    """The SHA-256 of a file, computed beside the parser (hashlib releases the GIL)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(name="versapub-sha256", daemon=False)
+        self.path = path
+        self.digest: str | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.digest = file_sha256(self.path)
+        except OSError:
+            self.digest = None
+
+    def result(self) -> str:
+        self.join()
+        if self.digest is None:
+            raise InputError(f"Cannot read {self.path} to the end (its SHA-256 could not be taken).")
+        return self.digest
+
+
+def _wrong_widths(path: Path, delimiter: str, width: int, has_header: bool) -> None:
+    """Every record without the header's number of fields, counted and the first listed,
+    as one paragraph (the parser stops at the first and does not know line numbers)."""
+    count, lines = _bad_lines(path, delimiter, width, 1 if has_header else 0, _SHOWN_LINES)
+    if not count:
+        return
+    shown = "; ".join(f"line {ln} has {k} field(s)" for ln, k in lines)
+    raise InputError(
+        f"{path}: {count} record(s) do not have the {width} fields of the "
+        f"{'header' if has_header else 'first line'} (delimiter {delimiter!r}): {shown}"
+        + (" ..." if count > len(lines) else "")
+        + ". Fix those lines, or check the delimiter (--delimiter) and quoting."
+    )
 
 
 def _parquet_batches(

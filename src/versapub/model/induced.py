@@ -149,6 +149,10 @@ class InducedModel(ReleaseModel):
         self._skip_empty = False
 
     @property
+    def residual(self) -> float:
+        return self.inner.residual
+
+    @property
     def path(self) -> str:
         multi = sorted(a for a, lad in self.ladders.items() if len(lad.blocks) > 1)
         return f"induced attributes for {', '.join(multi)} (Kifer & Gehrke §5.1); {self.inner.path}"

@@ -161,6 +161,13 @@ class ReleaseModel:
         return mixed_separator(self.tree, [f.latent for f in self.factors])
 
     @property
+    def residual(self) -> float:
+        """How far the model is from meeting its tables: 0 for the closed form; for IPF the
+        largest difference between a table's share and the fitted marginal when it stopped
+        (below ``IPF_TOL`` when it converged, else after ``IPF_MAX_ITER`` sweeps)."""
+        return 0.0 if self._dense is None else self._dense.error
+
+    @property
     def path(self) -> str:
         """``"junction-tree (closed form)"`` or ``"ipf (... sweeps)"``."""
         if self._dense is None:

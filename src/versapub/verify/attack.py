@@ -33,9 +33,9 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from versapub.errors import ReleaseError
-from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.published import CountRows, PublishedRelease
+from versapub.verify.thresholds import Thresholds
 
 #: The exact attack refuses releases above these sizes (it would take too long).
 EXACT_MAX_RECORDS = 500
@@ -67,7 +67,7 @@ class AttackResult:
     """All targets examined and those disclosed."""
 
     method: str
-    guarantee: Guarantee
+    guarantee: Thresholds
     targets: int = 0
     disclosures: list[Disclosure] = field(default_factory=list)
     possible: dict[tuple[Rule, tuple[str, ...]], frozenset[str]] = field(default_factory=dict, repr=False)
@@ -260,7 +260,7 @@ def _pair_values(tables: Sequence[CountRows], rule: Rule, q_in: list[str]) -> di
 
 
 def exact_attack(
-    pub: PublishedRelease, guarantee: Guarantee, original: Sequence[dict[str, str]] | None = None
+    pub: PublishedRelease, guarantee: Thresholds, original: Sequence[dict[str, str]] | None = None
 ) -> AttackResult:
     """The possible-worlds adversary (see the module docstring), decided with CP-SAT."""
     t0 = time.perf_counter()
@@ -355,7 +355,7 @@ def _group_counting(tables: Sequence[CountRows], domains: dict[str, set[str]], p
 
 
 def scalable_attack(
-    pub: PublishedRelease, guarantee: Guarantee, original: Sequence[dict[str, str]] | None = None
+    pub: PublishedRelease, guarantee: Thresholds, original: Sequence[dict[str, str]] | None = None
 ) -> AttackResult:
     """Propagation of candidate sets to a fixpoint, then counting inside Anatomy groups.
 

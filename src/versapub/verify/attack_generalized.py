@@ -28,9 +28,9 @@ from versapub.data.groupby import group_rows
 from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import EncodedTable
 from versapub.kinds import get_kind, parse_entry
-from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.thresholds import Thresholds
 
 #: Leaf combinations the enumeration may build.
 MAX_PAIRS = 20_000_000
@@ -46,7 +46,7 @@ def generalizing_tables(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def generalized_attack(
-    directory: str | Path, rules: Sequence[Rule], guarantee: Guarantee, original: EncodedTable | None = None
+    directory: str | Path, rules: Sequence[Rule], guarantee: Thresholds, original: EncodedTable | None = None
 ) -> AttackResult:
     """Attack every rule whose sensitive attribute a generalized table publishes."""
     t0 = time.perf_counter()

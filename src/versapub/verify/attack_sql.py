@@ -25,9 +25,9 @@ from versapub.data.groupby import group_rows
 from versapub.data.sql import connect, duckdb_source
 from versapub.data.table import EncodedTable
 from versapub.kinds import get_kind, parse_entry
-from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.thresholds import Thresholds
 
 _MAX_LISTED = 1000
 
@@ -37,7 +37,7 @@ def _q(name: str) -> str:
 
 
 def fast_scalable_attack(
-    directory: str | Path, rules: Sequence[Rule], guarantee: Guarantee, original: EncodedTable | None = None
+    directory: str | Path, rules: Sequence[Rule], guarantee: Thresholds, original: EncodedTable | None = None
 ) -> AttackResult:
     """The scalable attack in SQL.  Exact propagation for rules whose sensitive attribute
     lies in a table sharing no attribute with the others; for linked tables, the sound

@@ -40,7 +40,6 @@ from versapub.errors import ReleaseError, VersapubError
 from versapub.kinds import get_kind, parse_entry
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import group_sum
-from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
@@ -51,6 +50,7 @@ from versapub.verify.group_checks import le
 from versapub.verify.published import read_published
 from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, required, verify_release
 from versapub.verify.requirement import Requirement
+from versapub.verify.thresholds import Threshold, Thresholds, threshold
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -134,25 +134,25 @@ class CheckReport:
         }
 
 
-def _guarantee(directory: Path, requirement: Requirement) -> Guarantee:
+def _guarantee(directory: Path, requirement: Requirement) -> Threshold:
     """The default guarantee checked: the one the steward requires, else the manifest's (a
     manifest whose guarantee cannot be built is an error, never a silent default)."""
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     spec = requirement.default(manifest)
     if not isinstance(spec, dict):
         raise ReleaseError(f"{directory / 'manifest.json'}: 'guarantee' must be an object like {{\"name\": ..., ...}}.")
-    return make_guarantee(spec)
+    return threshold(spec)
 
 
-def _by_guarantee(directory: Path, requirement: Requirement) -> list[tuple[Guarantee, list[Rule]]]:
+def _by_guarantee(directory: Path, requirement: Requirement) -> list[tuple[Threshold, list[Rule]]]:
     """The rules checked, grouped by the guarantee each must meet (the requirement's, else
     the manifest's claim: :meth:`Requirement.rule_specs`)."""
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
-    groups: dict[str, tuple[Guarantee, list[Rule]]] = {}
+    groups: dict[str, tuple[Threshold, list[Rule]]] = {}
     for r, spec in requirement.rule_specs(manifest):
         key = json.dumps(spec, sort_keys=True)
         if key not in groups:
-            groups[key] = (make_guarantee(spec), [])
+            groups[key] = (threshold(spec), [])
         groups[key][1].append(Rule.from_json(r))
     return list(groups.values())
 
@@ -163,7 +163,7 @@ def _records(original: EncodedTable) -> list[dict[str, str]]:
 
 
 def run_attacks(
-    directory: Path, rules: list[Rule], g: Guarantee, original: EncodedTable | None, which: str = "auto"
+    directory: Path, rules: list[Rule], g: Thresholds, original: EncodedTable | None, which: str = "auto"
 ) -> list[AttackResult]:
     """``auto``: exact when the release is small enough, and always the scalable attack."""
     n = int(json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["n_records"])
@@ -195,7 +195,7 @@ def _given(lhs: tuple[str, ...], q: tuple[str, ...] | list[str]) -> str:
     return ", ".join(f"{a} = {v}" for a, v in zip(lhs, q, strict=True))
 
 
-def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> list[dict[str, Any]]:
+def posterior_check(model: ReleaseModel, rules: list[Rule], g: Thresholds) -> list[dict[str, Any]]:
     """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
     probability, against ``1/l``.
 
@@ -256,8 +256,34 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Guarantee) -> lis
     return out
 
 
+def _holding(manifest: dict[str, Any], s: str) -> list[dict[str, Any]]:
+    return [t for t in manifest.get("tables", []) if isinstance(t, dict) and s in t.get("attributes", [])]
+
+
+def posterior_hint(manifest: dict[str, Any], r: Rule) -> str:
+    """After a failed posterior: which tables publish the rule's sensitive attribute, how, and
+    what to change (the posterior is taken across every table: a table anonymized for
+    another guarantee, or one publishing ``S`` exactly beside what the adversary knows,
+    lets it exceed the limit)."""
+    parts = []
+    for t in _holding(manifest, r.rhs):
+        rules = [t.get("enforces"), *(t.get("also_enforces") or [])]
+        mine = [x for x in rules if isinstance(x, dict) and x.get("rhs") == r.rhs]
+        known = [a for a in t.get("attributes", []) if a != r.rhs]
+        if mine:
+            parts.append(f"{t['name']} ({t.get('kind')}) protects it for '{', '.join(mine[0]['lhs'])} -> {r.rhs}'")
+        else:
+            parts.append(
+                f"{t['name']} ({t.get('kind')}) publishes it unprotected beside {', '.join(known) or 'nothing'}"
+            )
+    where = "; ".join(parts) or f"no table lists {r.rhs}"
+    return (f" — across the release: {where}. The table protecting {r.rhs} must meet this rule's guarantee too: "
+            f"publish with it on that table (state the rule's guarantee, or a stronger release guarantee), "
+            f"generalize {r.rhs} or remove the unprotected copies, or drop the rule")  # fmt: skip
+
+
 def _marginal_posterior(
-    con: duckdb.DuckDBPyConnection, directory: Path, entry: Any, t: dict[str, Any], r: Rule, g: Guarantee
+    con: duckdb.DuckDBPyConnection, directory: Path, entry: Any, t: dict[str, Any], r: Rule, g: Thresholds
 ) -> dict[str, Any]:
     """``max_s P(S = s)`` from the file of ``S``'s table that holds ``S``: the exact posterior
     when that table shares no attribute with the others and holds no LHS attribute."""
@@ -280,7 +306,7 @@ def _marginal_posterior(
     }  # fmt: skip
 
 
-def group_bounds(directory: Path, rules: list[Rule], g: Guarantee) -> dict[Rule, dict[str, Any]]:
+def group_bounds(directory: Path, rules: list[Rule], g: Thresholds) -> dict[Rule, dict[str, Any]]:
     """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
     file, for rules whose sensitive attribute is published by one table only, as the
     sensitive attribute of an Anatomy table (whether or not that table holds an LHS
@@ -512,6 +538,11 @@ def run_check(
                 except ReleaseError as exc:  # e.g. a hand-made schema too large for IPF
                     out.update({r: {"rule": r.to_json(), "ok": True, "skipped": str(exc),
                                     "message": f"'{r}': skipped ({exc})"} for r in rest})  # fmt: skip
+        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        for r in use_rules:
+            if not out[r]["ok"]:
+                out[r] = {**out[r], "tables": [t["name"] for t in _holding(manifest, r.rhs)],
+                          "message": out[r]["message"] + posterior_hint(manifest, r)}  # fmt: skip
         return [out[r] for r in use_rules]
 
     # The attacks enumerate targets from an original in memory; a table on a cluster is not

@@ -103,6 +103,19 @@ def emd_hierarchical(counts: Matrix, q: Matrix, parents: Sequence[npt.NDArray[np
     return total
 
 
+def bounding_function(spec: dict[str, Any]) -> npt.NDArray[np.float64]:
+    """Functional (tau, lambda)-diversity's ``phi(1), ..., phi(lambda - 1)`` (1 beyond): the
+    manifest's ``phi``, else the linear bound through ``(1, tau)`` and ``(lambda, 1)``."""
+    lam = int(_number(spec, "lambda", True, 2))
+    tau = _number(spec, "tau", False, 1 / lam - 1e-12, 1.0)
+    raw = spec.get("phi")
+    if raw is None:
+        return np.array([tau + (k - 1) * (1 - tau) / (lam - 1) for k in range(1, lam)])
+    if isinstance(raw, list) and raw and all(isinstance(v, int | float) and 0 < v <= 1 for v in raw):
+        return np.asarray(raw, dtype=np.float64)
+    raise SpecError(f"functional-diversity: phi must be a list of values in (0, 1], manifest has {raw!r}")
+
+
 def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
     """The verifier's test for the manifest's guarantee ``spec`` (``parents``: the
     sensitive attribute's taxonomy over the table's value columns, for t-closeness)."""
@@ -141,15 +154,7 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}",
                          lambda c, q: le(emd_hierarchical(c, q, tree), t))  # fmt: skip
     if name == "functional-diversity":  # functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))
-        lam = int(_number(spec, "lambda", True, 2))
-        tau = _number(spec, "tau", False, 1 / lam - 1e-12, 1.0)
-        raw = spec.get("phi")
-        if raw is None:  # the linear bound through (1, tau) and (lambda, 1)
-            phi = np.array([tau + (k - 1) * (1 - tau) / (lam - 1) for k in range(1, lam)])
-        elif isinstance(raw, list) and raw and all(isinstance(v, int | float) and 0 < v <= 1 for v in raw):
-            phi = np.asarray(raw, dtype=np.float64)
-        else:
-            raise SpecError(f"functional-diversity: phi must be a list of values in (0, 1], manifest has {raw!r}")
+        phi = bounding_function(spec)
 
         def functional(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
             size = c.sum(axis=1, keepdims=True)

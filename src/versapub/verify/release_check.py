@@ -42,11 +42,10 @@ import numpy as np
 from versapub.data.source import Source
 from versapub.data.sql import connect, duckdb_source
 from versapub.privacy.rules import Rule
-from versapub.schema.gnf import check_gnf
-from versapub.schema.model import Schema, SubTable
 from versapub.verify.collection_check import check_collection
 from versapub.verify.digests import digests_ok
 from versapub.verify.finding import Finding
+from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
 from versapub.verify.requirement import Requirement
 
@@ -736,8 +735,7 @@ class _Checker:
         try:
             specs = self.requirement.rule_specs(manifest)
             rules = [Rule.from_json(r) for r, _ in specs]
-            tables = [self._subtable(t) for t in manifest["tables"]]
-            schema = Schema(tuple(tables))
+            tables = read_tables(manifest["tables"])
         except Exception as exc:
             rep.add("manifest", False, f"malformed rules or tables: {exc}", "manifest.json")
             return rep
@@ -789,8 +787,7 @@ class _Checker:
                 rep.add("coverage", False, f"n_records = {n} but the input has {self.original.n_rows} records")
             self.original.register_duckdb(self.con)  # original_codes and dict_<attribute>, in memory or on disk
 
-        verdict = check_gnf(schema, rules)
-        for v in verdict.verdicts:
+        for v in gnf_verdicts([(r.lhs, r.rhs) for r in rules], tables):
             rep.add("schema", v.holds, v.explain())
 
         for entry, sub in zip(manifest["tables"], tables, strict=True):
@@ -879,19 +876,6 @@ class _Checker:
             "SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND view_name LIKE 'v%'"
         ).fetchall():
             self.con.execute(f"DROP VIEW {_q(name)}")
-
-    @staticmethod
-    def _subtable(entry: Any) -> SubTable:
-        if not isinstance(entry, dict):
-            raise ValueError(f"a table entry must be an object, got {entry!r}")
-        for key in ("name", "attributes", "kind", "files"):
-            if key not in entry:
-                raise ValueError(f"table entry lacks {key!r}")
-        if entry["kind"] == "anatomy" and not entry.get("enforces"):
-            raise ValueError(f"anatomy table {entry['name']!r} enforces no rule")
-        enforces = Rule.from_json(entry["enforces"]) if entry.get("enforces") else None
-        more = tuple(Rule.from_json(r) for r in entry.get("also_enforces") or [])
-        return SubTable(str(entry["name"]), tuple(entry["attributes"]), enforces, more)
 
 
 def joined_by_attribute(rules: list[Any], release: dict[str, Any]) -> dict[str, dict[str, Any]]:
