@@ -231,11 +231,21 @@ class Anatomy:
         width = guarantee.group_width()
         if width is None:
             raise ConfigError(
-                f"Anatomy cannot provide {guarantee.name} for rule '{rule}': it publishes the other attributes "
-                "exactly and only hides which sensitive value goes with which record inside a group. "
+                f"The anatomy anonymizer cannot provide {guarantee.name} for rule '{rule}': it publishes the other "
+                "attributes exactly and only hides which sensitive value goes with which record inside a group. "
                 "Use a generalizing anonymizer (mondrian or incognito)."
             )
-        grouping = GROUPINGS[self.grouping](rule.rhs, s_col.counts(), width, rng)
+        try:
+            grouping = GROUPINGS[self.grouping](rule.rhs, s_col.counts(), width, rng)
+        except InfeasibleError as exc:
+            if guarantee.name == "l-diversity":
+                raise
+            raise InfeasibleError(  # the user gave the guarantee, not the group width it implies
+                f"Under {guarantee.describe()} Anatomy groups every {width} records with distinct sensitive values "
+                f"(the guarantee's group width, as l = {width}) for rule '{rule}': {exc} Relax the guarantee's "
+                f"parameters {', '.join(f'{k} = {v}' for k, v in guarantee.params().items())}, generalize "
+                f"{rule.rhs!r}, or drop the rule."
+            ) from None
         qit, st = (
             cast(CountTable, t)  # a backend's count tables (in memory: CountTable)
             for t in table.grouped_count_tables(grouping, [(*qi, GROUP_ID), (GROUP_ID, rule.rhs)], rng)

@@ -225,8 +225,8 @@ class MultiSAAnatomy:
         qi = [a for a in table.names if a not in sens]
         if not isinstance(guarantee, LDiversity):  # the integer program encodes l * count <= size
             raise ConfigError(
-                f"Multi-SA publishing enforces frequency l-diversity only (its integer program is that "
-                f"guarantee's constraint); {guarantee.name} needs a different anonymizer."
+                f"The multi-sa anonymizer (Multi-SA publishing) enforces frequency l-diversity only (its integer "
+                f"program is that guarantee's constraint); {guarantee.name} needs a different anonymizer."
             )
         l = guarantee.group_width()
         sa_codes = [table.codes(a) for a in sens]
