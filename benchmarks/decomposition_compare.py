@@ -21,7 +21,9 @@ variable per tuple), which reach the same optimum.
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -52,12 +54,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--texas", action="store_true", help="time GD on texas_like instead")
     ap.add_argument("--bip", action="store_true", help="time multi-SA's program: aggregated vs per tuple")
+    ap.add_argument("--json", help="with --bip: also write the rows to this JSON file (experiments/adult/bip.json)")
     args = ap.parse_args()
     if args.texas:
         texas(args.seed)
         return
     if args.bip:
-        bip(args.seed, args.c, args.runs)
+        bip(args.seed, args.c, args.runs, args.json)
         return
     table = sample(versapub.datasets.adult(), 10_000, args.seed)
     g = LDiversity(2)
@@ -108,7 +111,7 @@ def texas(seed: int) -> None:
         print(f"GD, {jobs} thread(s): {sec:.1f} s, {steps} add-back steps, KL {kl:.4f}", flush=True)
 
 
-def bip(seed: int, cs: list[int], runs: int) -> None:
+def bip(seed: int, cs: list[int], runs: int, out: str | None = None) -> None:
     """Multi-SA's selection program on the Adult sample: per SA combination vs per tuple."""
     from versapub.anonymizers.multi_sa import select, select_per_tuple
     from versapub.data.groupby import group_rows
@@ -118,6 +121,7 @@ def bip(seed: int, cs: list[int], runs: int) -> None:
     feasible = {a: g.single_attribute_violation(table.column(a).counts()) is None for a in table.names}
     head = ("c", "SAs", "vars agg", "s agg", "vars tuple", "s tuple", "selected", "same")
     print(" ".join(f"{h:>10}" for h in head))
+    rows = []
     for c in cs:
         for run in range(runs):
             rules = random_rules(table.names, c, 3, np.random.default_rng([seed, c, run]), feasible.__getitem__)
@@ -131,6 +135,20 @@ def bip(seed: int, cs: list[int], runs: int) -> None:
             vals = (c, len(sens), agg.variables, f"{agg.seconds:.3f}", lit.variables, f"{lit.seconds:.2f}",
                     int(agg.take.sum()), same)  # fmt: skip
             print(" ".join(f"{v!s:>10}" for v in vals), flush=True)
+            rows.append(
+                {
+                    "c": c,
+                    "sensitive": len(sens),
+                    "vars_aggregated": agg.variables,
+                    "seconds_aggregated": round(agg.seconds, 4),
+                    "vars_per_tuple": lit.variables,
+                    "seconds_per_tuple": round(lit.seconds, 3),
+                    "selected": int(agg.take.sum()),
+                    "same": same,
+                }
+            )
+    if out:
+        Path(out).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from versapub.experiments.figures import draw_all
 from versapub.experiments.findings import Finding, findings
 from versapub.experiments.runs import read_runs
 from versapub.experiments.versatile import DATASETS
+from versapub.experiments.versatile_notes import summary
 
 ABOUT = {
     "adult": "UCI Adult (embedded ARX version, 30,162 records), 10,000 records sampled without replacement, "
@@ -70,6 +71,7 @@ def write_page(root: Path, page: Path, notes: str = "") -> list[Finding]:
         "method, the mean over runs with a band from the smallest to the largest run.",
         "",
     ]
+    lines += [summary(root), ""]
     if notes:
         lines += [notes.strip(), ""]
     all_found: list[tuple[str, Finding]] = []
@@ -96,7 +98,8 @@ def write_page(root: Path, page: Path, notes: str = "") -> list[Finding]:
         "versapub experiment versatile --dataset adult --runs 50 --out experiments",
         "versapub experiment versatile --dataset texas-like --runs 5 --gd-max-c 4 --out experiments",
         "versapub experiment versatile --dataset sparcs --runs 3 --out experiments",
-        "versapub experiment page --out experiments --page docs/results.md --notes experiments/notes.md",
+        "python benchmarks/decomposition_compare.py --bip --json experiments/adult/bip.json",
+        "versapub experiment page --out experiments --page docs/results.md",
         "```",
         "",
         "Each command resumes: completed runs in `runs.csv` are not recomputed.",
