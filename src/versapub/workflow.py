@@ -242,6 +242,7 @@ def write_release(
     from versapub.reports.html import html_report
     from versapub.reports.summary import markdown_report
     from versapub.verify.check import run_check
+    from versapub.verify.requirement import Requirement
 
     dest = Path(out)
     inputs = [release.input.path, *(h.get("file") for h in release.input.hierarchies.values()), *protect]
@@ -254,7 +255,9 @@ def write_release(
             rw.rewrite_manifest(release, tmp, files)
         t1 = time.perf_counter()
         progress("verifying the written files and checking the release", 0, 0)
-        check = run_check(tmp, model=_model_of(release), original=release.source)
+        job = Requirement(release.guarantee.to_manifest(), tuple(release.rule_json(r) for r in release.reduction.rules),
+                          "the publishing job's rules and guarantee")  # fmt: skip
+        check = run_check(tmp, model=_model_of(release), original=release.source, requirement=job)
         report = check.verification
         if not report.ok:
             raise VerificationError(
