@@ -62,7 +62,7 @@ def main() -> None:
             if n is not None:
                 table = _resample(table, np.random.default_rng(1).integers(0, table.n_rows, size=n))
         rule = [f"{', '.join(qi)} -> {s}"]
-        roles = ColumnRoles(allow_unique=table.names)
+        roles = ColumnRoles(allow_unique=table.names, others="insensitive")
         m = table.cardinality(s)
         c = weakest_c(lam, linear_phi(tau, lam), m)
         runs = {

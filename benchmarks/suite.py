@@ -225,7 +225,7 @@ for it in range(int(sys.argv[1])):
     t0 = time.perf_counter()
     try:
         rel = versapub.publish(EncodedTable.from_columns(cols), rules, l=2, decomposition="multi-sa", seed=it,
-                               columns=versapub.ColumnRoles(allow_unique=names))
+                               columns=versapub.ColumnRoles(allow_unique=names, others="insensitive"))
         with tempfile.TemporaryDirectory() as d:
             versapub.write_release(rel, d + "/r")
     except VersapubError:

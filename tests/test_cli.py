@@ -44,6 +44,8 @@ def test_publish_with_config_and_parquet(tmp_path: Path, example_csv: Path) -> N
         f"""
 [input]
 path = "{example_csv}"
+[columns]
+others = "insensitive"
 [privacy]
 l = 2
 rules = ["age, ICD-9-CM -> race", "age -> race"]
@@ -67,7 +69,7 @@ format = "parquet"
     ("args", "fragment"),
     [
         (["--rule", "age -> zip"], "unknown attribute"),
-        (["--rule", "age -> race", "--l", "4"], "cannot be satisfied"),
+        (["--rule", "age -> race", "--l", "4", "--others", "insensitive"], "cannot be satisfied"),
         (["--rule", "age -> race", "--l", "1"], "at least 2"),
         (["--rule", "age race"], "exactly one '->'"),
         (["--rule", "age -> race", "--hierarchy", "age"], "ATTR=FILE:LEVEL"),
@@ -185,7 +187,16 @@ def test_publish_stores_utility_and_no_utility_skips_it(demo_release: Path, tmp_
     assert "## Utility" in report and f"{u['kl_divergence']:.6f}" in report
     out = tmp_path / "r"
     code, stdout, _ = run(
-        "publish", "--input", str(example_csv), "--rule", "age -> race", "--out", str(out), "--no-utility"
+        "publish",
+        "--input",
+        str(example_csv),
+        "--rule",
+        "age -> race",
+        "--others",
+        "insensitive",
+        "--out",
+        str(out),
+        "--no-utility",
     )
     assert code == 0
     assert json.loads((out / "manifest.json").read_text())["utility"] is None
@@ -285,7 +296,8 @@ def test_experiment_dataset_choices_match_the_experiments() -> None:
 
 
 def test_rules_shows_the_decomposition_asked_for(example_csv: Path) -> None:
-    args = ["rules", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode"]
+    args = ["rules", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode",
+            "--others", "insensitive"]  # fmt: skip
     code, stdout, stderr = run(*args, "--decomposition", "gd", "--l", "2")
     assert code == 0, stderr
     assert "GD schema" in stdout and "UAD schema" not in stdout and "Why every rule holds" in stdout
@@ -303,7 +315,7 @@ def test_rules_stops_after_infeasible_rules(example_csv: Path) -> None:
 def test_progress_off_a_terminal_is_one_line_per_step_with_percentages(tmp_path: Path, example_csv: Path) -> None:
     code, _, stderr = run(
         "publish", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode",
-        "--out", str(tmp_path / "r"),
+        "--others", "insensitive", "--out", str(tmp_path / "r"),
     )  # fmt: skip
     assert code == 0, stderr
     lines = [ln for ln in stderr.splitlines() if ln.startswith("[")]

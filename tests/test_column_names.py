@@ -55,7 +55,9 @@ def test_awkward_names_publish_check_and_load(
             versapub.EncodedTable.from_columns(data)
         return
     table = versapub.EncodedTable.from_columns(data)
-    rel = versapub.publish(table, rules, l=2, seed=seed, decomposition=dec)
+    rel = versapub.publish(
+        table, rules, l=2, seed=seed, decomposition=dec, columns=versapub.ColumnRoles(others="insensitive")
+    )
     out = tmp_path_factory.mktemp("r") / "release"
     assert versapub.write_release(rel, out, format=fmt).ok  # runs every check from the files
     rep = run_check(out, model=versapub.load_release(out), original=table)

@@ -155,7 +155,8 @@ def test_a_replaced_file_fails_its_digest(tmp_path: Path, target: str) -> None:
 
     hier = Hierarchy.from_rows("d", [["d1", "A", "*"], ["d2", "A", "*"], ["d3", "B", "*"], ["d4", "B", "*"]])
     rel = versapub.publish(t, ["a -> d | t-closeness:t=0.4,distance=hierarchical"], hierarchies={"d": hier},
-                           anonymizer="mondrian", columns=versapub.ColumnRoles(allow_unique=t.names))  # fmt: skip
+                           anonymizer="mondrian",
+                           columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))  # fmt: skip
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     m = json.loads((out / "manifest.json").read_text())
@@ -191,7 +192,7 @@ def test_an_edited_claim_passes_as_a_claim_and_fails_the_stewards_policy(tmp_pat
     n = 600
     t = random_table(rng, n, {"a": 6, "b": 5, "d": 6})
     rel = versapub.publish(t, ["a, b -> d"], guarantee={"name": name, **loose}, anonymizer=anonymizer,
-                           columns=versapub.ColumnRoles(allow_unique=t.names))  # fmt: skip
+                           columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))  # fmt: skip
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     policy = tmp_path / "policy.toml"

@@ -194,7 +194,8 @@ def test_parquet_dataset_and_missing_values(cluster: Cluster, tmp_path: Path) ->
     for i in range(3):
         pq.write_table(table.slice(2_000 * i, 2_000), tmp_path / "ds" / f"part-{i}.parquet")
     pq.write_table(table, tmp_path / "all.parquet")
-    rules = ["--rule", "county, gender -> diag1", "--rule", "race, pat_age -> diag2", "--l", "4"]
+    rules = ["--rule", "county, gender -> diag1", "--rule", "race, pat_age -> diag2", "--l", "4", "--others",
+             "insensitive"]  # fmt: skip
     rules += [f"--column={c}" for c in ("county", "gender", "race", "pat_age", "diag1", "diag2", "hcfa_mdc")]
     runner = CliRunner()
     refused = runner.invoke(cli, ["publish", "--input", str(tmp_path / "ds"), *rules, "--scheduler", cluster.address,
@@ -230,7 +231,8 @@ def test_killed_worker_leaves_nothing_and_rerun_works(tmp_path: Path) -> None:
             pacsv.write_csv(table.slice(20_000 * i, 20_000), tmp_path / "ds" / f"part-{i}.csv")
         out = tmp_path / "rel"
         args = ["publish", "--input", str(tmp_path / "ds"), "--rule", "county, gender -> diag1", "--rule",
-                "thcic -> diag2", "--l", "5", "--scheduler", c.address, "--out", str(out)]  # fmt: skip
+                "thcic -> diag2", "--l", "5", "--scheduler", c.address, "--others", "insensitive", "--out",
+                str(out)]  # fmt: skip
         args += [f"--column={a}" for a in ("county", "gender", "thcic", "diag1", "diag2", "pat_age")]
         proc = _run_cli(args, tmp_path)
         deadline = time.monotonic() + RUN_S

@@ -321,8 +321,9 @@ def _publish_and_check(tmp: Path, seed: int) -> None:
 
     table, rules, spec, dec, anon = _random_job(seed)
     try:
+        roles = versapub.ColumnRoles(allow_unique=table.names, others="insensitive")
         rel = versapub.publish(table, rules, guarantee=spec, decomposition=dec, anonymizer=anon, seed=seed,
-                               columns=versapub.ColumnRoles(allow_unique=table.names))  # fmt: skip
+                               columns=roles)  # fmt: skip
     except (InfeasibleError, ConfigError):
         return
     versapub.write_release(rel, tmp / "r", format="csv" if seed % 2 else "parquet")  # verifier, attacks, posterior

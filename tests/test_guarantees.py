@@ -260,7 +260,9 @@ def test_per_rule_guarantees_reach_the_tables_the_manifest_and_the_checks(tmp_pa
     })  # fmt: skip
     rules = [{"rule": "zip, sex -> dx", "guarantee": "t-closeness", "t": 0.3}, "age -> inc | distinct-l:l=3",
              "zip -> dx"]  # fmt: skip
-    rel = versapub.publish(t, rules, l=2, anonymizer="mondrian", columns=versapub.ColumnRoles(allow_unique=t.names))
+    rel = versapub.publish(
+        t, rules, l=2, anonymizer="mondrian", columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive")
+    )
     by_rule = {str(r): g.to_manifest() for r, g in rel.rule_guarantees.items()}
     # zip -> dx (the release's 2-diversity) is implied by zip, sex -> dx: that rule's table meets both.
     assert by_rule["zip, sex -> dx"]["name"] == "all-of"
@@ -303,7 +305,7 @@ def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
     })  # fmt: skip
     rules = [{"rule": "zip, sex -> dx", "anonymizer": "mondrian", "guarantee": "k-anonymity", "k": 5},
              "age -> inc"]  # fmt: skip
-    rel = versapub.publish(t, rules, l=2, columns=versapub.ColumnRoles(allow_unique=t.names))
+    rel = versapub.publish(t, rules, l=2, columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))
     kinds = {str(tt.table.enforces): tt.kind for tt in rel.tables if tt.table.enforces is not None}
     assert kinds["zip, sex -> dx"] == "generalized" and rel.anonymizer == "anatomy"
     assert all(k == "anatomy" for r, k in kinds.items() if r != "zip, sex -> dx")
@@ -312,7 +314,8 @@ def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
     assert m["rules"][0]["anonymizer"] == {"name": "mondrian", "params": {}}
     with pytest.raises(RE, match="asks for two anonymizers"):
         versapub.publish(t, [{"rule": "zip -> dx", "anonymizer": "mondrian"},
-                             {"rule": "zip -> dx", "anonymizer": "incognito"}], l=2)  # fmt: skip
+                             {"rule": "zip -> dx", "anonymizer": "incognito"}], l=2,
+                         columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))  # fmt: skip
 
 
 @pytest.mark.parametrize("decomposition", ["uad", "gd", "single-attribute", "multi-sa"])
@@ -396,7 +399,7 @@ def test_the_table_protecting_an_attribute_meets_every_rule_on_it(tmp_path: Path
 
     table, rules, anonymizer, decomposition, l = random_job(seed)
     rel = versapub.publish(table, rules, l=l, anonymizer=anonymizer, decomposition=decomposition, seed=seed,
-                           columns=versapub.ColumnRoles(allow_unique=table.names))  # type: ignore[arg-type]  # fmt: skip
+                           columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # type: ignore[arg-type]  # fmt: skip
     versapub.write_release(rel, tmp_path / "r")  # its own checks, the posterior across the release included
 
 
@@ -415,7 +418,7 @@ def test_random_versatile_jobs_never_fail_their_own_checks(tmp_path: Path) -> No
         table, rules, anonymizer, decomposition, l = random_job(seed)
         try:
             rel = versapub.publish(table, rules, l=l, anonymizer=anonymizer, decomposition=decomposition, seed=seed,
-                                   columns=versapub.ColumnRoles(allow_unique=table.names))  # type: ignore[arg-type]  # fmt: skip
+                                   columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # type: ignore[arg-type]  # fmt: skip
         except (InfeasibleError, CE):
             continue
         versapub.write_release(rel, tmp_path / "r")

@@ -125,8 +125,8 @@ def test_classic_one_table_job_with_qi_and_sensitive(tmp_path: Path) -> None:
     assert m["tables"][0]["kind"] == "generalized" and m["hierarchies"] == {"Disease": "hierarchy_1.csv"}
     verification = json.loads((out / "verification.json").read_text())
     assert any("hierarchical distance" in f["message"] for f in verification["findings"])
-    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--out",
-                          str(tmp_path / "r2"))  # fmt: skip
+    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--insensitive",
+                          "Salary", "--insensitive", "Disease", "--out", str(tmp_path / "r2"))  # fmt: skip
     assert code == 2 and "protected by k-anonymity only" in stderr  # l-diversity needs a sensitive attribute
 
 
@@ -143,7 +143,7 @@ def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     hierarchies = str(FIXTURES / "arx_test2_hierarchies")
     code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age",
                           "--guarantee", "k-anonymity:k=3", "--anonymizer", "incognito", "--hierarchies", hierarchies,
-                          "--out", str(out))  # fmt: skip
+                          "--others", "insensitive", "--out", str(out))  # fmt: skip
     assert code == 0, stderr
     m = json.loads((out / "manifest.json").read_text())
     assert m["rules"] == [] and [t["kind"] for t in m["tables"]] == ["generalized", "plain"]
@@ -158,7 +158,7 @@ def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     assert code != 0 and "violate k-anonymity" in stdout
     # only k-anonymity protects quasi-identifiers alone
     code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--l", "2",
-                          "--out", str(tmp_path / "r2"))  # fmt: skip
+                          "--others", "insensitive", "--out", str(tmp_path / "r2"))  # fmt: skip
     assert code == 2 and "protected by k-anonymity only" in stderr
 
 

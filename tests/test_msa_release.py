@@ -38,7 +38,14 @@ def _rules(qi: list[str], ls: dict[str, int | None]) -> list[object]:
 
 
 def _publish(table: EncodedTable, qi: list[str], ls: dict[str, int | None], **params: object) -> versapub.Release:
-    return versapub.publish(table, _rules(qi, ls), anonymizer="msa-decomposition", anonymizer_params=params, seed=3)
+    return versapub.publish(
+        table,
+        _rules(qi, ls),
+        anonymizer="msa-decomposition",
+        anonymizer_params=params,
+        seed=3,
+        columns=versapub.ColumnRoles(others="insensitive"),
+    )
 
 
 def _table(seed: int = 1, n: int = 240) -> EncodedTable:
@@ -262,7 +269,13 @@ def test_bad_input_is_refused_with_names() -> None:
     with pytest.raises(versapub.VersapubError, match=r"l must be a whole number >= 2, got 1"):
         _publish(table, ["a", "b"], {"s1": 1, "s2": None})
     with pytest.raises(ConfigError, match="distinct-l-diversity"):
-        versapub.publish(table, ["a, b -> s1", "a, b -> s2"], l=3, anonymizer="msa-decomposition")
+        versapub.publish(
+            table,
+            ["a, b -> s1", "a, b -> s2"],
+            l=3,
+            anonymizer="msa-decomposition",
+            columns=versapub.ColumnRoles(others="insensitive"),
+        )
     skewed = EncodedTable.from_columns({"q": list("abcdefgh"), "s": list("xxxxxyyz"), "t": list("12341234")})
     with pytest.raises(InfeasibleError, match=r"'s'.*'x' holds 5 of 8.*l_per"):
         versapub.publish(skewed, ["q -> s", "q -> t"], anonymizer="msa-decomposition")
@@ -295,7 +308,7 @@ def test_command_line(tmp_path: Path) -> None:
                            "--anonymizer", "msa-decomposition", "--out", str(tmp_path / "x"))  # fmt: skip
     assert code != 0 and "s1" in stderr
     above = f"s1:{l_per(table.codes('s1')) + 1},s2"
-    code, _, stderr = _run("publish", "--input", str(data), "--qi", "a,b", "--sensitive", above,
+    code, _, stderr = _run("publish", "--input", str(data), "--qi", "a,b", "--sensitive", above, "--insensitive", "s3",
                            "--anonymizer", "msa-decomposition", "--out", str(tmp_path / "y"))  # fmt: skip
     assert code == 2 and "l_per" in stderr and "Traceback" not in stderr
     assert not (tmp_path / "y").exists()

@@ -18,6 +18,9 @@ from versapub.errors import ConfigError, RuleError
 from versapub.plugins import parse_spec
 from versapub.privacy.guarantee import GUARANTEES, make_guarantee
 
+#: The running example's columns that no rule names are published as they are (issue 27).
+OTHERS = versapub.ColumnRoles(others="insensitive")
+
 
 def test_unknown_names_list_the_registered_ones() -> None:
     with pytest.raises(ConfigError) as e:
@@ -47,17 +50,25 @@ def test_parameters_reach_the_plugin_and_the_manifest() -> None:
     assert a.params() == {"grouping": "wrap-around"}
     assert make_anonymizer("anatomy-wraparound").params() == {"grouping": "wrap-around"}
     rel = versapub.publish(versapub.datasets.running_example(), ["age, ICD-9-CM -> race"], l=2,
-                           anonymizer="anatomy", anonymizer_params={"grouping": "wrap-around"})  # fmt: skip
+                           anonymizer="anatomy", anonymizer_params={"grouping": "wrap-around"},
+                           columns=OTHERS)  # fmt: skip
     assert rel.anonymizer == "anatomy" and rel.anonymizer_params == {"grouping": "wrap-around"}
 
 
 def test_multi_sa_is_a_registered_anonymizer_named_in_the_manifest() -> None:
     table = versapub.datasets.running_example()
     rel = versapub.publish(table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa",
-                           multi_sa_time_limit_s=5)  # fmt: skip
+                           multi_sa_time_limit_s=5, columns=OTHERS)  # fmt: skip
     assert rel.anonymizer == "multi-sa" and rel.anonymizer_params["time_limit_s"] == 5.0
     with pytest.raises(ConfigError, match="enforces 1 rule"):
-        versapub.publish(table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa", anonymizer="anatomy")
+        versapub.publish(
+            table,
+            ["age -> race", "age -> zipcode"],
+            l=2,
+            decomposition="multi-sa",
+            anonymizer="anatomy",
+            columns=OTHERS,
+        )
 
 
 def test_parse_spec() -> None:
@@ -71,7 +82,8 @@ def test_config_tables_and_cli_specs(tmp_path: Path) -> None:
     data = data_path("running_example.csv")
     cfg = tmp_path / "job.toml"
     cfg.write_text(
-        f'[input]\npath = "{data}"\n[privacy]\nrules = ["age, ICD-9-CM -> race", "gender -> zipcode"]\n'
+        f'[input]\npath = "{data}"\n[columns]\nothers = "insensitive"\n'
+        '[privacy]\nrules = ["age, ICD-9-CM -> race", "gender -> zipcode"]\n'
         '[privacy.guarantee]\nname = "l-diversity"\nl = 2\n'
         '[publish.decomposition]\nname = "gd"\nstop_when_worse = true\n'
         '[publish.anonymizer]\nname = "anatomy"\ngrouping = "wrap-around"\n'

@@ -105,7 +105,9 @@ def test_unknown_value_names_the_closest_spelling() -> None:
 def test_cli_query_refuses_a_misspelt_value(tmp_path: Path) -> None:
     out = tmp_path / "rel"
     ex = str(data_path("running_example.csv"))
-    r = CliRunner().invoke(cli, ["publish", "--input", ex, "--rule", "age, ICD-9-CM -> race", "--out", str(out)])
+    r = CliRunner().invoke(
+        cli, ["publish", "--input", ex, "--rule", "age, ICD-9-CM -> race", "--others", "insensitive", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.stderr
     races = sorted({line.split(",")[4] for line in Path(ex).read_text().splitlines()[1:]})
     r = CliRunner().invoke(cli, ["query", str(out), f"race = '{races[0].upper()}'"])

@@ -94,7 +94,7 @@ def _publish_uci(tmp_path: Path) -> tuple[Path, Path]:
     code, _stdout, stderr = run(
         "publish", "--input", str(f), "--no-header", "--names", "age,workclass,education,sex,income",
         "--delimiter", ", ", "--na-values", "?", "--missing", "drop", "--hierarchy", f"age={hier}:1",
-        "--rule", "age, sex -> education", "--out", str(out), "--no-utility",
+        "--rule", "age, sex -> education", "--others", "insensitive", "--out", str(out), "--no-utility",
     )  # fmt: skip
     assert code == 0, stderr
     return f, out

@@ -59,7 +59,8 @@ def test_identifying_column_is_removed_and_listed() -> None:
 
 
 def test_allow_unique_publishes_it_and_warns_about_the_exact_table() -> None:
-    rel = versapub.publish(_data(), ["age, sex -> disease"], l=2, columns=ColumnRoles(allow_unique=("patient",)))
+    roles = ColumnRoles(allow_unique=("patient",), insensitive=("patient",))
+    rel = versapub.publish(_data(), ["age, sex -> disease"], l=2, columns=roles)
     assert "patient" in rel.attributes
     exact = [t.name for t in rel.tables if "patient" in t.attributes]
     assert any(exact[0] in w and "only one with their values" in w for w in rel.warnings)
@@ -80,7 +81,8 @@ def test_sensitive_column_needs_a_rule_and_identifying_cannot_be_in_one() -> Non
 
 def test_identity_check_counts_cells_from_the_files(tmp_path: Path) -> None:
     data = _data()
-    rel = versapub.publish(data, ["age -> disease"], l=2, columns=ColumnRoles(identifying=("patient",)))
+    rel = versapub.publish(data, ["age -> disease"], l=2,
+                           columns=ColumnRoles(identifying=("patient",), others="insensitive"))  # fmt: skip
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     found = {i["table"]: i for i in identity_check(out, k=None)}
@@ -132,3 +134,104 @@ def test_config_columns_section(tmp_path: Path) -> None:
     code, _, stderr = run("publish", str(cfg), "--out", str(out))
     assert code == 0, stderr
     assert json.loads((out / "manifest.json").read_text())["columns"]["sensitive"] == ["disease"]
+
+
+def _wide() -> dict[str, list[str]]:
+    """60 records: the rule's columns, two undecided ones, a near-unique record id."""
+    rng = np.random.default_rng(5)
+    n = 60
+    return {"patient": [f"p{i}" for i in range(n)], "age": [str(x) for x in rng.integers(20, 24, n)],
+            "sex": list(rng.choice(["F", "M"], n)), "disease": list(rng.choice(["flu", "cold", "gout", "acne"], n)),
+            "ward": list(rng.choice(["A", "B", "C"], n)), "bed_class": list(rng.choice(["1", "2"], n))}  # fmt: skip
+
+
+def test_no_column_is_published_without_a_decision() -> None:
+    """Issue 27: a column no rule names and no role declares is refused, every one named with
+    its values and share of unique records and the ways out; --others decides the rest at once
+    but never covers a likely direct identifier; the manifest records what others covered."""
+    data = _wide()
+    with pytest.raises(InputError) as e:
+        versapub.publish(data, ["age, sex -> disease"], l=2, columns=ColumnRoles(identifying=("patient",)))
+    msg = str(e.value)
+    assert "2 column(s) would be published without a decision" in msg
+    assert "'ward' (3 values, 0% of records unique)" in msg and "'bed_class' (2 values" in msg
+    assert "--others insensitive|quasi-identifying|identifying" in msg and "--insensitive" in msg
+    # others never covers the record id: it must be declared by name
+    with pytest.raises(InputError, match=r"'patient'.*--others does not cover them"):
+        versapub.publish(data, ["age, sex -> disease"], l=2, columns=ColumnRoles(others="insensitive"))
+    rel = versapub.publish(data, ["age, sex -> disease"], l=2,
+                           columns=ColumnRoles(identifying=("patient",), others="insensitive"))  # fmt: skip
+    assert rel.columns["others"] == "insensitive" and rel.columns["by_others"] == ["ward", "bed_class"]
+    assert set(rel.columns["insensitive"]) == {"ward", "bed_class"} and "ward" in rel.attributes
+    # others = identifying removes them
+    gone = versapub.publish(data, ["age, sex -> disease"], l=2,
+                            columns=ColumnRoles(identifying=("patient",), others="identifying"))  # fmt: skip
+    assert "ward" not in gone.attributes and set(gone.columns["removed"]) == {"patient", "ward", "bed_class"}
+    # a declared role decides a column one by one
+    by_name = ColumnRoles(identifying=("patient",), insensitive=("ward", "bed_class"))
+    one = versapub.publish(data, ["age, sex -> disease"], l=2, columns=by_name)
+    assert one.columns["by_others"] == [] and one.columns["others"] is None
+    with pytest.raises(InputError, match="others must be one of"):
+        ColumnRoles(others="sensitive")
+
+
+def test_others_on_the_command_line_and_in_a_configuration(tmp_path: Path) -> None:
+    data = _wide()
+    f = tmp_path / "d.csv"
+    f.write_text(",".join(data) + "\n" + "".join(",".join(r) + "\n" for r in zip(*data.values(), strict=True)))
+    code, _, stderr = run("publish", "--input", str(f), "--rule", "age, sex -> disease", "--identifying", "patient",
+                          "--out", str(tmp_path / "a"))  # fmt: skip
+    assert code == 2 and "'ward'" in stderr and "without a decision" in stderr and not (tmp_path / "a").exists()
+    code, _, stderr = run("publish", "--input", str(f), "--rule", "age, sex -> disease", "--identifying", "patient",
+                          "--others", "insensitive", "--out", str(tmp_path / "b"))  # fmt: skip
+    assert code == 0, stderr
+    cfg = tmp_path / "job.toml"
+    cfg.write_text(f'[input]\npath = "{f}"\n[columns]\nidentifying = ["patient"]\nothers = "quasi-identifying"\n'
+                   '[privacy]\nrules = ["age, sex -> disease"]\n')  # fmt: skip
+    code, _, stderr = run("publish", str(cfg), "--out", str(tmp_path / "c"))
+    assert code == 0, stderr
+    m = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert m["columns"]["others"] == "quasi-identifying" and set(m["columns"]["quasi-identifying"]) == {
+        "ward",
+        "bed_class",
+    }
+    cfg.write_text(f'[input]\npath = "{f}"\n[columns]\nothers = "everything"\n[privacy]\nrules = ["a -> b"]\n')
+    code, _, stderr = run("publish", str(cfg), "--out", str(tmp_path / "d"))
+    assert code == 2 and "others must be one of" in stderr
+
+
+@pytest.mark.parametrize(("name", "values", "refused"), [
+    ("admission_type_id", [str(i % 8) for i in range(400)], False),  # a code named like an id: a note
+    ("discharge_disposition_id", [str(i % 26) for i in range(400)], False),
+    ("encounter_id", [f"e{i}" for i in range(400)], True),  # all unique
+    ("patient_nbr", [f"p{i // 2 if i < 184 else i}" for i in range(400)], True),  # 54 % unique
+    ("patient_id", [f"p{i % 150}" for i in range(400)], True),  # 150 values, a name like an id
+])  # fmt: skip
+def test_coded_id_columns_are_notes_and_identifiers_are_refused(name: str, values: list[str], refused: bool) -> None:
+    """Issue 27: a name match alone on a column with few values is a note; real identifiers
+    (all unique, 54 % unique, many values under an identifier's name) are still refused."""
+    rng = np.random.default_rng(1)
+    data = {name: values, "age": [str(x) for x in rng.integers(20, 30, 400)],
+            "disease": list(rng.choice(["flu", "cold", "gout", "acne"], 400))}  # fmt: skip
+    roles = ColumnRoles(others="insensitive")
+    if refused:
+        with pytest.raises(InputError, match=name):
+            versapub.publish(data, ["age -> disease"], l=2, columns=roles)
+        return
+    rel = versapub.publish(data, ["age -> disease"], l=2, columns=roles)
+    assert name in rel.attributes and any(name in n and "named like an identifier" in n for n in rel.notes)
+    # a column on a rule's left-hand side counts as declared: no note
+    rel2 = versapub.publish(data, [f"age, {name} -> disease"], l=2)
+    assert not any(name in n for n in rel2.notes)
+
+
+def test_dates_and_zip_codes_get_a_note() -> None:
+    rng = np.random.default_rng(2)
+    n = 200
+    data = {"admitted": [f"2021-0{1 + i % 9}-1{i % 10}" for i in range(n)],
+            "home": [f"{47600 + i % 30}" for i in range(n)], "age": [str(x) for x in rng.integers(20, 30, n)],
+            "disease": list(rng.choice(["flu", "cold", "gout", "acne"], n))}  # fmt: skip
+    rel = versapub.publish(data, ["age -> disease"], l=2,
+                           columns=ColumnRoles(others="insensitive", allow_unique=("admitted",)))  # fmt: skip
+    assert any("'admitted' looks like a date" in x for x in rel.notes)
+    assert any("'home' looks like a 5-digit zip code" in x for x in rel.notes)

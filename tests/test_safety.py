@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from versapub.cli.main import cli
 from versapub.datasets import data_path
 
-RULES = ["--rule", "age, ICD-9-CM -> race", "--l", "2"]
+RULES = ["--rule", "age, ICD-9-CM -> race", "--l", "2", "--others", "insensitive"]
 
 
 def run(*args: str) -> tuple[int, str, str]:

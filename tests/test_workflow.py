@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from versapub import PublishConfig, workflow
+from versapub import ColumnRoles, PublishConfig, workflow
 from versapub.cli.main import cli
 from versapub.datasets import data_path
 
@@ -25,12 +25,13 @@ def _manifest(path: Path) -> dict:  # type: ignore[type-arg]
 def test_cli_and_python_routes_give_identical_releases(tmp_path: Path, fmt: str) -> None:
     data = data_path("running_example.csv")
     rules = ("age, ICD-9-CM -> race", "gender, ICD-9-CM -> zipcode")
-    args = ["publish", "--input", str(data), "--l", "2", "--seed", "3", "--format", fmt, "--out", str(tmp_path / "cli")]
+    args = ["publish", "--input", str(data), "--l", "2", "--seed", "3", "--format", fmt, "--others", "insensitive",
+            "--out", str(tmp_path / "cli")]  # fmt: skip
     for r in rules:
         args += ["--rule", r]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.stderr
-    cfg = PublishConfig(input=data, rules=rules, l=2, seed=3, format=fmt)
+    cfg = PublishConfig(input=data, rules=rules, l=2, seed=3, format=fmt, roles=ColumnRoles(others="insensitive"))
     workflow.run(cfg, tmp_path / "py")
     a, b = tmp_path / "cli", tmp_path / "py"
     tables = sorted(p.name for p in a.iterdir() if p.name.startswith("T"))

@@ -49,7 +49,7 @@ from versapub.privacy.roles import (
     ColumnRoles,
     apply_roles,
     cell_risk,
-    require_no_identifiers,
+    decide_columns,
 )
 from versapub.privacy.rules import Rule, reduce_rules, validate_rules
 from versapub.release.model import InputInfo, PublishedTable, Release
@@ -212,12 +212,13 @@ def publish(
     roles = columns if columns is not None else ColumnRoles()
     if not table.in_memory:
         require_out_of_core(dec, anon, rules, roles)
-    validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying))
+    validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying or roles.others == "quasi-identifying"))
+    # Every column decided (rules, roles, --others), likely identifiers declared one by one.
+    roles, by_others, notes = decide_columns(table, parsed, roles, declared=hierarchies or ())
     classic = not parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
-    table, warnings = apply_roles(table, parsed, roles)
+    table, warnings = apply_roles(table, parsed, roles, by_others)
     if classic:
         warnings = []  # every quasi-identifier is protected, by the generalized table
-    require_no_identifiers(table, parsed, roles)
     if guarantee is None and l is None and isinstance(anon, DefaultGuarantees):  # the anonymizer's default
         plain = [r for r in dict.fromkeys(parsed) if needs_default(r, own)]
         own = with_defaults(own, anon.default_guarantees(cast(EncodedTable, table), plain))
@@ -230,7 +231,7 @@ def publish(
 
     if classic:
         return _identities_only(cast(EncodedTable, table), g, roles, anonymizer, anon, int(seed), hierarchies, hook,
-                                input_info, timings, lap, warnings, reduction)  # fmt: skip
+                                input_info, timings, lap, warnings, reduction, by_others, notes)  # fmt: skip
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, dec.name)
@@ -292,9 +293,10 @@ def publish(
         seed=int(seed),
         input=info,
         timings=timings,
-        columns=roles.to_manifest(removed=list(roles.identifying)),
+        columns=roles.to_manifest(removed=list(roles.identifying), by_others=by_others),
         identity=identity,
         warnings=warnings,
+        notes=notes,
         hierarchies={
             r.rhs: hierarchies[r.rhs]
             for r in reduction.rules
@@ -385,6 +387,7 @@ def _identities_only(
     table: EncodedTable, g: Guarantee, roles: ColumnRoles, asked: str | Anonymizer | None, anon: Anonymizer,
     seed: int, hierarchies: Mapping[str, Hierarchy] | None, hook: ProgressHook, input_info: InputInfo | None,
     timings: dict[str, float], lap: Callable[[str], None], warnings: list[str], reduction: Any,
+    by_others: tuple[str, ...] = (), notes: list[str] | None = None,
 ) -> Release:  # fmt: skip
     """The classic job with quasi-identifiers and no rule: one generalized table of the
     quasi-identifiers whose every class holds at least ``k`` records (k-anonymity, Sweeney
@@ -425,8 +428,8 @@ def _identities_only(
     return Release(
         tables=tuple(published), source=table, guarantee=g, reduction=reduction, feasibility=(), schema=schema,
         gnf=verdict, decomposition="none", anonymizer=anon.name, anonymizer_params=anon.params(), seed=seed,
-        input=info, timings=timings, columns=roles.to_manifest(removed=list(roles.identifying)), identity=identity,
-        warnings=warnings,
+        input=info, timings=timings, columns=roles.to_manifest(removed=list(roles.identifying), by_others=by_others),
+        identity=identity, warnings=warnings, notes=list(notes or []),
     )  # fmt: skip
 
 

@@ -232,6 +232,20 @@ def _config_options(f: F) -> F:
             help="Publish a near-unique column (most records hold a value no other has) as it is.",
         ),
         click.option(
+            "--others",
+            type=click.Choice(["insensitive", "quasi-identifying", "identifying"]),
+            help="The role of every column no rule names and no role declares (identifying: removed). Without it, "
+            "such a column is refused: nothing is published without a decision. Never covers a column that looks "
+            "like a direct identifier.",
+        ),
+        click.option(
+            "--allow-proxy",
+            "allow_proxy",
+            multiple=True,
+            metavar="COLUMN",
+            help="Publish a column that strongly reveals a protected attribute as it is (recorded in the manifest).",
+        ),
+        click.option(
             "--anonymizer",
             metavar="NAME[:P=V,...]",
             help="Anonymizer: anatomy (default; anatomy:grouping=wrap-around), multi-sa (the default of the "
@@ -291,10 +305,12 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
         "sensitive": opts["sensitive"],
         "insensitive": opts["insensitive"],
     }
-    if not any(flags.values()) and not opts["allow_unique"]:
+    if not any(flags.values()) and not opts["allow_unique"] and not opts.get("others") and not opts.get("allow_proxy"):
         return None
     merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}
-    return ColumnRoles.from_mapping(merged, (*base.allow_unique, *opts["allow_unique"]))
+    return ColumnRoles.from_mapping(merged, (*base.allow_unique, *opts["allow_unique"]),
+                                    opts.get("others") or base.others,
+                                    (*base.allow_proxy, *(opts.get("allow_proxy") or ())))  # fmt: skip
 
 
 def _plugin_override(what: str, text: str | None) -> dict[str, Any]:

@@ -189,7 +189,13 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
             kw["hierarchies"] = _hierarchies()
     try:
         t0 = time.perf_counter()
-        rel = publish(sub, rules, seed=seed * 1000 + task.run, columns=ColumnRoles(allow_unique=sub.names), **kw)
+        rel = publish(
+            sub,
+            rules,
+            seed=seed * 1000 + task.run,
+            columns=ColumnRoles(allow_unique=sub.names, others="insensitive"),
+            **kw,
+        )
         row["seconds"] = time.perf_counter() - t0
     except VersapubError as exc:
         return {**row, "error": str(exc)[:300]}

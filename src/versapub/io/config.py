@@ -22,6 +22,9 @@
     identifying = ["patient_id"]  # removed before publishing, listed in the manifest and report
     # quasi-identifying = [...], sensitive = [...], insensitive = [...]
     # allow_unique = ["visit"]  # publish a near-unique column as it is
+    # others = "insensitive"     # every column no rule names and no role declares (or quasi-identifying,
+    #                            # identifying = removed); without it such a column is refused
+    # allow_proxy = ["chapter"]  # publish a column that reveals a protected one (recorded in the manifest)
 
     [privacy]
     guarantee = "l-diversity"   # or a table: [privacy.guarantee] name = "l-diversity", l = 3
@@ -64,7 +67,7 @@ from typing import Any
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import MissingPolicy
 from versapub.data.table import EncodedTable
-from versapub.errors import ConfigError
+from versapub.errors import ConfigError, VersapubError
 from versapub.io.read import read_table
 from versapub.privacy.roles import ColumnRoles
 
@@ -83,7 +86,15 @@ _SECTIONS = {
         "strip",
     },
     "privacy": {"guarantee", "l", "rules"},
-    "columns": {"identifying", "quasi-identifying", "sensitive", "insensitive", "allow_unique"},
+    "columns": {
+        "identifying",
+        "quasi-identifying",
+        "sensitive",
+        "insensitive",
+        "allow_unique",
+        "others",
+        "allow_proxy",
+    },
     "marginals": {"sensitive", "k", "l", "diversity", "base", "marginals", "inject", "search"},
     "publish": {
         "backend",
@@ -390,6 +401,14 @@ def _plugin(section: dict[str, Any], key: str, where: str, default: str | None) 
     return raw, {}
 
 
+def _roles_of(lists: dict[str, list[str]], allow_unique: list[str], others: str | None, allow_proxy: list[str],
+              where: str) -> ColumnRoles:  # fmt: skip
+    try:
+        return ColumnRoles.from_mapping(lists, allow_unique, others, allow_proxy)
+    except VersapubError as exc:
+        raise ConfigError(f"{where}: [columns] {exc}") from None
+
+
 def load_config(path: str | Path) -> PublishConfig:
     """Parse a TOML publishing configuration; relative paths are relative to the file."""
     p = Path(path)
@@ -446,10 +465,12 @@ def load_config(path: str | Path) -> PublishConfig:
     dec_name, dec_params = _plugin(pub, "decomposition", where, None)
     anon_name, anon_params = _plugin(pub, "anonymizer", where, None)
     cols_section = data.get("columns", {})
-    role_lists = {k: _get(cols_section, k, list, where, []) for k in _SECTIONS["columns"]}
+    others = _get(cols_section, "others", str, where)
+    role_lists = {k: _get(cols_section, k, list, where, []) for k in _SECTIONS["columns"] if k != "others"}
     if not all(isinstance(x, str) for v in role_lists.values() for x in v):
         raise ConfigError(f"{where}: [columns] roles must be lists of column names.")
     allow_unique = role_lists.pop("allow_unique")
+    allow_proxy = role_lists.pop("allow_proxy")
     names = _get(inp, "names", list, where)
     na_values = _get(inp, "na_values", list, where, [])
     for key, lst in (("columns", columns), ("names", names), ("na_values", na_values)):
@@ -483,7 +504,7 @@ def load_config(path: str | Path) -> PublishConfig:
         multi_sa_max_combinations=_get(pub, "multi_sa_max_combinations", int, where, 50_000),
         source=where,
         config_path=p,
-        roles=ColumnRoles.from_mapping(role_lists, allow_unique),
+        roles=_roles_of(role_lists, allow_unique, others, allow_proxy, where),
         marginals=marginals_spec(data["marginals"], where) if "marginals" in data else None,
         backend=_get(pub, "backend", str, where, "dask" if "scheduler" in pub else "memory"),
         scheduler=_get(pub, "scheduler", str, where),

@@ -1,25 +1,37 @@
-"""Column roles (ARX's vocabulary) and the screen for likely direct identifiers.
+"""Column roles (ARX's vocabulary), the decision every column needs, and the screen for
+likely direct identifiers.
 
 Every column may be declared ``identifying`` (a direct identifier: removed before
 publishing, listed in the manifest and report), ``quasi-identifying``, ``sensitive`` or
-``insensitive``.  Before publishing, columns that look like direct identifiers — most
-records hold a value no other record has, or the name reads like one (``id``, ``ssn``,
-``name``, ``mrn``, ``dob``, ...) — are refused unless the steward declared them: a
-near-unique column needs ``identifying`` (removed) or ``allow_unique``; a column flagged by
-its name alone is accepted once it has any declared role.
+``insensitive``.  **No column is published without a decision**: one that no rule names and
+no role declares is refused, unless ``others`` gives every remaining column one role at once
+(ARX's default is that every column is a quasi-identifier until the steward says otherwise).
+
+Before publishing, columns that look like direct identifiers are refused unless the steward
+declared them one by one (``others`` never covers them): a near-unique column (most records
+hold a value no other record has) needs ``identifying`` (removed) or ``allow_unique``; a
+column whose name reads like an identifier (``id``, ``ssn``, ``name``, ``mrn``, ...) and
+that has many values (more than ``NAME_ONLY_VALUES`` and more than ``NAME_ONLY_SHARE`` of the
+records) needs any declared role — with few values (``admission_type_id``: 8 codes) it is a
+note only; a column on a rule's left-hand side or given a hierarchy counts as declared.
+Dates (of birth, admission, ...) and 5-digit zip codes get a note: the quasi-identifiers
+stewards forget (ARX's and sdcMicro's usual suspects).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from versapub.data.source import Source
 from versapub.errors import InputError, RuleError
 from versapub.privacy.rules import Rule
 
 ROLES = ("identifying", "quasi-identifying", "sensitive", "insensitive")
+#: What ``others`` may give every undecided column.
+OTHERS = ("insensitive", "quasi-identifying", "identifying")
 
 #: Name tokens that usually mark a direct identifier.
 ID_WORDS = frozenset(
@@ -63,6 +75,10 @@ ID_WORDS = frozenset(
 UNIQUE_SHARE = 0.5
 #: ... and the table has at least this many records (below it, uniqueness says little).
 MIN_RECORDS = 20
+#: A name that reads like an identifier is refused only on a column with more distinct values
+#: than this and than this share of the records; below, it is a note (coded ``*_id`` columns).
+NAME_ONLY_VALUES = 100
+NAME_ONLY_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -75,8 +91,20 @@ class ColumnRoles:
     sensitive: tuple[str, ...] = ()
     insensitive: tuple[str, ...] = ()
     allow_unique: tuple[str, ...] = ()
+    #: The role of every column no rule names and no role declares (``None``: such a column
+    #: is refused); never covers a likely direct identifier.
+    others: str | None = None
+    #: Columns whose association with a protected attribute the steward accepts (proxies).
+    allow_proxy: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for name in ("identifying", "quasi_identifying", "sensitive", "insensitive", "allow_unique", "allow_proxy"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.others is not None and self.others not in OTHERS:
+            raise InputError(
+                f"others must be one of {', '.join(OTHERS)} (the role of every column no rule names and no role "
+                f"declares; identifying removes them), got {self.others!r}."
+            )
         seen: dict[str, str] = {}
         for role, cols in self.by_role().items():
             for c in cols:
@@ -94,7 +122,8 @@ class ColumnRoles:
 
     def check_columns(self, names: Sequence[str]) -> None:
         known = set(names)
-        for role, cols in [*self.by_role().items(), ("allow-unique", self.allow_unique)]:
+        for role, cols in [*self.by_role().items(), ("allow-unique", self.allow_unique),
+                           ("allow-proxy", self.allow_proxy)]:  # fmt: skip
             bad = [c for c in cols if c not in known]
             if bad:
                 raise InputError(
@@ -102,21 +131,32 @@ class ColumnRoles:
                     f"its columns are: {', '.join(map(repr, names))}."
                 )
 
-    def to_manifest(self, removed: Sequence[str]) -> dict[str, list[str]]:
-        out = {role: list(cols) for role, cols in self.by_role().items()}
+    def to_manifest(self, removed: Sequence[str], by_others: Sequence[str] = ()) -> dict[str, Any]:
+        out: dict[str, Any] = {role: list(cols) for role, cols in self.by_role().items()}
         out["removed"] = list(removed)
         out["allowed_unique"] = list(self.allow_unique)
+        out["others"] = self.others
+        out["by_others"] = list(by_others)
+        out["allowed_proxy"] = list(self.allow_proxy)
         return out
 
+    def with_role(self, role: str, columns: Sequence[str]) -> ColumnRoles:
+        """These roles with ``columns`` added to ``role``."""
+        field_name = {"quasi-identifying": "quasi_identifying"}.get(role, role)
+        if field_name not in ("identifying", "quasi_identifying", "sensitive", "insensitive"):
+            raise InputError(f"Unknown column role {role!r}; the roles are: {', '.join(ROLES)}.")
+        changes: dict[str, Any] = {field_name: (*getattr(self, field_name), *columns)}
+        return replace(self, **changes)
+
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Iterable[str]], allow_unique: Iterable[str] = ()) -> ColumnRoles:
+    def from_mapping(cls, data: Mapping[str, Iterable[str]], allow_unique: Iterable[str] = (),
+                     others: str | None = None, allow_proxy: Iterable[str] = ()) -> ColumnRoles:  # fmt: skip
         unknown = set(data) - set(ROLES)
         if unknown:
             raise InputError(f"Unknown column role(s) {sorted(unknown)}; the roles are: {', '.join(ROLES)}.")
         get = {r: tuple(data.get(r, ())) for r in ROLES}
-        return cls(
-            get["identifying"], get["quasi-identifying"], get["sensitive"], get["insensitive"], tuple(allow_unique)
-        )
+        return cls(get["identifying"], get["quasi-identifying"], get["sensitive"], get["insensitive"],
+                   tuple(allow_unique), others, tuple(allow_proxy))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -149,50 +189,78 @@ def unique_share(table: Source, column: str) -> float:
     return float(counts[counts == 1].sum() / max(table.n_rows, 1))
 
 
-def likely_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> list[Suspect]:
-    """Columns that look like direct identifiers and are not declared (see the module
-    docstring); a column that only ever is a rule's sensitive attribute is exempt from
-    the uniqueness test (Anatomy publishes it apart from the quasi-identifiers)."""
+def _shown_column(table: Source, c: str) -> str:
+    col = table.column(c)
+    share = unique_share(table, c)
+    return f"{c!r} ({col.cardinality:,} values, {share:.0%} of records unique)"
+
+
+def likely_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
+                       declared: Iterable[str] = ()) -> tuple[list[Suspect], list[str]]:  # fmt: skip
+    """Columns that look like direct identifiers and are not declared (module docstring),
+    and the notes for names that only read like identifiers; ``declared``: columns the
+    steward decided on otherwise (given a hierarchy).  A column that only ever is a rule's
+    sensitive attribute is exempt from the uniqueness test (Anatomy publishes it apart from
+    the quasi-identifiers)."""
     lhs = {a for r in rules for a in r.lhs}
     rhs_only = {r.rhs for r in rules} - lhs
-    out = []
+    decided = roles.declared() | lhs | set(declared)
+    out, notes = [], []
     for c in table.names:
         if c in roles.identifying:
             continue
         share = unique_share(table, c) if table.n_rows >= MIN_RECORDS else 0.0
         near_unique = share >= UNIQUE_SHARE and c not in rhs_only and c not in roles.allow_unique
-        by_name = name_looks_identifying(c) and c not in roles.declared() and c not in roles.allow_unique
-        if near_unique or by_name:
+        named = name_looks_identifying(c) and c not in decided and c not in roles.allow_unique
+        values = table.column(c).cardinality
+        many = values > NAME_ONLY_VALUES and values > NAME_ONLY_SHARE * table.n_rows
+        if named and not many and not near_unique:
+            notes.append(f"column {c!r} is named like an identifier but holds {values:,} value(s) (a code): published "
+                         "as declared; declare it to record the decision")  # fmt: skip
+        if near_unique or (named and many):
             reasons = []
             if near_unique:
                 reasons.append(f"{share:.0%} of the records hold a value of it that no other record has")
-            if by_name:
-                reasons.append("its name reads like a direct identifier")
-            out.append(Suspect(c, share, by_name, tuple(reasons)))
+            if named and many:
+                reasons.append(f"its name reads like a direct identifier and it holds {values:,} values")
+            out.append(Suspect(c, share, named, tuple(reasons)))
+    return out, notes
+
+
+_DATE = re.compile(r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T].*)?$")
+_ZIP = re.compile(r"^\d{5}$")
+DATE_WORDS = frozenset(["date", "dob", "birth", "birthdate", "born", "admission", "admitted", "admit", "discharge",
+                        "death", "visit"])  # fmt: skip
+ZIP_WORDS = frozenset(["zip", "zipcode", "postcode", "postal", "plz"])
+
+
+def _matching(rx: re.Pattern[str], values: Sequence[str]) -> float:
+    return sum(bool(rx.match(v.strip())) for v in values) / max(len(values), 1)
+
+
+def forgotten_quasi_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> list[str]:
+    """Notes for undeclared columns that look like dates or 5-digit zip codes (by name or by
+    most of their values): the quasi-identifiers a steward forgets."""
+    lhs = {a for r in rules for a in r.lhs}
+    out = []
+    for c in table.names:
+        if c in lhs or c in roles.quasi_identifying or c in roles.identifying or c in {r.rhs for r in rules}:
+            continue
+        toks = set(_tokens(c))
+        sample = [str(v) for v in table.column(c).values[:200]]
+        if toks & DATE_WORDS or _matching(_DATE, sample) >= 0.9:
+            out.append(f"column {c!r} looks like a date: dates of birth, admission or discharge are among the "
+                       "quasi-identifiers that single people out; declare it --quasi-identifying (with a hierarchy "
+                       "of months or years) unless it is harmless")  # fmt: skip
+        elif toks & ZIP_WORDS or _matching(_ZIP, sample) >= 0.9:
+            out.append(f"column {c!r} looks like a 5-digit zip code: a usual quasi-identifier; declare it "
+                       "--quasi-identifying (with a hierarchy such as 476**) unless it is harmless")  # fmt: skip
     return out
 
 
-def require_no_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> None:
-    """Refuse undeclared likely identifiers, every one named with its reason."""
-    found = likely_identifiers(table, rules, roles)
-    if not found:
-        return
-    listed = "; ".join(f"{s.column!r} ({' and '.join(s.reasons)})" for s in found)
-    raise InputError(
-        f"Column(s) that look like direct identifiers would be published: {listed}. Declare each: "
-        "--identifying COLUMN removes it from the release (ARX's 'identifying'); --allow-unique COLUMN "
-        "publishes a near-unique column as it is; --insensitive/--quasi-identifying/--sensitive COLUMN "
-        "declares a column whose name only looks like an identifier (config: [columns] identifying = [...], "
-        "allow_unique = [...]). A generalization hierarchy (--hierarchy COLUMN=FILE:LEVEL) is another way "
-        "to make a near-unique column coarse enough."
-    )
-
-
-def apply_roles(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> tuple[Source, list[str]]:
-    """Check the declared roles against the table and the rules, remove the identifying
-    columns, and return the table with the warnings to show (declared quasi-identifiers
-    in no rule's left-hand side)."""
-    roles.check_columns(table.names)
+def check_declarations(rules: Sequence[Rule], roles: ColumnRoles) -> None:
+    """Declarations that contradict the rules: an identifying column (removed) that a rule
+    names, a sensitive column that no rule protects."""
     used = {a for r in rules for a in (*r.lhs, r.rhs)}
     clash = [c for c in roles.identifying if c in used]
     if clash:
@@ -207,11 +275,58 @@ def apply_roles(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> tup
             f"a rule with each on its right-hand side, e.g. '{', '.join(roles.quasi_identifying or ('Q',))} -> "
             f"{unprotected[0]}' (Q: what an adversary may know about a person)."
         )
+
+
+def decide_columns(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
+                   declared: Iterable[str] = ()) -> tuple[ColumnRoles, tuple[str, ...], list[str]]:  # fmt: skip
+    """Every column decided: refuse columns no rule names and no role declares (unless
+    ``roles.others``), and undeclared likely direct identifiers (one paragraph each, every
+    column named); return the roles with ``others`` given to the rest, the columns it
+    covered, and the notes to record.  ``declared``: columns decided otherwise (a hierarchy)."""
+    roles.check_columns(table.names)
+    check_declarations(rules, roles)
+    used = {a for r in rules for a in (*r.lhs, r.rhs)}
+    suspects, notes = likely_identifiers(table, rules, roles, declared)
+    if suspects:
+        listed = "; ".join(f"{s.column!r} ({' and '.join(s.reasons)})" for s in suspects)
+        covered = [s.column for s in suspects if s.column not in used and s.column not in roles.declared()]
+        raise InputError(
+            f"Column(s) that look like direct identifiers would be published: {listed}. Declare each by name"
+            + (" (--others does not cover them)" if covered and roles.others else "")
+            + ": --identifying COLUMN removes it from the release (ARX's 'identifying'); --allow-unique COLUMN "
+            "publishes a near-unique column as it is; --insensitive/--quasi-identifying/--sensitive COLUMN "
+            "declares a column whose name only looks like an identifier (config: [columns] identifying = [...], "
+            "allow_unique = [...]). A generalization hierarchy (--hierarchy COLUMN=FILE:LEVEL) is another way "
+            "to make a near-unique column coarse enough."
+        )
+    undecided = [c for c in table.names if c not in used and c not in roles.declared()]
+    if undecided and roles.others is None:
+        shown = "; ".join(_shown_column(table, c) for c in undecided)
+        raise InputError(
+            f"{len(undecided)} column(s) would be published without a decision: {shown}. No rule names them and no "
+            "role declares them. Decide each: protect it with a rule (it on a rule's right-hand side), or declare "
+            "it --sensitive, --quasi-identifying, --insensitive or --identifying COLUMN (identifying: removed); or "
+            "declare every remaining column at once with --others insensitive|quasi-identifying|identifying "
+            '(config: [columns] others = "insensitive"; Python: ColumnRoles(others=...)). --others never covers a '
+            "column that looks like a direct identifier."
+        )
+    notes += forgotten_quasi_identifiers(table, rules, roles)
+    if undecided and roles.others is not None:
+        roles = roles.with_role(roles.others, undecided)
+    return roles, tuple(undecided) if roles.others is not None else (), notes
+
+
+def apply_roles(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
+                by_others: Sequence[str] = ()) -> tuple[Source, list[str]]:  # fmt: skip
+    """Check the declared roles against the table and the rules, remove the identifying
+    columns, and return the table with the warnings to show (quasi-identifiers declared by
+    name, not through ``others``, in no rule's left-hand side)."""
+    roles.check_columns(table.names)
     warnings = [
         f"column {c!r} is declared quasi-identifying but is on no rule's left-hand side, so no rule limits what it "
         "reveals together with a sensitive attribute"
         for c in roles.quasi_identifying
-        if c not in {a for r in rules for a in r.lhs}
+        if c not in {a for r in rules for a in r.lhs} and c not in by_others
     ]
     keep = [c for c in table.names if c not in roles.identifying]
     if not keep:

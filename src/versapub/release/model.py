@@ -77,6 +77,9 @@ class Release:
     columns: dict[str, list[str]] = field(default_factory=dict)
     identity: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: Notes worth a look that need no action (a code named like an identifier, a column that
+    #: looks like a date or zip code left undeclared, ...).
+    notes: list[str] = field(default_factory=list)
     #: Hierarchies of sensitive attributes the guarantee measures with (t-closeness's
     #: hierarchical distance), copied into the release for the verifier.
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
@@ -164,5 +167,6 @@ class Release:
             "utility": self.utility,
             "columns": self.columns,
             "warnings": self.warnings,
+            "notes": self.notes,
             **({"marginals": self.marginals} if self.marginals is not None else {}),
         }
