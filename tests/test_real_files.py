@@ -82,7 +82,7 @@ def _publish_uci(tmp_path: Path) -> tuple[Path, Path]:
     lines = [
         f"{a}, {w}, {e}, {s}, {i}"
         for a, w, e, s, i in [
-            (20 + k % 40, ["Private", "State-gov", "?"][k % 3], ["HS-grad", "Bachelors", "Masters"][k % 3 - 1],
+            (20 + k % 40, ["Private", "State-gov", "?"][(k // 5) % 3], ["HS-grad", "Bachelors", "Masters"][k % 3 - 1],
              ["Male", "Female"][k % 2], ["<=50K", ">50K"][(k // 3) % 2])
             for k in range(90)
         ]
@@ -94,7 +94,8 @@ def _publish_uci(tmp_path: Path) -> tuple[Path, Path]:
     code, _stdout, stderr = run(
         "publish", "--input", str(f), "--no-header", "--names", "age,workclass,education,sex,income",
         "--delimiter", ", ", "--na-values", "?", "--missing", "drop", "--hierarchy", f"age={hier}:1",
-        "--rule", "age, sex -> education", "--others", "insensitive", "--out", str(out), "--no-utility",
+        "--rule", "age, sex -> education", "--insensitive", "workclass", "--insensitive", "income", "--out", str(out),
+        "--no-utility",
     )  # fmt: skip
     assert code == 0, stderr
     return f, out

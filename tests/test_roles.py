@@ -58,13 +58,37 @@ def test_identifying_column_is_removed_and_listed() -> None:
     assert rel.columns["removed"] == ["patient"]
 
 
-def test_allow_unique_publishes_it_and_warns_about_the_exact_table() -> None:
+def test_allow_unique_publishes_it_as_decided(tmp_path: Path) -> None:
+    """Declared by name (insensitive, allowed unique): records alone in their cell are the
+    steward's decision — the verdict passes and the identity line says so."""
     roles = ColumnRoles(allow_unique=("patient",), insensitive=("patient",))
     rel = versapub.publish(_data(), ["age, sex -> disease"], l=2, columns=roles)
     assert "patient" in rel.attributes
     exact = [t.name for t in rel.tables if "patient" in t.attributes]
-    assert any(exact[0] in w and "only one with their values" in w for w in rel.warnings)
     assert rel.identity[exact[0]]["unique_share"] == pytest.approx(1.0)
+    check = versapub.write_release(rel, tmp_path / "r")
+    assert check.verdict == "passed" and not check.attention
+    (line,) = [i for i in check.identity if i["table"] == exact[0]]
+    assert line["unique_share"] == pytest.approx(1.0) and "by design" in line["message"]
+
+
+def test_a_unique_cell_of_undecided_columns_needs_attention(tmp_path: Path) -> None:
+    """The same column published by --others: passed, with a warning that needs attention,
+    in the check, check.json, the console (exit 6) and the report's badge."""
+    data = {**_data(), "visit": [f"V{i}" for i in range(60)]}
+    roles = ColumnRoles(identifying=("patient",), allow_unique=("visit",), others="insensitive")
+    rel = versapub.publish(data, ["age, sex -> disease"], l=2, columns=roles)
+    out = tmp_path / "r"
+    check = versapub.write_release(rel, out)
+    assert check.ok and check.verdict == "attention"
+    assert any("'visit'" in w and "--others" in w and "--k" in w for w in check.attention)
+    stored = json.loads((out / "check.json").read_text())
+    assert stored["verdict"] == "attention" and stored["ok"] and stored["attention"] == check.attention
+    assert "PASSED — NEEDS ATTENTION" in (out / "report.html").read_text()
+    code, stdout, _ = run("check", str(out))
+    assert code == 6 and "PASSED — NEEDS ATTENTION" in stdout and "WARN identity risk" in stdout
+    code, stdout, _ = run("check", str(out), "--k", "2")
+    assert code == 1 and "CHECKS FAILED" in stdout
 
 
 def test_sensitive_column_needs_a_rule_and_identifying_cannot_be_in_one() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
@@ -43,9 +44,8 @@ from versapub.privacy.per_rule import (
     split,
     with_defaults,
 )
+from versapub.privacy.proxies import Association, proxy_error, screen
 from versapub.privacy.roles import (
-    MIN_RECORDS,
-    UNIQUE_SHARE,
     ColumnRoles,
     apply_roles,
     cell_risk,
@@ -266,16 +266,10 @@ def publish(
     hook("anonymized", total, total)
     lap("anonymize")
 
+    associations = proxies(table, reduction.rules, published, roles)
+    lap("proxies")
+
     identity = {p.name: identity_risk(table, p.table) for p in published}
-    for p in published:
-        if identity[p.name]["unique_share"] >= UNIQUE_SHARE and table.n_rows >= MIN_RECORDS:
-            shown = ", ".join(a for a in p.attributes if a not in p.table.sensitive_attributes)
-            warnings.append(
-                f"table {p.name} publishes ({shown}) exactly, and {identity[p.name]['unique_share']:.0%} of the "
-                "records are the only one with their values there: anyone who knows those values of a person can "
-                "find the person's record. Add a rule over these attributes, generalize one with a hierarchy, or "
-                "declare a direct identifier among them --identifying"
-            )
     info = input_info or InputInfo(rows_read=table.n_rows + table.n_dropped, rows_dropped_missing=table.n_dropped)
     return Release(
         tables=tuple(published),
@@ -297,6 +291,7 @@ def publish(
         identity=identity,
         warnings=warnings,
         notes=notes,
+        associations=tuple(associations),
         hierarchies={
             r.rhs: hierarchies[r.rhs]
             for r in reduction.rules
@@ -305,6 +300,21 @@ def publish(
         rule_guarantees=per_rule,
         rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in own_anon.items()},
     )
+
+
+def proxies(table: Source, rules: Iterable[Rule], published: Iterable[PublishedTable],
+            roles: ColumnRoles) -> list[Association]:  # fmt: skip
+    """The proxy screen (:mod:`versapub.privacy.proxies`): every unprotected column the
+    release publishes exactly within reach of a rule's left-hand side, measured against the
+    rule's protected attribute on the input.  A proxy the steward has not allowed
+    (``roles.allow_proxy``) is an :class:`InputError` naming each with the ways out;
+    returns the associations worth listing (allowed proxies among them, marked)."""
+    tables = [(p.name, get_kind(p.table.kind).unguarded(entry_of(p.name, p.table))) for p in published]
+    found = screen(table, list(rules), tables)
+    refused = [a for a in found if a.strong and a.column not in roles.allow_proxy]
+    if refused:
+        raise InputError(proxy_error(refused))
+    return [replace(a, allowed=a.column in roles.allow_proxy) for a in found if a.listed]
 
 
 def require_out_of_core(dec: Decomposition, anon: Anonymizer, rules: Iterable[RuleItem], roles: ColumnRoles) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from versapub.data.table import EncodedTable
     from versapub.model.maxent import ReleaseModel
     from versapub.release.model import InputInfo, Release
-    from versapub.verify.release_check import VerificationReport
+    from versapub.verify.check import CheckReport
 
 #: ``progress(description, completed, total)``; ``total`` 0 means the size is unknown.
 Progress = Callable[[str, int, int], None]
@@ -55,21 +55,13 @@ def publish(
     """Publish as configured (in memory): the input's provenance recorded, nothing written.
     ``table``: the input already read with ``cfg`` (``read_seconds``: how long that took)."""
     from versapub.api import publish as api_publish
-    from versapub.io.read import file_sha256
     from versapub.privacy import make_guarantee
-    from versapub.release.model import InputInfo
 
     t0 = time.perf_counter()
     if table is None:
         table = read_input(cfg, progress)
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
-    info = InputInfo(
-        path=str(cfg.input.resolve()),
-        sha256=table.sha256 or file_sha256(cfg.input),  # CSV: hashed while it was read
-        rows_read=table.n_rows + table.n_dropped,
-        rows_dropped_missing=table.n_dropped,
-        **cfg.input_settings(),
-    )
+    info = _input_info(cfg, table)
     release = api_publish(
         table,
         cfg.rules,
@@ -97,10 +89,11 @@ def _input_info(cfg: PublishConfig, table: EncodedTable) -> InputInfo:
     from versapub.release.model import InputInfo
 
     return InputInfo(
-        path=str(cfg.input.resolve()),
-        sha256=table.sha256 or file_sha256(cfg.input),
+        path=cfg.recorded(cfg.input),  # the file name unless --record-input-path
+        sha256=table.sha256 or file_sha256(cfg.input),  # CSV: hashed while it was read
         rows_read=table.n_rows + table.n_dropped,
         rows_dropped_missing=table.n_dropped,
+        local_files=cfg.read_files(),
         **cfg.input_settings(),
     )
 
@@ -127,6 +120,7 @@ def publish_marginals(
     job = build(table, cfg.marginals, cfg.anonymizer_hierarchies(table.names), progress)
     return collection_release(table, job.collection, job.requirement, job.verdict, _input_info(cfg, table),
                               roles=job.roles, hierarchies=cfg.hierarchy_files(table.names),
+                              hierarchy_sha256=cfg.hierarchy_digests(table.names),
                               search=job.search_json(),
                               timings={"read": read_s, "marginals": time.perf_counter() - t1})  # fmt: skip
 
@@ -164,13 +158,20 @@ def inject(
     if not isinstance(section, dict):
         raise ConfigError(f"{d} is not a collection of anonymized marginals (its manifest has no 'marginals').")
     if hierarchies is None:
-        files = section.get("hierarchies") or {}
-        try:
-            hierarchies = {str(a): _H.read(Path(str(f)), str(a)) for a, f in files.items()}
-        except OSError as exc:
-            raise ConfigError(
-                f"Cannot read a hierarchy the release records ({exc}); give them with --hierarchies."
-            ) from None
+        from versapub.io.locate import locate
+
+        hierarchies = {}
+        digests = section.get("hierarchy_sha256") or {}
+        for a, f in (section.get("hierarchies") or {}).items():
+            got = locate(str(f), d, digests.get(a))
+            if got.path is None:
+                raise ConfigError(got.explain(str(f), f"the hierarchy of {a!r}") + ". Give the hierarchies with "
+                                  "--hierarchies DIR.")  # fmt: skip
+            found = got.path
+            try:
+                hierarchies[str(a)] = _H.read(found, str(a))
+            except OSError as exc:
+                raise ConfigError(f"Cannot read the hierarchy {found} ({exc}); give them with --hierarchies.") from None
     t1 = time.perf_counter()
     job = jobs.reopen(original, section, hierarchies)
     start = len(job.collection.marginals)
@@ -187,6 +188,7 @@ def inject(
                      strip=bool(inp.get("strip", False)))  # fmt: skip
     files = section.get("hierarchies") or {}
     release = collection_release(original, coll, job.requirement, verdict, info, roles=roles, hierarchies=files,
+                                 hierarchy_sha256=section.get("hierarchy_sha256") or {},
                                  search=[st.to_json() for st in steps],
                                  timings={"marginals": time.perf_counter() - t1})  # fmt: skip
     if utility:
@@ -223,7 +225,8 @@ def write_release(
     protect: Iterable[str | Path | None] = (),
     utility: Callable[[], dict[str, Any]] | None = None,
     progress: Progress = _silent,
-) -> VerificationReport:
+    k: int | None = None,
+) -> CheckReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
     The files are written to a hidden temporary directory; the independent verifier
@@ -235,7 +238,10 @@ def write_release(
     a hierarchy file or a path in ``protect``; :class:`VerificationError` if any check
     fails.  In every such case nothing is written and nothing is deleted.  ``utility``:
     measured once the tables are written (a release whose records are on a cluster: out of
-    core), before the checks.
+    core), before the checks.  ``k``: a floor — the release is refused when a table's
+    smallest published cell of non-sensitive values holds fewer than ``k`` records (and the
+    collection checks of ``check --k`` fail).  Returns the checks' report (``verdict``:
+    passed, or passed with warnings that need attention).
     """
     from versapub.errors import VerificationError
     from versapub.io import release_writer as rw
@@ -245,7 +251,8 @@ def write_release(
     from versapub.verify.requirement import Requirement
 
     dest = Path(out)
-    inputs = [release.input.path, *(h.get("file") for h in release.input.hierarchies.values()), *protect]
+    recorded = [release.input.path, *(h.get("file") for h in release.input.hierarchies.values())]
+    inputs = [*release.input.local_files, *(f for f in recorded if f and Path(f).is_absolute()), *protect]
     with rw.staging(dest, overwrite, inputs) as tmp:
         files = rw.write_files(release, tmp, format)
         if utility is not None:
@@ -256,7 +263,7 @@ def write_release(
         t1 = time.perf_counter()
         progress("verifying the written files and checking the release", 0, 0)
         job = Requirement(release.guarantee.to_manifest(), tuple(release.rule_json(r) for r in release.reduction.rules),
-                          "the publishing job's rules and guarantee")  # fmt: skip
+                          "the publishing job's rules and guarantee" + (f" and --k {k}" if k else ""), k)  # fmt: skip
         check = run_check(tmp, model=_model_of(release), original=release.source, requirement=job)
         report = check.verification
         if not report.ok:
@@ -264,9 +271,12 @@ def write_release(
                 f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
             )
         if not check.ok:
+            floor = (f" (--k {k} is a floor on every table's smallest published cell: generalize a column with a "
+                     "hierarchy, drop or protect columns, or lower it)") if k else ""  # fmt: skip
             raise VerificationError(
                 f"The release failed its privacy checks, so nothing was written to {dest}: "
                 + "; ".join(check.failures()[:10])
+                + floor
             )
         timings = dict(release.timings)
         timings["verify"] = check.seconds.get("verify", 0.0)
@@ -277,7 +287,7 @@ def write_release(
         shown = replace(release, timings=timings)
         (tmp / "report.md").write_text(markdown_report(shown, report, files), encoding="utf-8")
         rw.commit(tmp, dest, overwrite, inputs)
-    return report
+    return check
 
 
 def _model_of(release: Release) -> Callable[[], ReleaseModel]:
@@ -341,7 +351,7 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
             measure = (lambda: outofcore_utility(release, progress=progress)) if utility else None
             progress("writing, measuring and verifying the release", 0, 0)
             write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure,
-                          progress=progress)  # fmt: skip
+                          progress=progress, k=cfg.k)  # fmt: skip
         except Exception as exc:
             if isinstance(exc, duckdb.OutOfMemoryException):
                 raise ReleaseError(
@@ -379,7 +389,8 @@ def write(
     """Write, verified from its own files, never over a user's file (the input, hierarchy
     and configuration files are protected)."""
     progress("writing and verifying the release", 0, 0)
-    write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path], progress=progress)
+    write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path], progress=progress,
+                  k=cfg.k)  # fmt: skip
 
 
 def run(

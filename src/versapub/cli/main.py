@@ -27,6 +27,17 @@ from versapub._version import __version__
 from versapub.errors import ConfigError, VersapubError
 from versapub.io.manifest import read_manifest
 
+#: ``check``'s exit status when every check passed with warnings that need attention.
+ATTENTION_EXIT = 6
+#: --record-input-path's help.
+_RECORD_HELP = (
+    "Record the input's and hierarchies' absolute paths in the release (internal use; by default "
+    "only their file names: a path can itself be confidential)."
+)
+#: The three verdicts as the console shows them.
+VERDICT_MARKUP = {"passed": "[green]ALL CHECKS PASSED[/]", "attention": "[yellow]PASSED — NEEDS ATTENTION[/]",
+                  "failed": "[red]CHECKS FAILED[/]"}  # fmt: skip
+
 if TYPE_CHECKING:
     from rich.progress import TaskID
     from rich.table import Table as RichTable
@@ -553,6 +564,13 @@ def _guarantee_text(release: Release) -> str:
     return "each rule its own guarantee: " + "; ".join(shown)
 
 
+def _written_verdict(out_dir: Path) -> dict[str, Any]:
+    """The verdict of a release just written, as its ``check.json`` records it."""
+    got = json.loads((out_dir / "check.json").read_text(encoding="utf-8"))
+    return {"verdict": got.get("verdict", "passed" if got.get("ok") else "failed"),
+            "attention": list(got.get("attention") or [])}  # fmt: skip
+
+
 def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
     from versapub.reports.summary import COLUMN_NOTES, show, summary_rows
 
@@ -588,7 +606,27 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
     removed = release.columns.get("removed") or []
     if removed:
         out.print(f"Removed as identifying: {', '.join(show(c) for c in removed)}.", soft_wrap=True)
-    out.print(f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed; {seconds:.2f} s.")
+    by_others = release.columns.get("by_others") or []
+    if by_others:
+        out.print(f"Declared {release.columns.get('others')} by --others: {len(by_others)} column(s) "
+                  f"({', '.join(show(c) for c in by_others[:6])}{', ...' if len(by_others) > 6 else ''}).",
+                  soft_wrap=True)  # fmt: skip
+    allowed = [a for a in release.associations if a.allowed]
+    for a in allowed:
+        out.print(f"Allowed proxy (--allow-proxy): {escape(a.describe())}.", soft_wrap=True)
+    listed = [a for a in release.associations if not a.allowed]
+    if listed:
+        out.print("Unprotected columns associated with protected ones (lambda: knowing the protected attribute "
+                  "predicts the column / the column predicts it; see the report): "
+                  + "; ".join(f"{show(a.column)} ~ {show(a.sensitive)} {a.derived:.0%} / {a.determines:.0%}"
+                              for a in listed) + ".", soft_wrap=True)  # fmt: skip
+    for note in release.notes:
+        out.print(f"[dim]  note: {escape(note)}.[/]", soft_wrap=True)
+    verdict = _written_verdict(out_dir)
+    out.print(f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed: "
+              f"{VERDICT_MARKUP[verdict['verdict']]}; {seconds:.2f} s.")  # fmt: skip
+    for line in verdict["attention"]:
+        err.print(f"[bold yellow]needs attention:[/] {escape(line)}.", soft_wrap=True)
     if release.decomposition_trace:
         steps = ", ".join(
             f"{s['kl']:.4f}" + (f" (+{s['added'][0]} to {s['added'][1]})" if s["added"] else " (initial)")
@@ -657,9 +695,18 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="--backend dask: directory for intermediate Parquet files, visible to every worker (default: beside --out).",
 )
+@click.option("--record-input-path", "record_input_path", is_flag=True, default=None, help=_RECORD_HELP)
+@click.option(
+    "--k",
+    "k_floor",
+    type=int,
+    help="A floor: refuse the release (exit 3, nothing written) when a table's smallest published cell of "
+    "non-sensitive values holds fewer than K records — the same test as check --k (config: [privacy] k).",
+)
 def publish(
     out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool, backend: str | None,
-    scheduler: str | None, workers: int | None, worker_memory: str | None, scratch: Path | None, **opts: Any,
+    scheduler: str | None, workers: int | None, worker_memory: str | None, scratch: Path | None,
+    k_floor: int | None, record_input_path: bool | None, **opts: Any,
 ) -> None:  # fmt: skip
     """Publish a table under privacy rules into a verified release directory.
 
@@ -668,8 +715,9 @@ def publish(
 
     A table too large for memory (a Parquet directory or CSV files) runs on Dask:
     versapub publish --input data/ --rule "a, b -> c" --l 10 --backend dask --out release/
-    (--scheduler tcp://HOST:8786 for an existing cluster). Exit status: 0 published, 2 bad
-    input or refused, 3 verification failed, 5 the Dask cluster failed (nothing written).
+    (--scheduler tcp://HOST:8786 for an existing cluster). Exit status: 0 published (the verdict
+    line says whether it needs attention), 2 bad input or refused, 3 verification failed or
+    --k not met, 5 the Dask cluster failed (nothing written in any of these).
     """
     with _errors():
         if backend == "dask" and fmt == "csv":
@@ -678,7 +726,13 @@ def publish(
         if scheduler and backend is None:
             backend = "dask"
         cfg = _build_config(opts, fmt).with_overrides(
-            backend=backend, scheduler=scheduler, workers=workers, worker_memory=worker_memory, scratch=scratch
+            backend=backend,
+            scheduler=scheduler,
+            workers=workers,
+            worker_memory=worker_memory,
+            scratch=scratch,
+            k=k_floor,
+            record_input_path=record_input_path,
         )
         if cfg.backend == "dask" and fmt is None:
             cfg = replace(cfg, format="parquet")
@@ -791,24 +845,27 @@ def _original(path: Path | None, release_dir: Path, missing: str | None = None) 
     from versapub.model import original_mismatch
 
     manifest = read_manifest(release_dir)
-    cfg = original_reader(manifest, path, missing)
-    if path is None:
+    cfg = original_reader(manifest, path, missing, release_dir)
+    if path is None:  # found by name: it must be the very file published
         src = cfg.input
-        if not src.is_file():
-            raise ConfigError(
-                f"Give the original table with --original (a CSV/Parquet file, or the TOML config it was "
-                f"published with); the manifest's input {str(src)!r} is not available."
-            )
         recorded = (manifest.get("input") or {}).get("sha256")
         if recorded and file_sha256(src) != recorded:
             raise ConfigError(
-                f"The manifest's input {src} has changed since publishing (sha256 differs); pass --original."
+                f"{src} is not the input the release was published from (its sha256 differs from the manifest's "
+                f"{recorded[:16]}…): it changed since, or another file has its name. Give the original with "
+                "--original."
             )
     table = cfg.read()
     _State.mismatch = original_mismatch(load_release(release_dir), table)
     for line in _State.mismatch:
         err.print(f"[bold yellow]warning:[/] {escape(line)}", soft_wrap=True)
     return table
+
+
+_RECORD_HELP = (
+    "Record the input's and hierarchies' absolute paths in the release (internal use; by default "
+    "only their file names: a path can itself be confidential)."
+)
 
 
 _MISSING_HELP = "Missing-cell policy for reading --original (default: the one the release was published with)."
@@ -1047,7 +1104,11 @@ def check(
     k: int | None,
     as_json: bool,
 ) -> None:
-    """Verify a release from its files alone and attack it; exit 0 only if every check passes.
+    """Verify a release from its files alone and attack it.
+
+    Exit status: 0 every check passed; 6 every check passed, with warnings that need attention (a table leaves
+    records alone in their cell of columns that got no decision of their own: generalize, drop or protect
+    columns, or require --k); 1 a check failed; 2 bad input.
 
     Schema (GNF per rule), guarantee in every group, consistency (sums, QIT/ST sizes, file digests, and
     with --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene.
@@ -1079,7 +1140,7 @@ def check(
         click.echo(json.dumps(rep.to_json(), indent=2))
     else:
         v = rep.verification
-        out.print(f"Release {release_dir}: {'[green]ALL CHECKS PASSED[/]' if rep.ok else '[red]CHECKS FAILED[/]'}")
+        out.print(f"Release {release_dir}: {VERDICT_MARKUP[rep.verdict]}")
         out.print(f"  {escape(rep.checked_against)}", soft_wrap=True)
         if req.rules is not None:
             out.print(f"  rules checked: the {len(req.rules)} rule(s) of your requirement (not the manifest's)")
@@ -1104,8 +1165,8 @@ def check(
                           f"({r['share']:.1%}) below l = {r['l']} for {escape(r['attribute'])}; fewest candidates "
                           f"{r['min_candidates']}", soft_wrap=True)  # fmt: skip
         for i in rep.identity:
-            mark = "FAIL" if not i["ok"] else ("ok  " if k is not None else "info")
-            out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}")
+            mark = "FAIL" if not i["ok"] else ("WARN" if i.get("attention") else ("ok  " if k is not None else "info"))
+            out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}", soft_wrap=True)
         for c in rep.collection:  # --k: the tables as a collection of marginals (k-link, k-combinatorial)
             where = f" {escape(c['file'])}" if c["file"] else ""
             out.print(f"  {'ok  ' if c['ok'] else 'FAIL'} {escape(c['check'])}{where}: {escape(c['message'])}",
@@ -1122,6 +1183,8 @@ def check(
                 out.print(f"  FAIL [{f.check}] {escape(f.file or '')} {escape(f.message)}")
     if not rep.ok:
         sys.exit(1)
+    if rep.verdict == "attention":
+        sys.exit(ATTENTION_EXIT)
 
 
 @cli.command()
@@ -1459,8 +1522,9 @@ def marginals() -> None:
 @click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @click.option("--no-utility", is_flag=True, help="Skip the release model's KL-divergence and query workload.")
+@click.option("--record-input-path", "record_input_path", is_flag=True, default=None, help=_RECORD_HELP)
 def marginals_publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool,
-                      **opts: Any) -> None:  # fmt: skip
+                      record_input_path: bool | None, **opts: Any) -> None:  # fmt: skip
     """Publish a collection of anonymized marginals, checked together and verified.
 
     versapub marginals publish --input adult.csv --sensitive occupation --k 10 --l 4
@@ -1469,7 +1533,7 @@ def marginals_publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bo
     from versapub import workflow
 
     with _errors():
-        cfg = _marginals_config(opts, fmt)
+        cfg = _marginals_config(opts, fmt).with_overrides(record_input_path=record_input_path)
         start = time.perf_counter()
         with _progress(quiet) as bar:
             task = bar.add_task(f"reading {cfg.input.name}", total=None)

@@ -19,7 +19,8 @@ anonymizers that run on both (Anatomy, plain tables) uses only this protocol:
   other anonymizers, GD's scoring and the in-memory release model need;
 * ``register_duckdb(con)``: the records for the independent verifier (codes and
   dictionaries as DuckDB relations), however they are stored;
-* ``count_queries(queries)``: the true answers of COUNT queries (the utility workload).
+* ``count_queries(queries)``: the true answers of COUNT queries (the utility workload);
+* ``pair_counts(pairs)``: the joint counts of pairs of attributes (the proxy screen).
 
 A count table a backend returns has ``names``, ``dictionaries``, ``n_rows``, ``total``,
 ``cell_sizes(names)``, ``group_summary(guarantee, value)``, ``write(path, fmt)`` and, for
@@ -83,6 +84,10 @@ class Counts(Protocol):
     def register_duckdb(self, con: Any, name: str) -> None: ...
 
 
+#: Joint counts of two attributes: codes of the first, codes of the second, records of each pair.
+PairCounts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
 class Source(Protocol):
     """A table as the pipeline sees it (module docstring)."""
 
@@ -122,6 +127,12 @@ class Source(Protocol):
 
     def count_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.int64]:
         """Per COUNT query (``{attribute: allowed codes}``), the records it counts."""
+        ...
+
+    def pair_counts(self, pairs: Sequence[tuple[str, str]]) -> list[PairCounts]:
+        """Per pair of attributes ``(a, b)``, their joint counts: the distinct code pairs and
+        the records of each (how much an unprotected column reveals a protected one), all in
+        one pass over the records."""
         ...
 
 

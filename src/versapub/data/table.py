@@ -20,6 +20,7 @@ from versapub.errors import InputError
 if TYPE_CHECKING:
     from versapub.data.counts import CountTable
     from versapub.data.grouping import Grouping
+    from versapub.data.source import PairCounts
 
 CODE_DTYPE = np.int32
 Codes = npt.NDArray[np.int32]
@@ -255,6 +256,16 @@ class EncodedTable:
         from versapub.data.counts import grouped_count_tables
 
         return grouped_count_tables(self, grouping, layouts, rng)
+
+    def pair_counts(self, pairs: Sequence[tuple[str, str]]) -> list[PairCounts]:
+        """Per pair of attributes, their distinct code pairs and the records of each."""
+        from versapub.data.groupby import group_rows
+
+        out = []
+        for a, b in pairs:
+            g = group_rows([self.codes(a), self.codes(b)], [self.cardinality(a), self.cardinality(b)])
+            out.append((g.keys[0].astype(np.int64), g.keys[1].astype(np.int64), g.counts.astype(np.int64)))
+        return out
 
     def count_queries(self, queries: Sequence[Mapping[str, npt.NDArray[np.int64]]]) -> npt.NDArray[np.int64]:
         """Per query (``{attribute: allowed codes}``), the records it counts."""

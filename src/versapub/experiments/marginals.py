@@ -172,8 +172,9 @@ def _publish(table: EncodedTable, space: Any, req: Any, labels: list[str], out: 
     coll = Collection(space, (*coll.marginals, *extra))
     release = with_utility(collection_release(table, coll, req, coll.check(req), InputInfo()))
     report = write_release(release, out, overwrite=True)
-    return {"verified": report.ok, "n_checks": len(report.findings), "kl_model": release.utility["kl_divergence"]
-            if release.utility else None, "kl_closed_form": coll.kl(), "directory": out.name}  # fmt: skip
+    kl = release.utility["kl_divergence"] if release.utility else None
+    return {"verified": report.ok, "n_checks": len(report.verification.findings), "kl_model": kl,
+            "kl_closed_form": coll.kl(), "directory": out.name}  # fmt: skip
 
 
 #: The 10-marginal collection timed (a base table, four marginals of one attribute with the

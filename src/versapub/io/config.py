@@ -30,6 +30,8 @@
     guarantee = "l-diversity"   # or a table: [privacy.guarantee] name = "l-diversity", l = 3
     l = 2                       # short form of l-diversity's parameter
     rules = ["age, sex -> marital-status", "education -> occupation"]
+    # k = 5                     # a floor: refuse the release when a table's smallest published
+    #                           # cell of non-sensitive values holds fewer than k records (check --k)
     # a rule with its own guarantee (the others have the release's):
     # rules = [{rule = "age, sex -> marital-status", guarantee = "t-closeness", t = 0.2}, "education -> occupation"]
     # a rule may name its table's anonymizer: {rule = "...", anonymizer = "mondrian"}
@@ -55,6 +57,7 @@
     # gd_max_candidates = 50    # GD: score a random subset of candidates per step (approximation)
     # multi_sa_time_limit = 60  # multi-SA: seconds per integer-program solve
     # multi_sa_max_combinations = 50000  # multi-SA: refuse above this many distinct SA combinations
+    # record_input_path = false # record the input's absolute path in the release (default: its name)
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import MissingPolicy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
-from versapub.io.read import read_table
+from versapub.io.read import file_sha256, read_table
 from versapub.privacy.roles import ColumnRoles
 
 _SECTIONS = {
@@ -85,7 +88,7 @@ _SECTIONS = {
         "na_values",
         "strip",
     },
-    "privacy": {"guarantee", "l", "rules"},
+    "privacy": {"guarantee", "l", "rules", "k"},
     "columns": {
         "identifying",
         "quasi-identifying",
@@ -110,6 +113,7 @@ _SECTIONS = {
         "gd_max_candidates",
         "multi_sa_time_limit",
         "multi_sa_max_combinations",
+        "record_input_path",
     },
 }
 
@@ -267,6 +271,25 @@ class PublishConfig:
     #: Where the Dask backend keeps its intermediate Parquet files (default: beside the output;
     #: every worker must see it).
     scratch: Path | None = None
+    #: A floor: the release is refused when a table's smallest published cell of
+    #: non-sensitive values holds fewer than ``k`` records (``check --k``'s test).
+    k: int | None = None
+    #: Record the input's and hierarchies' absolute paths in the release (internal use); by
+    #: default only their file names are recorded (a path can itself be confidential).
+    record_input_path: bool = False
+
+    def recorded(self, path: Path) -> str:
+        """How a file the job read is named in the release: its name, or with
+        ``record_input_path`` its absolute path."""
+        return str(path.resolve()) if self.record_input_path else path.name
+
+    def read_files(self) -> tuple[str, ...]:
+        """The absolute paths of every file the job reads (input, hierarchies, this
+        configuration): never overwritten, never recorded unless asked."""
+        files = [self.input, *(h.file for h in self.hierarchies), *([self.config_path] if self.config_path else [])]
+        if self.hierarchy_dir is not None and self.hierarchy_dir.is_dir():
+            files += [h.file for h in hierarchies_in(self.hierarchy_dir)]
+        return tuple(str(f.resolve()) for f in files)
 
     def __post_init__(self) -> None:
         MissingPolicy.parse(self.missing)
@@ -276,6 +299,9 @@ class PublishConfig:
             raise ConfigError(f"{self.source}: seed must be a whole number >= 0, got {self.seed!r}.")
         if self.l is not None and (isinstance(self.l, bool) or not isinstance(self.l, int)):
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2):
+            raise ConfigError(f"{self.source}: k must be a whole number >= 2 (every table's smallest published cell "
+                              f"of non-sensitive values holds at least k records), got {self.k!r}.")  # fmt: skip
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
         if self.backend not in BACKENDS:
@@ -347,15 +373,23 @@ class PublishConfig:
                 out[h.attribute] = h.load()
         return out
 
-    def hierarchy_files(self, attributes: tuple[str, ...] | list[str]) -> dict[str, str]:
-        """Where :meth:`anonymizer_hierarchies` read each hierarchy (absolute paths)."""
+    def _hierarchy_paths(self, attributes: tuple[str, ...] | list[str]) -> dict[str, Path]:
         out = {}
         if self.hierarchy_dir is not None:
             levelled = {h.attribute for h in self.hierarchies}
-            out = {h.attribute: str(h.file.resolve()) for h in hierarchies_in(self.hierarchy_dir)
+            out = {h.attribute: h.file for h in hierarchies_in(self.hierarchy_dir)
                    if h.attribute in attributes and h.attribute not in levelled}  # fmt: skip
-        out.update({h.attribute: str(h.file.resolve()) for h in self.hierarchies if h.level is None})
+        out.update({h.attribute: h.file for h in self.hierarchies if h.level is None})
         return out
+
+    def hierarchy_files(self, attributes: tuple[str, ...] | list[str]) -> dict[str, str]:
+        """Where :meth:`anonymizer_hierarchies` read each hierarchy, as recorded
+        (:meth:`recorded`: the file name by default)."""
+        return {a: self.recorded(f) for a, f in self._hierarchy_paths(attributes).items()}
+
+    def hierarchy_digests(self, attributes: tuple[str, ...] | list[str]) -> dict[str, str]:
+        """The SHA-256 of each file :meth:`hierarchy_files` names (to find it again by name)."""
+        return {a: file_sha256(f) for a, f in self._hierarchy_paths(attributes).items()}
 
     def input_settings(self) -> dict[str, Any]:
         """How the input was read, as recorded in the manifest's ``input`` (so that the
@@ -363,7 +397,12 @@ class PublishConfig:
         return {
             "missing_policy": self.missing,
             "hierarchies": {
-                h.attribute: {"file": str(h.file.resolve()), "level": h.level, "delimiter": h.delimiter}
+                h.attribute: {
+                    "file": self.recorded(h.file),
+                    "sha256": file_sha256(h.file),
+                    "level": h.level,
+                    "delimiter": h.delimiter,
+                }
                 for h in self.hierarchies
                 if h.level is not None
             },
@@ -480,6 +519,8 @@ def load_config(path: str | Path) -> PublishConfig:
         input=base / str(inp["path"]),
         rules=tuple(rules),
         l=_get(priv, "l", int, where),
+        k=_get(priv, "k", int, where),
+        record_input_path=_get(pub, "record_input_path", bool, where, False),
         guarantee=g_name,
         guarantee_params=g_params,
         delimiter=_get(inp, "delimiter", str, where),
@@ -514,29 +555,44 @@ def load_config(path: str | Path) -> PublishConfig:
     )
 
 
-def original_reader(manifest: dict[str, Any], path: Path | None = None, missing: str | None = None) -> PublishConfig:
+def original_reader(manifest: dict[str, Any], path: Path | None = None, missing: str | None = None,
+                    release_dir: Path | None = None) -> PublishConfig:  # fmt: skip
     """How to read the original table of a release: ``path`` (a data file read with the
     settings the manifest records — delimiter, header, names, markers, hierarchies and
     levels, missing policy — or the TOML configuration it was published with), or by
-    default the input the manifest records.  Only the release's attributes are read, so
-    an original with extra columns is projected; ``missing`` overrides the policy."""
+    default the input the manifest records, found by name beside ``release_dir`` or in the
+    current directory (:mod:`versapub.io.locate`).  Only the release's attributes are read,
+    so an original with extra columns is projected; ``missing`` overrides the policy."""
+    from versapub.io.locate import locate
+
     raw = manifest.get("input")
     inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
     attrs = [str(a) for a in manifest.get("attributes") or []]
     if path is not None and path.suffix.lower() == ".toml":
         cfg = load_config(path)
     else:
-        src = path if path is not None else (Path(inp["path"]) if inp.get("path") else None)
-        if src is None:
+        if path is None and not inp.get("path"):
             raise ConfigError(
-                "The release does not record where its input is; give the original table with --original "
+                "The release does not record its input; give the original table with --original "
                 "(a CSV/Parquet file, or the TOML config it was published with)."
             )
+        if path is not None:
+            src = path
+        else:
+            found = locate(str(inp["path"]), release_dir, inp.get("sha256"))
+            if found.path is None:
+                how = ". Give the original with --original (a CSV/Parquet file, or the job's TOML configuration)."
+                raise ConfigError(found.explain(str(inp["path"]), "its input") + how)
+            src = found.path
+        specs = []
         try:
-            specs = tuple(
-                HierarchySpec(a, Path(h["file"]), int(h["level"]), str(h.get("delimiter", ";")))
-                for a, h in (inp.get("hierarchies") or {}).items()
-            )
+            for a, h in (inp.get("hierarchies") or {}).items():
+                got = locate(str(h["file"]), release_dir, h.get("sha256"))
+                if got.path is None:
+                    raise ConfigError(got.explain(str(h["file"]), f"the hierarchy of {a!r}") + ". Put it beside the "
+                                      "release, or give the TOML configuration the release was published with as "
+                                      "--original.")  # fmt: skip
+                specs.append(HierarchySpec(a, got.path, int(h["level"]), str(h.get("delimiter", ";"))))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ConfigError(
                 "The manifest's input.hierarchies is malformed (each needs 'file' and 'level'); give the TOML "
@@ -549,7 +605,7 @@ def original_reader(manifest: dict[str, Any], path: Path | None = None, missing:
             delimiter=inp.get("delimiter"),
             missing=str(inp.get("missing_policy") or "error"),
             input_format=inp.get("format"),
-            hierarchies=specs,
+            hierarchies=tuple(specs),
             header=bool(inp.get("header", True)),
             names=tuple(names) if names else None,
             na_values=tuple(inp.get("na_values") or ()),

@@ -2,13 +2,14 @@
 ``--rule``, read into the verifier's :class:`~versapub.verify.requirement.Requirement`.
 
 A policy file holds the ``[privacy]`` keys of a job (``guarantee`` or ``[privacy.guarantee]``,
-``l``, ``rules`` — each rule optionally with its own guarantee), so a job's configuration is a
+``l``, ``rules`` — each rule optionally with its own guarantee —, ``k``), so a job's configuration is a
 policy too; other sections are ignored::
 
     [privacy]
     guarantee = "l-diversity"
     l = 3
     rules = ["zip, sex -> disease", {rule = "age -> income", guarantee = "t-closeness", t = 0.2}]
+    k = 5   # optional: every table's smallest published cell holds at least 5 records (check --k)
 
 Everything is validated here (the guarantees by :mod:`versapub.privacy`) and handed to the
 verifier in the manifest's own form, which the verifier reads with its own checks.
@@ -26,7 +27,7 @@ from versapub.privacy.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.per_rule import RuleItem, split
 from versapub.verify.requirement import Requirement
 
-_KEYS = {"guarantee", "l", "rules"}
+_KEYS = {"guarantee", "l", "rules", "k"}
 
 
 def _guarantee(spec: dict[str, Any], where: str) -> dict[str, Any]:
@@ -102,10 +103,14 @@ def read_policy(path: str | Path) -> Requirement:
         raise ConfigError(f"{where}: [privacy] rules must be a list of rules 'a, b -> c' or tables "
                           "{rule = '...', guarantee = '...', ...}.")  # fmt: skip
     rules, complete = _rules(items, where) if items else (None, True)
+    k = priv.get("k")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
+        raise ConfigError(f"{where}: [privacy] k must be a whole number >= 2 (every table's smallest published cell "
+                          f"of non-sensitive values holds at least k records), got {k!r}.")  # fmt: skip
     if guarantee is None and not (rules and complete):
         raise ConfigError(f"{where}: state the guarantee you require ([privacy] guarantee = 'NAME' with its "
                           "parameters, or l = L), or give every rule its own.")  # fmt: skip
-    return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p))
+    return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p), k)
 
 
 def requirement(policy: Path | None = None, guarantee: str | None = None, ell: int | None = None,

@@ -75,6 +75,11 @@ class Anatomy(LeavesOnly):
         s = self.sensitive_of(entry)
         return "qit", [a for a in entry.attributes if a not in s]
 
+    def unguarded(self, entry: Entry) -> list[str]:
+        """The QIT's columns: exact, and a group's guarantee says nothing of how they go
+        with its sensitive values."""
+        return self.cells(entry)[1]
+
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         sup = _suppressed(entry)
         return {} if sup is None else {"st": int(group_counts.get(sup, 0))}

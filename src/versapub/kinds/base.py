@@ -123,6 +123,15 @@ class TableKind(Protocol):
         single records out by (the identity check)."""
         ...
 
+    def unguarded(self, entry: Entry) -> list[str]:
+        """The columns a record's row publishes exactly *beside* the table's guarantee rather
+        than under it: someone who finds a person's row reads them, and an unprotected one
+        among them may reveal a protected attribute (the proxy screen,
+        :mod:`versapub.privacy.proxies`).  A plain table's every column; Anatomy's QIT
+        columns; none for a generalized table, whose every class meets the guarantee with
+        its published values."""
+        ...
+
     def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
         """Files that are listings, not count tables (no ``count`` column): role -> columns."""
         ...

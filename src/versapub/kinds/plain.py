@@ -39,6 +39,9 @@ class Plain(LeavesOnly):
     def cells(self, entry: Entry) -> tuple[str, list[str]]:
         return "data", list(entry.attributes)
 
+    def unguarded(self, entry: Entry) -> list[str]:
+        return list(entry.attributes)
+
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}
 

@@ -88,6 +88,10 @@ class SAGroups:
         s = self.sensitive_of(entry)
         return "qit", [a for a in entry.attributes if a not in s]
 
+    def unguarded(self, entry: Entry) -> list[str]:
+        """The QIT's columns, as Anatomy's."""
+        return self.cells(entry)[1]
+
     def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
         return {"sets": list(SETS_COLUMNS)}
 

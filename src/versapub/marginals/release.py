@@ -80,13 +80,14 @@ def collection_release(
     *,
     roles: Mapping[str, str] | None = None,
     hierarchies: Mapping[str, str] | None = None,
+    hierarchy_sha256: Mapping[str, str] | None = None,
     search: list[dict[str, Any]] | None = None,
     timings: dict[str, float] | None = None,
 ) -> Release:
     """The release of the collection (``verdict``: its checks, which must hold);
     ``roles``: a role per marginal (``base``, ``given``, ``injected``), ``hierarchies``:
-    each attribute's hierarchy file (provenance, and what ``marginals inject`` reads),
-    ``search``: the steps of the search that chose the marginals."""
+    each attribute's hierarchy file (provenance, and what ``marginals inject`` reads; by
+    name, found again by ``hierarchy_sha256``), ``search``: the steps of the search that chose the marginals."""
     if not verdict.ok:
         raise ValueError("a collection that fails its checks is never released")
     tables = tuple(PublishedTable(name, marginal_table(table, coll, m))
@@ -101,6 +102,7 @@ def collection_release(
         "checks": verdict.to_json(),
         "decomposable": coll.decomposable(),
         "hierarchies": dict(hierarchies or {}),
+        "hierarchy_sha256": dict(hierarchy_sha256 or {}),
     }
     if coll.decomposable():
         section["kl_closed_form"] = coll.kl()

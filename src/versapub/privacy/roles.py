@@ -43,6 +43,9 @@ ID_WORDS = frozenset(
         "nhs",
         "nino",
         "mrn",
+        "nbr",
+        "pid",
+        "uid",
         "dob",
         "birthdate",
         "birthday",
@@ -231,6 +234,9 @@ _DATE = re.compile(r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{
 _ZIP = re.compile(r"^\d{5}$")
 DATE_WORDS = frozenset(["date", "dob", "birth", "birthdate", "born", "admission", "admitted", "admit", "discharge",
                         "death", "visit"])  # fmt: skip
+#: A column named like a date with no more values than this (and not written as dates) is a
+#: code or a flag (``death``: 0/1), not a date.
+DATE_VALUES = 31
 ZIP_WORDS = frozenset(["zip", "zipcode", "postcode", "postal", "plz"])
 
 
@@ -248,7 +254,9 @@ def forgotten_quasi_identifiers(table: Source, rules: Sequence[Rule], roles: Col
             continue
         toks = set(_tokens(c))
         sample = [str(v) for v in table.column(c).values[:200]]
-        if toks & DATE_WORDS or _matching(_DATE, sample) >= 0.9:
+        dated = _matching(_DATE, sample)
+        # a name alone (admission_type, death) is a date only with a date's many values or its form
+        if (toks & DATE_WORDS and (table.column(c).cardinality > DATE_VALUES or dated >= 0.5)) or dated >= 0.9:
             out.append(f"column {c!r} looks like a date: dates of birth, admission or discharge are among the "
                        "quasi-identifiers that single people out; declare it --quasi-identifying (with a hierarchy "
                        "of months or years) unless it is harmless")  # fmt: skip

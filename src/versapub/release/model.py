@@ -13,6 +13,7 @@ from versapub.data.table import EncodedTable
 from versapub.formats import FORMAT
 from versapub.privacy.feasibility import Feasibility
 from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.proxies import Association
 from versapub.privacy.rules import Reduction, Rule
 from versapub.schema.gnf import GNFVerdict
 from versapub.schema.model import Schema
@@ -51,6 +52,9 @@ class InputInfo:
     names: list[str] | None = None
     na_values: list[str] = field(default_factory=list)
     strip: bool = False
+    #: The absolute paths of the files the job read (input, hierarchies, configuration): kept
+    #: in memory so that writing never touches them; never written to the release.
+    local_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,9 @@ class Release:
     #: Notes worth a look that need no action (a code named like an identifier, a column that
     #: looks like a date or zip code left undeclared, ...).
     notes: list[str] = field(default_factory=list)
+    #: Unprotected columns associated with protected ones, measured on the input (proxies the
+    #: steward allowed among them): :mod:`versapub.privacy.proxies`.
+    associations: tuple[Association, ...] = ()
     #: Hierarchies of sensitive attributes the guarantee measures with (t-closeness's
     #: hierarchical distance), copied into the release for the verifier.
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
@@ -168,5 +175,6 @@ class Release:
             "columns": self.columns,
             "warnings": self.warnings,
             "notes": self.notes,
+            "associations": [a.to_json() for a in self.associations],
             **({"marginals": self.marginals} if self.marginals is not None else {}),
         }

@@ -18,6 +18,7 @@ from versapub.io.manifest import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
+from versapub.reports.decisions import decisions_html, verdict_badge
 from versapub.reports.summary import backend_text, functional_text, share_text
 from versapub.verify.check import CheckReport
 
@@ -31,7 +32,7 @@ h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin
 table{border-collapse:collapse;margin:.5em 0;width:100%}th,td{border:1px solid #ccc;padding:.35em .6em;
 text-align:left;vertical-align:top;font-size:.93em}th{background:#f3f3f3}
 .badge{display:inline-block;padding:.1em .6em;border-radius:.8em;font-weight:600;font-size:.85em;color:#fff}
-.pass{background:#2e7d32}.fail{background:#c62828}.dropped{background:#757575}.skip{background:#f9a825}
+.pass{background:#2e7d32}.fail{background:#c62828}.attn{background:#ef6c00}.dropped{background:#757575}.skip{background:#f9a825}
 .summary{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:.5em;padding:.6em 1em;
 min-width:10em}.card b{display:block;font-size:1.4em}.muted{color:#666}code{background:#f5f5f5;padding:0 .25em}
 svg text{font-family:inherit}
@@ -279,9 +280,8 @@ def html_report(
     verdicts = {json.dumps(v["rule"], sort_keys=True): v for v in gnf}
     schema_findings = [f for f in (check.verification.findings if check else []) if f.check == "schema"]
     guardians = {v.get("guardian") for v in gnf if v.get("guardian")}
-    ok = check.ok if check else None
 
-    body = [f"<h1>Release report {_badge(ok, 'ALL CHECKS PASSED' if ok else ('CHECKS FAILED' if ok is False else 'NOT CHECKED'))}</h1>",
+    body = [f"<h1>Release report {verdict_badge(check)}</h1>",
             f'<p class="muted">{_e(title or d.name)} · format {_e(m.get("format"))} · '
             f'{_e((m.get("tool") or {}).get("name", "?"))} {_e((m.get("tool") or {}).get("version", ""))} · '
             f'computed {_e(backend_text(m.get("backend")))}</p>',
@@ -305,6 +305,7 @@ def html_report(
         body.append(f"<p>Removed before publishing as direct identifiers: <b>{_e(', '.join(cols['removed']))}</b>.</p>")
     for w in m.get("warnings") or []:
         body.append(f'<p class="warn"><b>Warning:</b> {_e(w)}.</p>')
+    body.append(decisions_html(m, check))
     if isinstance(m.get("marginals"), dict):
         body.append(_collection(m["marginals"], check))
     # Rules: the user's rules first, in plain words; the enforced forms second

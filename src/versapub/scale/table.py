@@ -26,6 +26,7 @@ import numpy.typing as npt
 from versapub.data.counts import GroupSummary
 from versapub.data.groupby import group_rows
 from versapub.data.grouping import GROUP_ID, Grouping
+from versapub.data.source import PairCounts
 from versapub.errors import ConfigError, InputError
 from versapub.scale.cluster import Runner
 
@@ -127,6 +128,16 @@ def from_parts(directory: Path, names: Sequence[str], dtypes: dict[str, str]) ->
 
 def _bincounts(df: Any, cols: Sequence[str], cards: Sequence[int]) -> dict[str, IntArray]:
     return {c: np.bincount(df[c].to_numpy(), minlength=k).astype(np.int64) for c, k in zip(cols, cards, strict=True)}
+
+
+def _pair_part(df: Any, pairs: Sequence[tuple[str, str, int]]) -> list[tuple[IntArray, IntArray]]:
+    """One partition's joint counts of each pair ``(a, b, |b|)`` (keys ``a * |b| + b``)."""
+    out = []
+    for a, b, card_b in pairs:
+        key = df[a].to_numpy().astype(np.int64) * card_b + df[b].to_numpy().astype(np.int64)
+        uniq, counts = np.unique(key, return_counts=True)
+        out.append((uniq.astype(np.int64), counts.astype(np.int64)))
+    return out
 
 
 def _part_summary(df: Any, guarantee: GroupTest, value: str, group: str) -> dict[str, Any]:
@@ -387,6 +398,26 @@ class DaskTable:
 
     def _place(self, what: str) -> Path:
         return self.scratch / f"{what}-{uuid.uuid4().hex[:10]}"
+
+    def pair_counts(self, pairs: Sequence[tuple[str, str]]) -> list[PairCounts]:
+        """The joint counts of each pair of attributes: every pair per part on the cluster in
+        one pass, summed here (at most ``|a| × |b|`` code pairs each)."""
+        from dask import delayed
+
+        if not pairs:
+            return []
+        spec = [(a, b, max(self.cardinality(b), 1)) for a, b in pairs]
+        cols = list(dict.fromkeys(c for a, b in pairs for c in (a, b)))
+        parts = self.runner.run([delayed(_pair_part)(p, spec) for p in part_frames(self.codes_path, cols)],
+                                f"on the cluster: joint counts of {len(pairs)} pair(s) of columns")  # fmt: skip
+        out: list[PairCounts] = []
+        for i, (_, _, card_b) in enumerate(spec):
+            keys = np.concatenate([part[i][0] for part in parts]) if parts else np.zeros(0, np.int64)
+            counts = np.concatenate([part[i][1] for part in parts]) if parts else np.zeros(0, np.int64)
+            uniq, inv = np.unique(keys, return_inverse=True)
+            total = np.bincount(inv.ravel(), weights=counts, minlength=len(uniq)).astype(np.int64)
+            out.append((uniq // card_b, uniq % card_b, total))
+        return out
 
     def count_table(self, names: Sequence[str]) -> DaskCounts:
         """``COUNT(*) GROUP BY names``, keyed (partitioned) on every column."""

@@ -102,6 +102,17 @@ class CheckReport:
             and all(c["ok"] for c in self.collection)
         )
 
+    @property
+    def attention(self) -> list[str]:
+        """Warnings that need the steward's attention though every check passed: tables that
+        leave records alone in their cell of columns that got no decision of their own."""
+        return [f"[identity {i['table']}] {i['message']}" for i in self.identity if i.get("attention")]
+
+    @property
+    def verdict(self) -> str:
+        """``failed``, ``attention`` (passed, with warnings that need attention) or ``passed``."""
+        return "failed" if not self.ok else ("attention" if self.attention else "passed")
+
     def failures(self) -> list[str]:
         out = [f"[{f.check}{' ' + f.file if f.file else ''}] {f.message}" for f in self.verification.failures]
         for a in self.attacks:
@@ -119,6 +130,8 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "verdict": self.verdict,
+            "attention": self.attention,
             "checked_against": self.checked_against,
             "required": self.required,
             "guarantee": self.guarantee,
@@ -392,6 +405,9 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
     (k-anonymity of the published cells)."""
     m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     n = int(m["n_records"])
+    decided = m.get("columns") if isinstance(m.get("columns"), dict) else None
+    # columns no decision of their own put there (--others); unknown without the manifest's record
+    loose_cols = None if decided is None else {str(c) for c in decided.get("by_others") or []}
     out = []
     with connect() as con:
         for e in m["tables"]:
@@ -416,16 +432,37 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
             share = unique / max(n, 1)
             ok = k is None or smallest >= k
             shown = ", ".join(keys) or "(none)"
+            loose = list(keys) if loose_cols is None else [a for a in keys if a in loose_cols]
+            attention = ok and unique > 0 and bool(loose)
             message = (
                 f"{share:.1%} of the records are alone in their cell of ({shown}); smallest cell {smallest} "
                 f"record(s) over {cells} cell(s)"
                 + ("" if k is None else (f" >= k = {k}" if ok else f" < k = {k}: some records can be singled out"))
             )
+            if attention:
+                why = ("the manifest does not record how its columns were declared" if loose_cols is None else
+                       f"{_listed(loose)} got no decision of their own (--others)")  # fmt: skip
+                message += (
+                    f" — needs attention: {why}, and anyone who knows a person's values of these columns finds the "
+                    "person's record there. Generalize a column with a hierarchy, drop or protect columns, or "
+                    "require a smallest cell with --k"
+                )
+            elif unique > 0 and ok:
+                message += (
+                    " — by design: every one of these columns is a declared quasi-identifier or insensitive, "
+                    "published exactly; the guarantee bounds what a found record reveals of a protected attribute, "
+                    "not whether it can be found (require a smallest cell with --k)"
+                )
             out.append({
                 "table": e.get("name"), "attributes": keys, "unique_share": share, "k": smallest, "cells": cells,
-                "ok": ok, "message": message,
+                "ok": ok, "attention": attention, "message": message,
             })  # fmt: skip
     return out
+
+
+def _listed(cols: list[str]) -> str:
+    shown = ", ".join(repr(c) for c in cols[:8]) + (f" and {len(cols) - 8} more" if len(cols) > 8 else "")
+    return f"column(s) {shown}"
 
 
 def hygiene_check(directory: Path) -> list[Finding]:
@@ -510,6 +547,7 @@ def run_check(
     d = Path(directory)
     seconds: dict[str, float] = {}
     req = requirement or required(rules, guarantee)
+    k = k if k is not None else req.k
 
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()

@@ -36,8 +36,12 @@ class Requirement:
     guarantee: dict[str, Any] | None = None
     rules: tuple[dict[str, Any], ...] | None = None
     source: str = ""
+    #: A floor on every table's smallest published cell of non-sensitive values (``--k``).
+    k: int | None = None
 
     def __post_init__(self) -> None:
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2):
+            raise ValueError(f"k must be a whole number >= 2, got {self.k!r}")
         if self.guarantee is not None and not isinstance(self.guarantee.get("name"), str):
             raise ValueError(f"a required guarantee needs a name, got {self.guarantee!r}")
         for r in self.rules or ():
@@ -47,7 +51,7 @@ class Requirement:
     @property
     def stated(self) -> bool:
         """Whether the checker stated anything (else the release is held to its own claim)."""
-        return self.guarantee is not None or self.rules is not None
+        return self.guarantee is not None or self.rules is not None or self.k is not None
 
     def default(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The guarantee of a rule (or table) nothing else names one for."""
@@ -80,6 +84,8 @@ class Requirement:
             if g not in distinct:
                 distinct.append(g)
         what = "; ".join(shown(g) for g in distinct) or shown(self.default(manifest))
+        if self.k is not None:
+            what += f"; every table's smallest published cell at least k = {self.k}"
         if not self.stated:
             return (f"checked against the release's own claim: {what} (its manifest; a claim, not your requirement — "
                     "state yours with --policy FILE, --guarantee or --l)")  # fmt: skip
