@@ -30,44 +30,67 @@ from versapub.privacy.proxies import LISTED, STRONG, measure
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Per dataset, the derivations its documentation states: ``(source, derived, where)`` — the
-#: derived column is computed from the source (a code's description, a county's service
-#: area, ...).  The screen's strength is symmetric in a pair, so both orders count.  The two
-#: RACETHNX entries were added after a first run refused those pairs, each checked on the
-#: data's cross-tabulation (RACETHNX = 2 always has RACEBX = 1; = 3 always RACEAX = 1).
-DERIVED: dict[str, list[tuple[str, str, str]]] = {
-    "adult_uci": [("education", "education-num", "UCI: the number of the education level")],
-    "sparcs_survivor": [("Hospital.County", "Hospital.Service.Area",
-                         "each county lies in one service area (scripts/make_functional_taxonomies.py)")],
+#: Per dataset, the derivations its documentation states, ``(source, derived, one_to_one,
+#: where)``: the derived column is computed from the source (a code's description, a
+#: county's service area, ...), one to one (each derives the other) or not.  The screen's
+#: strength is symmetric in a pair, so both orders count.  The two RACETHNX entries were
+#: added after a first run refused those pairs, each checked on the data's cross-tabulation
+#: (RACETHNX = 2 always has RACEBX = 1; = 3 always RACEAX = 1).
+DERIVED: dict[str, list[tuple[str, str, bool, str]]] = {
+    "adult_uci": [
+        ("education", "education-num", True, "UCI: the number of the education level"),
+    ],
+    "sparcs_survivor": [
+        (
+            "Hospital.County",
+            "Hospital.Service.Area",
+            False,
+            "each county lies in one service area (scripts/make_functional_taxonomies.py)",
+        ),
+    ],
     "sparcs_musculoskeletal": [
-        ("CCSR.Diagnosis.Code", "CCSR.Diagnosis.Description", "SPARCS: a code and its description"),
-        ("CCSR.Procedure.Code", "CCSR.Procedure.Description", "SPARCS: a code and its description"),
-        ("APR.DRG.Code", "APR.DRG.Description", "SPARCS: a code and its description"),
-        ("APR.DRG.Code", "APR.Medical.Surgical.Description", "APR-DRG: each DRG is medical or surgical"),
-        ("CCSR.Procedure.Code", "APR.Medical.Surgical.Description",
-         "APR-DRG: surgical when an operating-room procedure was done (by the grouper, not exactly)"),
-        ("Permanent.Facility.Id", "Hospital.County", "a facility lies in one county"),
-        ("Permanent.Facility.Id", "Hospital.Service.Area", "a facility lies in one service area"),
-        ("Hospital.County", "Hospital.Service.Area", "a county lies in one service area"),
-        ("los", "lnhlos", "the extract's log of the length of stay"),
-        ("los", "invhlos", "the extract's inverse of the length of stay"),
-        ("lnhlos", "invhlos", "both functions of the length of stay"),
-        ("Patient.Disposition", "disposition", "the extract's grouping of the disposition"),
-        ("Patient.Disposition", "disposition2", "the extract's grouping of the disposition"),
-        ("disposition", "disposition2", "the extract's grouping of the disposition"),
-        ("Patient.Disposition", "death", "death = disposition 'Expired'"),
-        ("disposition", "death", "death = disposition 'Expired'"),
+        ("CCSR.Diagnosis.Code", "CCSR.Diagnosis.Description", True, "SPARCS: a code and its description"),
+        ("CCSR.Procedure.Code", "CCSR.Procedure.Description", True, "SPARCS: a code and its description"),
+        ("APR.DRG.Code", "APR.DRG.Description", True, "SPARCS: a code and its description"),
+        ("APR.DRG.Code", "APR.Medical.Surgical.Description", False, "APR-DRG: each DRG is medical or surgical"),
+        (
+            "CCSR.Procedure.Code",
+            "APR.Medical.Surgical.Description",
+            False,
+            "APR-DRG: surgical when an operating-room procedure was done (by the grouper, not exactly)",
+        ),
+        ("Permanent.Facility.Id", "Hospital.County", False, "a facility lies in one county"),
+        ("Permanent.Facility.Id", "Hospital.Service.Area", False, "a facility lies in one service area"),
+        ("Hospital.County", "Hospital.Service.Area", False, "a county lies in one service area"),
+        ("los", "lnhlos", True, "the extract's log of the length of stay"),
+        ("los", "invhlos", True, "the extract's inverse of the length of stay"),
+        ("lnhlos", "invhlos", True, "both functions of the length of stay"),
+        ("Patient.Disposition", "disposition", False, "the extract's grouping of the disposition"),
+        ("Patient.Disposition", "disposition2", False, "the extract's grouping of the disposition"),
+        ("disposition", "disposition2", False, "the extract's grouping of the disposition"),
+        ("Patient.Disposition", "death", False, "death = disposition 'Expired'"),
+        ("disposition", "death", False, "death = disposition 'Expired'"),
     ],
     "informs_demographics": [
-        ("RACEX", "RACEWX", "MEPS codebook: the one-race flag of the race answer"),
-        ("RACEX", "RACEBX", "MEPS codebook: the one-race flag of the race answer"),
-        ("RACEX", "RACEAX", "MEPS codebook: the one-race flag of the race answer"),
-        ("RACETHNX", "HISPANX", "MEPS codebook: race/ethnicity category 1 is Hispanic"),
-        ("HISPCAT", "HISPANX", "MEPS codebook: the Hispanic category of a Hispanic person"),
-        ("RACETHNX", "RACEBX", "MEPS: race/ethnicity 2 is non-Hispanic black (Hispanic persons of any race are 1)"),
-        ("RACETHNX", "RACEAX", "MEPS: race/ethnicity 3 is non-Hispanic Asian (Hispanic persons of any race are 1)"),
-        ("DUPERSID", "DUID", "MEPS: DUPERSID = DUID followed by PID"),
-        ("DUPERSID", "PID", "MEPS: DUPERSID = DUID followed by PID"),
+        ("RACEX", "RACEWX", False, "MEPS codebook: the one-race flag of the race answer"),
+        ("RACEX", "RACEBX", False, "MEPS codebook: the one-race flag of the race answer"),
+        ("RACEX", "RACEAX", False, "MEPS codebook: the one-race flag of the race answer"),
+        ("RACETHNX", "HISPANX", False, "MEPS codebook: race/ethnicity category 1 is Hispanic"),
+        ("HISPCAT", "HISPANX", False, "MEPS codebook: the Hispanic category of a Hispanic person"),
+        (
+            "RACETHNX",
+            "RACEBX",
+            False,
+            "MEPS: race/ethnicity 2 is non-Hispanic black (Hispanic persons of any race are 1)",
+        ),
+        (
+            "RACETHNX",
+            "RACEAX",
+            False,
+            "MEPS: race/ethnicity 3 is non-Hispanic Asian (Hispanic persons of any race are 1)",
+        ),
+        ("DUPERSID", "DUID", False, "MEPS: DUPERSID = DUID followed by PID"),
+        ("DUPERSID", "PID", False, "MEPS: DUPERSID = DUID followed by PID"),
     ],
 }
 
@@ -89,9 +112,8 @@ def derived_pairs(name: str) -> set[tuple[str, str]]:
     """Both orders of every documented derivation and of the derivations they imply (a
     description derives what its code derives: the closure over the two directions of a
     code and its description)."""
-    edges = {(a, b) for a, b, why in DERIVED.get(name, [])}
-    edges |= {(b, a) for a, b, why in DERIVED.get(name, []) if "its description" in why or "log" in why or
-              "inverse" in why or "number of" in why or "both functions" in why}  # one-to-one recodings
+    edges = {(a, b) for a, b, _, _ in DERIVED.get(name, [])}
+    edges |= {(b, a) for a, b, one_to_one, _ in DERIVED.get(name, []) if one_to_one}
     grew = True
     while grew:
         more = {(a, d) for a, b in edges for c, d in edges if b == c and a != d}

@@ -43,7 +43,8 @@ stage[0] = "read"
 table = versapub.read_table(path)
 t1 = time.perf_counter()
 stage[0] = "publish"
-rel = versapub.publish(table, TEXAS_LIKE_RULES, l=10, seed=0, columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))
+roles = versapub.ColumnRoles(allow_unique=table.names, others="insensitive")
+rel = versapub.publish(table, TEXAS_LIKE_RULES, l=10, seed=0, columns=roles)
 t2 = time.perf_counter()
 stage[0] = "utility"
 from versapub.workflow import with_utility

@@ -86,8 +86,9 @@ def progress(label, done, total):
         print(f"[{time.strftime('%H:%M:%S')}] {label}", file=sys.stderr, flush=True)
 
 kw = {"workers": 2, "worker_memory": memory} if backend == "dask" else {}
+roles = ColumnRoles(allow_unique=tuple(TEXAS_LIKE_DOMAINS), others="insensitive")
 cfg = PublishConfig(input=Path(data), rules=tuple(TEXAS_LIKE_RULES), l=10, seed=0, format="parquet",
-                    backend=backend, roles=ColumnRoles(allow_unique=tuple(TEXAS_LIKE_DOMAINS), others="insensitive"), **kw)
+                    backend=backend, roles=roles, **kw)
 t0 = time.perf_counter()
 rel = workflow.run(cfg, out, progress=progress)
 t1 = time.perf_counter()
