@@ -285,7 +285,8 @@ def write_release(
         rw.write_json(tmp / "check.json", check.to_json())
         (tmp / "report.html").write_text(html_report(tmp, check, release.utility, title=dest.name), encoding="utf-8")
         shown = replace(release, timings=timings)
-        (tmp / "report.md").write_text(markdown_report(shown, report, files), encoding="utf-8")
+        (tmp / "report.md").write_text(markdown_report(shown, report, files, (check.verdict, check.attention)),
+                                       encoding="utf-8")  # fmt: skip
         rw.commit(tmp, dest, overwrite, inputs)
     return check
 

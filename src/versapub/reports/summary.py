@@ -124,8 +124,26 @@ def backend_text(backend: dict[str, Any] | None) -> str:
             f"{b.get('partitions', '?')} partition(s); large tables are directories of Parquet parts")  # fmt: skip
 
 
-def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]]) -> str:
-    """The release described for a data steward."""
+def decisions_text(release: Release) -> list[str]:
+    """The steward's decisions, as report.md lists them."""
+    cols = release.columns
+    out = []
+    if cols.get("removed"):
+        out.append(f"- Removed as identifying: {', '.join(show(c) for c in cols['removed'])}")
+    if cols.get("by_others"):
+        out.append(f"- Declared {cols.get('others')} by --others (no decision of their own): "
+                   f"{', '.join(show(c) for c in cols['by_others'])}")  # fmt: skip
+    for a in release.associations:
+        label = "Allowed proxy (--allow-proxy)" if a.allowed else "Associated with a protected attribute"
+        out.append(f"- {label}: {a.describe()}")
+    out += [f"- Note: {n}" for n in release.notes]
+    return out
+
+
+def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]],
+                    verdict: tuple[str, list[str]] | None = None) -> str:  # fmt: skip
+    """The release described for a data steward (``verdict``: the checks' verdict and the
+    warnings that need attention)."""
     g = release.guarantee
     out = [
         "# versapub release report",
@@ -145,6 +163,11 @@ def markdown_report(release: Release, verification: VerificationReport | None, f
         out.append(f"- Input: `{release.input.path}` (sha256 `{release.input.sha256}`)")
     for attr, h in release.input.hierarchies.items():
         out.append(f"- Hierarchy: {attr} generalized to level {h['level']} using `{h['file']}`")
+    if verdict is not None:
+        words = {"passed": "ALL CHECKS PASSED", "attention": "PASSED — NEEDS ATTENTION", "failed": "CHECKS FAILED"}
+        out.append(f"- Verdict: **{words.get(verdict[0], verdict[0])}**")
+        out += [f"  - needs attention: {w}" for w in verdict[1]]
+    out += decisions_text(release)
     if release.marginals is not None:
         out += collection_text(release.marginals)
     else:
