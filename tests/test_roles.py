@@ -259,3 +259,36 @@ def test_dates_and_zip_codes_get_a_note() -> None:
                            columns=ColumnRoles(others="insensitive", allow_unique=("admitted",)))  # fmt: skip
     assert any("'admitted' looks like a date" in x for x in rel.notes)
     assert any("'home' looks like a 5-digit zip code" in x for x in rel.notes)
+
+
+def test_a_flag_named_like_a_date_is_no_date() -> None:
+    """A date word in a name is a date only with a date's many values or its form: a 0/1
+    ``death`` flag or an ``admission_type`` code gets no note; ``admission_date`` does."""
+    rng = np.random.default_rng(4)
+    n = 200
+    data = {
+        "death": [str(x) for x in rng.integers(0, 2, n)],
+        "admission_type": [f"t{x}" for x in rng.integers(0, 8, n)],
+        "admission_date": [f"2021-{1 + i % 12:02d}-{1 + i % 28:02d}" for i in range(n)],
+        "age": [str(x) for x in rng.integers(20, 30, n)],
+        "disease": list(rng.choice(["flu", "cold", "gout"], n)),
+    }
+    rel = versapub.publish(data, ["age -> disease"], l=2, columns=ColumnRoles(others="insensitive"))
+    dated = [x for x in rel.notes if "looks like a date" in x]
+    assert len(dated) == 1 and "'admission_date'" in dated[0]
+
+
+@pytest.mark.parametrize(("name", "values", "refused"), [("patient_nbr", 120, True), ("admission_type_id", 8, False),
+                                                         ("discharge_disposition_id", 26, False)])  # fmt: skip
+def test_coded_ids_are_notes_and_numbered_patients_are_refused(name: str, values: int, refused: bool) -> None:
+    rng = np.random.default_rng(9)
+    n = 600
+    data = {name: [f"{x}" for x in rng.integers(0, values, n)], "age": [str(x) for x in rng.integers(20, 30, n)],
+            "disease": list(rng.choice(["flu", "cold", "gout"], n))}  # fmt: skip
+    roles = ColumnRoles(others="insensitive")
+    if refused:
+        with pytest.raises(InputError, match=f"'{name}'.*its name reads like a direct identifier"):
+            versapub.publish(data, ["age -> disease"], l=2, columns=roles)
+    else:
+        rel = versapub.publish(data, ["age -> disease"], l=2, columns=roles)
+        assert any(f"'{name}'" in x and "a code" in x for x in rel.notes)
