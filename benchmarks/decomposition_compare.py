@@ -66,8 +66,10 @@ def main() -> None:
     g = LDiversity(2)
     feasible = {a: g.single_attribute_violation(table.column(a).counts()) is None for a in table.names}
     workload = make_workload(table, 1000, 3, 0.4, seed=args.seed)
-    print(f"{'c':>2} {'method':>17} {'KL':>8} {'rel.err':>8} {'seconds':>8} {'suppressed':>10}"
-          f"   (means over {args.runs} rule sets)")  # fmt: skip
+    print(
+        f"{'c':>2} {'method':>17} {'KL':>8} {'rel.err':>8} {'seconds':>8} {'suppressed':>10}"
+        f"   (means over {args.runs} rule sets)"
+    )
     for c in args.c:
         res: dict[str, list[tuple[float, float, float, float]]] = {m: [] for m in METHODS}
         for run in range(args.runs):
@@ -132,8 +134,16 @@ def bip(seed: int, cs: list[int], runs: int, out: str | None = None) -> None:
             agg = select(combos.keys, cards, combos.counts, 2, time_limit_s=600, seed=run)
             lit = select_per_tuple(cols, cards, 2, time_limit_s=600, seed=run)
             same = int(agg.take.sum()) == int(lit.take.sum())
-            vals = (c, len(sens), agg.variables, f"{agg.seconds:.3f}", lit.variables, f"{lit.seconds:.2f}",
-                    int(agg.take.sum()), same)  # fmt: skip
+            vals = (
+                c,
+                len(sens),
+                agg.variables,
+                f"{agg.seconds:.3f}",
+                lit.variables,
+                f"{lit.seconds:.2f}",
+                int(agg.take.sum()),
+                same,
+            )
             print(" ".join(f"{v!s:>10}" for v in vals), flush=True)
             rows.append(
                 {

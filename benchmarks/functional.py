@@ -52,8 +52,11 @@ def main() -> None:
     from versapub.privacy.roles import ColumnRoles
     from versapub.privacy.strength import weakest_c
 
-    for name, tau, lam, n in (("adult", 0.3, 6, None), ("sparcs", 0.2, 8, args.records),
-                              ("texas_like", 0.2, 8, args.records)):  # fmt: skip
+    for name, tau, lam, n in (
+        ("adult", 0.3, 6, None),
+        ("sparcs", 0.2, 8, args.records),
+        ("texas_like", 0.2, 8, args.records),
+    ):
         if name == "texas_like":
             table, hier, qi, s = _texas(args.records)
         else:
@@ -70,12 +73,15 @@ def main() -> None:
             "one-d-l-diversity": {"name": "l-diversity", "l": lam},
             "incognito": {"name": "recursive-cl-diversity", "c": c, "l": lam},
         }
-        print(f"{name}: {table.n_rows:,} records, {len(qi)} quasi-identifiers, (tau, lambda) = ({tau}, {lam}); "
-              f"CLD at Theorem 23's weakest c = {c:.3f} for l = {lam}, 1DLD at l = {lam}")  # fmt: skip
+        print(
+            f"{name}: {table.n_rows:,} records, {len(qi)} quasi-identifiers, (tau, lambda) = ({tau}, {lam}); "
+            f"CLD at Theorem 23's weakest c = {c:.3f} for l = {lam}, 1DLD at l = {lam}"
+        )
         for anon, g in runs.items():
 
-            def job(a: str = anon, g: dict[str, Any] = g, t: Any = table, r: list[str] = rule, h: Any = hier,
-                    c: Any = roles) -> Any:  # fmt: skip
+            def job(
+                a: str = anon, g: dict[str, Any] = g, t: Any = table, r: list[str] = rule, h: Any = hier, c: Any = roles
+            ) -> Any:
                 return versapub.publish(t, r, guarantee=g, anonymizer=a, hierarchies=h, columns=c, seed=1)
 
             try:

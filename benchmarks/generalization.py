@@ -80,8 +80,10 @@ def mondrian_adult(peer: bool) -> list[str]:
             best = min(best, time.perf_counter() - t0)
         ct = out.parts["data"]
         kl = _model_kl(table, out)
-        lines.append(f"| versapub Mondrian, {label} | {best:.3f} s | {out.stats['groups']:,} | "
-                     f"{out.stats['discernibility']:,} | {kl:.4f} | {ct.n_rows:,} rows |")  # fmt: skip
+        lines.append(
+            f"| versapub Mondrian, {label} | {best:.3f} s | {out.stats['groups']:,} | "
+            f"{out.stats['discernibility']:,} | {kl:.4f} | {ct.n_rows:,} rows |"
+        )
     if peer:
         lines.append(_anonypy(table, qi, s_name, codes, s))
     return lines
@@ -94,8 +96,9 @@ def _model_kl(table, out) -> float:  # type: ignore[no-untyped-def]
     from versapub.model.utility import kl_divergence
 
     cards = {c.name: c.cardinality for c in table.columns}
-    model = ReleaseModel([factor_of(out, table.n_rows, cards)], {c.name: c.values for c in table.columns},
-                         table.n_rows, ["T"])  # fmt: skip
+    model = ReleaseModel(
+        [factor_of(out, table.n_rows, cards)], {c.name: c.values for c in table.columns}, table.n_rows, ["T"]
+    )
     return kl_divergence(model, table).value
 
 
@@ -132,8 +135,10 @@ def _anonypy(table, qi, s_name, codes, s) -> str:  # type: ignore[no-untyped-def
         spread[idx] = cover
     sizes = np.bincount(cls)
     kl = kl_of_classes(codes, cls, s, spread)
-    return (f"| anonypy Mondrian, distinct l = 2 (k = 1) | {seconds:.1f} s | {len(partitions):,} | "
-            f"{int((sizes.astype(np.int64) ** 2).sum()):,} | {kl:.4f} | (same run) |")  # fmt: skip
+    return (
+        f"| anonypy Mondrian, distinct l = 2 (k = 1) | {seconds:.1f} s | {len(partitions):,} | "
+        f"{int((sizes.astype(np.int64) ** 2).sum()):,} | {kl:.4f} | (same run) |"
+    )
 
 
 def incognito_adult() -> list[str]:
@@ -146,13 +151,16 @@ def incognito_adult() -> list[str]:
         best, out = float("inf"), None
         for _ in range(3):
             t0 = time.perf_counter()
-            out = Incognito().publish(table, (), make_guarantee({"name": "k-anonymity", "k": k}),
-                                      np.random.default_rng(0), hierarchies=hier)  # fmt: skip
+            out = Incognito().publish(
+                table, (), make_guarantee({"name": "k-anonymity", "k": k}), np.random.default_rng(0), hierarchies=hier
+            )
             best = min(best, time.perf_counter() - t0)
         assert out is not None
-        lines.append(f"| Incognito {k}-anonymity, 9 QI | {best:.2f} s | {out.stats['nodes_checked']:,} nodes checked, "
-                     f"{out.stats['minimal_nodes']} minimal | node {out.stats['node']} | {out.stats['groups']:,} "
-                     f"classes | {best / 0.028:.0f}x ARX's 28 ms |")  # fmt: skip
+        lines.append(
+            f"| Incognito {k}-anonymity, 9 QI | {best:.2f} s | {out.stats['nodes_checked']:,} nodes checked, "
+            f"{out.stats['minimal_nodes']} minimal | node {out.stats['node']} | {out.stats['groups']:,} "
+            f"classes | {best / 0.028:.0f}x ARX's 28 ms |"
+        )
     return lines
 
 
@@ -186,8 +194,10 @@ def mondrian_million(n: int) -> list[str]:
     wall = time.perf_counter() - t0
     out = (proc.stdout.read() if proc.stdout else "").split()
     seconds, groups, rows = out if len(out) == 3 else ("FAILED", "", "")
-    return [f"| Mondrian 2-diversity, {n:,} x 18, 17 QI -> ad_diag | {seconds} s (Mondrian), {wall:.1f} s with "
-            f"generating the table | peak {peak / 2**20:,.0f} MB | {groups} classes, {rows} rows |"]  # fmt: skip
+    return [
+        f"| Mondrian 2-diversity, {n:,} x 18, 17 QI -> ad_diag | {seconds} s (Mondrian), {wall:.1f} s with "
+        f"generating the table | peak {peak / 2**20:,.0f} MB | {groups} classes, {rows} rows |"
+    ]
 
 
 def main() -> None:

@@ -59,8 +59,10 @@ def adult_checks(repeat: int) -> None:
         return Collection(Space.of_table(table, SENSITIVE, hier), ten).check(req)
 
     s, verdict = timed(checks, repeat)
-    print(f"Adult, 10 marginals, all three checks from the data: {s:.3f} s (target 2 s) — "
-          + "; ".join(o.message[:90] for o in verdict.outcomes))  # fmt: skip
+    print(
+        f"Adult, 10 marginals, all three checks from the data: {s:.3f} s (target 2 s) — "
+        + "; ".join(o.message[:90] for o in verdict.outcomes)
+    )
     coll = Collection(Space.of_table(table, SENSITIVE, hier), ten)
     tables = [coll.table(i) for i in range(len(ten))]
     s_plain, out = timed(lambda: maxent_diversity(tables, req.diversity, coll.context(), prune=False), repeat)
@@ -96,8 +98,9 @@ def adult_injection(repeat: int) -> None:
     for how, fn in (("greedy", greedy), ("stepwise", stepwise)):
         worst = 0.0
         for m in tables:
-            s, (_, steps) = timed(lambda m=m, fn=fn: fn(Collection(Space.of_table(table, SENSITIVE, hier), (m,)),
-                                                           req, 8), repeat)  # fmt: skip
+            s, (_, steps) = timed(
+                lambda m=m, fn=fn: fn(Collection(Space.of_table(table, SENSITIVE, hier), (m,)), req, 8), repeat
+            )
             worst = max(worst, s)
             print(
                 f"  {how} from {m.label}: {s:.3f} s, {len(steps) - 1} added, KL {steps[0].kl:.4f} -> {steps[-1].kl:.4f}"
@@ -129,9 +132,13 @@ def join_worker(p: int, d: int, m: int, mode: int) -> dict[str, Any]:
         div = maxent_diversity([coll.table(i) for i in range(p)], req.diversity, coll.context(), prune=False)
     else:
         div = coll.check(req, relaxed=0.5 if mode == 1 else None).diversity
-    return {"seconds": time.perf_counter() - t, "ok": div.ok, "method": div.method,
-            "largest_join": div.details.get("largest_join"),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
+    return {
+        "seconds": time.perf_counter() - t,
+        "ok": div.ok,
+        "method": div.method,
+        "largest_join": div.details.get("largest_join"),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def largest_join() -> None:
@@ -152,9 +159,11 @@ def largest_join() -> None:
                     print(f"  D = {d}, m = {m}, p = {p}: failed: {last}")
                     break
                 res = json.loads(r.stdout.strip().splitlines()[-1])
-                print(f"  D = {d}, m = {m}, p = {p}{names[mode]}: "
-                      f"{res['seconds']:.2f} s, peak {res['peak_mb']:.0f} MB, largest join {res['largest_join']} — "
-                      f"{res['method'][:80]}")  # fmt: skip
+                print(
+                    f"  D = {d}, m = {m}, p = {p}{names[mode]}: "
+                    f"{res['seconds']:.2f} s, peak {res['peak_mb']:.0f} MB, largest join {res['largest_join']} — "
+                    f"{res['method'][:80]}"
+                )
                 if res["seconds"] > LIMIT_S or res["peak_mb"] > LIMIT_MB:
                     break
                 best = (p, res)

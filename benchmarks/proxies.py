@@ -100,12 +100,15 @@ def tables() -> Iterator[tuple[str, EncodedTable]]:
     yield "adult_arx", read_table(datasets.data_path("adult", "adult.csv.gz"), delimiter=";")
     yield "adult_uci", datasets.adult_uci()
     yield "sparcs_survivor", datasets.sparcs()
-    yield "sparcs_musculoskeletal", read_table(ROOT / "tests" / "fixtures" / "hospital" /
-                                               "sparcs2020_musculoskeletal.csv.gz")  # fmt: skip
-    yield "creditcard_int", read_table(ROOT / "benchmarks" / "jobs" / "creditcard" / "creditcard_int.csv.gz",
-                                       delimiter=";")  # fmt: skip
-    yield "informs_demographics", read_table(ROOT / "benchmarks" / "jobs" / "informs" /
-                                             "informs_demographics05.csv.gz")  # fmt: skip
+    yield (
+        "sparcs_musculoskeletal",
+        read_table(ROOT / "tests" / "fixtures" / "hospital" / "sparcs2020_musculoskeletal.csv.gz"),
+    )
+    yield (
+        "creditcard_int",
+        read_table(ROOT / "benchmarks" / "jobs" / "creditcard" / "creditcard_int.csv.gz", delimiter=";"),
+    )
+    yield "informs_demographics", read_table(ROOT / "benchmarks" / "jobs" / "informs" / "informs_demographics05.csv.gz")
 
 
 def derived_pairs(name: str) -> set[tuple[str, str]]:
@@ -136,17 +139,27 @@ def run() -> list[dict[str, object]]:
         false_pos = [(p, m) for p, m in strong if p not in known]
         misses = [(p, m) for p, m in zip(pairs, measured, strict=True) if p in known and max(m) < STRONG]
         unrelated = len(pairs) - len(known & set(pairs))
-        out.append({
-            "dataset": name, "records": t.n_rows, "columns": len(t.names), "pairs": len(pairs),
-            "documented_derivations": len(known & set(pairs)), "refused": len(strong), "listed": len(listed),
-            "false_positives": len(false_pos), "false_positive_rate": len(false_pos) / max(unrelated, 1),
-            "misses": [{"column": c, "sensitive": s, "strength": round(max(m), 4)} for (c, s), m in misses],
-            "false_positive_pairs": [{"column": c, "sensitive": s, "strength": round(max(m), 4)}
-                                     for (c, s), m in false_pos],
-            "largest_unrelated": max((round(max(m), 4) for p, m in zip(pairs, measured, strict=True)
-                                      if p not in known), default=0.0),
-            "seconds": round(seconds, 3),
-        })  # fmt: skip
+        out.append(
+            {
+                "dataset": name,
+                "records": t.n_rows,
+                "columns": len(t.names),
+                "pairs": len(pairs),
+                "documented_derivations": len(known & set(pairs)),
+                "refused": len(strong),
+                "listed": len(listed),
+                "false_positives": len(false_pos),
+                "false_positive_rate": len(false_pos) / max(unrelated, 1),
+                "misses": [{"column": c, "sensitive": s, "strength": round(max(m), 4)} for (c, s), m in misses],
+                "false_positive_pairs": [
+                    {"column": c, "sensitive": s, "strength": round(max(m), 4)} for (c, s), m in false_pos
+                ],
+                "largest_unrelated": max(
+                    (round(max(m), 4) for p, m in zip(pairs, measured, strict=True) if p not in known), default=0.0
+                ),
+                "seconds": round(seconds, 3),
+            }
+        )
     return out
 
 
@@ -156,13 +169,17 @@ def main() -> None:
     args = ap.parse_args()
     rows = run()
     print(f"STRONG = {STRONG}, LISTED = {LISTED}")
-    head = f"{'dataset':<24}{'records':>9}{'pairs':>7}{'derived':>9}{'refused':>9}{'listed':>8}{'FP':>5}" \
-           f"{'FP rate':>9}{'max unrelated':>15}{'misses':>8}{'s':>7}"  # fmt: skip
+    head = (
+        f"{'dataset':<24}{'records':>9}{'pairs':>7}{'derived':>9}{'refused':>9}{'listed':>8}{'FP':>5}"
+        f"{'FP rate':>9}{'max unrelated':>15}{'misses':>8}{'s':>7}"
+    )
     print(head)
     for r in rows:
-        print(f"{r['dataset']:<24}{r['records']:>9}{r['pairs']:>7}{r['documented_derivations']:>9}{r['refused']:>9}"
-              f"{r['listed']:>8}{r['false_positives']:>5}{r['false_positive_rate']:>9.2%}{r['largest_unrelated']:>15}"
-              f"{len(r['misses']):>8}{r['seconds']:>7}")  # type: ignore[arg-type]  # fmt: skip
+        print(
+            f"{r['dataset']:<24}{r['records']:>9}{r['pairs']:>7}{r['documented_derivations']:>9}{r['refused']:>9}"
+            f"{r['listed']:>8}{r['false_positives']:>5}{r['false_positive_rate']:>9.2%}{r['largest_unrelated']:>15}"
+            f"{len(r['misses']):>8}{r['seconds']:>7}"
+        )  # type: ignore[arg-type]
     for r in rows:
         for m in r["misses"]:  # type: ignore[attr-defined]
             print(f"  miss in {r['dataset']}: {m['column']} -> {m['sensitive']} at {m['strength']}")

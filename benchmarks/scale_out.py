@@ -190,9 +190,11 @@ def _show(r: dict) -> None:
         print(f"  {r['backend']}: FAILED after {r['wall_s']:.0f} s ({r['error']}; its messages are above)")
         return
     n = r["n"]
-    print(f"  {r['backend']:6s} n={n:>11,}: {r['total_s']:8.1f} s  {n / r['total_s']:>9,.0f} records/s  "
-          f"client {r['client_peak_mb']:6.0f} MB  workers {', '.join(f'{w:.0f}' for w in r['worker_peak_mb'])} MB  "
-          f"disk {r['disk_peak_mb']:7.0f} MB")  # fmt: skip
+    print(
+        f"  {r['backend']:6s} n={n:>11,}: {r['total_s']:8.1f} s  {n / r['total_s']:>9,.0f} records/s  "
+        f"client {r['client_peak_mb']:6.0f} MB  workers {', '.join(f'{w:.0f}' for w in r['worker_peak_mb'])} MB  "
+        f"disk {r['disk_peak_mb']:7.0f} MB"
+    )
     for k, v in r["stages_s"].items():
         mb = r.get("client_stage_peak_mb", {}).get(k)
         print(f"      {v:8.1f} s  {k}" + (f"  (client peak {mb:.0f} MB)" if mb else ""))

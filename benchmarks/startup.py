@@ -31,10 +31,12 @@ def main() -> None:
         rows = [
             ("python -c pass (reference)", [sys.executable, "-c", "pass"]),
             ("versapub --help", [*cli, "--help"]),
-            ("publish with an unknown rule attribute", [*cli, "publish", "--input", str(bad), "--rule", "a -> c",
-                                                        "--out", str(Path(d) / "o")]),
+            (
+                "publish with an unknown rule attribute",
+                [*cli, "publish", "--input", str(bad), "--rule", "a -> c", "--out", str(Path(d) / "o")],
+            ),
             ("check of a missing directory", [*cli, "check", str(Path(d) / "none")]),
-        ]  # fmt: skip
+        ]
         print(f"{'command':<42} {'median s':>9}  target")
         for name, args in rows:
             print(f"{name:<42} {_time(args):>9.3f}  {'-' if 'reference' in name else '< 1 s'}")

@@ -88,16 +88,28 @@ class Table:
     rows: list[Row] = field(default_factory=list)
 
     def show(self) -> str:
-        w = [max(len(x) for x in col) for col in zip(*[("measure", "issue (today)", "target", "this run", ""),
-             *((r.measure, r.today, r.target, r.measured, "") for r in self.rows)], strict=True)]  # fmt: skip
+        w = [
+            max(len(x) for x in col)
+            for col in zip(
+                *[
+                    ("measure", "issue (today)", "target", "this run", ""),
+                    *((r.measure, r.today, r.target, r.measured, "") for r in self.rows),
+                ],
+                strict=True,
+            )
+        ]
         lines = [f"\n## {self.job}: {self.what}", ""]
         head = ("measure", "issue (today)", "target", "this run", "verdict")
         lines.append(" | ".join(h.ljust(n) for h, n in zip(head, [*w[:4], 7], strict=True)))
         lines.append("-|-".join("-" * n for n in [*w[:4], 7]))
         for r in self.rows:
             verdict = "" if r.ok is None else ("PASS" if r.ok else "MISS")
-            lines.append(" | ".join(x.ljust(n) for x, n in zip((r.measure, r.today, r.target, r.measured, verdict),
-                                                                [*w[:4], 7], strict=True)))  # fmt: skip
+            lines.append(
+                " | ".join(
+                    x.ljust(n)
+                    for x, n in zip((r.measure, r.today, r.target, r.measured, verdict), [*w[:4], 7], strict=True)
+                )
+            )
         return "\n".join(lines)
 
 
@@ -124,12 +136,22 @@ def adult(tmp: Path) -> list[Table]:
     t1.rows = [
         Row("GD publish (read .. write + verify)", "546 s", "<= 30 s", s(gd), gd.seconds <= 30),
         Row("UAD publish, same run (reference)", "15 s", "", s(uad)),
-        Row("GD publish / UAD publish", "36x", "<= 3x", f"{gd.seconds / uad.seconds:.1f}x",
-            gd.seconds <= 3 * uad.seconds),
-        Row("check of the GD release", "374 s", "<= 2x UAD's check; <= 10 s", s(gd_check),
-            gd_check.seconds <= min(2 * uad_check.seconds, 10)),
+        Row(
+            "GD publish / UAD publish",
+            "36x",
+            "<= 3x",
+            f"{gd.seconds / uad.seconds:.1f}x",
+            gd.seconds <= 3 * uad.seconds,
+        ),
+        Row(
+            "check of the GD release",
+            "374 s",
+            "<= 2x UAD's check; <= 10 s",
+            s(gd_check),
+            gd_check.seconds <= min(2 * uad_check.seconds, 10),
+        ),
         Row("check of the UAD release (reference)", "13 s", "", s(uad_check)),
-    ]  # fmt: skip
+    ]
     t2 = Table("adult-multi-sa", "multi-SA publishing of the same job (one table, five rules)")
     t2.rows = [
         Row("publish", "84 s", "<= 10 s", s(msa), msa.seconds <= 10),
@@ -149,11 +171,16 @@ def creditcard(tmp: Path) -> list[Table]:
         chk = check(rel)
         t = Table(name, f"GD on credit-card 30,000 x 24 ({toml}), 5 rules, l = 2")
         t.rows = [
-            Row("publish", today, "<= 120 s" if name == "creditcard-gd" else "", s(pub),
-                pub.seconds <= 120 and not pub.returncode if name == "creditcard-gd" else None),
+            Row(
+                "publish",
+                today,
+                "<= 120 s" if name == "creditcard-gd" else "",
+                s(pub),
+                pub.seconds <= 120 and not pub.returncode if name == "creditcard-gd" else None,
+            ),
             Row("peak memory", "", "", f"{pub.peak_mb:,.0f} MB"),
             Row("check", "", "<= 10 s", s(chk), chk.seconds <= 10 and not chk.returncode),
-        ]  # fmt: skip
+        ]
         out.append(t)
     return out
 
@@ -192,9 +219,28 @@ def texas(tmp: Path) -> list[Table]:
 
     csv = _texas_csv(tmp, 177_148)
     rel = tmp / "texas_gd"
-    pub = run([*VERSAPUB, "publish", "--input", str(csv), *_rule_args(TEXAS_LIKE_RULES[:5]), "--l", "10",
-               "--decomposition", "gd", "--seed", "1", "--allow-unique", "surgeon", "--allow-unique", "and_md",
-               "--out", str(rel), "--overwrite"])  # fmt: skip
+    pub = run(
+        [
+            *VERSAPUB,
+            "publish",
+            "--input",
+            str(csv),
+            *_rule_args(TEXAS_LIKE_RULES[:5]),
+            "--l",
+            "10",
+            "--decomposition",
+            "gd",
+            "--seed",
+            "1",
+            "--allow-unique",
+            "surgeon",
+            "--allow-unique",
+            "and_md",
+            "--out",
+            str(rel),
+            "--overwrite",
+        ]
+    )
     chk = check(rel)
     t = Table("texas-gd", "GD on texas_like 177,148 x 18 (synthetic), the first 5 rules, l = 10")
     t.rows = [
@@ -262,23 +308,53 @@ def publish_large(tmp: Path, sizes: tuple[int, ...]) -> list[Table]:
         ref_s = float(ref.stdout.strip())
         rel = tmp / f"texas_{n}_rel"
         unique = ["--allow-unique", "surgeon", "--allow-unique", "and_md"]
-        pub = run([*VERSAPUB, "publish", "--input", str(csv), *_rule_args(TEXAS_LIKE_RULES), "--l", "10", *unique,
-                   "--out", str(rel), "--overwrite"])  # fmt: skip
+        pub = run(
+            [
+                *VERSAPUB,
+                "publish",
+                "--input",
+                str(csv),
+                *_rule_args(TEXAS_LIKE_RULES),
+                "--l",
+                "10",
+                *unique,
+                "--out",
+                str(rel),
+                "--overwrite",
+            ]
+        )
         stages = json.loads((rel / "manifest.json").read_text())["timings_s"] if pub.returncode == 0 else {}
         checks = json.loads((rel / "check.json").read_text())["seconds"] if pub.returncode == 0 else {}
         big = n >= 10**7
-        t = Table(f"publish-{n:.0e}".replace("+0", ""), f"default publish (utility on) of texas_like {n:,} x 18, "
-                  "9 rules, l = 10, against a DuckDB read + one GROUP BY per column in the same run")  # fmt: skip
+        t = Table(
+            f"publish-{n:.0e}".replace("+0", ""),
+            f"default publish (utility on) of texas_like {n:,} x 18, "
+            "9 rules, l = 10, against a DuckDB read + one GROUP BY per column in the same run",
+        )
         t.rows = [
             Row("reference (DuckDB read + GROUP BY per column)", "2.7 s" if n == 10**6 else "", "", s(ref_s)),
-            Row("publish, wall", "56 s" if n == 10**6 else "", "" if big else "<= 4x reference",
-                f"{s(pub)} ({pub.seconds / ref_s:.1f}x)", None if big else pub.seconds <= 4 * ref_s),
-            Row("peak memory", "1,390 MB" if n == 10**6 else "", "<= 8,000 MB" if big else "<= 600 MB",
-                f"{pub.peak_mb:,.0f} MB", pub.peak_mb <= (8000 if big else 600)),
+            Row(
+                "publish, wall",
+                "56 s" if n == 10**6 else "",
+                "" if big else "<= 4x reference",
+                f"{s(pub)} ({pub.seconds / ref_s:.1f}x)",
+                None if big else pub.seconds <= 4 * ref_s,
+            ),
+            Row(
+                "peak memory",
+                "1,390 MB" if n == 10**6 else "",
+                "<= 8,000 MB" if big else "<= 600 MB",
+                f"{pub.peak_mb:,.0f} MB",
+                pub.peak_mb <= (8000 if big else 600),
+            ),
             Row("stages (s)", "", "", ", ".join(f"{k} {v:.1f}" for k, v in stages.items())),
-            Row("checks inside the write (s, side by side)", "", "",
-                ", ".join(f"{k} {v:.1f}" for k, v in checks.items())),
-        ]  # fmt: skip
+            Row(
+                "checks inside the write (s, side by side)",
+                "",
+                "",
+                ", ".join(f"{k} {v:.1f}" for k, v in checks.items()),
+            ),
+        ]
         out.append(t)
     return out
 
@@ -307,8 +383,9 @@ def main() -> None:
                 print(t.show(), flush=True)
                 tables.append(t)
     if args.json:
-        args.json.write_text(json.dumps([{"job": t.job, "what": t.what, "rows": [r.__dict__ for r in t.rows]}
-                                         for t in tables], indent=1))  # fmt: skip
+        args.json.write_text(
+            json.dumps([{"job": t.job, "what": t.what, "rows": [r.__dict__ for r in t.rows]} for t in tables], indent=1)
+        )
 
 
 if __name__ == "__main__":

@@ -102,8 +102,11 @@ def part2() -> None:
     rel = versapub.publish(table, adult_config().rules, l=2, seed=1, columns=ALL_ALLOWED(table))
     _compare("Adult, UAD release", model_from_release(rel))
     # An overlapping (GD-like) decomposable schema of plain tables on the same data.
-    chain = [("age", "sex", "education"), ("education", "occupation", "salary-class"),
-             ("salary-class", "marital-status", "native-country")]  # fmt: skip
+    chain = [
+        ("age", "sex", "education"),
+        ("education", "occupation", "salary-class"),
+        ("salary-class", "marital-status", "native-country"),
+    ]
     cards = {c.name: c.cardinality for c in table.columns}
     factors = []
     for attrs in chain:

@@ -48,6 +48,14 @@ def write_hospital(path: Path, seed: int = 27) -> Path:
         w = csv.writer(f)
         w.writerow(out_header)
         for i, r in enumerate(body):
-            w.writerow([encounter[i], patient[i], *r, codes["discharge_disposition_id"][r[col["Patient.Disposition"]]],
-                        codes["payer_id"][r[col["Payment.Typology.1"]]], r[col[DIAGNOSIS]][:3]])  # fmt: skip
+            w.writerow(
+                [
+                    encounter[i],
+                    patient[i],
+                    *r,
+                    codes["discharge_disposition_id"][r[col["Patient.Disposition"]]],
+                    codes["payer_id"][r[col["Payment.Typology.1"]]],
+                    r[col[DIAGNOSIS]][:3],
+                ]
+            )
     return path

@@ -22,8 +22,9 @@ from versapub.marginals.spec import Marginal
 from versapub.privacy.base import Guarantee, Histograms
 
 
-def random_instance(rng: np.random.Generator, n: int, m_sens: int = 3, n_attrs: int = 3, max_card: int = 4
-                    ) -> tuple[EncodedTable, dict[str, Hierarchy]]:  # fmt: skip
+def random_instance(
+    rng: np.random.Generator, n: int, m_sens: int = 3, n_attrs: int = 3, max_card: int = 4
+) -> tuple[EncodedTable, dict[str, Hierarchy]]:
     """A random table over ``a0 .. a{n_attrs-1}`` and ``s`` with random two- or
     three-level hierarchies (leaves, groups, ``*``)."""
     data: dict[str, list[str]] = {}
@@ -43,8 +44,9 @@ def random_instance(rng: np.random.Generator, n: int, m_sens: int = 3, n_attrs: 
     return EncodedTable.from_columns(data), hier
 
 
-def random_marginals(rng: np.random.Generator, hier: dict[str, Hierarchy], count: int, with_s: float = 0.7
-                     ) -> tuple[Marginal, ...]:  # fmt: skip
+def random_marginals(
+    rng: np.random.Generator, hier: dict[str, Hierarchy], count: int, with_s: float = 0.7
+) -> tuple[Marginal, ...]:
     out = []
     attrs = sorted(hier)
     for _ in range(count):
@@ -66,8 +68,13 @@ def _node(hier: dict[str, Hierarchy], a: str, level: int, leaves: Sequence[str])
     return np.asarray([mapping[v] for v in leaves], dtype=object)
 
 
-def maxent_joint(table: EncodedTable, hier: dict[str, Hierarchy], marginals: Sequence[Marginal],
-                 attrs: Sequence[str], residual: list[float] | None = None) -> np.ndarray:  # fmt: skip
+def maxent_joint(
+    table: EncodedTable,
+    hier: dict[str, Hierarchy],
+    marginals: Sequence[Marginal],
+    attrs: Sequence[str],
+    residual: list[float] | None = None,
+) -> np.ndarray:
     """The maximum-entropy joint over the leaves of ``attrs`` (axes in that order); IPF until
     every marginal is met within 1e-13 or 5,000 sweeps (``residual`` receives the largest
     marginal error left)."""
@@ -129,8 +136,13 @@ def tables_of(n: int, cells: int, chunk: int = 1 << 16):
         yield t
 
 
-def sharp_upper_bounds(table: EncodedTable, hier: dict[str, Hierarchy], marginals: Sequence[Marginal],
-                       attrs: Sequence[str], sensitive: str = "s") -> np.ndarray:  # fmt: skip
+def sharp_upper_bounds(
+    table: EncodedTable,
+    hier: dict[str, Hierarchy],
+    marginals: Sequence[Marginal],
+    attrs: Sequence[str],
+    sensitive: str = "s",
+) -> np.ndarray:
     """``U(t)`` for every non-sensitive leaf cell ``t`` (Kifer & Gehrke, Definition 7): the
     largest ``Σ_s T(t, s)`` of any integer table consistent with the *whole* marginals, the
     sensitive attribute included — every table over the leaf domain of ``attrs`` and the
@@ -144,10 +156,13 @@ def sharp_upper_bounds(table: EncodedTable, hier: dict[str, Hierarchy], marginal
     checks = []
     for m in marginals:
         pairs = [(a, lv) for a, lv in zip(m.attributes, m.levels, strict=True) if a in full]
-        cell_keys = [tuple(_node(hier, a, lv, leaves[full.index(a)])[grid[full.index(a)][c]] for a, lv in pairs)
-                     for c in range(cells)]  # fmt: skip
-        data_keys = [tuple(_node(hier, a, lv, leaves[full.index(a)])[table.codes(a)[r]] for a, lv in pairs)
-                     for r in range(n)]  # fmt: skip
+        cell_keys = [
+            tuple(_node(hier, a, lv, leaves[full.index(a)])[grid[full.index(a)][c]] for a, lv in pairs)
+            for c in range(cells)
+        ]
+        data_keys = [
+            tuple(_node(hier, a, lv, leaves[full.index(a)])[table.codes(a)[r]] for a, lv in pairs) for r in range(n)
+        ]
         uniq = sorted(set(cell_keys) | set(data_keys))
         pos = {k: i for i, k in enumerate(uniq)}
         onto = np.zeros((cells, len(uniq)), dtype=np.int64)

@@ -127,8 +127,9 @@ def _published(table: EncodedTable, schema: list[tuple[tuple[str, ...], Rule | N
             cols = tuple(g if c == "group_id" else c for c in ct.names)
             rows = tuple(zip(*(map(str, ct.decoded(c)) for c in ct.names), strict=True))
             tables.append(CountRows(f"T{i}_{role}", cols, rows, tuple(int(c) for c in ct.counts)))
-    return PublishedRelease(table.n_rows, table.names, tuple(rules), {"name": "l-diversity", "l": 2},
-                            tuple(tables), {}, {})  # fmt: skip
+    return PublishedRelease(
+        table.n_rows, table.names, tuple(rules), {"name": "l-diversity", "l": 2}, tuple(tables), {}, {}
+    )
 
 
 @st.composite
@@ -203,8 +204,20 @@ def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None
         if t.enforces is not None
     )
     red = reduce_rules(rules)
-    rel = Release(tables, table, LDiversity(2), red, (), schema, check_gnf(schema, red.rules), "per-rule", "anatomy",
-                  {}, 0, InputInfo())  # fmt: skip
+    rel = Release(
+        tables,
+        table,
+        LDiversity(2),
+        red,
+        (),
+        schema,
+        check_gnf(schema, red.rules),
+        "per-rule",
+        "anatomy",
+        {},
+        0,
+        InputInfo(),
+    )
     with pytest.raises(versapub.errors.VerificationError, match="NOT guaranteed"):
         write_release(rel, tmp_path / "r")
     assert not list(tmp_path.iterdir())

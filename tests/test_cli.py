@@ -25,10 +25,22 @@ def example_csv() -> Path:
 def test_publish_with_flags(tmp_path: Path, example_csv: Path) -> None:
     out = tmp_path / "rel"
     code, stdout, stderr = run(
-        "publish", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race",
-        "--rule", "gender, ICD-9-CM -> zipcode", "--rule", "hospital, race -> zipcode",
-        "--l", "2", "--seed", "4", "--out", str(out),
-    )  # fmt: skip
+        "publish",
+        "--input",
+        str(example_csv),
+        "--rule",
+        "age, ICD-9-CM -> race",
+        "--rule",
+        "gender, ICD-9-CM -> zipcode",
+        "--rule",
+        "hospital, race -> zipcode",
+        "--l",
+        "2",
+        "--seed",
+        "4",
+        "--out",
+        str(out),
+    )
     assert code == 0, stderr
     assert "Schema in GNF: yes" in stdout and "verification passed" in stdout
     m = json.loads((out / "manifest.json").read_text())
@@ -98,9 +110,18 @@ def test_missing_input_and_debug_traceback(tmp_path: Path) -> None:
 
 def test_rules_command(example_csv: Path) -> None:
     code, stdout, stderr = run(
-        "rules", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race",
-        "--rule", "gender, ICD-9-CM -> zipcode", "--rule", "hospital, race -> zipcode", "--rule", "race -> zipcode",
-    )  # fmt: skip
+        "rules",
+        "--input",
+        str(example_csv),
+        "--rule",
+        "age, ICD-9-CM -> race",
+        "--rule",
+        "gender, ICD-9-CM -> zipcode",
+        "--rule",
+        "hospital, race -> zipcode",
+        "--rule",
+        "race -> zipcode",
+    )
     assert code == 0, stderr
     assert "Irreducible rules (3 of 4 given)" in stdout
     assert "race -> zipcode  — implied by 'hospital, race -> zipcode'" in stdout
@@ -296,8 +317,17 @@ def test_experiment_dataset_choices_match_the_experiments() -> None:
 
 
 def test_rules_shows_the_decomposition_asked_for(example_csv: Path) -> None:
-    args = ["rules", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode",
-            "--others", "insensitive"]  # fmt: skip
+    args = [
+        "rules",
+        "--input",
+        str(example_csv),
+        "--rule",
+        "age, ICD-9-CM -> race",
+        "--rule",
+        "gender -> zipcode",
+        "--others",
+        "insensitive",
+    ]
     code, stdout, stderr = run(*args, "--decomposition", "gd", "--l", "2")
     assert code == 0, stderr
     assert "GD schema" in stdout and "UAD schema" not in stdout and "Why every rule holds" in stdout
@@ -314,9 +344,18 @@ def test_rules_stops_after_infeasible_rules(example_csv: Path) -> None:
 
 def test_progress_off_a_terminal_is_one_line_per_step_with_percentages(tmp_path: Path, example_csv: Path) -> None:
     code, _, stderr = run(
-        "publish", "--input", str(example_csv), "--rule", "age, ICD-9-CM -> race", "--rule", "gender -> zipcode",
-        "--others", "insensitive", "--out", str(tmp_path / "r"),
-    )  # fmt: skip
+        "publish",
+        "--input",
+        str(example_csv),
+        "--rule",
+        "age, ICD-9-CM -> race",
+        "--rule",
+        "gender -> zipcode",
+        "--others",
+        "insensitive",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 0, stderr
     lines = [ln for ln in stderr.splitlines() if ln.startswith("[")]
     assert any("reading" in ln for ln in lines) and any("anonymizing" in ln and "%)" in ln for ln in lines)

@@ -17,10 +17,40 @@ from versapub.privacy.rules import Rule, parse_rule
 from versapub.verify.check import run_check
 
 NAMES = [
-    "select", "order", "group", "from", "where", "table", "value", "c", "n", "k0", "d0", "p", "o", "g", "v",
-    "mx", "t0", "q", "s", "line", "cells", "with space", "it's", 'say "hi"', "a, b", "x -> y", "größe",
-    "年龄", "sum", "__g", "count", "group_id", "Count",
-]  # fmt: skip
+    "select",
+    "order",
+    "group",
+    "from",
+    "where",
+    "table",
+    "value",
+    "c",
+    "n",
+    "k0",
+    "d0",
+    "p",
+    "o",
+    "g",
+    "v",
+    "mx",
+    "t0",
+    "q",
+    "s",
+    "line",
+    "cells",
+    "with space",
+    "it's",
+    'say "hi"',
+    "a, b",
+    "x -> y",
+    "größe",
+    "年龄",
+    "sum",
+    "__g",
+    "count",
+    "group_id",
+    "Count",
+]
 
 
 @st.composite

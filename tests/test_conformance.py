@@ -151,9 +151,15 @@ def _rules_for(anonymizer: str) -> list[Rule]:
 
 def _publish(anonymizer: str, spec: dict[str, object], table: EncodedTable) -> versapub.Release:
     several = make_anonymizer(anonymizer).max_rules > 1
-    return versapub.publish(table, _rules_for(anonymizer), guarantee=make_guarantee(spec), anonymizer=anonymizer,
-                            columns=OTHERS_INSENSITIVE,
-                            decomposition="multi-sa" if several else "uad", seed=7)  # fmt: skip
+    return versapub.publish(
+        table,
+        _rules_for(anonymizer),
+        guarantee=make_guarantee(spec),
+        anonymizer=anonymizer,
+        columns=OTHERS_INSENSITIVE,
+        decomposition="multi-sa" if several else "uad",
+        seed=7,
+    )
 
 
 def _params(spec: dict[str, object]) -> list[str]:
@@ -247,9 +253,15 @@ def _a_release_of_kind(kind: str) -> tuple[versapub.Release, EncodedTable]:
                 for name in sorted(CATALOG):
                     table = CATALOG[name]()
                     try:
-                        rel = versapub.publish(table, _rules_for(a), guarantee=make_guarantee(spec), anonymizer=a,
-                                               columns=OTHERS_INSENSITIVE,
-                                               decomposition=dec, seed=7)  # fmt: skip
+                        rel = versapub.publish(
+                            table,
+                            _rules_for(a),
+                            guarantee=make_guarantee(spec),
+                            anonymizer=a,
+                            columns=OTHERS_INSENSITIVE,
+                            decomposition=dec,
+                            seed=7,
+                        )
                     except (InfeasibleError, ConfigError):
                         continue
                     if kind in {t.kind for t in rel.tables}:

@@ -134,8 +134,9 @@ def test_multi_sa_release_with_an_added_linking_table_is_a_violation(tmp_path: P
     for q, a in zip(cols["q"], cols["a"], strict=True):
         pairs[(q, a)] = pairs.get((q, a), 0) + 1
     (out / "X.csv").write_text("q,a,count\n" + "".join(f"{q},{a},{c}\n" for (q, a), c in sorted(pairs.items())))
-    m["tables"].append({"name": "X", "attributes": ["q", "a"], "kind": "plain", "enforces": None,
-                        "files": {"data": "X.csv"}})  # fmt: skip
+    m["tables"].append(
+        {"name": "X", "attributes": ["q", "a"], "kind": "plain", "enforces": None, "files": {"data": "X.csv"}}
+    )
     (out / "manifest.json").write_text(json.dumps(m))
     code, stdout, stderr = run("check", str(out))
     assert code == 1, stdout + stderr  # a violation, reported — not a refusal (exit 2)
@@ -149,14 +150,19 @@ def test_a_replaced_file_fails_its_digest(tmp_path: Path, target: str) -> None:
     copied hierarchy changes no other check."""
     rng = np.random.default_rng(7)
     n = 300
-    t = EncodedTable.from_columns({"a": list(rng.choice(["x", "y", "z"], n)),
-                                   "d": list(rng.choice(["d1", "d2", "d3", "d4"], n))})  # fmt: skip
+    t = EncodedTable.from_columns(
+        {"a": list(rng.choice(["x", "y", "z"], n)), "d": list(rng.choice(["d1", "d2", "d3", "d4"], n))}
+    )
     from versapub.data.hierarchy import Hierarchy
 
     hier = Hierarchy.from_rows("d", [["d1", "A", "*"], ["d2", "A", "*"], ["d3", "B", "*"], ["d4", "B", "*"]])
-    rel = versapub.publish(t, ["a -> d | t-closeness:t=0.4,distance=hierarchical"], hierarchies={"d": hier},
-                           anonymizer="mondrian",
-                           columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))  # fmt: skip
+    rel = versapub.publish(
+        t,
+        ["a -> d | t-closeness:t=0.4,distance=hierarchical"],
+        hierarchies={"d": hier},
+        anonymizer="mondrian",
+        columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"),
+    )
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     m = json.loads((out / "manifest.json").read_text())
@@ -191,8 +197,13 @@ def test_an_edited_claim_passes_as_a_claim_and_fails_the_stewards_policy(tmp_pat
     rng = np.random.default_rng(11)
     n = 600
     t = random_table(rng, n, {"a": 6, "b": 5, "d": 6})
-    rel = versapub.publish(t, ["a, b -> d"], guarantee={"name": name, **loose}, anonymizer=anonymizer,
-                           columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))  # fmt: skip
+    rel = versapub.publish(
+        t,
+        ["a, b -> d"],
+        guarantee={"name": name, **loose},
+        anonymizer=anonymizer,
+        columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"),
+    )
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     policy = tmp_path / "policy.toml"

@@ -57,12 +57,25 @@ class Cluster:
 
     def _spawn(self, role: str, *args: str) -> subprocess.Popen[bytes]:
         log = open(self.root / f"{role}-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115 - closed with the process
-        return subprocess.Popen([DASK, role, *args], stdout=log, stderr=subprocess.STDOUT, env=self.env,
-                                start_new_session=True)  # fmt: skip
+        return subprocess.Popen(
+            [DASK, role, *args], stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+        )
 
     def add_worker(self) -> subprocess.Popen[bytes]:
-        return self._spawn("worker", self.address, "--nworkers", "1", "--nthreads", "1", "--memory-limit", "2GiB",
-                           "--no-nanny", "--no-dashboard", "--local-directory", str(self.root))  # fmt: skip
+        return self._spawn(
+            "worker",
+            self.address,
+            "--nworkers",
+            "1",
+            "--nthreads",
+            "1",
+            "--memory-limit",
+            "2GiB",
+            "--no-nanny",
+            "--no-dashboard",
+            "--local-directory",
+            str(self.root),
+        )
 
     def wait_for(self, n: int) -> None:
         from distributed import Client
@@ -135,9 +148,19 @@ def _published_marginals(release: Path) -> dict[str, dict[str, dict[str, int]]]:
 
 def _shape(release: Path) -> list[tuple[object, ...]]:
     manifest = json.loads((release / "manifest.json").read_text())
-    return [(t["name"], tuple(t["attributes"]), t["kind"], json.dumps(t.get("enforces"), sort_keys=True),
-             t["stats"].get("rows_st"), t["stats"].get("groups"), json.dumps(t["stats"].get("group_sizes"),
-             sort_keys=True), t["stats"].get("achieved")) for t in manifest["tables"]]  # fmt: skip
+    return [
+        (
+            t["name"],
+            tuple(t["attributes"]),
+            t["kind"],
+            json.dumps(t.get("enforces"), sort_keys=True),
+            t["stats"].get("rows_st"),
+            t["stats"].get("groups"),
+            json.dumps(t["stats"].get("group_sizes"), sort_keys=True),
+            t["stats"].get("achieved"),
+        )
+        for t in manifest["tables"]
+    ]
 
 
 def _leftovers(parent: Path) -> list[str]:
@@ -194,17 +217,47 @@ def test_parquet_dataset_and_missing_values(cluster: Cluster, tmp_path: Path) ->
     for i in range(3):
         pq.write_table(table.slice(2_000 * i, 2_000), tmp_path / "ds" / f"part-{i}.parquet")
     pq.write_table(table, tmp_path / "all.parquet")
-    rules = ["--rule", "county, gender -> diag1", "--rule", "race, pat_age -> diag2", "--l", "4", "--others",
-             "insensitive"]  # fmt: skip
+    rules = [
+        "--rule",
+        "county, gender -> diag1",
+        "--rule",
+        "race, pat_age -> diag2",
+        "--l",
+        "4",
+        "--others",
+        "insensitive",
+    ]
     rules += [f"--column={c}" for c in ("county", "gender", "race", "pat_age", "diag1", "diag2", "hcfa_mdc")]
     runner = CliRunner()
-    refused = runner.invoke(cli, ["publish", "--input", str(tmp_path / "ds"), *rules, "--scheduler", cluster.address,
-                                  "--out", str(tmp_path / "no")])  # fmt: skip
+    refused = runner.invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(tmp_path / "ds"),
+            *rules,
+            "--scheduler",
+            cluster.address,
+            "--out",
+            str(tmp_path / "no"),
+        ],
+    )
     assert refused.exit_code == 2 and "race" in refused.output and "Traceback" not in refused.output
     assert not (tmp_path / "no").exists() and _leftovers(tmp_path) == []
     drop = [*rules, "--missing", "drop", "--format", "parquet"]
-    a = runner.invoke(cli, ["publish", "--input", str(tmp_path / "ds"), *drop, "--scheduler", cluster.address,
-                            "--out", str(tmp_path / "d")])  # fmt: skip
+    a = runner.invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(tmp_path / "ds"),
+            *drop,
+            "--scheduler",
+            cluster.address,
+            "--out",
+            str(tmp_path / "d"),
+        ],
+    )
     b = runner.invoke(cli, ["publish", "--input", str(tmp_path / "all.parquet"), *drop, "--out", str(tmp_path / "m")])
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     ma, mb = (json.loads((tmp_path / r / "manifest.json").read_text()) for r in ("d", "m"))
@@ -230,9 +283,23 @@ def test_killed_worker_leaves_nothing_and_rerun_works(tmp_path: Path) -> None:
         for i in range(6):
             pacsv.write_csv(table.slice(20_000 * i, 20_000), tmp_path / "ds" / f"part-{i}.csv")
         out = tmp_path / "rel"
-        args = ["publish", "--input", str(tmp_path / "ds"), "--rule", "county, gender -> diag1", "--rule",
-                "thcic -> diag2", "--l", "5", "--scheduler", c.address, "--others", "insensitive", "--out",
-                str(out)]  # fmt: skip
+        args = [
+            "publish",
+            "--input",
+            str(tmp_path / "ds"),
+            "--rule",
+            "county, gender -> diag1",
+            "--rule",
+            "thcic -> diag2",
+            "--l",
+            "5",
+            "--scheduler",
+            c.address,
+            "--others",
+            "insensitive",
+            "--out",
+            str(out),
+        ]
         args += [f"--column={a}" for a in ("county", "gender", "thcic", "diag1", "diag2", "pat_age")]
         proc = _run_cli(args, tmp_path)
         deadline = time.monotonic() + RUN_S
@@ -263,10 +330,28 @@ def test_local_cluster(tmp_path: Path) -> None:
     t = texas_like(3_000, 1)
     arrays = [pa.array(c.values.astype(str), type=pa.string()).take(pa.array(c.codes)) for c in t.columns]
     pq.write_table(pa.Table.from_arrays(arrays, names=list(t.names)), tmp_path / "t.parquet")
-    r = CliRunner().invoke(cli, ["publish", "--input", str(tmp_path / "t.parquet"), "--rule", "county -> diag1",
-                                 "--column=county", "--column=diag1", "--l", "3", "--backend", "dask", "--workers", "1",
-                                 "--worker-memory", "1GiB",
-                                 "--out", str(tmp_path / "rel")])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(tmp_path / "t.parquet"),
+            "--rule",
+            "county -> diag1",
+            "--column=county",
+            "--column=diag1",
+            "--l",
+            "3",
+            "--backend",
+            "dask",
+            "--workers",
+            "1",
+            "--worker-memory",
+            "1GiB",
+            "--out",
+            str(tmp_path / "rel"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     backend = json.loads((tmp_path / "rel" / "manifest.json").read_text())["backend"]
     assert backend == {"name": "dask", "scheduler": "LocalCluster", "workers": 1, "partitions": 1}
@@ -299,8 +384,20 @@ def test_unreachable_scheduler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", 2.0)
     (tmp_path / "t.csv").write_text("a,b\n" + "x,1\ny,2\n" * 5)
     address = f"tcp://127.0.0.1:{_free_port()}"
-    r = CliRunner().invoke(cli, ["publish", "--input", str(tmp_path / "t.csv"), "--rule", "a -> b", "--scheduler",
-                                 address, "--out", str(tmp_path / "rel")])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(tmp_path / "t.csv"),
+            "--rule",
+            "a -> b",
+            "--scheduler",
+            address,
+            "--out",
+            str(tmp_path / "rel"),
+        ],
+    )
     assert r.exit_code == 2
     assert f"No Dask scheduler answers at {address!r}" in _one_paragraph(r.output)
     assert not (tmp_path / "rel").exists() and _leftovers(tmp_path) == []
@@ -318,8 +415,21 @@ def test_refused_before_any_work(tmp_path: Path, flags: list[str], says: str) ->
     """What the Dask backend cannot do is refused before a cluster starts or a record is read."""
     (tmp_path / "t.csv").write_text("a,b\n" + "x,1\ny,2\n" * 5)
     start = time.perf_counter()
-    r = CliRunner().invoke(cli, ["publish", "--input", str(tmp_path / "t.csv"), "--rule", "a -> b", "--backend",
-                                 "dask", *flags, "--out", str(tmp_path / "rel")])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(tmp_path / "t.csv"),
+            "--rule",
+            "a -> b",
+            "--backend",
+            "dask",
+            *flags,
+            "--out",
+            str(tmp_path / "rel"),
+        ],
+    )
     assert r.exit_code == 2 and says in _one_paragraph(r.output)
     assert time.perf_counter() - start < 10 and not (tmp_path / "rel").exists()
 
@@ -328,8 +438,20 @@ def test_missing_dask_says_how_to_install(tmp_path: Path, monkeypatch: pytest.Mo
     for name in ("dask", "dask.dataframe", "distributed"):
         monkeypatch.setitem(sys.modules, name, None)  # import fails as if not installed
     (tmp_path / "t.csv").write_text("a,b\n" + "x,1\ny,2\n" * 5)
-    r = CliRunner().invoke(cli, ["publish", "--input", str(tmp_path / "t.csv"), "--rule", "a -> b", "--backend",
-                                 "dask", "--out", str(tmp_path / "rel")])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(tmp_path / "t.csv"),
+            "--rule",
+            "a -> b",
+            "--backend",
+            "dask",
+            "--out",
+            str(tmp_path / "rel"),
+        ],
+    )
     assert r.exit_code == 2 and "pip install 'versapub[dask]'" in _one_paragraph(r.output)
 
 
@@ -349,6 +471,11 @@ def test_stale_scratch_of_a_dead_client_is_swept(tmp_path: Path) -> None:
     gone = sweep(tmp_path, ".rel.versapub-scratch-")
     assert [p.name for p in gone] == [".rel.versapub-scratch-stale"]
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == [".other.versapub-scratch-x", ".rel.versapub-scratch-live", ".rel.versapub-scratch-live.owner",
-                    ".rel.versapub-scratch-noowner", ".rel.versapub-scratch-other-host",
-                    ".rel.versapub-scratch-other-host.owner"]  # fmt: skip
+    assert left == [
+        ".other.versapub-scratch-x",
+        ".rel.versapub-scratch-live",
+        ".rel.versapub-scratch-live.owner",
+        ".rel.versapub-scratch-noowner",
+        ".rel.versapub-scratch-other-host",
+        ".rel.versapub-scratch-other-host.owner",
+    ]

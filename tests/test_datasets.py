@@ -32,9 +32,14 @@ def test_adult_has_table5a_domains() -> None:
     assert t.n_rows == 30162
     sizes = {n: t.cardinality(n) for n in t.names}
     assert sizes == {
-        "age": 6, "native-country": 2, "education": 7, "marital-status": 7,
-        "occupation": 3, "salary-class": 2, "sex": 2,
-    }  # fmt: skip
+        "age": 6,
+        "native-country": 2,
+        "education": 7,
+        "marital-status": 7,
+        "occupation": 3,
+        "salary-class": 2,
+        "sex": 2,
+    }
     assert set(t.column("native-country").values) == {"US", "non_US"}
 
 

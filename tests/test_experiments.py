@@ -49,8 +49,17 @@ def test_settings_are_validated() -> None:
 
 def _row(sweep: str, x: float, method: str, run: int, **metrics: float) -> dict[str, str]:
     row = {k: "" for k in FIELDS}
-    row.update(sweep=sweep, x=f"{x:g}", method=method, run=str(run), n_tables="1", groups="0", suppressed="0",
-               n_sensitive="1", **{k: str(v) for k, v in metrics.items()})  # fmt: skip
+    row.update(
+        sweep=sweep,
+        x=f"{x:g}",
+        method=method,
+        run=str(run),
+        n_tables="1",
+        groups="0",
+        suppressed="0",
+        n_sensitive="1",
+        **{k: str(v) for k, v in metrics.items()},
+    )
     return row
 
 
@@ -64,7 +73,10 @@ def test_series_and_findings_by_hand() -> None:
             rows.append(_row("c", c, "single-attribute", run, kl=1.0, rel_error=0.9, seconds=0.001))
     s = series(rows, "c", "kl")["uad"]
     assert [(p.x, round(p.mean, 9), round(p.lo, 9), round(p.hi, 9), p.n) for p in s] == [
-        (1.0, 0.2, 0.1, 0.3, 2), (2.0, 0.3, 0.2, 0.4, 2), (3.0, 0.4, 0.3, 0.5, 2)]  # fmt: skip
+        (1.0, 0.2, 0.1, 0.3, 2),
+        (2.0, 0.3, 0.2, 0.4, 2),
+        (3.0, 0.4, 0.3, 0.5, 2),
+    ]
     got = {f.key: f.verdict for f in findings("adult", rows)}
     # c = 1: uad/gd mean 0.2 but multi-SA 0.1 -> not equivalent
     assert got["c1"] == "DIFFERS"
@@ -90,8 +102,19 @@ def test_texas_findings_flatness() -> None:
 def test_quick_adult_experiment_resumes_and_writes_the_page(tmp_path: Path) -> None:
     """The smoke run of the suite: a quick Adult sweep (1 run, 200 queries)."""
     out = tmp_path / "exp"
-    args = ["experiment", "versatile", "--dataset", "adult", "--quick", "--runs", "1", "--queries", "200",
-            "--out", str(out)]  # fmt: skip
+    args = [
+        "experiment",
+        "versatile",
+        "--dataset",
+        "adult",
+        "--quick",
+        "--runs",
+        "1",
+        "--queries",
+        "200",
+        "--out",
+        str(out),
+    ]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     rows = read_runs(out / "adult" / "runs.csv")

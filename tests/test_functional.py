@@ -28,8 +28,11 @@ def test_running_example_phi_and_cumulative_frequencies() -> None:
     frequencies 0.5, 0.25, 0.25 has F = 0.5, 0.75, 1 and meets it exactly (slack 0)."""
     assert linear_phi(0.5, 3) == (0.5, 0.75)  # then 1, 1
     g = make_guarantee(parse_guarantee("functional:tau=0.5,lambda=3"))
-    assert isinstance(g, FunctionalDiversity) and g.to_manifest() == {"name": "functional-diversity", "tau": 0.5,
-                                                                      "lambda": 3}  # fmt: skip
+    assert isinstance(g, FunctionalDiversity) and g.to_manifest() == {
+        "name": "functional-diversity",
+        "tau": 0.5,
+        "lambda": 3,
+    }
     h = Histograms(np.array([0, 0, 0, 1, 1]), np.array([2, 1, 1, 3, 1]), 2, np.array([0, 1, 2, 0, 1]))
     assert g.slack(h).tolist() == [0.0, -0.25]  # class 1: F(1) = 0.75 > 0.5
     assert g.groups_satisfied(h).tolist() == [True, False]
@@ -58,10 +61,15 @@ def _brute(counts: list[int], phi: list[float]) -> bool:
 
 
 @settings(max_examples=120, deadline=None)
-@given(groups=st.lists(st.lists(st.integers(0, 6), min_size=2, max_size=5), min_size=1, max_size=6),
-       lam=st.integers(2, 5), tau_frac=st.floats(0, 0.99), custom=st.booleans())  # fmt: skip
-def test_producer_and_verifier_agree_with_the_definition(groups: list[list[int]], lam: int, tau_frac: float,
-                                                         custom: bool) -> None:  # fmt: skip
+@given(
+    groups=st.lists(st.lists(st.integers(0, 6), min_size=2, max_size=5), min_size=1, max_size=6),
+    lam=st.integers(2, 5),
+    tau_frac=st.floats(0, 0.99),
+    custom=st.booleans(),
+)
+def test_producer_and_verifier_agree_with_the_definition(
+    groups: list[list[int]], lam: int, tau_frac: float, custom: bool
+) -> None:
     tau = 1 / lam + tau_frac * (1 - 1 / lam)
     if tau >= 1:
         return
@@ -127,8 +135,9 @@ def test_induced_frequencies_and_the_eligible_command(tmp_path: Path) -> None:
     from versapub.privacy.eligible import induced, ranges
 
     col = EncodedTable.from_columns({"d": ["flu"] * 6 + ["cold"] * 2 + ["ulcer"] * 2}).column("d")
-    tax = Hierarchy.from_rows("d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"],
-                                    ["colitis", "gi", "*"]])  # fmt: skip
+    tax = Hierarchy.from_rows(
+        "d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"], ["colitis", "gi", "*"]]
+    )
     # Level 1: resp's 8 records over flu and cold; gi's 2 over ulcer alone (colitis is not in the
     # table: a node spreads over the values the table holds, docs/choices.md).  Code order: cold, flu, ulcer.
     assert dict(zip(["cold", "flu", "ulcer"], induced(col, tax, 1), strict=True)) == pytest.approx(
@@ -141,8 +150,9 @@ def test_induced_frequencies_and_the_eligible_command(tmp_path: Path) -> None:
     data.write_text("d\n" + "\n".join(["flu"] * 6 + ["cold"] * 2 + ["ulcer"] * 2) + "\n")
     taxf = tmp_path / "d_tax.csv"
     taxf.write_text("flu;resp;*\ncold;resp;*\nulcer;gi;*\ncolitis;gi;*\n")
-    r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "d", "--taxonomy", str(taxf),
-                                 "--plot", str(tmp_path / "e.png")])  # fmt: skip
+    r = CliRunner().invoke(
+        cli, ["eligible", str(data), "--sensitive", "d", "--taxonomy", str(taxf), "--plot", str(tmp_path / "e.png")]
+    )
     assert r.exit_code == 0, r.stderr
     assert "l <= 1" in r.stdout and "at level 1: l <= 2" in r.stdout and "every valid requirement" in r.stdout
     assert (tmp_path / "e.png").stat().st_size > 0
@@ -167,8 +177,10 @@ def test_information_um_by_brute_force(tmp_path: Path) -> None:
     rel = versapub.publish(table, ["age, zip -> s"], l=2, anonymizer="mondrian", seed=1)
     out = tmp_path / "r"
     versapub.write_release(rel, out)
-    labels = {(r["attribute"], r["value"]): int(r["last"]) - int(r["first"]) + 1
-              for r in csv.DictReader((out / "T1_labels.csv").open(newline=""))}  # fmt: skip
+    labels = {
+        (r["attribute"], r["value"]): int(r["last"]) - int(r["first"]) + 1
+        for r in csv.DictReader((out / "T1_labels.csv").open(newline=""))
+    }
     dom = {a: table.column(a).cardinality for a in table.names}
     total, n = 0.0, 0
     for row in csv.DictReader((out / "T1.csv").open(newline="")):
@@ -183,8 +195,9 @@ def test_information_um_by_brute_force(tmp_path: Path) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6))
-def test_induced_checks_of_producer_verifier_and_brute_force_agree(tmp_path_factory: pytest.TempPathFactory,
-                                                                   seed: int) -> None:  # fmt: skip
+def test_induced_checks_of_producer_verifier_and_brute_force_agree(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
     """A hand-written generalized release (the documented format) with random generalized
     sensitive values: the classes the verifier rejects, the classes the guarantee's own test
     rejects on the kind's induced histograms, and a brute-force reading of Definitions 8–11
@@ -207,16 +220,29 @@ def test_induced_checks_of_producer_verifier_and_brute_force_agree(tmp_path_fact
     n = sum(rows.values())
     d = tmp_path_factory.mktemp("rel")
     (d / "T1.csv").write_text("q,s,count\n" + "".join(f"{q},{s},{c}\n" for (q, s), c in sorted(rows.items())))
-    (d / "T1_labels.csv").write_text("attribute,value,first,last\n" + "".join(
-        f"s,{v},{a},{b}\n" for v, (a, b) in labels.items()))  # fmt: skip
+    (d / "T1_labels.csv").write_text(
+        "attribute,value,first,last\n" + "".join(f"s,{v},{a},{b}\n" for v, (a, b) in labels.items())
+    )
     (d / "T1_order.csv").write_text("attribute,leaf,position\n" + "".join(f"s,{v},{i}\n" for i, v in enumerate(leaves)))
     spec = {"name": "functional-diversity", "tau": tau, "lambda": lam}
     rule = {"lhs": ["q"], "rhs": "s"}
     files = {"data": "T1.csv", "labels": "T1_labels.csv", "order": "T1_order.csv"}
-    table = {"name": "T1", "attributes": ["q", "s"], "kind": "generalized", "enforces": rule, "files": files,
-             "generalized": ["s"]}  # fmt: skip
-    manifest = {"format": "versapub-release/1", "n_records": n, "attributes": ["q", "s"], "guarantee": spec,
-                "rules": [rule], "tables": [table]}  # fmt: skip
+    table = {
+        "name": "T1",
+        "attributes": ["q", "s"],
+        "kind": "generalized",
+        "enforces": rule,
+        "files": files,
+        "generalized": ["s"],
+    }
+    manifest = {
+        "format": "versapub-release/1",
+        "n_records": n,
+        "attributes": ["q", "s"],
+        "guarantee": spec,
+        "rules": [rule],
+        "tables": [table],
+    }
     (d / "manifest.json").write_text(json.dumps(manifest))
     seal(d)
     phi = list(linear_phi(tau, lam))

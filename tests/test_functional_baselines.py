@@ -100,8 +100,14 @@ def _lp_sup(c: float, l: int, m: int, k: int) -> float:
     row = np.zeros(m)
     row[0] = 1
     row[l - 1 :] -= c
-    res = linprog(-np.r_[np.ones(k), np.zeros(m - k)], A_ub=[*a, row], b_ub=np.zeros(m), A_eq=[np.ones(m)],
-                  b_eq=[1], bounds=[(0, None)] * m)  # fmt: skip
+    res = linprog(
+        -np.r_[np.ones(k), np.zeros(m - k)],
+        A_ub=[*a, row],
+        b_ub=np.zeros(m),
+        A_eq=[np.ones(m)],
+        b_eq=[1],
+        bounds=[(0, None)] * m,
+    )
     return -float(res.fun) if res.status == 0 else math.nan
 
 
@@ -160,12 +166,23 @@ def _ss_release(seed: int = 2) -> tuple[EncodedTable, versapub.Release]:
     r = rng.choice(["x", "y"], size=n).tolist()
     s = rng.choice(["flu", "cold", "ulcer", "colitis", "acne"], size=n, p=[0.5, 0.2, 0.1, 0.1, 0.1]).tolist()
     table = EncodedTable.from_columns({"q": q, "r": r, "s": s})
-    s_rows = [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"], ["colitis", "gi", "*"],
-              ["acne", "skin", "*"]]  # fmt: skip
+    s_rows = [
+        ["flu", "resp", "*"],
+        ["cold", "resp", "*"],
+        ["ulcer", "gi", "*"],
+        ["colitis", "gi", "*"],
+        ["acne", "skin", "*"],
+    ]
     q_rows = [["a", "ab", "*"], ["b", "ab", "*"], ["c", "cd", "*"], ["d", "cd", "*"]]
     hs = {"s": Hierarchy.from_rows("s", s_rows), "q": Hierarchy.from_rows("q", q_rows)}
-    rel = versapub.publish(table, ["q, r -> s"], guarantee={"name": "functional-diversity", "tau": 0.35, "lambda": 4},
-                           anonymizer="sequential-sweep", hierarchies=hs, seed=seed)  # fmt: skip
+    rel = versapub.publish(
+        table,
+        ["q, r -> s"],
+        guarantee={"name": "functional-diversity", "tau": 0.35, "lambda": 4},
+        anonymizer="sequential-sweep",
+        hierarchies=hs,
+        seed=seed,
+    )
     return table, rel
 
 
@@ -258,8 +275,9 @@ def test_id3_root_split_is_the_largest_information_gain() -> None:
         return float(-(p * np.log2(p)).sum())
 
     gains = {c: h(df.y) - sum(len(g) / n * h(g.y) for _, g in df.groupby(c)) for c in ("a", "b")}
-    like = Cells(("a", "b", "y"), {c: tuple(sorted(set(df[c]))) for c in ("a", "b", "y")}, {}, {},
-                 np.zeros(0, np.int64), "y")  # fmt: skip
+    like = Cells(
+        ("a", "b", "y"), {c: tuple(sorted(set(df[c]))) for c in ("a", "b", "y")}, {}, {}, np.zeros(0, np.int64), "y"
+    )
     cells = of_table(table, like)
     tree = learn(cells, "y", ["a", "b"], max_depth=1, min_weight=1)
     assert ("a", "b")[tree.attribute[0]] == max(gains, key=gains.get)
@@ -273,11 +291,22 @@ def test_id3_generalized_value_equals_its_fractional_records() -> None:
     """A row whose value covers w leaves with count w*c learns the same tree as w exact rows
     of count c, one per leaf (the fractional-record reading)."""
     order = {"a": ("a0", "a1", "a2"), "y": ("n", "y")}
-    gen = Cells(("a", "y"), order, {"a": np.array([0, 0, 1, 2]), "y": np.array([0, 1, 1, 0])},
-                {"a": np.array([2, 0, 1, 2]), "y": np.array([0, 1, 1, 0])}, np.array([30, 5, 7, 4]), "y")  # fmt: skip
-    exact = Cells(("a", "y"), order, {"a": np.array([0, 1, 2, 0, 1, 2]), "y": np.array([0, 0, 0, 1, 1, 0])},
-                  {"a": np.array([0, 1, 2, 0, 1, 2]), "y": np.array([0, 0, 0, 1, 1, 0])},
-                  np.array([10, 10, 10, 5, 7, 4]), "y")  # fmt: skip
+    gen = Cells(
+        ("a", "y"),
+        order,
+        {"a": np.array([0, 0, 1, 2]), "y": np.array([0, 1, 1, 0])},
+        {"a": np.array([2, 0, 1, 2]), "y": np.array([0, 1, 1, 0])},
+        np.array([30, 5, 7, 4]),
+        "y",
+    )
+    exact = Cells(
+        ("a", "y"),
+        order,
+        {"a": np.array([0, 1, 2, 0, 1, 2]), "y": np.array([0, 0, 0, 1, 1, 0])},
+        {"a": np.array([0, 1, 2, 0, 1, 2]), "y": np.array([0, 0, 0, 1, 1, 0])},
+        np.array([10, 10, 10, 5, 7, 4]),
+        "y",
+    )
     t1, t2 = learn(gen, "y", ["a"], 3, 1), learn(exact, "y", ["a"], 3, 1)
     assert t1.attribute == t2.attribute and t1.prediction == t2.prediction and t1.child == t2.child
     assert t1.weight == pytest.approx(t2.weight)

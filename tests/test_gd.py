@@ -116,8 +116,9 @@ def test_gd_beats_single_attribute_on_adult() -> None:
     rules = versapub.datasets.adult_config().rules
     kl = {}
     for d in ("gd", "uad", "single-attribute"):
-        kl[d] = kl_divergence(versapub.model_from_release(versapub.publish(table, rules, l=2, seed=1, decomposition=d)),
-                              table).value  # fmt: skip
+        kl[d] = kl_divergence(
+            versapub.model_from_release(versapub.publish(table, rules, l=2, seed=1, decomposition=d)), table
+        ).value
     assert kl["gd"] < kl["single-attribute"] and kl["uad"] < kl["single-attribute"]
     assert not math.isinf(kl["gd"])
 
@@ -179,19 +180,34 @@ def test_gd_speed_ups_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch, 
     import versapub.kinds.scoring as scoring_mod
 
     table = _table(seed, 600)
-    fast = versapub.publish(table, RULES, l=2, seed=seed, decomposition="gd", gd_jobs=1,
-                            columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # fmt: skip
+    fast = versapub.publish(
+        table,
+        RULES,
+        l=2,
+        seed=seed,
+        decomposition="gd",
+        gd_jobs=1,
+        columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
+    )
     monkeypatch.setattr(gd_mod, "gnf_holds", lambda schema, rules: check_gnf(schema, rules).ok)
     monkeypatch.setattr(scoring_mod, "junction_tree", _networkx_junction_tree)
     monkeypatch.setattr(scoring_mod, "FACTORS_KEPT", 0)
     monkeypatch.setattr(
-        anatomy_mod, "_schedule",
+        anatomy_mod,
+        "_schedule",
         lambda counts, width: (lambda t: (t[0], tuple(t[1])))(
             anatomy_mod.greedy_schedule(np.frombuffer(counts, dtype=np.int64), width)
         ),
-    )  # fmt: skip
-    slow = versapub.publish(table, RULES, l=2, seed=seed, decomposition="gd", gd_jobs=1,
-                            columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # fmt: skip
+    )
+    slow = versapub.publish(
+        table,
+        RULES,
+        l=2,
+        seed=seed,
+        decomposition="gd",
+        gd_jobs=1,
+        columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
+    )
     assert len(fast.decomposition_trace) > 1
     assert fast.schema == slow.schema
     assert [(t["added"], t["kl"]) for t in fast.decomposition_trace] == [

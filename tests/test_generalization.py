@@ -34,14 +34,22 @@ def _random_generalized(rng: np.random.Generator) -> tuple[GeneralizedFactor, Pl
     """A random generalized table (labels cover random, possibly overlapping, leaf sets) and
     its brute-force expansion: every row spread uniformly over the product of its leaves."""
     cards = {"a": int(rng.integers(2, 5)), "b": int(rng.integers(2, 4)), "s": int(rng.integers(2, 4))}
-    labels = {a: [np.sort(rng.choice(c, size=int(rng.integers(2, c + 1)), replace=False)) for _ in range(2)]
-              for a, c in cards.items() if a != "s"}  # fmt: skip
+    labels = {
+        a: [np.sort(rng.choice(c, size=int(rng.integers(2, c + 1)), replace=False)) for _ in range(2)]
+        for a, c in cards.items()
+        if a != "s"
+    }
     rows = int(rng.integers(1, 6))
     cols = {a: rng.integers(0, cards[a] + (len(labels[a]) if a in labels else 0), size=rows) for a in cards}
     counts = rng.integers(1, 5, size=rows).astype(np.float64)
     n = counts.sum()
-    gen = GeneralizedFactor(("a", "b", "s"), {a: c.astype(np.int64) for a, c in cols.items()}, counts / n,
-                            dict(cards), {a: cover_from_sets(v) for a, v in labels.items()})  # fmt: skip
+    gen = GeneralizedFactor(
+        ("a", "b", "s"),
+        {a: c.astype(np.int64) for a, c in cols.items()},
+        counts / n,
+        dict(cards),
+        {a: cover_from_sets(v) for a, v in labels.items()},
+    )
     cells: dict[tuple[int, ...], float] = {}
     for r in range(rows):
         sets = [
@@ -52,8 +60,12 @@ def _random_generalized(rng: np.random.Generator) -> tuple[GeneralizedFactor, Pl
         for combo in itertools.product(*sets):
             cells[combo] = cells.get(combo, 0.0) + share
     keys = np.array(list(cells), dtype=np.int64)
-    plain = PlainFactor(("a", "b", "s"), {a: keys[:, i] for i, a in enumerate(("a", "b", "s"))},
-                        np.array(list(cells.values())), dict(cards))  # fmt: skip
+    plain = PlainFactor(
+        ("a", "b", "s"),
+        {a: keys[:, i] for i, a in enumerate(("a", "b", "s"))},
+        np.array(list(cells.values())),
+        dict(cards),
+    )
     return gen, plain, cards
 
 
@@ -74,8 +86,9 @@ def test_generalized_factor_equals_its_brute_force_expansion(seed: int) -> None:
     records = {a: grid[:, i] for i, a in enumerate(cards)}
     assert np.allclose(m_gen.prob(records), m_plain.prob(records))
     assert np.allclose(gen.prob(["a", "s"], records), plain.prob(["a", "s"], records))
-    queries = [{a: rng.random(cards[a]) < 0.5 for a in rng.choice(list(cards), size=2, replace=False)}
-               for _ in range(7)]  # fmt: skip
+    queries = [
+        {a: rng.random(cards[a]) < 0.5 for a in rng.choice(list(cards), size=2, replace=False)} for _ in range(7)
+    ]
     assert np.allclose(m_gen.probability_batch(queries), m_plain.probability_batch(queries))
     draw = gen.sample(2000, {"s": np.zeros(2000, dtype=np.int64)}, np.random.default_rng(seed))
     # draws given s = 0 stay where the expansion puts mass with s = 0
@@ -87,19 +100,25 @@ def test_generalized_factor_equals_its_brute_force_expansion(seed: int) -> None:
 
 
 def _table(rng: np.random.Generator, n: int) -> EncodedTable:
-    return EncodedTable.from_columns({
-        "age": [str(v) for v in rng.integers(17, 80, n)],
-        "zip": [f"{v:05d}" for v in rng.choice([13053, 13068, 13250, 14850, 14853, 47677, 47602], n)],
-        "s": [f"d{v}" for v in rng.integers(0, 6, n)],
-    })  # fmt: skip
+    return EncodedTable.from_columns(
+        {
+            "age": [str(v) for v in rng.integers(17, 80, n)],
+            "zip": [f"{v:05d}" for v in rng.choice([13053, 13068, 13250, 14850, 14853, 47677, 47602], n)],
+            "s": [f"d{v}" for v in rng.integers(0, 6, n)],
+        }
+    )
 
 
 ZIPS = ["13053", "13068", "13250", "14850", "14853", "47677", "47602"]
 ZIP_HIERARCHY = Hierarchy.from_rows("zip", [[z, z[:4] + "*", z[:3] + "**", "*****"] for z in ZIPS])
 SPECS = [
-    {"name": "k-anonymity", "k": 4}, {"name": "l-diversity", "l": 2}, {"name": "distinct-l", "l": 3},
-    {"name": "entropy-l", "l": 2.5}, {"name": "recursive-cl", "c": 3, "l": 2}, {"name": "t-closeness", "t": 0.25},
-]  # fmt: skip
+    {"name": "k-anonymity", "k": 4},
+    {"name": "l-diversity", "l": 2},
+    {"name": "distinct-l", "l": 3},
+    {"name": "entropy-l", "l": 2.5},
+    {"name": "recursive-cl", "c": 3, "l": 2},
+    {"name": "t-closeness", "t": 0.25},
+]
 
 
 @settings(max_examples=30, deadline=None)
@@ -180,8 +199,13 @@ def test_pycanon_agrees_with_mondrian_outputs(seed: int) -> None:
 def test_mondrian_specializes_down_a_hierarchy(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     table = _table(rng, 300)
-    rel = versapub.publish(table, ["age, zip -> s"], guarantee={"name": "l-diversity", "l": 2},
-                           anonymizer="mondrian", hierarchies={"zip": ZIP_HIERARCHY})  # fmt: skip
+    rel = versapub.publish(
+        table,
+        ["age, zip -> s"],
+        guarantee={"name": "l-diversity", "l": 2},
+        anonymizer="mondrian",
+        hierarchies={"zip": ZIP_HIERARCHY},
+    )
     zips = set(rel.tables[0].table.parts["data"].decoded("zip"))
     nodes = {row[k] for row in ZIP_HIERARCHY.levels for k in range(ZIP_HIERARCHY.height)}
     assert zips <= nodes and zips - {row[0] for row in ZIP_HIERARCHY.levels}  # some generalized, all nodes
@@ -230,11 +254,14 @@ def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
     hierarchies = {"zip": ZIP_HIERARCHY, "age": Hierarchy.from_rows("age", AGE_HIERARCHY_ROWS)}
     g = bind(make_guarantee(spec), table, "s")
     dims = [dimension(table, a, hierarchies[a]) for a in ("age", "zip")]
-    lattice = Lattice(tuple(tuple(d.nodes or ()) for d in dims),
-                      tuple(tuple(np.bincount(lv) for lv in (d.nodes or ())) for d in dims))  # fmt: skip
+    lattice = Lattice(
+        tuple(tuple(d.nodes or ()) for d in dims), tuple(tuple(np.bincount(lv) for lv in (d.nodes or ())) for d in dims)
+    )
     s = table.column("s")
-    base = versapub.data.group_rows([table.codes("age"), table.codes("zip"), s.codes],
-                                    [table.cardinality("age"), table.cardinality("zip"), s.cardinality])  # fmt: skip
+    base = versapub.data.group_rows(
+        [table.codes("age"), table.codes("zip"), s.codes],
+        [table.cardinality("age"), table.cardinality("zip"), s.cardinality],
+    )
     keys = [k.astype(np.int64) for k in base.keys]
     budget = int(suppression * table.n_rows)
 
@@ -245,14 +272,16 @@ def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
     good = [v for v in every if check((0, 1), v)]
     brute = {v for v in good if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True)) for u in good)}
     if not budget:  # Incognito's pruned search (with suppression it checks every node)
-        found = _search(lattice, lambda a, v: _check(lattice, keys, base.counts, a, v, g, budget, s.cardinality),
-                        lambda msg: None)  # fmt: skip
+        found = _search(
+            lattice, lambda a, v: _check(lattice, keys, base.counts, a, v, g, budget, s.cardinality), lambda msg: None
+        )
         sat = found.get((0, 1), set())
         minimal = {v for v in sat if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True)) for u in sat)}
         assert minimal == brute
     if brute:
-        out = Incognito(suppression=suppression).publish(table, Rule(("age", "zip"), "s"), g, rng,
-                                                         hierarchies=hierarchies)  # fmt: skip
+        out = Incognito(suppression=suppression).publish(
+            table, Rule(("age", "zip"), "s"), g, rng, hierarchies=hierarchies
+        )
         assert tuple(out.stats["node"].values()) in brute
         ct = out.parts["data"]
         cls = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).groupby(["age", "zip"]).ngroup().to_numpy()
@@ -267,8 +296,13 @@ def test_incognito_kl_criterion_is_the_release_models_kl() -> None:
     rng = np.random.default_rng(11)
     table = _table(rng, 200)
     hierarchies = {"zip": ZIP_HIERARCHY, "age": Hierarchy.from_rows("age", AGE_HIERARCHY_ROWS)}
-    rel = versapub.publish(table, ["age, zip -> s"], guarantee={"name": "k-anonymity", "k": 4},
-                           anonymizer="incognito", hierarchies=hierarchies)  # fmt: skip
+    rel = versapub.publish(
+        table,
+        ["age, zip -> s"],
+        guarantee={"name": "k-anonymity", "k": 4},
+        anonymizer="incognito",
+        hierarchies=hierarchies,
+    )
     stats = rel.tables[0].table.stats
     assert stats["utility"]["kl"] == pytest.approx(kl_divergence(model_from_release(rel), table).value)
 
@@ -322,8 +356,9 @@ def _publish_and_check(tmp: Path, seed: int) -> None:
     table, rules, spec, dec, anon = _random_job(seed)
     try:
         roles = versapub.ColumnRoles(allow_unique=table.names, others="insensitive")
-        rel = versapub.publish(table, rules, guarantee=spec, decomposition=dec, anonymizer=anon, seed=seed,
-                               columns=roles)  # fmt: skip
+        rel = versapub.publish(
+            table, rules, guarantee=spec, decomposition=dec, anonymizer=anon, seed=seed, columns=roles
+        )
     except (InfeasibleError, ConfigError):
         return
     versapub.write_release(rel, tmp / "r", format="csv" if seed % 2 else "parquet")  # verifier, attacks, posterior
@@ -359,9 +394,11 @@ def test_every_hierarchy_node_covers_a_run_of_the_leaf_order() -> None:
     from versapub.io.read import read_table
 
     adult = read_table(data_path("adult", "adult.csv.gz"), delimiter=";")
-    for attr, parts in (("age", ("adult", "hierarchies", "adult_hierarchy_age.csv")),
-                        ("occupation", ("adult", "occupation_census.csv")),
-                        ("education", ("adult", "hierarchies", "adult_hierarchy_education.csv"))):  # fmt: skip
+    for attr, parts in (
+        ("age", ("adult", "hierarchies", "adult_hierarchy_age.csv")),
+        ("occupation", ("adult", "occupation_census.csv")),
+        ("education", ("adult", "hierarchies", "adult_hierarchy_education.csv")),
+    ):
         dim = dimension(adult, attr, Hierarchy.read(data_path(*parts), attr))
         assert dim.nodes is not None
         for k, nodes in enumerate(dim.nodes):

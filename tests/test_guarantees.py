@@ -24,10 +24,14 @@ from versapub.verify.group_checks import emd_hierarchical, failing_groups, group
 # Li et al.'s disease taxonomy (ICDE 2007, Figure 2), as in ARX's test fixture.
 DISEASES = ["gastric ulcer", "gastritis", "stomach cancer", "flu", "bronchitis", "pneumonia"]
 TAXONOMY_ROWS = [
-    [d, "stomach disease" if i < 3 else "respiratory infection",
-     "digestive system disease" if i < 3 else "vascular lung disease", "respiratory&digestive disease"]
+    [
+        d,
+        "stomach disease" if i < 3 else "respiratory infection",
+        "digestive system disease" if i < 3 else "vascular lung disease",
+        "respiratory&digestive disease",
+    ]
     for i, d in enumerate(DISEASES)
-]  # fmt: skip
+]
 TABLE_COUNTS = np.array([1, 2, 2, 1, 2, 1])  # the paper's nine patients (Table 3)
 
 
@@ -133,11 +137,16 @@ def _naive(name: str, params: dict[str, float], counts: list[int]) -> bool:
 
 
 SPECS = [
-    ("l-diversity", {"l": 2}), ("l-diversity", {"l": 3}), ("distinct-l-diversity", {"l": 3}),
-    ("entropy-l-diversity", {"l": 2.5}), ("entropy-l-diversity", {"l": 3}),
-    ("recursive-cl-diversity", {"c": 2, "l": 3}), ("recursive-cl-diversity", {"c": 0.5, "l": 2}),
-    ("recursive-cl-diversity", {"c": 3, "l": 2}), ("k-anonymity", {"k": 4}),
-]  # fmt: skip
+    ("l-diversity", {"l": 2}),
+    ("l-diversity", {"l": 3}),
+    ("distinct-l-diversity", {"l": 3}),
+    ("entropy-l-diversity", {"l": 2.5}),
+    ("entropy-l-diversity", {"l": 3}),
+    ("recursive-cl-diversity", {"c": 2, "l": 3}),
+    ("recursive-cl-diversity", {"c": 0.5, "l": 2}),
+    ("recursive-cl-diversity", {"c": 3, "l": 2}),
+    ("k-anonymity", {"k": 4}),
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -145,8 +154,10 @@ SPECS = [
 def test_every_guarantee_agrees_with_its_definition_and_the_verifier(seed: int) -> None:
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 7))
-    groups = [{int(v): int(rng.integers(1, 6)) for v in rng.choice(m, size=int(rng.integers(1, m + 1)), replace=False)}
-              for _ in range(int(rng.integers(1, 12)))]  # fmt: skip
+    groups = [
+        {int(v): int(rng.integers(1, 6)) for v in rng.choice(m, size=int(rng.integers(1, m + 1)), replace=False)}
+        for _ in range(int(rng.integers(1, 12)))
+    ]
     h = _hist(groups)
     for name, params in SPECS:
         g = make_guarantee({"name": name, **params})
@@ -228,10 +239,13 @@ def test_pycanon_agrees_on_k_anonymity_distinct_l_and_t_closeness(seed: int) -> 
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(8, 60))
-    df = pd.DataFrame({
-        "q1": rng.choice(["a", "b", "c"], n), "q2": rng.choice(["x", "y"], n),
-        "s": rng.choice([f"s{i}" for i in range(int(rng.integers(2, 6)))], n),
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "q1": rng.choice(["a", "b", "c"], n),
+            "q2": rng.choice(["x", "y"], n),
+            "s": rng.choice([f"s{i}" for i in range(int(rng.integers(2, 6)))], n),
+        }
+    )
     cells = df.groupby(["q1", "q2", "s"]).size().reset_index(name="c")
     group = cells.groupby(["q1", "q2"]).ngroup().to_numpy()
     value = pd.Categorical(cells["s"], categories=sorted(df["s"].unique())).codes.astype(np.int64)
@@ -253,13 +267,20 @@ def test_per_rule_guarantees_reach_the_tables_the_manifest_and_the_checks(tmp_pa
 
     rng = np.random.default_rng(2)
     n = 600
-    t = EncodedTable.from_columns({
-        "zip": list(rng.choice(["a1", "a2", "b1", "b2", "Z9"], n)), "sex": list(rng.choice(["M", "F"], n)),
-        "age": [str(x) for x in rng.integers(1, 90, n)], "dx": list(rng.choice(list("abcdef"), n)),
-        "inc": list(rng.choice(list("pqrstu"), n)),
-    })  # fmt: skip
-    rules = [{"rule": "zip, sex -> dx", "guarantee": "t-closeness", "t": 0.3}, "age -> inc | distinct-l:l=3",
-             "zip -> dx"]  # fmt: skip
+    t = EncodedTable.from_columns(
+        {
+            "zip": list(rng.choice(["a1", "a2", "b1", "b2", "Z9"], n)),
+            "sex": list(rng.choice(["M", "F"], n)),
+            "age": [str(x) for x in rng.integers(1, 90, n)],
+            "dx": list(rng.choice(list("abcdef"), n)),
+            "inc": list(rng.choice(list("pqrstu"), n)),
+        }
+    )
+    rules = [
+        {"rule": "zip, sex -> dx", "guarantee": "t-closeness", "t": 0.3},
+        "age -> inc | distinct-l:l=3",
+        "zip -> dx",
+    ]
     rel = versapub.publish(
         t, rules, l=2, anonymizer="mondrian", columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive")
     )
@@ -298,13 +319,16 @@ def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
 
     rng = np.random.default_rng(3)
     n = 400
-    t = EncodedTable.from_columns({
-        "zip": list(rng.choice(["a1", "a2", "b1", "b2"], n)), "sex": list(rng.choice(["M", "F"], n)),
-        "age": [str(x) for x in rng.integers(20, 70, n)], "dx": list(rng.choice(list("abcdef"), n)),
-        "inc": list(rng.choice(list("pqrstu"), n)),
-    })  # fmt: skip
-    rules = [{"rule": "zip, sex -> dx", "anonymizer": "mondrian", "guarantee": "k-anonymity", "k": 5},
-             "age -> inc"]  # fmt: skip
+    t = EncodedTable.from_columns(
+        {
+            "zip": list(rng.choice(["a1", "a2", "b1", "b2"], n)),
+            "sex": list(rng.choice(["M", "F"], n)),
+            "age": [str(x) for x in rng.integers(20, 70, n)],
+            "dx": list(rng.choice(list("abcdef"), n)),
+            "inc": list(rng.choice(list("pqrstu"), n)),
+        }
+    )
+    rules = [{"rule": "zip, sex -> dx", "anonymizer": "mondrian", "guarantee": "k-anonymity", "k": 5}, "age -> inc"]
     rel = versapub.publish(t, rules, l=2, columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))
     kinds = {str(tt.table.enforces): tt.kind for tt in rel.tables if tt.table.enforces is not None}
     assert kinds["zip, sex -> dx"] == "generalized" and rel.anonymizer == "anatomy"
@@ -313,9 +337,12 @@ def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
     m = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert m["rules"][0]["anonymizer"] == {"name": "mondrian", "params": {}}
     with pytest.raises(RE, match="asks for two anonymizers"):
-        versapub.publish(t, [{"rule": "zip -> dx", "anonymizer": "mondrian"},
-                             {"rule": "zip -> dx", "anonymizer": "incognito"}], l=2,
-                         columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"))  # fmt: skip
+        versapub.publish(
+            t,
+            [{"rule": "zip -> dx", "anonymizer": "mondrian"}, {"rule": "zip -> dx", "anonymizer": "incognito"}],
+            l=2,
+            columns=versapub.ColumnRoles(allow_unique=t.names, others="insensitive"),
+        )
 
 
 @pytest.mark.parametrize("decomposition", ["uad", "gd", "single-attribute", "multi-sa"])
@@ -332,20 +359,26 @@ def test_a_rule_given_twice_meets_both_guarantees(decomposition: str, tmp_path: 
 
     rng = np.random.default_rng(4)
     n = 400
-    t = EncodedTable.from_columns({
-        "zip": list(rng.choice(["z1", "z2", "z3", "z4"], n)), "sex": list(rng.choice(["F", "M"], n)),
-        "disease": ["flu"] * 160 + list(rng.choice(["a", "b", "c", "d"], n - 160)),
-    })  # fmt: skip
+    t = EncodedTable.from_columns(
+        {
+            "zip": list(rng.choice(["z1", "z2", "z3", "z4"], n)),
+            "sex": list(rng.choice(["F", "M"], n)),
+            "disease": ["flu"] * 160 + list(rng.choice(["a", "b", "c", "d"], n - 160)),
+        }
+    )
     given = ["zip, sex -> disease | distinct-l-diversity:l=2", "sex, zip -> disease"]
     parsed, own = split(given)
     per_rule = effective(reduce_rules(parsed), own, make_guarantee({"name": "l-diversity", "l": 3}))
-    assert [g.to_manifest() for g in per_rule.values()] == [{"name": "all-of", "guarantees": [
-        {"name": "distinct-l-diversity", "l": 2}, {"name": "l-diversity", "l": 3}]}]  # fmt: skip
+    assert [g.to_manifest() for g in per_rule.values()] == [
+        {"name": "all-of", "guarantees": [{"name": "distinct-l-diversity", "l": 2}, {"name": "l-diversity", "l": 3}]}
+    ]
     # the same whichever occurrence comes first
     parsed2, own2 = split(given[::-1])
     per_rule2 = effective(reduce_rules(parsed2), own2, make_guarantee({"name": "l-diversity", "l": 3}))
     assert {g["name"] for g in next(iter(per_rule2.values())).to_manifest()["guarantees"]} == {
-        "distinct-l-diversity", "l-diversity"}  # fmt: skip
+        "distinct-l-diversity",
+        "l-diversity",
+    }
     with pytest.raises(InfeasibleError, match="disease"):
         versapub.publish(t, given, l=3, decomposition=decomposition)
     # Feasible (l = 2): the manifest and the verifier hold the joined guarantee.
@@ -360,8 +393,15 @@ def test_a_rule_given_twice_meets_both_guarantees(decomposition: str, tmp_path: 
     assert rule["guarantee"]["name"] == "all-of"
 
 
-GUARANTEE_CHOICES = ["l-diversity:l=2", "l-diversity:l=3", "functional:tau=0.5,lambda=4", "distinct-l:l=2",
-                     "t-closeness:t=0.4", "entropy-l:l=2", "recursive-cl:c=3,l=2"]  # fmt: skip
+GUARANTEE_CHOICES = [
+    "l-diversity:l=2",
+    "l-diversity:l=3",
+    "functional:tau=0.5,lambda=4",
+    "distinct-l:l=2",
+    "t-closeness:t=0.4",
+    "entropy-l:l=2",
+    "recursive-cl:c=3,l=2",
+]
 
 
 def random_job(seed: int) -> tuple[object, list[str], str, str, int]:
@@ -377,8 +417,9 @@ def random_job(seed: int) -> tuple[object, list[str], str, str, int]:
     for _ in range(int(rng.integers(1, 5))):
         s = str(rng.choice(names[:2]))
         lhs = [a for a in names if a != s and rng.random() < 0.4] or [next(a for a in names if a != s)]
-        rules.append(f"{', '.join(lhs)} -> {s}" + (" | " + str(rng.choice(GUARANTEE_CHOICES)) if rng.random() < 0.6
-                                                     else ""))  # fmt: skip
+        rules.append(
+            f"{', '.join(lhs)} -> {s}" + (" | " + str(rng.choice(GUARANTEE_CHOICES)) if rng.random() < 0.6 else "")
+        )
     return (
         t,
         rules,
@@ -398,8 +439,15 @@ def test_the_table_protecting_an_attribute_meets_every_rule_on_it(tmp_path: Path
     import versapub
 
     table, rules, anonymizer, decomposition, l = random_job(seed)
-    rel = versapub.publish(table, rules, l=l, anonymizer=anonymizer, decomposition=decomposition, seed=seed,
-                           columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # type: ignore[arg-type]  # fmt: skip
+    rel = versapub.publish(
+        table,
+        rules,
+        l=l,
+        anonymizer=anonymizer,
+        decomposition=decomposition,
+        seed=seed,
+        columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
+    )  # type: ignore[arg-type]
     versapub.write_release(rel, tmp_path / "r")  # its own checks, the posterior across the release included
 
 
@@ -417,8 +465,15 @@ def test_random_versatile_jobs_never_fail_their_own_checks(tmp_path: Path) -> No
     for seed in range(2000, 2800):
         table, rules, anonymizer, decomposition, l = random_job(seed)
         try:
-            rel = versapub.publish(table, rules, l=l, anonymizer=anonymizer, decomposition=decomposition, seed=seed,
-                                   columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # type: ignore[arg-type]  # fmt: skip
+            rel = versapub.publish(
+                table,
+                rules,
+                l=l,
+                anonymizer=anonymizer,
+                decomposition=decomposition,
+                seed=seed,
+                columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
+            )  # type: ignore[arg-type]
         except (InfeasibleError, CE):
             continue
         versapub.write_release(rel, tmp_path / "r")

@@ -65,8 +65,9 @@ def test_build_and_check_commands(tmp_path: Path) -> None:
     assert code == 2 and "exists; add --overwrite" in stderr
     code, _, stderr = run("hierarchy", "build", str(data), "--column", "age", "-o", str(tmp_path / "x.csv"))
     assert code == 2 and "exactly one of" in stderr
-    code, _, stderr = run("hierarchy", "build", str(data), "--column", "age", "--intervals", "five", "-o",
-                          str(tmp_path / "x.csv"))  # fmt: skip
+    code, _, stderr = run(
+        "hierarchy", "build", str(data), "--column", "age", "--intervals", "five", "-o", str(tmp_path / "x.csv")
+    )
     assert code == 2 and "give numbers separated by commas" in stderr and not (tmp_path / "x.csv").exists()
 
 
@@ -86,8 +87,21 @@ def test_bad_hierarchies_are_one_paragraph_errors_and_nothing_is_written(tmp_pat
     code, _, stderr = run("hierarchy", "check", str(data), "--hierarchy", f"age={bad}")
     assert code == 2 and words in stderr and "Traceback" not in stderr
     out = tmp_path / "rel"
-    code, _, stderr = run("publish", "--input", str(data), "--rule", "age, zip -> s", "--anonymizer", "mondrian",
-                          "--hierarchy", f"age={bad}", "--out", str(out), "--allow-unique", "zip")  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(data),
+        "--rule",
+        "age, zip -> s",
+        "--anonymizer",
+        "mondrian",
+        "--hierarchy",
+        f"age={bad}",
+        "--out",
+        str(out),
+        "--allow-unique",
+        "zip",
+    )
     assert code == 2 and words in stderr.replace("\n", " ") and not out.exists()
 
 
@@ -96,8 +110,19 @@ def test_a_hierarchy_given_twice_is_refused(tmp_path: Path) -> None:
     data.write_text("age,s\n23,a\n37,b\n")
     h = tmp_path / "h.csv"
     h.write_text("23;*\n37;*\n")
-    code, _, stderr = run("publish", "--input", str(data), "--rule", "age -> s", "--hierarchy", f"age={h}",
-                          "--hierarchy", f"age={h}:1", "--out", str(tmp_path / "r"))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(data),
+        "--rule",
+        "age -> s",
+        "--hierarchy",
+        f"age={h}",
+        "--hierarchy",
+        f"age={h}:1",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 2 and "'age' has two hierarchies" in stderr
 
 
@@ -116,17 +141,46 @@ def test_classic_one_table_job_with_qi_and_sensitive(tmp_path: Path) -> None:
     data = FIXTURES / "arx_test2.csv"
     out = tmp_path / "rel"
     hierarchies = str(FIXTURES / "arx_test2_hierarchies")
-    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age,Salary",
-                          "--sensitive", "Disease", "--guarantee", "t-closeness:t=0.5", "--anonymizer", "mondrian",
-                          "--hierarchies", hierarchies, "--out", str(out))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(data),
+        "--delimiter",
+        ";",
+        "--qi",
+        "ZIPCode,Age,Salary",
+        "--sensitive",
+        "Disease",
+        "--guarantee",
+        "t-closeness:t=0.5",
+        "--anonymizer",
+        "mondrian",
+        "--hierarchies",
+        hierarchies,
+        "--out",
+        str(out),
+    )
     assert code == 0, stderr
     m = json.loads((out / "manifest.json").read_text())
     assert m["rules"] == [{"lhs": ["ZIPCode", "Age", "Salary"], "rhs": "Disease"}]
     assert m["tables"][0]["kind"] == "generalized" and m["hierarchies"] == {"Disease": "hierarchy_1.csv"}
     verification = json.loads((out / "verification.json").read_text())
     assert any("hierarchical distance" in f["message"] for f in verification["findings"])
-    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--insensitive",
-                          "Salary", "--insensitive", "Disease", "--out", str(tmp_path / "r2"))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(data),
+        "--delimiter",
+        ";",
+        "--qi",
+        "ZIPCode,Age",
+        "--insensitive",
+        "Salary",
+        "--insensitive",
+        "Disease",
+        "--out",
+        str(tmp_path / "r2"),
+    )
     assert code == 2 and "protected by k-anonymity only" in stderr  # l-diversity needs a sensitive attribute
 
 
@@ -141,9 +195,25 @@ def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     data = FIXTURES / "arx_test2.csv"
     out = tmp_path / "rel"
     hierarchies = str(FIXTURES / "arx_test2_hierarchies")
-    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age",
-                          "--guarantee", "k-anonymity:k=3", "--anonymizer", "incognito", "--hierarchies", hierarchies,
-                          "--others", "insensitive", "--out", str(out))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(data),
+        "--delimiter",
+        ";",
+        "--qi",
+        "ZIPCode,Age",
+        "--guarantee",
+        "k-anonymity:k=3",
+        "--anonymizer",
+        "incognito",
+        "--hierarchies",
+        hierarchies,
+        "--others",
+        "insensitive",
+        "--out",
+        str(out),
+    )
     assert code == 0, stderr
     m = json.loads((out / "manifest.json").read_text())
     assert m["rules"] == [] and [t["kind"] for t in m["tables"]] == ["generalized", "plain"]
@@ -157,8 +227,21 @@ def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     code, stdout, _ = run("check", str(out))
     assert code != 0 and "violate k-anonymity" in stdout
     # only k-anonymity protects quasi-identifiers alone
-    code, _, stderr = run("publish", "--input", str(data), "--delimiter", ";", "--qi", "ZIPCode,Age", "--l", "2",
-                          "--others", "insensitive", "--out", str(tmp_path / "r2"))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(data),
+        "--delimiter",
+        ";",
+        "--qi",
+        "ZIPCode,Age",
+        "--l",
+        "2",
+        "--others",
+        "insensitive",
+        "--out",
+        str(tmp_path / "r2"),
+    )
     assert code == 2 and "protected by k-anonymity only" in stderr
 
 
@@ -175,9 +258,22 @@ def test_a_hierarchy_with_a_cycle_is_refused_by_publish_and_hierarchy_check(tmp_
     h.write_text("47601;47602;*\n47602;47601;*\n", encoding="utf-8")
     data = tmp_path / "d.csv"
     data.write_text("zip,d\n47601,a\n47602,b\n47601,b\n47602,a\n", encoding="utf-8")
-    for args in (["hierarchy", "check", str(data), "--hierarchy", f"zip={h}"],
-                 ["publish", "--input", str(data), "--rule", "zip -> d", "--anonymizer", "mondrian",
-                  "--hierarchy", f"zip={h}", "--out", str(tmp_path / "rel")]):  # fmt: skip
+    for args in (
+        ["hierarchy", "check", str(data), "--hierarchy", f"zip={h}"],
+        [
+            "publish",
+            "--input",
+            str(data),
+            "--rule",
+            "zip -> d",
+            "--anonymizer",
+            "mondrian",
+            "--hierarchy",
+            f"zip={h}",
+            "--out",
+            str(tmp_path / "rel"),
+        ],
+    ):
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 2 and "has a cycle" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "rel").exists()

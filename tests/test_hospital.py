@@ -61,11 +61,13 @@ def test_the_recoding_and_the_coarsening_are_refused_as_proxies(hospital: Path, 
     assert f"--allow-proxy {RECODING}" in err
 
 
-def test_others_insensitive_with_decisions_writes_a_release_that_needs_attention(hospital: Path,
-                                                                                  tmp_path: Path) -> None:  # fmt: skip
+def test_others_insensitive_with_decisions_writes_a_release_that_needs_attention(
+    hospital: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "r"
-    code, stdout, err = _publish(hospital, out, *IDS, *MONEY, "--others", "insensitive", "--identifying", RECODING,
-                                 "--allow-proxy", CHAPTER)  # fmt: skip
+    code, stdout, err = _publish(
+        hospital, out, *IDS, *MONEY, "--others", "insensitive", "--identifying", RECODING, "--allow-proxy", CHAPTER
+    )
     assert code == 0, err
     m = json.loads((out / "manifest.json").read_text())
     published = {a for t in m["tables"] for a in t["attributes"]}

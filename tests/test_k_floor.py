@@ -26,8 +26,14 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         w = csv.writer(f)
         w.writerow(["age", "sex", "town", "disease"])
         for _ in range(300):  # cells of (age, sex, town) from a few records to ~30
-            w.writerow([f"a{min(int(rng.geometric(0.35)), 6)}", rng.choice(["F", "M"]), f"t{rng.integers(0, 2)}",
-                        f"d{rng.integers(0, 5)}"])  # fmt: skip
+            w.writerow(
+                [
+                    f"a{min(int(rng.geometric(0.35)), 6)}",
+                    rng.choice(["F", "M"]),
+                    f"t{rng.integers(0, 2)}",
+                    f"d{rng.integers(0, 5)}",
+                ]
+            )
     return ["--input", str(d / "t.csv"), "--rule", "age, sex -> disease", "--insensitive", "town", "--no-utility"]
 
 
@@ -52,8 +58,10 @@ def test_publish_k_refuses_exactly_when_check_k_fails(job: list[str], tmp_path: 
 def test_k_in_the_job_file_and_in_a_policy(job: list[str], tmp_path: Path) -> None:
     data = job[1]
     cfg = tmp_path / "job.toml"
-    cfg.write_text(f'[input]\npath = "{data}"\n[columns]\ninsensitive = ["town"]\n'
-                   '[privacy]\nl = 2\nk = 40\nrules = ["age, sex -> disease"]\n')  # fmt: skip
+    cfg.write_text(
+        f'[input]\npath = "{data}"\n[columns]\ninsensitive = ["town"]\n'
+        '[privacy]\nl = 2\nk = 40\nrules = ["age, sex -> disease"]\n'
+    )
     code, _, err = run("publish", str(cfg), "--out", str(tmp_path / "r"), "--no-utility")
     assert code == 3 and "< k = 40" in err and not (tmp_path / "r").exists()
     assert run("publish", str(cfg), "--k", "2", "--out", str(tmp_path / "r"), "--no-utility")[0] == 0

@@ -29,16 +29,25 @@ from versapub.marginals.spec import Marginal, Requirement
 
 # -- the paper's Figure 1: each marginal is 3-diverse alone, joined they pin a person to measles
 FIGURE1 = [  # zip, age, condition
-    ("13053", "28", "measles"), ("13068", "29", "allergy"), ("13068", "21", "gout"),
-    ("13053", "35", "flu"), ("13053", "37", "heart"), ("13068", "36", "cancer"),
-    ("14850", "22", "flu"), ("14853", "24", "heart"), ("14850", "27", "cancer"),
-    ("14853", "40", "flu"), ("14850", "45", "heart"), ("14853", "48", "cancer"),
-]  # fmt: skip
+    ("13053", "28", "measles"),
+    ("13068", "29", "allergy"),
+    ("13068", "21", "gout"),
+    ("13053", "35", "flu"),
+    ("13053", "37", "heart"),
+    ("13068", "36", "cancer"),
+    ("14850", "22", "flu"),
+    ("14853", "24", "heart"),
+    ("14850", "27", "cancer"),
+    ("14853", "40", "flu"),
+    ("14850", "45", "heart"),
+    ("14853", "48", "cancer"),
+]
 
 
 def figure1() -> tuple[EncodedTable, dict[str, Hierarchy]]:
-    table = EncodedTable.from_columns({"zip": [r[0] for r in FIGURE1], "age": [r[1] for r in FIGURE1],
-                                       "condition": [r[2] for r in FIGURE1]})  # fmt: skip
+    table = EncodedTable.from_columns(
+        {"zip": [r[0] for r in FIGURE1], "age": [r[1] for r in FIGURE1], "condition": [r[2] for r in FIGURE1]}
+    )
     zips = sorted({r[0] for r in FIGURE1})
     ages = sorted({r[1] for r in FIGURE1})
     hier = {
@@ -81,16 +90,16 @@ def test_figure1_the_verifier_refuses_the_pair_from_its_files(tmp_path) -> None:
     table, hier = figure1()
     space = Space.of_table(table, "condition", hier)
     req = Requirement.build("condition", 3, {"name": "l-diversity", "l": 3})
-    good = Collection(space, (Marginal(("zip", "age", "condition"), (1, 1, 0)),
-                              Marginal(("age",), (1,))))  # fmt: skip
+    good = Collection(space, (Marginal(("zip", "age", "condition"), (1, 1, 0)), Marginal(("age",), (1,))))
     verdict = good.check(req)
     assert verdict.ok
     release = collection_release(table, good, req, verdict, InputInfo())
     write_release(release, tmp_path / "ok")
     # A hand-made release that claims the failing pair passes: the verifier reads the files.
     bad = Collection(space, (Marginal(("zip", "age", "condition"), (1, 1, 0)), Marginal(("zip", "condition"), (0, 0))))
-    forged = collection_release(table, bad, req, Verdict(verdict.link, verdict.combinatorial, verdict.diversity),
-                                InputInfo())  # fmt: skip
+    forged = collection_release(
+        table, bad, req, Verdict(verdict.link, verdict.combinatorial, verdict.diversity), InputInfo()
+    )
     from versapub.io import release_writer as rw
 
     out = tmp_path / "forged"
@@ -187,8 +196,12 @@ def _k_comb_agrees(seed: int, triangle: bool) -> None:
     rng = np.random.default_rng(seed)
     table, hier = random_instance(rng, int(rng.integers(3, 7)), m_sens=2, n_attrs=3, max_card=2)
     if triangle:
-        ms = (Marginal(("a0", "a1"), (0, 0)), Marginal(("a1", "a2"), (0, 0)), Marginal(("a0", "a2"), (0, 0)),
-              Marginal(("s",), (0,)))  # fmt: skip
+        ms = (
+            Marginal(("a0", "a1"), (0, 0)),
+            Marginal(("a1", "a2"), (0, 0)),
+            Marginal(("a0", "a2"), (0, 0)),
+            Marginal(("s",), (0,)),
+        )
     else:  # the sensitive attribute often in several marginals: Definition 7 counts it in
         ms = random_marginals(rng, hier, int(rng.integers(2, 5)), with_s=0.3 if seed % 2 else 0.8)
     k = int(rng.integers(2, 4))
@@ -221,10 +234,17 @@ def _two_marginals_through_s() -> tuple[EncodedTable, tuple[Marginal, ...]]:
     would allow 4 records in each (a, b) cell; but every table consistent with the two
     marginals puts at most Σ_s min(T(a, s), T(b, s)) = 3 records there (by hand:
     (a0, b0): min(1, 2) + min(2, 2) + min(1, 0) = 3)."""
-    rows = [("a0", "b0", "s0"), ("a0", "b1", "s1"), ("a0", "b0", "s1"), ("a0", "b1", "s2"),
-            ("a1", "b1", "s2"), ("a1", "b1", "s1"), ("a1", "b0", "s1"), ("a1", "b0", "s0")]  # fmt: skip
-    table = EncodedTable.from_columns({"a": [r[0] for r in rows], "b": [r[1] for r in rows],
-                                       "s": [r[2] for r in rows]})  # fmt: skip
+    rows = [
+        ("a0", "b0", "s0"),
+        ("a0", "b1", "s1"),
+        ("a0", "b0", "s1"),
+        ("a0", "b1", "s2"),
+        ("a1", "b1", "s2"),
+        ("a1", "b1", "s1"),
+        ("a1", "b0", "s1"),
+        ("a1", "b0", "s0"),
+    ]
+    table = EncodedTable.from_columns({"a": [r[0] for r in rows], "b": [r[1] for r in rows], "s": [r[2] for r in rows]})
     return table, (Marginal(("a", "s"), (0, 0)), Marginal(("b", "s"), (0, 0)))
 
 
@@ -255,10 +275,20 @@ def test_k_combinatorial_can_fail_where_k_link_holds(tmp_path) -> None:
     """Three two-way marginals of a table with four records on a 2x2x2 domain: every
     marginal cell counts 2 (k-link with k = 2 holds), yet the triangle pins cells."""
     rows = [("x0", "y0", "z0"), ("x0", "y1", "z1"), ("x1", "y0", "z1"), ("x1", "y1", "z0")] * 1
-    table = EncodedTable.from_columns({"a": [r[0] for r in rows] * 2, "b": [r[1] for r in rows] * 2,
-                                       "c": [r[2] for r in rows] * 2, "s": ["p", "q"] * 4})  # fmt: skip
-    ms = (Marginal(("a", "b"), (0, 0)), Marginal(("b", "c"), (0, 0)), Marginal(("a", "c"), (0, 0)),
-          Marginal(("s",), (0,)))  # fmt: skip
+    table = EncodedTable.from_columns(
+        {
+            "a": [r[0] for r in rows] * 2,
+            "b": [r[1] for r in rows] * 2,
+            "c": [r[2] for r in rows] * 2,
+            "s": ["p", "q"] * 4,
+        }
+    )
+    ms = (
+        Marginal(("a", "b"), (0, 0)),
+        Marginal(("b", "c"), (0, 0)),
+        Marginal(("a", "c"), (0, 0)),
+        Marginal(("s",), (0,)),
+    )
     coll = Collection(Space.of_table(table, "s"), ms)
     req = Requirement.build("s", 3, {"name": "l-diversity", "l": 2})
     v = coll.check(req)
@@ -354,8 +384,9 @@ def test_bad_marginals_are_refused_with_the_attribute_and_level_named() -> None:
     with pytest.raises(ConfigError, match="Maxent diversity accepts"):
         Requirement.build("condition", 2, {"name": "k-anonymity", "k": 3})
     with pytest.raises(ConfigError, match="No marginal holds the sensitive attribute"):
-        Collection(space, (Marginal.parse("age@1"),)).check(Requirement.build("condition", 2, {"name": "l-diversity",
-                                                                                                "l": 2}))  # fmt: skip
+        Collection(space, (Marginal.parse("age@1"),)).check(
+            Requirement.build("condition", 2, {"name": "l-diversity", "l": 2})
+        )
     assert math.isfinite(Collection(space, (Marginal.parse("age@1, condition"),)).kl())
 
 

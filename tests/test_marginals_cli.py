@@ -12,10 +12,30 @@ from click.testing import CliRunner
 from versapub.cli.main import cli
 from versapub.datasets import data_path
 
-ADULT = ["--input", str(data_path("adult", "adult.csv.gz")), "--delimiter", ";", "--hierarchies",
-         str(data_path("adult", "hierarchies")), "--column", "race", "--column", "sex", "--column", "age",
-         "--column", "marital-status", "--column", "occupation", "--sensitive", "occupation", "--k", "10",
-         "--diversity", "recursive-cl:c=3,l=8"]  # fmt: skip
+ADULT = [
+    "--input",
+    str(data_path("adult", "adult.csv.gz")),
+    "--delimiter",
+    ";",
+    "--hierarchies",
+    str(data_path("adult", "hierarchies")),
+    "--column",
+    "race",
+    "--column",
+    "sex",
+    "--column",
+    "age",
+    "--column",
+    "marital-status",
+    "--column",
+    "occupation",
+    "--sensitive",
+    "occupation",
+    "--k",
+    "10",
+    "--diversity",
+    "recursive-cl:c=3,l=8",
+]
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -26,8 +46,9 @@ def run(*args: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("m") / "rel"
-    code, stdout, stderr = run("marginals", "publish", *ADULT, "--base", "incognito", "--marginal", "age@1",
-                               "--out", str(out))  # fmt: skip
+    code, stdout, stderr = run(
+        "marginals", "publish", *ADULT, "--base", "incognito", "--marginal", "age@1", "--out", str(out)
+    )
     assert code == 0, stderr
     assert "k-link anonymity holds" in stdout and "maxent recursive-cl-diversity holds" in stdout
     return out
@@ -66,15 +87,25 @@ def test_check_a_proposal_names_the_failing_marginal_and_cell() -> None:
     code, stdout, _ = run("marginals", "check", *ADULT, "--marginal", "race, sex, age@1, marital-status@1, occupation")
     assert code == 1
     assert "FAIL k-link anonymity fails" in stdout and "marginal M1, cell (" in stdout
-    code, stdout, _ = run("marginals", "check", *ADULT, "--base", "race@1, sex@1, age@1, marital-status@2, occupation",
-                          "--json")  # fmt: skip
+    code, stdout, _ = run(
+        "marginals", "check", *ADULT, "--base", "race@1, sex@1, age@1, marital-status@2, occupation", "--json"
+    )
     assert code == 0
     assert json.loads(stdout)["ok"] and json.loads(stdout)["kl"] > 0
 
 
 def test_relaxed_check_from_the_command_line() -> None:
-    _, stdout, _ = run("marginals", "check", *ADULT, "--base", "race@1, sex@1, age@1, marital-status@2, occupation",
-                       "--marginal", "race, occupation", "--relaxed", "0.5")  # fmt: skip
+    _, stdout, _ = run(
+        "marginals",
+        "check",
+        *ADULT,
+        "--base",
+        "race@1, sex@1, age@1, marital-status@2, occupation",
+        "--marginal",
+        "race, occupation",
+        "--relaxed",
+        "0.5",
+    )
     assert "relaxed maxent l-diversity (l = 8, epsilon = 0.5)" in stdout
 
 
@@ -98,8 +129,15 @@ def test_k_below_two_and_a_failing_collection_are_refused(tmp_path: Path) -> Non
     args = [a if a != "10" else "1" for a in ADULT]
     code, _, stderr = run("marginals", "publish", *args, "--base", "incognito", "--out", str(tmp_path / "a"))
     assert code == 2 and "k must be a whole number >= 2" in stderr
-    code, _, stderr = run("marginals", "publish", *ADULT, "--marginal", "race, sex, age, marital-status, occupation",
-                          "--out", str(tmp_path / "b"))  # fmt: skip
+    code, _, stderr = run(
+        "marginals",
+        "publish",
+        *ADULT,
+        "--marginal",
+        "race, sex, age, marital-status, occupation",
+        "--out",
+        str(tmp_path / "b"),
+    )
     assert code != 0 and "cannot be published together" in stderr and "k-link anonymity fails" in stderr
     assert not (tmp_path / "b").exists()
 

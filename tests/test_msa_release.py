@@ -33,8 +33,10 @@ from .conftest import random_table
 
 def _rules(qi: list[str], ls: dict[str, int | None]) -> list[object]:
     lhs = ", ".join(qi)
-    return [f"{lhs} -> {s}" if l is None else {"rule": f"{lhs} -> {s}", "guarantee": "distinct-l-diversity", "l": l}
-            for s, l in ls.items()]  # fmt: skip
+    return [
+        f"{lhs} -> {s}" if l is None else {"rule": f"{lhs} -> {s}", "guarantee": "distinct-l-diversity", "l": l}
+        for s, l in ls.items()
+    ]
 
 
 def _publish(table: EncodedTable, qi: list[str], ls: dict[str, int | None], **params: object) -> versapub.Release:
@@ -94,15 +96,20 @@ def test_paper_example_tables_4_to_6() -> None:
     topped up to four values with linkable noise only."""
     occ = ["nurse", "nurse", "police", "cook", "actor", "actor", "clerk", "clerk"]
     sal = ["1", "4", "8", "9", "2", "7", "8", "2"]
-    table = EncodedTable.from_columns({
-        "gender": ["F", "F", "M", "M", "F", "M", "F", "F"],
-        "zip": ["10078", "10085", "20086", "10076", "10077", "10085", "10075", "20087"],
-        "occupation": occ, "salary": sal,
-    })  # fmt: skip
+    table = EncodedTable.from_columns(
+        {
+            "gender": ["F", "F", "M", "M", "F", "M", "F", "F"],
+            "zip": ["10078", "10085", "20086", "10076", "10077", "10085", "10075", "20087"],
+            "occupation": occ,
+            "salary": sal,
+        }
+    )
     rel = _publish(table, ["gender", "zip"], {"occupation": None, "salary": None})
     st_ = rel.tables[0].table.stats
-    assert st_["diversity"] == {"occupation": {"l": 4, "l_per": 4, "smallest_set": 4},
-                                "salary": {"l": 4, "l_per": 4, "smallest_set": 4}}  # fmt: skip
+    assert st_["diversity"] == {
+        "occupation": {"l": 4, "l_per": 4, "smallest_set": 4},
+        "salary": {"l": 4, "l_per": 4, "smallest_set": 4},
+    }
     assert st_["groups"] == 2 and st_["group_sizes"] == {4: 2} and st_["residual_records"] == 0
     pairs = set(zip(occ, sal, strict=True))
     for g in range(2):
@@ -116,8 +123,9 @@ def test_paper_example_tables_4_to_6() -> None:
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), d=st.integers(1, 3))
-def test_random_jobs_pass_the_independent_verifier(tmp_path_factory: pytest.TempPathFactory, fmt: str, seed: int,
-                                                    d: int) -> None:  # fmt: skip
+def test_random_jobs_pass_the_independent_verifier(
+    tmp_path_factory: pytest.TempPathFactory, fmt: str, seed: int, d: int
+) -> None:
     _random_job(tmp_path_factory, fmt, seed, d)
 
 
@@ -125,8 +133,9 @@ def test_random_jobs_pass_the_independent_verifier(tmp_path_factory: pytest.Temp
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10**6), d=st.integers(1, 4))
-def test_hundreds_of_random_jobs_pass_the_independent_verifier(tmp_path_factory: pytest.TempPathFactory, fmt: str,
-                                                               seed: int, d: int) -> None:  # fmt: skip
+def test_hundreds_of_random_jobs_pass_the_independent_verifier(
+    tmp_path_factory: pytest.TempPathFactory, fmt: str, seed: int, d: int
+) -> None:
     _random_job(tmp_path_factory, fmt, seed, d)
 
 
@@ -198,10 +207,14 @@ def test_corrupt_set_with_too_few_values_is_named(written: tuple[Path, EncodedTa
 def test_corrupt_non_linkable_noise_is_named(tmp_path: Path) -> None:
     rng = np.random.default_rng(6)
     s1 = rng.integers(0, 8, 200)
-    table = EncodedTable.from_columns({
-        "a": [f"a{x}" for x in rng.integers(0, 4, 200)], "b": [f"b{x}" for x in rng.integers(0, 5, 200)],
-        "s1": [f"x{x}" for x in s1], "s2": [f"y{x % 6}" for x in s1],  # s2 follows s1: few linkable values
-    })  # fmt: skip
+    table = EncodedTable.from_columns(
+        {
+            "a": [f"a{x}" for x in rng.integers(0, 4, 200)],
+            "b": [f"b{x}" for x in rng.integers(0, 5, 200)],
+            "s1": [f"x{x}" for x in s1],
+            "s2": [f"y{x % 6}" for x in s1],  # s2 follows s1: few linkable values
+        }
+    )
     out = tmp_path / "rel"
     versapub.write_release(_publish(table, ["a", "b"], {"s1": 4, "s2": 2}), out)
     m = json.loads((out / "manifest.json").read_text())
@@ -296,20 +309,57 @@ def test_command_line(tmp_path: Path) -> None:
     with data.open("w", newline="") as f:
         csv.writer(f).writerows([list(cols), *zip(*cols.values(), strict=True)])
     out = tmp_path / "rel"
-    code, stdout, stderr = _run("publish", "--input", str(data), "--qi", "a,b", "--sensitive", "s1,s2:3,s3",
-                                "--anonymizer", "msa-decomposition", "--primary", "s2", "--out", str(out))  # fmt: skip
+    code, stdout, stderr = _run(
+        "publish",
+        "--input",
+        str(data),
+        "--qi",
+        "a,b",
+        "--sensitive",
+        "s1,s2:3,s3",
+        "--anonymizer",
+        "msa-decomposition",
+        "--primary",
+        "s2",
+        "--out",
+        str(out),
+    )
     assert code == 0, stderr
     assert "primary sensitive attribute: s2 (given)" in stdout and "l_per" in stdout and "noise values" in stdout
     m = json.loads((out / "manifest.json").read_text())
     assert m["tables"][0]["primary"] == "s2" and m["tables"][0]["diversity"]["s2"]["l"] == 3
     code, stdout, _ = _run("check", str(out), "--original", str(data))
     assert code == 0 and "sa-groups attack" in stdout and "knowing 1 other sensitive value(s)" in stdout
-    code, _, stderr = _run("publish", "--input", str(data), "--qi", "a,s1", "--sensitive", "s1,s2",
-                           "--anonymizer", "msa-decomposition", "--out", str(tmp_path / "x"))  # fmt: skip
+    code, _, stderr = _run(
+        "publish",
+        "--input",
+        str(data),
+        "--qi",
+        "a,s1",
+        "--sensitive",
+        "s1,s2",
+        "--anonymizer",
+        "msa-decomposition",
+        "--out",
+        str(tmp_path / "x"),
+    )
     assert code != 0 and "s1" in stderr
     above = f"s1:{l_per(table.codes('s1')) + 1},s2"
-    code, _, stderr = _run("publish", "--input", str(data), "--qi", "a,b", "--sensitive", above, "--insensitive", "s3",
-                           "--anonymizer", "msa-decomposition", "--out", str(tmp_path / "y"))  # fmt: skip
+    code, _, stderr = _run(
+        "publish",
+        "--input",
+        str(data),
+        "--qi",
+        "a,b",
+        "--sensitive",
+        above,
+        "--insensitive",
+        "s3",
+        "--anonymizer",
+        "msa-decomposition",
+        "--out",
+        str(tmp_path / "y"),
+    )
     assert code == 2 and "l_per" in stderr and "Traceback" not in stderr
     assert not (tmp_path / "y").exists()
 
@@ -319,8 +369,14 @@ def _maxent_oracle(size: np.ndarray, counts: np.ndarray, pg: np.ndarray, pk: np.
     cons = [{"type": "eq", "fun": lambda x, g=g: x[pg == g].sum() - size[g]} for g in range(len(size))]
     cons += [{"type": "eq", "fun": lambda x, k=k: x[pk == k].sum() - counts[k]} for k in range(len(counts))]
     x0 = np.full(len(pg), size.sum() / len(pg))
-    res = minimize(lambda x: float(np.sum(x * np.log(np.maximum(x, 1e-300)))), x0, constraints=cons,
-                   bounds=[(0, None)] * len(pg), method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})  # fmt: skip
+    res = minimize(
+        lambda x: float(np.sum(x * np.log(np.maximum(x, 1e-300)))),
+        x0,
+        constraints=cons,
+        bounds=[(0, None)] * len(pg),
+        method="SLSQP",
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
     return np.asarray(res.x)
 
 
@@ -331,8 +387,10 @@ def test_release_model_is_the_maximum_entropy_estimate(seed: int) -> None:
     cases built from a true grouping (so the constraints are consistent)."""
     rng = np.random.default_rng(seed)
     n_groups, cards = int(rng.integers(2, 4)), [int(rng.integers(2, 4)), int(rng.integers(2, 4))]
-    recs = [(int(rng.integers(n_groups)), int(rng.integers(cards[0])), int(rng.integers(cards[1])))
-            for _ in range(int(rng.integers(6, 14)))]  # fmt: skip
+    recs = [
+        (int(rng.integers(n_groups)), int(rng.integers(cards[0])), int(rng.integers(cards[1])))
+        for _ in range(int(rng.integers(6, 14)))
+    ]
     member = [np.zeros((n_groups, c), dtype=bool) for c in cards]
     for g, a, b in recs:
         member[0][g, a] = member[1][g, b] = True
@@ -376,8 +434,9 @@ def _brute_attack(table: EncodedTable, out: Path) -> dict[tuple[int, str], int]:
     sets = _sets(out / "T1_sets.csv")
     qit = list(csv.DictReader((out / "T1_qit.csv").open(newline="")))
     ts = [tuple(r[a] for a in sens) for r in csv.DictReader((out / "T1_ts.csv").open(newline=""))]
-    recs = Counter(tuple(str(v) for v in row) for row in zip(*(table.to_pydict()[a] for a in [*qi, *sens]),
-                                                             strict=True))  # fmt: skip
+    recs = Counter(
+        tuple(str(v) for v in row) for row in zip(*(table.to_pydict()[a] for a in [*qi, *sens]), strict=True)
+    )
     out_counts: dict[tuple[int, str], int] = {}
     for rec, w in recs.items():
         q, s = rec[: len(qi)], rec[len(qi) :]
@@ -388,8 +447,9 @@ def _brute_attack(table: EncodedTable, out: Path) -> dict[tuple[int, str], int]:
             for k in range(len(sens)):
                 fewest = min(
                     len({v for v in sets[(g, a)] if any(t[i] == v and all(t[j] == s[j] for j in known) for t in ts)})
-                    for g in groups for known in itertools.combinations(others, k)
-                )  # fmt: skip
+                    for g in groups
+                    for known in itertools.combinations(others, k)
+                )
                 if fewest < m["diversity"][a]["l"]:
                     out_counts[(k, a)] = out_counts.get((k, a), 0) + w
     return out_counts
@@ -423,8 +483,13 @@ def test_paper_measure_matches_brute_force() -> None:
     rows = list(zip(qit.decoded("a"), qit.decoded("b"), qit.decoded("group_id"), qit.counts, strict=True))
     kl = 0.0
     for (a, b, x, y), c in recs.items():
-        p = sum(cnt / n * math.prod((v in sets[(int(g), s)]) / len(sets[(int(g), s)]) for s, v in zip(sens, (x, y),
-                strict=True)) for qa, qb, g, cnt in rows if (qa, qb) == (a, b))  # fmt: skip
+        p = sum(
+            cnt
+            / n
+            * math.prod((v in sets[(int(g), s)]) / len(sets[(int(g), s)]) for s, v in zip(sens, (x, y), strict=True))
+            for qa, qb, g, cnt in rows
+            if (qa, qb) == (a, b)
+        )
         kl += c / n * math.log((c / n) / p)
     assert t.stats["kl_uniform_over_sets"] == pytest.approx(kl, rel=1e-9)
 

@@ -133,8 +133,9 @@ def _square() -> EncodedTable:
 def test_suppression_by_hand(tmp_path: Path) -> None:
     table = _square()
     said: list[str] = []
-    rel = versapub.publish(table, ["q -> x", "q -> y"], l=2, seed=3, decomposition="multi-sa",
-                           progress=lambda d, i, n: said.append(d))  # fmt: skip
+    rel = versapub.publish(
+        table, ["q -> x", "q -> y"], l=2, seed=3, decomposition="multi-sa", progress=lambda d, i, n: said.append(d)
+    )
     assert any("integer program over 4 sensitive-value combinations" in d for d in said)
     assert any("4 of 6 records selected" in d for d in said)
     stats = rel.tables[0].table.stats
@@ -193,8 +194,9 @@ def test_verifier_flags_corrupt_multi_sa_releases(tmp_path: Path) -> None:
 def test_multi_sa_refuses_beyond_its_size_limit() -> None:
     table = versapub.datasets.running_example()
     with pytest.raises(InfeasibleError, match=r"integer program with \d+ variables.*above the limit of 2"):
-        versapub.publish(table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2, decomposition="multi-sa",
-                         multi_sa_max_combinations=2)  # fmt: skip
+        versapub.publish(
+            table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2, decomposition="multi-sa", multi_sa_max_combinations=2
+        )
 
 
 def test_multi_sa_cli(tmp_path: Path) -> None:
@@ -206,8 +208,22 @@ def test_multi_sa_cli(tmp_path: Path) -> None:
     t = _square()
     with data.open("w", encoding="utf-8") as f:
         f.write("q,x,y\n" + "".join(",".join(r) + "\n" for r in zip(*t.to_pydict().values(), strict=True)))
-    res = CliRunner().invoke(cli, ["publish", "--input", str(data), "--rule", "q -> x", "--rule", "q -> y",
-                                    "--decomposition", "multi-sa", "--out", str(tmp_path / "r")])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(data),
+            "--rule",
+            "q -> x",
+            "--rule",
+            "q -> y",
+            "--decomposition",
+            "multi-sa",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     m = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert m["decomposition"]["name"] == "multi-sa" and m["tables"][0]["suppressed_group"] is not None

@@ -41,8 +41,9 @@ def _brute(data: pd.DataFrame, qit: pd.DataFrame, st: pd.DataFrame) -> tuple[flo
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize(("order", "chunks"), [("pairs", None), ("groups", None), (None, None), ("pairs", 3),
-                                               ("groups", 4)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("order", "chunks"), [("pairs", None), ("groups", None), (None, None), ("pairs", 3), ("groups", 4)]
+)
 def test_anatomy_term_matches_brute_force(seed: int, order: str | None, chunks: int | None) -> None:
     rng = np.random.default_rng(seed)
     n, n_groups = int(rng.integers(20, 80)), int(rng.integers(2, 8))
@@ -104,8 +105,12 @@ def test_checks_side_by_side_each_hold_their_share(monkeypatch: pytest.MonkeyPat
 
         return wrapped
 
-    for name, fn in (("verify", "verify_release"), ("attacks", "run_attacks"), ("posterior", "group_bounds"),
-                     ("identity", "identity_check")):  # fmt: skip
+    for name, fn in (
+        ("verify", "verify_release"),
+        ("attacks", "run_attacks"),
+        ("posterior", "group_bounds"),
+        ("identity", "identity_check"),
+    ):
         monkeypatch.setattr(check, fn, probe(name, getattr(check, fn)))
     rep = check.run_check(TABLE2, model=lambda: versapub.load_release(TABLE2))
     assert set(seen) == {"verify", "attacks", "posterior", "identity"}, rep.verification.explain()

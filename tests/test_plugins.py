@@ -49,16 +49,22 @@ def test_parameters_reach_the_plugin_and_the_manifest() -> None:
     a = make_anonymizer("anatomy", grouping="wrap-around")
     assert a.params() == {"grouping": "wrap-around"}
     assert make_anonymizer("anatomy-wraparound").params() == {"grouping": "wrap-around"}
-    rel = versapub.publish(versapub.datasets.running_example(), ["age, ICD-9-CM -> race"], l=2,
-                           anonymizer="anatomy", anonymizer_params={"grouping": "wrap-around"},
-                           columns=OTHERS)  # fmt: skip
+    rel = versapub.publish(
+        versapub.datasets.running_example(),
+        ["age, ICD-9-CM -> race"],
+        l=2,
+        anonymizer="anatomy",
+        anonymizer_params={"grouping": "wrap-around"},
+        columns=OTHERS,
+    )
     assert rel.anonymizer == "anatomy" and rel.anonymizer_params == {"grouping": "wrap-around"}
 
 
 def test_multi_sa_is_a_registered_anonymizer_named_in_the_manifest() -> None:
     table = versapub.datasets.running_example()
-    rel = versapub.publish(table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa",
-                           multi_sa_time_limit_s=5, columns=OTHERS)  # fmt: skip
+    rel = versapub.publish(
+        table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa", multi_sa_time_limit_s=5, columns=OTHERS
+    )
     assert rel.anonymizer == "multi-sa" and rel.anonymizer_params["time_limit_s"] == 5.0
     with pytest.raises(ConfigError, match="enforces 1 rule"):
         versapub.publish(
@@ -73,7 +79,9 @@ def test_multi_sa_is_a_registered_anonymizer_named_in_the_manifest() -> None:
 
 def test_parse_spec() -> None:
     assert parse_spec("GD:stop-when-worse=true,max_candidates=20", "--decomposition") == (
-        "gd", {"stop_when_worse": True, "max_candidates": 20})  # fmt: skip
+        "gd",
+        {"stop_when_worse": True, "max_candidates": 20},
+    )
     with pytest.raises(ConfigError, match="key=value"):
         parse_spec("gd:oops", "--decomposition")
 
@@ -95,8 +103,22 @@ def test_config_tables_and_cli_specs(tmp_path: Path) -> None:
     assert m["decomposition"]["name"] == "gd" and m["decomposition"]["params"]["stop_when_worse"] is True
     assert m["anonymizer"] == {"name": "anatomy", "params": {"grouping": "wrap-around"}}
     out2 = tmp_path / "b"
-    r = CliRunner().invoke(cli, ["publish", str(cfg), "--decomposition", "uad", "--anonymizer", "anatomy",
-                                 "--guarantee", "l-diversity:l=2", "--out", str(out2), "--no-utility"])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            str(cfg),
+            "--decomposition",
+            "uad",
+            "--anonymizer",
+            "anatomy",
+            "--guarantee",
+            "l-diversity:l=2",
+            "--out",
+            str(out2),
+            "--no-utility",
+        ],
+    )
     assert r.exit_code == 0, r.stderr
     m = json.loads((out2 / "manifest.json").read_text())
     assert m["decomposition"]["name"] == "uad" and m["anonymizer"]["params"] == {"grouping": "greedy"}

@@ -166,6 +166,7 @@ def test_a_column_inside_generalized_classes_is_not_screened() -> None:
     """Mondrian's classes meet the guarantee with every published value, the coarsening's
     included: it is under the guarantee, not beside it."""
     data = {k: v for k, v in _clinic().items() if k != "diag_text"}
-    rel = versapub.publish(data, ["age, sex, chapter, ward -> diag"], l=2, anonymizer="mondrian",
-                           columns=ColumnRoles(others="insensitive"))  # fmt: skip
+    rel = versapub.publish(
+        data, ["age, sex, chapter, ward -> diag"], l=2, anonymizer="mondrian", columns=ColumnRoles(others="insensitive")
+    )
     assert not [a for a in rel.associations if a.strong]

@@ -44,13 +44,17 @@ def _oracle(pred) -> int:  # type: ignore[no-untyped-def]
         ("age NOT BETWEEN 10 AND 25", lambda r: not 10 <= int(r["age"]) <= 25),
         ("sex != 'Male'", lambda r: r["sex"] != "Male"),
         ("sex <> 'Male' OR dx = 'flu'", lambda r: r["sex"] != "Male" or r["dx"] == "flu"),
-        ("NOT (sex = 'Male' AND dx IN ('flu', 'cold'))",
-         lambda r: not (r["sex"] == "Male" and r["dx"] in ("flu", "cold"))),
+        (
+            "NOT (sex = 'Male' AND dx IN ('flu', 'cold'))",
+            lambda r: not (r["sex"] == "Male" and r["dx"] in ("flu", "cold")),
+        ),
         ("dx NOT IN ('x, y')", lambda r: r["dx"] != "x, y"),
-        ("age = 9 or age = 100 and sex = Female",
-         lambda r: r["age"] == "9" or (r["age"] == "100" and r["sex"] == "Female")),
+        (
+            "age = 9 or age = 100 and sex = Female",
+            lambda r: r["age"] == "9" or (r["age"] == "100" and r["sex"] == "Female"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_operators_against_the_oracle(text: str, pred) -> None:  # type: ignore[no-untyped-def]
     table = _table()
     q = parse_query(text)

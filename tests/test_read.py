@@ -176,8 +176,9 @@ def test_input_is_fingerprinted_while_it_is_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "delimiter"), [("d.csv", ","), ("d.csv.gz", ","), ("d.txt", ", ")])
-def test_the_parser_reads_native_streams_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
-                                              delimiter: str) -> None:  # fmt: skip
+def test_the_parser_reads_native_streams_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, delimiter: str
+) -> None:
     """Issue 26: a Python file object or callback inside Arrow's CSV reader is released on
     Arrow's I/O thread after the last read-ahead, which needs the GIL and aborted the
     interpreter at exit under load ("terminate called without an active exception"). The
@@ -218,8 +219,18 @@ def test_reading_commands_never_abort_at_exit_under_load(tmp_path: Path) -> None
     from versapub.datasets import data_path
 
     data, hier = data_path("adult", "adult.csv.gz"), data_path("adult", "hierarchies", "adult_hierarchy_age.csv")
-    cmd = [sys.executable, "-m", "versapub.cli.main", "hierarchy", "check", str(data), "--delimiter", ";",
-           "--hierarchy", f"age={hier}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "versapub.cli.main",
+        "hierarchy",
+        "check",
+        str(data),
+        "--delimiter",
+        ";",
+        "--hierarchy",
+        f"age={hier}",
+    ]
     load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         codes = [subprocess.run(cmd, capture_output=True).returncode for _ in range(100)]

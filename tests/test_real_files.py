@@ -82,21 +82,45 @@ def _publish_uci(tmp_path: Path) -> tuple[Path, Path]:
     lines = [
         f"{a}, {w}, {e}, {s}, {i}"
         for a, w, e, s, i in [
-            (20 + k % 40, ["Private", "State-gov", "?"][(k // 5) % 3], ["HS-grad", "Bachelors", "Masters"][k % 3 - 1],
-             ["Male", "Female"][k % 2], ["<=50K", ">50K"][(k // 3) % 2])
+            (
+                20 + k % 40,
+                ["Private", "State-gov", "?"][(k // 5) % 3],
+                ["HS-grad", "Bachelors", "Masters"][k % 3 - 1],
+                ["Male", "Female"][k % 2],
+                ["<=50K", ">50K"][(k // 3) % 2],
+            )
             for k in range(90)
         ]
-    ]  # fmt: skip
+    ]
     f.write_text("\n".join(lines) + "\n")
     hier = tmp_path / "age.csv"
     hier.write_text("\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*" for a in range(20, 60)) + "\n")
     out = tmp_path / "rel"
     code, _stdout, stderr = run(
-        "publish", "--input", str(f), "--no-header", "--names", "age,workclass,education,sex,income",
-        "--delimiter", ", ", "--na-values", "?", "--missing", "drop", "--hierarchy", f"age={hier}:1",
-        "--rule", "age, sex -> education", "--insensitive", "workclass", "--insensitive", "income", "--out", str(out),
+        "publish",
+        "--input",
+        str(f),
+        "--no-header",
+        "--names",
+        "age,workclass,education,sex,income",
+        "--delimiter",
+        ", ",
+        "--na-values",
+        "?",
+        "--missing",
+        "drop",
+        "--hierarchy",
+        f"age={hier}:1",
+        "--rule",
+        "age, sex -> education",
+        "--insensitive",
+        "workclass",
+        "--insensitive",
+        "income",
+        "--out",
+        str(out),
         "--no-utility",
-    )  # fmt: skip
+    )
     assert code == 0, stderr
     return f, out
 

@@ -89,8 +89,12 @@ def test_staging_of_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path,
     (tmp_path / ".rel.tmp-unmarked").mkdir()
     rel = versapub.publish(running_example, RUNNING_EXAMPLE_RULES, l=2, seed=1)
     assert versapub.write_release(rel, tmp_path / "rel").ok
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".rel.tmp-live", ".rel.tmp-live.owner", ".rel.tmp-unmarked",
-                                                          "rel"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".rel.tmp-live",
+        ".rel.tmp-live.owner",
+        ".rel.tmp-unmarked",
+        "rel",
+    ]
 
 
 def test_running_example_release(tmp_path: Path, running_example: EncodedTable) -> None:
@@ -100,18 +104,27 @@ def test_running_example_release(tmp_path: Path, running_example: EncodedTable) 
     assert report.ok
     _check_roundtrip(running_example, out)
     assert sorted(p.name for p in out.iterdir()) == [
-        "T1_qit.csv", "T1_st.csv", "T2.csv", "check.json", "manifest.json", "report.html", "report.md",
+        "T1_qit.csv",
+        "T1_st.csv",
+        "T2.csv",
+        "check.json",
+        "manifest.json",
+        "report.html",
+        "report.md",
         "verification.json",
-    ]  # fmt: skip
+    ]
     check = json.loads((out / "check.json").read_text())
     assert check["ok"] and [a["method"] for a in check["attacks"]] == ["exact", "scalable"]
     assert not list(tmp_path.glob(".rel.tmp-*"))  # nor its owner mark
     # the plain table is exactly the projection, sorted by value
     rows = _read_csv(out / "T2.csv")
     assert [(r["age"], r["ICD-9-CM"], r["count"]) for r in rows] == [
-        ("23", "alcoholism", "1"), ("37", "HIV", "2"), ("37", "flu", "1"),
-        ("55", "diabetes", "1"), ("71", "diabetes", "1"),
-    ]  # fmt: skip
+        ("23", "alcoholism", "1"),
+        ("37", "HIV", "2"),
+        ("37", "flu", "1"),
+        ("55", "diabetes", "1"),
+        ("71", "diabetes", "1"),
+    ]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -267,8 +280,13 @@ def test_posterior_from_the_files_agrees_with_the_model(tmp_path: Path) -> None:
     from versapub.verify.check import group_bounds, posterior_check
 
     table = texas_like(3000, seed=1)
-    rel = versapub.publish(table, TEXAS_LIKE_RULES, l=5, seed=2,
-                           columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"))  # fmt: skip
+    rel = versapub.publish(
+        table,
+        TEXAS_LIKE_RULES,
+        l=5,
+        seed=2,
+        columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
+    )
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     rules = [parse_rule(r) for r in TEXAS_LIKE_RULES]

@@ -30,13 +30,29 @@ def _write_job(folder: Path, n: int = 400) -> tuple[Path, list[str]]:
         w = csv.writer(f)
         w.writerow(["age", "zip", "sex", "disease"])
         for _ in range(n):
-            w.writerow([int(rng.integers(20, 60)), f"4760{rng.integers(0, 4)}", rng.choice(["F", "M"]),
-                        f"d{rng.integers(0, 6)}"])  # fmt: skip
+            w.writerow(
+                [
+                    int(rng.integers(20, 60)),
+                    f"4760{rng.integers(0, 4)}",
+                    rng.choice(["F", "M"]),
+                    f"d{rng.integers(0, 6)}",
+                ]
+            )
     (folder / "age.csv").write_text("".join(f"{a};{a // 10 * 10}s;*\n" for a in range(20, 60)))
     (folder / "zip.csv").write_text("".join(f"4760{d};476**;*\n" for d in range(4)))
-    flags = ["--input", str(folder / "patients_2024.csv"), "--hierarchy", f"age={folder / 'age.csv'}:1",
-             "--hierarchy", f"zip={folder / 'zip.csv'}", "--rule", "age, zip, sex -> disease",
-             "--anonymizer", "mondrian", "--no-utility"]  # fmt: skip
+    flags = [
+        "--input",
+        str(folder / "patients_2024.csv"),
+        "--hierarchy",
+        f"age={folder / 'age.csv'}:1",
+        "--hierarchy",
+        f"zip={folder / 'zip.csv'}",
+        "--rule",
+        "age, zip, sex -> disease",
+        "--anonymizer",
+        "mondrian",
+        "--no-utility",
+    ]
     return folder / "patients_2024.csv", flags
 
 
@@ -66,10 +82,33 @@ def test_marginals_release_records_hierarchies_by_name(tmp_path: Path) -> None:
     from versapub.datasets import data_path
 
     out = tmp_path / "marg"
-    code, _, err = run("marginals", "publish", "--input", str(data_path("adult", "adult.csv.gz")), "--delimiter", ";",
-                       "--hierarchies", str(data_path("adult", "hierarchies")), "--column", "race", "--column", "sex",
-                       "--column", "occupation", "--sensitive", "occupation", "--k", "10", "--l", "2", "--base",
-                       "race, sex, occupation", "--out", str(out), "--no-utility")  # fmt: skip
+    code, _, err = run(
+        "marginals",
+        "publish",
+        "--input",
+        str(data_path("adult", "adult.csv.gz")),
+        "--delimiter",
+        ";",
+        "--hierarchies",
+        str(data_path("adult", "hierarchies")),
+        "--column",
+        "race",
+        "--column",
+        "sex",
+        "--column",
+        "occupation",
+        "--sensitive",
+        "occupation",
+        "--k",
+        "10",
+        "--l",
+        "2",
+        "--base",
+        "race, sex, occupation",
+        "--out",
+        str(out),
+        "--no-utility",
+    )
     assert code == 0, err
     assert _files_mention(out, [str(tmp_path), str(data_path()), str(Path.cwd())]) == []
 

@@ -33,9 +33,21 @@ def _data(n: int = 60, seed: int = 0) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize(
     ("name", "flagged"),
-    [("id", True), ("patient_id", True), ("PatientID", True), ("SSN", True), ("e-mail", True), ("DUPERSID", True),
-     ("first name", True), ("paid", False), ("valid", False), ("age", False), ("zipcode", False), ("idle", False)],
-)  # fmt: skip
+    [
+        ("id", True),
+        ("patient_id", True),
+        ("PatientID", True),
+        ("SSN", True),
+        ("e-mail", True),
+        ("DUPERSID", True),
+        ("first name", True),
+        ("paid", False),
+        ("valid", False),
+        ("age", False),
+        ("zipcode", False),
+        ("idle", False),
+    ],
+)
 def test_identifier_names(name: str, flagged: bool) -> None:
     assert name_looks_identifying(name) is flagged
 
@@ -105,8 +117,9 @@ def test_sensitive_column_needs_a_rule_and_identifying_cannot_be_in_one() -> Non
 
 def test_identity_check_counts_cells_from_the_files(tmp_path: Path) -> None:
     data = _data()
-    rel = versapub.publish(data, ["age -> disease"], l=2,
-                           columns=ColumnRoles(identifying=("patient",), others="insensitive"))  # fmt: skip
+    rel = versapub.publish(
+        data, ["age -> disease"], l=2, columns=ColumnRoles(identifying=("patient",), others="insensitive")
+    )
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     found = {i["table"]: i for i in identity_check(out, k=None)}
@@ -164,9 +177,14 @@ def _wide() -> dict[str, list[str]]:
     """60 records: the rule's columns, two undecided ones, a near-unique record id."""
     rng = np.random.default_rng(5)
     n = 60
-    return {"patient": [f"p{i}" for i in range(n)], "age": [str(x) for x in rng.integers(20, 24, n)],
-            "sex": list(rng.choice(["F", "M"], n)), "disease": list(rng.choice(["flu", "cold", "gout", "acne"], n)),
-            "ward": list(rng.choice(["A", "B", "C"], n)), "bed_class": list(rng.choice(["1", "2"], n))}  # fmt: skip
+    return {
+        "patient": [f"p{i}" for i in range(n)],
+        "age": [str(x) for x in rng.integers(20, 24, n)],
+        "sex": list(rng.choice(["F", "M"], n)),
+        "disease": list(rng.choice(["flu", "cold", "gout", "acne"], n)),
+        "ward": list(rng.choice(["A", "B", "C"], n)),
+        "bed_class": list(rng.choice(["1", "2"], n)),
+    }
 
 
 def test_no_column_is_published_without_a_decision() -> None:
@@ -183,13 +201,15 @@ def test_no_column_is_published_without_a_decision() -> None:
     # others never covers the record id: it must be declared by name
     with pytest.raises(InputError, match=r"'patient'.*--others does not cover them"):
         versapub.publish(data, ["age, sex -> disease"], l=2, columns=ColumnRoles(others="insensitive"))
-    rel = versapub.publish(data, ["age, sex -> disease"], l=2,
-                           columns=ColumnRoles(identifying=("patient",), others="insensitive"))  # fmt: skip
+    rel = versapub.publish(
+        data, ["age, sex -> disease"], l=2, columns=ColumnRoles(identifying=("patient",), others="insensitive")
+    )
     assert rel.columns["others"] == "insensitive" and rel.columns["by_others"] == ["ward", "bed_class"]
     assert set(rel.columns["insensitive"]) == {"ward", "bed_class"} and "ward" in rel.attributes
     # others = identifying removes them
-    gone = versapub.publish(data, ["age, sex -> disease"], l=2,
-                            columns=ColumnRoles(identifying=("patient",), others="identifying"))  # fmt: skip
+    gone = versapub.publish(
+        data, ["age, sex -> disease"], l=2, columns=ColumnRoles(identifying=("patient",), others="identifying")
+    )
     assert "ward" not in gone.attributes and set(gone.columns["removed"]) == {"patient", "ward", "bed_class"}
     # a declared role decides a column one by one
     by_name = ColumnRoles(identifying=("patient",), insensitive=("ward", "bed_class"))
@@ -203,15 +223,37 @@ def test_others_on_the_command_line_and_in_a_configuration(tmp_path: Path) -> No
     data = _wide()
     f = tmp_path / "d.csv"
     f.write_text(",".join(data) + "\n" + "".join(",".join(r) + "\n" for r in zip(*data.values(), strict=True)))
-    code, _, stderr = run("publish", "--input", str(f), "--rule", "age, sex -> disease", "--identifying", "patient",
-                          "--out", str(tmp_path / "a"))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(f),
+        "--rule",
+        "age, sex -> disease",
+        "--identifying",
+        "patient",
+        "--out",
+        str(tmp_path / "a"),
+    )
     assert code == 2 and "'ward'" in stderr and "without a decision" in stderr and not (tmp_path / "a").exists()
-    code, _, stderr = run("publish", "--input", str(f), "--rule", "age, sex -> disease", "--identifying", "patient",
-                          "--others", "insensitive", "--out", str(tmp_path / "b"))  # fmt: skip
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(f),
+        "--rule",
+        "age, sex -> disease",
+        "--identifying",
+        "patient",
+        "--others",
+        "insensitive",
+        "--out",
+        str(tmp_path / "b"),
+    )
     assert code == 0, stderr
     cfg = tmp_path / "job.toml"
-    cfg.write_text(f'[input]\npath = "{f}"\n[columns]\nidentifying = ["patient"]\nothers = "quasi-identifying"\n'
-                   '[privacy]\nrules = ["age, sex -> disease"]\n')  # fmt: skip
+    cfg.write_text(
+        f'[input]\npath = "{f}"\n[columns]\nidentifying = ["patient"]\nothers = "quasi-identifying"\n'
+        '[privacy]\nrules = ["age, sex -> disease"]\n'
+    )
     code, _, stderr = run("publish", str(cfg), "--out", str(tmp_path / "c"))
     assert code == 0, stderr
     m = json.loads((tmp_path / "c" / "manifest.json").read_text())
@@ -224,19 +266,25 @@ def test_others_on_the_command_line_and_in_a_configuration(tmp_path: Path) -> No
     assert code == 2 and "others must be one of" in stderr
 
 
-@pytest.mark.parametrize(("name", "values", "refused"), [
-    ("admission_type_id", [str(i % 8) for i in range(400)], False),  # a code named like an id: a note
-    ("discharge_disposition_id", [str(i % 26) for i in range(400)], False),
-    ("encounter_id", [f"e{i}" for i in range(400)], True),  # all unique
-    ("patient_nbr", [f"p{i // 2 if i < 184 else i}" for i in range(400)], True),  # 54 % unique
-    ("patient_id", [f"p{i % 150}" for i in range(400)], True),  # 150 values, a name like an id
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "values", "refused"),
+    [
+        ("admission_type_id", [str(i % 8) for i in range(400)], False),  # a code named like an id: a note
+        ("discharge_disposition_id", [str(i % 26) for i in range(400)], False),
+        ("encounter_id", [f"e{i}" for i in range(400)], True),  # all unique
+        ("patient_nbr", [f"p{i // 2 if i < 184 else i}" for i in range(400)], True),  # 54 % unique
+        ("patient_id", [f"p{i % 150}" for i in range(400)], True),  # 150 values, a name like an id
+    ],
+)
 def test_coded_id_columns_are_notes_and_identifiers_are_refused(name: str, values: list[str], refused: bool) -> None:
     """Issue 27: a name match alone on a column with few values is a note; real identifiers
     (all unique, 54 % unique, many values under an identifier's name) are still refused."""
     rng = np.random.default_rng(1)
-    data = {name: values, "age": [str(x) for x in rng.integers(20, 30, 400)],
-            "disease": list(rng.choice(["flu", "cold", "gout", "acne"], 400))}  # fmt: skip
+    data = {
+        name: values,
+        "age": [str(x) for x in rng.integers(20, 30, 400)],
+        "disease": list(rng.choice(["flu", "cold", "gout", "acne"], 400)),
+    }
     roles = ColumnRoles(others="insensitive")
     if refused:
         with pytest.raises(InputError, match=name):
@@ -252,11 +300,15 @@ def test_coded_id_columns_are_notes_and_identifiers_are_refused(name: str, value
 def test_dates_and_zip_codes_get_a_note() -> None:
     rng = np.random.default_rng(2)
     n = 200
-    data = {"admitted": [f"2021-0{1 + i % 9}-1{i % 10}" for i in range(n)],
-            "home": [f"{47600 + i % 30}" for i in range(n)], "age": [str(x) for x in rng.integers(20, 30, n)],
-            "disease": list(rng.choice(["flu", "cold", "gout", "acne"], n))}  # fmt: skip
-    rel = versapub.publish(data, ["age -> disease"], l=2,
-                           columns=ColumnRoles(others="insensitive", allow_unique=("admitted",)))  # fmt: skip
+    data = {
+        "admitted": [f"2021-0{1 + i % 9}-1{i % 10}" for i in range(n)],
+        "home": [f"{47600 + i % 30}" for i in range(n)],
+        "age": [str(x) for x in rng.integers(20, 30, n)],
+        "disease": list(rng.choice(["flu", "cold", "gout", "acne"], n)),
+    }
+    rel = versapub.publish(
+        data, ["age -> disease"], l=2, columns=ColumnRoles(others="insensitive", allow_unique=("admitted",))
+    )
     assert any("'admitted' looks like a date" in x for x in rel.notes)
     assert any("'home' looks like a 5-digit zip code" in x for x in rel.notes)
 
@@ -278,13 +330,18 @@ def test_a_flag_named_like_a_date_is_no_date() -> None:
     assert len(dated) == 1 and "'admission_date'" in dated[0]
 
 
-@pytest.mark.parametrize(("name", "values", "refused"), [("patient_nbr", 120, True), ("admission_type_id", 8, False),
-                                                         ("discharge_disposition_id", 26, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "values", "refused"),
+    [("patient_nbr", 120, True), ("admission_type_id", 8, False), ("discharge_disposition_id", 26, False)],
+)
 def test_coded_ids_are_notes_and_numbered_patients_are_refused(name: str, values: int, refused: bool) -> None:
     rng = np.random.default_rng(9)
     n = 600
-    data = {name: [f"{x}" for x in rng.integers(0, values, n)], "age": [str(x) for x in rng.integers(20, 30, n)],
-            "disease": list(rng.choice(["flu", "cold", "gout"], n))}  # fmt: skip
+    data = {
+        name: [f"{x}" for x in rng.integers(0, values, n)],
+        "age": [str(x) for x in rng.integers(20, 30, n)],
+        "disease": list(rng.choice(["flu", "cold", "gout"], n)),
+    }
     roles = ColumnRoles(others="insensitive")
     if refused:
         with pytest.raises(InputError, match=f"'{name}'.*its name reads like a direct identifier"):

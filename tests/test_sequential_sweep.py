@@ -128,8 +128,7 @@ class _Fixed:
 
 
 @pytest.mark.parametrize("batch_cells", [1, ss.BATCH_CELLS])
-def test_vectorized_sweep_is_the_one_tuple_at_a_time_process(monkeypatch: pytest.MonkeyPatch,
-                                                             batch_cells: int) -> None:  # fmt: skip
+def test_vectorized_sweep_is_the_one_tuple_at_a_time_process(monkeypatch: pytest.MonkeyPatch, batch_cells: int) -> None:
     """On random tables and taxonomies, item by item or in batches of items, the sweep
     closes exactly the tuples the literal process closes, at the same items."""
     monkeypatch.setattr(ss, "BATCH_CELLS", batch_cells)
@@ -139,8 +138,18 @@ def test_vectorized_sweep_is_the_one_tuple_at_a_time_process(monkeypatch: pytest
         phi = ss.phi_array(bound, m)
         items = ss.item_order(qdims)
         prio = np.random.default_rng(seed).permutation(len(svals))
-        out = ss._sweep(qdims, qcodes, svals, counts.astype(np.int64), items, phi, ss.width_needed(phi), m,
-                        _Fixed(prio), lambda msg: None)  # type: ignore[arg-type]  # fmt: skip
+        out = ss._sweep(
+            qdims,
+            qcodes,
+            svals,
+            counts.astype(np.int64),
+            items,
+            phi,
+            ss.width_needed(phi),
+            m,
+            _Fixed(prio),
+            lambda msg: None,
+        )  # type: ignore[arg-type]
         got: dict[tuple[int, int], int] = {}
         for r, j, c in zip(*out.closed, strict=True):
             got[(int(j), int(r))] = got.get((int(j), int(r)), 0) + int(c)
@@ -150,8 +159,11 @@ def test_vectorized_sweep_is_the_one_tuple_at_a_time_process(monkeypatch: pytest
 
 
 @settings(max_examples=150, deadline=None)
-@given(counts=st.lists(st.integers(1, 12), min_size=1, max_size=7), lam_pick=st.integers(0, 50),
-       tau_frac=st.floats(0, 0.99))  # fmt: skip
+@given(
+    counts=st.lists(st.integers(1, 12), min_size=1, max_size=7),
+    lam_pick=st.integers(0, 50),
+    tau_frac=st.floats(0, 0.99),
+)
 def test_removals_match_one_at_a_time(counts: list[int], lam_pick: int, tau_frac: float) -> None:
     """How many tuples a class sends on = the first satisfying state of the literal process
     (F(k) is not monotone in the number removed; the caps are)."""
@@ -227,8 +239,15 @@ def _release_roundtrip(tmp_path: Path, seed: int) -> None:
     spec = {"name": "functional-diversity", "tau": bound[0], "lambda": lam}
     qi = [a for a in table.names if a != "s"]
     try:
-        rel = versapub.publish(table, [f"{', '.join(qi)} -> s"], guarantee=spec, anonymizer="sequential-sweep",
-                               anonymizer_params={"max_sensitive_level": cap}, hierarchies=hier, seed=seed)  # fmt: skip
+        rel = versapub.publish(
+            table,
+            [f"{', '.join(qi)} -> s"],
+            guarantee=spec,
+            anonymizer="sequential-sweep",
+            anonymizer_params={"max_sensitive_level": cap},
+            hierarchies=hier,
+            seed=seed,
+        )
     except InfeasibleError as exc:  # only under a cap, and then the column itself fails at the cap
         assert cap is not None and "eligible" in str(exc)
         from versapub.privacy.diversity import one_group
@@ -259,8 +278,14 @@ def test_verifier_rejects_a_class_that_violates_on_induced_frequencies(tmp_path:
     s_values = ["flu"] * 4 + ["cold", "ulcer"] + ["flu", "cold", "ulcer"] * 2
     table = EncodedTable.from_columns({"q": ["a"] * 6 + ["b"] * 6, "s": s_values})
     h = Hierarchy.from_rows("s", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"]])
-    rel = versapub.publish(table, ["q -> s"], guarantee={"name": "functional-diversity", "tau": 0.4, "lambda": 3},
-                           anonymizer="sequential-sweep", hierarchies={"s": h}, seed=1)  # fmt: skip
+    rel = versapub.publish(
+        table,
+        ["q -> s"],
+        guarantee={"name": "functional-diversity", "tau": 0.4, "lambda": 3},
+        anonymizer="sequential-sweep",
+        hierarchies={"s": h},
+        seed=1,
+    )
     out = tmp_path / "r"
     versapub.write_release(rel, out)
     assert verify_release(out, original=table).ok
@@ -290,25 +315,55 @@ def test_bad_input_is_one_paragraph_and_writes_nothing(tmp_path: Path) -> None:
     def run(*args: str) -> object:
         return CliRunner().invoke(cli, ["publish", "--input", str(data), "--qi", "q", "--sensitive", "s", *args])
 
-    r = run("--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.5,lambda=2", "--hierarchy",
-            f"s={tax}", "--out", str(tmp_path / "o1"))  # fmt: skip
+    r = run(
+        "--anonymizer",
+        "sequential-sweep",
+        "--guarantee",
+        "functional:tau=0.5,lambda=2",
+        "--hierarchy",
+        f"s={tax}",
+        "--out",
+        str(tmp_path / "o1"),
+    )
     assert r.exit_code != 0 and "colitis" in r.stderr and "Traceback" not in r.stderr  # type: ignore[attr-defined]
     tax.write_text("flu;resp;*\ncold;resp;*\nulcer;gi;*\ncolitis;gi;*\n")
-    r = run("--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.2,lambda=3", "--out",
-            str(tmp_path / "o2"))  # fmt: skip
+    r = run(
+        "--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.2,lambda=3", "--out", str(tmp_path / "o2")
+    )
     assert r.exit_code != 0 and "1/lambda <= tau" in r.stderr  # type: ignore[attr-defined]
-    r = run("--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.5,lambda=5", "--out",
-            str(tmp_path / "o3"))  # fmt: skip
+    r = run(
+        "--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.5,lambda=5", "--out", str(tmp_path / "o3")
+    )
     assert r.exit_code != 0 and "lambda = 5 exceeds the number of distinct sensitive values m = 4" in r.stderr  # type: ignore[attr-defined]
     # flu holds 40%, F = 0.4, 0.67, 0.93: (0.31, 4) (phi = 0.31, 0.54, 0.77) fails as the values are (lambda = 4
     # needs tau >= 0.8 there); at level 1 resp's 14 and gi's 16 spread to 23% and 27%: F = 0.27, 0.53, 0.77 holds.
-    r = run("--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.31,lambda=4", "--hierarchy",
-            f"s={tax}", "--max-sensitive-level", "0", "--out", str(tmp_path / "o4"))  # fmt: skip
+    r = run(
+        "--anonymizer",
+        "sequential-sweep",
+        "--guarantee",
+        "functional:tau=0.31,lambda=4",
+        "--hierarchy",
+        f"s={tax}",
+        "--max-sensitive-level",
+        "0",
+        "--out",
+        str(tmp_path / "o4"),
+    )
     err = r.stderr  # type: ignore[attr-defined]
     assert r.exit_code != 0 and "values as they are: simple l <= 2, tau >= 0.800 for lambda = 4" in err, err  # type: ignore[attr-defined]
     assert "up to level 0 of 2" in err
-    r = run("--anonymizer", "sequential-sweep", "--guarantee", "functional:tau=0.31,lambda=4", "--hierarchy",
-            f"s={tax}", "--max-sensitive-level", "1", "--out", str(tmp_path / "o5"))  # fmt: skip
+    r = run(
+        "--anonymizer",
+        "sequential-sweep",
+        "--guarantee",
+        "functional:tau=0.31,lambda=4",
+        "--hierarchy",
+        f"s={tax}",
+        "--max-sensitive-level",
+        "1",
+        "--out",
+        str(tmp_path / "o5"),
+    )
     assert r.exit_code == 0, r.stderr  # type: ignore[attr-defined]
     r = run("--anonymizer", "anatomy", "--max-sensitive-level", "1", "--out", str(tmp_path / "o6"))
     assert r.exit_code != 0 and "--max-sensitive-level is a parameter of the sequential-sweep" in r.stderr  # type: ignore[attr-defined]
@@ -330,8 +385,14 @@ def test_a_cap_that_strands_the_last_class_reopens_closed_classes(tmp_path: Path
     table = EncodedTable.from_columns({"q": [r[0] for r in rows], "s": [r[1] for r in rows]})
     h = Hierarchy.from_rows("s", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"]])
     g = {"name": "functional-diversity", "tau": 0.45, "lambda": 3}
-    rel = versapub.publish(table, ["q -> s"], guarantee=g, anonymizer="sequential-sweep",
-                           anonymizer_params={"max_sensitive_level": 0}, hierarchies={"s": h})  # fmt: skip
+    rel = versapub.publish(
+        table,
+        ["q -> s"],
+        guarantee=g,
+        anonymizer="sequential-sweep",
+        anonymizer_params={"max_sensitive_level": 0},
+        hierarchies={"s": h},
+    )
     t = rel.tables[0].table
     assert t.parts["data"].counts.sum() == len(rows) and t.stats["sensitive_levels"] == {0: len(rows)}
     assert t.stats["groups"] == 1 and t.stats["last_class_records"] == len(rows)  # everything rejoined
@@ -347,11 +408,18 @@ def test_information_um_by_hand() -> None:
     computed by hand from the published table."""
     from versapub.release.metrics import release_metrics
 
-    table = EncodedTable.from_columns({"q": ["a", "a", "b", "b", "c", "c"],
-                                       "s": ["flu", "flu", "flu", "cold", "ulcer", "flu"]})  # fmt: skip
+    table = EncodedTable.from_columns(
+        {"q": ["a", "a", "b", "b", "c", "c"], "s": ["flu", "flu", "flu", "cold", "ulcer", "flu"]}
+    )
     h = Hierarchy.from_rows("s", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "gi", "*"]])
-    rel = versapub.publish(table, ["q -> s"], guarantee={"name": "functional-diversity", "tau": 0.5, "lambda": 2},
-                           anonymizer="sequential-sweep", hierarchies={"s": h}, seed=3)  # fmt: skip
+    rel = versapub.publish(
+        table,
+        ["q -> s"],
+        guarantee={"name": "functional-diversity", "tau": 0.5, "lambda": 2},
+        anonymizer="sequential-sweep",
+        hierarchies={"s": h},
+        seed=3,
+    )
     ct = rel.tables[0].table.parts["data"]
     leaves = rel.tables[0].table.leaves
     total = 0.0
@@ -370,19 +438,44 @@ def test_cli_publish_check_evaluate_and_report(tmp_path: Path) -> None:
 
     hier = data_path("adult", "hierarchies")
     out = tmp_path / "rel"
-    args = ["publish", "--input", str(data_path("adult", "adult.csv.gz")), "--delimiter", ";", "--column", "age",
-            "--column", "sex", "--column", "race", "--column", "occupation", "--qi", "age,sex,race", "--sensitive",
-            "occupation", "--guarantee", "functional:tau=0.3,lambda=6", "--anonymizer", "sequential-sweep",
-            "--hierarchy", f"occupation={hier / 'adult_hierarchy_occupation.csv'}", "--hierarchy",
-            f"age={hier / 'adult_hierarchy_age.csv'}", "--out", str(out)]  # fmt: skip
+    args = [
+        "publish",
+        "--input",
+        str(data_path("adult", "adult.csv.gz")),
+        "--delimiter",
+        ";",
+        "--column",
+        "age",
+        "--column",
+        "sex",
+        "--column",
+        "race",
+        "--column",
+        "occupation",
+        "--qi",
+        "age,sex,race",
+        "--sensitive",
+        "occupation",
+        "--guarantee",
+        "functional:tau=0.3,lambda=6",
+        "--anonymizer",
+        "sequential-sweep",
+        "--hierarchy",
+        f"occupation={hier / 'adult_hierarchy_occupation.csv'}",
+        "--hierarchy",
+        f"age={hier / 'adult_hierarchy_age.csv'}",
+        "--out",
+        str(out),
+    ]
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.stderr
     m = json.loads((out / "manifest.json").read_text())
     assert "occupation" in m["tables"][0]["generalized"] and m["anonymizer"]["name"] == "sequential-sweep"
     fm = m["utility"]["functional"]["T1"]
     assert fm["excessive_protection"]["min"] >= 0 and 0 < fm["classification"]["rca"] <= 1.5
-    r = CliRunner().invoke(cli, ["check", str(out), "--original", str(data_path("adult", "adult.csv.gz")),
-                                 "--missing", "error", "--json"])  # fmt: skip
+    r = CliRunner().invoke(
+        cli, ["check", str(out), "--original", str(data_path("adult", "adult.csv.gz")), "--missing", "error", "--json"]
+    )
     assert r.exit_code in (0, 1) and '"posterior"' in r.stdout
     r = CliRunner().invoke(cli, ["evaluate", str(out), "--original", str(data_path("adult", "adult.csv.gz"))])
     assert r.exit_code == 0 and "excessive protection min" in r.stdout and "rca" in r.stdout, r.stderr
@@ -396,12 +489,17 @@ def test_not_registered_twice_and_refuses_other_guarantees() -> None:
     assert ANONYMIZERS["sequential-sweep"] is ss.SequentialSweep
     table = EncodedTable.from_columns({"q": list("aabb"), "s": list("xyxy")})
     with pytest.raises(ConfigError, match="k-anonymity is not one"):
-        ss.SequentialSweep().publish(table, Rule(("q",), "s"), make_guarantee({"name": "k-anonymity", "k": 2}),
-                                     np.random.default_rng(0))  # fmt: skip
+        ss.SequentialSweep().publish(
+            table, Rule(("q",), "s"), make_guarantee({"name": "k-anonymity", "k": 2}), np.random.default_rng(0)
+        )
     with pytest.raises((HierarchyError, RuleError)):
-        versapub.publish(table, ["q -> s"], guarantee={"name": "functional-diversity", "tau": 0.5, "lambda": 2},
-                         anonymizer="sequential-sweep",
-                         hierarchies={"s": Hierarchy.from_rows("s", [["x", "*"]])})  # fmt: skip
+        versapub.publish(
+            table,
+            ["q -> s"],
+            guarantee={"name": "functional-diversity", "tau": 0.5, "lambda": 2},
+            anonymizer="sequential-sweep",
+            hierarchies={"s": Hierarchy.from_rows("s", [["x", "*"]])},
+        )
 
 
 def test_rules_command_judges_feasibility_as_publish_does(tmp_path: Path) -> None:
@@ -414,8 +512,19 @@ def test_rules_command_judges_feasibility_as_publish_does(tmp_path: Path) -> Non
     data.write_text("q,s\n" + "".join(f"q{i % 3},{v}\n" for i, v in enumerate(values)))
     tax = tmp_path / "s.csv"
     tax.write_text("flu;resp;*\ncold;resp;*\nulcer;gi;*\ncolitis;gi;*\n")
-    args = ["rules", "--input", str(data), "--qi", "q", "--sensitive", "s", "--guarantee",
-            "functional:tau=0.31,lambda=4", "--hierarchy", f"s={tax}"]  # fmt: skip
+    args = [
+        "rules",
+        "--input",
+        str(data),
+        "--qi",
+        "q",
+        "--sensitive",
+        "s",
+        "--guarantee",
+        "functional:tau=0.31,lambda=4",
+        "--hierarchy",
+        f"s={tax}",
+    ]
     r = CliRunner().invoke(cli, [*args, "--anonymizer", "sequential-sweep"])
     assert r.exit_code == 0 and "ok  'q -> s': feasible" in r.stdout, r.stdout
     assert "Schema is in GNF" in r.stdout

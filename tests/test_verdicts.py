@@ -92,8 +92,10 @@ def test_every_guarantee_suggests_parameters_it_accepts() -> None:
         cli = str(exc.value).split(" (e.g. ")[1].split(" on the command line")[0]
         assert make_guarantee(parse_guarantee(cli)).name == name, cli
         assert make_guarantee({"name": name, **cls.example}).name == name
-    for spec, text in (({"name": "entropy-l", "l": 0.5}, "must be a number > 1, got 0.5"),
-                       ({"name": "t-closeness", "t": 2}, "must be in (0, 1), got 2")):  # fmt: skip
+    for spec, text in (
+        ({"name": "entropy-l", "l": 0.5}, "must be a number > 1, got 0.5"),
+        ({"name": "t-closeness", "t": 2}, "must be in (0, 1), got 2"),
+    ):
         with pytest.raises(RuleError) as exc:
             make_guarantee(spec)
         assert text in str(exc.value) and "must be in >" not in str(exc.value)

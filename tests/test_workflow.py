@@ -25,8 +25,21 @@ def _manifest(path: Path) -> dict:  # type: ignore[type-arg]
 def test_cli_and_python_routes_give_identical_releases(tmp_path: Path, fmt: str) -> None:
     data = data_path("running_example.csv")
     rules = ("age, ICD-9-CM -> race", "gender, ICD-9-CM -> zipcode")
-    args = ["publish", "--input", str(data), "--l", "2", "--seed", "3", "--format", fmt, "--others", "insensitive",
-            "--out", str(tmp_path / "cli")]  # fmt: skip
+    args = [
+        "publish",
+        "--input",
+        str(data),
+        "--l",
+        "2",
+        "--seed",
+        "3",
+        "--format",
+        fmt,
+        "--others",
+        "insensitive",
+        "--out",
+        str(tmp_path / "cli"),
+    ]
     for r in rules:
         args += ["--rule", r]
     res = CliRunner().invoke(cli, args)

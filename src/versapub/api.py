@@ -96,16 +96,20 @@ def anonymize(
     if sub.enforces is None:
         out = publish_plain(part)
     elif isinstance(anon, PerRuleAnonymizer):  # each rule under its own guarantee
-        each = [bind(for_rules((r,), g) if isinstance(g, Mapping) else g, part, r.rhs, hierarchies)
-                for r in sub.enforced_rules]  # fmt: skip
-        out = anon.publish_rules(cast(EncodedTable, part), sub.enforced_rules, each, table_rng(seed, sub), progress,
-                                 hierarchies)  # fmt: skip
+        each = [
+            bind(for_rules((r,), g) if isinstance(g, Mapping) else g, part, r.rhs, hierarchies)
+            for r in sub.enforced_rules
+        ]
+        out = anon.publish_rules(
+            cast(EncodedTable, part), sub.enforced_rules, each, table_rng(seed, sub), progress, hierarchies
+        )
     else:
         mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
         bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
         # A table on a cluster reaches only out-of-core anonymizers (require_out_of_core), which take any Source.
-        out = anon.publish(cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress,
-                           hierarchies)  # fmt: skip
+        out = anon.publish(
+            cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies
+        )
     get_kind(out.kind).validate(out)
     return out
 
@@ -202,10 +206,13 @@ def publish(
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
     dec, anon = plugins_for(
-        decomposition, anonymizer, decomposition_params, anonymizer_params,
+        decomposition,
+        anonymizer,
+        decomposition_params,
+        anonymizer_params,
         gd={"stop_when_worse": gd_stop_when_worse, "max_candidates": gd_max_candidates, "jobs": gd_jobs},
         multi_sa={"time_limit_s": multi_sa_time_limit_s, "max_combinations": multi_sa_max_combinations},
-    )  # fmt: skip
+    )
 
     hook("checking rules", 0, 1)
     parsed, own = split(rules)
@@ -230,8 +237,23 @@ def publish(
     lap("rules")
 
     if classic:
-        return _identities_only(cast(EncodedTable, table), g, roles, anonymizer, anon, int(seed), hierarchies, hook,
-                                input_info, timings, lap, warnings, reduction, by_others, notes)  # fmt: skip
+        return _identities_only(
+            cast(EncodedTable, table),
+            g,
+            roles,
+            anonymizer,
+            anon,
+            int(seed),
+            hierarchies,
+            hook,
+            input_info,
+            timings,
+            lap,
+            warnings,
+            reduction,
+            by_others,
+            notes,
+        )
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
     verdict = require_gnf(schema, reduction.rules, dec.name)
@@ -302,8 +324,9 @@ def publish(
     )
 
 
-def proxies(table: Source, rules: Iterable[Rule], published: Iterable[PublishedTable],
-            roles: ColumnRoles) -> list[Association]:  # fmt: skip
+def proxies(
+    table: Source, rules: Iterable[Rule], published: Iterable[PublishedTable], roles: ColumnRoles
+) -> list[Association]:
     """The proxy screen (:mod:`versapub.privacy.proxies`): every unprotected column the
     release publishes exactly within reach of a rule's left-hand side, measured against the
     rule's protected attribute on the input.  A proxy the steward has not allowed
@@ -343,9 +366,14 @@ def require_out_of_core(dec: Decomposition, anon: Anonymizer, rules: Iterable[Ru
             )
 
 
-def reach_of(table: EncodedTable, rules: Iterable[Rule], per_rule: Mapping[Rule, Guarantee],
-             own: Mapping[Rule, Anonymizer], default: Anonymizer,
-             hierarchies: Mapping[str, Hierarchy] | None) -> dict[Rule, tuple[Any, str]]:  # fmt: skip
+def reach_of(
+    table: EncodedTable,
+    rules: Iterable[Rule],
+    per_rule: Mapping[Rule, Guarantee],
+    own: Mapping[Rule, Anonymizer],
+    default: Anonymizer,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> dict[Rule, tuple[Any, str]]:
     """For rules whose anonymizer may generalize sensitive values (Sequential Sweep), the
     induced counts it can reach and the note for a refusal: feasibility is judged on them."""
     out = {}
@@ -357,11 +385,17 @@ def reach_of(table: EncodedTable, rules: Iterable[Rule], per_rule: Mapping[Rule,
     return out
 
 
-def rule_feasibility(table: EncodedTable, rules: Iterable[RuleItem], *, guarantee: Guarantee,
-                     decomposition: str | None = None, anonymizer: str | None = None,
-                     decomposition_params: Mapping[str, Any] | None = None,
-                     anonymizer_params: Mapping[str, Any] | None = None,
-                     hierarchies: Mapping[str, Hierarchy] | None = None) -> list[Feasibility]:  # fmt: skip
+def rule_feasibility(
+    table: EncodedTable,
+    rules: Iterable[RuleItem],
+    *,
+    guarantee: Guarantee,
+    decomposition: str | None = None,
+    anonymizer: str | None = None,
+    decomposition_params: Mapping[str, Any] | None = None,
+    anonymizer_params: Mapping[str, Any] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> list[Feasibility]:
     """Feasibility of the rules as :func:`publish` judges it (each rule's guarantee, and what
     its anonymizer can reach), without publishing; ``rules`` as for :func:`publish`."""
     parsed, own = split(rules)
@@ -370,8 +404,9 @@ def rule_feasibility(table: EncodedTable, rules: Iterable[RuleItem], *, guarante
     per_rule = effective(reduction, own, guarantee)
     _, anon = plugins_for(decomposition, anonymizer, decomposition_params, anonymizer_params)
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
-    return feasibility(table, reduction.rules, per_rule, reach_of(table, reduction.rules, per_rule, own_anon, anon,
-                                                                   hierarchies))  # fmt: skip
+    return feasibility(
+        table, reduction.rules, per_rule, reach_of(table, reduction.rules, per_rule, own_anon, anon, hierarchies)
+    )
 
 
 def _anonymizer_of(rule: Rule, spec: str) -> Anonymizer:
@@ -394,11 +429,22 @@ def _anon_for(sub: SubTable, default: Anonymizer, own: Mapping[Rule, Anonymizer]
 
 
 def _identities_only(
-    table: EncodedTable, g: Guarantee, roles: ColumnRoles, asked: str | Anonymizer | None, anon: Anonymizer,
-    seed: int, hierarchies: Mapping[str, Hierarchy] | None, hook: ProgressHook, input_info: InputInfo | None,
-    timings: dict[str, float], lap: Callable[[str], None], warnings: list[str], reduction: Any,
-    by_others: tuple[str, ...] = (), notes: list[str] | None = None,
-) -> Release:  # fmt: skip
+    table: EncodedTable,
+    g: Guarantee,
+    roles: ColumnRoles,
+    asked: str | Anonymizer | None,
+    anon: Anonymizer,
+    seed: int,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    hook: ProgressHook,
+    input_info: InputInfo | None,
+    timings: dict[str, float],
+    lap: Callable[[str], None],
+    warnings: list[str],
+    reduction: Any,
+    by_others: tuple[str, ...] = (),
+    notes: list[str] | None = None,
+) -> Release:
     """The classic job with quasi-identifiers and no rule: one generalized table of the
     quasi-identifiers whose every class holds at least ``k`` records (k-anonymity, Sweeney
     2002), and the other columns, if any, as a plain table (never linked to the first).
@@ -420,8 +466,9 @@ def _identities_only(
     lap("decompose")
     hook(f"anonymizing T1 ({len(qi)} quasi-identifiers)", 0, len(schema.tables))
     try:
-        first = anon.publish(table.select(qi), (), g, table_rng(seed, schema.tables[0]), _step_hook(hook, 0, 1),
-                             hierarchies)  # fmt: skip
+        first = anon.publish(
+            table.select(qi), (), g, table_rng(seed, schema.tables[0]), _step_hook(hook, 0, 1), hierarchies
+        )
     except ValueError:
         raise ConfigError(
             f"The {anon.name} anonymizer protects a sensitive attribute; k-anonymity of quasi-identifiers needs a "
@@ -436,11 +483,24 @@ def _identities_only(
     identity = {p.name: identity_risk(table, p.table) for p in published}
     info = input_info or InputInfo(rows_read=table.n_rows + table.n_dropped, rows_dropped_missing=table.n_dropped)
     return Release(
-        tables=tuple(published), source=table, guarantee=g, reduction=reduction, feasibility=(), schema=schema,
-        gnf=verdict, decomposition="none", anonymizer=anon.name, anonymizer_params=anon.params(), seed=seed,
-        input=info, timings=timings, columns=roles.to_manifest(removed=list(roles.identifying), by_others=by_others),
-        identity=identity, warnings=warnings, notes=list(notes or []),
-    )  # fmt: skip
+        tables=tuple(published),
+        source=table,
+        guarantee=g,
+        reduction=reduction,
+        feasibility=(),
+        schema=schema,
+        gnf=verdict,
+        decomposition="none",
+        anonymizer=anon.name,
+        anonymizer_params=anon.params(),
+        seed=seed,
+        input=info,
+        timings=timings,
+        columns=roles.to_manifest(removed=list(roles.identifying), by_others=by_others),
+        identity=identity,
+        warnings=warnings,
+        notes=list(notes or []),
+    )
 
 
 def plugins_for(

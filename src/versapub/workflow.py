@@ -99,9 +99,11 @@ def _input_info(cfg: PublishConfig, table: EncodedTable) -> InputInfo:
 
 
 def publish_marginals(
-    cfg: PublishConfig, table: EncodedTable | None = None, progress: Progress = _silent,
+    cfg: PublishConfig,
+    table: EncodedTable | None = None,
+    progress: Progress = _silent,
     read_seconds: float | None = None,
-) -> Release:  # fmt: skip
+) -> Release:
     """A collection of anonymized marginals as configured (``cfg.marginals``): built,
     checked (refused when it fails a check, naming the marginal and cell), enlarged by the
     configured injection, as an in-memory release."""
@@ -118,17 +120,30 @@ def publish_marginals(
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     t1 = time.perf_counter()
     job = build(table, cfg.marginals, cfg.anonymizer_hierarchies(table.names), progress)
-    return collection_release(table, job.collection, job.requirement, job.verdict, _input_info(cfg, table),
-                              roles=job.roles, hierarchies=cfg.hierarchy_files(table.names),
-                              hierarchy_sha256=cfg.hierarchy_digests(table.names),
-                              search=job.search_json(),
-                              timings={"read": read_s, "marginals": time.perf_counter() - t1})  # fmt: skip
+    return collection_release(
+        table,
+        job.collection,
+        job.requirement,
+        job.verdict,
+        _input_info(cfg, table),
+        roles=job.roles,
+        hierarchies=cfg.hierarchy_files(table.names),
+        hierarchy_sha256=cfg.hierarchy_digests(table.names),
+        search=job.search_json(),
+        timings={"read": read_s, "marginals": time.perf_counter() - t1},
+    )
 
 
 def run_marginals(
-    cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True,
-    progress: Progress = _silent, table: EncodedTable | None = None, read_seconds: float | None = None,
-) -> Release:  # fmt: skip
+    cfg: PublishConfig,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    utility: bool = True,
+    progress: Progress = _silent,
+    table: EncodedTable | None = None,
+    read_seconds: float | None = None,
+) -> Release:
     """``versapub marginals publish``: build, measure, write verified."""
     release = publish_marginals(cfg, table, progress, read_seconds)
     if utility:
@@ -138,10 +153,17 @@ def run_marginals(
 
 
 def inject(
-    release_dir: str | Path, out: str | Path, max_marginals: int, *, original: EncodedTable,
-    search: str = "greedy", hierarchies: Mapping[str, Hierarchy] | None = None, overwrite: bool = False,
-    utility: bool = True, progress: Progress = _silent,
-) -> Release:  # fmt: skip
+    release_dir: str | Path,
+    out: str | Path,
+    max_marginals: int,
+    *,
+    original: EncodedTable,
+    search: str = "greedy",
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    overwrite: bool = False,
+    utility: bool = True,
+    progress: Progress = _silent,
+) -> Release:
     """``versapub marginals inject``: reopen a released collection over its ``original``
     table, add up to ``max_marginals`` marginals by ``search`` (each keeping every check),
     and write the enlarged release, verified."""
@@ -165,8 +187,9 @@ def inject(
         for a, f in (section.get("hierarchies") or {}).items():
             got = locate(str(f), d, digests.get(a))
             if got.path is None:
-                raise ConfigError(got.explain(str(f), f"the hierarchy of {a!r}") + ". Give the hierarchies with "
-                                  "--hierarchies DIR.")  # fmt: skip
+                raise ConfigError(
+                    got.explain(str(f), f"the hierarchy of {a!r}") + ". Give the hierarchies with --hierarchies DIR."
+                )
             found = got.path
             try:
                 hierarchies[str(a)] = _H.read(found, str(a))
@@ -179,18 +202,34 @@ def inject(
     verdict = coll.check(job.requirement)
     roles = {**job.roles, **{coll.names[i]: "injected" for i in range(start, len(coll.marginals))}}
     inp = manifest.get("input") or {}
-    info = InputInfo(path=inp.get("path"), sha256=inp.get("sha256"), rows_read=int(inp.get("rows_read") or 0),
-                     rows_dropped_missing=int(inp.get("rows_dropped_missing") or 0),
-                     missing_policy=str(inp.get("missing_policy") or "error"),
-                     hierarchies=dict(inp.get("hierarchies") or {}), delimiter=inp.get("delimiter"),
-                     columns=inp.get("columns"), format=inp.get("format"), header=bool(inp.get("header", True)),
-                     names=inp.get("names"), na_values=list(inp.get("na_values") or []),
-                     strip=bool(inp.get("strip", False)))  # fmt: skip
+    info = InputInfo(
+        path=inp.get("path"),
+        sha256=inp.get("sha256"),
+        rows_read=int(inp.get("rows_read") or 0),
+        rows_dropped_missing=int(inp.get("rows_dropped_missing") or 0),
+        missing_policy=str(inp.get("missing_policy") or "error"),
+        hierarchies=dict(inp.get("hierarchies") or {}),
+        delimiter=inp.get("delimiter"),
+        columns=inp.get("columns"),
+        format=inp.get("format"),
+        header=bool(inp.get("header", True)),
+        names=inp.get("names"),
+        na_values=list(inp.get("na_values") or []),
+        strip=bool(inp.get("strip", False)),
+    )
     files = section.get("hierarchies") or {}
-    release = collection_release(original, coll, job.requirement, verdict, info, roles=roles, hierarchies=files,
-                                 hierarchy_sha256=section.get("hierarchy_sha256") or {},
-                                 search=[st.to_json() for st in steps],
-                                 timings={"marginals": time.perf_counter() - t1})  # fmt: skip
+    release = collection_release(
+        original,
+        coll,
+        job.requirement,
+        verdict,
+        info,
+        roles=roles,
+        hierarchies=files,
+        hierarchy_sha256=section.get("hierarchy_sha256") or {},
+        search=[st.to_json() for st in steps],
+        timings={"marginals": time.perf_counter() - t1},
+    )
     if utility:
         release = with_utility(release, progress)
     first = next(iter((manifest["tables"][0].get("files") or {}).values()), "x.csv")
@@ -209,9 +248,14 @@ def with_utility(release: Release, progress: Progress = _silent) -> Release:
 
     progress("measuring utility (KL-divergence, 1,000 COUNT queries; classes and ID3 for generalized tables)", 0, 0)
     t = time.perf_counter()
-    out = replace(release, utility={**utility_summary(model_from_release(release), release.source),
-                                    "metrics": release_metrics(release),
-                                    "functional": functional_measures(release)})  # fmt: skip
+    out = replace(
+        release,
+        utility={
+            **utility_summary(model_from_release(release), release.source),
+            "metrics": release_metrics(release),
+            "functional": functional_measures(release),
+        },
+    )
     out.timings["utility"] = time.perf_counter() - t
     return out
 
@@ -262,8 +306,12 @@ def write_release(
             rw.rewrite_manifest(release, tmp, files)
         t1 = time.perf_counter()
         progress("verifying the written files and checking the release", 0, 0)
-        job = Requirement(release.guarantee.to_manifest(), tuple(release.rule_json(r) for r in release.reduction.rules),
-                          "the publishing job's rules and guarantee" + (f" and --k {k}" if k else ""), k)  # fmt: skip
+        job = Requirement(
+            release.guarantee.to_manifest(),
+            tuple(release.rule_json(r) for r in release.reduction.rules),
+            "the publishing job's rules and guarantee" + (f" and --k {k}" if k else ""),
+            k,
+        )
         check = run_check(tmp, model=_model_of(release), original=release.source, requirement=job)
         report = check.verification
         if not report.ok:
@@ -271,8 +319,14 @@ def write_release(
                 f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
             )
         if not check.ok:
-            floor = (f" (--k {k} is a floor on every table's smallest published cell: generalize a column with a "
-                     "hierarchy, drop or protect columns, or lower it)") if k else ""  # fmt: skip
+            floor = (
+                (
+                    f" (--k {k} is a floor on every table's smallest published cell: generalize a column with a "
+                    "hierarchy, drop or protect columns, or lower it)"
+                )
+                if k
+                else ""
+            )
             raise VerificationError(
                 f"The release failed its privacy checks, so nothing was written to {dest}: "
                 + "; ".join(check.failures()[:10])
@@ -285,8 +339,9 @@ def write_release(
         rw.write_json(tmp / "check.json", check.to_json())
         (tmp / "report.html").write_text(html_report(tmp, check, release.utility, title=dest.name), encoding="utf-8")
         shown = replace(release, timings=timings)
-        (tmp / "report.md").write_text(markdown_report(shown, report, files, (check.verdict, check.attention)),
-                                       encoding="utf-8")  # fmt: skip
+        (tmp / "report.md").write_text(
+            markdown_report(shown, report, files, (check.verdict, check.attention)), encoding="utf-8"
+        )
         rw.commit(tmp, dest, overwrite, inputs)
     return check
 
@@ -303,8 +358,9 @@ def _model_of(release: Release) -> Callable[[], ReleaseModel]:
     return (lambda: model_from_release(release)) if release.source.in_memory else none
 
 
-def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True,
-             progress: Progress = _silent) -> Release:  # fmt: skip
+def run_dask(
+    cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, utility: bool = True, progress: Progress = _silent
+) -> Release:
     """The whole job on a Dask cluster (``cfg.backend == "dask"``): connect (or start a
     LocalCluster), read the input into a scratch directory, publish (UAD and Anatomy from
     counts and ranks), write the tables as Parquet parts, measure the utility out of core,
@@ -342,17 +398,43 @@ def run_dask(cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, ut
             t0 = time.perf_counter()
             workdirs.claim(scratch)
             hier = {h.attribute: (h.load(), h.level) for h in cfg.hierarchies if h.level is not None}
-            table = read_dask(cfg.input, runner, scratch, delimiter=cfg.delimiter, missing=cfg.missing,
-                              columns=cfg.columns, hierarchies=hier, format=cfg.input_format, header=cfg.header,
-                              names=cfg.names, na_values=cfg.na_values, strip=cfg.strip)  # fmt: skip
+            table = read_dask(
+                cfg.input,
+                runner,
+                scratch,
+                delimiter=cfg.delimiter,
+                missing=cfg.missing,
+                columns=cfg.columns,
+                hierarchies=hier,
+                format=cfg.input_format,
+                header=cfg.header,
+                names=cfg.names,
+                na_values=cfg.na_values,
+                strip=cfg.strip,
+            )
             validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
             release = publish(cfg, table, progress, time.perf_counter() - t0)  # type: ignore[arg-type]
-            release = replace(release, backend={"name": "dask", "scheduler": cfg.scheduler or "LocalCluster",
-                                                "workers": runner.n_workers, "partitions": table.n_parts})  # fmt: skip
+            release = replace(
+                release,
+                backend={
+                    "name": "dask",
+                    "scheduler": cfg.scheduler or "LocalCluster",
+                    "workers": runner.n_workers,
+                    "partitions": table.n_parts,
+                },
+            )
             measure = (lambda: outofcore_utility(release, progress=progress)) if utility else None
             progress("writing, measuring and verifying the release", 0, 0)
-            write_release(release, dest, format="parquet", overwrite=overwrite, protect=protect, utility=measure,
-                          progress=progress, k=cfg.k)  # fmt: skip
+            write_release(
+                release,
+                dest,
+                format="parquet",
+                overwrite=overwrite,
+                protect=protect,
+                utility=measure,
+                progress=progress,
+                k=cfg.k,
+            )
         except Exception as exc:
             if isinstance(exc, duckdb.OutOfMemoryException):
                 raise ReleaseError(
@@ -390,8 +472,9 @@ def write(
     """Write, verified from its own files, never over a user's file (the input, hierarchy
     and configuration files are protected)."""
     progress("writing and verifying the release", 0, 0)
-    write_release(release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path], progress=progress,
-                  k=cfg.k)  # fmt: skip
+    write_release(
+        release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path], progress=progress, k=cfg.k
+    )
 
 
 def run(

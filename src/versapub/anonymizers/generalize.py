@@ -198,8 +198,15 @@ def classes_table(
     n_cls = int(cls.max()) + 1 if len(cls) else 0
     cells = group_rows([cls, goal.codes], [n_cls, goal.cardinality])
     c_cls = cells.keys[0].astype(np.int64)
-    return cells_table(table, goal, dims, [(a[c_cls], b[c_cls]) for a, b in cover], cells.counts, stats,
-                       s_codes=cells.keys[1].astype(np.int64))  # fmt: skip
+    return cells_table(
+        table,
+        goal,
+        dims,
+        [(a[c_cls], b[c_cls]) for a, b in cover],
+        cells.counts,
+        stats,
+        s_codes=cells.keys[1].astype(np.int64),
+    )
 
 
 def cells_table(
@@ -253,8 +260,9 @@ def cells_table(
     dicts_in_order = [dicts[i] for i in perm]
     # Rows in value order (text, column by column), as every published table: a label's code
     # comes after the leaves', its text need not.
-    text_rank = [np.argsort(np.argsort(d.astype(str), kind="stable"))[k] for d, k in zip(dicts_in_order, keys,
-                 strict=True)]  # fmt: skip
+    text_rank = [
+        np.argsort(np.argsort(d.astype(str), kind="stable"))[k] for d, k in zip(dicts_in_order, keys, strict=True)
+    ]
     rows = np.lexsort(text_rank[::-1]) if keys else np.zeros(0, dtype=np.int64)
     ct = CountTable(
         tuple(names[i] for i in perm),
@@ -262,8 +270,15 @@ def cells_table(
         tuple(dicts_in_order),
         merged[rows],
     )
-    return AnonymizedTable(table.names, "generalized", goal.rule, {"data": ct}, {"rows": ct.n_rows, **stats},
-                           leaves=leaves, sensitive=goal.sensitive if goal.rule is None else None)  # fmt: skip
+    return AnonymizedTable(
+        table.names,
+        "generalized",
+        goal.rule,
+        {"data": ct},
+        {"rows": ct.n_rows, **stats},
+        leaves=leaves,
+        sensitive=goal.sensitive if goal.rule is None else None,
+    )
 
 
 def published_histograms(anon: AnonymizedTable) -> Histograms:
@@ -275,8 +290,9 @@ def published_histograms(anon: AnonymizedTable) -> Histograms:
     s = anon.sensitive_attributes[0] if anon.sensitive_attributes else None
     qi = [j for j, a in enumerate(ct.names) if a != s]
     if qi:
-        g = group_rows([ct.codes[j] for j in qi], [int(ct.codes[j].max()) + 1 if ct.n_rows else 1 for j in qi],
-                       with_inverse=True)  # fmt: skip
+        g = group_rows(
+            [ct.codes[j] for j in qi], [int(ct.codes[j].max()) + 1 if ct.n_rows else 1 for j in qi], with_inverse=True
+        )
         assert g.inverse is not None
         cls, n_cls = g.inverse.astype(np.int64), len(g.counts)
     else:
@@ -291,8 +307,10 @@ def published_histograms(anon: AnonymizedTable) -> Histograms:
         v = ct.codes[j].astype(np.int64)
         return Histograms(cls, ct.counts, n_cls, v)
     position = {leaf: i for i, leaf in enumerate(labels.order)}
-    runs = np.array([labels.spans[str(v)] if str(v) in labels.spans else (position[str(v)],) * 2 for v in dictionary],
-                    dtype=np.int64).reshape(-1, 2)  # fmt: skip
+    runs = np.array(
+        [labels.spans[str(v)] if str(v) in labels.spans else (position[str(v)],) * 2 for v in dictionary],
+        dtype=np.int64,
+    ).reshape(-1, 2)
     code = ct.codes[j].astype(np.int64)
     return induced_histograms(cls, runs[code, 0], runs[code, 1], ct.counts, n_cls)
 
@@ -320,8 +338,13 @@ def lowest_nodes(
     return level, node
 
 
-def class_cover(dims: Sequence[Dimension], codes: Sequence[IntArray], cls: IntArray, n_cls: int,
-                start: npt.NDArray[np.int64] | None = None) -> list[tuple[IntArray, IntArray]]:  # fmt: skip
+def class_cover(
+    dims: Sequence[Dimension],
+    codes: Sequence[IntArray],
+    cls: IntArray,
+    n_cls: int,
+    start: npt.NDArray[np.int64] | None = None,
+) -> list[tuple[IntArray, IntArray]]:
     """Per dimension, each class's cover: the lowest hierarchy node over its records (no
     higher than ``start[:, j]``, default the root) or the range of its records' ranks."""
     cover = []

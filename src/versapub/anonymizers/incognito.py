@@ -129,9 +129,15 @@ class Incognito:
         best = minimal[int(np.argmin(scores))]
         cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, goal)
         stats = class_stats(guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality)
-        stats.update({"node": dict(zip(qi, best, strict=True)), "nodes_checked": found.checked,
-                      "minimal_nodes": len(minimal), "suppressed_records": suppressed,
-                      "utility": {self.utility: float(min(scores))}})  # fmt: skip
+        stats.update(
+            {
+                "node": dict(zip(qi, best, strict=True)),
+                "nodes_checked": found.checked,
+                "minimal_nodes": len(minimal),
+                "suppressed_records": suppressed,
+                "utility": {self.utility: float(min(scores))},
+            }
+        )
         return classes_table(table, goal, found.dims, cls, cover, stats)
 
     def minimal_nodes(
@@ -155,8 +161,9 @@ class Incognito:
             tuple(tuple(np.bincount(lv) for lv in (dim.nodes or ())) for dim in dims),
         )
         s_col = goal
-        base = group_rows([*(table.codes(a) for a in qi), s_col.codes],
-                          [*(table.cardinality(a) for a in qi), s_col.cardinality])  # fmt: skip
+        base = group_rows(
+            [*(table.codes(a) for a in qi), s_col.codes], [*(table.cardinality(a) for a in qi), s_col.cardinality]
+        )
         keys = [k.astype(np.int64) for k in base.keys]
         n = table.n_rows
         budget = math.floor(self.suppression * n)
@@ -190,8 +197,9 @@ class Incognito:
         else:
             sat = _search(lattice, check, say)
         found = sorted(sat.get(everything, set()), key=lambda v: (sum(v), v))
-        minimal = [v for v in found if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True))
-                                                for u in found)]  # fmt: skip
+        minimal = [
+            v for v in found if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True)) for u in found)
+        ]
         if not qi:
             minimal = [()]
             whole = _check(lattice, keys, base.counts, (), (), guarantee, budget, s_col.cardinality)
@@ -206,8 +214,17 @@ class Incognito:
             )
         return Minimal(goal, dims, lattice, keys, base.counts, minimal, checked)
 
-    def _score(self, lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, node: tuple[int, ...],
-               guarantee: Guarantee, budget: int, s_card: int, n: int) -> float:  # fmt: skip
+    def _score(
+        self,
+        lattice: Lattice,
+        keys: Sequence[IntArray],
+        counts: IntArray,
+        node: tuple[int, ...],
+        guarantee: Guarantee,
+        budget: int,
+        s_card: int,
+        n: int,
+    ) -> float:
         qi_keys, s = keys[:-1], keys[-1]
         g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(node, qi_keys, strict=True))]
         cls = _group(g, [int(x.max()) + 1 if len(x) else 1 for x in g], len(counts))
@@ -261,8 +278,16 @@ def _failing(cls: IntArray, s: IntArray, counts: IntArray, guarantee: Guarantee,
     return np.asarray(~guarantee.groups_satisfied(h))
 
 
-def _check(lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, attrs: tuple[int, ...],
-           levels: tuple[int, ...], guarantee: Guarantee, budget: int, s_card: int) -> Outcome:  # fmt: skip
+def _check(
+    lattice: Lattice,
+    keys: Sequence[IntArray],
+    counts: IntArray,
+    attrs: tuple[int, ...],
+    levels: tuple[int, ...],
+    guarantee: Guarantee,
+    budget: int,
+    s_card: int,
+) -> Outcome:
     """Does the node (``levels`` of quasi-identifiers ``attrs``) satisfy the guarantee,
     suppressing at most ``budget`` records (whose class must satisfy it too)?"""
     g = [lattice.gen[j][lv][keys[j]] for j, lv in zip(attrs, levels, strict=True)]
@@ -279,8 +304,9 @@ def _check(lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, attrs: 
     return Outcome(not rest.any(), n_sup)
 
 
-def _search(lattice: Lattice, check: Callable[[tuple[int, ...], tuple[int, ...]], Outcome],
-            say: Callable[[str], None]) -> dict[tuple[int, ...], set[tuple[int, ...]]]:  # fmt: skip
+def _search(
+    lattice: Lattice, check: Callable[[tuple[int, ...], tuple[int, ...]], Outcome], say: Callable[[str], None]
+) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
     """Satisfying nodes of every subset of the quasi-identifiers (Incognito's main loop)."""
     m = len(lattice.heights)
     sat: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
@@ -295,16 +321,19 @@ def _search(lattice: Lattice, check: Callable[[tuple[int, ...], tuple[int, ...]]
     return sat
 
 
-def _candidates(lattice: Lattice, sat: dict[tuple[int, ...], set[tuple[int, ...]]],
-                attrs: tuple[int, ...]) -> list[tuple[int, ...]]:  # fmt: skip
+def _candidates(
+    lattice: Lattice, sat: dict[tuple[int, ...], set[tuple[int, ...]]], attrs: tuple[int, ...]
+) -> list[tuple[int, ...]]:
     """Nodes over ``attrs`` whose every one-smaller projection satisfied (subset property)."""
     if len(attrs) == 1:
         return [(lv,) for lv in range(lattice.heights[attrs[0]])]
     head = sat.get(attrs[:-1], set())
     last = attrs[-1]
     # The other one-smaller subsets (all but the last attribute dropped one at a time).
-    checks = [([i for i in range(len(attrs)) if i != drop], sat.get(attrs[:drop] + attrs[drop + 1 :], set()))
-              for drop in range(len(attrs) - 1)]  # fmt: skip
+    checks = [
+        ([i for i in range(len(attrs)) if i != drop], sat.get(attrs[:drop] + attrs[drop + 1 :], set()))
+        for drop in range(len(attrs) - 1)
+    ]
     out = []
     for v in head:
         for lv in range(lattice.heights[last]):
@@ -330,8 +359,15 @@ def _rollup(cands: list[tuple[int, ...]], ok: Callable[[tuple[int, ...]], bool])
     return {order[i] for i in np.flatnonzero(marked)}
 
 
-def _classes(lattice: Lattice, table: EncodedTable, qi: Sequence[str], node: tuple[int, ...], guarantee: Guarantee,
-             budget: int, s_col: Any) -> tuple[IntArray, list[tuple[IntArray, IntArray]], int]:  # fmt: skip
+def _classes(
+    lattice: Lattice,
+    table: EncodedTable,
+    qi: Sequence[str],
+    node: tuple[int, ...],
+    guarantee: Guarantee,
+    budget: int,
+    s_col: Any,
+) -> tuple[IntArray, list[tuple[IntArray, IntArray]], int]:
     """Every record's class at ``node`` (failing classes merged into one class at the
     roots), and each class's (level, node) per quasi-identifier."""
     g = [lattice.gen[j][lv][table.codes(a).astype(np.int64)] for j, (a, lv) in enumerate(zip(qi, node, strict=True))]

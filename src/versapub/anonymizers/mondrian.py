@@ -80,17 +80,24 @@ def _histograms(part: IntArray, s: IntArray, n_parts: int, s_card: int) -> Histo
 
 
 def partition(
-    dims: Sequence[Dimension], codes: Sequence[IntArray], s: IntArray, s_card: int, guarantee: Guarantee,
+    dims: Sequence[Dimension],
+    codes: Sequence[IntArray],
+    s: IntArray,
+    s_card: int,
+    guarantee: Guarantee,
     progress: Callable[[str], None] | None = None,
-) -> tuple[IntArray, IntArray, IntArray]:  # fmt: skip
+) -> tuple[IntArray, IntArray, IntArray]:
     """Mondrian's partitions: (permutation of the records, start of every partition in it,
     each partition's current hierarchy level per dimension)."""
     n, d = len(s), len(dims)
     smallest = _smallest_k(guarantee)
     perm = np.arange(n, dtype=np.int64)
     # Every record's rank per dimension (int32: 4 bytes per record and dimension).
-    rank = np.stack([dim.rank.astype(np.int32)[c] for dim, c in zip(dims, codes, strict=True)]) if d else (
-        np.zeros((0, n), np.int32))  # fmt: skip
+    rank = (
+        np.stack([dim.rank.astype(np.int32)[c] for dim, c in zip(dims, codes, strict=True)])
+        if d
+        else (np.zeros((0, n), np.int32))
+    )
     hier = np.array([dim.hierarchical for dim in dims], dtype=bool)
     spans = np.array([dim.span for dim in dims], dtype=np.float64)
     # Per hierarchical dimension: node ids (levels x codes) and leaves under each node (levels x nodes).

@@ -66,8 +66,12 @@ class Decomposed:
     noise: tuple[int, ...]
 
 
-def penalty(profile_values: Sequence[IntArray], group_sets: Sequence[npt.NDArray[np.bool_]],
-            sizes: Sequence[int], ls: Sequence[int]) -> IntArray:  # fmt: skip
+def penalty(
+    profile_values: Sequence[IntArray],
+    group_sets: Sequence[npt.NDArray[np.bool_]],
+    sizes: Sequence[int],
+    ls: Sequence[int],
+) -> IntArray:
     """Definition 5 for many candidate tuples at once: ``Σ_i (l_i - |G.S^i|)`` over the
     non-primary attributes whose set in ``G`` already holds the tuple's value and is still
     short of ``l_i``.  ``profile_values[i]``: each candidate's value of attribute ``i``;
@@ -330,8 +334,9 @@ class MSADecomposition:
         others = [a for a in sens if a != pri]
         o_ls = [l for i, l in enumerate(ls) if i != k]
         say(f"msa-decomposition: primary {pri} (l = {ls[k]}), {len(others)} other sensitive attribute(s)")
-        dec = decompose(table.codes(pri), [table.codes(a) for a in others], [table.cardinality(a) for a in others],
-                        ls[k], o_ls, rng)  # fmt: skip
+        dec = decompose(
+            table.codes(pri), [table.codes(a) for a in others], [table.cardinality(a) for a in others], ls[k], o_ls, rng
+        )
         perm = rng.permutation(dec.n_groups).astype(np.int64)
         group = perm[dec.group]
         qit = count_table(table, qi, [("group_id", group, dec.n_groups)])
@@ -375,12 +380,19 @@ class MSADecomposition:
             "the paper's measure (each sensitive value uniform over its group's set): "
             f"KL {stats['kl_uniform_over_sets']:.4f} against log(prod l_i) = {stats['log_prod_l']:.4f}",
         ]
-        say(f"msa-decomposition: {dec.n_groups:,} SA-groups, {dec.residual} residual record(s), "
-            f"{int(sum(dec.noise)):,} noise value(s)")  # fmt: skip
+        say(
+            f"msa-decomposition: {dec.n_groups:,} SA-groups, {dec.residual} residual record(s), "
+            f"{int(sum(dec.noise)):,} noise value(s)"
+        )
         return AnonymizedTable(
-            table.names, "sa-groups", rules[0], {"qit": qit, "ts": ts}, stats, also_enforces=tuple(rules[1:]),
+            table.names,
+            "sa-groups",
+            rules[0],
+            {"qit": qit, "ts": ts},
+            stats,
+            also_enforces=tuple(rules[1:]),
             listed={"sets": tuple(rows)},
-        )  # fmt: skip
+        )
 
 
 def uniform_kl(

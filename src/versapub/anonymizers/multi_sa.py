@@ -242,13 +242,18 @@ class MultiSAAnatomy:
                 "Raise multi_sa_max_combinations (the solve may take very long), generalize the "
                 "sensitive attributes, or use another decomposition."
             )
-        say(f"multi-SA: integer program over {k_combos:,} sensitive-value combinations of {sens} "
-            f"(time limit {self.time_limit_s:g} s)")  # fmt: skip
-        sel = select(combos.keys, sa_cards, combos.counts, l, time_limit_s=self.time_limit_s,
-                     seed=int(rng.integers(1 << 31)))  # fmt: skip
-        say(f"multi-SA: {int(sel.take.sum()):,} of {table.n_rows:,} records selected in {sel.seconds:.1f} s"
+        say(
+            f"multi-SA: integer program over {k_combos:,} sensitive-value combinations of {sens} "
+            f"(time limit {self.time_limit_s:g} s)"
+        )
+        sel = select(
+            combos.keys, sa_cards, combos.counts, l, time_limit_s=self.time_limit_s, seed=int(rng.integers(1 << 31))
+        )
+        say(
+            f"multi-SA: {int(sel.take.sum()):,} of {table.n_rows:,} records selected in {sel.seconds:.1f} s"
             + ("" if sel.optimal else " (time limit reached: best solution found, not proven optimal)")
-            + "; bucketizing")  # fmt: skip
+            + "; bucketizing"
+        )
         # Which records of each combination are selected: a seeded random choice.
         shuffled = rng.permutation(table.n_rows)
         by_combo = shuffled[np.argsort(combos.inverse[shuffled], kind="stable")]
@@ -304,10 +309,15 @@ class MultiSAAnatomy:
             },
         }
         return AnonymizedTable(
-            table.names, "anatomy", rules[0], {"qit": qit, "st": st}, stats,
-            also_enforces=tuple(rules[1:]), suppressed_group=suppressed_id,
+            table.names,
+            "anatomy",
+            rules[0],
+            {"qit": qit, "st": st},
+            stats,
+            also_enforces=tuple(rules[1:]),
+            suppressed_group=suppressed_id,
             domains={a: tuple(str(v) for v in table.column(a).values) for a in sens},
-        )  # fmt: skip
+        )
 
 
 def _achieved(

@@ -53,8 +53,9 @@ def hilbert_keys(ranks: Sequence[IntArray], sizes: Sequence[int]) -> npt.NDArray
         return np.zeros(n, dtype=np.uint64)
     need = [max(1, int(s - 1).bit_length()) for s in sizes]
     bits = min(max(need), 64 // d)
-    locs = np.stack([np.asarray(r, dtype=np.int64) >> max(0, b - bits) for r, b in zip(ranks, need, strict=True)],
-                    axis=1)  # fmt: skip
+    locs = np.stack(
+        [np.asarray(r, dtype=np.int64) >> max(0, b - bits) for r, b in zip(ranks, need, strict=True)], axis=1
+    )
     if d == 1:
         return locs[:, 0].astype(np.uint64)
     return np.asarray(hilbert.encode(locs, d, bits), dtype=np.uint64)

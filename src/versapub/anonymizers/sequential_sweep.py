@@ -217,10 +217,12 @@ def removals(cells: Cells, phi: Floats, need: int) -> IntArray:
         lo = np.where((lo < hi) & ok, mid, lo)
         hi = np.where((lo < hi) & ~ok, mid - 1, hi)
     level = lo  # the largest satisfying cap L; cap L + 1 fails
-    removed_above = np.bincount(cells.cls, weights=np.maximum(cells.count - level[cells.cls] - 1, 0),
-                                minlength=n_cls).astype(np.int64)  # fmt: skip
-    j = np.bincount(cells.cls, weights=(cells.count > level[cells.cls]).astype(np.float64),
-                    minlength=n_cls).astype(np.int64)  # fmt: skip
+    removed_above = np.bincount(
+        cells.cls, weights=np.maximum(cells.count - level[cells.cls] - 1, 0), minlength=n_cls
+    ).astype(np.int64)
+    j = np.bincount(cells.cls, weights=(cells.count > level[cells.cls]).astype(np.float64), minlength=n_cls).astype(
+        np.int64
+    )
     t_first = np.where(todo, j, 0)  # t = j is cap L itself
     scan = np.flatnonzero(todo & (j > 1))
     if len(scan):
@@ -230,8 +232,9 @@ def removals(cells: Cells, phi: Floats, need: int) -> IntArray:
         pair_t = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps) + 1
         per = cells.n[pair_cls]
         cell_pair = np.repeat(np.arange(len(pair_cls), dtype=np.int64), per)
-        idx = np.repeat(cells.start[pair_cls], per) + (np.arange(int(per.sum()), dtype=np.int64)
-                                                        - np.repeat(np.cumsum(per) - per, per))  # fmt: skip
+        idx = np.repeat(cells.start[pair_cls], per) + (
+            np.arange(int(per.sum()), dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
+        )
         rank = cells.rank[idx]
         lv = level[pair_cls][cell_pair]
         jj, tt = j[pair_cls][cell_pair], pair_t[cell_pair]
@@ -266,8 +269,9 @@ class SequentialSweep:
         return {"max_sensitive_level": self.max_sensitive_level}
 
     # -- the optional capability the workflow checks feasibility with ------------------
-    def sensitive_reach(self, table: EncodedTable, rule: Rule, guarantee: Guarantee,
-                        hierarchies: Mapping[str, Hierarchy] | None) -> SensitiveReach:  # fmt: skip
+    def sensitive_reach(
+        self, table: EncodedTable, rule: Rule, guarantee: Guarantee, hierarchies: Mapping[str, Hierarchy] | None
+    ) -> SensitiveReach:
         """The rule's sensitive column with every value generalized as far as allowed, and
         the eligible ranges up to there (for the guarantee's lambda, when it has one)."""
         from versapub.privacy.eligible import describe_ranges, induced, ranges
@@ -278,8 +282,10 @@ class SequentialSweep:
         level = top if self.max_sensitive_level is None else min(self.max_sensitive_level, top)
         found = ranges(col, h, max(level, 0), include_root=True)
         cap = "no limit" if self.max_sensitive_level is None else f"max_sensitive_level = {self.max_sensitive_level}"
-        note = (f"sequential-sweep may generalize {rule.rhs!r} up to level {level} of {top} ({cap}); the eligible "
-                f"requirements: {describe_ranges(found, guarantee.params().get('lambda'))}")  # fmt: skip
+        note = (
+            f"sequential-sweep may generalize {rule.rhs!r} up to level {level} of {top} ({cap}); the eligible "
+            f"requirements: {describe_ranges(found, guarantee.params().get('lambda'))}"
+        )
         return SensitiveReach(level, induced(col, h, level) * table.n_rows, note)
 
     def publish(
@@ -369,8 +375,9 @@ class SequentialSweep:
             "sensitive_levels": {int(k): int(v) for k, v in enumerate(gen) if v},
             "max_sensitive_level": cap,
         }
-        say(f"Sequential Sweep: {h.n_groups:,} classes, {stats['sensitive_generalized']:,} sensitive values "
-            "generalized")  # fmt: skip
+        say(
+            f"Sequential Sweep: {h.n_groups:,} classes, {stats['sensitive_generalized']:,} sensitive values generalized"
+        )
         return replace(out, stats=stats)
 
 
@@ -389,9 +396,18 @@ class Sweep:
 BATCH_CELLS = 1 << 21
 
 
-def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArray, counts: IntArray,
-           items: IntArray, phi: Floats, need: int, m: int, rng: np.random.Generator,
-           say: Callable[[str], None]) -> Sweep:  # fmt: skip
+def _sweep(
+    qdims: Sequence[Dimension],
+    qcodes: Sequence[IntArray],
+    svals: IntArray,
+    counts: IntArray,
+    items: IntArray,
+    phi: Floats,
+    need: int,
+    m: int,
+    rng: np.random.Generator,
+    say: Callable[[str], None],
+) -> Sweep:
     """Steps 4–10: visit the items in order with every open tuple (module docstring).
 
     Items are evaluated in batches: the open tuples' classes at several consecutive items
@@ -422,9 +438,15 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
         b_n = max(1, min(batch, n_items - 1 - j, BATCH_CELLS // p, room))
         its = items[j : j + b_n]
         if wide:
-            keys = np.stack([np.unique(combined_key([node_tab[i][its[b, i]][qcodes[i][row]] for i in range(d)],
-                                                    radix)[0], return_inverse=True)[1].ravel()
-                             for b in range(b_n)]).astype(np.int64)  # fmt: skip
+            keys = np.stack(
+                [
+                    np.unique(
+                        combined_key([node_tab[i][its[b, i]][qcodes[i][row]] for i in range(d)], radix)[0],
+                        return_inverse=True,
+                    )[1].ravel()
+                    for b in range(b_n)
+                ]
+            ).astype(np.int64)
             width = p
         else:
             keys = np.zeros((b_n, p), dtype=np.int64)
@@ -514,8 +536,9 @@ def _sweep(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], svals: IntArr
     return Sweep((cat(closed_rows), cat(closed_item), cat(closed_cnt)), (row, cnt), moves, min(j, n_items - 1))
 
 
-def _classes_of(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], rows: IntArray, item: IntArray,
-                items: IntArray) -> IntArray:  # fmt: skip
+def _classes_of(
+    qdims: Sequence[Dimension], qcodes: Sequence[IntArray], rows: IntArray, item: IntArray, items: IntArray
+) -> IntArray:
     """Each closed part's class: its item and its QI nodes at the item's levels."""
     cols = [item]
     for i, dim in enumerate(qdims):
@@ -533,10 +556,17 @@ def _classes_of(qdims: Sequence[Dimension], qcodes: Sequence[IntArray], rows: In
     return g.inverse.astype(np.int64)
 
 
-def _generalize_last(s_dim: Dimension, svals: IntArray, rows: IntArray, cnt: IntArray,
-                     closed: tuple[IntArray, IntArray, IntArray], ec: IntArray, phi: Floats, cap: int,
-                     say: Callable[[str], None]
-                     ) -> tuple[IntArray, IntArray, IntArray, tuple[IntArray, IntArray, IntArray] | None]:  # fmt: skip
+def _generalize_last(
+    s_dim: Dimension,
+    svals: IntArray,
+    rows: IntArray,
+    cnt: IntArray,
+    closed: tuple[IntArray, IntArray, IntArray],
+    ec: IntArray,
+    phi: Floats,
+    cap: int,
+    say: Callable[[str], None],
+) -> tuple[IntArray, IntArray, IntArray, tuple[IntArray, IntArray, IntArray] | None]:
     """Step 11 (§4.3): the class of the tuples left at the last item, its sensitive values
     generalized until it satisfies.  Returns per part its sensitive level, row and records,
     and the closed parts when some classes had to be reopened (below; ``ec``: each closed
@@ -560,8 +590,10 @@ def _generalize_last(s_dim: Dimension, svals: IntArray, rows: IntArray, cnt: Int
             state = _LastClass(s_dim, svals, np.r_[rows, c_rows[back]], np.r_[cnt, c_cnt[back]], cap)
             if state.generalize(phi):
                 reopened = (c_rows[~back], c_item[~back], c_cnt[~back])
-                say(f"Sequential Sweep: {int(c_cnt[back].sum()):,} records of {take:,} closed classes rejoined the "
-                    f"last one (sensitive generalization capped at level {cap})")  # fmt: skip
+                say(
+                    f"Sequential Sweep: {int(c_cnt[back].sum()):,} records of {take:,} closed classes rejoined the "
+                    f"last one (sensitive generalization capped at level {cap})"
+                )
                 break
             if take == len(by_generality):
                 raise InfeasibleError(

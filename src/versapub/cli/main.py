@@ -35,8 +35,11 @@ _RECORD_HELP = (
     "only their file names: a path can itself be confidential)."
 )
 #: The three verdicts as the console shows them.
-VERDICT_MARKUP = {"passed": "[green]ALL CHECKS PASSED[/]", "attention": "[yellow]PASSED — NEEDS ATTENTION[/]",
-                  "failed": "[red]CHECKS FAILED[/]"}  # fmt: skip
+VERDICT_MARKUP = {
+    "passed": "[green]ALL CHECKS PASSED[/]",
+    "attention": "[yellow]PASSED — NEEDS ATTENTION[/]",
+    "failed": "[red]CHECKS FAILED[/]",
+}
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -319,9 +322,12 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     if not any(flags.values()) and not opts["allow_unique"] and not opts.get("others") and not opts.get("allow_proxy"):
         return None
     merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}
-    return ColumnRoles.from_mapping(merged, (*base.allow_unique, *opts["allow_unique"]),
-                                    opts.get("others") or base.others,
-                                    (*base.allow_proxy, *(opts.get("allow_proxy") or ())))  # fmt: skip
+    return ColumnRoles.from_mapping(
+        merged,
+        (*base.allow_unique, *opts["allow_unique"]),
+        opts.get("others") or base.others,
+        (*base.allow_proxy, *(opts.get("allow_proxy") or ())),
+    )
 
 
 def _plugin_override(what: str, text: str | None) -> dict[str, Any]:
@@ -345,8 +351,10 @@ def _sensitive_l(item: str) -> tuple[str, int | None]:
 
 
 #: Flags that are one anonymizer's parameter: flag -> (anonymizer, parameter).
-_SHORTHANDS = {"--primary": ("msa-decomposition", "primary"),
-               "--max-sensitive-level": ("sequential-sweep", "max_sensitive_level")}  # fmt: skip
+_SHORTHANDS = {
+    "--primary": ("msa-decomposition", "primary"),
+    "--max-sensitive-level": ("sequential-sweep", "max_sensitive_level"),
+}
 
 
 def _anonymizer_override(text: str | None, given: dict[str, Any]) -> dict[str, Any]:
@@ -388,10 +396,11 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
     if not rules and opts["quasi"] and opts["sensitive"]:  # without --sensitive: k-anonymity of the QI alone
         qi = ", ".join(format_attribute(a) for a in opts["quasi"])
         rules = [
-            f"{qi} -> {format_attribute(s)}" if own_l[s] is None else
-            {"rule": f"{qi} -> {format_attribute(s)}", "guarantee": "distinct-l-diversity", "l": own_l[s]}
+            f"{qi} -> {format_attribute(s)}"
+            if own_l[s] is None
+            else {"rule": f"{qi} -> {format_attribute(s)}", "guarantee": "distinct-l-diversity", "l": own_l[s]}
             for s in opts["sensitive"]
-        ]  # fmt: skip
+        ]
     elif any(v is not None for v in own_l.values()):
         raise ConfigError("--sensitive COLUMN:L needs --qi (the rules are then 'QI -> COLUMN'), not --rule.")
     if config is not None:
@@ -559,16 +568,20 @@ def _guarantee_text(release: Release) -> str:
     own = {r: g.to_manifest() for r, g in release.rule_guarantees.items()}
     if not own or release_g in own.values():
         return release.guarantee.describe()
-    shown = [f"{r.rhs} {spec['name']}(" + ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name") + ")"
-             for r, spec in own.items()]  # fmt: skip
+    shown = [
+        f"{r.rhs} {spec['name']}(" + ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name") + ")"
+        for r, spec in own.items()
+    ]
     return "each rule its own guarantee: " + "; ".join(shown)
 
 
 def _written_verdict(out_dir: Path) -> dict[str, Any]:
     """The verdict of a release just written, as its ``check.json`` records it."""
     got = json.loads((out_dir / "check.json").read_text(encoding="utf-8"))
-    return {"verdict": got.get("verdict", "passed" if got.get("ok") else "failed"),
-            "attention": list(got.get("attention") or [])}  # fmt: skip
+    return {
+        "verdict": got.get("verdict", "passed" if got.get("ok") else "failed"),
+        "attention": list(got.get("attention") or []),
+    }
 
 
 def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
@@ -608,23 +621,30 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         out.print(f"Removed as identifying: {', '.join(show(c) for c in removed)}.", soft_wrap=True)
     by_others = release.columns.get("by_others") or []
     if by_others:
-        out.print(f"Declared {release.columns.get('others')} by --others: {len(by_others)} column(s) "
-                  f"({', '.join(show(c) for c in by_others[:6])}{', ...' if len(by_others) > 6 else ''}).",
-                  soft_wrap=True)  # fmt: skip
+        out.print(
+            f"Declared {release.columns.get('others')} by --others: {len(by_others)} column(s) "
+            f"({', '.join(show(c) for c in by_others[:6])}{', ...' if len(by_others) > 6 else ''}).",
+            soft_wrap=True,
+        )
     allowed = [a for a in release.associations if a.allowed]
     for a in allowed:
         out.print(f"Allowed proxy (--allow-proxy): {escape(a.describe())}.", soft_wrap=True)
     listed = [a for a in release.associations if not a.allowed]
     if listed:
-        out.print("Unprotected columns associated with protected ones (lambda: knowing the protected attribute "
-                  "predicts the column / the column predicts it; see the report): "
-                  + "; ".join(f"{show(a.column)} ~ {show(a.sensitive)} {a.derived:.0%} / {a.determines:.0%}"
-                              for a in listed) + ".", soft_wrap=True)  # fmt: skip
+        out.print(
+            "Unprotected columns associated with protected ones (lambda: knowing the protected attribute "
+            "predicts the column / the column predicts it; see the report): "
+            + "; ".join(f"{show(a.column)} ~ {show(a.sensitive)} {a.derived:.0%} / {a.determines:.0%}" for a in listed)
+            + ".",
+            soft_wrap=True,
+        )
     for note in release.notes:
         out.print(f"[dim]  note: {escape(note)}.[/]", soft_wrap=True)
     verdict = _written_verdict(out_dir)
-    out.print(f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed: "
-              f"{VERDICT_MARKUP[verdict['verdict']]}; {seconds:.2f} s.")  # fmt: skip
+    out.print(
+        f"Schema in GNF: {'yes' if release.gnf.ok else 'NO'}; verification passed: "
+        f"{VERDICT_MARKUP[verdict['verdict']]}; {seconds:.2f} s."
+    )
     for line in verdict["attention"]:
         err.print(f"[bold yellow]needs attention:[/] {escape(line)}.", soft_wrap=True)
     if release.decomposition_trace:
@@ -704,10 +724,20 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
     "non-sensitive values holds fewer than K records — the same test as check --k (config: [privacy] k).",
 )
 def publish(
-    out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool, backend: str | None,
-    scheduler: str | None, workers: int | None, worker_memory: str | None, scratch: Path | None,
-    k_floor: int | None, record_input_path: bool | None, **opts: Any,
-) -> None:  # fmt: skip
+    out_dir: Path,
+    fmt: str | None,
+    overwrite: bool,
+    quiet: bool,
+    no_utility: bool,
+    backend: str | None,
+    scheduler: str | None,
+    workers: int | None,
+    worker_memory: str | None,
+    scratch: Path | None,
+    k_floor: int | None,
+    record_input_path: bool | None,
+    **opts: Any,
+) -> None:
     """Publish a table under privacy rules into a verified release directory.
 
     Either CONFIG.toml (see the README for the format) or flags:
@@ -721,8 +751,10 @@ def publish(
     """
     with _errors():
         if backend == "dask" and fmt == "csv":
-            raise ConfigError("--backend dask writes Parquet (its large tables are directories of Parquet parts); "
-                              "leave out --format csv.")  # fmt: skip
+            raise ConfigError(
+                "--backend dask writes Parquet (its large tables are directories of Parquet parts); "
+                "leave out --format csv."
+            )
         if scheduler and backend is None:
             backend = "dask"
         cfg = _build_config(opts, fmt).with_overrides(
@@ -776,12 +808,20 @@ def rules(**opts: Any) -> None:
             out.print("[bold]Dropped rules[/]:")
             for d in red.dropped:
                 out.print(f"  {escape(str(d.rule))}  — {escape(d.reason)}", soft_wrap=True)
-        out.print("\n[bold]Feasibility[/] (sensitive attribute published alone, or as far as the anonymizer may "
-                  "generalize it):")  # fmt: skip
-        feas = rule_feasibility(table, cfg.rules, guarantee=g, decomposition=cfg.decomposition,
-                                anonymizer=cfg.anonymizer, decomposition_params=cfg.decomposition_params,
-                                anonymizer_params=cfg.anonymizer_params,
-                                hierarchies=cfg.anonymizer_hierarchies(table.names))  # fmt: skip
+        out.print(
+            "\n[bold]Feasibility[/] (sensitive attribute published alone, or as far as the anonymizer may "
+            "generalize it):"
+        )
+        feas = rule_feasibility(
+            table,
+            cfg.rules,
+            guarantee=g,
+            decomposition=cfg.decomposition,
+            anonymizer=cfg.anonymizer,
+            decomposition_params=cfg.decomposition_params,
+            anonymizer_params=cfg.anonymizer_params,
+            hierarchies=cfg.anonymizer_hierarchies(table.names),
+        )
         for f in feas:
             out.print(
                 f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message())}",
@@ -1158,24 +1198,32 @@ def check(
         for p in rep.posterior:
             out.print(f"  {'ok  ' if p['ok'] else 'FAIL'} posterior {escape(p['message'])}")
         for ka in rep.kind_attacks:  # e.g. sa-groups: the adversary with background knowledge
-            out.print(f"  {'ok  ' if ka['ok'] else 'FAIL'} {ka['kind']} attack ({escape(ka['targets'])}): "
-                      f"{escape(ka['message'])}", soft_wrap=True)  # fmt: skip
+            out.print(
+                f"  {'ok  ' if ka['ok'] else 'FAIL'} {ka['kind']} attack ({escape(ka['targets'])}): "
+                f"{escape(ka['message'])}",
+                soft_wrap=True,
+            )
             for r in ka["rows"]:
-                out.print(f"         knowing {r['known']} other sensitive value(s): {r['below']:,} target(s) "
-                          f"({r['share']:.1%}) below l = {r['l']} for {escape(r['attribute'])}; fewest candidates "
-                          f"{r['min_candidates']}", soft_wrap=True)  # fmt: skip
+                out.print(
+                    f"         knowing {r['known']} other sensitive value(s): {r['below']:,} target(s) "
+                    f"({r['share']:.1%}) below l = {r['l']} for {escape(r['attribute'])}; fewest candidates "
+                    f"{r['min_candidates']}",
+                    soft_wrap=True,
+                )
         for i in rep.identity:
             mark = "FAIL" if not i["ok"] else ("WARN" if i.get("attention") else ("ok  " if k is not None else "info"))
             out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}", soft_wrap=True)
         for c in rep.collection:  # --k: the tables as a collection of marginals (k-link, k-combinatorial)
             where = f" {escape(c['file'])}" if c["file"] else ""
-            out.print(f"  {'ok  ' if c['ok'] else 'FAIL'} {escape(c['check'])}{where}: {escape(c['message'])}",
-                      soft_wrap=True)  # fmt: skip
+            out.print(
+                f"  {'ok  ' if c['ok'] else 'FAIL'} {escape(c['check'])}{where}: {escape(c['message'])}", soft_wrap=True
+            )
         for f in v.findings:  # a collection of marginals: its own checks
             if f.check in ("k-link", "k-combinatorial", "maxent-diversity", "collection"):
                 where = f" {escape(f.file)}" if f.file else ""
-                out.print(f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.check)}{where}: {escape(f.message)}",
-                          soft_wrap=True)  # fmt: skip
+                out.print(
+                    f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.check)}{where}: {escape(f.message)}", soft_wrap=True
+                )
         bad_h = [f for f in rep.hygiene if not f.ok]
         out.print(f"  row-order hygiene: {'ok' if not bad_h else f'{len(bad_h)} file(s) out of order'}")
         for f in [*v.failures, *bad_h]:
@@ -1236,23 +1284,50 @@ def _column(data: Path, column: str, delimiter: str | None) -> Any:
 @click.option("--start", type=float, default=0.0, show_default=True, help="Where the intervals start.")
 @click.option("--mask", is_flag=True, help="Mask codes from the right, one character per level (71000 -> 7100*).")
 @click.option("--groups-of", "group_size", type=int, metavar="K", help="Group K consecutive ordered values per level.")
-@click.option("--level", "levels", multiple=True, metavar="'G=a,b;H=c'",
-              help="Explicit groups of one level (repeat per level, lowest first): members are values, or groups "
-              "of the level before.")  # fmt: skip
+@click.option(
+    "--level",
+    "levels",
+    multiple=True,
+    metavar="'G=a,b;H=c'",
+    help="Explicit groups of one level (repeat per level, lowest first): members are values, or groups "
+    "of the level before.",
+)
 @click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
-@click.option("-o", "--out", "out_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The hierarchy file to write (ARX: ';'-separated, leaf first, root last).")  # fmt: skip
+@click.option(
+    "-o",
+    "--out",
+    "out_file",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The hierarchy file to write (ARX: ';'-separated, leaf first, root last).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing file.")
 def hierarchy_build(
-    data: Path, column: str, intervals: str | None, start: float, mask: bool, group_size: int | None,
-    levels: tuple[str, ...], delimiter: str | None, out_file: Path, overwrite: bool,
-) -> None:  # fmt: skip
+    data: Path,
+    column: str,
+    intervals: str | None,
+    start: float,
+    mask: bool,
+    group_size: int | None,
+    levels: tuple[str, ...],
+    delimiter: str | None,
+    out_file: Path,
+    overwrite: bool,
+) -> None:
     """Build a hierarchy for one column of DATA and write it in ARX's format."""
     from versapub.data import hierarchy_build as hb
 
     with _errors():
-        chosen = [n for n, on in (("--intervals", intervals), ("--mask", mask), ("--groups-of", group_size),
-                                  ("--level", levels)) if on]  # fmt: skip
+        chosen = [
+            n
+            for n, on in (
+                ("--intervals", intervals),
+                ("--mask", mask),
+                ("--groups-of", group_size),
+                ("--level", levels),
+            )
+            if on
+        ]
         if len(chosen) != 1:
             raise ConfigError("Give exactly one of --intervals, --mask, --groups-of or --level (repeated per level).")
         if out_file.exists() and not overwrite:
@@ -1302,8 +1377,9 @@ def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_deli
         attr, eq, file = spec.partition("=")
         if not eq or not file:
             raise ConfigError(f"--hierarchy {spec!r} must look like ATTR=FILE.")
-        h = Hierarchy.read(Path(file.rpartition(":")[0] if file.rpartition(":")[2].isdigit() else file), attr,
-                           hierarchy_delimiter)  # fmt: skip
+        h = Hierarchy.read(
+            Path(file.rpartition(":")[0] if file.rpartition(":")[2].isdigit() else file), attr, hierarchy_delimiter
+        )
         col = _column(data, attr, delimiter)
         h.require_covers(col)
         h.require_uniform()
@@ -1311,24 +1387,42 @@ def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_deli
         unused = len(h.levels) - col.cardinality
     per_level = ", ".join(f"{n} node(s) at level {k}" for k, n in enumerate(nodes))
     extra = f"; {unused} leaf/leaves the column does not hold" if unused else ""
-    out.print(f"{file} fits column {attr!r} of {data.name}: every one of its {col.cardinality} values is a leaf; "
-              f"{h.height} levels with {per_level}{extra}.", soft_wrap=True)  # fmt: skip
+    out.print(
+        f"{file} fits column {attr!r} of {data.name}: every one of its {col.cardinality} values is a leaf; "
+        f"{h.height} levels with {per_level}{extra}.",
+        soft_wrap=True,
+    )
 
 
 @cli.command()
 @click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--sensitive", required=True, metavar="COLUMN", help="The sensitive column.")
-@click.option("--taxonomy", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="The sensitive attribute's taxonomy (ARX hierarchy file): also the ranges when its values are "
-              "generalized to each level.")  # fmt: skip
+@click.option(
+    "--taxonomy",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="The sensitive attribute's taxonomy (ARX hierarchy file): also the ranges when its values are "
+    "generalized to each level.",
+)
 @click.option("--max-sensitive-level", "max_level", type=int, help="Show taxonomy levels up to this one only.")
 @click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also draw the smallest eligible tau per lambda, one line per level (PNG).")  # fmt: skip
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also draw the smallest eligible tau per lambda, one line per level (PNG).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing --plot file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranges as JSON.")
-def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int | None, delimiter: str | None,
-             plot_file: Path | None, overwrite: bool, as_json: bool) -> None:  # fmt: skip
+def eligible(
+    data: Path,
+    sensitive: str,
+    taxonomy: Path | None,
+    max_level: int | None,
+    delimiter: str | None,
+    plot_file: Path | None,
+    overwrite: bool,
+    as_json: bool,
+) -> None:
     """Which l, (c, l) and (tau, lambda) requirements the sensitive column admits at all
     (the eligible ranges), without and with generalizing its values up a taxonomy."""
     from versapub.data.hierarchy import Hierarchy
@@ -1346,18 +1440,28 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
             raise ConfigError(f"--max-sensitive-level must be 0 or more, got {max_level}.")
         found = ranges(col, h, max_level)
     if as_json:
-        click.echo(json.dumps([{"level": r.level, "m": r.m, "max_l": r.max_l, "min_c": r.min_c, "min_tau": r.min_tau}
-                               for r in found], indent=2, default=str))  # fmt: skip
+        click.echo(
+            json.dumps(
+                [{"level": r.level, "m": r.m, "max_l": r.max_l, "min_c": r.min_c, "min_tau": r.min_tau} for r in found],
+                indent=2,
+                default=str,
+            )
+        )
         return
     from rich.table import Table
 
     m = found[0].m
-    out.print(f"Sensitive column {sensitive!r} of {data.name}: {col.cardinality} distinct values"
-              + (f" ({m} leaves in the taxonomy)" if h is not None else "") + ".")  # fmt: skip
-    t = Table(title="Eligible requirements (outside them no partition can meet one)",
-              caption="(c, l): recursive (c, l)-diversity needs c above this; (tau, lambda): functional diversity "
-              "needs tau at least this; L0: values as they are, Lk: every value generalized to level k",
-              caption_justify="left")  # fmt: skip
+    out.print(
+        f"Sensitive column {sensitive!r} of {data.name}: {col.cardinality} distinct values"
+        + (f" ({m} leaves in the taxonomy)" if h is not None else "")
+        + "."
+    )
+    t = Table(
+        title="Eligible requirements (outside them no partition can meet one)",
+        caption="(c, l): recursive (c, l)-diversity needs c above this; (tau, lambda): functional diversity "
+        "needs tau at least this; L0: values as they are, Lk: every value generalized to level k",
+        caption_justify="left",
+    )
     t.add_column("l or lambda", justify="right")
     for r in found:
         t.add_column(f"c > [L{r.level}]", justify="right")
@@ -1373,9 +1477,11 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
         where = "as they are" if r.level == 0 else f"at level {r.level}"
         out.print(f"Simple l-diversity, values {where}: l <= {r.max_l}.")
     if h is not None:
-        out.print("With no limit on generalizing the sensitive values every valid requirement is eligible (at the "
-                  f"root every value has frequency 1/{m}); --max-sensitive-level caps how far it may go.",
-                  soft_wrap=True)  # fmt: skip
+        out.print(
+            "With no limit on generalizing the sensitive values every valid requirement is eligible (at the "
+            f"root every value has frequency 1/{m}); --max-sensitive-level caps how far it may go.",
+            soft_wrap=True,
+        )
     if m > 12:
         out.print(f"(lambda and l up to 12 shown of {m}; --json gives all.)")
     if plot_file is not None:
@@ -1387,8 +1493,13 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
         f, ax = plt.subplots(figsize=(5.2, 3.4))
         for r in found:
             lams = sorted(r.min_tau)
-            ax.plot(lams, [r.min_tau[x] for x in lams], marker="o", ms=3,
-                    label="as they are" if r.level == 0 else f"level {r.level}")  # fmt: skip
+            ax.plot(
+                lams,
+                [r.min_tau[x] for x in lams],
+                marker="o",
+                ms=3,
+                label="as they are" if r.level == 0 else f"level {r.level}",
+            )
         ax.plot(lams, [1 / x for x in lams], ls=":", color="grey", label="1/lambda (the smallest valid tau)")
         ax.set_xlabel("lambda")
         ax.set_ylabel("smallest eligible tau")
@@ -1404,32 +1515,64 @@ def eligible(data: Path, sensitive: str, taxonomy: Path | None, max_level: int |
 def _marginals_options(f: F) -> F:
     opts = [
         click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path)),
-        click.option("--input", "input_", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Input CSV (optionally .gz) or Parquet file (overrides the config's [input] path)."),
+        click.option(
+            "--input",
+            "input_",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Input CSV (optionally .gz) or Parquet file (overrides the config's [input] path).",
+        ),
         click.option("--delimiter", help="CSV delimiter, any text (default ','; '\\t' for a tab)."),
         click.option("--column", "columns", multiple=True, help="Publish only these columns (repeatable)."),
         click.option("--missing", type=click.Choice(["error", "value", "drop"]), help="Missing-cell policy."),
-        click.option("--hierarchy", "hierarchies", multiple=True, metavar="ATTR=FILE",
-                     help="An ARX hierarchy for ATTR (repeatable): its levels are the levels of ATTR@LEVEL."),
-        click.option("--hierarchies", "hierarchy_dir", type=click.Path(path_type=Path), metavar="DIR",
-                     help="Every hierarchy of a folder (ARX's naming: *_hierarchy_ATTR.csv or ATTR.csv)."),
+        click.option(
+            "--hierarchy",
+            "hierarchies",
+            multiple=True,
+            metavar="ATTR=FILE",
+            help="An ARX hierarchy for ATTR (repeatable): its levels are the levels of ATTR@LEVEL.",
+        ),
+        click.option(
+            "--hierarchies",
+            "hierarchy_dir",
+            type=click.Path(path_type=Path),
+            metavar="DIR",
+            help="Every hierarchy of a folder (ARX's naming: *_hierarchy_ATTR.csv or ATTR.csv).",
+        ),
         click.option("--sensitive", metavar="COLUMN", help="The sensitive column (published exactly)."),
         click.option("--k", "k", type=int, help="k of k-link and k-combinatorial anonymity (>= 2)."),
         click.option("--l", "ell", type=int, help="Short for --diversity l-diversity:l=L (frequency l-diversity)."),
-        click.option("--diversity", metavar="NAME:PARAM=V", help="What the maximum-entropy estimate must satisfy: "
-                     "l-diversity:l= (frequency), recursive-cl:c=,l=, entropy-l-diversity:l= (default "
-                     "l-diversity:l=2)."),
-        click.option("--base", metavar="incognito|'a@1, b, ...'", help="The base table: 'incognito' (the minimal "
-                     "l-diverse, k-anonymous full-domain generalization with the lowest KL-divergence) or a "
-                     "marginal over every column."),
-        click.option("--marginal", "marginal", multiple=True, metavar="'age@2, race'",
-                     help="A marginal: attributes, each at a level of its hierarchy (ATTR@LEVEL, 0 = exact; the "
-                     "sensitive column exact); repeatable."),
-        click.option("--inject", type=int, help="Then add up to N marginals that keep every check (utility "
-                     "injection)."),
-        click.option("--search", type=click.Choice(["greedy", "stepwise"]), help="Injection: greedy one-attribute "
-                     "marginals (the paper's Figure 8, default) or stepwise over multi-attribute marginals."),
-    ]  # fmt: skip
+        click.option(
+            "--diversity",
+            metavar="NAME:PARAM=V",
+            help="What the maximum-entropy estimate must satisfy: "
+            "l-diversity:l= (frequency), recursive-cl:c=,l=, entropy-l-diversity:l= (default "
+            "l-diversity:l=2).",
+        ),
+        click.option(
+            "--base",
+            metavar="incognito|'a@1, b, ...'",
+            help="The base table: 'incognito' (the minimal "
+            "l-diverse, k-anonymous full-domain generalization with the lowest KL-divergence) or a "
+            "marginal over every column.",
+        ),
+        click.option(
+            "--marginal",
+            "marginal",
+            multiple=True,
+            metavar="'age@2, race'",
+            help="A marginal: attributes, each at a level of its hierarchy (ATTR@LEVEL, 0 = exact; the "
+            "sensitive column exact); repeatable.",
+        ),
+        click.option(
+            "--inject", type=int, help="Then add up to N marginals that keep every check (utility injection)."
+        ),
+        click.option(
+            "--search",
+            type=click.Choice(["greedy", "stepwise"]),
+            help="Injection: greedy one-attribute "
+            "marginals (the paper's Figure 8, default) or stepwise over multi-attribute marginals.",
+        ),
+    ]
     for o in reversed(opts):
         f = o(f)
     return f
@@ -1443,8 +1586,10 @@ def _marginals_config(opts: dict[str, Any], fmt: str | None = None) -> PublishCo
     base = load_config(config) if config is not None else None
     if base is None:
         if opts["input_"] is None:
-            raise ConfigError("Give a configuration file with a [marginals] section, or --input DATA with "
-                              "--sensitive COLUMN, --k K and --base or --marginal.")  # fmt: skip
+            raise ConfigError(
+                "Give a configuration file with a [marginals] section, or --input DATA with "
+                "--sensitive COLUMN, --k K and --base or --marginal."
+            )
         base = PublishConfig(input=opts["input_"], rules=())
     spec = base.marginals
     if opts["diversity"] is not None and opts["ell"] is not None:
@@ -1469,11 +1614,18 @@ def _marginals_config(opts: dict[str, Any], fmt: str | None = None) -> PublishCo
         inject=opts["inject"] if opts["inject"] is not None else (spec.inject if spec else 0),
         search=opts["search"] or (spec.search if spec else "greedy"),
     )
-    return replace(base.with_overrides(
-        input=opts["input_"], delimiter=_unescape(opts["delimiter"]), columns=tuple(opts["columns"]) or None,
-        missing=opts["missing"], hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
-        hierarchy_dir=opts["hierarchy_dir"], format=fmt,
-    ), marginals=spec)  # fmt: skip
+    return replace(
+        base.with_overrides(
+            input=opts["input_"],
+            delimiter=_unescape(opts["delimiter"]),
+            columns=tuple(opts["columns"]) or None,
+            missing=opts["missing"],
+            hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,
+            hierarchy_dir=opts["hierarchy_dir"],
+            format=fmt,
+        ),
+        marginals=spec,
+    )
 
 
 def _print_collection(release: Release, out_dir: Path | None, seconds: float) -> None:
@@ -1484,9 +1636,11 @@ def _print_collection(release: Release, out_dir: Path | None, seconds: float) ->
         info = levels.get(t.name, {})
         written = ", ".join(f"{a}@{lv}" for a, lv in (info.get("levels") or {}).items())
         st = t.table.stats
-        out.print(f"  {t.name} ({info.get('role', 'given')}): {escape(written)} — {st.get('rows')} rows, "
-                  f"{st.get('groups')} cells of non-sensitive values, smallest {st.get('achieved')}",
-                  soft_wrap=True)  # fmt: skip
+        out.print(
+            f"  {t.name} ({info.get('role', 'given')}): {escape(written)} — {st.get('rows')} rows, "
+            f"{st.get('groups')} cells of non-sensitive values, smallest {st.get('achieved')}",
+            soft_wrap=True,
+        )
     for c in (section.get("checks") or {}).get("checks", []):
         out.print(f"  {'ok  ' if c['ok'] else 'FAIL'} {escape(c['message'])}", soft_wrap=True)
     for st in section.get("search") or []:
@@ -1498,9 +1652,11 @@ def _print_collection(release: Release, out_dir: Path | None, seconds: float) ->
     if release.utility:
         u = release.utility
         r = u["relative_error"]
-        out.print(f"Utility: KL-divergence {u['kl_divergence']:.4f} ({escape(str(u.get('model_path')))}); relative "
-                  f"error of {r['n_queries']} COUNT queries: mean {r['mean']:.3f}, median {r['median']:.3f}.",
-                  soft_wrap=True)  # fmt: skip
+        out.print(
+            f"Utility: KL-divergence {u['kl_divergence']:.4f} ({escape(str(u.get('model_path')))}); relative "
+            f"error of {r['n_queries']} COUNT queries: mean {r['mean']:.3f}, median {r['median']:.3f}.",
+            soft_wrap=True,
+        )
     out.print(f"{release.n_records} records; verification passed; {seconds:.2f} s.")
     if out_dir is not None:
         out.print(f"Release:  {out_dir}/ (manifest.json, tables)")
@@ -1516,15 +1672,27 @@ def marginals() -> None:
 
 @marginals.command("publish")
 @_marginals_options
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output directory of the release (must not exist unless --overwrite).")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory of the release (must not exist unless --overwrite).",
+)
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), help="Table file format (default csv).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @click.option("--no-utility", is_flag=True, help="Skip the release model's KL-divergence and query workload.")
 @click.option("--record-input-path", "record_input_path", is_flag=True, default=None, help=_RECORD_HELP)
-def marginals_publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bool, no_utility: bool,
-                      record_input_path: bool | None, **opts: Any) -> None:  # fmt: skip
+def marginals_publish(
+    out_dir: Path,
+    fmt: str | None,
+    overwrite: bool,
+    quiet: bool,
+    no_utility: bool,
+    record_input_path: bool | None,
+    **opts: Any,
+) -> None:
     """Publish a collection of anonymized marginals, checked together and verified.
 
     versapub marginals publish --input adult.csv --sensitive occupation --k 10 --l 4
@@ -1548,20 +1716,43 @@ def marginals_publish(out_dir: Path, fmt: str | None, overwrite: bool, quiet: bo
 
 @marginals.command("inject")
 @click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory of the enlarged release.")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of the enlarged release.",
+)
 @click.option("--max-marginals", "max_marginals", type=int, required=True, help="Add at most this many marginals.")
-@click.option("--search", type=click.Choice(["greedy", "stepwise"]), default="greedy", show_default=True,
-              help="Greedy one-attribute marginals (Figure 8) or stepwise over multi-attribute marginals.")  # fmt: skip
+@click.option(
+    "--search",
+    type=click.Choice(["greedy", "stepwise"]),
+    default="greedy",
+    show_default=True,
+    help="Greedy one-attribute marginals (Figure 8) or stepwise over multi-attribute marginals.",
+)
 @click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=_ORIGINAL_HELP)
 @click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=_MISSING_HELP)
-@click.option("--hierarchies", "hierarchy_dir", type=click.Path(path_type=Path), metavar="DIR",
-              help="The hierarchies (default: the files the release records).")  # fmt: skip
+@click.option(
+    "--hierarchies",
+    "hierarchy_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="The hierarchies (default: the files the release records).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
-def marginals_inject(release_dir: Path, out_dir: Path, max_marginals: int, search: str, original: Path | None,
-                     missing: str | None, hierarchy_dir: Path | None, overwrite: bool,
-                     quiet: bool) -> None:  # fmt: skip
+def marginals_inject(
+    release_dir: Path,
+    out_dir: Path,
+    max_marginals: int,
+    search: str,
+    original: Path | None,
+    missing: str | None,
+    hierarchy_dir: Path | None,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Add marginals to a released collection (each keeps every check; the KL after each
     addition is printed) and write the enlarged release, verified."""
     from versapub import workflow
@@ -1574,18 +1765,32 @@ def marginals_inject(release_dir: Path, out_dir: Path, max_marginals: int, searc
         table = _original(original, release_dir, missing)
         hier = {h.attribute: h.load() for h in hierarchies_in(hierarchy_dir)} if hierarchy_dir else None
         start = time.perf_counter()
-        release = _with_bar(lambda hook: workflow.inject(release_dir, out_dir, max_marginals, original=table,
-                                                          search=search, hierarchies=hier, overwrite=overwrite,
-                                                          progress=hook))  # fmt: skip
+        release = _with_bar(
+            lambda hook: workflow.inject(
+                release_dir,
+                out_dir,
+                max_marginals,
+                original=table,
+                search=search,
+                hierarchies=hier,
+                overwrite=overwrite,
+                progress=hook,
+            )
+        )
         if not quiet:
             _print_collection(release, out_dir, time.perf_counter() - start)
 
 
 @marginals.command("check")
 @_marginals_options
-@click.option("--relaxed", type=float, metavar="EPSILON", help="The paper's relaxed maxent check for large joins: "
-              "l values each at least EPSILON^p times as likely as the most likely (p: marginals holding the "
-              "sensitive column).")  # fmt: skip
+@click.option(
+    "--relaxed",
+    type=float,
+    metavar="EPSILON",
+    help="The paper's relaxed maxent check for large joins: "
+    "l values each at least EPSILON^p times as likely as the most likely (p: marginals holding the "
+    "sensitive column).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def marginals_check(relaxed: float | None, as_json: bool, **opts: Any) -> None:
     """Check a proposed collection against the data without writing anything: k-link,
@@ -1614,15 +1819,19 @@ def marginals_check(relaxed: float | None, as_json: bool, **opts: Any) -> None:
         verdict = coll.check(req, relaxed=relaxed)
         kl = coll.kl() if coll.decomposable() else None
     if as_json:
-        click.echo(json.dumps({**verdict.to_json(), "kl": kl,
-                               "marginals": [m.label for m in coll.marginals]}, indent=2))  # fmt: skip
+        click.echo(
+            json.dumps({**verdict.to_json(), "kl": kl, "marginals": [m.label for m in coll.marginals]}, indent=2)
+        )
     else:
         for n, m in zip(coll.names, coll.marginals, strict=True):
             out.print(f"  {n}: {escape(m.label)}")
         for o in verdict.outcomes:
             out.print(f"  {'ok  ' if o.ok else 'FAIL'} {escape(o.message)}", soft_wrap=True)
-        out.print(f"KL-divergence of the maximum-entropy estimate: {kl:.4f}" if kl is not None else
-                  "Not decomposable: the KL-divergence needs the release model (IPF).")  # fmt: skip
+        out.print(
+            f"KL-divergence of the maximum-entropy estimate: {kl:.4f}"
+            if kl is not None
+            else "Not decomposable: the KL-divergence needs the release model (IPF)."
+        )
     if not verdict.ok:
         sys.exit(1)
 
@@ -1645,38 +1854,77 @@ def experiment() -> None:
 
 
 @experiment.command("versatile")
-@click.option("--dataset", type=click.Choice(EXPERIMENT_DATASETS), required=True,
-              help="adult (Figures 1–3) or a Texas stand-in "
-              "(Figures 4–10): texas-like (synthetic, Table 5b) or sparcs (real New York discharges).")  # fmt: skip
+@click.option(
+    "--dataset",
+    type=click.Choice(EXPERIMENT_DATASETS),
+    required=True,
+    help="adult (Figures 1–3) or a Texas stand-in "
+    "(Figures 4–10): texas-like (synthetic, Table 5b) or sparcs (real New York discharges).",
+)
 @click.option("--runs", type=int, help="Random rule sets per point (default 50 for adult, 5 otherwise).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments"),
-              show_default=True, help="Results go to OUT/DATASET/ (runs.csv, figures); reruns resume.")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments"),
+    show_default=True,
+    help="Results go to OUT/DATASET/ (runs.csv, figures); reruns resume.",
+)
 @click.option("--quick", is_flag=True, help="A few points and runs (a smoke run in minutes).")
-@click.option("--gd-runs", type=int, default=1, show_default=True,
-              help="Texas stand-ins: run GD too on the first N runs of the c sweep.")  # fmt: skip
-@click.option("--gd-max-c", type=int, default=9, show_default=True,
-              help="Texas stand-ins: run GD only up to this c (evaluating its releases is slow).")  # fmt: skip
+@click.option(
+    "--gd-runs",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Texas stand-ins: run GD too on the first N runs of the c sweep.",
+)
+@click.option(
+    "--gd-max-c",
+    type=int,
+    default=9,
+    show_default=True,
+    help="Texas stand-ins: run GD only up to this c (evaluating its releases is slow).",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of sampling, rules and workloads.")
 @click.option("--queries", "n_queries", type=int, default=1000, show_default=True, help="Queries per workload.")
 @click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records (adult: 10,000).")
-def experiment_versatile(dataset: str, runs: int | None, out_dir: Path, quick: bool, gd_runs: int, gd_max_c: int,
-                         seed: int, n_queries: int, sample_n: int | None) -> None:  # fmt: skip
+def experiment_versatile(
+    dataset: str,
+    runs: int | None,
+    out_dir: Path,
+    quick: bool,
+    gd_runs: int,
+    gd_max_c: int,
+    seed: int,
+    n_queries: int,
+    sample_n: int | None,
+) -> None:
     """Run (or resume) one dataset's experiments; draw its figures; print PASS/DIFFERS per finding."""
     from versapub.experiments import Settings, findings, read_runs, run_experiment
     from versapub.experiments.figures import draw_all
 
     with _errors():
         default_runs = (2 if quick else 50) if dataset == "adult" else (1 if quick else 5)
-        settings = Settings(dataset, runs or default_runs, seed=seed, n_queries=n_queries, quick=quick,
-                            gd_runs=gd_runs if not quick else 0, gd_max_c=gd_max_c, sample=sample_n)  # fmt: skip
+        settings = Settings(
+            dataset,
+            runs or default_runs,
+            seed=seed,
+            n_queries=n_queries,
+            quick=quick,
+            gd_runs=gd_runs if not quick else 0,
+            gd_max_c=gd_max_c,
+            sample=sample_n,
+        )
         target = out_dir / dataset
         start = time.perf_counter()
         path = _with_bar(lambda hook: run_experiment(settings, target, hook))
         rows = read_runs(path)
         figs = draw_all(rows, dataset, target)
         found = findings(dataset, rows)
-    out.print(f"{dataset}: {len(rows)} result rows in {path} ({time.perf_counter() - start:.1f} s this run); "
-              f"{len(figs)} figure(s) in {target}")  # fmt: skip
+    out.print(
+        f"{dataset}: {len(rows)} result rows in {path} ({time.perf_counter() - start:.1f} s this run); "
+        f"{len(figs)} figure(s) in {target}"
+    )
     for f in found:
         out.print(escape(f.line()), soft_wrap=True)
 
@@ -1688,17 +1936,33 @@ def _notes(notes: Path | None) -> str:
 def _page_written(page: Path, found: Sequence[Any], no_data: bool = False) -> None:
     """One line: the results page written and its verdicts."""
     n = {v: sum(f.verdict == v for f in found) for v in ("PASS", "DIFFERS", "NO DATA")}
-    out.print(f"Wrote {page}: {n['PASS']} PASS, {n['DIFFERS']} DIFFERS" + (f", {n['NO DATA']} without data." if no_data
-                                                                           else "."))  # fmt: skip
+    out.print(
+        f"Wrote {page}: {n['PASS']} PASS, {n['DIFFERS']} DIFFERS"
+        + (f", {n['NO DATA']} without data." if no_data else ".")
+    )
 
 
 @experiment.command("page")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments"),
-              show_default=True, help="The experiments' directory (as given to `experiment versatile`).")  # fmt: skip
-@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results.md"),
-              show_default=True, help="The Markdown page to write (figures go to results/ beside it).")  # fmt: skip
-@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Markdown to include after the introduction (e.g. the discussion of the differences).")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments"),
+    show_default=True,
+    help="The experiments' directory (as given to `experiment versatile`).",
+)
+@click.option(
+    "--page",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("docs/results.md"),
+    show_default=True,
+    help="The Markdown page to write (figures go to results/ beside it).",
+)
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Markdown to include after the introduction (e.g. the discussion of the differences).",
+)
 def experiment_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the results page: every figure, the paper's findings next to ours."""
     from versapub.experiments import write_page
@@ -1710,8 +1974,14 @@ def experiment_page(out_dir: Path, page: Path, notes: Path | None) -> None:
 
 @experiment.command("msa")
 @click.option("--runs", type=int, default=3, show_default=True, help="Runs per randomized point (seeded).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments/msa"),
-              show_default=True, help="Results directory (runs.csv, table7.json); reruns resume.")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments/msa"),
+    show_default=True,
+    help="Results directory (runs.csv, table7.json); reruns resume.",
+)
 @click.option("--quick", is_flag=True, help="A few points (a smoke run in a minute).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the decomposition's random choices.")
 @click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records (default: all 30,162).")
@@ -1728,19 +1998,35 @@ def experiment_msa(runs: int, out_dir: Path, quick: bool, seed: int, sample_n: i
 
         rows = read_runs(path)
         found = findings(rows, json.loads((out_dir / "table7.json").read_text(encoding="utf-8")))
-    out.print(f"msa: {len(rows)} result rows in {path} ({time.perf_counter() - start:.1f} s this run); "
-              "draw the page with `versapub experiment msa-page`")  # fmt: skip
+    out.print(
+        f"msa: {len(rows)} result rows in {path} ({time.perf_counter() - start:.1f} s this run); "
+        "draw the page with `versapub experiment msa-page`"
+    )
     for f in found:
         out.print(escape(f"[{f.verdict}] {f.figure}: {f.paper} — ours: {f.ours}"), soft_wrap=True)
 
 
 @experiment.command("msa-page")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("experiments/msa"),
-              show_default=True, help="The directory given to `experiment msa`.")  # fmt: skip
-@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-msa.md"),
-              show_default=True, help="The Markdown page (figures go to results-msa/ beside it).")  # fmt: skip
-@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Markdown to include after the introduction (e.g. why findings differ).")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments/msa"),
+    show_default=True,
+    help="The directory given to `experiment msa`.",
+)
+@click.option(
+    "--page",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("docs/results-msa.md"),
+    show_default=True,
+    help="The Markdown page (figures go to results-msa/ beside it).",
+)
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Markdown to include after the introduction (e.g. why findings differ).",
+)
 def experiment_msa_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the MSA results page: Table 7, every figure, the paper's findings next to ours."""
     from versapub.experiments.msa_page import write_page
@@ -1753,18 +2039,33 @@ def experiment_msa_page(out_dir: Path, page: Path, notes: Path | None) -> None:
 
 
 @experiment.command("functional")
-@click.option("--dataset", type=click.Choice(["adult", "sparcs"]), required=True,
-              help="adult (occupation under the Census's occupation groups) or sparcs (CCSR diagnosis under its "
-              "body system).")  # fmt: skip
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Results directory (runs.csv, eligible.json, settings.json); reruns resume.")  # fmt: skip
+@click.option(
+    "--dataset",
+    type=click.Choice(["adult", "sparcs"]),
+    required=True,
+    help="adult (occupation under the Census's occupation groups) or sparcs (CCSR diagnosis under its body system).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Results directory (runs.csv, eligible.json, settings.json); reruns resume.",
+)
 @click.option("--quick", is_flag=True, help="A few requirements and a small search grid (a smoke run).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of sampling, workloads and tie-breaks.")
 @click.option("--sample", "sample_n", type=int, help="Use a random sample of this many records.")
-@click.option("--queries", "n_queries", type=int, default=300, show_default=True,
-              help="Count queries per workload (1-, 2- and 3-D).")  # fmt: skip
-def experiment_functional(dataset: str, out_dir: Path, quick: bool, seed: int, sample_n: int | None,
-                          n_queries: int) -> None:  # fmt: skip
+@click.option(
+    "--queries",
+    "n_queries",
+    type=int,
+    default=300,
+    show_default=True,
+    help="Count queries per workload (1-, 2- and 3-D).",
+)
+def experiment_functional(
+    dataset: str, out_dir: Path, quick: bool, seed: int, sample_n: int | None, n_queries: int
+) -> None:
     """Re-run §5 of the functional (tau, lambda)-diversity paper on one dataset: Sequential
     Sweep against CLD and 1DLD over a grid of (tau, lambda); print PASS/DIFFERS."""
     from versapub.experiments.functional import Settings, run_experiment
@@ -1775,21 +2076,35 @@ def experiment_functional(dataset: str, out_dir: Path, quick: bool, seed: int, s
         start = time.perf_counter()
         path = _with_bar(lambda hook: run_experiment(settings, out_dir, hook))
         found = findings([load_result(out_dir)])
-    out.print(f"{dataset}: {path} ({time.perf_counter() - start:.1f} s this run); draw the page with "
-              "`versapub experiment functional-page`")  # fmt: skip
+    out.print(
+        f"{dataset}: {path} ({time.perf_counter() - start:.1f} s this run); draw the page with "
+        "`versapub experiment functional-page`"
+    )
     for f in found:
         out.print(escape(f"[{f.verdict}] {f.figure}: {f.paper} — ours: {f.ours}"), soft_wrap=True)
 
 
 @experiment.command("functional-page")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("experiments/functional"), show_default=True,
-              help="The directory holding one results directory per dataset (each given to `experiment "
-              "functional --out`).")  # fmt: skip
-@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-functional.md"),
-              show_default=True, help="The Markdown page (figures go to results-functional/ beside it).")  # fmt: skip
-@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Markdown to include after the introduction (e.g. why findings differ).")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments/functional"),
+    show_default=True,
+    help="The directory holding one results directory per dataset (each given to `experiment functional --out`).",
+)
+@click.option(
+    "--page",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("docs/results-functional.md"),
+    show_default=True,
+    help="The Markdown page (figures go to results-functional/ beside it).",
+)
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Markdown to include after the introduction (e.g. why findings differ).",
+)
 def experiment_functional_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the functional-diversity results page: every figure, the paper's claims next to ours."""
     from versapub.experiments.functional_page import write_page
@@ -1797,19 +2112,25 @@ def experiment_functional_page(out_dir: Path, page: Path, notes: Path | None) ->
     with _errors():
         dirs = sorted(d for d in out_dir.iterdir() if (d / "runs.csv").is_file()) if out_dir.is_dir() else []
         if not dirs:
-            raise ConfigError(f"{out_dir} holds no results; run `versapub experiment functional --dataset adult "
-                              f"--out {out_dir}/adult` first.")  # fmt: skip
+            raise ConfigError(
+                f"{out_dir} holds no results; run `versapub experiment functional --dataset adult "
+                f"--out {out_dir}/adult` first."
+            )
         found = write_page(dirs, page, _notes(notes))
     _page_written(page, found)
 
 
 @experiment.command("marginals")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("experiments/marginals"), show_default=True,
-              help="Results directory (results.json, settings.json, the best collection as a release).")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments/marginals"),
+    show_default=True,
+    help="Results directory (results.json, settings.json, the best collection as a release).",
+)
 @click.option("--quick", is_flag=True, help="Three additions per search and no requirement sweep (a smoke run).")
-@click.option("--max-marginals", "max_marginals", type=int, default=8, show_default=True,
-              help="Additions per search.")  # fmt: skip
+@click.option("--max-marginals", "max_marginals", type=int, default=8, show_default=True, help="Additions per search.")
 def experiment_marginals(out_dir: Path, quick: bool, max_marginals: int) -> None:
     """Re-run §7 of Kifer & Gehrke on Adult: the minimal l-diverse, k-anonymous tables, the
     best collections of anonymized marginals, the greedy injection; print PASS/DIFFERS."""
@@ -1818,8 +2139,7 @@ def experiment_marginals(out_dir: Path, quick: bool, max_marginals: int) -> None
 
     with _errors():
         start = time.perf_counter()
-        path = _with_bar(lambda hook: run_experiment(Settings(max_marginals=max_marginals, quick=quick), out_dir,
-                                                     hook))  # fmt: skip
+        path = _with_bar(lambda hook: run_experiment(Settings(max_marginals=max_marginals, quick=quick), out_dir, hook))
         found = findings(json.loads(path.read_text(encoding="utf-8")))
     out.print(f"{path} ({time.perf_counter() - start:.1f} s); draw the page with `versapub experiment marginals-page`")
     for f in found:
@@ -1827,13 +2147,26 @@ def experiment_marginals(out_dir: Path, quick: bool, max_marginals: int) -> None
 
 
 @experiment.command("marginals-page")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("experiments/marginals"), show_default=True,
-              help="The results directory of `experiment marginals`.")  # fmt: skip
-@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/results-marginals.md"),
-              show_default=True, help="The Markdown page (figures go to results-marginals/ beside it).")  # fmt: skip
-@click.option("--notes", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Markdown to include after the introduction.")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments/marginals"),
+    show_default=True,
+    help="The results directory of `experiment marginals`.",
+)
+@click.option(
+    "--page",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("docs/results-marginals.md"),
+    show_default=True,
+    help="The Markdown page (figures go to results-marginals/ beside it).",
+)
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Markdown to include after the introduction.",
+)
 def experiment_marginals_page(out_dir: Path, page: Path, notes: Path | None) -> None:
     """Write the anonymized-marginals results page: the paper's claims next to the run's."""
     from versapub.experiments.marginals_page import write_page

@@ -79,8 +79,11 @@ class CountTable:
         if not names:
             return {self.total: 1}
         idx = [self.names.index(c) for c in names]
-        g = group_rows([self.codes[i] for i in idx], [int(self.codes[i].max()) + 1 if self.n_rows else 1 for i in idx],
-                       with_inverse=True)  # fmt: skip
+        g = group_rows(
+            [self.codes[i] for i in idx],
+            [int(self.codes[i].max()) + 1 if self.n_rows else 1 for i in idx],
+            with_inverse=True,
+        )
         assert g.inverse is not None
         sizes = np.bincount(g.inverse, weights=self.counts, minlength=len(g.counts)).astype(np.int64)
         v, c = np.unique(sizes, return_counts=True)
@@ -96,8 +99,12 @@ class CountTable:
         ok = np.asarray(guarantee.groups_satisfied(h))
         sizes = h.sizes()
         v, c = np.unique(sizes, return_counts=True)
-        return GroupSummary(n_groups, int((~ok).sum()), float(guarantee.achieved(h)),
-                            {int(a): int(b) for a, b in zip(v, c, strict=True)})  # fmt: skip
+        return GroupSummary(
+            n_groups,
+            int((~ok).sum()),
+            float(guarantee.achieved(h)),
+            {int(a): int(b) for a, b in zip(v, c, strict=True)},
+        )
 
     def marginal(self, name: str) -> npt.NDArray[np.int64]:
         """Records per code of column ``name`` (the others summed out)."""
@@ -108,25 +115,39 @@ class CountTable:
     def weighted_queries(self, queries: Sequence[Mapping[str, npt.NDArray[np.int64]]]) -> npt.NDArray[np.float64]:
         """Per query (``{attribute: allowed codes}``), the records of the rows whose values
         every condition on this table's columns allows (conditions on others are ignored)."""
-        return match_weights({n: self.codes[i] for i, n in enumerate(self.names)}, self.counts, queries,
-                             {n: self._card(n) for n in self.names})  # fmt: skip
+        return match_weights(
+            {n: self.codes[i] for i, n in enumerate(self.names)},
+            self.counts,
+            queries,
+            {n: self._card(n) for n in self.names},
+        )
 
-    def paired_queries(self, other: CountTable, mine: Sequence[Mapping[str, npt.NDArray[np.int64]]],
-                       theirs: Sequence[Mapping[str, npt.NDArray[np.int64]]],
-                       group: str = GROUP_ID) -> npt.NDArray[np.float64]:  # fmt: skip
+    def paired_queries(
+        self,
+        other: CountTable,
+        mine: Sequence[Mapping[str, npt.NDArray[np.int64]]],
+        theirs: Sequence[Mapping[str, npt.NDArray[np.int64]]],
+        group: str = GROUP_ID,
+    ) -> npt.NDArray[np.float64]:
         """Per query pair: ``Σ_g a_g b_g / |g|`` — ``a_g`` this table's records of group ``g``
         that ``mine[i]`` allows, ``b_g`` those of ``other`` that ``theirs[i]`` allows,
         ``|g|`` the group's records in ``other`` (an Anatomy QIT and ST)."""
         return paired_weights(
-            {n: self.codes[i] for i, n in enumerate(self.names)}, self.counts,
-            {n: other.codes[i] for i, n in enumerate(other.names)}, other.counts, mine, theirs, group,
+            {n: self.codes[i] for i, n in enumerate(self.names)},
+            self.counts,
+            {n: other.codes[i] for i, n in enumerate(other.names)},
+            other.counts,
+            mine,
+            theirs,
+            group,
             {**{n: self._card(n) for n in self.names}, **{n: other._card(n) for n in other.names}},
-        )  # fmt: skip
+        )
 
     def register_duckdb(self, con: Any, name: str) -> None:
         """The table's codes and counts as the DuckDB relation ``name``."""
-        con.register(name, pa.table({**{n: c for n, c in zip(self.names, self.codes, strict=True)},
-                                     "count": self.counts}))  # fmt: skip
+        con.register(
+            name, pa.table({**{n: c for n, c in zip(self.names, self.codes, strict=True)}, "count": self.counts})
+        )
 
     def _card(self, name: str) -> int:
         j = self.names.index(name)
@@ -222,8 +243,12 @@ def _luts(queries: Queries, cards: Mapping[str, int]) -> list[dict[str, npt.NDAr
     return out
 
 
-def _mask_into(mask: npt.NDArray[np.bool_], spare: npt.NDArray[np.bool_], luts: Mapping[str, npt.NDArray[np.bool_]],
-               columns: Mapping[str, npt.NDArray[np.integer]]) -> None:  # fmt: skip
+def _mask_into(
+    mask: npt.NDArray[np.bool_],
+    spare: npt.NDArray[np.bool_],
+    luts: Mapping[str, npt.NDArray[np.bool_]],
+    columns: Mapping[str, npt.NDArray[np.integer]],
+) -> None:
     """``mask`` := the rows every lookup table allows, in place (``spare``: scratch of the
     same length). No array is allocated per query: a Dask worker's allocator returns freed
     memory to the system at once (``MALLOC_TRIM_THRESHOLD_``), which made a fresh mask per
@@ -234,8 +259,12 @@ def _mask_into(mask: npt.NDArray[np.bool_], spare: npt.NDArray[np.bool_], luts: 
         mask &= spare
 
 
-def match_weights(columns: Mapping[str, npt.NDArray[np.integer]], weights: npt.NDArray[np.integer] | None,
-                  queries: Queries, cards: Mapping[str, int]) -> npt.NDArray[np.float64]:  # fmt: skip
+def match_weights(
+    columns: Mapping[str, npt.NDArray[np.integer]],
+    weights: npt.NDArray[np.integer] | None,
+    queries: Queries,
+    cards: Mapping[str, int],
+) -> npt.NDArray[np.float64]:
     """Per query: the weight (records) of the rows every condition on ``columns`` allows
     (``weights`` None: one record per row)."""
     n = len(next(iter(columns.values()))) if columns else 0
@@ -248,10 +277,16 @@ def match_weights(columns: Mapping[str, npt.NDArray[np.integer]], weights: npt.N
     return out
 
 
-def paired_weights(left: Mapping[str, npt.NDArray[np.integer]], left_w: npt.NDArray[np.integer],
-                   right: Mapping[str, npt.NDArray[np.integer]], right_w: npt.NDArray[np.integer],
-                   mine: Queries, theirs: Queries, group: str,
-                   cards: Mapping[str, int]) -> npt.NDArray[np.float64]:  # fmt: skip
+def paired_weights(
+    left: Mapping[str, npt.NDArray[np.integer]],
+    left_w: npt.NDArray[np.integer],
+    right: Mapping[str, npt.NDArray[np.integer]],
+    right_w: npt.NDArray[np.integer],
+    mine: Queries,
+    theirs: Queries,
+    group: str,
+    cards: Mapping[str, int],
+) -> npt.NDArray[np.float64]:
     """:meth:`CountTable.paired_queries` on arrays (the groups of both sides in one id space)."""
     ids, inv = np.unique(np.concatenate([left[group], right[group]]), return_inverse=True)
     inv = inv.astype(np.int64).ravel()

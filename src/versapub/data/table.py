@@ -281,8 +281,10 @@ class EncodedTable:
 
         con.register("original_codes", pa.table({c.name: c.codes for c in self.columns}))
         for c in self.columns:
-            con.register(f"dict_{c.name}", pa.table({"value": pa.array(c.values.astype(str), pa.string()),
-                                                     "code": range(c.cardinality)}))  # fmt: skip
+            con.register(
+                f"dict_{c.name}",
+                pa.table({"value": pa.array(c.values.astype(str), pa.string()), "code": range(c.cardinality)}),
+            )
 
     @property
     def nbytes(self) -> int:

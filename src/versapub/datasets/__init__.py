@@ -48,9 +48,22 @@ def adult() -> EncodedTable:
 
 #: The columns of the UCI Adult files (they have no header).
 ADULT_UCI_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation", "relationship",
-    "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income",
-)  # fmt: skip
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+)
 
 
 def adult_uci(columns: tuple[str, ...] | None = None) -> EncodedTable:
@@ -58,9 +71,13 @@ def adult_uci(columns: tuple[str, ...] | None = None) -> EncodedTable:
     dropped (a missing cell in any column): 30,162 records, 15 attributes (or ``columns``),
     values as in the file."""
     table = read_table(
-        data_path("adult_uci", "adult.data.gz"), header=False, names=ADULT_UCI_COLUMNS, delimiter=", ",
-        na_values=("?",), missing="drop",
-    )  # fmt: skip
+        data_path("adult_uci", "adult.data.gz"),
+        header=False,
+        names=ADULT_UCI_COLUMNS,
+        delimiter=", ",
+        na_values=("?",),
+        missing="drop",
+    )
     return table if columns is None else table.select(columns)
 
 

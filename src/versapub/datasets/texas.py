@@ -129,8 +129,9 @@ def texas_like_parts(n: int, part_rows: int, seed: int = 0) -> Iterator[dict[str
         yield _draw(min(part_rows, n - start), structure(), np.random.default_rng([seed, 1, i]), doctors)
 
 
-def _draw(n: int, st: np.random.Generator, rec: np.random.Generator,
-          doctors: npt.NDArray[np.float64] | None = None) -> dict[str, IntArray]:  # fmt: skip
+def _draw(
+    n: int, st: np.random.Generator, rec: np.random.Generator, doctors: npt.NDArray[np.float64] | None = None
+) -> dict[str, IntArray]:
     """The module docstring's model: ``st`` draws the population's structure, ``rec`` the
     records (the same generator for both: :func:`texas_like_codes`' draw order);
     ``doctors``: each hospital's weight when allocating doctors (default: its records + 1/2)."""
@@ -231,8 +232,9 @@ def write_texas_like_parquet(directory: str | Path, n: int, part_rows: int = 1_0
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=False)
-    labels = {name: pa.array(_labels(name, card).astype(str), type=pa.string())
-              for name, card in TEXAS_LIKE_DOMAINS.items()}  # fmt: skip
+    labels = {
+        name: pa.array(_labels(name, card).astype(str), type=pa.string()) for name, card in TEXAS_LIKE_DOMAINS.items()
+    }
     for i, part in enumerate(texas_like_parts(n, part_rows, seed)):
         arrays = [labels[name].take(pa.array(codes)) for name, codes in part.items()]
         pq.write_table(pa.Table.from_arrays(arrays, names=list(part)), out / f"part-{i:05d}.parquet")

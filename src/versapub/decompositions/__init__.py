@@ -36,9 +36,14 @@ class _Fixed:
         return type(self)._fn(table, rules, rng)
 
     def refine(
-        self, schema: Schema, rules: Sequence[Rule], score: Callable[[], Score], rng: np.random.Generator,
-        progress: Progress, attributes: Sequence[str],
-    ) -> tuple[Schema, list[dict[str, Any]]]:  # fmt: skip
+        self,
+        schema: Schema,
+        rules: Sequence[Rule],
+        score: Callable[[], Score],
+        rng: np.random.Generator,
+        progress: Progress,
+        attributes: Sequence[str],
+    ) -> tuple[Schema, list[dict[str, Any]]]:
         return schema, []
 
 
@@ -93,25 +98,44 @@ class GD:
         return gd_initial(table, rules, rng)
 
     def refine(
-        self, schema: Schema, rules: Sequence[Rule], score: Callable[[], Score], rng: np.random.Generator,
-        progress: Progress, attributes: Sequence[str],
-    ) -> tuple[Schema, list[dict[str, Any]]]:  # fmt: skip
+        self,
+        schema: Schema,
+        rules: Sequence[Rule],
+        score: Callable[[], Score],
+        rng: np.random.Generator,
+        progress: Progress,
+        attributes: Sequence[str],
+    ) -> tuple[Schema, list[dict[str, Any]]]:
         scorer = score()
         trace: list[dict[str, Any]] = [{"step": 0, "kl": scorer(schema), "added": None}]
 
         def on_step(step: AddBackStep) -> None:
-            trace.append({"step": len(trace), "kl": step.kl, "added": [step.attribute, step.table],
-                          "candidates": step.candidates, "pruned": step.pruned})  # fmt: skip
+            trace.append(
+                {
+                    "step": len(trace),
+                    "kl": step.kl,
+                    "added": [step.attribute, step.table],
+                    "candidates": step.candidates,
+                    "pruned": step.pruned,
+                }
+            )
             progress(f"GD add-back: {step.attribute} -> {step.table}, KL {step.kl:.5f}", len(trace), len(trace) + 1)
 
         def on_candidate(step_no: int, scored: int, total: int, best: float) -> None:
             progress(f"GD step {step_no}: scoring candidates, best KL so far {best:.5f}", scored, total)
 
         schema, _ = add_back(
-            schema, rules, scorer, stop_when_worse=self.stop_when_worse, max_candidates=self.max_candidates,
-            rng=rng, on_step=on_step, attributes=attributes, n_jobs=self.jobs or (os.cpu_count() or 1),
+            schema,
+            rules,
+            scorer,
+            stop_when_worse=self.stop_when_worse,
+            max_candidates=self.max_candidates,
+            rng=rng,
+            on_step=on_step,
+            attributes=attributes,
+            n_jobs=self.jobs or (os.cpu_count() or 1),
             on_candidate=on_candidate,
-        )  # fmt: skip
+        )
         return schema, trace
 
 

@@ -40,9 +40,14 @@ class Decomposition(Protocol):
     def decompose(self, table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema: ...
 
     def refine(
-        self, schema: Schema, rules: Sequence[Rule], score: Callable[[], Score], rng: np.random.Generator,
-        progress: Progress, attributes: Sequence[str],
-    ) -> tuple[Schema, list[dict[str, Any]]]:  # fmt: skip
+        self,
+        schema: Schema,
+        rules: Sequence[Rule],
+        score: Callable[[], Score],
+        rng: np.random.Generator,
+        progress: Progress,
+        attributes: Sequence[str],
+    ) -> tuple[Schema, list[dict[str, Any]]]:
         """An improved schema and the trace of its steps (``score`` builds the scorer; it
         is called only by decompositions that refine)."""
         ...

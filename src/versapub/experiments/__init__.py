@@ -6,5 +6,14 @@ from versapub.experiments.page import write_page
 from versapub.experiments.runs import read_runs
 from versapub.experiments.versatile import DATASETS, Settings, load_dataset, plan, run_experiment
 
-__all__ = ["DATASETS", "Finding", "Settings", "findings", "load_dataset", "plan", "read_runs", "run_experiment",
-           "write_page"]  # fmt: skip
+__all__ = [
+    "DATASETS",
+    "Finding",
+    "Settings",
+    "findings",
+    "load_dataset",
+    "plan",
+    "read_runs",
+    "run_experiment",
+    "write_page",
+]

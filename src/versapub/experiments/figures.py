@@ -19,8 +19,13 @@ STYLE = {
     "multi-sa": ("multi-SA", "tab:red", "D"),
 }
 METRIC_LABEL = {"kl": "KL-divergence", "rel_error": "relative error", "seconds": "run time (s)"}
-SWEEP_LABEL = {"c": "number of privacy rules c", "qd": "query dimension qd", "p": "value percentage p",
-               "lhs": "LHS attributes per rule (lhs)", "l": "l"}  # fmt: skip
+SWEEP_LABEL = {
+    "c": "number of privacy rules c",
+    "qd": "query dimension qd",
+    "p": "value percentage p",
+    "lhs": "LHS attributes per rule (lhs)",
+    "l": "l",
+}
 
 
 @dataclass(frozen=True)

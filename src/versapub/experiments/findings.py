@@ -61,9 +61,11 @@ def _evidence(rows: Rows, sweep: str, methods: Sequence[str], xs: Sequence[float
         def avg(k: str, sel: list[dict[str, str]] = sel) -> float:
             return float(np.mean([float(r[k] or 0) for r in sel]))
 
-        parts.append(f"{m}: {avg('n_tables'):.1f} tables, {avg('groups'):.0f} groups, "
-                     f"{avg('n_sensitive'):.1f} sensitive attributes in its widest table, "
-                     f"{avg('suppressed'):.0f} suppressed records")  # fmt: skip
+        parts.append(
+            f"{m}: {avg('n_tables'):.1f} tables, {avg('groups'):.0f} groups, "
+            f"{avg('n_sensitive'):.1f} sensitive attributes in its widest table, "
+            f"{avg('suppressed'):.0f} suppressed records"
+        )
     where = ", ".join(f"{x:g}" for x in sorted(xs))
     return f"Releases at {sweep} = {where} (means): " + "; ".join(parts) + "." if parts else ""
 
@@ -85,9 +87,14 @@ class Claim:
 
 
 def _better(
-    rows: Rows, sweep: str, metric: str, winners: Sequence[str], losers: Sequence[str],
-    xs_filter: Callable[[float], bool], claim: Claim,
-) -> Finding:  # fmt: skip
+    rows: Rows,
+    sweep: str,
+    metric: str,
+    winners: Sequence[str],
+    losers: Sequence[str],
+    xs_filter: Callable[[float], bool],
+    claim: Claim,
+) -> Finding:
     data = _means(rows, sweep, metric)
     if not _needs(data, *winners, *losers):
         return claim.verdict("NO DATA", "methods missing from the runs")
@@ -95,8 +102,9 @@ def _better(
     if not xs:
         return claim.verdict("NO DATA", "no common points")
     bad = [(w, lo, x) for x in xs for w in winners for lo in losers if not data[w][x].mean < data[lo][x].mean]
-    summary = ", ".join(f"{sweep}={x:g}: " + " / ".join(f"{m} {_fmt(data[m][x].mean)}" for m in (*winners, *losers))
-                        for x in xs)  # fmt: skip
+    summary = ", ".join(
+        f"{sweep}={x:g}: " + " / ".join(f"{m} {_fmt(data[m][x].mean)}" for m in (*winners, *losers)) for x in xs
+    )
     if not bad:
         return claim.verdict("PASS", summary)
     where = sorted({x for _, _, x in bad})
@@ -116,8 +124,11 @@ def _flat(
     if len(vals) < 2 or not all(math.isfinite(v) for v in vals):
         return claim.verdict("NO DATA", "fewer than two finite points")
     spread = (max(vals) - min(vals)) / float(np.mean(vals))
-    ours = (f"{method} {metric} over {sweep} = " + ", ".join(f"{p.x:g}: {_fmt(p.mean)}" for p in pts)
-            + f"; range {spread:.1%} of the mean")  # fmt: skip
+    ours = (
+        f"{method} {metric} over {sweep} = "
+        + ", ".join(f"{p.x:g}: {_fmt(p.mean)}" for p in pts)
+        + f"; range {spread:.1%} of the mean"
+    )
     ev = "" if spread <= 0.10 else _evidence(rows, sweep, (method,), [p.x for p in pts])
     return claim.verdict("PASS" if spread <= 0.10 else "DIFFERS", ours, ev)
 
@@ -148,8 +159,16 @@ def adult_findings(rows: Rows) -> list[Finding]:
                 + ")"
             )
             ok = m <= 0.10
-            out.append(Finding(f"gd_uad_{metric}", fig, paper, "PASS" if ok else "DIFFERS", ours,
-                               "" if ok else _evidence(rows, "c", ("gd", "uad"), xs)))  # fmt: skip
+            out.append(
+                Finding(
+                    f"gd_uad_{metric}",
+                    fig,
+                    paper,
+                    "PASS" if ok else "DIFFERS",
+                    ours,
+                    "" if ok else _evidence(rows, "c", ("gd", "uad"), xs),
+                )
+            )
         else:
             out.append(Finding(f"gd_uad_{metric}", fig, paper, "NO DATA", "GD or UAD missing"))
         out.append(
@@ -174,10 +193,18 @@ def adult_findings(rows: Rows) -> list[Finding]:
         vals = [msa[x].mean for x in xs]
         rank = float(np.corrcoef(np.argsort(np.argsort(xs)), np.argsort(np.argsort(vals)))[0, 1])
         ok = vals[-1] > msa[2.0].mean and rank > 0
-        out.append(Finding("msa_degrades", "Fig. 1", paper, "PASS" if ok else "DIFFERS",
-                           "multi-SA KL: " + ", ".join(f"c={x:g}: {_fmt(v)}" for x, v in zip(xs, vals, strict=True))
-                           + f"; rank correlation with c {rank:.2f}",
-                           "" if ok else _evidence(rows, "c", ("multi-sa",), xs)))  # fmt: skip
+        out.append(
+            Finding(
+                "msa_degrades",
+                "Fig. 1",
+                paper,
+                "PASS" if ok else "DIFFERS",
+                "multi-SA KL: "
+                + ", ".join(f"c={x:g}: {_fmt(v)}" for x, v in zip(xs, vals, strict=True))
+                + f"; rank correlation with c {rank:.2f}",
+                "" if ok else _evidence(rows, "c", ("multi-sa",), xs),
+            )
+        )
     else:
         out.append(Finding("msa_degrades", "Fig. 1", paper, "NO DATA", "too few c values"))
     t = _means(rows, "c", "seconds")
@@ -187,9 +214,16 @@ def adult_findings(rows: Rows) -> list[Finding]:
         r_u = float(np.exp(np.mean([np.log(t["multi-sa"][x].mean / t["uad"][x].mean) for x in xs])))
         r_g = float(np.exp(np.mean([np.log(t["multi-sa"][x].mean / t["gd"][x].mean) for x in xs])))
         ok = r_u >= 10 and r_g >= 10
-        out.append(Finding("msa_slow", "Fig. 3", paper, "PASS" if ok else "DIFFERS",
-                           f"geometric-mean time ratio over c > 1: multi-SA/UAD {r_u:.1f}x, multi-SA/GD {r_g:.1f}x",
-                           "" if ok else _evidence(rows, "c", ("multi-sa", "gd", "uad"), xs)))  # fmt: skip
+        out.append(
+            Finding(
+                "msa_slow",
+                "Fig. 3",
+                paper,
+                "PASS" if ok else "DIFFERS",
+                f"geometric-mean time ratio over c > 1: multi-SA/UAD {r_u:.1f}x, multi-SA/GD {r_g:.1f}x",
+                "" if ok else _evidence(rows, "c", ("multi-sa", "gd", "uad"), xs),
+            )
+        )
     else:
         out.append(Finding("msa_slow", "Fig. 3", paper, "NO DATA", "methods missing"))
     out.append(
@@ -268,8 +302,11 @@ def texas_findings(rows: Rows) -> list[Finding]:
     if _needs(d, "gd", "uad"):
         xs = [x for x in d["gd"] if x in d["uad"]]
         t = _means(paired, "c", "seconds")
-        ours = ", ".join(f"c={x:g}: KL GD {_fmt(d['gd'][x].mean)} / UAD {_fmt(d['uad'][x].mean)}, "
-                         f"time GD {_fmt(t['gd'][x].mean)} s / UAD {_fmt(t['uad'][x].mean)} s" for x in xs)  # fmt: skip
+        ours = ", ".join(
+            f"c={x:g}: KL GD {_fmt(d['gd'][x].mean)} / UAD {_fmt(d['uad'][x].mean)}, "
+            f"time GD {_fmt(t['gd'][x].mean)} s / UAD {_fmt(t['uad'][x].mean)} s"
+            for x in xs
+        )
         out.append(
             Finding(
                 "gd_texas",

@@ -52,8 +52,28 @@ from versapub.errors import ConfigError, VersapubError
 from versapub.experiments.runs import Runs, cell, record_settings
 
 DATASETS = ("adult", "sparcs")
-FIELDS = ("dataset", "method", "tau", "lam", "c", "l", "seconds", "error", "um", "groups", "sensitive_generalized",
-          "rca", "accuracy", "accuracy_original", "rules", "rules_original", "q1", "q2", "q3", "ep")  # fmt: skip
+FIELDS = (
+    "dataset",
+    "method",
+    "tau",
+    "lam",
+    "c",
+    "l",
+    "seconds",
+    "error",
+    "um",
+    "groups",
+    "sensitive_generalized",
+    "rca",
+    "accuracy",
+    "accuracy_original",
+    "rules",
+    "rules_original",
+    "q1",
+    "q2",
+    "q3",
+    "ep",
+)
 #: progress(description, completed, total)
 Progress = Callable[[str, int, int], None]
 #: The brute-force grid of recursive (c, l) for CLD.
@@ -181,29 +201,45 @@ def _guarantee(task: Task) -> dict[str, Any]:
     return {"name": "l-diversity", "l": task.l}
 
 
-def _publish(table: EncodedTable, ds: Dataset, hier: dict[str, Hierarchy], anonymizer: str,
-             guarantee: dict[str, Any], seed: int) -> tuple[Any, float]:  # fmt: skip
+def _publish(
+    table: EncodedTable, ds: Dataset, hier: dict[str, Hierarchy], anonymizer: str, guarantee: dict[str, Any], seed: int
+) -> tuple[Any, float]:
     from versapub.api import publish
     from versapub.privacy.roles import ColumnRoles
 
     t0 = time.perf_counter()
-    rel = publish(table, [f"{', '.join(ds.qi)} -> {ds.sensitive}"], guarantee=guarantee, anonymizer=anonymizer,
-                  hierarchies=hier, seed=seed, columns=ColumnRoles(allow_unique=table.names))  # fmt: skip
+    rel = publish(
+        table,
+        [f"{', '.join(ds.qi)} -> {ds.sensitive}"],
+        guarantee=guarantee,
+        anonymizer=anonymizer,
+        hierarchies=hier,
+        seed=seed,
+        columns=ColumnRoles(allow_unique=table.names),
+    )
     return rel, time.perf_counter() - t0
 
 
 class Measurer:
     """Measures outputs against the original: the workloads are drawn once per dataset."""
 
-    def __init__(self, table: EncodedTable, ds: Dataset, hier: dict[str, Hierarchy],
-                 points: Sequence[tuple[float, int]], seed: int, n_queries: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        table: EncodedTable,
+        ds: Dataset,
+        hier: dict[str, Hierarchy],
+        points: Sequence[tuple[float, int]],
+        seed: int,
+        n_queries: int,
+    ) -> None:
         from versapub.release.functional import count_actuals, count_workload
 
         self.table, self.ds, self.points = table, ds, list(points)
         self.reference: Any = None  # the original tree's evaluation, once
         attrs = [*ds.qi, ds.sensitive]
-        self.workloads = {d: count_workload(table, hier, attrs, n_queries, d, np.random.default_rng([seed, d]))
-                          for d in (1, 2, 3)}  # fmt: skip
+        self.workloads = {
+            d: count_workload(table, hier, attrs, n_queries, d, np.random.default_rng([seed, d])) for d in (1, 2, 3)
+        }
         self.actuals = {d: count_actuals(table, w) for d, w in self.workloads.items()}
 
     def measure(self, anon: Any) -> dict[str, Any]:
@@ -218,11 +254,16 @@ class Measurer:
         if self.reference is None:
             self.reference = reference_evaluation(cells, self.table, self.ds.sensitive)
         cl = classification(cells, self.table, self.ds.sensitive, reference=self.reference)
-        out: dict[str, Any] = {"um": um, "groups": anon.stats.get("groups"),
-                               "sensitive_generalized": anon.stats.get("sensitive_generalized", 0),
-                               "rca": cl["rca"], "accuracy": cl["accuracy_anonymized"],
-                               "accuracy_original": cl["accuracy_original"], "rules": cl["rules_anonymized"],
-                               "rules_original": cl["rules_original"]}  # fmt: skip
+        out: dict[str, Any] = {
+            "um": um,
+            "groups": anon.stats.get("groups"),
+            "sensitive_generalized": anon.stats.get("sensitive_generalized", 0),
+            "rca": cl["rca"],
+            "accuracy": cl["accuracy_anonymized"],
+            "accuracy_original": cl["accuracy_original"],
+            "rules": cl["rules_anonymized"],
+            "rules_original": cl["rules_original"],
+        }
         for d, w in self.workloads.items():
             act = self.actuals[d]
             est = count_estimates(cells, w)
@@ -237,17 +278,28 @@ class Measurer:
         return out
 
 
-def execute(task: Task, table: EncodedTable, ds: Dataset, hier: dict[str, Hierarchy], measurer: Measurer,
-            seed: int) -> dict[str, Any]:  # fmt: skip
+def execute(
+    task: Task, table: EncodedTable, ds: Dataset, hier: dict[str, Hierarchy], measurer: Measurer, seed: int
+) -> dict[str, Any]:
     """Publish and measure one task (``cld-theorem``: every l's weakest c, the output of
     highest information kept); a method that cannot publish gives a row with ``error``."""
     from versapub.privacy.functional import linear_phi
     from versapub.privacy.strength import weakest_cl_pairs
 
-    row: dict[str, Any] = {"dataset": ds.name, "method": task.method, "tau": task.tau, "lam": task.lam,
-                           "c": task.c, "l": task.l}  # fmt: skip
-    anonymizer = {"ss": "sequential-sweep", "cld": "incognito", "cld-theorem": "incognito",
-                  "1dld": "one-d-l-diversity"}[task.method]  # fmt: skip
+    row: dict[str, Any] = {
+        "dataset": ds.name,
+        "method": task.method,
+        "tau": task.tau,
+        "lam": task.lam,
+        "c": task.c,
+        "l": task.l,
+    }
+    anonymizer = {
+        "ss": "sequential-sweep",
+        "cld": "incognito",
+        "cld-theorem": "incognito",
+        "1dld": "one-d-l-diversity",
+    }[task.method]
     try:
         if task.method != "cld-theorem":
             rel, seconds = _publish(table, ds, hier, anonymizer, _guarantee(task), seed)
@@ -258,8 +310,9 @@ def execute(task: Task, table: EncodedTable, ds: Dataset, hier: dict[str, Hierar
         errors = []
         for c, l in weakest_cl_pairs(linear_phi(task.tau, task.lam), m, ds.max_l):
             try:
-                rel, seconds = _publish(table, ds, hier, anonymizer, {"name": "recursive-cl-diversity", "c": c, "l": l},
-                                        seed)  # fmt: skip
+                rel, seconds = _publish(
+                    table, ds, hier, anonymizer, {"name": "recursive-cl-diversity", "c": c, "l": l}, seed
+                )
             except VersapubError as exc:
                 errors.append(f"(c={c:.3g}, l={l}): {str(exc)[:80]}")
                 continue
@@ -286,10 +339,21 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     ds, table, hier = load(settings)
     m = table.cardinality(ds.sensitive)
     found = ranges(table.column(ds.sensitive), hier[ds.sensitive], include_root=True)
-    (out / "eligible.json").write_text(json.dumps(
-        {"dataset": ds.name, "sensitive": ds.sensitive, "n": table.n_rows, "m": m,
-         "levels": [{"level": r.level, "max_l": r.max_l, "min_c": r.min_c, "min_tau": r.min_tau} for r in found]},
-        indent=1, default=str) + "\n", encoding="utf-8")  # fmt: skip
+    (out / "eligible.json").write_text(
+        json.dumps(
+            {
+                "dataset": ds.name,
+                "sensitive": ds.sensitive,
+                "n": table.n_rows,
+                "m": m,
+                "levels": [{"level": r.level, "max_l": r.max_l, "min_c": r.min_c, "min_tau": r.min_tau} for r in found],
+            },
+            indent=1,
+            default=str,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     tasks = plan(ds, settings, m)
     points = [(t.tau, t.lam) for t in tasks if t.method == "ss"]
     path = out / "runs.csv"
@@ -355,5 +419,10 @@ def choices(rows: Sequence[dict[str, str]]) -> dict[tuple[float, int], dict[str,
 
 def search_seconds(rows: Sequence[dict[str, str]], method: str, upto_l: int | None = None) -> float:
     """Time of a brute-force search: every grid run of ``method`` (1DLD: up to ``upto_l``)."""
-    return float(sum(_num(r["seconds"]) for r in rows if r["method"] == method and r.get("seconds")
-                     and (upto_l is None or int(r["l"]) <= upto_l)))  # fmt: skip
+    return float(
+        sum(
+            _num(r["seconds"])
+            for r in rows
+            if r["method"] == method and r.get("seconds") and (upto_l is None or int(r["l"]) <= upto_l)
+        )
+    )

@@ -42,34 +42,47 @@ def _levels(name: str) -> int | None:
 def _excessive(results: Sequence[Any], value: Any) -> str:
     parts = []
     for res in results:
-        pairs = [(req, c["ss"], c["1dld-t"]) for req, c in sorted(res.picked.items())
-                 if c["ss"] is not None and c["1dld-t"] is not None]  # fmt: skip
+        pairs = [
+            (req, c["ss"], c["1dld-t"])
+            for req, c in sorted(res.picked.items())
+            if c["ss"] is not None and c["1dld-t"] is not None
+        ]
         if not pairs:
             continue
         lose = [(req, one_d_slack(*req)) for req, s, o in pairs if s.ep_mean > o.ep_mean]
         win = [(req, one_d_slack(*req)) for req, s, o in pairs if s.ep_mean < o.ep_mean]
         zero = sum(abs(s.ep_min) <= TOL for _, s, _ in pairs)
-        text = (f"On {res.name} (1DLD meets {len(pairs)} requirements) Sequential Sweep's least slack is 0 at "
-                f"{zero} of them (some class meets the bound exactly); its mean slack is higher than 1DLD's at "
-                f"{len(lose)}")  # fmt: skip
+        text = (
+            f"On {res.name} (1DLD meets {len(pairs)} requirements) Sequential Sweep's least slack is 0 at "
+            f"{zero} of them (some class meets the bound exactly); its mean slack is higher than 1DLD's at "
+            f"{len(lose)}"
+        )
         if lose:
             text += ": " + ", ".join(f"{_fmt_req(r)} (1DLD slack {x:.4f})" for r, x in lose)
         if lose and win:
             cut = max(x for _, x in lose)
             below = [(r, x) for r, x in win if x <= cut]
             if below:
-                text += (f"; yet it is lower at {', '.join(f'{_fmt_req(r)} ({x:.4f})' for r, x in below)}: no "
-                         "threshold on 1DLD's slack separates the two")  # fmt: skip
+                text += (
+                    f"; yet it is lower at {', '.join(f'{_fmt_req(r)} ({x:.4f})' for r, x in below)}: no "
+                    "threshold on 1DLD's slack separates the two"
+                )
             else:
                 text += f"; exactly the requirements where 1DLD's slack is at most {cut:.4f}"
         levels = _levels(res.name)
         if levels is not None:
-            text += (f". Its quasi-identifiers have {levels:,} level vectors: a class closes at the first item where "
-                     "it satisfies and keeps all its records, often well below the bound, while 1DLD cuts groups to "
-                     "size")  # fmt: skip
+            text += (
+                f". Its quasi-identifiers have {levels:,} level vectors: a class closes at the first item where "
+                "it satisfies and keeps all its records, often well below the bound, while 1DLD cuts groups to "
+                "size"
+            )
         parts.append(text + ".")
-    both = [(c["ss"], c["1dld-t"]) for res in results for c in res.picked.values()
-            if c["ss"] is not None and c["1dld-t"] is not None]  # fmt: skip
+    both = [
+        (c["ss"], c["1dld-t"])
+        for res in results
+        for c in res.picked.values()
+        if c["ss"] is not None and c["1dld-t"] is not None
+    ]
     less = sum(s.ep_min < o.ep_min - TOL for s, o in both)
     same = sum(abs(s.ep_min - o.ep_min) <= TOL for s, o in both)
     mean_less = sum(s.ep_mean < o.ep_mean for s, o in both)
@@ -125,13 +138,17 @@ def _time(results: Sequence[Any], value: Any, search_seconds: Any) -> str:
         levels = _levels(res.name)
         items = f" over {levels:,} items" if levels else ""
         if a > b:
-            parts.append(f"On {res.name} Sequential Sweep takes {a:.2f} s per publish (median over the grid; "
-                         f"feasibility, the sweep{items} and the check of its output) where a single CLD or 1DLD "
-                         f"run takes {b:.2f} s ({a / b:.1f}x), far below the {search:.0f} s of the brute-force "
-                         "searches those baselines need to find an output meeting (tau, lambda) at all")  # fmt: skip
+            parts.append(
+                f"On {res.name} Sequential Sweep takes {a:.2f} s per publish (median over the grid; "
+                f"feasibility, the sweep{items} and the check of its output) where a single CLD or 1DLD "
+                f"run takes {b:.2f} s ({a / b:.1f}x), far below the {search:.0f} s of the brute-force "
+                "searches those baselines need to find an output meeting (tau, lambda) at all"
+            )
         else:
-            parts.append(f"On {res.name}{items and f' ({levels:,} items)'} it takes {a:.2f} s, faster than their "
-                         f"single runs ({b:.2f} s)")  # fmt: skip
+            parts.append(
+                f"On {res.name}{items and f' ({levels:,} items)'} it takes {a:.2f} s, faster than their "
+                f"single runs ({b:.2f} s)"
+            )
     if not parts:
         return ""
     return "- **Run time (Figure 22).** " + "; ".join(parts) + ' (we read "little penalty" as at most 3x).'
@@ -147,18 +164,31 @@ def _empty(results: Sequence[Any], baselines: Sequence[str]) -> str:
         max_l = int(levels[0]["max_l"]) if levels else None
         text = f"{none} of {res.name}'s {total} requirements"
         if one_d > none and max_l is not None:
-            text += (f" (1DLD alone fails at {one_d}: the largest simple l its sensitive values admit is {max_l}, so "
-                     f"no l >= {max_l + 1} is eligible)")  # fmt: skip
+            text += (
+                f" (1DLD alone fails at {one_d}: the largest simple l its sensitive values admit is {max_l}, so "
+                f"no l >= {max_l + 1} is eligible)"
+            )
         parts.append(text)
-    return ("- **§1.2** holds on both, with different counts: without generalizing sensitive values, no CLD or 1DLD "
-            "output meets " + " and ".join(parts) + ".")  # fmt: skip
+    return (
+        "- **§1.2** holds on both, with different counts: without generalizing sensitive values, no CLD or 1DLD "
+        "output meets " + " and ".join(parts) + "."
+    )
 
 
-def why_differs(results: Sequence[Any], value: Any, methods: Sequence[tuple[str, ...]], baselines: Sequence[str],
-                search_seconds: Any) -> list[str]:  # fmt: skip
+def why_differs(
+    results: Sequence[Any],
+    value: Any,
+    methods: Sequence[tuple[str, ...]],
+    baselines: Sequence[str],
+    search_seconds: Any,
+) -> list[str]:
     """The section's bullets (Markdown), from the runs."""
     if not results:
         return []
-    bullets = [_excessive(results, value), _queries(results, value, methods), _time(results, value, search_seconds),
-               _empty(results, baselines)]  # fmt: skip
+    bullets = [
+        _excessive(results, value),
+        _queries(results, value, methods),
+        _time(results, value, search_seconds),
+        _empty(results, baselines),
+    ]
     return ["### Why some findings differ", "", *(b for b in bullets if b), ""]

@@ -89,8 +89,13 @@ def fig_eligible(res: Result, path: Path) -> Path:
     lams: list[int] = []
     for r in levels:
         lams = sorted(int(k) for k in r["min_tau"] if int(k) <= 16)
-        ax.plot(lams, [r["min_tau"][str(x)] if str(x) in r["min_tau"] else r["min_tau"][x] for x in lams],
-                marker="o", ms=3, label="as they are" if r["level"] == 0 else f"level {r['level']}")  # fmt: skip
+        ax.plot(
+            lams,
+            [r["min_tau"][str(x)] if str(x) in r["min_tau"] else r["min_tau"][x] for x in lams],
+            marker="o",
+            ms=3,
+            label="as they are" if r["level"] == 0 else f"level {r['level']}",
+        )
     ax.plot(lams, [1 / x for x in lams], ls=":", color="grey", label="1/lambda (smallest valid tau)")
     ax.set_xlabel("lambda")
     ax.set_ylabel("smallest eligible tau")
@@ -108,8 +113,9 @@ def fig_time(res: Result, path: Path) -> Path:
     f, ax = plt.subplots(figsize=(6.0, 3.2))
     x = np.arange(len(reqs))
     for key, label, color, ls in _methods([res]):
-        ax.plot(x, [_value(res.picked[r][key], "seconds") for r in reqs], marker="o", ms=3, color=color, ls=ls,
-                label=label)  # fmt: skip
+        ax.plot(
+            x, [_value(res.picked[r][key], "seconds") for r in reqs], marker="o", ms=3, color=color, ls=ls, label=label
+        )
     ax.axhline(search_seconds(res.rows, "cld"), color="tab:red", ls=":", lw=1, label="CLD: whole search")
     ax.axhline(search_seconds(res.rows, "1dld"), color="tab:green", ls=":", lw=1, label="1DLD: runs for every l")
     ax.set_xticks(x, [f"{t:g},{lam}" for t, lam in reqs], rotation=90, fontsize=6)
@@ -127,9 +133,12 @@ def identical_arms(results: Sequence[Result]) -> bool:
     """Whether the paper's 1DLD search picked the Theorem-20 run (l = lambda) at every
     requirement: by construction it does, since for l < lambda a group of l values has
     F(l) = 1 > phi(l), so no smaller l satisfies the bound."""
-    return all((req["1dld-b"] is None) == (req["1dld-t"] is None)
-               and (req["1dld-b"] is None or req["1dld-b"].row is req["1dld-t"].row)  # type: ignore[union-attr]
-               for res in results for req in res.picked.values())  # fmt: skip
+    return all(
+        (req["1dld-b"] is None) == (req["1dld-t"] is None)
+        and (req["1dld-b"] is None or req["1dld-b"].row is req["1dld-t"].row)  # type: ignore[union-attr]
+        for res in results
+        for req in res.picked.values()
+    )
 
 
 def _baselines(results: Sequence[Result]) -> tuple[str, ...]:
@@ -145,8 +154,9 @@ def _label(key: str) -> str:
     return {k: lab for k, lab, *_ in METHODS}[key]
 
 
-def _compare(results: Sequence[Result], metric: str, better: Callable[[float, float], bool],
-             at_least: bool = False) -> tuple[dict[str, tuple[int, int]], str]:  # fmt: skip
+def _compare(
+    results: Sequence[Result], metric: str, better: Callable[[float, float], bool], at_least: bool = False
+) -> tuple[dict[str, tuple[int, int]], str]:
     """Per baseline: (requirements where Sequential Sweep meets the claim, requirements where
     both have an output), over every dataset; and a one-line summary naming wins, ties and
     losses (``at_least``: the claim is "at least as good", so a tie meets it)."""
@@ -170,8 +180,12 @@ def _compare(results: Sequence[Result], metric: str, better: Callable[[float, fl
 def _pass(counts: dict[str, tuple[int, int]], results: Sequence[Result] = (), metric: str = "") -> str:
     if not any(c for _, c in counts.values()):
         return "NO DATA"
-    if metric and all(_value(r[k], metric) in (0.0,) or not math.isfinite(_value(r[k], metric)) for res in results
-                      for r in res.picked.values() for k, *_ in _methods(results)):  # fmt: skip
+    if metric and all(
+        _value(r[k], metric) in (0.0,) or not math.isfinite(_value(r[k], metric))
+        for res in results
+        for r in res.picked.values()
+        for k, *_ in _methods(results)
+    ):
         return "NO DATA"  # nothing to compare: 0 everywhere
     return "PASS" if all(c == 0 or w >= MAJORITY * c for w, c in counts.values()) else "DIFFERS"
 
@@ -205,12 +219,20 @@ def findings(results: Sequence[Result]) -> list[Finding]:
         levels = res.eligible["levels"]
         assert isinstance(levels, list)
         ls = [int(r["max_l"]) for r in levels]
-        text.append(f"{res.name} ({res.eligible['sensitive']}, m = {res.eligible['m']}): largest simple l "
-                    + ", ".join(f"{x} at level {r['level']}" for x, r in zip(ls, levels, strict=True)))  # fmt: skip
+        text.append(
+            f"{res.name} ({res.eligible['sensitive']}, m = {res.eligible['m']}): largest simple l "
+            + ", ".join(f"{x} at level {r['level']}" for x, r in zip(ls, levels, strict=True))
+        )
         widen &= len(ls) > 1 and ls[-1] > ls[0]
-    out.append(Finding("Table 1", "with a skewed sensitive distribution every l-diversity measure has a narrow "
-                       "eligible range; generalizing sensitive values widens it (every valid requirement at the root)",
-                       "PASS" if widen else "DIFFERS", "; ".join(text)))  # fmt: skip
+    out.append(
+        Finding(
+            "Table 1",
+            "with a skewed sensitive distribution every l-diversity measure has a narrow "
+            "eligible range; generalizing sensitive values widens it (every valid requirement at the root)",
+            "PASS" if widen else "DIFFERS",
+            "; ".join(text),
+        )
+    )
     # §1.2: requirements the baselines cannot meet.
     only = total = ss_ok = 0
     for res in results:
@@ -218,25 +240,57 @@ def findings(results: Sequence[Result]) -> list[Finding]:
             total += 1
             ss_ok += req["ss"] is not None
             only += req["ss"] is not None and all(req[b] is None for b in _baselines(results))
-    out.append(Finding("§1.2", "Sequential Sweep publishes for (tau, lambda) requirements that make the other "
-                       "methods produce empty output", "PASS" if only and ss_ok == total else "DIFFERS",
-                       f"Sequential Sweep published at {ss_ok} of {total} requirements; at {only} of them neither "
-                       "CLD nor 1DLD (theorem-chosen or searched) had an output that satisfies it"))  # fmt: skip
+    out.append(
+        Finding(
+            "§1.2",
+            "Sequential Sweep publishes for (tau, lambda) requirements that make the other "
+            "methods produce empty output",
+            "PASS" if only and ss_ok == total else "DIFFERS",
+            f"Sequential Sweep published at {ss_ok} of {total} requirements; at {only} of them neither "
+            "CLD nor 1DLD (theorem-chosen or searched) had an output that satisfies it",
+        )
+    )
     comparisons = (
-        ("Fig. 9–13", "Sequential Sweep gives less excessive protection than CLD and 1DLD (Definition 35: a "
-         "table's least slack over its classes)", "ep", lambda s, o: s < o),
-        ("Fig. 9–13 (mean)", "the same, read as the mean slack over classes (what the figures draw)", "ep-mean",
-         lambda s, o: s < o),
+        (
+            "Fig. 9–13",
+            "Sequential Sweep gives less excessive protection than CLD and 1DLD (Definition 35: a "
+            "table's least slack over its classes)",
+            "ep",
+            lambda s, o: s < o,
+        ),
+        (
+            "Fig. 9–13 (mean)",
+            "the same, read as the mean slack over classes (what the figures draw)",
+            "ep-mean",
+            lambda s, o: s < o,
+        ),
         ("Fig. 14–15", "Sequential Sweep retains more information (um) than CLD and 1DLD", "um", lambda s, o: s > o),
-        ("§5.3.2", "Sequential Sweep's data classifies better: a higher ratio of classification accuracies (rca) "
-         "of ID3 trees", "rca", lambda s, o: s > o),
-        ("§5.3.2 (rules)", "Sequential Sweep's data yields at least as many classification rules that are "
-         "accurate and cover many tuples", "rules", lambda s, o: s >= o),
-        ("Fig. 19–21 (2-D)", "Sequential Sweep answers count queries with a lower relative error", "q2",
-         lambda s, o: s < o),
-        ("Fig. 19–21 (3-D)", "Sequential Sweep answers count queries with a lower relative error", "q3",
-         lambda s, o: s < o),
-    )  # fmt: skip
+        (
+            "§5.3.2",
+            "Sequential Sweep's data classifies better: a higher ratio of classification accuracies (rca) of ID3 trees",
+            "rca",
+            lambda s, o: s > o,
+        ),
+        (
+            "§5.3.2 (rules)",
+            "Sequential Sweep's data yields at least as many classification rules that are "
+            "accurate and cover many tuples",
+            "rules",
+            lambda s, o: s >= o,
+        ),
+        (
+            "Fig. 19–21 (2-D)",
+            "Sequential Sweep answers count queries with a lower relative error",
+            "q2",
+            lambda s, o: s < o,
+        ),
+        (
+            "Fig. 19–21 (3-D)",
+            "Sequential Sweep answers count queries with a lower relative error",
+            "q3",
+            lambda s, o: s < o,
+        ),
+    )
     for fig, claim, metric, better in comparisons:
         counts, text_ = _compare(results, metric, better, at_least=metric == "rules")
         out.append(Finding(fig, claim, _pass(counts, results, metric), f"{text_}. {_medians(results, metric)}"))
@@ -244,10 +298,17 @@ def findings(results: Sequence[Result]) -> list[Finding]:
     one = [_value(r[k], "q1") for res in results for r in res.picked.values() for k, *_ in _methods(results)]
     one = [v for v in one if math.isfinite(v)]
     small = bool(one) and float(np.median(one)) < 0.1
-    out.append(Finding("Fig. 19", "the errors of all algorithms on one-dimensional queries are very small",
-                       "PASS" if small else "DIFFERS",
-                       f"median 1-D relative error over every method and requirement {np.median(one):.3f} (very small: "
-                       "below 0.1); " + _medians(results, "q1") if one else "no data"))  # fmt: skip
+    out.append(
+        Finding(
+            "Fig. 19",
+            "the errors of all algorithms on one-dimensional queries are very small",
+            "PASS" if small else "DIFFERS",
+            f"median 1-D relative error over every method and requirement {np.median(one):.3f} (very small: "
+            "below 0.1); " + _medians(results, "q1")
+            if one
+            else "no data",
+        )
+    )
     rhos = []
     for res in results:
         strength, err = [], []
@@ -258,10 +319,15 @@ def findings(results: Sequence[Result]) -> list[Finding]:
                 err.append(v)
         rhos.append((res.name, _spearman(strength, err)))
     grows = all(math.isfinite(r) and r > 0 for _, r in rhos)
-    out.append(Finding("Fig. 20–21", "the relative error grows as the requirement becomes stronger",
-                       "PASS" if grows else "DIFFERS",
-                       "Spearman correlation of Sequential Sweep's 2-D error with strength (lambda up, tau down): "
-                       + ", ".join(f"{n} {r:+.2f}" for n, r in rhos)))  # fmt: skip
+    out.append(
+        Finding(
+            "Fig. 20–21",
+            "the relative error grows as the requirement becomes stronger",
+            "PASS" if grows else "DIFFERS",
+            "Spearman correlation of Sequential Sweep's 2-D error with strength (lambda up, tau down): "
+            + ", ".join(f"{n} {r:+.2f}" for n, r in rhos),
+        )
+    )
     # Figure 22: little performance penalty.
     text = []
     penalty = True
@@ -277,10 +343,14 @@ def findings(results: Sequence[Result]) -> list[Finding]:
                 f"{res.name}: Sequential Sweep median {np.median(ss):.2f} s, theorem-chosen CLD/1DLD runs median "
                 f"{np.median(base):.2f} s, their brute-force searches {search:.1f} s in all"
             )
-    out.append(Finding("Fig. 22", "Sequential Sweep achieves this with little performance penalty",
-                       "PASS" if penalty and text else "DIFFERS",
-                       "; ".join(text) + " (little penalty: at most 3x the median single run, and below the "
-                       "searches)"))  # fmt: skip
+    out.append(
+        Finding(
+            "Fig. 22",
+            "Sequential Sweep achieves this with little performance penalty",
+            "PASS" if penalty and text else "DIFFERS",
+            "; ".join(text) + " (little penalty: at most 3x the median single run, and below the searches)",
+        )
+    )
     return out
 
 
@@ -326,10 +396,13 @@ def write_page(directories: Sequence[Path], page: Path, notes: str = "") -> list
     ]
     for res in results:
         s = json.loads((directories[[r.name for r in results].index(res.name)] / "settings.json").read_text())
-        lines.append(f"- **{res.name}**: {len(res.rows)} result rows, {len(res.picked)} requirements, "
-                     f"{res.eligible['n']:,} records, sensitive `{res.eligible['sensitive']}` ({res.eligible['m']} "
-                     f"values), seed {s['seed']}{', quick mode' if s.get('quick') else ''}"
-                     + (f", a sample of {s['sample']}" if s.get("sample") else "") + ".")  # fmt: skip
+        lines.append(
+            f"- **{res.name}**: {len(res.rows)} result rows, {len(res.picked)} requirements, "
+            f"{res.eligible['n']:,} records, sensitive `{res.eligible['sensitive']}` ({res.eligible['m']} "
+            f"values), seed {s['seed']}{', quick mode' if s.get('quick') else ''}"
+            + (f", a sample of {s['sample']}" if s.get("sample") else "")
+            + "."
+        )
     lines.append("")
     lines += why_differs(results, _value, _methods(results), _baselines(results), search_seconds)
     if notes:
@@ -365,15 +438,23 @@ def write_page(directories: Sequence[Path], page: Path, notes: str = "") -> list
         lines.append("")
     lines += ["## All findings", "", "| figure | paper | verdict | ours |", "|---|---|---|---|"]
     lines += [f"| {f.figure} | {f.paper} | **{f.verdict}** | {f.ours.replace('|', '/')} |" for f in found]
-    lines += ["", f"A comparison PASSes when Sequential Sweep is better at {MAJORITY:.0%} or more of the requirements "
-              "where both methods have an output (a gap in a figure: no output satisfies the requirement), against "
-              "every baseline; where the paper claims \"at least as many\" (rules), a tie counts.", "",
-              "## Regenerating", "", "```sh",
-              "versapub experiment functional --dataset adult --out experiments/functional/adult",
-              "versapub experiment functional --dataset sparcs --out experiments/functional/sparcs",
-              "versapub experiment functional-page --out experiments/functional --page docs/results-functional.md",
-              "```", "",
-              "The first commands resume: completed runs in `runs.csv` are not recomputed.", ""]  # fmt: skip
+    lines += [
+        "",
+        f"A comparison PASSes when Sequential Sweep is better at {MAJORITY:.0%} or more of the requirements "
+        "where both methods have an output (a gap in a figure: no output satisfies the requirement), against "
+        'every baseline; where the paper claims "at least as many" (rules), a tie counts.',
+        "",
+        "## Regenerating",
+        "",
+        "```sh",
+        "versapub experiment functional --dataset adult --out experiments/functional/adult",
+        "versapub experiment functional --dataset sparcs --out experiments/functional/sparcs",
+        "versapub experiment functional-page --out experiments/functional --page docs/results-functional.md",
+        "```",
+        "",
+        "The first commands resume: completed runs in `runs.csv` are not recomputed.",
+        "",
+    ]
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text("\n".join(lines), encoding="utf-8")
     return found

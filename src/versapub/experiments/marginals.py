@@ -70,8 +70,11 @@ def adult() -> tuple[EncodedTable, dict[str, Hierarchy]]:
     from versapub.io.read import read_table
 
     table = read_table(data_path("adult", "adult.csv.gz"), delimiter=";").select(ATTRIBUTES)
-    hier = {a: Hierarchy.read(data_path("adult", "hierarchies", f"adult_hierarchy_{a}.csv"), a)
-            for a in ATTRIBUTES if a != SENSITIVE}  # fmt: skip
+    hier = {
+        a: Hierarchy.read(data_path("adult", "hierarchies", f"adult_hierarchy_{a}.csv"), a)
+        for a in ATTRIBUTES
+        if a != SENSITIVE
+    }
     return table, hier
 
 
@@ -99,8 +102,11 @@ def grid(table: EncodedTable, hier: dict[str, Hierarchy], quick: bool, progress:
 
 
 def _collection_json(coll: Any, steps: list[Any] | None = None) -> dict[str, Any]:
-    return {"marginals": [m.label for m in coll.marginals], "kl": coll.kl(),
-            "steps": [s.to_json() for s in steps] if steps is not None else None}  # fmt: skip
+    return {
+        "marginals": [m.label for m in coll.marginals],
+        "kl": coll.kl(),
+        "steps": [s.to_json() for s in steps] if steps is not None else None,
+    }
 
 
 def run_experiment(settings: Settings, out_dir: Path, progress: Progress = _quiet) -> Path:
@@ -120,9 +126,15 @@ def run_experiment(settings: Settings, out_dir: Path, progress: Progress = _quie
     progress("Incognito: the minimal k-anonymous, diverse tables", 0, 0)
     tables = minimal_tables(table, space, req, hier)
     names = [chr(ord("A") + i) for i in range(len(tables))]
-    results: dict[str, Any] = {"n": table.n_rows, "attributes": list(ATTRIBUTES), "sensitive": SENSITIVE,
-                               "requirement": req.to_json(), "tables": {}, "greedy": {},
-                               "best_containing": {}}  # fmt: skip
+    results: dict[str, Any] = {
+        "n": table.n_rows,
+        "attributes": list(ATTRIBUTES),
+        "sensitive": SENSITIVE,
+        "requirement": req.to_json(),
+        "tables": {},
+        "greedy": {},
+        "best_containing": {},
+    }
     n_steps = 3 if settings.quick else settings.max_marginals
     for i, (name, m) in enumerate(zip(names, tables, strict=True)):
         progress(f"table {name}: its KL, the greedy injection, the best collection containing it", i, len(tables))
@@ -173,21 +185,36 @@ def _publish(table: EncodedTable, space: Any, req: Any, labels: list[str], out: 
     release = with_utility(collection_release(table, coll, req, coll.check(req), InputInfo()))
     report = write_release(release, out, overwrite=True)
     kl = release.utility["kl_divergence"] if release.utility else None
-    return {"verified": report.ok, "n_checks": len(report.verification.findings), "kl_model": kl,
-            "kl_closed_form": coll.kl(), "directory": out.name}  # fmt: skip
+    return {
+        "verified": report.ok,
+        "n_checks": len(report.verification.findings),
+        "kl_model": kl,
+        "kl_closed_form": coll.kl(),
+        "directory": out.name,
+    }
 
 
 #: The 10-marginal collection timed (a base table, four marginals of one attribute with the
 #: sensitive one — a star Algorithm 1 must join — and one-attribute marginals), checked for
 #: k = 10 and frequency 3-diversity so that every marginal is diverse by itself and all
 #: three checks run to the end.
-TEN = ("race@1,sex@1,age@1,marital-status@2,occupation", "race,occupation", "sex,occupation",
-       "marital-status@1,occupation", "age@2,occupation", "age@1", "marital-status", "race", "sex",
-       "age@3,occupation")  # fmt: skip
+TEN = (
+    "race@1,sex@1,age@1,marital-status@2,occupation",
+    "race,occupation",
+    "sex,occupation",
+    "marital-status@1,occupation",
+    "age@2,occupation",
+    "age@1",
+    "marital-status",
+    "race",
+    "sex",
+    "age@3,occupation",
+)
 
 
-def _timing(table: EncodedTable, hier: dict[str, Hierarchy], req: Any, tables: list[Any],
-            n_steps: int) -> dict[str, Any]:  # fmt: skip
+def _timing(
+    table: EncodedTable, hier: dict[str, Hierarchy], req: Any, tables: list[Any], n_steps: int
+) -> dict[str, Any]:
     """Seconds of the three checks on a 10-marginal collection and of one greedy injection,
     each from the data (no cached marginal or entropy)."""
     from versapub.marginals.collection import Collection
@@ -201,6 +228,10 @@ def _timing(table: EncodedTable, hier: dict[str, Hierarchy], req: Any, tables: l
     check_s = time.perf_counter() - t
     t = time.perf_counter()
     greedy(Collection(Space.of_table(table, SENSITIVE, hier), (tables[0],)), req, n_steps)
-    return {"ten_marginals": list(TEN), "ten_requirement": three.to_json(),
-            "ten_outcomes": [o.message for o in verdict.outcomes], "check_seconds": check_s,
-            "greedy_seconds": time.perf_counter() - t}  # fmt: skip
+    return {
+        "ten_marginals": list(TEN),
+        "ten_requirement": three.to_json(),
+        "ten_outcomes": [o.message for o in verdict.outcomes],
+        "check_seconds": check_s,
+        "greedy_seconds": time.perf_counter() - t,
+    }

@@ -68,8 +68,24 @@ SSA_METHODS = ("msa-decomposition", "anatomy", "mondrian")
 #: Figure 9 twice: the primary by §5.1's suggestion (the largest l; ties: Work-class), and
 #: Work-class primary throughout (the paper's §6.2 text).
 NOISE_METHODS = ("msa-decomposition", "work-class-primary")
-FIELDS = ("sweep", "q", "d", "l", "l2", "method", "run", "kl", "kl_paper", "log_prod_l", "seconds", "groups",
-          "residual", "noise", "attack", "error")  # fmt: skip
+FIELDS = (
+    "sweep",
+    "q",
+    "d",
+    "l",
+    "l2",
+    "method",
+    "run",
+    "kl",
+    "kl_paper",
+    "log_prod_l",
+    "seconds",
+    "groups",
+    "residual",
+    "noise",
+    "attack",
+    "error",
+)
 #: progress(description, completed, total)
 Progress = Callable[[str, int, int], None]
 
@@ -162,8 +178,15 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
     from versapub.model import kl_divergence
     from versapub.privacy.roles import ColumnRoles
 
-    row: dict[str, Any] = {"sweep": task.sweep, "q": task.q, "d": task.d, "l": task.l, "l2": task.l2,
-                           "method": task.method, "run": task.run}  # fmt: skip
+    row: dict[str, Any] = {
+        "sweep": task.sweep,
+        "q": task.q,
+        "d": task.d,
+        "l": task.l,
+        "l2": task.l2,
+        "method": task.method,
+        "run": task.run,
+    }
     if task.sweep == "ssa":
         qi, sens = list(OTHERS[: task.q]), [WORK_CLASS]
     else:
@@ -178,9 +201,12 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
         if task.sweep == "noise":
             ls[sens[1]] = task.l2
             params["above_l_per"] = True
-        rules: list[Any] = [f"{lhs} -> {s}" if s not in ls else
-                            {"rule": f"{lhs} -> {s}", "guarantee": "distinct-l-diversity", "l": ls[s]}
-                            for s in sens]  # fmt: skip
+        rules: list[Any] = [
+            f"{lhs} -> {s}"
+            if s not in ls
+            else {"rule": f"{lhs} -> {s}", "guarantee": "distinct-l-diversity", "l": ls[s]}
+            for s in sens
+        ]
         kw: dict[str, Any] = {"anonymizer": "msa-decomposition", "anonymizer_params": params}
     else:
         rules = [f"{lhs} -> {sens[0]}"]
@@ -200,9 +226,13 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
     except VersapubError as exc:
         return {**row, "error": str(exc)[:300]}
     st = rel.tables[0].table.stats
-    row.update(groups=st.get("groups"), residual=st.get("residual_records"),
-               noise=st.get("noise_total"), kl_paper=st.get("kl_uniform_over_sets"),
-               log_prod_l=st.get("log_prod_l"))  # fmt: skip
+    row.update(
+        groups=st.get("groups"),
+        residual=st.get("residual_records"),
+        noise=st.get("noise_total"),
+        kl_paper=st.get("kl_uniform_over_sets"),
+        log_prod_l=st.get("log_prod_l"),
+    )
     if task.sweep == "attack":
         from versapub.verify.attack_msa import msa_attack
         from versapub.workflow import write_release
@@ -229,8 +259,12 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     done = runs.done(("sweep", "q", "d", "l", "l2", "method", "run"))
     todo = [t for t in tasks if t.key not in done]
     for i, task in enumerate(todo):
-        hook(f"{task.sweep}: q={task.q} d={task.d} l={task.l}{f' l2={task.l2}' if task.l2 else ''} "
-             f"{task.method} run {task.run + 1}", len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
+        hook(
+            f"{task.sweep}: q={task.q} d={task.d} l={task.l}{f' l2={task.l2}' if task.l2 else ''} "
+            f"{task.method} run {task.run + 1}",
+            len(tasks) - len(todo) + i,
+            len(tasks),
+        )
         runs.append(execute(table, task, settings.seed))
     hook("done", len(tasks), len(tasks))
     return path
@@ -243,13 +277,27 @@ def table7(table: EncodedTable) -> list[dict[str, Any]]:
 
     out = []
     for col, name, distinct, lper in TABLE7:
-        out.append({"attribute": name, "column": col, "paper_distinct": distinct,
-                    "distinct": table.column(col).cardinality, "paper_l_per": lper,
-                    "l_per": l_per_of(table, col) if lper is not None else None})  # fmt: skip
+        out.append(
+            {
+                "attribute": name,
+                "column": col,
+                "paper_distinct": distinct,
+                "distinct": table.column(col).cardinality,
+                "paper_l_per": lper,
+                "l_per": l_per_of(table, col) if lper is not None else None,
+            }
+        )
     wc = adult_uci().select(["workclass"])
-    out.append({"attribute": "(workclass, the file's)", "column": "workclass", "paper_distinct": 14,
-                "distinct": wc.column("workclass").cardinality, "paper_l_per": 7,
-                "l_per": l_per_of(wc, "workclass")})  # fmt: skip
+    out.append(
+        {
+            "attribute": "(workclass, the file's)",
+            "column": "workclass",
+            "paper_distinct": 14,
+            "distinct": wc.column("workclass").cardinality,
+            "paper_l_per": 7,
+            "l_per": l_per_of(wc, "workclass"),
+        }
+    )
     return out
 
 

@@ -107,8 +107,10 @@ def _msa(rows: Sequence[dict[str, str]]) -> list[str]:
         f"maximum-entropy estimate, which also knows `T^S`, stays within {dev:.1%} of it."
     ]
     if one:
-        out.append(f"- **Figure 8, d = 1.** The same per-group loop: {min(one):.2f}–{max(one):.2f} s, "
-                   + ("falling with `l`." if one[-1] < one[0] else "not falling with `l`."))  # fmt: skip
+        out.append(
+            f"- **Figure 8, d = 1.** The same per-group loop: {min(one):.2f}–{max(one):.2f} s, "
+            + ("falling with `l`." if one[-1] < one[0] else "not falling with `l`.")
+        )
     return out
 
 

@@ -46,8 +46,13 @@ def fig_ssa(rows: Sequence[dict[str, str]], path: Path) -> Path:
     for ax, q in zip(axes[0], qs, strict=True):
         for m in SSA_METHODS:
             ax.plot(ls, [lookup(kl, q, x, m) for x in ls], marker="o", ms=3, color=COLOR[m], label=LABEL[m])
-        ax.plot(ls, [lookup(paper, q, x, "msa-decomposition") for x in ls], ls="--", color=COLOR["msa-decomposition"],
-                label="decomposition, paper's measure")  # fmt: skip
+        ax.plot(
+            ls,
+            [lookup(paper, q, x, "msa-decomposition") for x in ls],
+            ls="--",
+            color=COLOR["msa-decomposition"],
+            label="decomposition, paper's measure",
+        )
         ax.set_title(f"Figure {q - 3}: {q}-QI-Adult", fontsize=9)
         ax.set_xlabel("l")
         ax.set_ylabel("KL-divergence")
@@ -91,8 +96,11 @@ def fig_msa(rows: Sequence[dict[str, str]], metric: str, path: Path, title: str,
     ax.set_xlabel("l_pri (Work-class)")
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, title="solid: maxent KL; dashed: paper's measure; dotted: log(prod l_i)"
-              if metric == "kl" else None, title_fontsize=6)  # fmt: skip
+    ax.legend(
+        fontsize=7,
+        title="solid: maxent KL; dashed: paper's measure; dotted: log(prod l_i)" if metric == "kl" else None,
+        title_fontsize=6,
+    )
     return save(f, path)
 
 
@@ -114,8 +122,9 @@ def fig_noise(rows: Sequence[dict[str, str]], path: Path) -> Path:
         for i, j in np.ndindex(grid.shape):
             if np.isfinite(grid[i, j]):
                 dark = shade[i, j] < np.nanmax(shade) / 2
-                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=6,
-                        color="white" if dark else "black")  # fmt: skip
+                ax.text(
+                    j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=6, color="white" if dark else "black"
+                )
         ax.set_xticks(range(len(b)), [str(x) for x in b])
         ax.set_yticks(range(len(a)), [str(x) for x in a])
         ax.set_xlabel("l_Education")
@@ -137,86 +146,152 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
     for t in table7:
         if t["paper_l_per"] is None and t["column"] != "workclass":
             ok = t["distinct"] == t["paper_distinct"]
-            out.append(Finding("Table 7", f"{t['attribute']}: {t['paper_distinct']} distinct values",
-                               "PASS" if ok else "DIFFERS", f"{t['distinct']} distinct values"))  # fmt: skip
+            out.append(
+                Finding(
+                    "Table 7",
+                    f"{t['attribute']}: {t['paper_distinct']} distinct values",
+                    "PASS" if ok else "DIFFERS",
+                    f"{t['distinct']} distinct values",
+                )
+            )
             continue
         ok = t["distinct"] == t["paper_distinct"] and t["l_per"] == t["paper_l_per"]
-        out.append(Finding("Table 7", f"{t['attribute']}: {t['paper_distinct']} values, l_per = {t['paper_l_per']}",
-                           "PASS" if ok else "DIFFERS",
-                           f"{t['distinct']} values, l_per = {t['l_per']} (column {t['column']})"))  # fmt: skip
+        out.append(
+            Finding(
+                "Table 7",
+                f"{t['attribute']}: {t['paper_distinct']} values, l_per = {t['paper_l_per']}",
+                "PASS" if ok else "DIFFERS",
+                f"{t['distinct']} values, l_per = {t['l_per']} (column {t['column']})",
+            )
+        )
     kl = means(rows, "ssa", ("q", "l", "method"), "kl")
     qs, ls = _axes(rows, "ssa", "q"), _axes(rows, "ssa", "l")
     if qs and ls:
         pairs = [(q, x) for q in qs for x in ls]
         wins = [(q, x) for q, x in pairs if lookup(kl, q, x, "msa-decomposition") < lookup(kl, q, x, "mondrian")]
         ratio = [lookup(kl, q, x, "mondrian") / lookup(kl, q, x, "msa-decomposition") for q, x in wins]
-        out.append(Finding("Fig. 2–5", "for any q and l, decomposition largely outperforms generalization (KL)",
-                           "PASS" if len(wins) == len(pairs) else "DIFFERS",
-                           f"decomposition's KL is lower at {len(wins)} of {len(pairs)} (q, l) points; Mondrian's "
-                           f"is {min(ratio, default=math.nan):.1f}x to {max(ratio, default=math.nan):.1f}x "
-                           "higher"))  # fmt: skip
-        spread = [np.ptp([lookup(kl, q, x, "msa-decomposition") for q in qs]) / np.mean(
-            [lookup(kl, q, x, "msa-decomposition") for q in qs]) for x in ls]  # fmt: skip
-        out.append(Finding("Fig. 2–5", "decomposition's KL almost does not grow with the number of QI attributes",
-                           "PASS" if max(spread) <= 0.10 else "DIFFERS",
-                           f"its range over q = {qs[0]}..{qs[-1]} is at most {max(spread):.1%} of its mean at any l "
-                           f"({_margin(max(spread), 0.10)})"))  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 2–5",
+                "for any q and l, decomposition largely outperforms generalization (KL)",
+                "PASS" if len(wins) == len(pairs) else "DIFFERS",
+                f"decomposition's KL is lower at {len(wins)} of {len(pairs)} (q, l) points; Mondrian's "
+                f"is {min(ratio, default=math.nan):.1f}x to {max(ratio, default=math.nan):.1f}x "
+                "higher",
+            )
+        )
+        spread = [
+            np.ptp([lookup(kl, q, x, "msa-decomposition") for q in qs])
+            / np.mean([lookup(kl, q, x, "msa-decomposition") for q in qs])
+            for x in ls
+        ]
+        out.append(
+            Finding(
+                "Fig. 2–5",
+                "decomposition's KL almost does not grow with the number of QI attributes",
+                "PASS" if max(spread) <= 0.10 else "DIFFERS",
+                f"its range over q = {qs[0]}..{qs[-1]} is at most {max(spread):.1%} of its mean at any l "
+                f"({_margin(max(spread), 0.10)})",
+            )
+        )
         grows = [x for x in ls if lookup(kl, qs[-1], x, "mondrian") > lookup(kl, qs[0], x, "mondrian")]
-        out.append(Finding("Fig. 2–5", "Mondrian's KL grows significantly with the number of QI attributes",
-                           "PASS" if len(grows) == len(ls) else "DIFFERS",
-                           f"higher at q = {qs[-1]} than at q = {qs[0]} for {len(grows)} of {len(ls)} values of l; "
-                           + ", ".join(f"l = {x}: {lookup(kl, qs[0], x, 'mondrian'):.2f} -> "
-                                       f"{lookup(kl, qs[-1], x, 'mondrian'):.2f}" for x in ls)))  # fmt: skip
-        rel = [abs(lookup(kl, q, x, "anatomy") - lookup(kl, q, x, "msa-decomposition"))
-               / lookup(kl, q, x, "anatomy") for q, x in pairs]  # fmt: skip
-        out.append(Finding("SSA", "with one sensitive attribute, decomposition is Anatomy's Largest-l procedure "
-                           "(the same KL)", "PASS" if max(rel) <= 0.10 else "DIFFERS",
-                           f"largest relative difference of the mean KL {max(rel):.1%} over every (q, l) "
-                           f"({_margin(max(rel), 0.10)})"))  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 2–5",
+                "Mondrian's KL grows significantly with the number of QI attributes",
+                "PASS" if len(grows) == len(ls) else "DIFFERS",
+                f"higher at q = {qs[-1]} than at q = {qs[0]} for {len(grows)} of {len(ls)} values of l; "
+                + ", ".join(
+                    f"l = {x}: {lookup(kl, qs[0], x, 'mondrian'):.2f} -> {lookup(kl, qs[-1], x, 'mondrian'):.2f}"
+                    for x in ls
+                ),
+            )
+        )
+        rel = [
+            abs(lookup(kl, q, x, "anatomy") - lookup(kl, q, x, "msa-decomposition")) / lookup(kl, q, x, "anatomy")
+            for q, x in pairs
+        ]
+        out.append(
+            Finding(
+                "SSA",
+                "with one sensitive attribute, decomposition is Anatomy's Largest-l procedure (the same KL)",
+                "PASS" if max(rel) <= 0.10 else "DIFFERS",
+                f"largest relative difference of the mean KL {max(rel):.1%} over every (q, l) "
+                f"({_margin(max(rel), 0.10)})",
+            )
+        )
         sec = means(rows, "ssa", ("q", "l", "method"), "seconds")
         q = qs[-1]
         dec = [lookup(sec, q, x, "msa-decomposition") for x in ls]
         mon = [lookup(sec, q, x, "mondrian") for x in ls]
         faster = sum(d < m for d, m in zip(dec, mon, strict=True))
-        out.append(Finding("Fig. 6", "decomposition is much faster than Mondrian and flat in l; Mondrian's time "
-                           "decreases with l (90.0 s -> 75.7 s)",
-                           "PASS" if faster == len(ls) and _spearman(ls, mon) < 0 and np.ptp(dec) <= 0.5 * np.mean(dec)
-                           else "DIFFERS",
-                           f"on {q}-QI-Adult decomposition {min(dec):.2f}–{max(dec):.2f} s, Mondrian "
-                           f"{min(mon):.2f}–{max(mon):.2f} s (faster at {faster} of {len(ls)} l); Mondrian's rank "
-                           f"correlation with l {_spearman(ls, mon):+.2f}"))  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 6",
+                "decomposition is much faster than Mondrian and flat in l; Mondrian's time "
+                "decreases with l (90.0 s -> 75.7 s)",
+                "PASS"
+                if faster == len(ls) and _spearman(ls, mon) < 0 and np.ptp(dec) <= 0.5 * np.mean(dec)
+                else "DIFFERS",
+                f"on {q}-QI-Adult decomposition {min(dec):.2f}–{max(dec):.2f} s, Mondrian "
+                f"{min(mon):.2f}–{max(mon):.2f} s (faster at {faster} of {len(ls)} l); Mondrian's rank "
+                f"correlation with l {_spearman(ls, mon):+.2f}",
+            )
+        )
     kl_m = means(rows, "msa", ("d", "l"), "kl")
     paper_m = means(rows, "msa", ("d", "l"), "kl_paper")
     bound = means(rows, "msa", ("d", "l"), "log_prod_l")
     ds, lps = _axes(rows, "msa", "d"), _axes(rows, "msa", "l")
     if ds and lps:
         grow = [x for x in lps if all(lookup(kl_m, a, x) < lookup(kl_m, b, x) for a, b in itertools.pairwise(ds))]
-        out.append(Finding("Fig. 7", "KL grows moderately with the number of sensitive attributes d",
-                           "PASS" if len(grow) == len(lps) else "DIFFERS",
-                           f"increasing in d at {len(grow)} of {len(lps)} values of l_pri; at l_pri = {lps[-1]}: "
-                           + ", ".join(f"d = {d}: {lookup(kl_m, d, lps[-1]):.2f}" for d in ds)))  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 7",
+                "KL grows moderately with the number of sensitive attributes d",
+                "PASS" if len(grow) == len(lps) else "DIFFERS",
+                f"increasing in d at {len(grow)} of {len(lps)} values of l_pri; at l_pri = {lps[-1]}: "
+                + ", ".join(f"d = {d}: {lookup(kl_m, d, lps[-1]):.2f}" for d in ds),
+            )
+        )
         for name, m in (("versapub's maximum-entropy KL", kl_m), ("the paper's measure", paper_m)):
             dev = [abs(lookup(m, d, x) - lookup(bound, d, x)) / lookup(bound, d, x) for d in ds for x in lps]
-            out.append(Finding("Fig. 7", f"KL is close to log(prod l_i) ({name})",
-                               "PASS" if max(dev) <= 0.25 else "DIFFERS",
-                               f"largest relative deviation {max(dev):.1%} (mean {np.mean(dev):.1%}; "
-                               f"{_margin(max(dev), 0.25)}); "
-                               + ", ".join(f"d = {d}, l_pri = {lps[-1]}: {lookup(m, d, lps[-1]):.2f} vs "
-                                           f"{lookup(bound, d, lps[-1]):.2f}" for d in ds)))  # fmt: skip
+            out.append(
+                Finding(
+                    "Fig. 7",
+                    f"KL is close to log(prod l_i) ({name})",
+                    "PASS" if max(dev) <= 0.25 else "DIFFERS",
+                    f"largest relative deviation {max(dev):.1%} (mean {np.mean(dev):.1%}; "
+                    f"{_margin(max(dev), 0.25)}); "
+                    + ", ".join(
+                        f"d = {d}, l_pri = {lps[-1]}: {lookup(m, d, lps[-1]):.2f} vs {lookup(bound, d, lps[-1]):.2f}"
+                        for d in ds
+                    ),
+                )
+            )
         sec = means(rows, "msa", ("d", "l"), "seconds")
         flat1 = np.ptp([lookup(sec, 1, x) for x in lps]) / np.mean([lookup(sec, 1, x) for x in lps])
         rho = {d: _spearman(lps, [lookup(sec, d, x) for x in lps]) for d in ds if d > 1}
-        out.append(Finding("Fig. 8", "d = 1 takes about the same time at every l; with several sensitive attributes "
-                           "a larger l_pri takes less time",
-                           "PASS" if flat1 <= 0.25 and all(r < 0 for r in rho.values()) else "DIFFERS",
-                           f"d = 1: range {flat1:.1%} of the mean ({_margin(flat1, 0.25)}); rank correlation of time "
-                           "with l_pri "
-                           + ", ".join(f"d = {d}: {r:+.2f}" for d, r in rho.items())
-                           + "; times " + ", ".join(_range_s(sec, d, lps) for d in ds)))  # fmt: skip
-    noise = {k[1:]: v for k, v in means(rows, "noise", ("method", "l", "l2"), "noise").items()
-             if k[0] == "msa-decomposition"}  # fmt: skip
-    forced = {k[1:]: v for k, v in means(rows, "noise", ("method", "l", "l2"), "noise").items()
-              if k[0] == "work-class-primary"}  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 8",
+                "d = 1 takes about the same time at every l; with several sensitive attributes "
+                "a larger l_pri takes less time",
+                "PASS" if flat1 <= 0.25 and all(r < 0 for r in rho.values()) else "DIFFERS",
+                f"d = 1: range {flat1:.1%} of the mean ({_margin(flat1, 0.25)}); rank correlation of time "
+                "with l_pri "
+                + ", ".join(f"d = {d}: {r:+.2f}" for d, r in rho.items())
+                + "; times "
+                + ", ".join(_range_s(sec, d, lps) for d in ds),
+            )
+        )
+    noise = {
+        k[1:]: v for k, v in means(rows, "noise", ("method", "l", "l2"), "noise").items() if k[0] == "msa-decomposition"
+    }
+    forced = {
+        k[1:]: v
+        for k, v in means(rows, "noise", ("method", "l", "l2"), "noise").items()
+        if k[0] == "work-class-primary"
+    }
     if noise:
         # The paper's grid evidently ends at 5 (its largest value sits at (5, 5)); ours goes to 7.
         theirs = {k: v for k, v in noise.items() if int(k[0]) <= 5 and int(k[1]) <= 5}
@@ -224,34 +299,61 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
         (fa, fb), ftop = max(noise.items(), key=lambda kv: kv[1])
         permissible = {k: v for k, v in noise.items() if int(k[1]) <= 3}
         p_top = max(permissible.values(), default=math.nan)
-        out.append(Finding("Fig. 9", "the most noise values, 4,733, at l_pri = 5 and l_Education = 5 (a grid up to 5)",
-                           "PASS" if (a, b) == ("5", "5") and abs(top - 4733) / 4733 <= 0.25 else "DIFFERS",
-                           f"on l_pri, l_Education <= 5 the most, {top:,.0f}, at ({a}, {b}) "
-                           f"({(top - 4733) / 4733:+.1%}; {_margin(abs(top - 4733) / 4733, 0.25)}); on our larger "
-                           f"grid the most is {ftop:,.0f} at ({fa}, {fb})"))  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 9",
+                "the most noise values, 4,733, at l_pri = 5 and l_Education = 5 (a grid up to 5)",
+                "PASS" if (a, b) == ("5", "5") and abs(top - 4733) / 4733 <= 0.25 else "DIFFERS",
+                f"on l_pri, l_Education <= 5 the most, {top:,.0f}, at ({a}, {b}) "
+                f"({(top - 4733) / 4733:+.1%}; {_margin(abs(top - 4733) / 4733, 0.25)}); on our larger "
+                f"grid the most is {ftop:,.0f} at ({fa}, {fb})",
+            )
+        )
         off = abs(p_top - 675) / 675
-        out.append(Finding("Fig. 9", "within the permissible range (l_Education <= l_per = 3) at most 675 noise values",
-                           "PASS" if off <= 0.25 else "DIFFERS",
-                           f"at most {p_top:,.0f} ({(p_top - 675) / 675:+.1%} against the figure's 675; "
-                           f"{_margin(off, 0.25)}: fewer noise values than the paper's, read with the same tolerance "
-                           "as its peak)"))  # fmt: skip
+        out.append(
+            Finding(
+                "Fig. 9",
+                "within the permissible range (l_Education <= l_per = 3) at most 675 noise values",
+                "PASS" if off <= 0.25 else "DIFFERS",
+                f"at most {p_top:,.0f} ({(p_top - 675) / 675:+.1%} against the figure's 675; "
+                f"{_margin(off, 0.25)}: fewer noise values than the paper's, read with the same tolerance "
+                "as its peak)",
+            )
+        )
     if forced:
-        (fa, fb), ftop = max(((k, v) for k, v in forced.items() if int(k[0]) <= 5 and int(k[1]) <= 5),
-                             key=lambda kv: kv[1])  # fmt: skip
-        out.append(Finding("Fig. 9", "(the same, with Work-class primary whatever the l's, as §6.2's text reads) "
-                           "the most noise values, 4,733, at (5, 5)", "PASS" if (fa, fb) == ("5", "5") else "DIFFERS",
-                           f"on l <= 5 the most, {ftop:,.0f}, at l_Work-class = {fa}, l_Education = {fb}: a primary "
-                           "with the smaller l needs noise in almost every group, so the paper's figure must have "
-                           "used §5.1's choice"))  # fmt: skip
+        (fa, fb), ftop = max(
+            ((k, v) for k, v in forced.items() if int(k[0]) <= 5 and int(k[1]) <= 5), key=lambda kv: kv[1]
+        )
+        out.append(
+            Finding(
+                "Fig. 9",
+                "(the same, with Work-class primary whatever the l's, as §6.2's text reads) "
+                "the most noise values, 4,733, at (5, 5)",
+                "PASS" if (fa, fb) == ("5", "5") else "DIFFERS",
+                f"on l <= 5 the most, {ftop:,.0f}, at l_Work-class = {fa}, l_Education = {fb}: a primary "
+                "with the smaller l needs noise in almost every group, so the paper's figure must have "
+                "used §5.1's choice",
+            )
+        )
     attack = [r for r in rows if r["sweep"] == "attack" and r.get("attack")]
     if attack:
         res = json.loads(attack[0]["attack"])
         worst = [r for r in res if r["known"] >= 1 and r["below"]]
-        out.append(Finding("§5.2", "noise from linkable values keeps background knowledge on other sensitive values "
-                           "from narrowing a target below l_i", "PASS" if not worst else "DIFFERS",
-                           "; ".join(f"knowing {r['known']}: {r['share']:.1%} of the records below l = {r['l']} for "
-                                     f"{r['attribute']} (fewest candidates {r['min_candidates']})" for r in res
-                                     if r["known"] >= 1) or "never"))  # fmt: skip
+        out.append(
+            Finding(
+                "§5.2",
+                "noise from linkable values keeps background knowledge on other sensitive values "
+                "from narrowing a target below l_i",
+                "PASS" if not worst else "DIFFERS",
+                "; ".join(
+                    f"knowing {r['known']}: {r['share']:.1%} of the records below l = {r['l']} for "
+                    f"{r['attribute']} (fewest candidates {r['min_candidates']})"
+                    for r in res
+                    if r["known"] >= 1
+                )
+                or "never",
+            )
+        )
     return out
 
 
@@ -270,8 +372,11 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
     """Draw the figures next to ``page`` and write it (``notes``: Markdown placed after the
     introduction, e.g. why a finding differs)."""
     rows = read_runs(directory / "runs.csv")
-    t7 = json.loads((directory / "table7.json").read_text(encoding="utf-8")) if (directory / "table7.json").is_file() \
-        else []  # fmt: skip
+    t7 = (
+        json.loads((directory / "table7.json").read_text(encoding="utf-8"))
+        if (directory / "table7.json").is_file()
+        else []
+    )
     settings = json.loads((directory / "settings.json").read_text(encoding="utf-8"))
     figs = page.parent / "results-msa"
     found = findings(rows, t7)
@@ -282,8 +387,9 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
         drawn["Fig. 6"] = fig_time_ssa(rows, figs / "fig06_time_ssa.png")
     if _axes(rows, "msa", "d"):
         drawn["Fig. 7"] = fig_msa(rows, "kl", figs / "fig07_kl_msa.png", "Figure 7: KL of d-SA-Adult", "KL-divergence")
-        drawn["Fig. 8"] = fig_msa(rows, "seconds", figs / "fig08_time_msa.png", "Figure 8: run time of d-SA-Adult",
-                                  "seconds (publish)")  # fmt: skip
+        drawn["Fig. 8"] = fig_msa(
+            rows, "seconds", figs / "fig08_time_msa.png", "Figure 8: run time of d-SA-Adult", "seconds (publish)"
+        )
     if _axes(rows, "noise", "l"):
         drawn["Fig. 9"] = fig_noise(rows, figs / "fig09_noise.png")
     errors = [r for r in rows if r.get("error")]
@@ -314,14 +420,24 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
     if notes:
         lines += [notes.strip(), ""]
     if errors:
-        lines += [f"{len(errors)} run(s) could not publish (kept in the CSV): first {errors[0]['sweep']} "
-                  f"{errors[0]['method']}: {errors[0]['error']}", ""]  # fmt: skip
+        lines += [
+            f"{len(errors)} run(s) could not publish (kept in the CSV): first {errors[0]['sweep']} "
+            f"{errors[0]['method']}: {errors[0]['error']}",
+            "",
+        ]
     if t7:
-        lines += ["## Table 7", "", "| attribute | column | distinct (paper) | distinct (ours) | l_per (paper) | "
-                  "l_per (ours) |", "|---|---|---|---|---|---|"]  # fmt: skip
-        lines += [f"| {t['attribute']} | `{t['column']}` | {t['paper_distinct']} | {t['distinct']} | "
-                  f"{t['paper_l_per'] if t['paper_l_per'] is not None else 'N/A'} | "
-                  f"{t['l_per'] if t['l_per'] is not None else 'N/A'} |" for t in t7]  # fmt: skip
+        lines += [
+            "## Table 7",
+            "",
+            "| attribute | column | distinct (paper) | distinct (ours) | l_per (paper) | l_per (ours) |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {t['attribute']} | `{t['column']}` | {t['paper_distinct']} | {t['distinct']} | "
+            f"{t['paper_l_per'] if t['paper_l_per'] is not None else 'N/A'} | "
+            f"{t['l_per'] if t['l_per'] is not None else 'N/A'} |"
+            for t in t7
+        ]
         lines += ["", "Why a row differs: the notes above.", ""]
         lines += _verdicts(found, "Table 7")
     for fig, path in drawn.items():
@@ -331,18 +447,34 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
             lines += _verdicts(found, "SSA")
     lines += ["## Background knowledge (§2.2, §5.2)", ""]
     lines += _verdicts(found, "§5.2") or ["No attack run yet.", ""]
-    lines += ["The attack (`versapub check` on any sa-groups release): the adversary knows a target's QI values "
-              "(hence its group) and k of its other sensitive values; the candidates for S^i are the group's set "
-              "intersected with the values that occur in T^S with what it knows.", "",
-              "## All findings", "", "| figure | paper | verdict | ours |", "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "The attack (`versapub check` on any sa-groups release): the adversary knows a target's QI values "
+        "(hence its group) and k of its other sensitive values; the candidates for S^i are the group's set "
+        "intersected with the values that occur in T^S with what it knows.",
+        "",
+        "## All findings",
+        "",
+        "| figure | paper | verdict | ours |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {f.figure} | {f.paper} | **{f.verdict}** | {f.ours.replace('|', '/')} |" for f in found]
-    lines += ["", "Thresholds for the paper's informal words: *almost does not grow* = range at most 10% of the mean; "
-              "*the same KL* = within 10%; *close to* = within 25%; *about the same time* = range at most 25% of "
-              "the mean; *flat* = range at most half the mean; Figure 9's count = within 25% at the same grid "
-              "point.", "", "## Regenerating", "", "```sh",
-              "versapub experiment msa --runs 3 --out experiments/msa",
-              "versapub experiment msa-page --out experiments/msa --page docs/results-msa.md", "```", "",
-              "The first command resumes: completed runs in `runs.csv` are not recomputed.", ""]  # fmt: skip
+    lines += [
+        "",
+        "Thresholds for the paper's informal words: *almost does not grow* = range at most 10% of the mean; "
+        "*the same KL* = within 10%; *close to* = within 25%; *about the same time* = range at most 25% of "
+        "the mean; *flat* = range at most half the mean; Figure 9's count = within 25% at the same grid "
+        "point.",
+        "",
+        "## Regenerating",
+        "",
+        "```sh",
+        "versapub experiment msa --runs 3 --out experiments/msa",
+        "versapub experiment msa-page --out experiments/msa --page docs/results-msa.md",
+        "```",
+        "",
+        "The first command resumes: completed runs in `runs.csv` are not recomputed.",
+        "",
+    ]
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text("\n".join(lines), encoding="utf-8")
     return found

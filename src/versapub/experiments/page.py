@@ -40,13 +40,22 @@ def dataset_section(name: str, directory: Path, figures_dir: Path, page_dir: Pat
     errors = [r for r in rows if r.get("error")]
     runs = max(int(r["run"]) for r in rows) + 1
     quick = ", quick mode" if settings.get("quick") else ""
-    out = [f"## {name}", "", ABOUT[name], "",
-           f"{len(rows)} result rows, up to {runs} runs per point (seed {settings['seed']}{quick}). "
-           f"Raw data: [{os.path.relpath(directory / 'runs.csv', page_dir)}]"
-           f"({os.path.relpath(directory / 'runs.csv', page_dir)}).", ""]  # fmt: skip
+    out = [
+        f"## {name}",
+        "",
+        ABOUT[name],
+        "",
+        f"{len(rows)} result rows, up to {runs} runs per point (seed {settings['seed']}{quick}). "
+        f"Raw data: [{os.path.relpath(directory / 'runs.csv', page_dir)}]"
+        f"({os.path.relpath(directory / 'runs.csv', page_dir)}).",
+        "",
+    ]
     if errors:
-        out += [f"{len(errors)} row(s) record a method that could not publish (kept in the CSV, left out of the "
-                f"means); first: {errors[0]['method']} — {errors[0]['error']}", ""]  # fmt: skip
+        out += [
+            f"{len(errors)} row(s) record a method that could not publish (kept in the CSV, left out of the "
+            f"means); first: {errors[0]['method']} — {errors[0]['error']}",
+            "",
+        ]
     for fig, path in figs:
         rel = os.path.relpath(path, page_dir)
         out += [f"### Figure {fig.number}: {fig.title}", "", f"![Figure {fig.number} on {name}]({rel})", ""]

@@ -29,8 +29,9 @@ def read_runs(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def record_settings(out: Path, mine: Mapping[str, Any], may_differ: Collection[str] = (),
-                    defaults: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+def record_settings(
+    out: Path, mine: Mapping[str, Any], may_differ: Collection[str] = (), defaults: Mapping[str, Any] | None = None
+) -> None:
     """Write ``out/settings.json``; refuse when it holds other settings (keys in
     ``may_differ`` aside; keys added since it was written take ``defaults``)."""
     out.mkdir(parents=True, exist_ok=True)

@@ -55,9 +55,27 @@ SWEEP_IDS = {"c": 1, "workload": 2, "lhs": 3, "l": 4}
 #: county allow l <= 3), so SPARCS uses l = 3 and l = 2..7 (docs/choices.md).
 TEXAS_L = {"texas-like": (10, (5, 10, 15, 20)), "sparcs": (3, (2, 3, 4, 5, 6, 7))}
 FIELDS = (
-    "dataset", "sweep", "x", "method", "run", "c", "lhs", "l", "qd", "p", "kl", "rel_error",
-    "rel_error_median", "seconds", "n_tables", "groups", "suppressed", "n_sensitive", "rules", "error",
-)  # fmt: skip
+    "dataset",
+    "sweep",
+    "x",
+    "method",
+    "run",
+    "c",
+    "lhs",
+    "l",
+    "qd",
+    "p",
+    "kl",
+    "rel_error",
+    "rel_error_median",
+    "seconds",
+    "n_tables",
+    "groups",
+    "suppressed",
+    "n_sensitive",
+    "rules",
+    "error",
+)
 
 #: progress(description, completed, total)
 Progress = Callable[[str, int, int], None]
@@ -178,8 +196,14 @@ def execute(
 ) -> list[dict[str, Any]]:
     """Publish and evaluate one task; one row per workload.  A method that cannot publish
     (e.g. an infeasible rule set) gives rows with ``error`` set, never a crash."""
-    base: dict[str, Any] = {"dataset": settings.dataset, "method": task.method, "run": task.run, "c": task.c,
-                            "lhs": task.lhs, "l": task.l}  # fmt: skip
+    base: dict[str, Any] = {
+        "dataset": settings.dataset,
+        "method": task.method,
+        "run": task.run,
+        "c": task.c,
+        "lhs": task.lhs,
+        "l": task.l,
+    }
     try:
         rules = _rules_for(table, task, settings.seed, settings.dataset)
         base["rules"] = "; ".join(str(r) for r in rules)
@@ -190,8 +214,10 @@ def execute(
         rel = publish(table, rules, l=task.l, seed=task.run, decomposition=task.method, columns=everything)
         seconds = time.perf_counter() - t0
     except VersapubError as exc:
-        return [{**base, "sweep": w[0], "x": _fmt(w[1]), "qd": w[2], "p": w[3], "error": str(exc)[:300]}
-                for w in task.workloads]  # fmt: skip
+        return [
+            {**base, "sweep": w[0], "x": _fmt(w[1]), "qd": w[2], "p": w[3], "error": str(exc)[:300]}
+            for w in task.workloads
+        ]
     model = model_from_release(rel)
     kl = kl_divergence(model, table).value
     stats = [t.table.stats for t in rel.tables]
@@ -209,8 +235,18 @@ def execute(
         if key not in workloads:
             workloads[key] = make_workload(table, settings.n_queries, qd, p, seed=settings.seed * 1000 + task.run)
         err = relative_error(model, table, workloads[key])
-        rows.append({**base, "sweep": sweep, "x": _fmt(x), "qd": qd, "p": p, "rel_error": err.mean,
-                     "rel_error_median": err.median, "error": ""})  # fmt: skip
+        rows.append(
+            {
+                **base,
+                "sweep": sweep,
+                "x": _fmt(x),
+                "qd": qd,
+                "p": p,
+                "rel_error": err.mean,
+                "rel_error_median": err.median,
+                "error": "",
+            }
+        )
     return rows
 
 
@@ -228,8 +264,11 @@ def run_experiment(settings: Settings, out: Path, progress: Progress | None = No
     todo = [t for t in tasks if not all(k in done for k in t.keys)]
     workloads: dict[tuple[int, float, int], Workload] = {}  # (qd, p, run): shared by every point
     for i, task in enumerate(todo):
-        hook(f"{settings.dataset}: {task.sweep} = {_fmt(task.x)}, run {task.run + 1}, {task.method}",
-             len(tasks) - len(todo) + i, len(tasks))  # fmt: skip
+        hook(
+            f"{settings.dataset}: {task.sweep} = {_fmt(task.x)}, run {task.run + 1}, {task.method}",
+            len(tasks) - len(todo) + i,
+            len(tasks),
+        )
         runs.append(*execute(table, task, settings, workloads))
     hook(f"{settings.dataset}: done", len(tasks), len(tasks))
     return path

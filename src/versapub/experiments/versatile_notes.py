@@ -54,8 +54,9 @@ def _beats(rows: Rows, better: str, worse: str, sweeps: Sequence[str]) -> bool:
     for sweep in sweeps:
         for x in _xs(rows, sweep, better):
             for key in ("kl", "rel_error"):
-                if not _mean(rows, key, sweep=sweep, x=_x(x), method=better) < _mean(rows, key, sweep=sweep, x=_x(x),
-                                                                                     method=worse):  # fmt: skip
+                if not _mean(rows, key, sweep=sweep, x=_x(x), method=better) < _mean(
+                    rows, key, sweep=sweep, x=_x(x), method=worse
+                ):
                     return False
     return True
 
@@ -68,15 +69,29 @@ def adult(rows: Rows, bip: list[dict[str, object]] | None) -> str:
     cs = [int(c) for c in _xs(rows, "c")]
     runs = len(_sel(rows, sweep="c", x=cs[0], method="uad"))
     methods = sorted({r["method"] for r in rows})
-    m = {(c, meth): {k: _mean(rows, k, sweep="c", x=c, method=meth)
-                     for k in ("kl", "rel_error", "seconds", "n_tables", "groups", "suppressed", "n_sensitive")}
-         for c in cs for meth in methods}  # fmt: skip
+    m = {
+        (c, meth): {
+            k: _mean(rows, k, sweep="c", x=c, method=meth)
+            for k in ("kl", "rel_error", "seconds", "n_tables", "groups", "suppressed", "n_sensitive")
+        }
+        for c in cs
+        for meth in methods
+    }
     later = [c for c in cs if c > 1]
-    same1 = all(len({round(_f(r, "kl"), 12) for r in _sel(rows, sweep="c", x=1, run=run)
-                     if r["method"] in ("uad", "gd", "multi-sa")}) == 1
-                for run in {r["run"] for r in _sel(rows, sweep="c", x=1)})  # fmt: skip
-    beat_single = all(m[(c, a)][k] < m[(c, "single-attribute")][k] for c in cs for a in ("uad", "gd")
-                      for k in ("kl", "rel_error"))  # fmt: skip
+    same1 = all(
+        len(
+            {
+                round(_f(r, "kl"), 12)
+                for r in _sel(rows, sweep="c", x=1, run=run)
+                if r["method"] in ("uad", "gd", "multi-sa")
+            }
+        )
+        == 1
+        for run in {r["run"] for r in _sel(rows, sweep="c", x=1)}
+    )
+    beat_single = all(
+        m[(c, a)][k] < m[(c, "single-attribute")][k] for c in cs for a in ("uad", "gd") for k in ("kl", "rel_error")
+    )
     beat_multi = all(m[(c, a)]["kl"] < m[(c, "multi-sa")]["kl"] for c in later for a in ("uad", "gd"))
     mono = all(m[(a, "multi-sa")]["kl"] < m[(b, "multi-sa")]["kl"] for a, b in itertools.pairwise(cs))
     speed = [m[(c, "gd")]["seconds"] / m[(c, "uad")]["seconds"] for c in later]
@@ -91,8 +106,14 @@ def adult(rows: Rows, bip: list[dict[str, object]] | None) -> str:
     lower_re = [c for c in later if m[(c, "multi-sa")]["rel_error"] < m[(c, "uad")]["rel_error"]]
     ms_uad = [m[(c, "multi-sa")]["seconds"] / m[(c, "uad")]["seconds"] for c in later]
     gd_ms = [m[(c, "gd")]["seconds"] / m[(c, "multi-sa")]["seconds"] for c in later]
-    worse_from = next((c for c in later if all(m[(d, "multi-sa")]["rel_error"] > m[(d, "uad")]["rel_error"]
-                                               for d in later if d >= c)), None)  # fmt: skip
+    worse_from = next(
+        (
+            c
+            for c in later
+            if all(m[(d, "multi-sa")]["rel_error"] > m[(d, "uad")]["rel_error"] for d in later if d >= c)
+        ),
+        None,
+    )
     text = [
         f"**Adult (Figures 1–3).** {len(methods)} methods × c = {cs[0]}..{cs[-1]} × {runs} random rule sets, "
         f"{len(_sel(rows, sweep='c')):,} publications and evaluations. "
@@ -119,8 +140,9 @@ def adult(rows: Rows, bip: list[dict[str, object]] | None) -> str:
         "(ours does, and stops only when no GNF-preserving pair is left).",
     ]
     if lower_re:
-        shown = " and ".join(f"{m[(c, 'multi-sa')]['rel_error']:.3f} vs {m[(c, 'uad')]['rel_error']:.3f}"
-                             for c in lower_re)  # fmt: skip
+        shown = " and ".join(
+            f"{m[(c, 'multi-sa')]['rel_error']:.3f} vs {m[(c, 'uad')]['rel_error']:.3f}" for c in lower_re
+        )
         text.append(
             f"2. *Multi-SA has a lower relative error than UAD at c = {', '.join(map(str, lower_re))}* ({shown}; KL "
             f"is still worse). On the Adult sample only {len(rhs)} attributes ({', '.join(rhs)}) are ever a rule's "
@@ -157,10 +179,12 @@ def _bip(bip: list[dict[str, object]] | None) -> str:
     agg = [float(str(b["seconds_aggregated"])) for b in bip]
     per = [float(str(b["seconds_per_tuple"])) for b in bip]
     ratio = [p / a for p, a in zip(per, agg, strict=True) if a > 0]
-    return (f"; on {len(bip)} rule sets of the Adult sample (`benchmarks/decomposition_compare.py --bip`) ours has "
-            f"{_span(var, '{:.0f}')} integer variables and takes {_span(agg, '{:.3f}', ' s')}, the paper's per-tuple "
-            f"form ({int(str(bip[0]['vars_per_tuple'])):,} binary variables) {_span(per, '{:.1f}', ' s')} with the "
-            f"same solver: {_span(ratio, '{:.0f}', '×')} slower")  # fmt: skip
+    return (
+        f"; on {len(bip)} rule sets of the Adult sample (`benchmarks/decomposition_compare.py --bip`) ours has "
+        f"{_span(var, '{:.0f}')} integer variables and takes {_span(agg, '{:.3f}', ' s')}, the paper's per-tuple "
+        f"form ({int(str(bip[0]['vars_per_tuple'])):,} binary variables) {_span(per, '{:.1f}', ' s')} with the "
+        f"same solver: {_span(ratio, '{:.0f}', '×')} slower"
+    )
 
 
 def _l_sweep(rows: Rows, name: str) -> tuple[str, list[int | float], list[float], float]:
@@ -223,14 +247,22 @@ def texas(rows: Rows) -> str:
     ]
     if pairs:
         later = {c: p for c, p in pairs.items() if c > 1}
-        out[0] += (f" GD, which the paper could not run on Texas, publishes in {_span(gd_secs, '{:.1f}', ' s')} per "
-                   f"rule set up to c = {max(pairs)}"
-                   + (" and gives a lower KL than UAD on the same rule sets for c ≥ 2 (" if all(
-                       g < u for g, u in later.values()) else " (")
-                   + "; ".join(f"c = {c}: {g:.1f} vs {u:.1f}" for c, (g, u) in sorted(later.items()))
-                   + " — GD ran on run 0 only, so these compare with UAD's run 0, not with UAD's means)"
-                   + ("; at c = 1 both publish the same table." if 1 in pairs and abs(pairs[1][0] - pairs[1][1])
-                      < 1e-9 else "."))  # fmt: skip
+        out[0] += (
+            f" GD, which the paper could not run on Texas, publishes in {_span(gd_secs, '{:.1f}', ' s')} per "
+            f"rule set up to c = {max(pairs)}"
+            + (
+                " and gives a lower KL than UAD on the same rule sets for c ≥ 2 ("
+                if all(g < u for g, u in later.values())
+                else " ("
+            )
+            + "; ".join(f"c = {c}: {g:.1f} vs {u:.1f}" for c, (g, u) in sorted(later.items()))
+            + " — GD ran on run 0 only, so these compare with UAD's run 0, not with UAD's means)"
+            + (
+                "; at c = 1 both publish the same table."
+                if 1 in pairs and abs(pairs[1][0] - pairs[1][1]) < 1e-9
+                else "."
+            )
+        )
     if lhs:
         a, b = lhs[0], lhs[-2] if len(lhs) > 1 else lhs[-1]
         out.append(
@@ -300,10 +332,14 @@ def sparcs(rows: Rows) -> str:
 
 def summary(root: Path) -> str:
     """The whole section (Markdown) from the runs under ``root`` (missing datasets skipped)."""
-    parts = ["## Summary and discussion of the differences", "",
-             "Every number here is computed from the runs below (`runs.csv` of each dataset) and from "
-             "`benchmarks/decomposition_compare.py --bip --json experiments/adult/bip.json`; the PASS/DIFFERS "
-             "verdicts are computed by `versapub experiment` itself.", ""]  # fmt: skip
+    parts = [
+        "## Summary and discussion of the differences",
+        "",
+        "Every number here is computed from the runs below (`runs.csv` of each dataset) and from "
+        "`benchmarks/decomposition_compare.py --bip --json experiments/adult/bip.json`; the PASS/DIFFERS "
+        "verdicts are computed by `versapub experiment` itself.",
+        "",
+    ]
     makers: dict[str, Callable[[Rows], str]] = {"texas-like": texas, "sparcs": sparcs}
     if (root / "adult" / "runs.csv").is_file():
         bip_path = root / "adult" / "bip.json"

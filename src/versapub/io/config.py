@@ -197,8 +197,10 @@ class MarginalsSpec:
         if self.search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}.")
         if self.base is None and not self.marginals:
-            raise ConfigError("Give a base table (--base incognito, or --base 'age@1, race, ...') or marginals "
-                              "(--marginal 'age@2, race').")  # fmt: skip
+            raise ConfigError(
+                "Give a base table (--base incognito, or --base 'age@1, race, ...') or marginals "
+                "(--marginal 'age@2, race')."
+            )
 
 
 def marginals_spec(section: dict[str, Any], where: str) -> MarginalsSpec:
@@ -300,14 +302,17 @@ class PublishConfig:
         if self.l is not None and (isinstance(self.l, bool) or not isinstance(self.l, int)):
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2):
-            raise ConfigError(f"{self.source}: k must be a whole number >= 2 (every table's smallest published cell "
-                              f"of non-sensitive values holds at least k records), got {self.k!r}.")  # fmt: skip
+            raise ConfigError(
+                f"{self.source}: k must be a whole number >= 2 (every table's smallest published cell "
+                f"of non-sensitive values holds at least k records), got {self.k!r}."
+            )
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
         if self.backend not in BACKENDS:
             raise ConfigError(f"{self.source}: backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}.")
-        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)
-                                         or self.workers < 1):  # fmt: skip
+        if self.workers is not None and (
+            isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1
+        ):
             raise ConfigError(f"{self.source}: workers must be a whole number >= 1, got {self.workers!r}.")
         if self.backend == "memory" and (self.scheduler or self.workers or self.worker_memory):
             raise ConfigError(f"{self.source}: --scheduler, --workers and --worker-memory are for --backend dask.")
@@ -361,8 +366,11 @@ class PublishConfig:
         out = {}
         if self.hierarchy_dir is not None:
             levelled = {h.attribute for h in self.hierarchies}
-            out = {h.attribute: h.load() for h in hierarchies_in(self.hierarchy_dir)
-                   if h.attribute in attributes and h.attribute not in levelled}  # fmt: skip
+            out = {
+                h.attribute: h.load()
+                for h in hierarchies_in(self.hierarchy_dir)
+                if h.attribute in attributes and h.attribute not in levelled
+            }
         for h in self.hierarchies:
             if h.level is None:
                 if h.attribute not in attributes:
@@ -377,8 +385,11 @@ class PublishConfig:
         out = {}
         if self.hierarchy_dir is not None:
             levelled = {h.attribute for h in self.hierarchies}
-            out = {h.attribute: h.file for h in hierarchies_in(self.hierarchy_dir)
-                   if h.attribute in attributes and h.attribute not in levelled}  # fmt: skip
+            out = {
+                h.attribute: h.file
+                for h in hierarchies_in(self.hierarchy_dir)
+                if h.attribute in attributes and h.attribute not in levelled
+            }
         out.update({h.attribute: h.file for h in self.hierarchies if h.level is None})
         return out
 
@@ -440,8 +451,9 @@ def _plugin(section: dict[str, Any], key: str, where: str, default: str | None) 
     return raw, {}
 
 
-def _roles_of(lists: dict[str, list[str]], allow_unique: list[str], others: str | None, allow_proxy: list[str],
-              where: str) -> ColumnRoles:  # fmt: skip
+def _roles_of(
+    lists: dict[str, list[str]], allow_unique: list[str], others: str | None, allow_proxy: list[str], where: str
+) -> ColumnRoles:
     try:
         return ColumnRoles.from_mapping(lists, allow_unique, others, allow_proxy)
     except VersapubError as exc:
@@ -555,8 +567,9 @@ def load_config(path: str | Path) -> PublishConfig:
     )
 
 
-def original_reader(manifest: dict[str, Any], path: Path | None = None, missing: str | None = None,
-                    release_dir: Path | None = None) -> PublishConfig:  # fmt: skip
+def original_reader(
+    manifest: dict[str, Any], path: Path | None = None, missing: str | None = None, release_dir: Path | None = None
+) -> PublishConfig:
     """How to read the original table of a release: ``path`` (a data file read with the
     settings the manifest records — delimiter, header, names, markers, hierarchies and
     levels, missing policy — or the TOML configuration it was published with), or by
@@ -589,9 +602,11 @@ def original_reader(manifest: dict[str, Any], path: Path | None = None, missing:
             for a, h in (inp.get("hierarchies") or {}).items():
                 got = locate(str(h["file"]), release_dir, h.get("sha256"))
                 if got.path is None:
-                    raise ConfigError(got.explain(str(h["file"]), f"the hierarchy of {a!r}") + ". Put it beside the "
-                                      "release, or give the TOML configuration the release was published with as "
-                                      "--original.")  # fmt: skip
+                    raise ConfigError(
+                        got.explain(str(h["file"]), f"the hierarchy of {a!r}") + ". Put it beside the "
+                        "release, or give the TOML configuration the release was published with as "
+                        "--original."
+                    )
                 specs.append(HierarchySpec(a, got.path, int(h["level"]), str(h.get("delimiter", ";"))))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ConfigError(

@@ -33,10 +33,18 @@ class Found:
 
     def explain(self, recorded: str, what: str) -> str:
         """Why nothing was found, in one sentence."""
-        other = (f" ({', '.join(str(p) for p in self.passed_over)} has that name but another sha256: it changed "
-                 "since publishing, or is another file)") if self.passed_over else ""  # fmt: skip
-        return f"The release records {what} as {recorded!r} and no file of that name was found beside the release " \
-               f"or in the current directory{other}"  # fmt: skip
+        other = (
+            (
+                f" ({', '.join(str(p) for p in self.passed_over)} has that name but another sha256: it changed "
+                "since publishing, or is another file)"
+            )
+            if self.passed_over
+            else ""
+        )
+        return (
+            f"The release records {what} as {recorded!r} and no file of that name was found beside the release "
+            f"or in the current directory{other}"
+        )
 
 
 def locate(recorded: str, release_dir: Path | None, sha256: str | None = None) -> Found:

@@ -77,8 +77,10 @@ def read_policy(path: str | Path) -> Requirement:
         raise ConfigError(f"Policy file {p} is not valid TOML: {exc}.") from None
     priv = data.get("privacy")
     if not isinstance(priv, dict):
-        raise ConfigError(f"Policy file {p} has no [privacy] section; state the requirement there (guarantee, l, "
-                          "rules), as in a job's configuration.")  # fmt: skip
+        raise ConfigError(
+            f"Policy file {p} has no [privacy] section; state the requirement there (guarantee, l, "
+            "rules), as in a job's configuration."
+        )
     unknown = sorted(set(priv) - _KEYS)
     if unknown:
         raise ConfigError(f"{p}: unknown key(s) {unknown} in [privacy]; known: {sorted(_KEYS)}.")
@@ -100,21 +102,32 @@ def read_policy(path: str | Path) -> Requirement:
     guarantee = _guarantee(spec, where) if spec is not None else None
     items = priv.get("rules")
     if items is not None and not (isinstance(items, list) and all(isinstance(r, str | dict) for r in items)):
-        raise ConfigError(f"{where}: [privacy] rules must be a list of rules 'a, b -> c' or tables "
-                          "{rule = '...', guarantee = '...', ...}.")  # fmt: skip
+        raise ConfigError(
+            f"{where}: [privacy] rules must be a list of rules 'a, b -> c' or tables "
+            "{rule = '...', guarantee = '...', ...}."
+        )
     rules, complete = _rules(items, where) if items else (None, True)
     k = priv.get("k")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
-        raise ConfigError(f"{where}: [privacy] k must be a whole number >= 2 (every table's smallest published cell "
-                          f"of non-sensitive values holds at least k records), got {k!r}.")  # fmt: skip
+        raise ConfigError(
+            f"{where}: [privacy] k must be a whole number >= 2 (every table's smallest published cell "
+            f"of non-sensitive values holds at least k records), got {k!r}."
+        )
     if guarantee is None and not (rules and complete):
-        raise ConfigError(f"{where}: state the guarantee you require ([privacy] guarantee = 'NAME' with its "
-                          "parameters, or l = L), or give every rule its own.")  # fmt: skip
+        raise ConfigError(
+            f"{where}: state the guarantee you require ([privacy] guarantee = 'NAME' with its "
+            "parameters, or l = L), or give every rule its own."
+        )
     return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p), k)
 
 
-def requirement(policy: Path | None = None, guarantee: str | None = None, ell: int | None = None,
-                rules: Sequence[str] = (), rules_from: Path | None = None) -> Requirement:  # fmt: skip
+def requirement(
+    policy: Path | None = None,
+    guarantee: str | None = None,
+    ell: int | None = None,
+    rules: Sequence[str] = (),
+    rules_from: Path | None = None,
+) -> Requirement:
     """What ``versapub check`` is asked to check: a policy file, or ``--guarantee``/``--l``
     and ``--rule`` (a rule may carry its own guarantee after `` | ``) or ``--rules CONFIG``
     (a job's rules); nothing: the release's own claim."""
@@ -124,8 +137,10 @@ def requirement(policy: Path | None = None, guarantee: str | None = None, ell: i
         raise ConfigError("Give the rules either with --rules CONFIG or with --rule, not both.")
     if policy is not None:
         if guarantee is not None or ell is not None or rules or rules_from is not None:
-            raise ConfigError("--policy states the whole requirement; give the guarantee and rules there, not also "
-                              "with --guarantee, --l, --rule or --rules.")  # fmt: skip
+            raise ConfigError(
+                "--policy states the whole requirement; give the guarantee and rules there, not also "
+                "with --guarantee, --l, --rule or --rules."
+            )
         return read_policy(policy)
     spec = parse_guarantee(guarantee) if guarantee is not None else {"name": "l-diversity", "l": ell} if ell else None
     g = _guarantee(spec, "--guarantee" if guarantee is not None else "--l") if spec is not None else None
@@ -137,6 +152,10 @@ def requirement(policy: Path | None = None, guarantee: str | None = None, ell: i
         if not items:
             raise ConfigError(f"{rules_from} states no rules ([privacy] rules = [...]); there is nothing to check.")
     found = _rules(items, "--rule")[0] if items else None
-    shown = [f"--guarantee {guarantee}" if guarantee else "", f"--l {ell}" if ell else "",
-             f"--rules {rules_from}" if rules_from else "", "--rule" if rules else ""]  # fmt: skip
+    shown = [
+        f"--guarantee {guarantee}" if guarantee else "",
+        f"--l {ell}" if ell else "",
+        f"--rules {rules_from}" if rules_from else "",
+        "--rule" if rules else "",
+    ]
     return Requirement(g, tuple(found) if found is not None else None, ", ".join(x for x in shown if x))

@@ -418,8 +418,10 @@ def read_table(
     p = Path(path)
     policy = MissingPolicy.parse(missing)
     if p.is_dir():
-        raise InputError(f"Input {p} is a directory; the in-memory backend reads one CSV or Parquet file. A dataset "
-                         "of many files (or one too large for memory) is read by --backend dask.")  # fmt: skip
+        raise InputError(
+            f"Input {p} is a directory; the in-memory backend reads one CSV or Parquet file. A dataset "
+            "of many files (or one too large for memory) is read by --backend dask."
+        )
     if not p.is_file():
         raise InputError(f"Input file {p} does not exist.")
     if names is not None:

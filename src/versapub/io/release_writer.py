@@ -33,11 +33,14 @@ from versapub.release.model import Release
 def _write_listing(columns: list[str], rows: list[tuple[str, ...]], path: Path, fmt: str) -> None:
     """A listing (text columns, no counts; ``group_id`` an integer), e.g. the leaves of
     generalized values, or the value sets of SA-groups."""
-    table = pa.table({
-        c: pa.array([int(r[i]) for r in rows], type=pa.int64()) if c == "group_id"
-        else pa.array([r[i] for r in rows], type=pa.string())
-        for i, c in enumerate(columns)
-    })  # fmt: skip
+    table = pa.table(
+        {
+            c: pa.array([int(r[i]) for r in rows], type=pa.int64())
+            if c == "group_id"
+            else pa.array([r[i] for r in rows], type=pa.string())
+            for i, c in enumerate(columns)
+        }
+    )
     if fmt == "parquet":
         pq.write_table(table, path)
     else:

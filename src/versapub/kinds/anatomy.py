@@ -84,8 +84,9 @@ class Anatomy(LeavesOnly):
         sup = _suppressed(entry)
         return {} if sup is None else {"st": int(group_counts.get(sup, 0))}
 
-    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
-               codes_of: CodesOf) -> Factor:  # fmt: skip
+    def factor(
+        self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int], codes_of: CodesOf
+    ) -> Factor:
         """Latent-group factor; group ids are renumbered densely.  A suppressed group's records
         have no ST rows: the maximum-entropy estimate spreads them uniformly over the product
         of the declared sensitive domains (the principle of generalized values, Kifer & Gehrke)."""
@@ -132,8 +133,9 @@ class Anatomy(LeavesOnly):
             keep = [i for i, r in enumerate(qit.rows) if r[-1] != str(sup)]
             withheld = sum(qit.counts) - sum(qit.counts[i] for i in keep)
             declared = entry.raw.get("domains") or {}
-            doms = {a: frozenset(str(v) for v in declared.get(a, [])) | {r[1 + j] for r in st.rows}
-                    for j, a in enumerate(s)}  # fmt: skip
+            doms = {
+                a: frozenset(str(v) for v in declared.get(a, [])) | {r[1 + j] for r in st.rows} for j, a in enumerate(s)
+            }
             kept = set(keep)
             hidden = tuple(r[:-1] for i, r in enumerate(qit.rows) if i not in kept)
             suppressed = (qi, hidden, doms)
@@ -153,8 +155,10 @@ class Anatomy(LeavesOnly):
         per-line figure from the manifest's stats)."""
         s = self.sensitive_of(entry)
         with connect() as con:
-            con.execute(f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {ident(s[0])} s, '
-                        f'CAST("count" AS BIGINT) c FROM {duckdb_source(directory / entry.files["st"])}')  # fmt: skip
+            con.execute(
+                f'CREATE TABLE h AS SELECT CAST("group_id" AS BIGINT) g, {ident(s[0])} s, '
+                f'CAST("count" AS BIGINT) c FROM {duckdb_source(directory / entry.files["st"])}'
+            )
             rows = con.execute("SELECT n, count(*) FROM (SELECT sum(c) n FROM h GROUP BY g) GROUP BY n ORDER BY n")
             sizes = {int(n): int(c) for n, c in rows.fetchall()}
             hist = con.execute(

@@ -167,8 +167,9 @@ class TableKind(Protocol):
         ``group_counts``: records per group id of the table's first file."""
         ...
 
-    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
-               codes_of: CodesOf) -> Factor:  # fmt: skip
+    def factor(
+        self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int], codes_of: CodesOf
+    ) -> Factor:
         """The table's factor in the release model (``parts`` encoded into the domains)."""
         ...
 
@@ -209,8 +210,9 @@ def parse_entry(entry: object, where: str = "manifest.json") -> Entry:
         raise ReleaseError(f"A table entry of {where} lacks {exc.args[0]!r} (name/attributes/kind/files).") from None
     if not isinstance(attrs, list) or not isinstance(files, dict):
         raise ReleaseError(f"Table {name!r} of {where}: 'attributes' must be a list and 'files' an object.")
-    return Entry(str(name), tuple(str(a) for a in attrs), str(kind), {str(k): str(v) for k, v in files.items()},
-                 dict(entry))  # fmt: skip
+    return Entry(
+        str(name), tuple(str(a) for a in attrs), str(kind), {str(k): str(v) for k, v in files.items()}, dict(entry)
+    )
 
 
 class LeavesOnly:
@@ -256,5 +258,13 @@ def entry_of(name: str, table: AnonymizedTable, files: Mapping[str, str] | None 
     # Listings the anonymizer emitted as rows (sa-groups' sets); a generalized table's are
     # derived from its leaves, which the entry already carries.
     listed = {role: [tuple(str(v) for v in r) for r in rows] for role, rows in table.listed.items()}
-    return Entry(name, tuple(table.attributes), table.kind, dict(files or {}), raw, dict(table.leaves),
-                 label_codes(table), listed)  # fmt: skip
+    return Entry(
+        name,
+        tuple(table.attributes),
+        table.kind,
+        dict(files or {}),
+        raw,
+        dict(table.leaves),
+        label_codes(table),
+        listed,
+    )

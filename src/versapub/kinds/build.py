@@ -27,8 +27,9 @@ def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int], name: st
         for role, ct in table.parts.items()
     }
 
-    dictionaries = {col: d for ct in table.parts.values() for col, d in zip(ct.names, ct.dictionaries, strict=True)
-                    if d is not None}  # fmt: skip
+    dictionaries = {
+        col: d for ct in table.parts.values() for col, d in zip(ct.names, ct.dictionaries, strict=True) if d is not None
+    }
 
     def codes_of(attr: str, values: Sequence[str] | None) -> Codes:
         if values is None:

@@ -44,8 +44,9 @@ class Generalized:
             if held is None:
                 return ()
             if not isinstance(held, str) or held not in entry.attributes:
-                raise ReleaseError(f"Generalized table {entry.name!r} names a sensitive attribute {held!r} it does not "
-                                   "hold.")  # fmt: skip
+                raise ReleaseError(
+                    f"Generalized table {entry.name!r} names a sensitive attribute {held!r} it does not hold."
+                )
             return (held,)
         s = rule.get("rhs") if isinstance(rule, dict) else None
         if not isinstance(s, str) or s not in entry.attributes:
@@ -117,9 +118,11 @@ class Generalized:
         lit = "'" + s[0].replace("'", "''") + "'"
         labels, order = (duckdb_source(directory / entry.files[r]) for r in ("labels", "order"))
         leaves = f"SELECT CAST(position AS BIGINT) position, leaf FROM {order} WHERE attribute = {lit}"
-        runs = (f"SELECT value pv, CAST(first AS BIGINT) f, CAST(last AS BIGINT) l FROM {labels} WHERE "
-                f"attribute = {lit} UNION ALL SELECT leaf, position, position FROM ({leaves}) WHERE leaf NOT IN "
-                f"(SELECT value FROM {labels} WHERE attribute = {lit})")  # fmt: skip
+        runs = (
+            f"SELECT value pv, CAST(first AS BIGINT) f, CAST(last AS BIGINT) l FROM {labels} WHERE "
+            f"attribute = {lit} UNION ALL SELECT leaf, position, position FROM ({leaves}) WHERE leaf NOT IN "
+            f"(SELECT value FROM {labels} WHERE attribute = {lit})"
+        )
         return {s[0]: (runs, leaves)}
 
     def validate(self, table: AnonymizedTable) -> None:
@@ -140,8 +143,9 @@ class Generalized:
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}
 
-    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
-               codes_of: CodesOf) -> Factor:  # fmt: skip
+    def factor(
+        self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int], codes_of: CodesOf
+    ) -> Factor:
         """Each row spread uniformly over the leaves its values cover (Kifer & Gehrke)."""
         part = parts["data"]
         cols: dict[str, np.ndarray] = {}
@@ -182,15 +186,20 @@ class Generalized:
         spread = bool(runs)
         with connect() as con:
             if spread:  # induced counts: each published value spread over the leaf positions it covers
-                con.execute(f"CREATE TABLE h AS SELECT g, v, sum(w) c FROM (SELECT dense_rank() OVER (ORDER BY {keys})"
-                            f" - 1 g, unnest(range(r.f, r.l + 1)) v, CAST(\"count\" AS DOUBLE) / (r.l - r.f + 1) w "
-                            f"FROM {src} d JOIN ({runs[exact[0]][0]}) r ON d.{s_expr} = r.pv) "
-                            "GROUP BY g, v")  # fmt: skip
+                con.execute(
+                    f"CREATE TABLE h AS SELECT g, v, sum(w) c FROM (SELECT dense_rank() OVER (ORDER BY {keys})"
+                    f' - 1 g, unnest(range(r.f, r.l + 1)) v, CAST("count" AS DOUBLE) / (r.l - r.f + 1) w '
+                    f"FROM {src} d JOIN ({runs[exact[0]][0]}) r ON d.{s_expr} = r.pv) "
+                    "GROUP BY g, v"
+                )
             else:
-                con.execute(f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, dense_rank() "
-                            f"OVER (ORDER BY {s_expr}) - 1 v, CAST(\"count\" AS BIGINT) c FROM {src}")  # fmt: skip
-            rows = con.execute("SELECT n, count(*) FROM (SELECT round(sum(c)) n FROM h GROUP BY g) GROUP BY n "
-                               "ORDER BY n")  # fmt: skip
+                con.execute(
+                    f"CREATE TABLE h AS SELECT dense_rank() OVER (ORDER BY {keys}) - 1 g, dense_rank() "
+                    f'OVER (ORDER BY {s_expr}) - 1 v, CAST("count" AS BIGINT) c FROM {src}'
+                )
+            rows = con.execute(
+                "SELECT n, count(*) FROM (SELECT round(sum(c)) n FROM h GROUP BY g) GROUP BY n ORDER BY n"
+            )
             sizes = {int(k): int(c) for k, c in rows.fetchall()}
             hist = con.execute("SELECT g, c, v FROM h").fetchnumpy()
         out: dict[str, Any] = {"groups": sum(sizes.values()), "group_sizes": sizes, "achieved": None}

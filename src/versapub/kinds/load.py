@@ -119,8 +119,10 @@ def load_release(directory: str | Path) -> ReleaseModel:
     ordered = {a: sorted(v) for a, v in labels.items()}  # labels get codes card, card + 1, ...
     value_sets = {a: pa.array([*v.astype(str), *ordered.get(a, [])], type=pa.string()) for a, v in domains.items()}
     code_of = {a: {lab: cards[a] + i for i, lab in enumerate(v)} for a, v in ordered.items()}
-    specs = [(replace(e, label_codes={a: {lab: code_of[a][lab] for lab in e.leaf_sets[a].spans} for a in e.leaf_sets}),
-              p) for e, p in specs]  # fmt: skip
+    specs = [
+        (replace(e, label_codes={a: {lab: code_of[a][lab] for lab in e.leaf_sets[a].spans} for a in e.leaf_sets}), p)
+        for e, p in specs
+    ]
 
     def encode(t: pa.Table) -> TablePart:
         cols = {}

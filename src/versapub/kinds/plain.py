@@ -45,8 +45,9 @@ class Plain(LeavesOnly):
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}
 
-    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
-               codes_of: CodesOf) -> Factor:  # fmt: skip
+    def factor(
+        self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int], codes_of: CodesOf
+    ) -> Factor:
         part = parts["data"]
         attrs = entry.attributes
         return PlainFactor(tuple(attrs), {a: part.columns[a] for a in attrs}, part.counts / n, dict(cards))

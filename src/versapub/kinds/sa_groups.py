@@ -115,8 +115,9 @@ class SAGroups:
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}
 
-    def factor(self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int],
-               codes_of: CodesOf) -> Factor:  # fmt: skip
+    def factor(
+        self, entry: Entry, parts: Mapping[str, TablePart], n: int, cards: Mapping[str, int], codes_of: CodesOf
+    ) -> Factor:
         """Latent groups as for Anatomy, with each group's sensitive combinations fitted by
         maximum entropy to the group sizes, ``T^S`` and the sets (:mod:`versapub.model.set_groups`)."""
         s = self.sensitive_of(entry)
@@ -135,8 +136,9 @@ class SAGroups:
         cols = {a: qit.columns[a] for a in qi}
         cols[GROUP_KEY] = g_q
         st_cols = {a: ts.columns[a][pair_k[keep]] for a in s}
-        return AnatomyFactor(tuple(qi), s, cols, qit.counts, pair_g[keep], st_cols, counts[keep], size, float(n),
-                             dict(cards))  # fmt: skip
+        return AnatomyFactor(
+            tuple(qi), s, cols, qit.counts, pair_g[keep], st_cols, counts[keep], size, float(n), dict(cards)
+        )
 
     def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
         """The QIT over the QI and the latent group, and ``T^S`` apart: the count tables an

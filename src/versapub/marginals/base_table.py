@@ -17,15 +17,17 @@ from versapub.privacy.kanonymity import KAnonymity
 from versapub.privacy.rules import Rule
 
 
-def minimal_tables(table: EncodedTable, space: Space, req: Requirement,
-                   hierarchies: Mapping[str, Hierarchy]) -> list[Marginal]:  # fmt: skip
+def minimal_tables(
+    table: EncodedTable, space: Space, req: Requirement, hierarchies: Mapping[str, Hierarchy]
+) -> list[Marginal]:
     """Every minimal node (levels of all non-sensitive attributes) whose table is
     k-anonymous and satisfies the diversity form, as a marginal over every attribute."""
     s = space.sensitive
     qi = tuple(a for a in space.attributes if a != s)
     guarantee = AllOf((KAnonymity(req.k), req.diversity))
-    found = Incognito().minimal_nodes(table.select((*qi, s)), Rule(qi, s), guarantee,
-                                      hierarchies={a: h for a, h in hierarchies.items() if a in qi})  # fmt: skip
+    found = Incognito().minimal_nodes(
+        table.select((*qi, s)), Rule(qi, s), guarantee, hierarchies={a: h for a, h in hierarchies.items() if a in qi}
+    )
     order = list(found.goal.qi)
     return [Marginal((*qi, s), (*(node[order.index(a)] for a in qi), 0)) for node in found.minimal]
 

@@ -100,8 +100,9 @@ class Collection:
         return self.space.label(key, node)
 
     def context(self) -> Context:
-        return Context(self.sensitive, self.cards[self.sensitive], self.cards, self.show, self.space.parent,
-                       self.space.width)  # fmt: skip
+        return Context(
+            self.sensitive, self.cards[self.sensitive], self.cards, self.show, self.space.parent, self.space.width
+        )
 
     def with_marginal(self, m: Marginal, name: str | None = None) -> Collection:
         """The collection with one more marginal (sharing the data and the check cache)."""
@@ -144,8 +145,10 @@ def kl_of(space: Space, sets: Sequence[frozenset[Key]]) -> float:
     """The closed form of the module docstring for the collection over ``sets``."""
     found = graph.tree(sets)
     if found is None:
-        raise ConfigError(f"The collection is not decomposable ({graph.why_not(sets, shown)}); its "
-                          "KL-divergence needs the release model (iterative proportional fitting).")  # fmt: skip
+        raise ConfigError(
+            f"The collection is not decomposable ({graph.why_not(sets, shown)}); its "
+            "KL-divergence needs the release model (iterative proportional fitting)."
+        )
     jt = found
     keep = jt.keep
     h = sum(space.entropy(sets[i]) for i in keep)

@@ -146,9 +146,14 @@ def _failures(gr: Groups, ok: np.ndarray, table: str | None, ctx: Context, what:
                 cell[k[0]] = (k[1], ctx.show(k, int(c[i])))
         top = int(np.argmax(gr.vec[i]))
         present = int((gr.vec[i] > 0).sum())
-        out.append(Failure(table, tuple((shown((a, lv)), v) for a, (lv, v) in cell.items()), float(share[i]),
-                           f"{what}: P({shown(ctx.s)} = {ctx.show(ctx.s, top)}) = {share[i]:.3f} with {present} "
-                           "possible value(s)"))  # fmt: skip
+        out.append(
+            Failure(
+                table,
+                tuple((shown((a, lv)), v) for a, (lv, v) in cell.items()),
+                float(share[i]),
+                f"{what}: P({shown(ctx.s)} = {ctx.show(ctx.s, top)}) = {share[i]:.3f} with {present} possible value(s)",
+            )
+        )
     return out
 
 
@@ -306,8 +311,13 @@ def _ns(keys: Sequence[Key], ctx: Context) -> list[Key]:
     return [k for k in keys if k != ctx.s]
 
 
-def maxent_diversity(tables: Sequence[Table], guarantee: Guarantee, ctx: Context,
-                     cache: dict[object, Groups] | None = None, prune: bool = True) -> Outcome:  # fmt: skip
+def maxent_diversity(
+    tables: Sequence[Table],
+    guarantee: Guarantee,
+    ctx: Context,
+    cache: dict[object, Groups] | None = None,
+    prune: bool = True,
+) -> Outcome:
     """Maxent diversity (the paper's definition) on the marginals holding ``S`` (module
     docstring).  ``cache`` keeps each subtree's pruned result across calls (an incremental
     search recomputes only the branch a new marginal touches); ``prune`` False: the plain
@@ -315,8 +325,10 @@ def maxent_diversity(tables: Sequence[Table], guarantee: Guarantee, ctx: Context
     check = f"maxent {guarantee.name}"
     held = [t for t in tables if ctx.s in t.keys]
     if not held:
-        raise ConfigError(f"No marginal holds the sensitive attribute {ctx.s[0]!r}; a collection publishes it in at "
-                          "least one marginal.")  # fmt: skip
+        raise ConfigError(
+            f"No marginal holds the sensitive attribute {ctx.s[0]!r}; a collection publishes it in at "
+            "least one marginal."
+        )
     fails: list[Failure] = []
     n_bad = 0
     for t in held:  # §6: a marginal not diverse by itself fails
@@ -369,13 +381,21 @@ def maxent_diversity(tables: Sequence[Table], guarantee: Guarantee, ctx: Context
         ) from None
     root = done[jt.order[0]]
     ok = satisfied(guarantee, root.vec)
-    method = (f"Algorithm 1 on a junction tree of {len(nodes)} marginal(s), {pruner.mode} pruning, largest join "
-              f"{largest:,} groups, {len(root):,} group(s) checked at the root")  # fmt: skip
+    method = (
+        f"Algorithm 1 on a junction tree of {len(nodes)} marginal(s), {pruner.mode} pruning, largest join "
+        f"{largest:,} groups, {len(root):,} group(s) checked at the root"
+    )
     details = {"largest_join": largest, "root_groups": len(root), "pruned": pruner.pruned, "pruning": pruner.mode}
     if ok.all():
         return Outcome(check, True, method, details=details)
-    return Outcome(check, False, method, tuple(_failures(root, ok, None, ctx, "maximum-entropy estimate")),
-                   int((~ok).sum()), details)  # fmt: skip
+    return Outcome(
+        check,
+        False,
+        method,
+        tuple(_failures(root, ok, None, ctx, "maximum-entropy estimate")),
+        int((~ok).sum()),
+        details,
+    )
 
 
 def _subtree(c: int, children: Mapping[int, list[int]], nodes: Sequence[Table]) -> list[frozenset[frozenset[Key]]]:
@@ -445,8 +465,9 @@ def _dense_check(held: Sequence[Table], guarantee: Guarantee, ctx: Context, chec
     method = f"not decomposable ({why}); the maximum-entropy joint by IPF over {size:,} cells"
     if ok.all():
         return Outcome(check, True, method)
-    return Outcome(check, False, method, tuple(_failures(gr, ok, None, ctx, "maximum-entropy estimate")),
-                   int((~ok).sum()))  # fmt: skip
+    return Outcome(
+        check, False, method, tuple(_failures(gr, ok, None, ctx, "maximum-entropy estimate")), int((~ok).sum())
+    )
 
 
 def relaxed_diversity(tables: Sequence[Table], l: int, epsilon: float, ctx: Context) -> Outcome:
@@ -503,8 +524,9 @@ def relaxed_diversity(tables: Sequence[Table], l: int, epsilon: float, ctx: Cont
             x = done[d]
             shared = [k for k in iv.keys if k in x.keys]
             if shared:
-                lid, rid = joint_ids([iv.keys[k] for k in shared], [x.keys[k] for k in shared],
-                                     [ctx.cards[k] for k in shared])  # fmt: skip
+                lid, rid = joint_ids(
+                    [iv.keys[k] for k in shared], [x.keys[k] for k in shared], [ctx.cards[k] for k in shared]
+                )
             else:
                 lid, rid = np.zeros(len(iv), dtype=np.int64), np.zeros(len(x), dtype=np.int64)
             li, ri = join_on(lid, rid, JOIN_LIMIT)
@@ -527,6 +549,12 @@ def relaxed_diversity(tables: Sequence[Table], l: int, epsilon: float, ctx: Cont
     fails = []
     for i in np.flatnonzero(~ok)[:5]:
         cell = tuple((shown(k), ctx.show(k, int(c[i]))) for k, c in root.keys.items())
-        fails.append(Failure(None, cell, float(ones[i]), f"only {int(ones[i])} value(s) within epsilon of the most "
-                             f"frequent (l = {l})"))  # fmt: skip
+        fails.append(
+            Failure(
+                None,
+                cell,
+                float(ones[i]),
+                f"only {int(ones[i])} value(s) within epsilon of the most frequent (l = {l})",
+            )
+        )
     return Outcome(check, False, method, tuple(fails), int((~ok).sum()), {"largest_join": largest})

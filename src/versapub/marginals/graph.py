@@ -67,12 +67,16 @@ def why_not(sets: Sequence[frozenset[Any]], show: Callable[[Any], str] = str) ->
         chordal, _ = nx.complete_to_chordal_graph(g)
         cliques = [c for c in nx.find_cliques(chordal) if set(cycle) & set(c)]
         fill = max(cliques, key=lambda c: (len(set(cycle) & set(c)), -len(c)))
-        return (f"its interaction graph has the cycle {names(cycle)} without a chord (every pair next to each "
-                f"other shares a marginal, no marginal links the others); adding a marginal over {{{names(fill)}}} "
-                "triangulates it")  # fmt: skip
+        return (
+            f"its interaction graph has the cycle {names(cycle)} without a chord (every pair next to each "
+            f"other shares a marginal, no marginal links the others); adding a marginal over {{{names(fill)}}} "
+            "triangulates it"
+        )
     for c in nx.find_cliques(g):
         if not any(set(c) <= s for s in sets):
-            return (f"the attributes {names(c)} are pairwise linked by marginals but no marginal holds them all "
-                    f"(the collection is not graphical); adding a marginal over {{{names(c)}}} makes it "
-                    "decomposable")  # fmt: skip
+            return (
+                f"the attributes {names(c)} are pairwise linked by marginals but no marginal holds them all "
+                f"(the collection is not graphical); adding a marginal over {{{names(c)}}} makes it "
+                "decomposable"
+            )
     return "no junction tree exists"  # unreachable for a chordal, graphical collection

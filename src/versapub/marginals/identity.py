@@ -96,9 +96,15 @@ class Outcome:
         return f"{self.check} fails at {self.n_failures} cell(s) ({self.method}): {shown_}{more}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "method": self.method, "message": self.message,
-                "n_failures": self.n_failures, "failures": [f.to_json() for f in self.failures[:20]],
-                **self.details}  # fmt: skip
+        return {
+            "check": self.check,
+            "ok": self.ok,
+            "method": self.method,
+            "message": self.message,
+            "n_failures": self.n_failures,
+            "failures": [f.to_json() for f in self.failures[:20]],
+            **self.details,
+        }
 
 
 def _cell(t: Table, i: int, show: Show) -> tuple[tuple[str, str], ...]:
@@ -118,11 +124,14 @@ def k_link(tables: Sequence[Table], k: int, show: Show) -> Outcome:
         bad = np.flatnonzero((t.counts > 0) & (t.counts < k))
         total += len(bad)
         order = bad[np.argsort(t.counts[bad], kind="stable")]
-        fails += [Failure(t.name, _cell(t, int(i), show), float(t.counts[i]), f"{int(t.counts[i])} record(s) < k = {k}")
-                  for i in order[:5]]  # fmt: skip
+        fails += [
+            Failure(t.name, _cell(t, int(i), show), float(t.counts[i]), f"{int(t.counts[i])} record(s) < k = {k}")
+            for i in order[:5]
+        ]
     fails.sort(key=lambda f: f.count)
-    return Outcome("k-link anonymity", not total, f"every marginal's smallest non-zero cell against k = {k}",
-                   tuple(fails), total)  # fmt: skip
+    return Outcome(
+        "k-link anonymity", not total, f"every marginal's smallest non-zero cell against k = {k}", tuple(fails), total
+    )
 
 
 def _ids(t: Table, keys: Sequence[Key], cards: dict[Key, int], other: Sequence[Codes]) -> tuple[Codes, Codes]:
@@ -151,8 +160,9 @@ def reduce_supports(tables: Sequence[Table], cards: dict[Key, int]) -> list[np.n
                 alive[a][:] = False
             return
         ta, tb = tables[a], tables[b]
-        la, lb = joint_ids([ta.column(k) for k in shared], [tb.column(k)[alive[b]] for k in shared],
-                           [cards[k] for k in shared])  # fmt: skip
+        la, lb = joint_ids(
+            [ta.column(k) for k in shared], [tb.column(k)[alive[b]] for k in shared], [cards[k] for k in shared]
+        )
         present = np.zeros(int(max(la.max(initial=-1), lb.max(initial=-1))) + 1, dtype=bool)
         present[lb] = True
         alive[a] &= present[la]
@@ -171,8 +181,9 @@ def reduce_supports(tables: Sequence[Table], cards: dict[Key, int]) -> list[np.n
     return alive
 
 
-def _reduced_failures(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show,
-                      why: Callable[[Table, int], str]) -> tuple[list[Failure], int]:  # fmt: skip
+def _reduced_failures(
+    tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, why: Callable[[Table, int], str]
+) -> tuple[list[Failure], int]:
     """Rows of a decomposable collection that survive Yannakakis' full reducer with a
     count in ``[1, k-1]`` (the failing cells lie inside them), the first few described."""
     alive = reduce_supports(tables, cards)
@@ -181,14 +192,17 @@ def _reduced_failures(tables: Sequence[Table], cards: dict[Key, int], k: int, sh
     for t, ok in zip(tables, alive, strict=True):
         bad = np.flatnonzero(ok & (t.counts > 0) & (t.counts < k))
         total += len(bad)
-        fails += [Failure(t.name, _cell(t, int(i), show), float(t.counts[i]), why(t, int(i)))
-                  for i in bad[np.argsort(t.counts[bad], kind="stable")][:5]]  # fmt: skip
+        fails += [
+            Failure(t.name, _cell(t, int(i), show), float(t.counts[i]), why(t, int(i)))
+            for i in bad[np.argsort(t.counts[bad], kind="stable")][:5]
+        ]
     fails.sort(key=lambda f: f.count)
     return fails, total
 
 
-def sensitive_part(tables: Sequence[Table], cards: dict[Key, int], sensitive: Key,
-                   max_rows: int = JOIN_MAX_ROWS) -> Table:  # fmt: skip
+def sensitive_part(
+    tables: Sequence[Table], cards: dict[Key, int], sensitive: Key, max_rows: int = JOIN_MAX_ROWS
+) -> Table:
     """The marginals holding ``sensitive`` as one marginal ``W`` over their non-sensitive
     attributes: ``W(t) = Σ_s min_i T_i(t_i, s)`` over the join of their supports (the
     module docstring; decomposable collections only)."""
@@ -207,9 +221,15 @@ def sensitive_part(tables: Sequence[Table], cards: dict[Key, int], sensitive: Ke
     return Table(name, tuple(keys), tuple(c.astype(np.int64) for c in g.keys), w)
 
 
-def k_combinatorial(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show,
-                    sensitive: Key | None = None, witness: Table | None = None,
-                    max_cells: int = ILP_MAX_CELLS) -> Outcome:  # fmt: skip
+def k_combinatorial(
+    tables: Sequence[Table],
+    cards: dict[Key, int],
+    k: int,
+    show: Show,
+    sensitive: Key | None = None,
+    witness: Table | None = None,
+    max_cells: int = ILP_MAX_CELLS,
+) -> Outcome:
     """k-combinatorial anonymity (Definition 7; module docstring) of the marginals
     ``tables`` (the sensitive attribute ``sensitive`` included where they hold it).
     ``witness``: a table consistent with the marginals (the data itself) over their
@@ -220,9 +240,16 @@ def k_combinatorial(tables: Sequence[Table], cards: dict[Key, int], k: int, show
     if len(holders) <= 1:  # S summed out exactly
         if graph.tree([frozenset(t.keys) for t in ns]) is None:
             return _by_ilp(ns, cards, k, show, witness, max_cells, None)
-        fails, total = _reduced_failures(ns, cards, k, show, lambda t, i: (
-            f"every cell of the domain inside it has Dobra's upper bound min_i T_i <= {int(t.counts[i])} < k = {k}, "
-            "and some consistent table puts records there"))  # fmt: skip
+        fails, total = _reduced_failures(
+            ns,
+            cards,
+            k,
+            show,
+            lambda t, i: (
+                f"every cell of the domain inside it has Dobra's upper bound "
+                f"min_i T_i <= {int(t.counts[i])} < k = {k}, and some consistent table puts records there"
+            ),
+        )
         return Outcome(name, not total, "decomposable: Dobra's sharp bounds", tuple(fails), total)
     assert sensitive is not None
     if graph.tree([frozenset(t.keys) for t in tables]) is None:
@@ -240,11 +267,15 @@ def k_combinatorial(tables: Sequence[Table], cards: dict[Key, int], k: int, show
 
     def why(t: Table, i: int) -> str:
         if t is w:
-            return (f"every cell of the domain inside it has the upper bound Σ_{s_name} min_i T_i(., {s_name}) = "
-                    f"{int(t.counts[i])} < k = {k} over the marginals holding {s_name}, and some consistent table "
-                    "puts records there")  # fmt: skip
-        return (f"every cell of the domain inside it has Dobra's upper bound <= {int(t.counts[i])} < k = {k}, and "
-                "some consistent table puts records there")  # fmt: skip
+            return (
+                f"every cell of the domain inside it has the upper bound Σ_{s_name} min_i T_i(., {s_name}) = "
+                f"{int(t.counts[i])} < k = {k} over the marginals holding {s_name}, and some consistent table "
+                "puts records there"
+            )
+        return (
+            f"every cell of the domain inside it has Dobra's upper bound <= {int(t.counts[i])} < k = {k}, and "
+            "some consistent table puts records there"
+        )
 
     fails, total = _reduced_failures([w, *rest], cards, k, show, why)
     method = f"decomposable with {s_name}: Dobra's sharp bounds, {s_name} summed over {len(holders)} marginals"
@@ -272,8 +303,15 @@ def support_join(tables: Sequence[Table], cards: dict[Key, int], max_rows: int) 
     return cols
 
 
-def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, witness: Table | None,
-            max_cells: int, sensitive: Key | None) -> Outcome:  # fmt: skip
+def _by_ilp(
+    tables: Sequence[Table],
+    cards: dict[Key, int],
+    k: int,
+    show: Show,
+    witness: Table | None,
+    max_cells: int,
+    sensitive: Key | None,
+) -> Outcome:
     """Exact upper bounds of ``Σ_s T(t, s)`` (``T(t)`` without ``sensitive``) by integer
     programming over the join of the supports."""
     from ortools.sat.python import cp_model
@@ -293,8 +331,11 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
     bound = np.full(n_cells, np.iinfo(np.int64).max, dtype=np.int64)
     rows_of = []
     for t in tables:
-        at = (match_rows([t.column(kk) for kk in t.keys], [cells[kk] for kk in t.keys], [cards[kk] for kk in t.keys])
-              if t.keys else np.zeros(n_cells, dtype=np.int64))  # fmt: skip
+        at = (
+            match_rows([t.column(kk) for kk in t.keys], [cells[kk] for kk in t.keys], [cards[kk] for kk in t.keys])
+            if t.keys
+            else np.zeros(n_cells, dtype=np.int64)
+        )
         bound = np.minimum(bound, np.rint(t.counts[at]).astype(np.int64))
         rows_of.append(at)
     x = [model.new_int_var(0, int(b), f"x{i}") for i, b in enumerate(bound)]
@@ -304,8 +345,10 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
         for r in range(len(t.counts)):
             members = order[starts[r] : starts[r + 1]]
             if not len(members):
-                raise ConfigError(f"The marginals disagree: a non-zero cell of {t.name} extends to no cell that the "
-                                  "other marginals allow (they are not marginals of one table).")  # fmt: skip
+                raise ConfigError(
+                    f"The marginals disagree: a non-zero cell of {t.name} extends to no cell that the "
+                    "other marginals allow (they are not marginals of one table)."
+                )
             model.add(sum(x[int(i)] for i in members) == round(float(t.counts[r])))
     # The cells t of the non-sensitive domain: the join's rows without S (each with its S values).
     ns_keys = [kk for kk in keys if kk != sensitive]
@@ -352,18 +395,37 @@ def _by_ilp(tables: Sequence[Table], cards: dict[Key, int], k: int, show: Show, 
                 undecided += 1  # neither proved safe nor proved failing within the time: fails (safe side)
                 total += 1
                 if len(fails) < 5:
-                    fails.append(Failure(None, cell(c), float(upper), f"undecided within {ILP_SECONDS:g} s (a table "
-                                         f"with {found} record(s) here found, bound {upper})"))  # fmt: skip
+                    fails.append(
+                        Failure(
+                            None,
+                            cell(c),
+                            float(upper),
+                            f"undecided within {ILP_SECONDS:g} s (a table "
+                            f"with {found} record(s) here found, bound {upper})",
+                        )
+                    )
                 continue
         if 1 <= upper < k:
             total += 1
             if len(fails) < 5:
-                fails.append(Failure(None, cell(c), float(upper), f"every consistent table holds at most {upper} < k = "
-                                     f"{k} records here, and some holds at least one"))  # fmt: skip
-    method = (f"not decomposable ({why}); exact bounds by integer programming over {n_cells:,} cells, "
-              f"{solved} solved")  # fmt: skip
-    return Outcome("k-combinatorial anonymity", not total, method, tuple(fails), total,
-                   {"cells": n_cells, "solved": solved, "undecided": undecided})  # fmt: skip
+                fails.append(
+                    Failure(
+                        None,
+                        cell(c),
+                        float(upper),
+                        f"every consistent table holds at most {upper} < k = "
+                        f"{k} records here, and some holds at least one",
+                    )
+                )
+    method = f"not decomposable ({why}); exact bounds by integer programming over {n_cells:,} cells, {solved} solved"
+    return Outcome(
+        "k-combinatorial anonymity",
+        not total,
+        method,
+        tuple(fails),
+        total,
+        {"cells": n_cells, "solved": solved, "undecided": undecided},
+    )
 
 
 __all__ = [

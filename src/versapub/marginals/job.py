@@ -42,8 +42,10 @@ class Job:
 def _refuse(coll: Collection, verdict: Verdict, what: str) -> InfeasibleError:
     shown = "; ".join(verdict.failures())
     listed = ", ".join(f"{n} = {m.label}" for n, m in zip(coll.names, coll.marginals, strict=True))
-    return InfeasibleError(f"{what} ({listed}) cannot be published together: {shown}. Generalize the marginal named, "
-                           "drop it, or lower k or l.")  # fmt: skip
+    return InfeasibleError(
+        f"{what} ({listed}) cannot be published together: {shown}. Generalize the marginal named, "
+        "drop it, or lower k or l."
+    )
 
 
 def search(coll: Collection, req: Requirement, n: int, how: str, progress: Progress) -> tuple[Collection, list[Step]]:
@@ -55,8 +57,9 @@ def search(coll: Collection, req: Requirement, n: int, how: str, progress: Progr
     raise ConfigError(f"Unknown search {how!r}; use greedy or stepwise.")
 
 
-def build(table: EncodedTable, spec: MarginalsSpec, hierarchies: Mapping[str, Hierarchy],
-          progress: Progress = _quiet) -> Job:  # fmt: skip
+def build(
+    table: EncodedTable, spec: MarginalsSpec, hierarchies: Mapping[str, Hierarchy], progress: Progress = _quiet
+) -> Job:
     """The collection the specification describes, checked (refused with the failing
     marginal and cell when it does not pass), then enlarged by ``spec.inject``."""
     for a in hierarchies:
@@ -80,8 +83,10 @@ def build(table: EncodedTable, spec: MarginalsSpec, hierarchies: Mapping[str, Hi
     covered = {a for m in marginals for a in m.attributes}
     missing = [a for a in table.names if a not in covered]
     if missing:
-        raise ConfigError(f"Column(s) {', '.join(map(repr, missing))} are in no marginal; publish them in one (at any "
-                          "level) or leave them out of the input with --column.")  # fmt: skip
+        raise ConfigError(
+            f"Column(s) {', '.join(map(repr, missing))} are in no marginal; publish them in one (at any "
+            "level) or leave them out of the input with --column."
+        )
     coll = Collection(space, tuple(marginals))
     progress("checking k-link, k-combinatorial anonymity and maxent diversity", 0, 0)
     verdict = coll.check(req)

@@ -53,8 +53,13 @@ def marginal_table(table: EncodedTable, coll: Collection, m: Marginal) -> Anonym
     cover = [(np.full(n_cells, m.level(a), dtype=np.int64), keys[j]) for j, a in enumerate(ns)]
     dims = [space.dims[a] for a in ns]
     s_codes = keys[-1] if holds else None
-    goal = Target(None, tuple(ns), np.zeros(0, dtype=np.int64), table.cardinality(s) if holds else 1,
-                  sensitive=s if holds else None)  # fmt: skip
+    goal = Target(
+        None,
+        tuple(ns),
+        np.zeros(0, dtype=np.int64),
+        table.cardinality(s) if holds else 1,
+        sensitive=s if holds else None,
+    )
     if ns:
         cls = group_rows(keys[: len(ns)], [int(k.max()) + 1 for k in keys[: len(ns)]], with_inverse=True)
         assert cls.inverse is not None
@@ -90,8 +95,9 @@ def collection_release(
     name, found again by ``hierarchy_sha256``), ``search``: the steps of the search that chose the marginals."""
     if not verdict.ok:
         raise ValueError("a collection that fails its checks is never released")
-    tables = tuple(PublishedTable(name, marginal_table(table, coll, m))
-                   for name, m in zip(coll.names, coll.marginals, strict=True))  # fmt: skip
+    tables = tuple(
+        PublishedTable(name, marginal_table(table, coll, m)) for name, m in zip(coll.names, coll.marginals, strict=True)
+    )
     schema = Schema(tuple(SubTable(t.name, t.attributes, None) for t in tables))
     section: dict[str, Any] = {
         **req.to_json(),

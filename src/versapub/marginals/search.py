@@ -49,8 +49,12 @@ class Step:
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"added": None if self.added is None else self.added.label, "kl": self.kl, "checked": self.checked,
-                "seconds": round(self.seconds, 4)}  # fmt: skip
+        return {
+            "added": None if self.added is None else self.added.label,
+            "kl": self.kl,
+            "checked": self.checked,
+            "seconds": round(self.seconds, 4),
+        }
 
 
 def _adds(coll: Collection, m: Marginal) -> bool:
@@ -60,8 +64,13 @@ def _adds(coll: Collection, m: Marginal) -> bool:
     return not any(new <= s for s in trial.key_sets()[:-1])
 
 
-def greedy(coll: Collection, req: Requirement, max_marginals: int, attributes: Sequence[str] | None = None,
-           progress: Progress = _quiet) -> tuple[Collection, list[Step]]:  # fmt: skip
+def greedy(
+    coll: Collection,
+    req: Requirement,
+    max_marginals: int,
+    attributes: Sequence[str] | None = None,
+    progress: Progress = _quiet,
+) -> tuple[Collection, list[Step]]:
     """Figure 8 (module docstring)."""
     if max_marginals < 0:
         raise ConfigError(f"--max-marginals must be >= 0, got {max_marginals}.")
@@ -111,8 +120,9 @@ def candidates(coll: Collection, max_width: int | None = None) -> list[Marginal]
     return out
 
 
-def stepwise(coll: Collection, req: Requirement, max_marginals: int, max_width: int | None = None,
-             progress: Progress = _quiet) -> tuple[Collection, list[Step]]:  # fmt: skip
+def stepwise(
+    coll: Collection, req: Requirement, max_marginals: int, max_width: int | None = None, progress: Progress = _quiet
+) -> tuple[Collection, list[Step]]:
     """Forward selection over decomposable collections (module docstring)."""
     if max_marginals < 0:
         raise ConfigError(f"--max-marginals must be >= 0, got {max_marginals}.")

@@ -86,8 +86,13 @@ class Space:
     _tables: dict[tuple[Key, ...], Table] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of_table(cls, table: EncodedTable, sensitive: str, hierarchies: Mapping[str, Hierarchy] | None = None,
-                 attributes: Sequence[str] | None = None) -> Space:  # fmt: skip
+    def of_table(
+        cls,
+        table: EncodedTable,
+        sensitive: str,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+        attributes: Sequence[str] | None = None,
+    ) -> Space:
         """``table``'s ``attributes`` (default: all) with ``sensitive`` among them; an
         attribute without a hierarchy gets two levels (its values, ``*``)."""
         attrs = tuple(attributes) if attributes is not None else table.names
@@ -146,8 +151,10 @@ class Space:
         sensitive attribute only exactly."""
         for a, lv in zip(m.attributes, m.levels, strict=True):
             if a not in self.dims:
-                raise ConfigError(f"Marginal {m.label!r} names {a!r}, which is not an attribute of the table "
-                                  f"({', '.join(self.attributes)}).")  # fmt: skip
+                raise ConfigError(
+                    f"Marginal {m.label!r} names {a!r}, which is not an attribute of the table "
+                    f"({', '.join(self.attributes)})."
+                )
             if lv > self.top(a):
                 labels = self.dims[a].labels
                 top = labels[self.top(a)][0] if labels else "*"
@@ -156,8 +163,10 @@ class Space:
                     f"{top!r}); level {lv} is beyond its hierarchy."
                 )
             if a == self.sensitive and lv != 0:
-                raise ConfigError(f"Marginal {m.label!r}: the sensitive attribute {a!r} is published exactly "
-                                  "(level 0) in anonymized marginals.")  # fmt: skip
+                raise ConfigError(
+                    f"Marginal {m.label!r}: the sensitive attribute {a!r} is published exactly "
+                    "(level 0) in anonymized marginals."
+                )
 
     # -- marginals and entropies ----------------------------------------------------
     def table(self, keys: Sequence[Key], name: str = "") -> Table:

@@ -43,8 +43,9 @@ class Marginal:
             raise ConfigError(f"Marginal {self.label!r} names {', '.join(map(repr, dup))} twice.")
         for a, lv in zip(self.attributes, self.levels, strict=True):
             if isinstance(lv, bool) or not isinstance(lv, int) or lv < 0:
-                raise ConfigError(f"Marginal {self.attributes}: the level of {a!r} must be a whole number >= 0, "
-                                  f"got {lv!r}.")  # fmt: skip
+                raise ConfigError(
+                    f"Marginal {self.attributes}: the level of {a!r} must be a whole number >= 0, got {lv!r}."
+                )
 
     @property
     def label(self) -> str:
@@ -68,8 +69,9 @@ class Marginal:
             try:
                 lv = int(level.strip())
             except ValueError:
-                raise ConfigError(f"Marginal {text!r}: the level of {name!r} must be a whole number, got "
-                                  f"{level.strip()!r}.") from None  # fmt: skip
+                raise ConfigError(
+                    f"Marginal {text!r}: the level of {name!r} must be a whole number, got {level.strip()!r}."
+                ) from None
             if not name:
                 raise ConfigError(f"Marginal {text!r}: {part!r} names no attribute.")
             attrs.append(name)
@@ -112,8 +114,10 @@ class Requirement:
         if self.diversity.name not in MAXENT_FORMS:
             raise ConfigError(f"Maxent diversity accepts {', '.join(MAXENT_FORMS)}; got {self.diversity.name!r}.")
         if self.diversity.needs():
-            raise ConfigError(f"The {self.diversity.name} guarantee needs the table's context; maxent diversity "
-                              "takes guarantees of a group's histogram alone.")  # fmt: skip
+            raise ConfigError(
+                f"The {self.diversity.name} guarantee needs the table's context; maxent diversity "
+                "takes guarantees of a group's histogram alone."
+            )
 
     @classmethod
     def build(cls, sensitive: str, k: int, diversity: dict[str, Any]) -> Requirement:

@@ -265,8 +265,9 @@ class GeneralizedFactor:
         keys = [a for a in self.attrs if a in given]
         if keys:
             cols, row, inv = self.expansion(keys)
-            rkeys, qkeys = _keys([cols[a] for a in keys], [given[a] for a in keys],
-                                 [self.cards[a] for a in keys], len(row), n)  # fmt: skip
+            rkeys, qkeys = _keys(
+                [cols[a] for a in keys], [given[a] for a in keys], [self.cards[a] for a in keys], len(row), n
+            )
             pick = sample_conditional(rkeys, self.p[row] * inv, qkeys, rng)
             chosen = np.where(pick >= 0, row[np.maximum(pick, 0)], -1)
         else:

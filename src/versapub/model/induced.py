@@ -78,8 +78,12 @@ def _chain(partitions: Sequence[Codes]) -> list[Codes] | None:
     return chain
 
 
-def release_model(factors: Sequence[Factor], domains: Mapping[str, npt.NDArray[np.object_]], n: int,
-                  names: Sequence[str] | None = None) -> ReleaseModel:  # fmt: skip
+def release_model(
+    factors: Sequence[Factor],
+    domains: Mapping[str, npt.NDArray[np.object_]],
+    n: int,
+    names: Sequence[str] | None = None,
+) -> ReleaseModel:
     """The release's model: :class:`InducedModel` when some attribute is published at
     several nested resolutions, else the plain :class:`ReleaseModel`."""
     plain = lambda: ReleaseModel(factors, domains, n, names)  # noqa: E731
@@ -117,9 +121,16 @@ def _name(a: str, j: int) -> str:
 class InducedModel(ReleaseModel):
     """The model over induced attributes, answering on leaves (module docstring)."""
 
-    def __init__(self, factors: Sequence[Factor], parts: Mapping[int, Mapping[str, tuple[Codes, Codes]]],
-                 ladders: Mapping[str, Ladder], domains: Mapping[str, npt.NDArray[np.object_]], n: int,
-                 names: Sequence[str] | None, cards: Mapping[str, int]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        factors: Sequence[Factor],
+        parts: Mapping[int, Mapping[str, tuple[Codes, Codes]]],
+        ladders: Mapping[str, Ladder],
+        domains: Mapping[str, npt.NDArray[np.object_]],
+        n: int,
+        names: Sequence[str] | None,
+        cards: Mapping[str, int],
+    ) -> None:
         self.ladders = dict(ladders)
         index = {a: {lad.blocks[j].tobytes(): j for j in range(len(lad.blocks))} for a, lad in ladders.items()}
         inner_cards = {_name(a, j): c for a, lad in ladders.items() for j, c in enumerate(lad.cards)}
@@ -133,8 +144,11 @@ class InducedModel(ReleaseModel):
                     cols[_name(a, k)] = row_block if k == j else self.ladders[a].up(j, k)[row_block]
             p = np.asarray(cast(Partitioned, f).p, dtype=np.float64)
             g = group_sum(tuple(cols), cols, inner_cards, p)
-            induced.append(PlainFactor(g.attrs, dict(zip(g.attrs, g.codes, strict=True)), g.values,
-                                       {a: inner_cards[a] for a in g.attrs}))  # fmt: skip
+            induced.append(
+                PlainFactor(
+                    g.attrs, dict(zip(g.attrs, g.codes, strict=True)), g.values, {a: inner_cards[a] for a in g.attrs}
+                )
+            )
         inner_domains = {a: np.arange(c).astype(object) for a, c in inner_cards.items()}
         self.inner = ReleaseModel(induced, inner_domains, n, names)
         self.factors = []
@@ -167,7 +181,8 @@ class InducedModel(ReleaseModel):
             lad = self.ladders[a]
             w = np.asarray(m, dtype=np.float64)
             out[self._finest(a)] = np.bincount(lad.blocks[-1], weights=w, minlength=lad.cards[-1]) / np.maximum(
-                lad.width, 1)  # fmt: skip
+                lad.width, 1
+            )
         return out
 
     def probability_masks(self, masks: Masks) -> float:
@@ -207,8 +222,9 @@ class InducedModel(ReleaseModel):
             codes = [c[rep] for c in codes]
             values = values[rep] / k[rep]
             codes[i] = lad.order[lad.start[block[rep]] + offset]
-        return SparseFn(attrs, tuple(np.asarray(c, dtype=np.int64) for c in codes), values,
-                        tuple(self.cards[a] for a in attrs))  # fmt: skip
+        return SparseFn(
+            attrs, tuple(np.asarray(c, dtype=np.int64) for c in codes), values, tuple(self.cards[a] for a in attrs)
+        )
 
     def sample(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
         draw = self.inner.sample(n, rng)

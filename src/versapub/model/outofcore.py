@@ -54,8 +54,9 @@ def _tables(release: Release) -> list[tuple[str, Any, Any, list[str], str | None
     for t in release.tables:
         attrs = list(t.attributes)
         if seen & set(attrs):
-            raise ReleaseError(f"Table {t.name} shares attributes with another; the out-of-core utility needs "
-                               "disjoint tables (UAD's).")  # fmt: skip
+            raise ReleaseError(
+                f"Table {t.name} shares attributes with another; the out-of-core utility needs disjoint tables (UAD's)."
+            )
         seen |= set(attrs)
         a = t.table
         if a.kind == "plain":
@@ -63,8 +64,9 @@ def _tables(release: Release) -> list[tuple[str, Any, Any, list[str], str | None
         elif a.kind == "anatomy" and len(a.sensitive_attributes) == 1 and a.suppressed_group is None:
             out.append((t.name, a.parts["qit"], a.parts["st"], attrs, a.sensitive_attributes[0]))
         else:
-            raise ReleaseError(f"Table {t.name} is a {a.kind} table; the out-of-core utility measures plain and "
-                               "Anatomy tables.")  # fmt: skip
+            raise ReleaseError(
+                f"Table {t.name} is a {a.kind} table; the out-of-core utility measures plain and Anatomy tables."
+            )
     return out
 
 
@@ -73,8 +75,10 @@ def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
     n = release.n_records
     cols = [_q(a) for a in release.attributes]
     everything = ", ".join(cols)
-    row = con.execute(f"SELECT sum(c * ln(c)), count(*) FROM (SELECT count(*) c FROM original_codes GROUP BY "
-                      f"hash({everything}), hash({everything}, 7))").fetchone()  # fmt: skip
+    row = con.execute(
+        f"SELECT sum(c * ln(c)), count(*) FROM (SELECT count(*) c FROM original_codes GROUP BY "
+        f"hash({everything}), hash({everything}, 7))"
+    ).fetchone()
     plogp, distinct = float(row[0]) / n - math.log(n), int(row[1])
     expected = 0.0  # E_p[log p~]
     zero = 0
@@ -97,8 +101,9 @@ def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
 CHUNK_ROWS = 20_000_000
 
 
-def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
-                 order: str | None = None, chunks: int | None = None) -> tuple[float | None, int]:  # fmt: skip
+def anatomy_term(
+    con: Any, qit: str, st: str, qi: str, sq: str, order: str | None = None, chunks: int | None = None
+) -> tuple[float | None, int]:
     """``Σ_(q,s) c(q, s) log(n p~(q, s))`` over the data's distinct ``(q, s)`` and how many
     have ``p~ = 0``, where ``n p~(q, s) = Σ_g c(q, g) c(g, s) / |g|``.
 
@@ -110,12 +115,16 @@ def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
     The sum runs over slices of the ``q`` values (by hash), about :data:`CHUNK_ROWS` rows
     each, so that no join outgrows DuckDB's memory (``chunks`` forces their number)."""
     con.execute(f"""CREATE OR REPLACE TEMP TABLE rec AS SELECT hash({qi}) h1, hash({qi}, 7) h2, {sq} sv, count(*) c
-                    FROM original_codes GROUP BY ALL""")  # fmt: skip
+                    FROM original_codes GROUP BY ALL""")
     con.execute(f"""CREATE OR REPLACE TEMP TABLE qh AS SELECT hash({qi}) h1, hash({qi}, 7) h2, group_id g, "count" c
-                    FROM {qit}""")  # fmt: skip
+                    FROM {qit}""")
     con.execute(f'CREATE OR REPLACE TEMP TABLE sz AS SELECT group_id g, sum("count") size FROM {st} GROUP BY ALL')
-    by_pairs = con.execute("SELECT sum(k) FROM rec JOIN (SELECT h1, h2, count(*) k FROM qh GROUP BY ALL) "
-                           "USING (h1, h2)").fetchone()[0] or 0  # fmt: skip
+    by_pairs = (
+        con.execute(
+            "SELECT sum(k) FROM rec JOIN (SELECT h1, h2, count(*) k FROM qh GROUP BY ALL) USING (h1, h2)"
+        ).fetchone()[0]
+        or 0
+    )
     by_groups = con.execute(
         f"SELECT sum(a.k * b.k) FROM (SELECT g, count(*) k FROM qh GROUP BY ALL) a JOIN "
         f"(SELECT group_id g, count(*) k FROM {st} GROUP BY ALL) b USING (g)"
@@ -127,14 +136,20 @@ def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
     for i in range(k):  # the q values in k slices by hash: each slice's joins fit in memory
         part = f"h1 % {k} = {i}"
         if pairs:
-            w = (f'SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2) '
-                 f"JOIN {st} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g WHERE r.{part} "
-                 "GROUP BY ALL")  # fmt: skip
+            w = (
+                f'SELECT r.h1, r.h2, r.sv, sum(qh.c * t."count" / sz.size) w FROM rec r JOIN qh USING (h1, h2) '
+                f"JOIN {st} t ON t.group_id = qh.g AND t.{sq} = r.sv JOIN sz ON sz.g = qh.g WHERE r.{part} "
+                "GROUP BY ALL"
+            )
         else:
-            w = (f'SELECT qh.h1, qh.h2, t.{sq} sv, sum(qh.c * t."count" / sz.size) w FROM qh '
-                 f"JOIN {st} t ON t.group_id = qh.g JOIN sz ON sz.g = qh.g WHERE qh.{part} GROUP BY ALL")  # fmt: skip
-        got = con.execute(f"WITH w AS ({w}) SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) "
-                          f"FROM rec LEFT JOIN w USING (h1, h2, sv) WHERE rec.{part}").fetchone()  # fmt: skip
+            w = (
+                f'SELECT qh.h1, qh.h2, t.{sq} sv, sum(qh.c * t."count" / sz.size) w FROM qh '
+                f"JOIN {st} t ON t.group_id = qh.g JOIN sz ON sz.g = qh.g WHERE qh.{part} GROUP BY ALL"
+            )
+        got = con.execute(
+            f"WITH w AS ({w}) SELECT sum(rec.c * ln(w.w)), count(*) FILTER (WHERE w.w IS NULL) "
+            f"FROM rec LEFT JOIN w USING (h1, h2, sv) WHERE rec.{part}"
+        ).fetchone()
         if got[0] is not None:
             total = float(got[0]) + (total or 0.0)
         zero += int(got[1])
@@ -142,8 +157,9 @@ def anatomy_term(con: Any, qit: str, st: str, qi: str, sq: str,
     return total, zero
 
 
-def workload(release: Release, n_queries: int, qd: int, p: float, seed: int,
-             progress: Progress = _quiet) -> tuple[list[dict[str, Codes]], np.ndarray, int]:  # fmt: skip
+def workload(
+    release: Release, n_queries: int, qd: int, p: float, seed: int, progress: Progress = _quiet
+) -> tuple[list[dict[str, Codes]], np.ndarray, int]:
     """The in-memory workload's queries (same draws), with their true answers."""
     return draw_queries(release.source, n_queries, qd, p, seed, progress)
 
@@ -189,8 +205,9 @@ def marginal_errors(release: Release) -> dict[str, float]:
     return {a: out[a] for a in release.attributes if a in out}
 
 
-def utility_summary(release: Release, *, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1,
-                    progress: Progress = _quiet) -> dict[str, Any]:  # fmt: skip
+def utility_summary(
+    release: Release, *, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1, progress: Progress = _quiet
+) -> dict[str, Any]:
     """The manifest's ``utility`` for a release published on the Dask backend (the keys of
     :func:`versapub.model.utility.utility_summary`)."""
     t0 = time.perf_counter()
@@ -200,15 +217,16 @@ def utility_summary(release: Release, *, n_queries: int = 1000, qd: int = 3, p: 
         kl = kl_divergence(release, con)
     kl_s = time.perf_counter() - t0
     n = release.n_records
-    alone = sum(-float((c[c > 0] / n * np.log(c[c > 0] / n)).sum()) for c in
-                (release.source.column(a).counts() for a in release.attributes))  # fmt: skip
+    alone = sum(
+        -float((c[c > 0] / n * np.log(c[c > 0] / n)).sum())
+        for c in (release.source.column(a).counts() for a in release.attributes)
+    )
     t1 = time.perf_counter()
     qd_eff = min(qd, len(release.attributes))
     queries, actual, redrawn = workload(release, n_queries, qd_eff, p, seed, progress)
     est = estimates(release, queries, progress)
     err = np.abs(actual - est) / actual
-    re_ = RelativeError(float(err.mean()), float(np.median(err)), err, est, len(err), redrawn,
-                        time.perf_counter() - t1)  # fmt: skip
+    re_ = RelativeError(float(err.mean()), float(np.median(err)), err, est, len(err), redrawn, time.perf_counter() - t1)
     value = kl["value"]
     return {
         "kl_divergence": None if math.isinf(value) else value,

@@ -74,8 +74,10 @@ def live_pairs(size: FloatArray, combo_counts: FloatArray, pair_g: IntArray, pai
     graph = csr_matrix((caps, (rows, cols)), shape=(n_g + n_k + 2,) * 2)
     result = maximum_flow(graph, src, sink, method="dinic")
     if int(result.flow_value) != total or round(float(combo_counts.sum())) != total:
-        raise ValueError(f"no table has the group sizes and sensitive counts on the support "
-                         f"({int(result.flow_value)} of {total} records placed)")  # fmt: skip
+        raise ValueError(
+            f"no table has the group sizes and sensitive counts on the support "
+            f"({int(result.flow_value)} of {total} records placed)"
+        )
     flow = np.asarray(result.flow[pair_g, n_g + pair_k]).ravel()
     # Residual graph on groups and combinations: g -> k always, k -> g where the flow is positive.
     back = flow > 0

@@ -159,8 +159,9 @@ def check_workload(n_attributes: int, n_queries: int, qd: int, p: float) -> None
         raise InputError(f"The workload needs at least one query, got {n_queries}.")
 
 
-def draw_query(rng: np.random.Generator, attrs: list[str], cards: dict[str, int], qd: int,
-               p: float) -> dict[str, Codes]:  # fmt: skip
+def draw_query(
+    rng: np.random.Generator, attrs: list[str], cards: dict[str, int], qd: int, p: float
+) -> dict[str, Codes]:
     """One random query: ``qd`` distinct attributes, each a random ``p``-fraction (at least
     one value) of its domain (the module docstring)."""
     chosen = rng.choice(len(attrs), size=qd, replace=False)
@@ -176,8 +177,9 @@ def draw_query(rng: np.random.Generator, attrs: list[str], cards: dict[str, int]
 Drawn = tuple[list[dict[str, Codes]], npt.NDArray[np.int64], int]
 
 
-def draw_queries(source: Source, n_queries: int, qd: int, p: float, seed: int,
-                 progress: Progress | None = None) -> Drawn:  # fmt: skip
+def draw_queries(
+    source: Source, n_queries: int, qd: int, p: float, seed: int, progress: Progress | None = None
+) -> Drawn:
     """The workload's draws over any table of the backend seam (the module docstring):
     queries drawn in order from ``default_rng(seed)``, empty ones redrawn, the first
     ``n_queries`` non-empty kept, with their true answers and the number redrawn. Answered
@@ -193,8 +195,9 @@ def draw_queries(source: Source, n_queries: int, qd: int, p: float, seed: int,
     while len(queries) < n_queries:
         batch = [draw_query(rng, attrs, cards, qd, p) for _ in range(max(16, int(1.2 * (n_queries - len(queries)))))]
         if progress is not None:
-            progress(f"the workload's true answers ({len(queries)} of {n_queries} queries so far)", len(queries),
-                     n_queries)  # fmt: skip
+            progress(
+                f"the workload's true answers ({len(queries)} of {n_queries} queries so far)", len(queries), n_queries
+            )
         for q, act in zip(batch, source.count_queries(batch).tolist(), strict=True):
             if len(queries) == n_queries:
                 break

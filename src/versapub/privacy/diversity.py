@@ -128,10 +128,14 @@ class LDiversity(Params):
         if self.l * n1 <= n:
             return None
         best = n // n1
-        return top_violation(counts, {"l": best}, (
-            f"more than 1/l = {100 / self.l:.1f}% of the records; the largest feasible l "
-            f"is {best} (floor(n/n1) = floor({n}/{n1}))" + (" — no l >= 2 is feasible" if best < 2 else "")
-        ))  # fmt: skip
+        return top_violation(
+            counts,
+            {"l": best},
+            (
+                f"more than 1/l = {100 / self.l:.1f}% of the records; the largest feasible l "
+                f"is {best} (floor(n/n1) = floor({n}/{n1}))" + (" — no l >= 2 is feasible" if best < 2 else "")
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -226,10 +230,14 @@ class EntropyLDiversity(Params):
         if self.groups_satisfied(h).all():
             return None
         best = self.achieved(h)
-        return top_violation(counts, {"l": round(best, 4)}, (
-            f"the column's entropy is log({best:.3f}) < log({self.l:g}); the largest feasible l is {best:.3f} "
-            "(exp of the column's entropy)"
-        ))  # fmt: skip
+        return top_violation(
+            counts,
+            {"l": round(best, 4)},
+            (
+                f"the column's entropy is log({best:.3f}) < log({self.l:g}); the largest feasible l is {best:.3f} "
+                "(exp of the column's entropy)"
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -291,6 +299,11 @@ class RecursiveCLDiversity(Params):
         if self.groups_satisfied(h).all():
             return None
         best = int(self.achieved(h))
-        return top_violation(counts, {"l": best, "c": self.c}, (
-            f"with c = {self.c:g} the largest feasible l is {best}" + (" — no l >= 2 is feasible" if best < 2 else "")
-        ))  # fmt: skip
+        return top_violation(
+            counts,
+            {"l": best, "c": self.c},
+            (
+                f"with c = {self.c:g} the largest feasible l is {best}"
+                + (" — no l >= 2 is feasible" if best < 2 else "")
+            ),
+        )

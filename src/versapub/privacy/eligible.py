@@ -90,8 +90,9 @@ def induced(column: Column, hierarchy: Hierarchy, level: int) -> Floats:
     return np.asarray(mass[of_value] / width[of_value] / counts.sum())
 
 
-def ranges(column: Column, hierarchy: Hierarchy | None = None, max_level: int | None = None,
-           include_root: bool = False) -> list[EligibleRange]:  # fmt: skip
+def ranges(
+    column: Column, hierarchy: Hierarchy | None = None, max_level: int | None = None, include_root: bool = False
+) -> list[EligibleRange]:
     """The eligible ranges without sensitive generalization and, with a taxonomy, at each
     level up to ``max_level`` (default: the level below the root; the root too with
     ``include_root``, where every valid requirement is eligible)."""

@@ -97,9 +97,12 @@ class FunctionalDiversity(Params):
         object.__setattr__(self, "tau", float(tau))
         if self.phi is not None:
             phi = tuple(self.phi) if isinstance(self.phi, list | tuple) else None
-            ok = phi is not None and len(phi) >= 1 and all(
-                not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= 1 for v in phi
-            ) and all(a <= b for a, b in itertools.pairwise(phi))  # fmt: skip
+            ok = (
+                phi is not None
+                and len(phi) >= 1
+                and all(not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= 1 for v in phi)
+                and all(a <= b for a, b in itertools.pairwise(phi))
+            )
             if not ok:
                 raise RuleError(
                     "phi of functional (tau, lambda)-diversity must be a list of non-decreasing values in (0, 1] "
@@ -161,15 +164,20 @@ class FunctionalDiversity(Params):
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
         m = int((np.asarray(counts) > 0).sum())
         if self.lam > m:
-            return top_violation(counts, {"lambda": m}, (
-                f"lambda = {self.lam} exceeds the number of distinct sensitive values m = {m} (2 <= lambda <= m)"
-            ))  # fmt: skip
+            return top_violation(
+                counts,
+                {"lambda": m},
+                (f"lambda = {self.lam} exceeds the number of distinct sensitive values m = {m} (2 <= lambda <= m)"),
+            )
         h = one_group(np.asarray(counts))
         if self.groups_satisfied(h).all():
             return None
         best = self.smallest_tau(np.asarray(counts))
-        hint = (f"; with lambda = {self.lam} the smallest feasible tau is {best:.4f}" if self.phi is None and best < 1
-                else "; no tau < 1 is feasible with this lambda")  # fmt: skip
+        hint = (
+            f"; with lambda = {self.lam} the smallest feasible tau is {best:.4f}"
+            if self.phi is None and best < 1
+            else "; no tau < 1 is feasible with this lambda"
+        )
         return top_violation(counts, {"tau": round(best, 6)}, f"the column's cumulative frequencies exceed phi{hint}")
 
     def smallest_tau(self, counts: IntArray) -> float:

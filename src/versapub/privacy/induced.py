@@ -20,8 +20,9 @@ from versapub.privacy.base import Histograms
 IntArray = npt.NDArray[np.int64]
 
 
-def induced_histograms(group: IntArray, first: IntArray, last: IntArray, count: npt.ArrayLike,
-                       n_groups: int) -> Histograms:  # fmt: skip
+def induced_histograms(
+    group: IntArray, first: IntArray, last: IntArray, count: npt.ArrayLike, n_groups: int
+) -> Histograms:
     """Per group, the induced counts over leaf positions: entry ``i`` (a group, a sensitive
     value covering leaf positions ``first[i]..last[i]``, ``count[i]`` records) adds
     ``count[i] / (last[i] - first[i] + 1)`` to each leaf position it covers.  Values of the

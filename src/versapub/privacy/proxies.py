@@ -103,9 +103,16 @@ class Association:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule.to_json(), "column": self.column, "sensitive": self.sensitive,
-                "derived": round(self.derived, 4), "determines": round(self.determines, 4),
-                "strong": self.strong, "allowed": self.allowed, "tables": list(self.tables)}  # fmt: skip
+        return {
+            "rule": self.rule.to_json(),
+            "column": self.column,
+            "sensitive": self.sensitive,
+            "derived": round(self.derived, 4),
+            "determines": round(self.determines, 4),
+            "strong": self.strong,
+            "allowed": self.allowed,
+            "tables": list(self.tables),
+        }
 
 
 def _lambda(given: Ints, target: Ints, w: Floats) -> float:
@@ -163,8 +170,9 @@ def reached(tables: Sequence[tuple[str, Sequence[str]]], known: Iterable[str]) -
     return {c: tuple(t) for c, t in out.items()}
 
 
-def screen(table: Source, rules: Sequence[Rule], tables: Sequence[tuple[str, Sequence[str]]],
-           ignore: Iterable[str] = ()) -> list[Association]:  # fmt: skip
+def screen(
+    table: Source, rules: Sequence[Rule], tables: Sequence[tuple[str, Sequence[str]]], ignore: Iterable[str] = ()
+) -> list[Association]:
     """Every pair (rule ``Q -> S``, unprotected column ``C``) where the release publishes
     ``C`` exactly within reach of ``Q`` (:func:`reached`), measured on ``table`` — all pairs
     counted in one pass over the records.  ``C`` ranges over the columns that are no rule's

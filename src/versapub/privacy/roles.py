@@ -125,8 +125,11 @@ class ColumnRoles:
 
     def check_columns(self, names: Sequence[str]) -> None:
         known = set(names)
-        for role, cols in [*self.by_role().items(), ("allow-unique", self.allow_unique),
-                           ("allow-proxy", self.allow_proxy)]:  # fmt: skip
+        for role, cols in [
+            *self.by_role().items(),
+            ("allow-unique", self.allow_unique),
+            ("allow-proxy", self.allow_proxy),
+        ]:
             bad = [c for c in cols if c not in known]
             if bad:
                 raise InputError(
@@ -152,14 +155,26 @@ class ColumnRoles:
         return replace(self, **changes)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Iterable[str]], allow_unique: Iterable[str] = (),
-                     others: str | None = None, allow_proxy: Iterable[str] = ()) -> ColumnRoles:  # fmt: skip
+    def from_mapping(
+        cls,
+        data: Mapping[str, Iterable[str]],
+        allow_unique: Iterable[str] = (),
+        others: str | None = None,
+        allow_proxy: Iterable[str] = (),
+    ) -> ColumnRoles:
         unknown = set(data) - set(ROLES)
         if unknown:
             raise InputError(f"Unknown column role(s) {sorted(unknown)}; the roles are: {', '.join(ROLES)}.")
         get = {r: tuple(data.get(r, ())) for r in ROLES}
-        return cls(get["identifying"], get["quasi-identifying"], get["sensitive"], get["insensitive"],
-                   tuple(allow_unique), others, tuple(allow_proxy))  # fmt: skip
+        return cls(
+            get["identifying"],
+            get["quasi-identifying"],
+            get["sensitive"],
+            get["insensitive"],
+            tuple(allow_unique),
+            others,
+            tuple(allow_proxy),
+        )
 
 
 @dataclass(frozen=True)
@@ -198,8 +213,9 @@ def _shown_column(table: Source, c: str) -> str:
     return f"{c!r} ({col.cardinality:,} values, {share:.0%} of records unique)"
 
 
-def likely_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
-                       declared: Iterable[str] = ()) -> tuple[list[Suspect], list[str]]:  # fmt: skip
+def likely_identifiers(
+    table: Source, rules: Sequence[Rule], roles: ColumnRoles, declared: Iterable[str] = ()
+) -> tuple[list[Suspect], list[str]]:
     """Columns that look like direct identifiers and are not declared (module docstring),
     and the notes for names that only read like identifiers; ``declared``: columns the
     steward decided on otherwise (given a hierarchy).  A column that only ever is a rule's
@@ -218,8 +234,10 @@ def likely_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
         values = table.column(c).cardinality
         many = values > NAME_ONLY_VALUES and values > NAME_ONLY_SHARE * table.n_rows
         if named and not many and not near_unique:
-            notes.append(f"column {c!r} is named like an identifier but holds {values:,} value(s) (a code): published "
-                         "as declared; declare it to record the decision")  # fmt: skip
+            notes.append(
+                f"column {c!r} is named like an identifier but holds {values:,} value(s) (a code): published "
+                "as declared; declare it to record the decision"
+            )
         if near_unique or (named and many):
             reasons = []
             if near_unique:
@@ -232,8 +250,9 @@ def likely_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
 
 _DATE = re.compile(r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T].*)?$")
 _ZIP = re.compile(r"^\d{5}$")
-DATE_WORDS = frozenset(["date", "dob", "birth", "birthdate", "born", "admission", "admitted", "admit", "discharge",
-                        "death", "visit"])  # fmt: skip
+DATE_WORDS = frozenset(
+    ["date", "dob", "birth", "birthdate", "born", "admission", "admitted", "admit", "discharge", "death", "visit"]
+)
 #: A column named like a date with no more values than this (and not written as dates) is a
 #: code or a flag (``death``: 0/1), not a date.
 DATE_VALUES = 31
@@ -257,12 +276,16 @@ def forgotten_quasi_identifiers(table: Source, rules: Sequence[Rule], roles: Col
         dated = _matching(_DATE, sample)
         # a name alone (admission_type, death) is a date only with a date's many values or its form
         if (toks & DATE_WORDS and (table.column(c).cardinality > DATE_VALUES or dated >= 0.5)) or dated >= 0.9:
-            out.append(f"column {c!r} looks like a date: dates of birth, admission or discharge are among the "
-                       "quasi-identifiers that single people out; declare it --quasi-identifying (with a hierarchy "
-                       "of months or years) unless it is harmless")  # fmt: skip
+            out.append(
+                f"column {c!r} looks like a date: dates of birth, admission or discharge are among the "
+                "quasi-identifiers that single people out; declare it --quasi-identifying (with a hierarchy "
+                "of months or years) unless it is harmless"
+            )
         elif toks & ZIP_WORDS or _matching(_ZIP, sample) >= 0.9:
-            out.append(f"column {c!r} looks like a 5-digit zip code: a usual quasi-identifier; declare it "
-                       "--quasi-identifying (with a hierarchy such as 476**) unless it is harmless")  # fmt: skip
+            out.append(
+                f"column {c!r} looks like a 5-digit zip code: a usual quasi-identifier; declare it "
+                "--quasi-identifying (with a hierarchy such as 476**) unless it is harmless"
+            )
     return out
 
 
@@ -285,8 +308,9 @@ def check_declarations(rules: Sequence[Rule], roles: ColumnRoles) -> None:
         )
 
 
-def decide_columns(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
-                   declared: Iterable[str] = ()) -> tuple[ColumnRoles, tuple[str, ...], list[str]]:  # fmt: skip
+def decide_columns(
+    table: Source, rules: Sequence[Rule], roles: ColumnRoles, declared: Iterable[str] = ()
+) -> tuple[ColumnRoles, tuple[str, ...], list[str]]:
     """Every column decided: refuse columns no rule names and no role declares (unless
     ``roles.others``), and undeclared likely direct identifiers (one paragraph each, every
     column named); return the roles with ``others`` given to the rest, the columns it
@@ -324,8 +348,9 @@ def decide_columns(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
     return roles, tuple(undecided) if roles.others is not None else (), notes
 
 
-def apply_roles(table: Source, rules: Sequence[Rule], roles: ColumnRoles,
-                by_others: Sequence[str] = ()) -> tuple[Source, list[str]]:  # fmt: skip
+def apply_roles(
+    table: Source, rules: Sequence[Rule], roles: ColumnRoles, by_others: Sequence[str] = ()
+) -> tuple[Source, list[str]]:
     """Check the declared roles against the table and the rules, remove the identifying
     columns, and return the table with the warnings to show (quasi-identifiers declared by
     name, not through ``others``, in no rule's left-hand side)."""

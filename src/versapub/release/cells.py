@@ -88,8 +88,9 @@ class Cells:
                 continue
             order[a] = tuple(labels.order)
             pos = {leaf: i for i, leaf in enumerate(labels.order)}
-            runs = np.array([labels.spans.get(str(v), (pos.get(str(v), -1),) * 2) for v in dictionary],
-                            dtype=np.int64).reshape(-1, 2)  # fmt: skip
+            runs = np.array(
+                [labels.spans.get(str(v), (pos.get(str(v), -1),) * 2) for v in dictionary], dtype=np.int64
+            ).reshape(-1, 2)
             code = ct.codes[j].astype(np.int64)
             first[a], last[a] = runs[code, 0], runs[code, 1]
         sens = anon.sensitive_attributes[0] if anon.sensitive_attributes else None
@@ -111,18 +112,26 @@ class Cells:
             order: dict[str, tuple[str, ...]] = {}
             value: dict[str, IntArray] = {}
             for a in entry.attributes:
-                value[a] = np.asarray(con.execute(f"SELECT dense_rank() OVER (ORDER BY {ident(a)}) v FROM data "
-                                                  "ORDER BY rowid").fetchnumpy()["v"], dtype=np.int64)  # fmt: skip
+                value[a] = np.asarray(
+                    con.execute(
+                        f"SELECT dense_rank() OVER (ORDER BY {ident(a)}) v FROM data ORDER BY rowid"
+                    ).fetchnumpy()["v"],
+                    dtype=np.int64,
+                )
                 lit = "'" + a.replace("'", "''") + "'"
                 q = f"SELECT leaf FROM ord WHERE attribute = {lit} ORDER BY CAST(position AS BIGINT)"
                 listed = [r[0] for r in con.execute(q).fetchall()]
                 if not listed:  # published exactly: its values in text order
                     listed = [r[0] for r in con.execute(f"SELECT DISTINCT {ident(a)} FROM data ORDER BY 1").fetchall()]
-                    con.execute(f"CREATE OR REPLACE TABLE o AS SELECT unnest({_list(listed)}) leaf, "
-                                f"unnest(range({len(listed)})) p")  # fmt: skip
+                    con.execute(
+                        f"CREATE OR REPLACE TABLE o AS SELECT unnest({_list(listed)}) leaf, "
+                        f"unnest(range({len(listed)})) p"
+                    )
                 else:
-                    con.execute(f"CREATE OR REPLACE TABLE o AS SELECT leaf, CAST(position AS BIGINT) p FROM ord "
-                                f"WHERE attribute = {lit}")  # fmt: skip
+                    con.execute(
+                        f"CREATE OR REPLACE TABLE o AS SELECT leaf, CAST(position AS BIGINT) p FROM ord "
+                        f"WHERE attribute = {lit}"
+                    )
                 runs = con.execute(
                     f"SELECT coalesce(CAST(l.first AS BIGINT), o.p), coalesce(CAST(l.last AS BIGINT), o.p) FROM "
                     f"data d LEFT JOIN labels l ON l.attribute = {lit} AND l.value = d.{ident(a)} "

@@ -78,8 +78,14 @@ class CountQuery:
     nodes: dict[str, frozenset[str]]
 
 
-def count_workload(table: EncodedTable, hierarchies: Mapping[str, Hierarchy], attributes: Sequence[str],
-                   n_queries: int, dims: int, rng: np.random.Generator) -> list[CountQuery]:  # fmt: skip
+def count_workload(
+    table: EncodedTable,
+    hierarchies: Mapping[str, Hierarchy],
+    attributes: Sequence[str],
+    n_queries: int,
+    dims: int,
+    rng: np.random.Generator,
+) -> list[CountQuery]:
     """Random count queries over ``dims`` of ``attributes`` (§5.3.3): each predicate is the
     ancestor, at a random level below the root, of a random record's value (so every query
     holds at least that record); an attribute without a hierarchy takes the value itself."""
@@ -143,8 +149,9 @@ def count_errors(cells: Cells, table: EncodedTable, queries: Sequence[CountQuery
     return np.asarray(np.abs(act[keep] - est[keep]) / act[keep])
 
 
-def label_workload(cells: Cells, table: EncodedTable, n_queries: int, dims: int,
-                   rng: np.random.Generator) -> list[CountQuery]:  # fmt: skip
+def label_workload(
+    cells: Cells, table: EncodedTable, n_queries: int, dims: int, rng: np.random.Generator
+) -> list[CountQuery]:
     """Count queries whose predicates are values the table itself publishes (§5.3.3 without
     the taxonomies: a published generalized value is a taxonomy node): per query a random
     record and ``dims`` random attributes; per attribute, the record's own value or one of
@@ -163,14 +170,18 @@ def label_workload(cells: Cells, table: EncodedTable, n_queries: int, dims: int,
             cover = r[(r[:, 0] <= p) & (r[:, 1] >= p) & (r[:, 0] < r[:, 1])]
             choice = int(rng.integers(len(cover) + 1)) if p >= 0 else 0
             lo, hi = (p, p) if choice == len(cover) or p < 0 else (int(cover[choice, 0]), int(cover[choice, 1]))
-            nodes[a] = frozenset(cells.order[a][lo : hi + 1]) if p >= 0 else frozenset(
-                (str(table.column(a).values[table.codes(a)[rec]]),))  # fmt: skip
+            nodes[a] = (
+                frozenset(cells.order[a][lo : hi + 1])
+                if p >= 0
+                else frozenset((str(table.column(a).values[table.codes(a)[rec]]),))
+            )
         out.append(CountQuery(nodes))
     return out
 
 
-def table_measures(cells: Cells, original: EncodedTable | None, bound: Sequence[float] | None,
-                   seed: int = 1, n_queries: int = 500) -> dict[str, Any]:  # fmt: skip
+def table_measures(
+    cells: Cells, original: EncodedTable | None, bound: Sequence[float] | None, seed: int = 1, n_queries: int = 500
+) -> dict[str, Any]:
     """The paper's measures of one generalized table: excessive protection (when its
     guarantee is a bound on cumulative frequencies), and with the original the ratio of
     classification accuracies of ID3 trees predicting the sensitive attribute and the
@@ -190,7 +201,10 @@ def table_measures(cells: Cells, original: EncodedTable | None, bound: Sequence[
         if dims > len(cells.attributes):
             continue
         err = count_errors(cells, original, label_workload(cells, original, n_queries, dims, rng))
-        queries[str(dims)] = {"n_queries": len(err), "mean": float(err.mean()) if len(err) else None,
-                              "median": float(np.median(err)) if len(err) else None}  # fmt: skip
+        queries[str(dims)] = {
+            "n_queries": len(err),
+            "mean": float(err.mean()) if len(err) else None,
+            "median": float(np.median(err)) if len(err) else None,
+        }
     out["count_queries"] = queries
     return out

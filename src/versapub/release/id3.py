@@ -86,8 +86,7 @@ class Tree:
         return node
 
 
-def learn(train: Cells, target: str, features: Sequence[str], max_depth: int = 5,
-          min_weight: float = 20.0) -> Tree:  # fmt: skip
+def learn(train: Cells, target: str, features: Sequence[str], max_depth: int = 5, min_weight: float = 20.0) -> Tree:
     """An ID3 tree predicting ``target`` from ``features`` on the rows of ``train``."""
     tree = Tree(tuple(features))
     n_cls = len(train.order[target])
@@ -169,8 +168,9 @@ def of_table(table: EncodedTable, like: Cells) -> Cells:
         per_code = np.array([where.get(str(v), -1) for v in table.column(a).values], dtype=np.int64)
         first[a] = per_code[k]
         last[a] = first[a].copy()
-    return Cells(tuple(attrs), {a: like.order[a] for a in attrs}, first, last, g.counts.astype(np.int64),
-                 like.sensitive)  # fmt: skip
+    return Cells(
+        tuple(attrs), {a: like.order[a] for a in attrs}, first, last, g.counts.astype(np.int64), like.sensitive
+    )
 
 
 @dataclass(frozen=True)
@@ -198,10 +198,17 @@ def evaluate(tree: Tree, test: Cells, target: str, min_cover: float, min_accurac
     return Evaluation(float(right.sum() / n), tree.leaves, rules)
 
 
-def classification(anon: Cells, original: EncodedTable, target: str, test: EncodedTable | None = None,
-                   max_depth: int = 5, min_weight: float | None = None, min_cover: float | None = None,
-                   min_accuracy: float | None = None,
-                   reference: Evaluation | None = None) -> dict[str, Any]:  # fmt: skip
+def classification(
+    anon: Cells,
+    original: EncodedTable,
+    target: str,
+    test: EncodedTable | None = None,
+    max_depth: int = 5,
+    min_weight: float | None = None,
+    min_cover: float | None = None,
+    min_accuracy: float | None = None,
+    reference: Evaluation | None = None,
+) -> dict[str, Any]:
     """``rca`` and the rules of trees learned on the anonymized rows and on ``original``,
     both tested on ``test`` (default: ``original``).  ``min_weight`` defaults to 0.5% of
     the records (at least 20), ``min_cover`` to 1%, ``min_accuracy`` of a counted rule to
@@ -228,9 +235,16 @@ def classification(anon: Cells, original: EncodedTable, target: str, test: Encod
     }
 
 
-def reference_evaluation(like: Cells, original: EncodedTable, target: str, test: EncodedTable | None = None,
-                         max_depth: int = 5, min_weight: float | None = None, min_cover: float | None = None,
-                         min_accuracy: float | None = None) -> Evaluation:  # fmt: skip
+def reference_evaluation(
+    like: Cells,
+    original: EncodedTable,
+    target: str,
+    test: EncodedTable | None = None,
+    max_depth: int = 5,
+    min_weight: float | None = None,
+    min_cover: float | None = None,
+    min_accuracy: float | None = None,
+) -> Evaluation:
     """The tree learned on ``original`` (over ``like``'s leaf orders) evaluated on ``test``;
     its rules counted at ``min_accuracy`` (default: its own overall accuracy)."""
     features = [a for a in like.attributes if a != target]

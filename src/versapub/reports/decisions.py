@@ -12,8 +12,12 @@ from versapub.privacy.proxies import LISTED, STRONG
 from versapub.verify.check import CheckReport
 
 #: The report's badge per verdict: (CSS class, text).
-BADGES = {"passed": ("pass", "ALL CHECKS PASSED"), "attention": ("attn", "PASSED — NEEDS ATTENTION"),
-          "failed": ("fail", "CHECKS FAILED"), None: ("skip", "NOT CHECKED")}  # fmt: skip
+BADGES = {
+    "passed": ("pass", "ALL CHECKS PASSED"),
+    "attention": ("attn", "PASSED — NEEDS ATTENTION"),
+    "failed": ("fail", "CHECKS FAILED"),
+    None: ("skip", "NOT CHECKED"),
+}
 
 
 def _e(x: object) -> str:
@@ -64,12 +68,17 @@ def decisions_html(m: dict[str, Any], check: CheckReport | None) -> str:
     out = ['<section id="decisions"><h2>Verdict and your decisions</h2>']
     verdict = check.verdict if check else None
     if verdict == "passed":
-        out.append("<p>Every check passed, and no table leaves records alone in their cell of columns that got no "
-                   "decision of their own.</p>")  # fmt: skip
+        out.append(
+            "<p>Every check passed, and no table leaves records alone in their cell of columns that got no "
+            "decision of their own.</p>"
+        )
     elif verdict == "attention":
-        out.append("<p>Every check passed, but these warnings need your attention before the release goes out:</p>"
-                   "<ul>" + "".join(f'<li class="warn">{_e(w)}.</li>' for w in check.attention) + "</ul>"
-                   if check else "")  # fmt: skip
+        out.append(
+            "<p>Every check passed, but these warnings need your attention before the release goes out:</p>"
+            "<ul>" + "".join(f'<li class="warn">{_e(w)}.</li>' for w in check.attention) + "</ul>"
+            if check
+            else ""
+        )
     elif verdict == "failed":
         out.append("<p>Some checks failed (below): this release does not meet its requirement.</p>")
     out.append("<table><tr><th>role</th><th>columns</th><th>how</th></tr>")
@@ -84,23 +93,29 @@ def decisions_html(m: dict[str, Any], check: CheckReport | None) -> str:
             + ". They are published as they are; whoever reads them learns about the protected attribute what "
             "they reveal, beyond the rules' guarantee.</p>"
         )
-    out.append(f"<h3>Unprotected columns associated with protected ones</h3><p>Measured on the input for every "
-               f"column no rule protects that the release publishes exactly within reach of a rule's left-hand "
-               f"side: Goodman-Kruskal lambda, the share of the errors in guessing one column that knowing the "
-               f"other removes (values seen in fewer than 3 records reveal nothing). Listed from {LISTED:.0%}; from "
-               f"{STRONG:.0%} a column is a proxy and is refused unless allowed.</p>")  # fmt: skip
+    out.append(
+        f"<h3>Unprotected columns associated with protected ones</h3><p>Measured on the input for every "
+        f"column no rule protects that the release publishes exactly within reach of a rule's left-hand "
+        f"side: Goodman-Kruskal lambda, the share of the errors in guessing one column that knowing the "
+        f"other removes (values seen in fewer than 3 records reveal nothing). Listed from {LISTED:.0%}; from "
+        f"{STRONG:.0%} a column is a proxy and is refused unless allowed.</p>"
+    )
     if assoc:
-        out.append("<table><tr><th>column</th><th>protected attribute</th><th>rule</th><th>knowing the protected "
-                   "attribute predicts the column</th><th>knowing the column predicts the protected attribute</th>"
-                   "<th>published in</th><th></th></tr>")  # fmt: skip
+        out.append(
+            "<table><tr><th>column</th><th>protected attribute</th><th>rule</th><th>knowing the protected "
+            "attribute predicts the column</th><th>knowing the column predicts the protected attribute</th>"
+            "<th>published in</th><th></th></tr>"
+        )
         for a in assoc:
             rule = a.get("rule") or {}
             shown = f"{', '.join(rule.get('lhs') or [])} -> {rule.get('rhs', '')}"
             status = "allowed proxy" if a.get("allowed") else ("proxy" if a.get("strong") else "")
-            out.append(f"<tr><td><code>{_e(a['column'])}</code></td><td><code>{_e(a['sensitive'])}</code></td>"
-                       f"<td><code>{_e(shown)}</code></td><td>{float(a['derived']):.0%}</td>"
-                       f"<td>{float(a['determines']):.0%}</td><td>{_e(', '.join(a.get('tables') or []))}</td>"
-                       f"<td>{_e(status)}</td></tr>")  # fmt: skip
+            out.append(
+                f"<tr><td><code>{_e(a['column'])}</code></td><td><code>{_e(a['sensitive'])}</code></td>"
+                f"<td><code>{_e(shown)}</code></td><td>{float(a['derived']):.0%}</td>"
+                f"<td>{float(a['determines']):.0%}</td><td>{_e(', '.join(a.get('tables') or []))}</td>"
+                f"<td>{_e(status)}</td></tr>"
+            )
         out.append("</table>")
     else:
         out.append('<p class="muted">None.</p>')

@@ -22,8 +22,18 @@ from versapub.reports.decisions import decisions_html, verdict_badge
 from versapub.reports.summary import backend_text, functional_text, share_text
 from versapub.verify.check import CheckReport
 
-_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
-            "#bcbd22"]  # fmt: skip
+_COLOURS = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#17becf",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
@@ -123,27 +133,36 @@ def _bars(data: list[tuple[str, float]], xlabel: str, ylabel: str, width: int = 
     plot_w = width - left - 10
     bw = min(plot_w / len(data), 60.0)
     total_h = height + bottom + top_pad
-    parts = [f'<svg class="chart" role="img" aria-label="{_e(ylabel)} by {_e(xlabel)}" width="{width}" '
-             f'height="{total_h}" viewBox="0 0 {width} {total_h}">']  # fmt: skip
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{_e(ylabel)} by {_e(xlabel)}" width="{width}" '
+        f'height="{total_h}" viewBox="0 0 {width} {total_h}">'
+    ]
     y0 = top_pad + height
     parts.append(f'<line class="axis y-axis" x1="{left}" y1="{top_pad}" x2="{left}" y2="{y0}" stroke="#333"/>')
     parts.append(f'<line class="axis x-axis" x1="{left}" y1="{y0}" x2="{left + plot_w}" y2="{y0}" stroke="#333"/>')
     for frac in (0.0, 0.5, 1.0):
         y = y0 - height * frac
-        parts.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#333"/>'
-                     f'<text x="{left - 7}" y="{y + 3:.1f}" font-size="10" text-anchor="end">{top * frac:.3g}</text>')  # fmt: skip
+        parts.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#333"/>'
+            f'<text x="{left - 7}" y="{y + 3:.1f}" font-size="10" text-anchor="end">{top * frac:.3g}</text>'
+        )
     for i, (k, v) in enumerate(data):
         h = height * v / top
         x = left + i * bw
-        parts.append(f'<rect x="{x + 1:.1f}" y="{y0 - h:.1f}" width="{max(bw - 2, 1):.1f}" height="{h:.1f}" '
-                     f'fill="#1f77b4"><title>{_e(xlabel)} {_e(k)}: {v:g} {_e(ylabel)}</title></rect>')  # fmt: skip
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{y0 - h:.1f}" width="{max(bw - 2, 1):.1f}" height="{h:.1f}" '
+            f'fill="#1f77b4"><title>{_e(xlabel)} {_e(k)}: {v:g} {_e(ylabel)}</title></rect>'
+        )
         if len(data) <= 12 or i % max(1, len(data) // 8) == 0:
-            parts.append(f'<text x="{x + bw / 2:.1f}" y="{y0 + 13}" font-size="10" '
-                         f'text-anchor="middle">{_e(k)}</text>')  # fmt: skip
-    parts.append(f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{y0 + 32}" font-size="11" '
-                 f'text-anchor="middle">{_e(xlabel)}</text>')  # fmt: skip
-    parts.append(f'<text class="y-label" x="12" y="{top_pad + height / 2:.1f}" font-size="11" text-anchor="middle" '
-                 f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">{_e(ylabel)}</text></svg>')  # fmt: skip
+            parts.append(f'<text x="{x + bw / 2:.1f}" y="{y0 + 13}" font-size="10" text-anchor="middle">{_e(k)}</text>')
+    parts.append(
+        f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{y0 + 32}" font-size="11" '
+        f'text-anchor="middle">{_e(xlabel)}</text>'
+    )
+    parts.append(
+        f'<text class="y-label" x="12" y="{top_pad + height / 2:.1f}" font-size="11" text-anchor="middle" '
+        f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">{_e(ylabel)}</text></svg>'
+    )
     return "".join(parts)
 
 
@@ -152,15 +171,17 @@ def _collection(section: dict[str, Any], check: CheckReport | None) -> str:
     verifier's collection checks and the KL-divergence along the utility injection."""
     div = section.get("diversity") or {}
     params = ", ".join(f"{k} = {v}" for k, v in div.items() if k != "name")
-    out = ['<section id="collection"><h2>Collection of anonymized marginals</h2>',
-           f"<p>Published together, these marginals must keep every person's cell of non-sensitive values shared "
-           f"with at least <b>k = {_e(section.get('k'))}</b> records in every table (k-link); no cell may be pinned "
-           f"to between 1 and k &minus; 1 records by every table consistent with all of them, the sensitive "
-           f"attribute included (k-combinatorial); and the maximum-entropy estimate built from all of them "
-           f"must satisfy <b>{_e(div.get('name'))} ({_e(params)})</b> for the sensitive attribute "
-           f"<b>{_e(section.get('sensitive'))}</b> in every combination of the other values (maxent diversity, "
-           "Kifer &amp; Gehrke).</p>",
-           "<table><tr><th>marginal</th><th>role</th><th>attributes at their levels</th></tr>"]  # fmt: skip
+    out = [
+        '<section id="collection"><h2>Collection of anonymized marginals</h2>',
+        f"<p>Published together, these marginals must keep every person's cell of non-sensitive values shared "
+        f"with at least <b>k = {_e(section.get('k'))}</b> records in every table (k-link); no cell may be pinned "
+        f"to between 1 and k &minus; 1 records by every table consistent with all of them, the sensitive "
+        f"attribute included (k-combinatorial); and the maximum-entropy estimate built from all of them "
+        f"must satisfy <b>{_e(div.get('name'))} ({_e(params)})</b> for the sensitive attribute "
+        f"<b>{_e(section.get('sensitive'))}</b> in every combination of the other values (maxent diversity, "
+        "Kifer &amp; Gehrke).</p>",
+        "<table><tr><th>marginal</th><th>role</th><th>attributes at their levels</th></tr>",
+    ]
     for t in section.get("tables", []):
         levels = ", ".join(f"{a}@{lv}" for a, lv in (t.get("levels") or {}).items())
         out.append(f"<tr><td>{_e(t.get('name'))}</td><td>{_e(t.get('role'))}</td><td>{_e(levels)}</td></tr>")
@@ -189,20 +210,28 @@ def _kl_scale(kl: float, reference: float | None) -> str:
     def x(v: float) -> float:
         return left + plot_w * v / top
 
-    out = [f'<svg class="chart" id="kl-scale" role="img" aria-label="KL-divergence scale" width="{w}" height="86" '
-           f'viewBox="0 0 {w} 86">',
-           f'<line class="axis x-axis" x1="{left}" y1="40" x2="{left + plot_w}" y2="40" stroke="#333"/>']  # fmt: skip
+    out = [
+        f'<svg class="chart" id="kl-scale" role="img" aria-label="KL-divergence scale" width="{w}" height="86" '
+        f'viewBox="0 0 {w} 86">',
+        f'<line class="axis x-axis" x1="{left}" y1="40" x2="{left + plot_w}" y2="40" stroke="#333"/>',
+    ]
     for frac in (0.0, 0.5, 1.0):
         v = top * frac
-        out.append(f'<line x1="{x(v):.1f}" y1="40" x2="{x(v):.1f}" y2="45" stroke="#333"/>'
-                   f'<text x="{x(v):.1f}" y="56" font-size="10" text-anchor="middle">{v:.3g}</text>')  # fmt: skip
-    out.append(f'<rect x="{left}" y="26" width="{x(kl) - left:.1f}" height="14" fill="#1f77b4">'
-               f"<title>this release: {kl:.4f}</title></rect>"
-               f'<text x="{x(kl):.1f}" y="20" font-size="11" text-anchor="middle">this release {kl:.3f}</text>')  # fmt: skip
+        out.append(
+            f'<line x1="{x(v):.1f}" y1="40" x2="{x(v):.1f}" y2="45" stroke="#333"/>'
+            f'<text x="{x(v):.1f}" y="56" font-size="10" text-anchor="middle">{v:.3g}</text>'
+        )
+    out.append(
+        f'<rect x="{left}" y="26" width="{x(kl) - left:.1f}" height="14" fill="#1f77b4">'
+        f"<title>this release: {kl:.4f}</title></rect>"
+        f'<text x="{x(kl):.1f}" y="20" font-size="11" text-anchor="middle">this release {kl:.3f}</text>'
+    )
     if reference is not None:
-        out.append(f'<line x1="{x(reference):.1f}" y1="22" x2="{x(reference):.1f}" y2="44" stroke="#c62828" '
-                   f'stroke-width="2"/><text x="{x(reference):.1f}" y="12" font-size="11" fill="#c62828" '
-                   f'text-anchor="middle">every attribute alone {reference:.3f}</text>')  # fmt: skip
+        out.append(
+            f'<line x1="{x(reference):.1f}" y1="22" x2="{x(reference):.1f}" y2="44" stroke="#c62828" '
+            f'stroke-width="2"/><text x="{x(reference):.1f}" y="12" font-size="11" fill="#c62828" '
+            f'text-anchor="middle">every attribute alone {reference:.3f}</text>'
+        )
     out.append(
         f'<text class="x-label" x="{left + plot_w / 2}" y="76" font-size="11" text-anchor="middle">'
         "KL-divergence from the original (nats; 0 = the original itself, lower is better)</text></svg>"
@@ -215,44 +244,63 @@ def _graph(attrs: list[str], rules: list[Rule], tables: list[dict[str, Any]], gu
     coloured polygon through its attributes; guardian tables drawn with a thicker outline."""
     w, h = 760, 520
     cx, cy, rad = w / 2, h / 2 - 10, min(w, h) / 2 - 90
-    pos = {a: (cx + rad * math.cos(2 * math.pi * i / len(attrs) - math.pi / 2),
-               cy + rad * math.sin(2 * math.pi * i / len(attrs) - math.pi / 2)) for i, a in enumerate(attrs)}  # fmt: skip
-    out = [f'<svg id="attribute-graph" role="img" aria-label="attribute graph" width="{w}" height="{h}" '
-           f'viewBox="0 0 {w} {h}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
-           'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
-           'fill="#888"/></marker></defs>']  # fmt: skip
+    pos = {
+        a: (
+            cx + rad * math.cos(2 * math.pi * i / len(attrs) - math.pi / 2),
+            cy + rad * math.sin(2 * math.pi * i / len(attrs) - math.pi / 2),
+        )
+        for i, a in enumerate(attrs)
+    }
+    out = [
+        f'<svg id="attribute-graph" role="img" aria-label="attribute graph" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
+        'fill="#888"/></marker></defs>'
+    ]
     for i, t in enumerate(tables):
         col = _COLOURS[i % len(_COLOURS)]
         pts = [pos[a] for a in t["attributes"] if a in pos]
         thick = 5 if t["name"] in guardians else 2.5
         if len(pts) == 1:
             x, y = pts[0]
-            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{24 + 4 * i}" fill="none" stroke="{col}" '
-                       f'stroke-width="{thick}" opacity=".8"/>')  # fmt: skip
+            out.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{24 + 4 * i}" fill="none" stroke="{col}" '
+                f'stroke-width="{thick}" opacity=".8"/>'
+            )
         else:
             p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-            out.append(f'<polygon points="{p}" fill="{col}" fill-opacity=".08" stroke="{col}" '
-                       f'stroke-width="{thick}" stroke-linejoin="round" opacity=".85"/>')  # fmt: skip
+            out.append(
+                f'<polygon points="{p}" fill="{col}" fill-opacity=".08" stroke="{col}" '
+                f'stroke-width="{thick}" stroke-linejoin="round" opacity=".85"/>'
+            )
     for r in rules:
         for q in r.lhs:
             if q in pos and r.rhs in pos:
                 (x1, y1), (x2, y2) = pos[q], pos[r.rhs]
                 dx, dy = x2 - x1, y2 - y1
                 d = math.hypot(dx, dy) or 1
-                out.append(f'<line x1="{x1 + dx / d * 16:.1f}" y1="{y1 + dy / d * 16:.1f}" x2="{x2 - dx / d * 18:.1f}" '
-                           f'y2="{y2 - dy / d * 18:.1f}" stroke="#888" stroke-dasharray="5,4" '
-                           f'marker-end="url(#arrow)"><title>{_e(str(r))}</title></line>')  # fmt: skip
+                out.append(
+                    f'<line x1="{x1 + dx / d * 16:.1f}" y1="{y1 + dy / d * 16:.1f}" x2="{x2 - dx / d * 18:.1f}" '
+                    f'y2="{y2 - dy / d * 18:.1f}" stroke="#888" stroke-dasharray="5,4" '
+                    f'marker-end="url(#arrow)"><title>{_e(str(r))}</title></line>'
+                )
     for a, (x, y) in pos.items():
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="15" fill="#fff" stroke="#333" stroke-width="1.5"/>'
-                   f'<text x="{x:.1f}" y="{y - 22:.1f}" font-size="13" text-anchor="middle">{_e(a)}</text>')  # fmt: skip
-    out.append(f'<text x="{w - 10}" y="{h - 8}" font-size="12" text-anchor="end" fill="#666">'
-               "dashed arrows: rules (left-hand side → sensitive attribute)</text></svg>")  # fmt: skip
+        out.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="15" fill="#fff" stroke="#333" stroke-width="1.5"/>'
+            f'<text x="{x:.1f}" y="{y - 22:.1f}" font-size="13" text-anchor="middle">{_e(a)}</text>'
+        )
+    out.append(
+        f'<text x="{w - 10}" y="{h - 8}" font-size="12" text-anchor="end" fill="#666">'
+        "dashed arrows: rules (left-hand side → sensitive attribute)</text></svg>"
+    )
     legend = ['<ul class="legend">']
     for i, t in enumerate(tables):
         col = _COLOURS[i % len(_COLOURS)]
         mark = " ★ guardian" if t["name"] in guardians else ""
-        legend.append(f'<li><span class="swatch" style="background:{col}"></span>{_e(t["name"])} '
-                      f'({_e(t["kind"])}){mark}: {_e(", ".join(t["attributes"]))}</li>')  # fmt: skip
+        legend.append(
+            f'<li><span class="swatch" style="background:{col}"></span>{_e(t["name"])} '
+            f"({_e(t['kind'])}){mark}: {_e(', '.join(t['attributes']))}</li>"
+        )
     out.append("".join(legend) + "</ul>")
     return "".join(out)
 
@@ -281,19 +329,24 @@ def html_report(
     schema_findings = [f for f in (check.verification.findings if check else []) if f.check == "schema"]
     guardians = {v.get("guardian") for v in gnf if v.get("guardian")}
 
-    body = [f"<h1>Release report {verdict_badge(check)}</h1>",
-            f'<p class="muted">{_e(title or d.name)} · format {_e(m.get("format"))} · '
-            f'{_e((m.get("tool") or {}).get("name", "?"))} {_e((m.get("tool") or {}).get("version", ""))} · '
-            f'computed {_e(backend_text(m.get("backend")))}</p>',
-            *([f'<p class="muted">{_e(check.checked_against[:1].upper() + check.checked_against[1:])}.</p>']
-              if check and check.checked_against else []),
-            '<div class="summary">',
-            f'<div class="card">records<b>{m["n_records"]}</b></div>',
-            f'<div class="card">attributes<b>{len(attrs)}</b></div>',
-            f'<div class="card">rules enforced<b>{len(rules)}</b></div>',
-            f'<div class="card">published tables<b>{len(tables)}</b></div>',
-            f'<div class="card">guarantee<b>{_e(g_params or "?")}</b>{_e(g.get("name", ""))}</div>',
-            "</div>"]  # fmt: skip
+    body = [
+        f"<h1>Release report {verdict_badge(check)}</h1>",
+        f'<p class="muted">{_e(title or d.name)} · format {_e(m.get("format"))} · '
+        f"{_e((m.get('tool') or {}).get('name', '?'))} {_e((m.get('tool') or {}).get('version', ''))} · "
+        f"computed {_e(backend_text(m.get('backend')))}</p>",
+        *(
+            [f'<p class="muted">{_e(check.checked_against[:1].upper() + check.checked_against[1:])}.</p>']
+            if check and check.checked_against
+            else []
+        ),
+        '<div class="summary">',
+        f'<div class="card">records<b>{m["n_records"]}</b></div>',
+        f'<div class="card">attributes<b>{len(attrs)}</b></div>',
+        f'<div class="card">rules enforced<b>{len(rules)}</b></div>',
+        f'<div class="card">published tables<b>{len(tables)}</b></div>',
+        f'<div class="card">guarantee<b>{_e(g_params or "?")}</b>{_e(g.get("name", ""))}</div>',
+        "</div>",
+    ]
     body.append(
         f"<p>Every {_term('rule')} <code>Q → S</code> says: someone who knows a person's values of <code>Q</code> "
         f"and reads every published table learns about the person's <code>S</code> no more than the guarantee "
@@ -312,10 +365,16 @@ def html_report(
     reduced = {json.dumps(r.to_json(), sort_keys=True): i for i, r in enumerate(rules)}
     implied = {json.dumps(d["rule"], sort_keys=True): d for d in m.get("rules_dropped", [])}
     given = [Rule.from_json(r) for r in m.get("rules_given") or m["rules"]]
-    own = {json.dumps(Rule.from_json(r).to_json(), sort_keys=True): r["guarantee"] for r in m["rules"]
-           if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)}  # fmt: skip
-    body.append('<section id="rules"><h2>Your rules</h2><table><tr><th>rule</th><th>status</th><th>why</th>'
-                + ("<th>guarantee</th>" if own else "") + "</tr>")  # fmt: skip
+    own = {
+        json.dumps(Rule.from_json(r).to_json(), sort_keys=True): r["guarantee"]
+        for r in m["rules"]
+        if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)
+    }
+    body.append(
+        '<section id="rules"><h2>Your rules</h2><table><tr><th>rule</th><th>status</th><th>why</th>'
+        + ("<th>guarantee</th>" if own else "")
+        + "</tr>"
+    )
     for r in given:
         key = json.dumps(r.to_json(), sort_keys=True)
         via = ""
@@ -344,27 +403,35 @@ def html_report(
                 g_cell = f"<td>{_e(make_guarantee(spec).describe())}</td>"
             except VersapubError:
                 g_cell = f"<td>{_e(json.dumps(spec))}</td>"
-        body.append(f"<tr><td><code>{_e(str(r))}</code></td><td>{_badge(holds)}</td><td>{_e(plain)}{via}"
-                    f'<details><summary class="muted">in the paper\'s terms</summary>{_e(technical)}</details></td>'
-                    f"{g_cell}</tr>")  # fmt: skip
+        body.append(
+            f"<tr><td><code>{_e(str(r))}</code></td><td>{_badge(holds)}</td><td>{_e(plain)}{via}"
+            f'<details><summary class="muted">in the paper\'s terms</summary>{_e(technical)}</details></td>'
+            f"{g_cell}</tr>"
+        )
     body.append("</table>")
-    body.append(f"<h3>Enforced forms</h3><p class='muted'>What each anonymized table checks itself "
-                f"({_term('enforced rule', 'enforced rules')}); together they make every rule above hold.</p><ul>")  # fmt: skip
+    body.append(
+        f"<h3>Enforced forms</h3><p class='muted'>What each anonymized table checks itself "
+        f"({_term('enforced rule', 'enforced rules')}); together they make every rule above hold.</p><ul>"
+    )
     for t in tables:
         for r in [t.get("enforces"), *(t.get("also_enforces") or [])]:
             if r:
                 body.append(f"<li>{_e(t['name'])} enforces <code>{_e(str(Rule.from_json(r)))}</code></li>")
     body.append("</ul></section>")
     # Graph
-    body.append(f'<section id="graph"><h2>Attribute graph</h2><p>Each published table is drawn as a coloured '
-                "shape through the attributes it contains; tables sharing no attribute cannot be joined. "
-                f"{_term('guardian table', 'Guardian tables')} have a thick outline and a ★.</p>")  # fmt: skip
+    body.append(
+        f'<section id="graph"><h2>Attribute graph</h2><p>Each published table is drawn as a coloured '
+        "shape through the attributes it contains; tables sharing no attribute cannot be joined. "
+        f"{_term('guardian table', 'Guardian tables')} have a thick outline and a ★.</p>"
+    )
     body.append(_graph(attrs, rules, tables, {x for x in guardians if x}))
     body.append("</section>")
     # Tables
-    body.append('<section id="tables"><h2>Published tables</h2><table><tr><th>table</th><th>attributes</th>'
-                f"<th>enforces</th><th>rows</th><th>{_term('group', 'groups')}</th><th>{_term('achieved')}</th>"
-                f"<th>{_term('identity risk')}</th><th>files</th></tr>")  # fmt: skip
+    body.append(
+        '<section id="tables"><h2>Published tables</h2><table><tr><th>table</th><th>attributes</th>'
+        f"<th>enforces</th><th>rows</th><th>{_term('group', 'groups')}</th><th>{_term('achieved')}</th>"
+        f"<th>{_term('identity risk')}</th><th>files</th></tr>"
+    )
     sizes_html = []
     identity = {i["table"]: i for i in (check.identity if check else [])}
     for t in tables:
@@ -382,26 +449,35 @@ def html_report(
             if summary.get("suppressed_records"):
                 groups += f" + suppressed group ({summary['suppressed_records']} records)"
             if sizes:
-                sizes_html.append(f"<h3>Group sizes of {_e(t['name'])}</h3>" +
-                                  _bars([(str(k), float(v)) for k, v in sizes.items()], xlabel="records in a group",
-                                        ylabel="number of groups"))  # fmt: skip
+                sizes_html.append(
+                    f"<h3>Group sizes of {_e(t['name'])}</h3>"
+                    + _bars(
+                        [(str(k), float(v)) for k, v in sizes.items()],
+                        xlabel="records in a group",
+                        ylabel="number of groups",
+                    )
+                )
         for line in st.get("notes") or []:
             sizes_html.append(f"<p>{_e(t['name'])}: {_e(str(line))}.</p>")
         risk = identity.get(t["name"]) or t.get("identity_risk")
         risk_txt = f"{share_text(risk['unique_share'])} alone; smallest cell {risk['k']}" if risk else "–"
         rows = st.get("rows", st.get("rows_qit", "–"))
-        body.append(f"<tr><td>{_e(t['name'])} <span class='muted'>({_term(t['kind'])})</span></td>"
-                    f"<td>{_e(', '.join(t['attributes']))}</td><td>{'<br>'.join('<code>' + _e(str(r)) + '</code>' for r in enf) if enf else '–'}</td>"
-                    f"<td>{_e(rows)}</td><td>{groups}</td><td>{achieved}</td><td>{_e(risk_txt)}</td>"
-                    f"<td>{_e(', '.join(t['files'].values()))}</td></tr>")  # fmt: skip
+        body.append(
+            f"<tr><td>{_e(t['name'])} <span class='muted'>({_term(t['kind'])})</span></td>"
+            f"<td>{_e(', '.join(t['attributes']))}</td><td>{'<br>'.join('<code>' + _e(str(r)) + '</code>' for r in enf) if enf else '–'}</td>"
+            f"<td>{_e(rows)}</td><td>{groups}</td><td>{achieved}</td><td>{_e(risk_txt)}</td>"
+            f"<td>{_e(', '.join(t['files'].values()))}</td></tr>"
+        )
     body.append("</table>" + "".join(sizes_html) + "</section>")
     # Utility
     body.append('<section id="utility"><h2>Utility</h2>')
     if util:
         r = util["relative_error"]
         if util.get("kl_infinite"):
-            body.append(f"<p>{_term('KL-divergence')}: <b>infinite</b> — the estimate gives some original records "
-                        "probability 0.</p>")  # fmt: skip
+            body.append(
+                f"<p>{_term('KL-divergence')}: <b>infinite</b> — the estimate gives some original records "
+                "probability 0.</p>"
+            )
         else:
             kl = float(util["kl_divergence"])
             ref = util.get("kl_all_attributes_alone")
@@ -414,35 +490,52 @@ def html_report(
                 + "</p>"
             )
             body.append(_kl_scale(kl, ref))
-        body.append(f"<p>{_term('relative error', 'Relative error')} of {r['n_queries']} random COUNT queries "
-                    f"(qd = {util['workload']['qd']} attributes, p = {util['workload']['p']} of each domain): "
-                    f"mean <b>{r['mean']:.4f}</b>, median <b>{r['median']:.4f}</b>.</p>")  # fmt: skip
+        body.append(
+            f"<p>{_term('relative error', 'Relative error')} of {r['n_queries']} random COUNT queries "
+            f"(qd = {util['workload']['qd']} attributes, p = {util['workload']['p']} of each domain): "
+            f"mean <b>{r['mean']:.4f}</b>, median <b>{r['median']:.4f}</b>.</p>"
+        )
         hist = r.get("histogram")
         if hist:
-            body.append(_bars([(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"], strict=False)],
-                              xlabel="relative error of a query (bin start)", ylabel="number of queries"))  # fmt: skip
+            body.append(
+                _bars(
+                    [(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"], strict=False)],
+                    xlabel="relative error of a query (bin start)",
+                    ylabel="number of queries",
+                )
+            )
         metrics = util.get("metrics") or {}
         if metrics:
-            body.append(f"<table><tr><th>table</th><th>classes / groups</th><th>{_term('discernibility')}</th>"
-                        "<th>average class size</th><th>" + _term("generalization loss") + "</th>"
-                        "<th>" + _term("information") + "</th><th>suppressed records</th></tr>")  # fmt: skip
+            body.append(
+                f"<table><tr><th>table</th><th>classes / groups</th><th>{_term('discernibility')}</th>"
+                "<th>average class size</th><th>" + _term("generalization loss") + "</th>"
+                "<th>" + _term("information") + "</th><th>suppressed records</th></tr>"
+            )
             for name, mt in metrics.items():
                 norm = mt.get("normalized_average_class_size")
-                body.append(f"<tr><td>{_e(name)}</td><td>{mt['classes']}</td><td>{mt['discernibility']:,}</td>"
-                            f"<td>{mt['average_class_size']:.2f}{f' ({norm:.2f} × k)' if norm else ''}</td>"
-                            f"<td>{mt['generalization_loss']:.3f}</td><td>{mt.get('information', 1.0):.3f}</td>"
-                            f"<td>{mt['suppressed_records']}</td></tr>")  # fmt: skip
+                body.append(
+                    f"<tr><td>{_e(name)}</td><td>{mt['classes']}</td><td>{mt['discernibility']:,}</td>"
+                    f"<td>{mt['average_class_size']:.2f}{f' ({norm:.2f} × k)' if norm else ''}</td>"
+                    f"<td>{mt['generalization_loss']:.3f}</td><td>{mt.get('information', 1.0):.3f}</td>"
+                    f"<td>{mt['suppressed_records']}</td></tr>"
+                )
             body.append("</table>")
         for name, fm in (util.get("functional") or {}).items():
             body.append(f"<p>{_e(functional_text(name, fm))}.</p>")
             hist = (fm.get("excessive_protection") or {}).get("histogram")
             if hist:
-                body.append(_bars([(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"],
-                                   strict=False)], xlabel=f"{_term('excessive protection')} of a class in {name} "
-                                   "(bin start)", ylabel="number of classes"))  # fmt: skip
+                body.append(
+                    _bars(
+                        [(f"{a:.2g}", float(c)) for a, c in zip(hist["edges"][:-1], hist["counts"], strict=False)],
+                        xlabel=f"{_term('excessive protection')} of a class in {name} (bin start)",
+                        ylabel="number of classes",
+                    )
+                )
         body.append("<table><tr><th>attribute</th><th>largest marginal error</th><th></th></tr>")
         for a, err in (util.get("marginal_error") or {}).items():
-            body.append(f"<tr><td>{_e(a)}</td><td>{err:.2e}</td><td>{_badge(err < 1e-9, 'exact' if err < 1e-9 else 'differs')}</td></tr>")  # fmt: skip
+            body.append(
+                f"<tr><td>{_e(a)}</td><td>{err:.2e}</td><td>{_badge(err < 1e-9, 'exact' if err < 1e-9 else 'differs')}</td></tr>"
+            )
         body.append("</table>")
     else:
         body.append("<p class='muted'>Not measured (the original table was not available).</p>")
@@ -451,34 +544,52 @@ def html_report(
     body.append('<section id="attacks"><h2>Attacks and checks</h2>')
     if check:
         for a in check.attacks:
-            body.append(f"<p>{_badge(a.ok)} {_e(a.method)} intersection attack: {a.targets} target(s) examined, "
-                        f"<b>{len(a.disclosures)}</b> record(s) at risk ({a.seconds:.2f} s).</p>")  # fmt: skip
+            body.append(
+                f"<p>{_badge(a.ok)} {_e(a.method)} intersection attack: {a.targets} target(s) examined, "
+                f"<b>{len(a.disclosures)}</b> record(s) at risk ({a.seconds:.2f} s).</p>"
+            )
             if a.disclosures:
                 body.append("<table><tr><th>rule</th><th>known values</th><th>possible sensitive values</th></tr>")
                 for dd in a.disclosures[:200]:
-                    body.append(f"<tr><td><code>{_e(str(dd.rule))}</code></td><td>{_e(', '.join(dd.q))}</td>"
-                                f"<td>{_e(', '.join(dd.possible))}</td></tr>")  # fmt: skip
+                    body.append(
+                        f"<tr><td><code>{_e(str(dd.rule))}</code></td><td>{_e(', '.join(dd.q))}</td>"
+                        f"<td>{_e(', '.join(dd.possible))}</td></tr>"
+                    )
                 body.append("</table>")
         for ka in check.kind_attacks:  # a kind's own attack (sa-groups: background knowledge)
-            body.append(f"<p>{_badge(ka['ok'])} {_term('background knowledge')} attack on {_e(ka['table'])} "
-                        f"({_e(ka['targets'])}): {_e(ka['message'])}.</p><table><tr><th>known other sensitive "
-                        "values</th><th>attribute</th><th>l</th><th>targets below l</th><th>share</th>"
-                        "<th>fewest candidates</th></tr>")  # fmt: skip
-            body += [f"<tr><td>{r['known']}</td><td>{_e(r['attribute'])}</td><td>{r['l']}</td><td>{r['below']:,}</td>"
-                     f"<td>{r['share']:.1%}</td><td>{r['min_candidates']}</td></tr>" for r in ka["rows"]]  # fmt: skip
+            body.append(
+                f"<p>{_badge(ka['ok'])} {_term('background knowledge')} attack on {_e(ka['table'])} "
+                f"({_e(ka['targets'])}): {_e(ka['message'])}.</p><table><tr><th>known other sensitive "
+                "values</th><th>attribute</th><th>l</th><th>targets below l</th><th>share</th>"
+                "<th>fewest candidates</th></tr>"
+            )
+            body += [
+                f"<tr><td>{r['known']}</td><td>{_e(r['attribute'])}</td><td>{r['l']}</td><td>{r['below']:,}</td>"
+                f"<td>{r['share']:.1%}</td><td>{r['min_candidates']}</td></tr>"
+                for r in ka["rows"]
+            ]
             body.append("</table>")
         for p in check.posterior:
-            body.append(f"<p>{_badge(p['ok'] if 'skipped' not in p else None)} maximum-entropy posterior: "
-                        f"{_e(p['message'])}</p>")  # fmt: skip
+            body.append(
+                f"<p>{_badge(p['ok'] if 'skipped' not in p else None)} maximum-entropy posterior: "
+                f"{_e(p['message'])}</p>"
+            )
         failed = [f for f in check.verification.findings + check.hygiene if not f.ok]
-        body.append(f"<p>{_badge(not failed)} {len(check.verification.findings) + len(check.hygiene)} file checks "
-                    f"(structure, counts, guarantee per group, marginals, row order){': ' if failed else '.'}</p>")  # fmt: skip
+        body.append(
+            f"<p>{_badge(not failed)} {len(check.verification.findings) + len(check.hygiene)} file checks "
+            f"(structure, counts, guarantee per group, marginals, row order){': ' if failed else '.'}</p>"
+        )
         if failed:
             body.append("<ul>" + "".join(f"<li>{_e(f.file or '')} {_e(f.message)}</li>" for f in failed) + "</ul>")
     else:
         body.append("<p class='muted'>Not checked.</p>")
     body.append("</section>")
-    body.append('<section id="glossary"><h2>Glossary</h2><dl class="glossary">'
-                + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in GLOSSARY.items()) + "</dl></section>")  # fmt: skip
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>versapub release report</title>"
-            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")  # fmt: skip
+    body.append(
+        '<section id="glossary"><h2>Glossary</h2><dl class="glossary">'
+        + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in GLOSSARY.items())
+        + "</dl></section>"
+    )
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>versapub release report</title>"
+        f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>"
+    )

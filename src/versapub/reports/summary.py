@@ -81,13 +81,17 @@ def functional_text(name: str, fm: dict[str, Any]) -> str:
         parts.append(f"excessive protection min {ep['min']:.3f}, mean {ep['mean']:.3f} over {ep['classes']} classes")
     cl = fm.get("classification")
     if cl:
-        parts.append(f"ID3 predicting {cl['target']}: accuracy {cl['accuracy_anonymized']:.3f} (original "
-                     f"{cl['accuracy_original']:.3f}), rca {cl['rca']:.3f}, classification rules "
-                     f"{cl['rules_anonymized']} (original {cl['rules_original']})")  # fmt: skip
+        parts.append(
+            f"ID3 predicting {cl['target']}: accuracy {cl['accuracy_anonymized']:.3f} (original "
+            f"{cl['accuracy_original']:.3f}), rca {cl['rca']:.3f}, classification rules "
+            f"{cl['rules_anonymized']} (original {cl['rules_original']})"
+        )
     for dims, q in (fm.get("count_queries") or {}).items():
         if q.get("mean") is not None:
-            parts.append(f"{dims}-D count queries on published values: relative error mean {q['mean']:.3f}, "
-                         f"median {q['median']:.3f}")  # fmt: skip
+            parts.append(
+                f"{dims}-D count queries on published values: relative error mean {q['mean']:.3f}, "
+                f"median {q['median']:.3f}"
+            )
     return f"{name}: " + ("; ".join(parts) if parts else "no measure applies")
 
 
@@ -95,13 +99,22 @@ def collection_text(section: dict[str, Any]) -> list[str]:
     """A collection of anonymized marginals: its requirement, marginals, checks, search."""
     div = section.get("diversity") or {}
     req = ", ".join(f"{k} = {v}" for k, v in div.items() if k != "name")
-    out = ["", "## Collection of anonymized marginals (Kifer & Gehrke)", "",
-           f"- Sensitive attribute: {section.get('sensitive')}; k-link and k-combinatorial anonymity with k = "
-           f"{section.get('k')}; maxent {div.get('name')} ({req})",
-           f"- Decomposable: {'yes' if section.get('decomposable') else 'no'}"
-           + (f"; KL-divergence of the maximum-entropy estimate (closed form): {section['kl_closed_form']:.6f}"
-              if section.get("kl_closed_form") is not None else ""),
-           "", "| marginal | role | levels |", "|---|---|---|"]  # fmt: skip
+    out = [
+        "",
+        "## Collection of anonymized marginals (Kifer & Gehrke)",
+        "",
+        f"- Sensitive attribute: {section.get('sensitive')}; k-link and k-combinatorial anonymity with k = "
+        f"{section.get('k')}; maxent {div.get('name')} ({req})",
+        f"- Decomposable: {'yes' if section.get('decomposable') else 'no'}"
+        + (
+            f"; KL-divergence of the maximum-entropy estimate (closed form): {section['kl_closed_form']:.6f}"
+            if section.get("kl_closed_form") is not None
+            else ""
+        ),
+        "",
+        "| marginal | role | levels |",
+        "|---|---|---|",
+    ]
     for t in section.get("tables", []):
         levels = ", ".join(f"{a}@{lv}" for a, lv in (t.get("levels") or {}).items())
         out.append(f"| {t.get('name')} | {t.get('role')} | {levels} |")
@@ -110,8 +123,9 @@ def collection_text(section: dict[str, Any]) -> list[str]:
     steps = section.get("search") or []
     if steps:
         out += ["", "Utility injection (KL-divergence after each addition):", ""]
-        out += [f"- {st['kl']:.6f}" + (f" after adding {st['added']}" if st["added"] else " at the start")
-                for st in steps]  # fmt: skip
+        out += [
+            f"- {st['kl']:.6f}" + (f" after adding {st['added']}" if st["added"] else " at the start") for st in steps
+        ]
     return out
 
 
@@ -120,8 +134,10 @@ def backend_text(backend: dict[str, Any] | None) -> str:
     b = backend or {"name": "memory"}
     if b.get("name") != "dask":
         return "in memory (one process)"
-    return (f"Dask, {b.get('workers', '?')} worker(s) on {b.get('scheduler', '?')}, the input in "
-            f"{b.get('partitions', '?')} partition(s); large tables are directories of Parquet parts")  # fmt: skip
+    return (
+        f"Dask, {b.get('workers', '?')} worker(s) on {b.get('scheduler', '?')}, the input in "
+        f"{b.get('partitions', '?')} partition(s); large tables are directories of Parquet parts"
+    )
 
 
 def decisions_text(release: Release) -> list[str]:
@@ -131,8 +147,10 @@ def decisions_text(release: Release) -> list[str]:
     if cols.get("removed"):
         out.append(f"- Removed as identifying: {', '.join(show(c) for c in cols['removed'])}")
     if cols.get("by_others"):
-        out.append(f"- Declared {cols.get('others')} by --others (no decision of their own): "
-                   f"{', '.join(show(c) for c in cols['by_others'])}")  # fmt: skip
+        out.append(
+            f"- Declared {cols.get('others')} by --others (no decision of their own): "
+            f"{', '.join(show(c) for c in cols['by_others'])}"
+        )
     for a in release.associations:
         label = "Allowed proxy (--allow-proxy)" if a.allowed else "Associated with a protected attribute"
         out.append(f"- {label}: {a.describe()}")
@@ -140,8 +158,12 @@ def decisions_text(release: Release) -> list[str]:
     return out
 
 
-def markdown_report(release: Release, verification: VerificationReport | None, files: dict[str, dict[str, str]],
-                    verdict: tuple[str, list[str]] | None = None) -> str:  # fmt: skip
+def markdown_report(
+    release: Release,
+    verification: VerificationReport | None,
+    files: dict[str, dict[str, str]],
+    verdict: tuple[str, list[str]] | None = None,
+) -> str:
     """The release described for a data steward (``verdict``: the checks' verdict and the
     warnings that need attention)."""
     g = release.guarantee

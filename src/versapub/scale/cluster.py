@@ -56,8 +56,12 @@ def local_worker_environ() -> dict[str, Any]:
 
 
 @contextmanager
-def connect(scheduler: str | None = None, workers: int | None = None, memory_limit: str | None = None,
-            timeout: float | None = None) -> Iterator[Any]:  # fmt: skip
+def connect(
+    scheduler: str | None = None,
+    workers: int | None = None,
+    memory_limit: str | None = None,
+    timeout: float | None = None,
+) -> Iterator[Any]:
     """A ``distributed.Client``: to ``scheduler`` (an address), else to a LocalCluster of
     ``workers`` single-threaded processes with ``memory_limit`` each (default: the
     machine's cores and memory); closed afterwards."""
@@ -91,8 +95,13 @@ def connect(scheduler: str | None = None, workers: int | None = None, memory_lim
         return
     n, mem = machine_workers()
     with dask.config.set({"distributed.nanny.pre-spawn-environ": local_worker_environ()}):
-        cluster = LocalCluster(n_workers=workers or n, threads_per_worker=1, memory_limit=memory_limit or mem,
-                               processes=True, dashboard_address=":0")  # fmt: skip
+        cluster = LocalCluster(
+            n_workers=workers or n,
+            threads_per_worker=1,
+            memory_limit=memory_limit or mem,
+            processes=True,
+            dashboard_address=":0",
+        )
     client = Client(cluster)
     try:
         yield client

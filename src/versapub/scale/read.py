@@ -110,8 +110,15 @@ def _scan(df: Any, names: Sequence[str], strip: bool, markers: frozenset[str]) -
     return out
 
 
-def _encode(df: Any, names: Sequence[str], dictionaries: Mapping[str, Any], strip: bool, markers: frozenset[str],
-            drop: bool, path: str) -> dict[str, Any]:  # fmt: skip
+def _encode(
+    df: Any,
+    names: Sequence[str],
+    dictionaries: Mapping[str, Any],
+    strip: bool,
+    markers: frozenset[str],
+    drop: bool,
+    path: str,
+) -> dict[str, Any]:
     """The partition as codes of the global dictionaries (rows with a missing cell dropped
     under ``drop``), written as one Parquet part; its per-code counts."""
     import pyarrow as pa
@@ -126,11 +133,16 @@ def _encode(df: Any, names: Sequence[str], dictionaries: Mapping[str, Any], stri
             keep &= ~_missing_mask(texts[n], markers)
     for n in names:
         idx = pc.index_in(texts[n], value_set=dictionaries[n]).to_numpy(zero_copy_only=False)
-        cols[n] = np.asarray(idx, dtype=np.float64)[keep].astype(np.int32) if not keep.all() else np.asarray(
-            idx, dtype=np.int32)  # fmt: skip
+        cols[n] = (
+            np.asarray(idx, dtype=np.float64)[keep].astype(np.int32)
+            if not keep.all()
+            else np.asarray(idx, dtype=np.int32)
+        )
     pq.write_table(pa.table(cols), path)
-    return {"rows": int(keep.sum()), "counts": {n: np.bincount(cols[n], minlength=len(dictionaries[n])).astype(np.int64)
-                                                for n in names}}  # fmt: skip
+    return {
+        "rows": int(keep.sum()),
+        "counts": {n: np.bincount(cols[n], minlength=len(dictionaries[n])).astype(np.int64) for n in names},
+    }
 
 
 def _remap(path: str, maps: Mapping[str, npt.NDArray[np.int32]]) -> None:
@@ -179,14 +191,24 @@ def read_dask(
     else:
         delim = delimiter or ("\t" if str(files[0]).lower().endswith((".tsv", ".tab")) else ",")
         if len(delim) != 1:
-            raise InputError(f"The Dask backend reads CSV with a one-character delimiter, got {delim!r}; convert the "
-                             "file to Parquet, or use the in-memory backend.")  # fmt: skip
+            raise InputError(
+                f"The Dask backend reads CSV with a one-character delimiter, got {delim!r}; convert the "
+                "file to Parquet, or use the in-memory backend."
+            )
         if any(str(f).lower().endswith(".gz") for f in files):
-            raise InputError(f"{p}: a compressed CSV cannot be split between workers; give it uncompressed or as "
-                             "Parquet.")  # fmt: skip
-        frame = dd.read_csv([str(f) for f in files], sep=delim, dtype=str, keep_default_na=False, na_filter=False,
-                            header=0 if header else None, names=list(names) if names is not None else None,
-                            blocksize=blocksize)  # fmt: skip
+            raise InputError(
+                f"{p}: a compressed CSV cannot be split between workers; give it uncompressed or as Parquet."
+            )
+        frame = dd.read_csv(
+            [str(f) for f in files],
+            sep=delim,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            header=0 if header else None,
+            names=list(names) if names is not None else None,
+            blocksize=blocksize,
+        )
         if not header and names is None:
             frame = frame.rename(columns={c: f"column{i + 1}" for i, c in enumerate(frame.columns)})
     header_names = [str(c) for c in frame.columns]
@@ -196,16 +218,19 @@ def read_dask(
     if columns is not None:
         unknown = [c for c in columns if c not in header_names]
         if unknown:
-            raise InputError(f"{p}: selected column(s) {', '.join(map(repr, unknown))} are not in the data; its "
-                             f"columns are: {', '.join(map(repr, header_names))}.")  # fmt: skip
+            raise InputError(
+                f"{p}: selected column(s) {', '.join(map(repr, unknown))} are not in the data; its "
+                f"columns are: {', '.join(map(repr, header_names))}."
+            )
         frame = frame[list(columns)]
     selected = list(columns) if columns is not None else header_names
     check_names(selected, str(p))
     markers = frozenset(v.strip() for v in na_values)
 
     parts = frame.to_delayed()
-    scans = runner.run([delayed(_scan)(d, selected, strip, markers) for d in parts],
-                       "reading: value counts of every column")  # fmt: skip
+    scans = runner.run(
+        [delayed(_scan)(d, selected, strip, markers) for d in parts], "reading: value counts of every column"
+    )
     n_total = sum(s["rows"] for s in scans)
     if n_total == 0:
         raise InputError(f"{p} has no records; there is nothing to publish.")
@@ -230,8 +255,13 @@ def read_dask(
     codes_path.mkdir(parents=True, exist_ok=False)
     sets = {n: pa.array(list(dictionaries[n]), type=pa.string()) for n in selected}
     shared = runner.share(sets)
-    done = runner.run([delayed(_encode)(d, selected, shared, strip, markers, drop, part_file(codes_path, i))
-                       for i, d in enumerate(parts)], "reading: encoding the records")  # fmt: skip
+    done = runner.run(
+        [
+            delayed(_encode)(d, selected, shared, strip, markers, drop, part_file(codes_path, i))
+            for i, d in enumerate(parts)
+        ],
+        "reading: encoding the records",
+    )
     n = sum(d["rows"] for d in done)
     if n == 0:
         raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
@@ -258,13 +288,25 @@ def read_dask(
             counts[c] = np.bincount(remap[keep], weights=cnt[keep], minlength=len(new_values)).astype(np.int64)
             dictionaries[c] = new_values.astype(object)
     if maps:
-        runner.run([delayed(_remap)(str(f), maps) for f in sorted(codes_path.glob("*.parquet"))],
-                   "reading: folding in hierarchy levels and unused values")  # fmt: skip
+        runner.run(
+            [delayed(_remap)(str(f), maps) for f in sorted(codes_path.glob("*.parquet"))],
+            "reading: folding in hierarchy levels and unused values",
+        )
     if hierarchies:
         for a in hierarchies:
             if a not in selected:
-                raise InputError(f"A hierarchy is given for {a!r}, which is not a column of {p} (columns: "
-                                 f"{', '.join(selected)}).")  # fmt: skip
+                raise InputError(
+                    f"A hierarchy is given for {a!r}, which is not a column of {p} (columns: {', '.join(selected)})."
+                )
     stats = {c: ColumnStats(c, np.asarray(dictionaries[c], dtype=object), counts[c]) for c in selected}
-    return DaskTable(stats, n, codes_path, scratch, runner, n_dropped=n_total - n, source=str(p),
-                     sha256=dataset_sha256(p), _order=tuple(selected))  # fmt: skip
+    return DaskTable(
+        stats,
+        n,
+        codes_path,
+        scratch,
+        runner,
+        n_dropped=n_total - n,
+        source=str(p),
+        sha256=dataset_sha256(p),
+        _order=tuple(selected),
+    )

@@ -83,8 +83,7 @@ def _count(df: Any, names: Sequence[str], cards: Sequence[int]) -> Any:
     return pd.DataFrame(out)
 
 
-def _assign(df: Any, grouping: Grouping, offsets: IntArray, relabel: npt.NDArray[np.int32], seed: int,
-            p: int) -> Any:  # fmt: skip
+def _assign(df: Any, grouping: Grouping, offsets: IntArray, relabel: npt.NDArray[np.int32], seed: int, p: int) -> Any:
     """Partition ``p``'s records with their group: each record's rank inside its bucket from
     a seeded random key ranked inside the partition, plus the partition's offset in the
     bucket (``offsets[p]``)."""
@@ -146,12 +145,20 @@ def _part_summary(df: Any, guarantee: GroupTest, value: str, group: str) -> dict
     if not len(df):
         return {"groups": 0, "failing": 0, "achieved": None, "sizes": {}}
     ids, gi = np.unique(df[group].to_numpy(), return_inverse=True)
-    h = Histograms(gi.astype(np.int64).ravel(), df["count"].to_numpy(dtype=np.int64), len(ids),
-                   df[value].to_numpy().astype(np.int64))  # fmt: skip
+    h = Histograms(
+        gi.astype(np.int64).ravel(),
+        df["count"].to_numpy(dtype=np.int64),
+        len(ids),
+        df[value].to_numpy().astype(np.int64),
+    )
     ok = np.asarray(guarantee.groups_satisfied(h))
     v, c = np.unique(h.sizes(), return_counts=True)
-    return {"groups": len(ids), "failing": int((~ok).sum()), "achieved": float(guarantee.achieved(h)),
-            "sizes": {int(a): int(b) for a, b in zip(v, c, strict=True)}}  # fmt: skip
+    return {
+        "groups": len(ids),
+        "failing": int((~ok).sum()),
+        "achieved": float(guarantee.achieved(h)),
+        "sizes": {int(a): int(b) for a, b in zip(v, c, strict=True)},
+    }
 
 
 def _part_cells(df: Any, names: Sequence[str], cards: Sequence[int]) -> dict[int, int]:
@@ -166,8 +173,12 @@ def _part_cells(df: Any, names: Sequence[str], cards: Sequence[int]) -> dict[int
     return {int(a): int(b) for a, b in zip(v, c, strict=True)}
 
 
-def _write_part(df: Any, file: str, names: Sequence[str] | None = None,
-                dictionaries: Sequence[npt.NDArray[np.object_] | None] | None = None) -> tuple[int, int]:  # fmt: skip
+def _write_part(
+    df: Any,
+    file: str,
+    names: Sequence[str] | None = None,
+    dictionaries: Sequence[npt.NDArray[np.object_] | None] | None = None,
+) -> tuple[int, int]:
     """Write one part (as codes; with ``dictionaries``, as the published text: ``group_id``
     and ``count`` stay integers); its rows and records."""
     import pyarrow as pa
@@ -178,9 +189,12 @@ def _write_part(df: Any, file: str, names: Sequence[str] | None = None,
         table = pa.Table.from_pandas(df, preserve_index=False)
     else:
         assert names is not None
-        cols = [pa.array(df[n].to_numpy().astype(np.int64), pa.int64()) if d is None
-                else pa.array(d.astype(str), type=pa.string()).take(pa.array(df[n].to_numpy()))
-                for n, d in zip(names, dictionaries, strict=True)]  # fmt: skip
+        cols = [
+            pa.array(df[n].to_numpy().astype(np.int64), pa.int64())
+            if d is None
+            else pa.array(d.astype(str), type=pa.string()).take(pa.array(df[n].to_numpy()))
+            for n, d in zip(names, dictionaries, strict=True)
+        ]
         table = pa.Table.from_arrays([*cols, count], names=[*names, "count"])
     pq.write_table(table, file)
     return len(df), int(pa.compute.sum(count).as_py() or 0)
@@ -198,19 +212,29 @@ def _part_queries(df: Any, queries: Any, cards: dict[str, int], weighted: bool) 
     return match_weights(cols, w, queries, cards)
 
 
-def _pair_queries(left: Any, right: Any, mine: Any, theirs: Any, group: str,
-                  cards: dict[str, int]) -> npt.NDArray[np.float64]:  # fmt: skip
+def _pair_queries(
+    left: Any, right: Any, mine: Any, theirs: Any, group: str, cards: dict[str, int]
+) -> npt.NDArray[np.float64]:
     from versapub.data.counts import paired_weights
 
     lcols = {c: left[c].to_numpy() for c in left.columns if c != "count"}
     rcols = {c: right[c].to_numpy() for c in right.columns if c != "count"}
-    return paired_weights(lcols, left["count"].to_numpy(dtype=np.int64), rcols, right["count"].to_numpy(dtype=np.int64),
-                          mine, theirs, group, cards)  # fmt: skip
+    return paired_weights(
+        lcols,
+        left["count"].to_numpy(dtype=np.int64),
+        rcols,
+        right["count"].to_numpy(dtype=np.int64),
+        mine,
+        theirs,
+        group,
+        cards,
+    )
 
 
 def _part_marginal(df: Any, name: str, card: int) -> IntArray:
     return np.bincount(df[name].to_numpy(), weights=df["count"].to_numpy(dtype=np.int64), minlength=card).astype(
-        np.int64)  # fmt: skip
+        np.int64
+    )
 
 
 def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
@@ -250,8 +274,15 @@ class DaskCounts:
         names = tuple(names)
         if not set(self.key) <= set(names):
             place = self.path.parent / f"cells-{uuid.uuid4().hex[:8]}"
-            other = materialize(self.frame()[[*names, "count"]], names, names, self._cards(names), self.runner,
-                                place, self.dictionaries_of(names))  # fmt: skip
+            other = materialize(
+                self.frame()[[*names, "count"]],
+                names,
+                names,
+                self._cards(names),
+                self.runner,
+                place,
+                self.dictionaries_of(names),
+            )
             try:
                 return other.cell_sizes(names)
             finally:
@@ -273,9 +304,12 @@ class DaskCounts:
             raise ValueError("group summaries need the parts keyed by the group")
         parts = self._parts("group statistics", _part_summary, guarantee, value, group)
         achieved = [p["achieved"] for p in parts if p["achieved"] is not None]
-        return GroupSummary(sum(p["groups"] for p in parts), sum(p["failing"] for p in parts),
-                            combine_achieved(guarantee, achieved) if achieved else None,
-                            _merge([p["sizes"] for p in parts]))  # fmt: skip
+        return GroupSummary(
+            sum(p["groups"] for p in parts),
+            sum(p["failing"] for p in parts),
+            combine_achieved(guarantee, achieved) if achieved else None,
+            _merge([p["sizes"] for p in parts]),
+        )
 
     def marginal(self, name: str) -> IntArray:
         """Records per code of column ``name``."""
@@ -288,8 +322,9 @@ class DaskCounts:
         shared = self.runner.share(list(queries))
         return np.sum(self._parts("query answers", _part_queries, shared, cards, True), axis=0)
 
-    def paired_queries(self, other: DaskCounts, mine: Sequence[Any], theirs: Sequence[Any],
-                       group: str = GROUP_ID) -> npt.NDArray[np.float64]:  # fmt: skip
+    def paired_queries(
+        self, other: DaskCounts, mine: Sequence[Any], theirs: Sequence[Any], group: str = GROUP_ID
+    ) -> npt.NDArray[np.float64]:
         """``Σ_g a_g b_g / |g|`` per query pair, part by part (both tables keyed on ``group``
         with as many parts: part ``i`` of each holds the same groups)."""
         from dask import delayed
@@ -301,8 +336,9 @@ class DaskCounts:
             raise ValueError("paired queries need the two tables in as many parts")
         cards = {**dict(zip(self.names, self.cards, strict=True)), **dict(zip(other.names, other.cards, strict=True))}
         shared_mine, shared_theirs = self.runner.share(list(mine)), self.runner.share(list(theirs))
-        tasks = [delayed(_pair_queries)(a, b, shared_mine, shared_theirs, group, cards)
-                 for a, b in zip(lp, rp, strict=True)]  # fmt: skip
+        tasks = [
+            delayed(_pair_queries)(a, b, shared_mine, shared_theirs, group, cards) for a, b in zip(lp, rp, strict=True)
+        ]
         return np.sum(self.runner.run(tasks, "on the cluster: paired query answers"), axis=0)
 
     def register_duckdb(self, con: Any, name: str) -> None:
@@ -315,16 +351,27 @@ class DaskCounts:
         from dask import delayed
 
         if fmt != "parquet":
-            raise ConfigError("A release published on Dask is written as Parquet (--format parquet): its large tables "
-                              "are directories of Parquet parts.")  # fmt: skip
+            raise ConfigError(
+                "A release published on Dask is written as Parquet (--format parquet): its large tables "
+                "are directories of Parquet parts."
+            )
         path.mkdir(parents=True, exist_ok=False)
         names, dicts = list(self.names), list(self.dictionaries)
-        self.runner.run([delayed(_write_part)(d, part_file(path, i), names, dicts)
-                         for i, d in enumerate(part_frames(self.path))], f"writing {path.name}")  # fmt: skip
+        self.runner.run(
+            [delayed(_write_part)(d, part_file(path, i), names, dicts) for i, d in enumerate(part_frames(self.path))],
+            f"writing {path.name}",
+        )
 
 
-def materialize(frame: Any, names: Sequence[str], key: Sequence[str], cards: Sequence[int], runner: Runner,
-                path: Path, dictionaries: Sequence[npt.NDArray[np.object_] | None]) -> DaskCounts:  # fmt: skip
+def materialize(
+    frame: Any,
+    names: Sequence[str],
+    key: Sequence[str],
+    cards: Sequence[int],
+    runner: Runner,
+    path: Path,
+    dictionaries: Sequence[npt.NDArray[np.object_] | None],
+) -> DaskCounts:
     """Count ``frame``'s rows by ``names`` (counted in each partition, shuffled on ``key``,
     counted again and sorted) into Parquet parts at ``path``."""
     import pandas as pd
@@ -336,10 +383,20 @@ def materialize(frame: Any, names: Sequence[str], key: Sequence[str], cards: Seq
     moved = pre.shuffle(on=key, npartitions=frame.npartitions) if key else pre.repartition(npartitions=1)
     final = moved.map_partitions(_count, names, cards, meta=meta)
     path.mkdir(parents=True, exist_ok=False)
-    done = runner.run([delayed(_write_part)(d, part_file(path, i)) for i, d in enumerate(final.to_delayed())],
-                      f"on the cluster: counting {', '.join(names)}")  # fmt: skip
-    return DaskCounts(tuple(names), tuple(dictionaries), path, tuple(key), tuple(cards), runner,
-                      n_rows=sum(r for r, _ in done), total=sum(t for _, t in done))  # fmt: skip
+    done = runner.run(
+        [delayed(_write_part)(d, part_file(path, i)) for i, d in enumerate(final.to_delayed())],
+        f"on the cluster: counting {', '.join(names)}",
+    )
+    return DaskCounts(
+        tuple(names),
+        tuple(dictionaries),
+        path,
+        tuple(key),
+        tuple(cards),
+        runner,
+        n_rows=sum(r for r, _ in done),
+        total=sum(t for _, t in done),
+    )
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -379,13 +436,24 @@ class DaskTable:
         return self.column(name).cardinality
 
     def codes(self, name: str) -> IntArray:
-        raise ConfigError(f"The Dask backend keeps the codes of {name!r} on the cluster; this step needs them in "
-                          "memory (use the in-memory backend).")  # fmt: skip
+        raise ConfigError(
+            f"The Dask backend keeps the codes of {name!r} on the cluster; this step needs them in "
+            "memory (use the in-memory backend)."
+        )
 
     def select(self, names: Sequence[str]) -> DaskTable:
         names = tuple(names)
-        return DaskTable({n: self.column(n) for n in names}, self.n_rows, self.codes_path,
-                         self.scratch, self.runner, self.n_dropped, self.source, self.sha256, names)  # fmt: skip
+        return DaskTable(
+            {n: self.column(n) for n in names},
+            self.n_rows,
+            self.codes_path,
+            self.scratch,
+            self.runner,
+            self.n_dropped,
+            self.source,
+            self.sha256,
+            names,
+        )
 
     @property
     def n_parts(self) -> int:
@@ -408,8 +476,10 @@ class DaskTable:
             return []
         spec = [(a, b, max(self.cardinality(b), 1)) for a, b in pairs]
         cols = list(dict.fromkeys(c for a, b in pairs for c in (a, b)))
-        parts = self.runner.run([delayed(_pair_part)(p, spec) for p in part_frames(self.codes_path, cols)],
-                                f"on the cluster: joint counts of {len(pairs)} pair(s) of columns")  # fmt: skip
+        parts = self.runner.run(
+            [delayed(_pair_part)(p, spec) for p in part_frames(self.codes_path, cols)],
+            f"on the cluster: joint counts of {len(pairs)} pair(s) of columns",
+        )
         out: list[PairCounts] = []
         for i, (_, _, card_b) in enumerate(spec):
             keys = np.concatenate([part[i][0] for part in parts]) if parts else np.zeros(0, np.int64)
@@ -423,19 +493,29 @@ class DaskTable:
         """``COUNT(*) GROUP BY names``, keyed (partitioned) on every column."""
         names = tuple(names)
         cards = [self.cardinality(n) for n in names]
-        return materialize(self.frame(names), names, names, cards, self.runner, self._place("plain"),
-                           [self.column(n).values for n in names])  # fmt: skip
+        return materialize(
+            self.frame(names),
+            names,
+            names,
+            cards,
+            self.runner,
+            self._place("plain"),
+            [self.column(n).values for n in names],
+        )
 
-    def grouped_count_tables(self, grouping: Grouping, layouts: Sequence[Sequence[str]],
-                             rng: np.random.Generator) -> list[DaskCounts]:  # fmt: skip
+    def grouped_count_tables(
+        self, grouping: Grouping, layouts: Sequence[Sequence[str]], rng: np.random.Generator
+    ) -> list[DaskCounts]:
         """Records grouped without a global sort (module docstring); every table keyed on
         ``group_id``."""
         from dask import delayed
 
         s = grouping.sensitive
         m = self.cardinality(s)
-        per = self.runner.run([delayed(_bincounts)(p, [s], [m]) for p in part_frames(self.codes_path, [s])],
-                              f"on the cluster: counting {s} per part")  # fmt: skip
+        per = self.runner.run(
+            [delayed(_bincounts)(p, [s], [m]) for p in part_frames(self.codes_path, [s])],
+            f"on the cluster: counting {s} per part",
+        )
         counts = np.stack([d[s] for d in per]) if per else np.zeros((0, m), dtype=np.int64)
         offsets = np.cumsum(counts, axis=0) - counts  # records of each bucket in earlier partitions
         seed = int(rng.integers(2**62))
@@ -447,15 +527,20 @@ class DaskTable:
         meta = pd.DataFrame({**{a: pd.Series([], dtype="int32") for a in need}, GROUP_ID: pd.Series([], dtype="int32")})
         import dask.dataframe as dd
 
-        parts = [delayed(_assign)(d, g_future, o_future, r_future, seed, p)
-                 for p, d in enumerate(part_frames(self.codes_path, need))]  # fmt: skip
+        parts = [
+            delayed(_assign)(d, g_future, o_future, r_future, seed, p)
+            for p, d in enumerate(part_frames(self.codes_path, need))
+        ]
         grouped = dd.from_delayed(parts, meta=meta, verify_meta=False)
         out = []
         for layout in layouts:
             cards = [grouping.n_groups if a == GROUP_ID else self.cardinality(a) for a in layout]
             dicts = [None if a == GROUP_ID else self.column(a).values for a in layout]
-            out.append(materialize(grouped[list(layout)], layout, (GROUP_ID,), cards, self.runner,
-                                   self._place("grouped"), dicts))  # fmt: skip
+            out.append(
+                materialize(
+                    grouped[list(layout)], layout, (GROUP_ID,), cards, self.runner, self._place("grouped"), dicts
+                )
+            )
         return out
 
     def count_queries(self, queries: Sequence[Any]) -> IntArray:
@@ -480,8 +565,15 @@ class DaskTable:
         con.execute(f"CREATE OR REPLACE VIEW original_codes AS SELECT {cols} FROM {parquet_glob(self.codes_path)}")
         for n in self.names:
             c = self.column(n)
-            con.register(f"dict_{n}", pa.table({"value": pa.array(c.values.astype(str), pa.string()),
-                                                "code": pa.array(np.arange(c.cardinality), pa.int64())}))  # fmt: skip
+            con.register(
+                f"dict_{n}",
+                pa.table(
+                    {
+                        "value": pa.array(c.values.astype(str), pa.string()),
+                        "code": pa.array(np.arange(c.cardinality), pa.int64()),
+                    }
+                ),
+            )
 
     def to_pydict(self) -> dict[str, list[str]]:
         """Decoded values per column (small tables only: the exact attack's records)."""

@@ -146,9 +146,13 @@ def _widen(
 
 
 def _report(
-    result: AttackResult, rule: Rule, q_in: list[str], original: Sequence[dict[str, str]] | None,
-    possible: dict[tuple[str, ...], frozenset[str]], pub: PublishedRelease | None = None,
-) -> None:  # fmt: skip
+    result: AttackResult,
+    rule: Rule,
+    q_in: list[str],
+    original: Sequence[dict[str, str]] | None,
+    possible: dict[tuple[str, ...], frozenset[str]],
+    pub: PublishedRelease | None = None,
+) -> None:
     """Expand component-level results to full LHS targets and record disclosures."""
     if pub is not None and pub.suppressed:
         possible = _widen(pub, rule, q_in, possible)
@@ -284,8 +288,9 @@ def exact_attack(
         solver.parameters.max_time_in_seconds = EXACT_SECONDS_PER_SOLVE
         solver.parameters.num_workers = 1
         for rule in rules:
-            q_in, targets = _targets(rule, cols, original, {tuple(r[names.index(a)] for a in rule.lhs if a in cols)
-                                                             for r in joint})  # fmt: skip
+            q_in, targets = _targets(
+                rule, cols, original, {tuple(r[names.index(a)] for a in rule.lhs if a in cols) for r in joint}
+            )
             qpos = [names.index(a) for a in q_in]
             spos = names.index(rule.rhs)
             possible: dict[tuple[str, ...], set[str]] = {q: set() for q in targets}

@@ -68,9 +68,13 @@ def generalized_attack(
 
 
 def _attack_rule(
-    con: duckdb.DuckDBPyConnection, rule: Rule, known: list[str], need: int, original: EncodedTable | None,
+    con: duckdb.DuckDBPyConnection,
+    rule: Rule,
+    known: list[str],
+    need: int,
+    original: EncodedTable | None,
     result: AttackResult,
-) -> None:  # fmt: skip
+) -> None:
     s = ident(rule.rhs)
     others = [c for c in (r[0] for r in con.execute("DESCRIBE data").fetchall()) if c not in (rule.rhs, "count")]
     # The published rows with each sensitive value replaced by every leaf it covers.
@@ -96,8 +100,10 @@ def _attack_rule(
         )
         maps.append(f"JOIN map{i} m{i} ON data.{ident(a)} = m{i}.pv")
     if known:
-        sizes = " ".join(f"JOIN (SELECT pv, count(*) n FROM map{i} GROUP BY pv) z{i} ON data.{ident(a)} = z{i}.pv"
-                         for i, a in enumerate(known))  # fmt: skip
+        sizes = " ".join(
+            f"JOIN (SELECT pv, count(*) n FROM map{i} GROUP BY pv) z{i} ON data.{ident(a)} = z{i}.pv"
+            for i, a in enumerate(known)
+        )
         product = " * ".join(f"z{i}.n" for i in range(len(known)))
         size = con.execute(f"SELECT coalesce(sum({product}), 0) FROM data {sizes}").fetchone()
         if size is not None and int(size[0]) > MAX_PAIRS:

@@ -56,12 +56,16 @@ def _load(
     qi = [a for a in t["attributes"] if a not in sens]
     files = t["files"]
     text = lambda c: f"CAST({_q(c)} AS VARCHAR) {_q(c)}"  # noqa: E731
-    con.execute(f"CREATE TABLE qit AS SELECT {', '.join([text(a) for a in qi] + ['CAST(group_id AS BIGINT) g'])}, "
-                f"CAST(count AS BIGINT) c FROM {duckdb_source(d / files['qit'])}")  # fmt: skip
+    con.execute(
+        f"CREATE TABLE qit AS SELECT {', '.join([text(a) for a in qi] + ['CAST(group_id AS BIGINT) g'])}, "
+        f"CAST(count AS BIGINT) c FROM {duckdb_source(d / files['qit'])}"
+    )
     ss = ", ".join(f"CAST({_q(a)} AS VARCHAR) s{i}" for i, a in enumerate(sens))
     con.execute(f"CREATE TABLE ts AS SELECT {ss}, CAST(count AS BIGINT) c FROM {duckdb_source(d / files['ts'])}")
-    con.execute("CREATE TABLE sg AS SELECT CAST(group_id AS BIGINT) g, CAST(attribute AS VARCHAR) a, "
-                f"CAST(value AS VARCHAR) v FROM {duckdb_source(d / files['sets'])}")  # fmt: skip
+    con.execute(
+        "CREATE TABLE sg AS SELECT CAST(group_id AS BIGINT) g, CAST(attribute AS VARCHAR) a, "
+        f"CAST(value AS VARCHAR) v FROM {duckdb_source(d / files['sets'])}"
+    )
     inside = " ".join(
         f"JOIN sg m{i} ON m{i}.g = x.g AND m{i}.a = {_lit(a)} AND m{i}.v = x.s{i}" for i, a in enumerate(sens)
     )
@@ -82,8 +86,9 @@ def _load(
             f"JOIN qit q ON {on}) x {inside}"
         )
     else:
-        within = " ".join(f"JOIN sg m{i} ON m{i}.g = m0.g AND m{i}.a = {_lit(a)} AND m{i}.v = t.s{i}"
-                          for i, a in enumerate(sens) if i)  # fmt: skip
+        within = " ".join(
+            f"JOIN sg m{i} ON m{i}.g = m0.g AND m{i}.a = {_lit(a)} AND m{i}.v = t.s{i}" for i, a in enumerate(sens) if i
+        )
         con.execute(
             f"CREATE TABLE targets AS SELECT row_number() OVER () tid, g, {cols}, 1 w FROM (SELECT DISTINCT m0.g, "
             f"{ts_} FROM ts t JOIN sg m0 ON m0.a = {_lit(sens[0])} AND m0.v = t.s0 {within})"
@@ -91,8 +96,10 @@ def _load(
         n = con.execute("SELECT count(*) FROM targets").fetchone()
         total = int(n[0]) if n else 0
         if total > MAX_HYPOTHETICAL:  # a seeded uniform sample keeps check bounded
-            con.execute(f"CREATE TABLE kept AS SELECT * FROM targets USING SAMPLE reservoir({MAX_HYPOTHETICAL} ROWS) "
-                        "REPEATABLE (1)")  # fmt: skip
+            con.execute(
+                f"CREATE TABLE kept AS SELECT * FROM targets USING SAMPLE reservoir({MAX_HYPOTHETICAL} ROWS) "
+                "REPEATABLE (1)"
+            )
             con.execute("DROP TABLE targets")
             con.execute("ALTER TABLE kept RENAME TO targets")
     return sens, total
@@ -136,27 +143,47 @@ def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> l
                     ).fetchone()
                     smallest = (row[1],) if row else None
                     below = int(row[0]) if row else 0
-                    rows.append({
-                        "known": k, "attribute": a, "l": ls[a], "below": below,
-                        "share": below / max(int(weight_total[0]) if weight_total else 1, 1),
-                        "min_candidates": int(smallest[0]) if smallest and smallest[0] is not None else None,
-                    })  # fmt: skip
+                    rows.append(
+                        {
+                            "known": k,
+                            "attribute": a,
+                            "l": ls[a],
+                            "below": below,
+                            "share": below / max(int(weight_total[0]) if weight_total else 1, 1),
+                            "min_candidates": int(smallest[0]) if smallest and smallest[0] is not None else None,
+                        }
+                    )
         zero = [r for r in rows if r["known"] == 0]
         ok = all(r["below"] == 0 for r in zero)
         unit = "record(s)" if original is not None else "hypothetical target(s)"
         worst = max(rows, key=lambda r: (int(r["below"]), -int(r["known"])))
-        out.append({
-            "table": t["name"], "kind": "sa-groups", "ok": ok, "rows": rows,
-            "targets": "records" if original is not None else "hypothetical (group, T^S combination) pairs"
-            + (f", a uniform sample of {MAX_HYPOTHETICAL:,}" if original is None and n_all > MAX_HYPOTHETICAL else ""),
-            "n_targets": int(n_targets[0]) if n_targets else 0,
-            "seconds": round(time.perf_counter() - t0, 4),
-            "message": (
-                f"table {t['name']}: with no background knowledge every target keeps at least l_i candidates"
-                if ok
-                else f"table {t['name']}: some targets have fewer than l_i candidates with no background knowledge"
-            ) + (f"; knowing {worst['known']} other sensitive value(s), {worst['below']:,} {unit} "
-                 f"({worst['share']:.1%}) keep fewer than l = {worst['l']} candidates for {worst['attribute']}"
-                 if worst["below"] else "; background knowledge never narrows a target below l_i"),
-        })  # fmt: skip
+        out.append(
+            {
+                "table": t["name"],
+                "kind": "sa-groups",
+                "ok": ok,
+                "rows": rows,
+                "targets": "records"
+                if original is not None
+                else "hypothetical (group, T^S combination) pairs"
+                + (
+                    f", a uniform sample of {MAX_HYPOTHETICAL:,}"
+                    if original is None and n_all > MAX_HYPOTHETICAL
+                    else ""
+                ),
+                "n_targets": int(n_targets[0]) if n_targets else 0,
+                "seconds": round(time.perf_counter() - t0, 4),
+                "message": (
+                    f"table {t['name']}: with no background knowledge every target keeps at least l_i candidates"
+                    if ok
+                    else f"table {t['name']}: some targets have fewer than l_i candidates with no background knowledge"
+                )
+                + (
+                    f"; knowing {worst['known']} other sensitive value(s), {worst['below']:,} {unit} "
+                    f"({worst['share']:.1%}) keep fewer than l = {worst['l']} candidates for {worst['attribute']}"
+                    if worst["below"]
+                    else "; background knowledge never narrows a target below l_i"
+                ),
+            }
+        )
     return out

@@ -58,8 +58,15 @@ SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
 #: The share of the machine's memory each check's DuckDB connections may hold (beyond it
 #: they spill to disk): the checks run side by side, so the shares sum to less than the
 #: whole (at least 1 GB each; a 10^8-record release needs tens of gigabytes unshared).
-MEMORY_SHARES = {"verify": 0.3, "attacks": 0.2, "posterior": 0.15, "identity": 0.1, "hygiene": 0.05,
-                 "kind_attacks": 0.1, "collection": 0.05}  # fmt: skip
+MEMORY_SHARES = {
+    "verify": 0.3,
+    "attacks": 0.2,
+    "posterior": 0.15,
+    "identity": 0.1,
+    "hygiene": 0.05,
+    "kind_attacks": 0.1,
+    "collection": 0.05,
+}
 
 #: A kind's own attack, on what only that kind publishes (``sa-groups``: value sets read by
 #: Ye et al.'s adversary with background knowledge): ``attack(directory, original) -> [result]``,
@@ -123,8 +130,11 @@ class CheckReport:
         out += [f"[hygiene {f.file}] {f.message}" for f in self.hygiene if not f.ok]
         out += [f"[identity {i['table']}] {i['message']}" for i in self.identity if not i["ok"]]
         out += [f"[{a['kind']} attack] {a['message']}" for a in self.kind_attacks if not a["ok"]]
-        out += [f"[{c['check']}{' ' + c['file'] if c['file'] else ''}] {c['message']}" for c in self.collection
-                if not c["ok"]]  # fmt: skip
+        out += [
+            f"[{c['check']}{' ' + c['file'] if c['file'] else ''}] {c['message']}"
+            for c in self.collection
+            if not c["ok"]
+        ]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -260,12 +270,19 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Thresholds) -> li
         ok = bool(le(worst, limit))
         rel = "<=" if ok else ">"
         what = "bound on max" if method == "group bound" else "max"
-        out.append({
-            "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": method, "bound": limit,
-            "q": list(q), "s": s,
-            "message": f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f} "
-                       f"{rel} the guarantee's limit {limit:.4f}",
-        })  # fmt: skip
+        out.append(
+            {
+                "rule": r.to_json(),
+                "ok": ok,
+                "max_posterior": worst,
+                "method": method,
+                "bound": limit,
+                "q": list(q),
+                "s": s,
+                "message": f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f} "
+                f"{rel} the guarantee's limit {limit:.4f}",
+            }
+        )
     return out
 
 
@@ -290,9 +307,11 @@ def posterior_hint(manifest: dict[str, Any], r: Rule) -> str:
                 f"{t['name']} ({t.get('kind')}) publishes it unprotected beside {', '.join(known) or 'nothing'}"
             )
     where = "; ".join(parts) or f"no table lists {r.rhs}"
-    return (f" — across the release: {where}. The table protecting {r.rhs} must meet this rule's guarantee too: "
-            f"publish with it on that table (state the rule's guarantee, or a stronger release guarantee), "
-            f"generalize {r.rhs} or remove the unprotected copies, or drop the rule")  # fmt: skip
+    return (
+        f" — across the release: {where}. The table protecting {r.rhs} must meet this rule's guarantee too: "
+        f"publish with it on that table (state the rule's guarantee, or a stronger release guarantee), "
+        f"generalize {r.rhs} or remove the unprotected copies, or drop the rule"
+    )
 
 
 def _marginal_posterior(
@@ -312,11 +331,16 @@ def _marginal_posterior(
     ok = bool(le(worst, limit))
     q = ["*"] * len(r.lhs)
     return {
-        "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "exact", "bound": limit,
-        "q": q, "s": value,
+        "rule": r.to_json(),
+        "ok": ok,
+        "max_posterior": worst,
+        "method": "exact",
+        "bound": limit,
+        "q": q,
+        "s": value,
         "message": f"'{r}': max P({r.rhs} = {value} | {_given(r.lhs, q)}) = {worst:.4f} "
-                   f"{'<=' if ok else '>'} the guarantee's limit {limit:.4f} (no published link to {r.rhs})",
-    }  # fmt: skip
+        f"{'<=' if ok else '>'} the guarantee's limit {limit:.4f} (no published link to {r.rhs})",
+    }
 
 
 def group_bounds(directory: Path, rules: list[Rule], g: Thresholds) -> dict[Rule, dict[str, Any]]:
@@ -376,11 +400,16 @@ def group_bounds(directory: Path, rules: list[Rule], g: Thresholds) -> dict[Rule
             ok = bool(le(worst, limit))
             q = ["*"] * len(r.lhs)
             out[r] = {
-                "rule": r.to_json(), "ok": ok, "max_posterior": worst, "method": "group bound", "bound": limit,
-                "q": q, "s": str(row[0]),
+                "rule": r.to_json(),
+                "ok": ok,
+                "max_posterior": worst,
+                "method": "group bound",
+                "bound": limit,
+                "q": q,
+                "s": str(row[0]),
                 "message": f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = "
-                           f"{worst:.4f} {'<=' if ok else '>'} the guarantee's limit {limit:.4f}",
-            }  # fmt: skip
+                f"{worst:.4f} {'<=' if ok else '>'} the guarantee's limit {limit:.4f}",
+            }
     return out
 
 
@@ -440,8 +469,11 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
                 + ("" if k is None else (f" >= k = {k}" if ok else f" < k = {k}: some records can be singled out"))
             )
             if attention:
-                why = ("the manifest does not record how its columns were declared" if loose_cols is None else
-                       f"{_listed(loose)} got no decision of their own (--others)")  # fmt: skip
+                why = (
+                    "the manifest does not record how its columns were declared"
+                    if loose_cols is None
+                    else f"{_listed(loose)} got no decision of their own (--others)"
+                )
                 message += (
                     f" — needs attention: {why}, and anyone who knows a person's values of these columns finds the "
                     "person's record there. Generalize a column with a hierarchy, drop or protect columns, or "
@@ -453,10 +485,18 @@ def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]
                     "published exactly; the guarantee bounds what a found record reveals of a protected attribute, "
                     "not whether it can be found (require a smallest cell with --k)"
                 )
-            out.append({
-                "table": e.get("name"), "attributes": keys, "unique_share": share, "k": smallest, "cells": cells,
-                "ok": ok, "attention": attention, "message": message,
-            })  # fmt: skip
+            out.append(
+                {
+                    "table": e.get("name"),
+                    "attributes": keys,
+                    "unique_share": share,
+                    "k": smallest,
+                    "cells": cells,
+                    "ok": ok,
+                    "attention": attention,
+                    "message": message,
+                }
+            )
     return out
 
 
@@ -574,13 +614,25 @@ def run_check(
                 try:
                     out.update(zip(rest, posterior_check(the_model(), rest, gg), strict=True))
                 except ReleaseError as exc:  # e.g. a hand-made schema too large for IPF
-                    out.update({r: {"rule": r.to_json(), "ok": True, "skipped": str(exc),
-                                    "message": f"'{r}': skipped ({exc})"} for r in rest})  # fmt: skip
+                    out.update(
+                        {
+                            r: {
+                                "rule": r.to_json(),
+                                "ok": True,
+                                "skipped": str(exc),
+                                "message": f"'{r}': skipped ({exc})",
+                            }
+                            for r in rest
+                        }
+                    )
         manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
         for r in use_rules:
             if not out[r]["ok"]:
-                out[r] = {**out[r], "tables": [t["name"] for t in _holding(manifest, r.rhs)],
-                          "message": out[r]["message"] + posterior_hint(manifest, r)}  # fmt: skip
+                out[r] = {
+                    **out[r],
+                    "tables": [t["name"] for t in _holding(manifest, r.rhs)],
+                    "message": out[r]["message"] + posterior_hint(manifest, r),
+                }
         return [out[r] for r in use_rules]
 
     # The attacks enumerate targets from an original in memory; a table on a cluster is not

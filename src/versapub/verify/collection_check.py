@@ -83,9 +83,16 @@ class Collection:
     """The release's tables over ``attrs`` (non-sensitive ones, and ``sensitive`` where a
     table holds it), reduced to induced columns."""
 
-    def __init__(self, directory: Path, manifest: dict[str, Any], attrs: Sequence[str], sensitive: str | None,
-                 con: duckdb.DuckDBPyConnection, only_with: str | None = None,
-                 protected: Sequence[str] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        directory: Path,
+        manifest: dict[str, Any],
+        attrs: Sequence[str],
+        sensitive: str | None,
+        con: duckdb.DuckDBPyConnection,
+        only_with: str | None = None,
+        protected: Sequence[str] = (),
+    ) -> None:
         self.dir = directory
         self.con = con
         self.sensitive = sensitive
@@ -112,8 +119,10 @@ class Collection:
             src = duckdb_source(directory / files[role])
             cols = ", ".join(_q(a) for a in held)
             grp = f" GROUP BY {cols}" if held else ""
-            con.execute(f'CREATE TEMP TABLE {rel} AS SELECT {cols}{", " if held else ""}sum(CAST("count" AS '
-                        f'BIGINT)) AS "count" FROM {src}{grp}')  # fmt: skip
+            con.execute(
+                f'CREATE TEMP TABLE {rel} AS SELECT {cols}{", " if held else ""}sum(CAST("count" AS '
+                f'BIGINT)) AS "count" FROM {src}{grp}'
+            )
             t = _Table(str(e.get("name")), rel, held)
             if e.get("kind") == "generalized" and "labels" in files and "order" in files:
                 lab, order = duckdb_source(directory / files["labels"]), duckdb_source(directory / files["order"])
@@ -165,8 +174,10 @@ class Collection:
                 up: dict[int, int] = {}
                 for leaf in leaves:
                     if up.setdefault(fine[leaf], coarse[leaf]) != coarse[leaf]:
-                        raise Unreadable(f"the tables generalize {a!r} in ways that do not nest (a value of one "
-                                         "table straddles two values of another)")  # fmt: skip
+                        raise Unreadable(
+                            f"the tables generalize {a!r} in ways that do not nest (a value of one "
+                            "table straddles two values of another)"
+                        )
             self.chain[a] = distinct
             for (t, _), part in zip(held, mine, strict=True):
                 level_of[(t.name, a)] = distinct.index(part)
@@ -179,8 +190,9 @@ class Collection:
                 rep = [sorted(t.cover.get(a, {}).get(v, frozenset([v])))[0] for v in values]
                 m = f"{t.rel}_m{n_map}"
                 cols = {"v": pa.array(values, pa.string())}
-                cols.update({f"b{i}": pa.array([self.chain[a][i][leaf] for leaf in rep], pa.int64())
-                             for i in range(j + 1)})  # fmt: skip
+                cols.update(
+                    {f"b{i}": pa.array([self.chain[a][i][leaf] for leaf in rep], pa.int64()) for i in range(j + 1)}
+                )
                 self.con.register(f"{m}_arrow", pa.table(cols))
                 self.con.execute(f"CREATE TEMP TABLE {m} AS SELECT * FROM {m}_arrow")
                 self.con.unregister(f"{m}_arrow")
@@ -192,8 +204,10 @@ class Collection:
                 t.cols += [self.col(a, i) for i in range(j + 1)]
             keys = ", ".join(_q(c) for c in t.cols)
             group = f" GROUP BY {keys}" if keys else ""
-            self.con.execute(f"CREATE TEMP TABLE {t.rel}_i AS SELECT {', '.join(exprs) + ', ' if exprs else ''}"
-                             f'sum("count") AS c FROM {t.rel} {" ".join(joins)}{group}')  # fmt: skip
+            self.con.execute(
+                f"CREATE TEMP TABLE {t.rel}_i AS SELECT {', '.join(exprs) + ', ' if exprs else ''}"
+                f'sum("count") AS c FROM {t.rel} {" ".join(joins)}{group}'
+            )
             t.rel = f"{t.rel}_i"
 
     @staticmethod
@@ -282,11 +296,24 @@ def k_link(coll: Collection, k: int) -> list[Result]:
         if bad:
             ex = coll.con.execute(f"SELECT * FROM ({sel}) WHERE n < {k} ORDER BY n LIMIT 1").fetchone()
             where = f"; e.g. ({_cell_text(coll, cols, ex[:-1])}) with {ex[-1]}" if ex else ""
-            out.append(Result("k-link", False, f"{bad} cell(s) of the non-sensitive columns hold fewer than k = {k} "
-                              f"records (smallest {smallest}){where}", t.name))  # fmt: skip
+            out.append(
+                Result(
+                    "k-link",
+                    False,
+                    f"{bad} cell(s) of the non-sensitive columns hold fewer than k = {k} "
+                    f"records (smallest {smallest}){where}",
+                    t.name,
+                )
+            )
         else:
-            out.append(Result("k-link", True, f"every non-zero cell of the non-sensitive columns holds >= k = {k} "
-                              f"records (smallest {smallest})", t.name))  # fmt: skip
+            out.append(
+                Result(
+                    "k-link",
+                    True,
+                    f"every non-zero cell of the non-sensitive columns holds >= k = {k} records (smallest {smallest})",
+                    t.name,
+                )
+            )
     return out
 
 
@@ -320,14 +347,18 @@ def k_combinatorial(coll: Collection, k: int, original: dict[str, np.ndarray] | 
       (small domains only)."""
     ns = [coll.nonsensitive(t) for t in coll.tables]
     linked = _linked(coll)
-    full = [[c for c in t.cols if c in ns_t or any(c in cs for cs in linked.values())]
-            for t, ns_t in zip(coll.tables, ns, strict=True)]  # fmt: skip
+    full = [
+        [c for c in t.cols if c in ns_t or any(c in cs for cs in linked.values())]
+        for t, ns_t in zip(coll.tables, ns, strict=True)
+    ]
     views = []
     for t, cols in zip(coll.tables, full, strict=True):
         keys = ", ".join(_q(c) for c in cols)
         v = f"{t.rel}_ns"
-        coll.con.execute(f"CREATE OR REPLACE TEMP TABLE {v} AS SELECT {keys + ', ' if keys else ''}sum(c) AS c, "
-                         f"TRUE AS alive FROM {t.rel}{' GROUP BY ' + keys if keys else ''}")  # fmt: skip
+        coll.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {v} AS SELECT {keys + ', ' if keys else ''}sum(c) AS c, "
+            f"TRUE AS alive FROM {t.rel}{' GROUP BY ' + keys if keys else ''}"
+        )
         views.append(v)
     if not linked:
         return _reduced(
@@ -351,24 +382,34 @@ def k_combinatorial(coll: Collection, k: int, original: dict[str, np.ndarray] | 
     least = f"least({', '.join(f'x{i}.c' for i in holders)})"
     size = coll.con.execute(f"SELECT count(*) FROM {' '.join(joins)}").fetchone()
     if size and int(size[0]) > JOIN_MAX_ROWS:
-        return Result("k-combinatorial", False, f"the join of the {len(holders)} tables holding {s!r} reaches "
-                      f"{int(size[0]):,} rows (the verifier stops at {JOIN_MAX_ROWS:,}): cannot be "
-                      "verified")  # fmt: skip
+        return Result(
+            "k-combinatorial",
+            False,
+            f"the join of the {len(holders)} tables holding {s!r} reaches "
+            f"{int(size[0]):,} rows (the verifier stops at {JOIN_MAX_ROWS:,}): cannot be "
+            "verified",
+        )
     coll.con.execute(
         f"CREATE OR REPLACE TEMP TABLE w_s AS SELECT {sel + ', ' if sel else ''}sum({least}) AS c, TRUE "
         f"AS alive FROM {' '.join(joins)}{' GROUP BY ALL' if sel else ''}"
     )
     rest = [i for i in range(len(coll.tables)) if i not in holders]
     names = ["+".join(coll.tables[i].name for i in holders), *(coll.tables[i].name for i in rest)]
-    found = _reduced(coll, k, [w_cols, *(ns[i] for i in rest)], ["w_s", *(views[i] for i in rest)], names,
-                     f"the tables holding {s!r} bound a cell by the sum over {s!r} of their smallest count; Dobra's "
-                     "bound is sharp")  # fmt: skip
+    found = _reduced(
+        coll,
+        k,
+        [w_cols, *(ns[i] for i in rest)],
+        ["w_s", *(views[i] for i in rest)],
+        names,
+        f"the tables holding {s!r} bound a cell by the sum over {s!r} of their smallest count; Dobra's bound is sharp",
+    )
     assert found is not None  # decomposable with S: so is the collection with S summed into W
     return found
 
 
-def _reduced(coll: Collection, k: int, ns: list[list[str]], views: list[str], names: list[str],
-             why: str) -> Result | None:  # fmt: skip
+def _reduced(
+    coll: Collection, k: int, ns: list[list[str]], views: list[str], names: list[str], why: str
+) -> Result | None:
     """Decomposable collections (``None`` otherwise): Yannakakis' semi-joins along the
     junction tree, then any live row with a count in ``[1, k-1]`` fails."""
     tree = coll.junction(ns)
@@ -378,8 +419,10 @@ def _reduced(coll: Collection, k: int, ns: list[list[str]], views: list[str], na
     def semi(a: int, b: int) -> None:
         shared = [c for c in ns[a] if c in ns[b]]
         on = " AND ".join(f"x.{_q(c)} = y.{_q(c)}" for c in shared) or "TRUE"
-        coll.con.execute(f"CREATE TEMP TABLE reduced AS SELECT x.* EXCLUDE (alive), x.alive AND EXISTS (SELECT 1 "
-                         f"FROM {views[b]} y WHERE y.alive AND {on}) AS alive FROM {views[a]} x")  # fmt: skip
+        coll.con.execute(
+            f"CREATE TEMP TABLE reduced AS SELECT x.* EXCLUDE (alive), x.alive AND EXISTS (SELECT 1 "
+            f"FROM {views[b]} y WHERE y.alive AND {on}) AS alive FROM {views[a]} x"
+        )
         coll.con.execute(f"DROP TABLE {views[a]}")
         coll.con.execute(f"ALTER TABLE reduced RENAME TO {views[a]}")
 
@@ -401,14 +444,19 @@ def _reduced(coll: Collection, k: int, ns: list[list[str]], views: list[str], na
             ex = coll.con.execute(f"SELECT * FROM ({live}) WHERE c < {k} ORDER BY c LIMIT 1").fetchone()
             if ex and not example:
                 example = f"; e.g. in {name}: ({_cell_text(coll, cols, ex[: len(cols)])}) with {ex[len(cols)]}"
-    return Result("k-combinatorial", not bad, (
-        f"every cell of the domain has an upper bound 0 or >= k = {k} (decomposable: {why})" if not bad
-        else f"{bad} published cell(s) give the cells of the domain inside them an upper bound in [1, {k - 1}] "
-        f"(decomposable: {why}){example}"))  # fmt: skip
+    return Result(
+        "k-combinatorial",
+        not bad,
+        (
+            f"every cell of the domain has an upper bound 0 or >= k = {k} (decomposable: {why})"
+            if not bad
+            else f"{bad} published cell(s) give the cells of the domain inside them an upper bound in [1, {k - 1}] "
+            f"(decomposable: {why}){example}"
+        ),
+    )
 
 
-def _k_combinatorial_ilp(coll: Collection, k: int, cols: list[list[str]], views: list[str],
-                         free: list[str]) -> Result:  # fmt: skip
+def _k_combinatorial_ilp(coll: Collection, k: int, cols: list[list[str]], views: list[str], free: list[str]) -> Result:
     """Exact upper bounds of ``T(t)``, the sum over the ``free`` columns' values, by CP-SAT
     over the join of the tables' supports (each table's rows: equality constraints)."""
     from ortools.sat.python import cp_model
@@ -430,9 +478,13 @@ def _k_combinatorial_ilp(coll: Collection, k: int, cols: list[list[str]], views:
     size = coll.con.execute(f"SELECT count(*) FROM {' CROSS JOIN '.join(froms)} WHERE {where}").fetchone()
     n_cells = int(size[0]) if size else 0
     if n_cells > ILP_MAX_CELLS:
-        return Result("k-combinatorial", False, f"not decomposable and the join of the supports has {n_cells:,} cells "
-                      f"(the verifier decides at most {ILP_MAX_CELLS:,} by integer programming): cannot be "
-                      "verified")  # fmt: skip
+        return Result(
+            "k-combinatorial",
+            False,
+            f"not decomposable and the join of the supports has {n_cells:,} cells "
+            f"(the verifier decides at most {ILP_MAX_CELLS:,} by integer programming): cannot be "
+            "verified",
+        )
     cells = coll.con.execute(f"SELECT DISTINCT {sel} FROM {' CROSS JOIN '.join(froms)} WHERE {where}").fetchall()
     model = cp_model.CpModel()
     x = [model.new_int_var(0, 1 << 40, f"c{j}") for j in range(len(cells))]
@@ -465,13 +517,21 @@ def _k_combinatorial_ilp(coll: Collection, k: int, cols: list[list[str]], views:
             bad.append((t, u))
     over = f" summed over {', '.join(free)}" if free else ""
     if not bad:
-        return Result("k-combinatorial", True, f"exact upper bounds by integer programming over {len(cells)} "
-                      f"cell(s){over}: each cell of the domain 0 or >= k = {k}")  # fmt: skip
+        return Result(
+            "k-combinatorial",
+            True,
+            f"exact upper bounds by integer programming over {len(cells)} "
+            f"cell(s){over}: each cell of the domain 0 or >= k = {k}",
+        )
     t, u = bad[0]
     what = "undecided within 10 s" if u < 0 else f"upper bound {u}"
     shown_cols = [every[i] for i in domain]
-    return Result("k-combinatorial", False, f"{len(bad)} cell(s) of the domain have an upper bound in [1, {k - 1}] "
-                  f"(integer programming{over}); e.g. ({_cell_text(coll, shown_cols, list(t))}): {what}")  # fmt: skip
+    return Result(
+        "k-combinatorial",
+        False,
+        f"{len(bad)} cell(s) of the domain have an upper bound in [1, {k - 1}] "
+        f"(integer programming{over}); e.g. ({_cell_text(coll, shown_cols, list(t))}): {what}",
+    )
 
 
 def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
@@ -510,10 +570,16 @@ def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
         cols = ", ".join([*(f"j.{_q(c)}" for c in have), *(f"x.{_q(c)}" for c in extra)])
         size = con.execute(f"SELECT count(*) FROM j JOIN {t.rel} x ON {on_t}").fetchone()
         if size and int(size[0]) > JOIN_MAX_ROWS:
-            return Result("maxent-diversity", False, f"the maximum-entropy join reaches {int(size[0]):,} rows (the "
-                          f"verifier stops at {JOIN_MAX_ROWS:,}): cannot be verified")  # fmt: skip
-        con.execute(f"CREATE OR REPLACE TEMP TABLE j2 AS SELECT {cols}, j.w * x.c / d.d AS w FROM j JOIN {t.rel} x "
-                    f"ON {on_t} JOIN {den} d ON {on_d}")  # fmt: skip
+            return Result(
+                "maxent-diversity",
+                False,
+                f"the maximum-entropy join reaches {int(size[0]):,} rows (the "
+                f"verifier stops at {JOIN_MAX_ROWS:,}): cannot be verified",
+            )
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE j2 AS SELECT {cols}, j.w * x.c / d.d AS w FROM j JOIN {t.rel} x "
+            f"ON {on_t} JOIN {den} d ON {on_d}"
+        )
         con.execute("DROP TABLE j")
         con.execute("ALTER TABLE j2 RENAME TO j")
         have += extra
@@ -532,14 +598,22 @@ def maxent_diversity(coll: Collection, spec: dict[str, Any]) -> Result:
     bad = failing_groups(test, group, value, share)
     n_cells = int(group.max()) + 1 if len(group) else 0
     if not len(bad):
-        return Result("maxent-diversity", True, f"every one of {n_cells:,} combination(s) of non-sensitive values "
-                      f"satisfies {test.name} ({test.wording}) under the maximum-entropy estimate (closed form over "
-                      f"{len(held)} table(s) holding {s!r})")  # fmt: skip
+        return Result(
+            "maxent-diversity",
+            True,
+            f"every one of {n_cells:,} combination(s) of non-sensitive values "
+            f"satisfies {test.name} ({test.wording}) under the maximum-entropy estimate (closed form over "
+            f"{len(held)} table(s) holding {s!r})",
+        )
     i = int(np.flatnonzero(group == bad[0])[0])
     cell = _cell_text(coll, ns, [h[c][i] for c in ns]) if ns else "(all records)"
-    return Result("maxent-diversity", False, f"{len(bad)} of {n_cells:,} combination(s) of non-sensitive values "
-                  f"violate {test.name} ({test.wording}) under the maximum-entropy estimate; e.g. "
-                  f"({cell})")  # fmt: skip
+    return Result(
+        "maxent-diversity",
+        False,
+        f"{len(bad)} of {n_cells:,} combination(s) of non-sensitive values "
+        f"violate {test.name} ({test.wording}) under the maximum-entropy estimate; e.g. "
+        f"({cell})",
+    )
 
 
 def _dense_diversity(coll: Collection, test: Any, scol: str) -> Result:
@@ -554,8 +628,12 @@ def _dense_diversity(coll: Collection, test: Any, scol: str) -> Result:
     cards = [len(set(coll.chain[c.rpartition("|")[0]][int(c.rpartition("|")[2])].values())) for c in cols]
     size = int(np.prod(cards, dtype=np.float64))
     if size > DENSE_MAX_CELLS:
-        return Result("maxent-diversity", False, f"not decomposable and the dense joint has {size:,} cells (the "
-                      f"verifier stops at {DENSE_MAX_CELLS:,}): cannot be verified")  # fmt: skip
+        return Result(
+            "maxent-diversity",
+            False,
+            f"not decomposable and the dense joint has {size:,} cells (the "
+            f"verifier stops at {DENSE_MAX_CELLS:,}): cannot be verified",
+        )
     grid = np.indices(cards).reshape(len(cards), -1)
     q = np.ones(size)
     ups: dict[tuple[str, int], np.ndarray] = {}
@@ -601,17 +679,26 @@ def _dense_diversity(coll: Collection, test: Any, scol: str) -> Result:
     share = vec[g, v] / vec.sum(axis=1)[g]
     bad = failing_groups(test, g.astype(np.int64), v.astype(np.int64), share)
     if not len(bad):
-        return Result("maxent-diversity", True, f"not decomposable; every one of {len(vec):,} combination(s) of "
-                      f"non-sensitive values satisfies {test.name} under the maximum-entropy estimate "
-                      "(IPF)")  # fmt: skip
+        return Result(
+            "maxent-diversity",
+            True,
+            f"not decomposable; every one of {len(vec):,} combination(s) of "
+            f"non-sensitive values satisfies {test.name} under the maximum-entropy estimate "
+            "(IPF)",
+        )
     cell = grid[:-1, int(bad[0]) * m]
     where = _cell_text(coll, cols[:-1], list(cell))
-    return Result("maxent-diversity", False, f"not decomposable; {len(bad)} combination(s) of non-sensitive values "
-                  f"violate {test.name} under the maximum-entropy estimate (IPF); e.g. ({where})")  # fmt: skip
+    return Result(
+        "maxent-diversity",
+        False,
+        f"not decomposable; {len(bad)} combination(s) of non-sensitive values "
+        f"violate {test.name} under the maximum-entropy estimate (IPF); e.g. ({where})",
+    )
 
 
-def check_collection(directory: Path, k: int | None = None, quasi: Sequence[str] | None = None,
-                     diversity: bool = True) -> list[Result]:  # fmt: skip
+def check_collection(
+    directory: Path, k: int | None = None, quasi: Sequence[str] | None = None, diversity: bool = True
+) -> list[Result]:
     """Every check the release asks for (its ``marginals`` section: ``k``, ``diversity``);
     with ``k``, k-link and k-combinatorial anonymity with that ``k`` over ``quasi``
     (default: every attribute no rule protects) instead of the section's; ``diversity``

@@ -44,8 +44,12 @@ def digests_ok(directory: Path, manifest: dict[str, Any]) -> Finding:
     file the manifest does not list."""
     recorded = manifest.get("digests")
     if not isinstance(recorded, dict) or not all(isinstance(v, str) for v in recorded.values()):
-        return Finding("digests", False, "the manifest records no SHA-256 digest of its files ('digests'): a table, "
-                       "listing or hierarchy could have been replaced unnoticed")  # fmt: skip
+        return Finding(
+            "digests",
+            False,
+            "the manifest records no SHA-256 digest of its files ('digests'): a table, "
+            "listing or hierarchy could have been replaced unnoticed",
+        )
     files = listed_files(directory, manifest)
     missing = [f for f in files if f not in recorded]
     extra = [f for f in recorded if f not in files]

@@ -108,11 +108,15 @@ class Verdict:
         if self.kind == "not-reachable":
             return f"'{rule}' holds: no sequence of tables leads from {', '.join(self.lhs)} to {self.rhs} (Lemma 1)"
         if self.kind == "guardian":
-            return (f"'{rule}' holds: {self.guardian} is its guardian table (Definition 4), enforcing "
-                    f"{{{', '.join(self.w)}}} -> {self.rhs} (Lemma 2)")  # fmt: skip
+            return (
+                f"'{rule}' holds: {self.guardian} is its guardian table (Definition 4), enforcing "
+                f"{{{', '.join(self.w)}}} -> {self.rhs} (Lemma 2)"
+            )
         why = "; ".join(self.tried) or f"no table contains {self.rhs}"
-        return (f"'{rule}' is NOT guaranteed: {self.rhs} is reachable from {', '.join(self.lhs)} through the tables "
-                f"{' - '.join(self.chain)}, and no table is its guardian ({why})")  # fmt: skip
+        return (
+            f"'{rule}' is NOT guaranteed: {self.rhs} is reachable from {', '.join(self.lhs)} through the tables "
+            f"{' - '.join(self.chain)}, and no table is its guardian ({why})"
+        )
 
 
 def table_chain(sources: Iterable[str], target: str, tables: Sequence[PublishedTable]) -> tuple[str, ...] | None:
@@ -154,8 +158,10 @@ def rule_verdict(lhs: Sequence[str], rhs: str, tables: Sequence[PublishedTable])
         w = (q & t.attribute_set) | frozenset(a for a in t.attribute_set - {rhs} if _reaches(q, a, others))
         enforced = any(r.rhs == rhs and w <= frozenset(r.lhs) for r in t.enforced_rules)
         ok_ii = not w or enforced
-        without_s = [PublishedTable(u.name, tuple(a for a in u.attributes if a != rhs)) if j == i else u
-                     for j, u in enumerate(tables)]  # fmt: skip
+        without_s = [
+            PublishedTable(u.name, tuple(a for a in u.attributes if a != rhs)) if j == i else u
+            for j, u in enumerate(tables)
+        ]
         left = table_chain(q, rhs, without_s)
         if ok_ii and left is None:
             return Verdict(tuple(lhs), rhs, "guardian", t.name, tuple(sorted(w)), chain)

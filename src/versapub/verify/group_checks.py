@@ -122,8 +122,9 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
     name = str(spec.get("name", "")).lower()
     if name == "l-diversity":  # frequency l-diversity (Jin et al. §6.1; Xiao & Tao Def. 2)
         l = _number(spec, "l", True, 2)
-        return GroupTest(name, f"l * max_count <= size with l = {l:g}",
-                         lambda c, q: le(l * c.max(axis=1), c.sum(axis=1)))  # fmt: skip
+        return GroupTest(
+            name, f"l * max_count <= size with l = {l:g}", lambda c, q: le(l * c.max(axis=1), c.sum(axis=1))
+        )
     if name == "distinct-l-diversity":  # Machanavajjhala et al. §4.1
         l = _number(spec, "l", True, 2)
         return GroupTest(name, f"at least {l:g} distinct values", lambda c, q: (c > 0).sum(axis=1) >= l)
@@ -151,8 +152,9 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         if distance == "equal" or parents is None:
             return GroupTest(name, f"EMD (equal distance) <= {t:g}", lambda c, q: le(_emd_equal(c, q), t))
         tree = parents
-        return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}",
-                         lambda c, q: le(emd_hierarchical(c, q, tree), t))  # fmt: skip
+        return GroupTest(
+            name, f"EMD (hierarchical distance) <= {t:g}", lambda c, q: le(emd_hierarchical(c, q, tree), t)
+        )
     if name == "functional-diversity":  # functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))
         phi = bounding_function(spec)
 
@@ -180,8 +182,12 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
     raise SpecError(f"cannot verify unknown guarantee {name!r}")
 
 
-def failing_groups(test: GroupTest, group: npt.NDArray[np.int64], value: npt.NDArray[np.int64],
-                   count: npt.NDArray[np.int64] | npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:  # fmt: skip
+def failing_groups(
+    test: GroupTest,
+    group: npt.NDArray[np.int64],
+    value: npt.NDArray[np.int64],
+    count: npt.NDArray[np.int64] | npt.NDArray[np.float64],
+) -> npt.NDArray[np.int64]:
     """Group ids (as given) whose histogram fails ``test``; values are column indices;
     counts may be fractional (induced by generalized sensitive values)."""
     if not len(group):

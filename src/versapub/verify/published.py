@@ -106,9 +106,15 @@ def read_published(directory: str | Path, rules: list[Rule] | None = None) -> Pu
     finally:
         opened.close()
     return PublishedRelease(
-        n, tuple(attrs), tuple(rules if rules is not None else manifest_rules), dict(m.get("guarantee", {})),
-        tuple(tables), kinds, sensitive, suppressed,
-    )  # fmt: skip
+        n,
+        tuple(attrs),
+        tuple(rules if rules is not None else manifest_rules),
+        dict(m.get("guarantee", {})),
+        tuple(tables),
+        kinds,
+        sensitive,
+        suppressed,
+    )
 
 
 __all__ = ["CountRows", "PublishedRelease", "group_column", "read_published"]

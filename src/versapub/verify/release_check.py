@@ -307,8 +307,17 @@ class _Checker:
             for t in ("cells", "qc", "sc"):
                 self.con.execute(f"DROP TABLE IF EXISTS {t}")
 
-    def sa_groups_ok(self, qit: str, ts: str, sets: str, qi: list[str], sens: list[str], entry: dict[str, Any],
-                     guarantee: dict[str, Any], name: str) -> None:  # fmt: skip
+    def sa_groups_ok(
+        self,
+        qit: str,
+        ts: str,
+        sets: str,
+        qi: list[str],
+        sens: list[str],
+        entry: dict[str, Any],
+        guarantee: dict[str, Any],
+        name: str,
+    ) -> None:
         """An ``sa-groups`` table (Ye et al.): group ids 0 .. G-1 shared by the QIT and the
         sets; every group has a set for every sensitive attribute and each set at least
         ``l_i`` values (the manifest's ``diversity`` and the rule's guarantee, on the set:
@@ -318,15 +327,20 @@ class _Checker:
         gid = _q("group_id")
         if not self.group_ids_ok([qit, sets], [qit], "sa-groups", name):
             return
-        self.con.execute(f"CREATE TEMP TABLE sg AS SELECT CAST({gid} AS BIGINT) g, {_q('attribute')} a, "
-                         f"{_q('value')} v FROM {sets}")  # fmt: skip
+        self.con.execute(
+            f"CREATE TEMP TABLE sg AS SELECT CAST({gid} AS BIGINT) g, {_q('attribute')} a, {_q('value')} v FROM {sets}"
+        )
         try:
             dup = self.con.execute("SELECT count(*) FROM (SELECT g, a, v FROM sg GROUP BY ALL HAVING count(*) > 1)")
             self.zero("sa-groups", dup.fetchone(), "no set lists a value twice", "{} set value(s) listed twice", name)
             names = ", ".join(_lit(a) for a in sens)
-            self.zero("sa-groups", self.con.execute(f"SELECT count(*) FROM sg WHERE a NOT IN ({names})").fetchone(),
-                      "the sets name only the table's sensitive attributes",
-                      "{} set row(s) name an attribute that is not one of " + str(sens), name)  # fmt: skip
+            self.zero(
+                "sa-groups",
+                self.con.execute(f"SELECT count(*) FROM sg WHERE a NOT IN ({names})").fetchone(),
+                "the sets name only the table's sensitive attributes",
+                "{} set row(s) name an attribute that is not one of " + str(sens),
+                name,
+            )
             for a in sens:
                 missing = self.con.execute(
                     f"SELECT count(*), min(g) FROM (SELECT DISTINCT CAST({gid} AS BIGINT) g FROM {qit}) q "
@@ -334,14 +348,24 @@ class _Checker:
                     "WHERE q.g IS NULL OR s.g IS NULL"
                 ).fetchone()
                 miss = int(missing[0]) if missing else -1
-                self.report.add("sa-groups", miss == 0, f"every group has a set of {a!r}" if miss == 0 else
-                                f"{miss} group(s) lack a set of {a!r} or are not in the QIT (e.g. group {missing[1]})"
-                                if missing else "cannot read the sets", name)  # fmt: skip
-                self.con.execute(f"CREATE TEMP VIEW set_view AS SELECT g AS {gid}, v AS {_q(a)}, 1 AS {_q('count')} "
-                                 f"FROM sg WHERE a = {_lit(a)}")  # fmt: skip
+                self.report.add(
+                    "sa-groups",
+                    miss == 0,
+                    f"every group has a set of {a!r}"
+                    if miss == 0
+                    else f"{miss} group(s) lack a set of {a!r} or are not in the QIT (e.g. group {missing[1]})"
+                    if missing
+                    else "cannot read the sets",
+                    name,
+                )
+                self.con.execute(
+                    f"CREATE TEMP VIEW set_view AS SELECT g AS {gid}, v AS {_q(a)}, 1 AS {_q('count')} "
+                    f"FROM sg WHERE a = {_lit(a)}"
+                )
                 try:
-                    self.groups_ok("set_view", [f"CAST({gid} AS BIGINT)"], a, self.guarantee_of(a, guarantee), name,
-                                   "group's set")  # fmt: skip
+                    self.groups_ok(
+                        "set_view", [f"CAST({gid} AS BIGINT)"], a, self.guarantee_of(a, guarantee), name, "group's set"
+                    )
                 finally:
                     self.con.execute("DROP VIEW set_view")
                 want = ((entry.get("diversity") or {}).get(a) or {}).get("l")
@@ -351,13 +375,22 @@ class _Checker:
                         f"WHERE a = {_lit(a)} GROUP BY g) WHERE n < {want}"
                     ).fetchone()
                     k = int(short[0]) if short else -1
-                    self.report.add("sa-groups", k == 0, f"every set of {a!r} holds at least l = {want} values"
-                                    if k == 0 else f"{k} set(s) of {a!r} hold fewer than l = {want} values "
-                                    f"(e.g. group {short[1]}: {short[2]})" if short else "", name)  # fmt: skip
+                    self.report.add(
+                        "sa-groups",
+                        k == 0,
+                        f"every set of {a!r} holds at least l = {want} values"
+                        if k == 0
+                        else f"{k} set(s) of {a!r} hold fewer than l = {want} values "
+                        f"(e.g. group {short[1]}: {short[2]})"
+                        if short
+                        else "",
+                        name,
+                    )
             primary = entry.get("primary")
             if primary not in sens:
-                self.report.add("manifest", False, f"primary {primary!r} is not one of the sensitive attributes {sens}",
-                                name)  # fmt: skip
+                self.report.add(
+                    "manifest", False, f"primary {primary!r} is not one of the sensitive attributes {sens}", name
+                )
                 return
             p = _q(str(primary))
             for a in sens:
@@ -371,20 +404,30 @@ class _Checker:
                     f"LEFT JOIN lsv USING (g, v) WHERE s.a = {_lit(a)} AND lsv.g IS NULL"
                 ).fetchone()
                 k = int(row[0]) if row else -1
-                self.report.add("linkable", k == 0,
-                                f"every value in a set of {a!r} is linkable (co-occurs in T^S with the group's "
-                                f"{primary} values, Definition 4)" if k == 0 else
-                                f"{k} value(s) in sets of {a!r} are not linkable through T^S to the group's {primary} "
-                                f"values (e.g. group {row[1]}: {row[2]!r}): an adversary can strike them out"
-                                if row else "", name)  # fmt: skip
+                self.report.add(
+                    "linkable",
+                    k == 0,
+                    f"every value in a set of {a!r} is linkable (co-occurs in T^S with the group's "
+                    f"{primary} values, Definition 4)"
+                    if k == 0
+                    else f"{k} value(s) in sets of {a!r} are not linkable through T^S to the group's {primary} "
+                    f"values (e.g. group {row[1]}: {row[2]!r}): an adversary can strike them out"
+                    if row
+                    else "",
+                    name,
+                )
             small = self.con.execute(
                 f"SELECT count(*), min(q.g) FROM (SELECT CAST({gid} AS BIGINT) g, sum(CAST({_q('count')} AS BIGINT)) n "
                 f"FROM {qit} GROUP BY 1) q JOIN (SELECT g, count(*) m FROM sg WHERE a = {_lit(str(primary))} "
                 "GROUP BY g) s USING (g) WHERE q.n < s.m"
             ).fetchone()
-            self.zero("sa-groups", small, f"every group holds at least as many records as its {primary} values",
-                      "{} group(s) hold fewer records than their primary set has values (the primary carries no "
-                      "noise)", name)  # fmt: skip
+            self.zero(
+                "sa-groups",
+                small,
+                f"every group holds at least as many records as its {primary} values",
+                "{} group(s) hold fewer records than their primary set has values (the primary carries no noise)",
+                name,
+            )
             if self.original is not None:
                 self.grouping_ok(qit, qi, sens, name)
         finally:
@@ -411,25 +454,33 @@ class _Checker:
             f"CAST(r.{_q('count')} AS BIGINT) AS c, row_number() OVER () - 1 AS cid FROM {qit} r {joins}"
         )
         self.con.execute(
-            "CREATE TEMP TABLE sc AS " + " UNION ALL ".join(
+            "CREATE TEMP TABLE sc AS "
+            + " UNION ALL ".join(
                 f"SELECT s.g, {i} AS a, d.code FROM sg s JOIN {_q('dict_' + a)} d ON s.v = d.value "
-                f"WHERE s.a = {_lit(a)}" for i, a in enumerate(sens))
-        )  # fmt: skip
+                f"WHERE s.a = {_lit(a)}"
+                for i, a in enumerate(sens)
+            )
+        )
         on = " AND ".join(f"qc.k{i} = cells.k{i}" for i in range(len(qi))) or "TRUE"
-        members = " ".join(f"JOIN sc s{i} ON s{i}.g = qc.g AND s{i}.a = {i} AND s{i}.code = cells.k{len(qi) + i}"
-                           for i in range(len(sens)))  # fmt: skip
+        members = " ".join(
+            f"JOIN sc s{i} ON s{i}.g = qc.g AND s{i}.a = {i} AND s{i}.code = cells.k{len(qi) + i}"
+            for i in range(len(sens))
+        )
         try:
             arcs = self.con.execute(f"SELECT cells.rid, qc.cid FROM cells JOIN qc ON {on} {members}").fetchnumpy()
             rows = self.con.execute("SELECT rid, c FROM cells ORDER BY rid").fetchnumpy()
             cells = self.con.execute("SELECT cid, c FROM qc ORDER BY cid").fetchnumpy()
             flow, total = _max_flow(rows, cells, arcs)
             self.report.add(
-                "grouping", flow == total,
+                "grouping",
+                flow == total,
                 "every input record fits a group holding its quasi-identifier values whose sets hold its sensitive "
-                "values" if flow == total else
-                f"only {flow} of {total} input records fit a group holding their quasi-identifier values whose sets "
-                "hold their sensitive values: a value is missing from a group's set or was moved", name,
-            )  # fmt: skip
+                "values"
+                if flow == total
+                else f"only {flow} of {total} input records fit a group holding their quasi-identifier "
+                "values whose sets hold their sensitive values: a value is missing from a group's set or was moved",
+                name,
+            )
         finally:
             for t in ("cells", "qc", "sc"):
                 self.con.execute(f"DROP TABLE IF EXISTS {t}")
@@ -455,9 +506,14 @@ class _Checker:
         ).fetchone()
         n_ids, lo, hi = (int(x) if x is not None else -1 for x in (ids or (0, None, None)))
         ok = lo == 0 and hi == n_ids - 1
-        self.report.add("group-ids", ok, f"group ids are 0 .. {n_ids - 1}" if ok else
-                        f"group ids run from {lo} to {hi} for {n_ids} group(s); the format requires 0 .. G-1",
-                        name)  # fmt: skip
+        self.report.add(
+            "group-ids",
+            ok,
+            f"group ids are 0 .. {n_ids - 1}"
+            if ok
+            else f"group ids run from {lo} to {hi} for {n_ids} group(s); the format requires 0 .. G-1",
+            name,
+        )
         return True
 
     def anatomy_ok(
@@ -528,9 +584,11 @@ class _Checker:
             inner = f"SELECT {cols}, {sv} AS sv, sum({cnt}) c FROM {view} GROUP BY ALL"
         else:
             assert s is not None
-            inner = (f"SELECT {keys}, sv, sum(w) c FROM (SELECT {cols}, unnest(range(r.f, r.l + 1)) AS sv, "
-                     f"CAST({cnt} AS DOUBLE) / (r.l - r.f + 1) AS w FROM {view} JOIN {spread} r "
-                     f"ON {view}.{_q(s)} = r.pv) GROUP BY ALL")  # fmt: skip
+            inner = (
+                f"SELECT {keys}, sv, sum(w) c FROM (SELECT {cols}, unnest(range(r.f, r.l + 1)) AS sv, "
+                f"CAST({cnt} AS DOUBLE) / (r.l - r.f + 1) AS w FROM {view} JOIN {spread} r "
+                f"ON {view}.{_q(s)} = r.pv) GROUP BY ALL"
+            )
         h = self.con.execute(
             f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c, "
             f"{keys} FROM ({inner})"
@@ -581,8 +639,9 @@ class _Checker:
         values = [str(r[0]) for r in self.con.execute(f"SELECT DISTINCT {_q(s)} FROM {view} ORDER BY 1").fetchall()]
         return taxonomy_parents(rows, values)
 
-    def generalized_ok(self, data: str, labels: str, order: str, attrs: list[str], s: str | None,
-                       guarantee: dict[str, Any], name: str) -> None:  # fmt: skip
+    def generalized_ok(
+        self, data: str, labels: str, order: str, attrs: list[str], s: str | None, guarantee: dict[str, Any], name: str
+    ) -> None:
         """A generalized table: the listings are well formed (each listed attribute's leaves
         numbered 0 .. m-1, every generalized value a run first..last of them, no generalized
         value also a leaf); every equivalence class (distinct values of the non-sensitive
@@ -596,31 +655,51 @@ class _Checker:
             f"SELECT (SELECT count(*) FROM {labels} WHERE attribute NOT IN ({names})) + "
             f"(SELECT count(*) FROM {order} WHERE attribute NOT IN ({names}))"
         ).fetchone()
-        self.zero("generalized", bad, "the listings name only attributes of the table",
-                  "{} listing row(s) name an attribute the table does not hold", name)  # fmt: skip
+        self.zero(
+            "generalized",
+            bad,
+            "the listings name only attributes of the table",
+            "{} listing row(s) name an attribute the table does not hold",
+            name,
+        )
         numbering = self.con.execute(
             f"SELECT count(*) FROM (SELECT attribute, count(*) m, count(DISTINCT TRY_CAST(position AS BIGINT)) d, "
             f"min(TRY_CAST(position AS BIGINT)) lo, max(TRY_CAST(position AS BIGINT)) hi FROM {order} GROUP BY 1) "
             "WHERE d <> m OR lo <> 0 OR hi <> m - 1 OR d IS NULL"
         ).fetchone()
-        self.zero("generalized", numbering, "each listed attribute's leaves are numbered 0 .. m-1",
-                  "{} attribute(s) whose leaves are not numbered 0 .. m-1 exactly once", name)  # fmt: skip
+        self.zero(
+            "generalized",
+            numbering,
+            "each listed attribute's leaves are numbered 0 .. m-1",
+            "{} attribute(s) whose leaves are not numbered 0 .. m-1 exactly once",
+            name,
+        )
         runs = self.con.execute(
             f"SELECT count(*) FROM {labels} l LEFT JOIN (SELECT attribute, count(*) m FROM {order} GROUP BY 1) o "
             "USING (attribute) WHERE o.m IS NULL OR TRY_CAST(l.first AS BIGINT) IS NULL OR TRY_CAST(l.last AS BIGINT) "
             "IS NULL OR CAST(l.first AS BIGINT) < 0 OR CAST(l.last AS BIGINT) < CAST(l.first AS BIGINT) "
             "OR CAST(l.last AS BIGINT) >= o.m"
         ).fetchone()
-        self.zero("generalized", runs, "every generalized value covers a run of its attribute's leaves",
-                  "{} generalized value(s) cover no valid run of their attribute's leaves", name)  # fmt: skip
+        self.zero(
+            "generalized",
+            runs,
+            "every generalized value covers a run of its attribute's leaves",
+            "{} generalized value(s) cover no valid run of their attribute's leaves",
+            name,
+        )
         if (runs and runs[0]) or (numbering and numbering[0]):
             return
         clash = self.con.execute(
             f"SELECT count(*) FROM {labels} l JOIN {order} o ON o.attribute = l.attribute AND o.leaf = l.value "
             "WHERE NOT (CAST(l.first AS BIGINT) = CAST(o.position AS BIGINT) AND l.first = l.last)"
         ).fetchone()
-        self.zero("generalized", clash, "no generalized value is also a leaf of its attribute",
-                  "{} generalized value(s) are also leaves of their attribute (ambiguous)", name)  # fmt: skip
+        self.zero(
+            "generalized",
+            clash,
+            "no generalized value is also a leaf of its attribute",
+            "{} generalized value(s) are also leaves of their attribute (ambiguous)",
+            name,
+        )
         g = self.guarantee_of(s, guarantee) if s is not None else guarantee
         spread = None
         if s is not None and self.sensitive_generalized(labels, s):
@@ -634,9 +713,13 @@ class _Checker:
             stray = self.con.execute(
                 f"SELECT count(*) FROM {data} WHERE {_q(s)} NOT IN (SELECT pv FROM s_runs)"
             ).fetchone()
-            self.zero("generalized", stray, f"every published value of {s!r} is a listed leaf or generalized value",
-                      f"{{}} row(s) hold a value of {s!r} that is neither a listed leaf nor a generalized value",
-                      name)  # fmt: skip
+            self.zero(
+                "generalized",
+                stray,
+                f"every published value of {s!r} is a listed leaf or generalized value",
+                f"{{}} row(s) hold a value of {s!r} that is neither a listed leaf nor a generalized value",
+                name,
+            )
         self.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class", spread)
         self.con.execute("DROP TABLE IF EXISTS s_runs")
         if self.original is None:
@@ -644,8 +727,12 @@ class _Checker:
         size = self.con.execute(f"SELECT count(*) FROM {data}").fetchone()
         limit = self.pairing_max_rows
         if limit is not None and size and int(size[0]) > limit:
-            self.report.add("generalization", True, f"skipped: more than {limit:,} rows (versapub check --original "
-                            "runs it at any size)", name)  # fmt: skip
+            self.report.add(
+                "generalization",
+                True,
+                f"skipped: more than {limit:,} rows (versapub check --original runs it at any size)",
+                name,
+            )
             return
         for i, a in enumerate(attrs):  # published value -> the input's code of every leaf it covers
             self.con.execute(
@@ -917,5 +1004,6 @@ def verify_release(
 
 def required(rules: list[Rule] | None, guarantee: dict[str, Any] | None, source: str = "") -> Requirement:
     """A requirement from rules (without guarantees of their own) and a guarantee."""
-    return Requirement(guarantee, tuple(r.to_json() for r in rules) if rules is not None else None,
-                       source or "given by the caller")  # fmt: skip
+    return Requirement(
+        guarantee, tuple(r.to_json() for r in rules) if rules is not None else None, source or "given by the caller"
+    )

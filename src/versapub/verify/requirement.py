@@ -61,8 +61,11 @@ class Requirement:
         """Each rule checked, with its guarantee: the requirement's own for the rule, else
         the required guarantee, else (nothing required of it) the manifest's own for the
         same rule, else the manifest's."""
-        claimed = {_key(r): r["guarantee"] for r in manifest.get("rules", [])
-                   if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)}  # fmt: skip
+        claimed = {
+            _key(r): r["guarantee"]
+            for r in manifest.get("rules", [])
+            if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)
+        }
         rules = list(self.rules) if self.rules is not None else [r for r in manifest["rules"] if isinstance(r, dict)]
         out = []
         for r in rules:
@@ -87,6 +90,8 @@ class Requirement:
         if self.k is not None:
             what += f"; every table's smallest published cell at least k = {self.k}"
         if not self.stated:
-            return (f"checked against the release's own claim: {what} (its manifest; a claim, not your requirement — "
-                    "state yours with --policy FILE, --guarantee or --l)")  # fmt: skip
+            return (
+                f"checked against the release's own claim: {what} (its manifest; a claim, not your requirement — "
+                "state yours with --policy FILE, --guarantee or --l)"
+            )
         return f"checked against your requirement ({self.source or 'given by the caller'}): {what}"
