@@ -171,7 +171,8 @@ def test_information_um_by_brute_force(tmp_path: Path) -> None:
     import csv
     import math
 
-    from versapub.release.metrics import file_metrics, release_metrics
+    from versapub.release.metrics import release_metrics
+    from versapub.reports.file_metrics import file_metrics
 
     table = random_table(np.random.default_rng(8), 300, {"age": 9, "zip": 6, "s": 5}, skew=0.3)
     rel = versapub.publish(table, ["age, zip -> s"], l=2, anonymizer="mondrian", seed=1)

@@ -308,7 +308,8 @@ def test_incognito_kl_criterion_is_the_release_models_kl() -> None:
 
 
 def test_metrics_from_memory_and_from_files_agree_and_match_hand_counts(tmp_path: Path) -> None:
-    from versapub.release.metrics import file_metrics, release_metrics
+    from versapub.release.metrics import release_metrics
+    from versapub.reports.file_metrics import file_metrics
 
     rng = np.random.default_rng(8)
     table = _table(rng, 150)

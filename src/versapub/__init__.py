@@ -21,6 +21,8 @@ from versapub._version import __version__
 #: command line starts fast (its --help and input errors need none of the heavy engines).
 _EXPORTS = {
     "datasets": "versapub.datasets",
+    "inspect": "versapub.inspect",
+    "workflow": "versapub.workflow",
     "publish": "versapub.api",
     "EncodedTable": "versapub.data",
     "Hierarchy": "versapub.data",
@@ -44,11 +46,14 @@ _EXPORTS = {
     "ColumnRoles": "versapub.privacy.roles",
 }
 
+#: Exports that are modules (``versapub.inspect.evaluate(...)``), not names inside one.
+_MODULES = {"datasets", "inspect", "workflow"}
+
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         module = import_module(_EXPORTS[name])
-        value = module if name == "datasets" else getattr(module, name)
+        value = module if name in _MODULES else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'versapub' has no attribute {name!r}")
@@ -59,7 +64,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from versapub import datasets
+    from versapub import datasets, inspect, workflow
     from versapub.api import publish
     from versapub.data import EncodedTable, Hierarchy, MissingPolicy
     from versapub.errors import VersapubError
@@ -90,6 +95,7 @@ __all__ = [
     "__version__",
     "check_gnf",
     "datasets",
+    "inspect",
     "load_config",
     "load_release",
     "model_from_release",
@@ -97,5 +103,6 @@ __all__ = [
     "publish",
     "read_table",
     "reduce_rules",
+    "workflow",
     "write_release",
 ]

@@ -1,5 +1,41 @@
-"""The release format's name, written into every manifest (``docs/release-format.md``).
+"""The release format on the ground floor: its name, written into every manifest, and the one
+reader of a release's ``manifest.json`` (``docs/release-format.md``).  Light on purpose: the
+command line checks a release directory before it loads any engine; the independent verifier
+checks the manifest's contents with its own rules (:mod:`versapub.verify.release_check`)."""
 
-The independent verifier keeps its own copy on purpose."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from versapub.errors import ReleaseError
 
 FORMAT = "versapub-release/1"
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """The manifest of a release directory, with its core keys checked."""
+    d = Path(directory)
+    path = d / "manifest.json"
+    if not d.is_dir():
+        raise ReleaseError(f"{d} is not a release directory (it does not exist or is a file).")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReleaseError(f"{d} has no manifest.json; it is not a versapub release.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"{path} is not valid JSON: {exc}.") from None
+    if not isinstance(manifest, dict):
+        raise ReleaseError(f"{path} is not a JSON object.")
+    missing = [k for k in ("format", "n_records", "tables") if k not in manifest]
+    if missing:
+        raise ReleaseError(f"{path} lacks the core key(s) {missing}.")
+    if manifest["format"] != FORMAT:
+        raise ReleaseError(f"{path}: unknown format {manifest['format']!r}; this versapub reads {FORMAT!r}.")
+    n = manifest["n_records"]
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise ReleaseError(f"{path}: n_records must be a positive integer, got {n!r}.")
+    if not isinstance(manifest["tables"], list) or not manifest["tables"]:
+        raise ReleaseError(f"{path}: 'tables' must be a non-empty list.")
+    return manifest

@@ -169,7 +169,7 @@ def inject(
     and write the enlarged release, verified."""
     from versapub.data.hierarchy import Hierarchy as _H
     from versapub.errors import ConfigError
-    from versapub.io.manifest import read_manifest
+    from versapub.formats import read_manifest
     from versapub.marginals import job as jobs
     from versapub.marginals.release import collection_release
     from versapub.release.model import InputInfo
@@ -243,8 +243,9 @@ def with_utility(release: Release, progress: Progress = _silent) -> Release:
     """The release with its utility measured against its own input (KL-divergence, the
     default workload, marginal errors), as stored in the manifest."""
     from versapub.kinds.build import model_from_release
+    from versapub.kinds.metrics import functional_measures
     from versapub.model import utility_summary
-    from versapub.release.metrics import functional_measures, release_metrics
+    from versapub.release.metrics import release_metrics
 
     progress("measuring utility (KL-divergence, 1,000 COUNT queries; classes and ID3 for generalized tables)", 0, 0)
     t = time.perf_counter()
@@ -373,6 +374,7 @@ def run_dask(
     from versapub.errors import ClusterError, ReleaseError, VersapubError
     from versapub.io import workdirs
     from versapub.io.safety import check_destination
+    from versapub.kinds import product_parts
     from versapub.model.outofcore import utility_summary as outofcore_utility
     from versapub.privacy.per_rule import split
     from versapub.privacy.rules import validate_rules
@@ -423,7 +425,9 @@ def run_dask(
                     "partitions": table.n_parts,
                 },
             )
-            measure = (lambda: outofcore_utility(release, progress=progress)) if utility else None
+            measure = (
+                (lambda: outofcore_utility(release, parts_of=product_parts, progress=progress)) if utility else None
+            )
             progress("writing, measuring and verifying the release", 0, 0)
             write_release(
                 release,

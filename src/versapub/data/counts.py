@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -14,13 +14,23 @@ import pyarrow as pa
 
 from versapub.data.groupby import group_rows
 from versapub.data.grouping import GROUP_ID, Grouping
-from versapub.data.table import EncodedTable
 
 if TYPE_CHECKING:
     from versapub.data.histograms import GroupTest
 
 #: Rows per written batch: text is materialized one batch at a time.
 WRITE_BATCH = 1 << 17
+
+
+class Coded(Protocol):
+    """What counting asks of a table (an :class:`~versapub.data.table.EncodedTable`): its
+    codes, their cardinality and each column's values."""
+
+    def codes(self, name: str) -> npt.NDArray[Any]: ...
+
+    def cardinality(self, name: str) -> int: ...
+
+    def column(self, name: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -187,7 +197,7 @@ class CountTable:
 
 
 def count_table(
-    table: EncodedTable,
+    table: Coded,
     names: Sequence[str],
     extra: Sequence[tuple[str, npt.NDArray[np.integer], int]] = (),
 ) -> CountTable:
@@ -203,7 +213,7 @@ def count_table(
 
 
 def grouped_count_tables(
-    table: EncodedTable, grouping: Grouping, layouts: Sequence[Sequence[str]], rng: np.random.Generator
+    table: Coded, grouping: Grouping, layouts: Sequence[Sequence[str]], rng: np.random.Generator
 ) -> list[CountTable]:
     """In memory: every record's group (ranks inside its bucket from one shuffle of the
     records, then a random relabelling of the groups) and one count table per layout

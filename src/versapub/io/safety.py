@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from versapub.errors import ReleaseError
-from versapub.io.manifest import FORMAT
+from versapub.formats import FORMAT
 
 #: Files a release directory holds besides the tables its manifest lists.
 RELEASE_EXTRAS = frozenset({"manifest.json", "verification.json", "check.json", "report.md", "report.html"})

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.counts import CountTable
 from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
@@ -54,6 +55,10 @@ class Anatomy(LeavesOnly):
 
     def file_names(self, table: str, ext: str) -> dict[str, str]:
         return {"qit": f"{table}_qit.{ext}", "st": f"{table}_st.{ext}"}
+
+    def product_parts(self, table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
+        single = len(table.sensitive_attributes) == 1 and table.suppressed_group is None
+        return (table.parts["qit"], table.parts["st"], table.sensitive_attributes[0]) if single else None
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         if not table.also_enforces:

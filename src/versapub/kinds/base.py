@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
+from versapub.data.counts import CountTable
 from versapub.errors import ReleaseError
 from versapub.model.factors import Factor
 from versapub.model.sparse import Codes
@@ -132,6 +133,13 @@ class TableKind(Protocol):
         its published values."""
         ...
 
+    def product_parts(self, table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
+        """The table as a factor of a product estimate measured out of core
+        (:mod:`versapub.model.outofcore`): its first part, its second part and the attribute
+        that part holds (Anatomy's ST with one sensitive attribute and nothing suppressed),
+        or ``(data, None, None)``; None when the kind is no such factor."""
+        ...
+
     def listing_roles(self, entry: Entry) -> dict[str, list[str]]:
         """Files that are listings, not count tables (no ``count`` column): role -> columns."""
         ...
@@ -190,6 +198,11 @@ def register(kind: TableKind) -> TableKind:
     """Add a kind to the registry (its module calls this once)."""
     KINDS[kind.name] = kind
     return kind
+
+
+def product_parts(table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
+    """``table``'s kind's :meth:`TableKind.product_parts`."""
+    return get_kind(table.kind).product_parts(table)
 
 
 def get_kind(name: object) -> TableKind:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
+from versapub.data.counts import CountTable
 from versapub.data.sql import connect, duckdb_source, ident
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
@@ -104,6 +105,9 @@ class Generalized:
             except ValueError as exc:
                 raise ReleaseError(f"The labels listing of {where} for {a!r}: {exc}.") from None
         return out
+
+    def product_parts(self, table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
+        return None  # a mixture of uniform runs, not a count table of values
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         held = {"sensitive": table.sensitive} if table.enforces is None and table.sensitive else {}

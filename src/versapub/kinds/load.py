@@ -19,7 +19,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from versapub.errors import ReleaseError
-from versapub.io.manifest import read_manifest
+from versapub.formats import read_manifest
 from versapub.kinds.base import Entry, TablePart, get_kind, parse_entry
 from versapub.model.factors import Factor
 from versapub.model.induced import release_model

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.counts import CountTable
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
 from versapub.model.factors import Factor, PlainFactor
 from versapub.privacy.guarantee import Guarantee
@@ -25,6 +26,9 @@ class Plain(LeavesOnly):
 
     def file_names(self, table: str, ext: str) -> dict[str, str]:
         return {"data": f"{table}.{ext}"}
+
+    def product_parts(self, table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
+        return table.parts["data"], None, None
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         return {}

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable
+from versapub.data.counts import CountTable
 from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.anatomy import group_column
@@ -100,6 +101,9 @@ class SAGroups:
 
     def leaf_sets(self, entry: Entry, listings: Mapping[str, Sequence[tuple[str, ...]]]) -> LeafSets:
         return {}
+
+    def product_parts(self, table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
+        return None  # IPF over group sets: no closed product
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         return {

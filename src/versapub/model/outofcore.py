@@ -46,11 +46,20 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _tables(release: Release) -> list[tuple[str, Any, Any, list[str], str | None]]:
+#: A table as a factor of the product estimate: ``(first part, second part or None, its
+#: sensitive attribute or None)``, or None when its kind is no such factor — a kind's
+#: ``product_parts`` (:class:`versapub.kinds.base.TableKind`), handed in by the caller.
+PartsOf = Callable[[Any], "tuple[Any, Any, str | None] | None"]
+#: (name, first part, second part, attributes, sensitive) per table.
+Tables = list[tuple[str, Any, Any, list[str], str | None]]
+
+
+def _tables(release: Release, parts_of: PartsOf) -> Tables:
     """(name, first part, second part, attributes, sensitive) per table; refuses releases
-    whose estimate is not a product of plain and single-attribute Anatomy tables."""
+    whose estimate is not a product of tables that are factors on their own (plain and
+    single-attribute Anatomy tables: their kinds say so)."""
     seen: set[str] = set()
-    out: list[tuple[str, Any, Any, list[str], str | None]] = []
+    out: Tables = []
     for t in release.tables:
         attrs = list(t.attributes)
         if seen & set(attrs):
@@ -58,19 +67,16 @@ def _tables(release: Release) -> list[tuple[str, Any, Any, list[str], str | None
                 f"Table {t.name} shares attributes with another; the out-of-core utility needs disjoint tables (UAD's)."
             )
         seen |= set(attrs)
-        a = t.table
-        if a.kind == "plain":
-            out.append((t.name, a.parts["data"], None, attrs, None))
-        elif a.kind == "anatomy" and len(a.sensitive_attributes) == 1 and a.suppressed_group is None:
-            out.append((t.name, a.parts["qit"], a.parts["st"], attrs, a.sensitive_attributes[0]))
-        else:
+        parts = parts_of(t.table)
+        if parts is None:
             raise ReleaseError(
-                f"Table {t.name} is a {a.kind} table; the out-of-core utility measures plain and Anatomy tables."
+                f"Table {t.name} is a {t.table.kind} table; the out-of-core utility measures plain and Anatomy tables."
             )
+        out.append((t.name, parts[0], parts[1], attrs, parts[2]))
     return out
 
 
-def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
+def kl_divergence(release: Release, tables: Tables, con: Any) -> dict[str, Any]:
     """The KL-divergence (module docstring) and the counts it rests on."""
     n = release.n_records
     cols = [_q(a) for a in release.attributes]
@@ -82,7 +88,7 @@ def kl_divergence(release: Release, con: Any) -> dict[str, Any]:
     plogp, distinct = float(row[0]) / n - math.log(n), int(row[1])
     expected = 0.0  # E_p[log p~]
     zero = 0
-    for i, (_, first, second, attrs, s) in enumerate(_tables(release)):
+    for i, (_, first, second, attrs, s) in enumerate(tables):
         if second is None:
             first.register_duckdb(con, f"t{i}")
             got = con.execute(f'SELECT sum("count" * ln("count")) FROM t{i}').fetchone()
@@ -164,11 +170,12 @@ def workload(
     return draw_queries(release.source, n_queries, qd, p, seed, progress)
 
 
-def estimates(release: Release, queries: Sequence[dict[str, Codes]], progress: Progress = _quiet) -> np.ndarray:
+def estimates(
+    release: Release, tables: Tables, queries: Sequence[dict[str, Codes]], progress: Progress = _quiet
+) -> np.ndarray:
     """The model's answer to every query: ``n`` times the product over the tables."""
     n = release.n_records
     prob = np.ones(len(queries), dtype=np.float64)
-    tables = _tables(release)
     for k, (name, first, second, attrs, s) in enumerate(tables):
         progress(f"the workload's estimates: table {name}", k, len(tables))
         own = [{a: v for a, v in q.items() if a in attrs} for q in queries]
@@ -191,11 +198,11 @@ def estimates(release: Release, queries: Sequence[dict[str, Codes]], progress: P
     return n * prob
 
 
-def marginal_errors(release: Release) -> dict[str, float]:
+def marginal_errors(release: Release, tables: Tables) -> dict[str, float]:
     """Per attribute, the largest |P_published(v) − P_original(v)|."""
     n = release.n_records
     out = {}
-    for _, first, second, attrs, s in _tables(release):
+    for _, first, second, attrs, s in tables:
         for a in attrs:
             part = second if a == s else first
             pub = part.marginal(a)
@@ -206,15 +213,24 @@ def marginal_errors(release: Release) -> dict[str, float]:
 
 
 def utility_summary(
-    release: Release, *, n_queries: int = 1000, qd: int = 3, p: float = 0.4, seed: int = 1, progress: Progress = _quiet
+    release: Release,
+    *,
+    parts_of: PartsOf,
+    n_queries: int = 1000,
+    qd: int = 3,
+    p: float = 0.4,
+    seed: int = 1,
+    progress: Progress = _quiet,
 ) -> dict[str, Any]:
     """The manifest's ``utility`` for a release published on the Dask backend (the keys of
-    :func:`versapub.model.utility.utility_summary`)."""
+    :func:`versapub.model.utility.utility_summary`); ``parts_of``: each table's kind's
+    ``product_parts``."""
+    tables = _tables(release, parts_of)
     t0 = time.perf_counter()
     with connect(0.25, ordered=False) as con:  # a LocalCluster's workers have the rest of the memory
         progress("KL-divergence (DuckDB over the codes)", 0, 3)
         release.source.register_duckdb(con)
-        kl = kl_divergence(release, con)
+        kl = kl_divergence(release, tables, con)
     kl_s = time.perf_counter() - t0
     n = release.n_records
     alone = sum(
@@ -224,7 +240,7 @@ def utility_summary(
     t1 = time.perf_counter()
     qd_eff = min(qd, len(release.attributes))
     queries, actual, redrawn = workload(release, n_queries, qd_eff, p, seed, progress)
-    est = estimates(release, queries, progress)
+    est = estimates(release, tables, queries, progress)
     err = np.abs(actual - est) / actual
     re_ = RelativeError(float(err.mean()), float(np.median(err)), err, est, len(err), redrawn, time.perf_counter() - t1)
     value = kl["value"]
@@ -237,7 +253,7 @@ def utility_summary(
         "kl_all_attributes_alone": max(alone + kl["plogp"], 0.0),
         "relative_error": re_.to_json(),
         "workload": {"n_queries": n_queries, "qd": qd_eff, "p": p, "seed": seed},
-        "marginal_error": marginal_errors(release),
+        "marginal_error": marginal_errors(release, tables),
         "model_path": "out of core: the product of the disjoint tables (KL in DuckDB over the codes; the workload on "
         "the cluster)",
         "seconds": {"kl": round(kl_s, 4), "workload": round(re_.seconds, 4)},

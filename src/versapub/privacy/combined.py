@@ -22,11 +22,13 @@ class AllOf:
 
     name = "all-of"
 
-    def __post_init__(self) -> None:
-        from versapub.privacy.guarantee import make_guarantee  # the registry imports this module
+    #: Parameters holding guarantees: the registry builds them from their manifest form.
+    nested = ("guarantees",)
 
-        built = tuple(make_guarantee(dict(g)) if isinstance(g, dict) else g for g in self.guarantees)
-        object.__setattr__(self, "guarantees", built)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "guarantees", tuple(self.guarantees))
+        if any(isinstance(g, dict) for g in self.guarantees):
+            raise RuleError("all-of combines built guarantees (make_guarantee builds them from their manifest form).")
         if len(self.guarantees) < 2:
             raise RuleError("all-of combines at least two guarantees.")
 

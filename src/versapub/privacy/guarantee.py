@@ -16,6 +16,7 @@ import dataclasses
 from typing import Any
 
 from versapub.errors import RuleError
+from versapub.plugins import parse_spec
 from versapub.privacy.base import (
     CONTEXTS,
     Guarantee,
@@ -107,27 +108,19 @@ def make_guarantee(spec: dict[str, Any]) -> Guarantee:
             f"The {name} guarantee needs a value for {', '.join(missing)} (e.g. {name}:{cli} on the command line, "
             f"or {toml} in the configuration)."
         )
+    for k in getattr(cls, "nested", ()):  # parameters holding guarantees (all-of): built first
+        if k in params:
+            parts = params[k]
+            if not isinstance(parts, list | tuple):
+                raise RuleError(f"The {name} guarantee's {k} is a list of guarantees, got {parts!r}.")
+            params[k] = tuple(make_guarantee(dict(g)) if isinstance(g, dict) else g for g in parts)
     built: Guarantee = cls(**{spelled.get(k, k): v for k, v in params.items()})
     return built
 
 
 def parse_guarantee(text: str) -> dict[str, Any]:
     """``"l-diversity:l=3"`` (command-line form: a name, then ``param=value`` pairs after a
-    colon, comma-separated) -> ``{"name": "l-diversity", "l": 3}`` (numbers become numbers)."""
-    name, _, rest = text.partition(":")
-    if not name.strip():
-        raise RuleError(f"--guarantee {text!r}: give a name, e.g. l-diversity:l=3.")
-    spec: dict[str, Any] = {"name": name.strip().lower()}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise RuleError(f"--guarantee {text!r}: parameters are key=value pairs, e.g. l-diversity:l=3.")
-        v: Any = value.strip()
-        for conv in (int, float):
-            try:
-                v = conv(v)
-                break
-            except ValueError:
-                continue
-        spec[key.strip()] = v
-    return spec
+    colon, comma-separated) -> ``{"name": "l-diversity", "l": 3}``; values read as every
+    plug-in's do (:func:`versapub.plugins.parse_spec`: booleans, None, numbers)."""
+    name, params = parse_spec(text, "--guarantee")
+    return {"name": name, **params}

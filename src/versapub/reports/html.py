@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from versapub.errors import VersapubError
-from versapub.io.manifest import read_manifest
+from versapub.formats import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule

@@ -43,12 +43,14 @@ from versapub.model.sparse import group_sum
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
-from versapub.verify.attack_msa import msa_attack
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
+from versapub.verify.finding import Finding
 from versapub.verify.group_checks import le
+from versapub.verify.kind_checks import KIND_CHECKS
+from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
-from versapub.verify.release_check import PAIRING_MAX_ROWS, Finding, VerificationReport, required, verify_release
+from versapub.verify.release_check import required, verify_release
 from versapub.verify.requirement import Requirement
 from versapub.verify.thresholds import Threshold, Thresholds, threshold
 
@@ -68,11 +70,6 @@ MEMORY_SHARES = {
     "collection": 0.05,
 }
 
-#: A kind's own attack, on what only that kind publishes (``sa-groups``: value sets read by
-#: Ye et al.'s adversary with background knowledge): ``attack(directory, original) -> [result]``,
-#: each result a dict with ``table``, ``ok``, ``message`` and the attack's rows.
-KIND_ATTACKS: dict[str, Callable[[Path, EncodedTable | None], list[dict[str, Any]]]] = {"sa-groups": msa_attack}
-
 
 @dataclass
 class CheckReport:
@@ -85,7 +82,7 @@ class CheckReport:
     posterior: list[dict[str, Any]] = field(default_factory=list)
     hygiene: list[Finding] = field(default_factory=list)
     identity: list[dict[str, Any]] = field(default_factory=list)
-    #: The kinds' own attacks (:data:`KIND_ATTACKS`).
+    #: The kinds' own attacks (:data:`versapub.verify.kind_checks.KIND_CHECKS`).
     kind_attacks: list[dict[str, Any]] = field(default_factory=list)
     #: With ``k``: k-link and k-combinatorial anonymity of the release as a collection of
     #: count tables (:mod:`versapub.verify.collection_check`).
@@ -96,6 +93,15 @@ class CheckReport:
     #: release's own claim), and whether the steward stated a requirement.
     checked_against: str = ""
     required: bool = False
+    #: How many rules the steward's requirement states (None: the manifest's rules).
+    rules_required: int | None = None
+
+    #: The verification's own checks of a collection of marginals.
+    COLLECTION_CHECKS = ("k-link", "k-combinatorial", "maxent-diversity", "collection")
+
+    def findings_of(self, *checks: str) -> list[Finding]:
+        """The verification's findings of these checks, in order."""
+        return [f for f in self.verification.findings if f.check in checks]
 
     @property
     def ok(self) -> bool:
@@ -324,7 +330,7 @@ def _marginal_posterior(
     s_col = _ident(r.rhs)
     row = con.execute(
         f'SELECT {s_col}, CAST(sum(CAST("count" AS BIGINT)) AS DOUBLE) / '
-        f'(SELECT sum(CAST("count" AS BIGINT)) FROM {src}) FROM {src} GROUP BY 1 ORDER BY 2 DESC LIMIT 1'
+        f'(SELECT sum(CAST("count" AS BIGINT)) FROM {src}) FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1'
     ).fetchone()
     worst, value = (float(row[1]), str(row[0])) if row is not None else (0.0, "")
     limit = g.posterior_limit()
@@ -384,13 +390,13 @@ def group_bounds(directory: Path, rules: list[Rule], g: Thresholds) -> dict[Rule
                         f"(r.l - r.f + 1) {x} FROM {src} d JOIN ({runs[0]}) r ON d.{s_col} = r.pv), "
                         f"c AS (SELECT {part}, {leaf}, sum({x}) {x} FROM w GROUP BY ALL) "
                         f"SELECT o.leaf, p.{x} FROM (SELECT {leaf}, {x} / sum({x}) OVER (PARTITION BY {part}) {x} "
-                        f"FROM c) p JOIN ({runs[1]}) o ON o.position = p.{leaf} ORDER BY 2 DESC LIMIT 1"
+                        f"FROM c) p JOIN ({runs[1]}) o ON o.position = p.{leaf} ORDER BY 2 DESC, 1 LIMIT 1"
                     ).fetchone()
                 else:
                     per_table[t["name"]] = con.execute(
                         f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT {s_col}, sum(CAST("count" AS BIGINT)) '
                         f'OVER (PARTITION BY {part}, {s_col}) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY '
-                        f"{part}) {n} FROM {src}) ORDER BY 2 DESC LIMIT 1"
+                        f"{part}) {n} FROM {src}) ORDER BY 2 DESC, 1 LIMIT 1"
                     ).fetchone()
             row = per_table[t["name"]]
             if row is None:
@@ -557,9 +563,10 @@ def collection_identity(directory: Path, k: int | None) -> list[dict[str, Any]]:
 
 
 def kind_attacks(directory: Path, manifest: dict[str, Any], original: EncodedTable | None) -> list[dict[str, Any]]:
-    """The own attack of every kind the release holds that has one (:data:`KIND_ATTACKS`)."""
+    """The own attack of every kind the release holds that has one (:data:`KIND_CHECKS`)."""
     kinds = dict.fromkeys(str(t.get("kind")) for t in manifest.get("tables", []))
-    return [r for kind in kinds if kind in KIND_ATTACKS for r in KIND_ATTACKS[kind](directory, original)]
+    attacks = [KIND_CHECKS[k].attack for k in kinds if k in KIND_CHECKS]
+    return [r for attack in attacks if attack is not None for r in attack(directory, original)]
 
 
 def run_check(
@@ -668,6 +675,7 @@ def run_check(
             seconds=seconds,
             checked_against=req.describe(manifest),
             required=req.stated,
+            rules_required=len(req.rules) if req.rules is not None else None,
         )
         broken = {"manifest", "file", "counts", "anatomy"}
         if any(f.check in broken for f in verification.failures):

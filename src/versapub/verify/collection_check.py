@@ -47,6 +47,7 @@ import pyarrow as pa
 from versapub.data.sql import connect, duckdb_source
 from versapub.verify.finding import Finding as Result
 from versapub.verify.group_checks import SpecError, failing_groups, group_test
+from versapub.verify.kind_checks import KIND_CHECKS
 
 #: Rows the maximum-entropy join may reach.
 JOIN_MAX_ROWS = 50_000_000
@@ -54,8 +55,6 @@ JOIN_MAX_ROWS = 50_000_000
 DENSE_MAX_CELLS = 1 << 23
 #: Cells of the join of supports for exact k-combinatorial bounds by integer programming.
 ILP_MAX_CELLS = 20_000
-#: The file holding a kind's non-sensitive values.
-_ROLE = {"plain": "data", "generalized": "data", "anatomy": "qit", "sa-groups": "qit"}
 
 
 def _q(name: str) -> str:
@@ -102,7 +101,8 @@ class Collection:
         self.tables: list[_Table] = []
         want = set(attrs) | self.free
         for i, e in enumerate(manifest.get("tables", [])):
-            role = _ROLE.get(str(e.get("kind")))
+            kind = KIND_CHECKS.get(str(e.get("kind")))
+            role = kind.cells if kind is not None else None
             files = e.get("files") or {}
             if role is None or role not in files:
                 raise Unreadable(f"table {e.get('name')!r}: kind {e.get('kind')!r} is not a table of counts")
@@ -124,7 +124,7 @@ class Collection:
                 f'BIGINT)) AS "count" FROM {src}{grp}'
             )
             t = _Table(str(e.get("name")), rel, held)
-            if e.get("kind") == "generalized" and "labels" in files and "order" in files:
+            if kind is not None and kind.generalized and "labels" in files and "order" in files:
                 lab, order = duckdb_source(directory / files["labels"]), duckdb_source(directory / files["order"])
                 rows = con.execute(
                     f"SELECT l.attribute, l.value, o.leaf FROM {lab} l JOIN {order} o ON o.attribute = l.attribute "

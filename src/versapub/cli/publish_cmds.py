@@ -1,0 +1,176 @@
+"""Publish-side commands: ``publish``, ``rules``, ``demo``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from versapub.cli.app import (
+    RECORD_HELP,
+    _errors,
+    cli,
+    err,
+    out,
+)
+from versapub.cli.options import (
+    _build_config,
+    _config_options,
+)
+from versapub.cli.progress import _progress, _run_publish
+from versapub.cli.render import _print_summary, render_rules
+from versapub.errors import ConfigError
+
+if TYPE_CHECKING:
+    pass
+
+
+@cli.command()
+@_config_options
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory of the release (must not exist unless --overwrite).",
+)
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), help="Table file format (default csv).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
+@click.option("--quiet", is_flag=True, help="Print nothing on success.")
+@click.option("--no-utility", is_flag=True, help="Skip measuring KL-divergence and the default query workload.")
+@click.option(
+    "--backend",
+    type=click.Choice(["memory", "dask"]),
+    help="Where the records are processed: memory (default: this process) or dask (a Dask cluster, for tables that "
+    "do not fit in memory; needs pip install 'versapub[dask]'; uad + anatomy; Parquet output).",
+)
+@click.option(
+    "--scheduler",
+    metavar="tcp://HOST:8786",
+    help="--backend dask: an existing Dask scheduler (default: a LocalCluster on this machine).",
+)
+@click.option(
+    "--workers", type=int, help="--backend dask without --scheduler: worker processes (default: one per core)."
+)
+@click.option(
+    "--worker-memory",
+    "worker_memory",
+    metavar="SIZE",
+    help="--backend dask without --scheduler: memory per worker, e.g. 4GiB (default: 3/4 of the machine's, shared).",
+)
+@click.option(
+    "--scratch",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="--backend dask: directory for intermediate Parquet files, visible to every worker (default: beside --out).",
+)
+@click.option("--record-input-path", "record_input_path", is_flag=True, default=None, help=RECORD_HELP)
+@click.option(
+    "--k",
+    "k_floor",
+    type=int,
+    help="A floor: refuse the release (exit 3, nothing written) when a table's smallest published cell of "
+    "non-sensitive values holds fewer than K records — the same test as check --k (config: [privacy] k).",
+)
+def publish(
+    out_dir: Path,
+    fmt: str | None,
+    overwrite: bool,
+    quiet: bool,
+    no_utility: bool,
+    backend: str | None,
+    scheduler: str | None,
+    workers: int | None,
+    worker_memory: str | None,
+    scratch: Path | None,
+    k_floor: int | None,
+    record_input_path: bool | None,
+    **opts: Any,
+) -> None:
+    """Publish a table under privacy rules into a verified release directory.
+
+    Either CONFIG.toml (see the README for the format) or flags:
+    versapub publish --input data.csv --rule "a, b -> c" --l 3 --out release/
+
+    A table too large for memory (a Parquet directory or CSV files) runs on Dask:
+    versapub publish --input data/ --rule "a, b -> c" --l 10 --backend dask --out release/
+    (--scheduler tcp://HOST:8786 for an existing cluster). Exit status: 0 published (the verdict
+    line says whether it needs attention), 2 bad input or refused, 3 verification failed or
+    --k not met, 5 the Dask cluster failed (nothing written in any of these).
+    """
+    with _errors():
+        if backend == "dask" and fmt == "csv":
+            raise ConfigError(
+                "--backend dask writes Parquet (its large tables are directories of Parquet parts); "
+                "leave out --format csv."
+            )
+        if scheduler and backend is None:
+            backend = "dask"
+        cfg = _build_config(opts, fmt).with_overrides(
+            backend=backend,
+            scheduler=scheduler,
+            workers=workers,
+            worker_memory=worker_memory,
+            scratch=scratch,
+            k=k_floor,
+            record_input_path=record_input_path,
+        )
+        if cfg.backend == "dask" and fmt is None:
+            cfg = replace(cfg, format="parquet")
+        release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility=not no_utility)
+        if not quiet:
+            _print_summary(release, out_dir, seconds)
+
+
+@cli.command()
+@_config_options
+@click.option("--json", "as_json", is_flag=True, help="Print the rules, feasibility and schema as JSON.")
+def rules(as_json: bool, **opts: Any) -> None:
+    """Show the rules: reduced set, dropped rules, feasibility, rule graph, and the schema of
+    the decomposition asked for (GD included: its add-back runs) with why every rule holds.
+    Nothing is written; infeasible rules stop the command (exit 2) before the schema."""
+    from versapub import inspect
+
+    with _errors():
+        cfg = _build_config(opts)
+        with _progress(as_json) as bar:
+            task = bar.add_task(f"reading {cfg.input.name}", total=None)
+
+            def hook(desc: str, done: int, total: int) -> None:
+                bar.update(task, description=desc, completed=done, total=total)
+
+            rep = inspect.rules_report(cfg, hook)
+        if as_json:
+            click.echo(json.dumps(rep.to_dict(), indent=2))
+        else:
+            render_rules(rep)
+        if not rep.feasible:
+            err.print("[bold red]error:[/] some rules cannot be satisfied (see above); no schema is built.")
+            sys.exit(2)
+
+
+@cli.command()
+@click.option(
+    "--out",
+    "out_dir",
+    default=Path("demo-release"),
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory.",
+)
+@click.option("--overwrite/--no-overwrite", default=True, show_default=True, help="Replace an existing demo release.")
+def demo(out_dir: Path, overwrite: bool) -> None:
+    """Publish the embedded default: Adult (Table 5a domains), four rules, l = 2."""
+    from versapub.datasets import adult_config
+
+    with _errors():
+        cfg = adult_config()
+        spec = ", ".join(f"{k} = {v}" for k, v in cfg.guarantee_spec().items() if k != "name")
+        out.print(f"Publishing the embedded Adult data ({cfg.input.name}) under {len(cfg.rules)} rules, {spec}:")
+        for r in cfg.rules:
+            out.print(f"  {r}")
+        release, seconds = _run_publish(cfg, out_dir, overwrite, False)
+        _print_summary(release, out_dir, seconds)

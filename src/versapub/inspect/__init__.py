@@ -1,0 +1,35 @@
+"""The read side, for every front end: what ``versapub evaluate``, ``query``, ``check``,
+``rules``, ``sample``, ``report`` and ``marginals check`` compute, as Python functions
+that return values (the command line only renders them; the web interface uses the same).
+
+>>> import versapub
+>>> ev = versapub.inspect.evaluate("demo-release")            # doctest: +SKIP
+>>> ev.kl_divergence, ev.to_dict() == json.loads(<versapub evaluate demo-release --json>)
+
+Every function takes a release directory (``str`` or :class:`~pathlib.Path`) and raises
+:class:`~versapub.errors.VersapubError` with one paragraph on bad input.
+"""
+
+from versapub.inspect.checking import Report, check, report
+from versapub.inspect.evaluation import Evaluation, evaluate
+from versapub.inspect.marginals import MarginalsCheck, marginals_check
+from versapub.inspect.original import Original, original_table
+from versapub.inspect.querying import QueryResult, query, sample
+from versapub.inspect.rules import RulesReport, rules_report
+
+__all__ = [
+    "Evaluation",
+    "MarginalsCheck",
+    "Original",
+    "QueryResult",
+    "Report",
+    "RulesReport",
+    "check",
+    "evaluate",
+    "marginals_check",
+    "original_table",
+    "query",
+    "report",
+    "rules_report",
+    "sample",
+]

@@ -1,0 +1,55 @@
+"""The original table of a release, read as its manifest records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from versapub.errors import ConfigError
+from versapub.formats import read_manifest
+
+if TYPE_CHECKING:
+    from versapub.data import EncodedTable
+    from versapub.model.maxent import ReleaseModel
+
+
+@dataclass(frozen=True)
+class Original:
+    """The original table and how it differs from the release (each difference a sentence;
+    empty when nothing differs: same records, every value published)."""
+
+    table: EncodedTable
+    mismatch: tuple[str, ...]
+
+
+def original_table(
+    release: str | Path,
+    original: str | Path | None = None,
+    missing: str | None = None,
+    model: ReleaseModel | None = None,
+) -> Original:
+    """The original table, read as the manifest records (columns, header and names,
+    delimiter, markers, hierarchies and levels, missing policy): from ``original`` (a data
+    file or the TOML config it was published with), or by default from the manifest's input
+    found by name (beside the release, in the current directory, among the embedded
+    datasets) — which must then be the very file published (same SHA-256)."""
+    from versapub.io.config import original_reader
+    from versapub.io.read import file_sha256
+    from versapub.kinds.load import load_release
+    from versapub.model import original_mismatch
+
+    d = Path(release)
+    manifest = read_manifest(d)
+    path = Path(original) if original is not None else None
+    cfg = original_reader(manifest, path, missing, d)
+    if path is None:
+        recorded = (manifest.get("input") or {}).get("sha256")
+        if recorded and file_sha256(cfg.input) != recorded:
+            raise ConfigError(
+                f"{cfg.input} is not the input the release was published from (its sha256 differs from the "
+                f"manifest's {recorded[:16]}…): it changed since, or another file has its name. Give the original "
+                "with --original."
+            )
+    table = cfg.read()
+    return Original(table, tuple(original_mismatch(model or load_release(d), table)))

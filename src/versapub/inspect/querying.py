@@ -1,0 +1,74 @@
+"""``query`` and ``sample``: use a release through its maximum-entropy model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from versapub.errors import ConfigError
+from versapub.formats import read_manifest
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """A COUNT query's estimate under the release's model and, when the original was given,
+    its actual count. :meth:`to_dict` is ``versapub query --json``."""
+
+    estimate: float
+    actual: int | None = None
+    original_mismatch: tuple[str, ...] = ()
+
+    @property
+    def relative_error(self) -> float | None:
+        """``|actual - estimate| / actual``; None without the original or when it is 0."""
+        if not self.actual:
+            return None
+        return abs(self.actual - self.estimate) / self.actual
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "actual": self.actual, "original_mismatch": list(self.original_mismatch)}
+
+
+def query(
+    release: str | Path, text: str, original: str | Path | None = None, missing: str | None = None
+) -> QueryResult:
+    """Estimated ``COUNT(*) WHERE text`` under the release's maximum-entropy model (the
+    query language of :func:`versapub.model.query.parse_query`); with ``original`` (a data
+    file or TOML config) also the actual count."""
+    d = Path(release)
+    read_manifest(d)  # not a release: one paragraph, before the engines load
+    from versapub.inspect.original import original_table
+    from versapub.kinds.load import load_release
+    from versapub.model.query import count, count_rows, parse_query
+
+    model = load_release(d)
+    q = parse_query(text)
+    est = count(model, q)
+    if original is None:
+        return QueryResult(est)
+    orig = original_table(d, original, missing, model)
+    t = orig.table
+    actual = count_rows(q, {a: t.column(a).values for a in q.attributes}, {a: t.codes(a) for a in q.attributes})
+    return QueryResult(est, actual, orig.mismatch)
+
+
+def sample(release: str | Path, n: int, seed: int = 0) -> pa.Table:
+    """``n`` synthetic records drawn from the release's maximum-entropy model (values, not
+    codes), seeded."""
+    d = Path(release)
+    read_manifest(d)
+    import numpy as np
+    import pyarrow as pa
+
+    from versapub.kinds.load import load_release
+
+    if n < 1:
+        raise ConfigError(f"-n must be at least 1, got {n}.")
+    model = load_release(d)
+    draws = model.sample(n, np.random.default_rng(seed))
+    arrays = [pa.array(model.domains[a].astype(str)).take(pa.array(draws[a])) for a in model.attributes]
+    return pa.Table.from_arrays(arrays, names=list(model.attributes))

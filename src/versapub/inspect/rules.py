@@ -1,0 +1,106 @@
+"""``rules``: what a job's rules become before anything is published."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from versapub.io.config import PublishConfig
+    from versapub.privacy.base import Guarantee
+    from versapub.privacy.feasibility import Feasibility
+    from versapub.privacy.rules import Reduction, Rule
+    from versapub.release.model import Release
+
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(description: str, completed: int, total: int) -> None:
+    del description, completed, total
+
+
+@dataclass(frozen=True)
+class RulesReport:
+    """The rules of a job as ``versapub rules`` shows them: the table read, the guarantee,
+    the reduced rules (Definition 2: implied rules dropped) with each rule's own guarantee,
+    feasibility per rule, the rule graph, and — when every rule is feasible — the schema of
+    the decomposition asked for with why each rule holds (``release``: published in memory,
+    nothing written)."""
+
+    input: str
+    n_records: int
+    attributes: tuple[str, ...]
+    guarantee: Guarantee
+    reduction: Reduction
+    per_rule: dict[Rule, Guarantee]
+    feasibility: tuple[Feasibility, ...]
+    #: The rule graph: (LHS attribute, RHS attribute) edges.
+    edges: tuple[tuple[str, str], ...]
+    release: Release | None
+
+    @property
+    def feasible(self) -> bool:
+        return all(f.feasible for f in self.feasibility)
+
+    def own_guarantee(self, rule: Rule) -> Guarantee | None:
+        """The rule's guarantee when it differs from the job's."""
+        mine = self.per_rule[rule]
+        return None if mine.to_manifest() == self.guarantee.to_manifest() else mine
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "n_records": self.n_records,
+            "attributes": list(self.attributes),
+            "guarantee": self.guarantee.to_manifest(),
+            "rules": [{**r.to_json(), "guarantee": self.per_rule[r].to_manifest()} for r in self.reduction.rules],
+            "dropped": [{"rule": d.rule.to_json(), "reason": d.reason} for d in self.reduction.dropped],
+            "feasibility": [{"feasible": f.feasible, "message": f.message()} for f in self.feasibility],
+            "edges": [list(e) for e in self.edges],
+            "feasible": self.feasible,
+            "schema": None
+            if self.release is None
+            else {
+                "decomposition": self.release.decomposition,
+                "tables": [t.describe() for t in self.release.schema.tables],
+                "why": [f"'{v.rule}' {v.plain()}" for v in self.release.gnf.verdicts],
+            },
+        }
+
+
+def rules_report(config: PublishConfig, progress: Progress = _silent) -> RulesReport:
+    """Read the job's input, reduce and check its rules, and (when every rule is feasible)
+    build the decomposition's schema in memory; nothing is written."""
+    from versapub import workflow
+    from versapub.api import rule_feasibility
+    from versapub.privacy import make_guarantee, reduce_rules, validate_rules
+    from versapub.privacy.per_rule import effective, split
+
+    table = config.read()
+    parsed, own = split(config.rules)
+    validate_rules(parsed, table.names)
+    red = reduce_rules(parsed)
+    g = make_guarantee(config.guarantee_spec())
+    feas = rule_feasibility(
+        table,
+        config.rules,
+        guarantee=g,
+        decomposition=config.decomposition,
+        anonymizer=config.anonymizer,
+        decomposition_params=config.decomposition_params,
+        anonymizer_params=config.anonymizer_params,
+        hierarchies=config.anonymizer_hierarchies(table.names),
+    )
+    feasible = all(f.feasible for f in feas)
+    return RulesReport(
+        input=str(config.input),
+        n_records=table.n_rows,
+        attributes=tuple(table.names),
+        guarantee=g,
+        reduction=red,
+        per_rule=effective(red, own, g),
+        feasibility=tuple(feas),
+        edges=tuple(sorted({(q, r.rhs) for r in red.rules for q in r.lhs})),
+        release=workflow.publish(config, table, progress) if feasible else None,
+    )

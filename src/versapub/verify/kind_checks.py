@@ -1,0 +1,444 @@
+"""The verifier's own kind table: per table kind of the release format, the checks of its
+files (:data:`KIND_CHECKS`), the file that holds its non-sensitive values (read by the
+collection checks) and its own attack, if any (read by ``check``).  A new kind is one entry
+here (and its documentation in docs/release-format.md): the verifier never dispatches on a
+kind's name elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from versapub.verify.attack_msa import msa_attack
+from versapub.verify.primitives import Checker, _lit, _max_flow, _q
+
+#: A kind's file checks: ``verify(checker, manifest entry, table (name, attributes, enforced
+#: rules), files, the release's guarantee)``.
+Verify = Callable[[Checker, dict[str, Any], Any, dict[str, Any], dict[str, Any]], None]
+#: A kind's own attack on what only it publishes: ``attack(directory, original) -> [result]``,
+#: each result a dict with ``table``, ``ok``, ``message`` and the attack's rows.
+Attack = Callable[[Path, Any], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class KindCheck:
+    """What the verifier knows of one table kind."""
+
+    verify: Verify
+    #: The file role holding the kind's non-sensitive values with counts (collection checks).
+    cells: str
+    #: Its generalized values are listed in ``labels`` and ``order`` files.
+    generalized: bool = False
+    attack: Attack | None = None
+
+
+def sa_groups_ok(
+    c: Checker,
+    qit: str,
+    ts: str,
+    sets: str,
+    qi: list[str],
+    sens: list[str],
+    entry: dict[str, Any],
+    guarantee: dict[str, Any],
+    name: str,
+) -> None:
+    """An ``sa-groups`` table (Ye et al.): group ids 0 .. G-1 shared by the QIT and the
+    sets; every group has a set for every sensitive attribute and each set at least
+    ``l_i`` values (the manifest's ``diversity`` and the rule's guarantee, on the set:
+    each value counted once, Definition 3); every value of a non-primary set is
+    linkable — it occurs in ``T^S`` with a value of the group's primary set
+    (Definition 4); a group holds at least as many records as its primary set values."""
+    gid = _q("group_id")
+    if not c.group_ids_ok([qit, sets], [qit], "sa-groups", name):
+        return
+    c.con.execute(
+        f"CREATE TEMP TABLE sg AS SELECT CAST({gid} AS BIGINT) g, {_q('attribute')} a, {_q('value')} v FROM {sets}"
+    )
+    try:
+        dup = c.con.execute("SELECT count(*) FROM (SELECT g, a, v FROM sg GROUP BY ALL HAVING count(*) > 1)")
+        c.zero("sa-groups", dup.fetchone(), "no set lists a value twice", "{} set value(s) listed twice", name)
+        names = ", ".join(_lit(a) for a in sens)
+        c.zero(
+            "sa-groups",
+            c.con.execute(f"SELECT count(*) FROM sg WHERE a NOT IN ({names})").fetchone(),
+            "the sets name only the table's sensitive attributes",
+            "{} set row(s) name an attribute that is not one of " + str(sens),
+            name,
+        )
+        for a in sens:
+            missing = c.con.execute(
+                f"SELECT count(*), min(g) FROM (SELECT DISTINCT CAST({gid} AS BIGINT) g FROM {qit}) q "
+                f"FULL OUTER JOIN (SELECT DISTINCT g FROM sg WHERE a = {_lit(a)}) s USING (g) "
+                "WHERE q.g IS NULL OR s.g IS NULL"
+            ).fetchone()
+            miss = int(missing[0]) if missing else -1
+            c.report.add(
+                "sa-groups",
+                miss == 0,
+                f"every group has a set of {a!r}"
+                if miss == 0
+                else f"{miss} group(s) lack a set of {a!r} or are not in the QIT (e.g. group {missing[1]})"
+                if missing
+                else "cannot read the sets",
+                name,
+            )
+            c.con.execute(
+                f"CREATE TEMP VIEW set_view AS SELECT g AS {gid}, v AS {_q(a)}, 1 AS {_q('count')} "
+                f"FROM sg WHERE a = {_lit(a)}"
+            )
+            try:
+                c.groups_ok(
+                    "set_view", [f"CAST({gid} AS BIGINT)"], a, c.guarantee_of(a, guarantee), name, "group's set"
+                )
+            finally:
+                c.con.execute("DROP VIEW set_view")
+            want = ((entry.get("diversity") or {}).get(a) or {}).get("l")
+            if isinstance(want, int) and not isinstance(want, bool):
+                short = c.con.execute(
+                    f"SELECT count(*), arg_min(g, n), min(n) FROM (SELECT g, count(*) n FROM sg "
+                    f"WHERE a = {_lit(a)} GROUP BY g) WHERE n < {want}"
+                ).fetchone()
+                k = int(short[0]) if short else -1
+                c.report.add(
+                    "sa-groups",
+                    k == 0,
+                    f"every set of {a!r} holds at least l = {want} values"
+                    if k == 0
+                    else f"{k} set(s) of {a!r} hold fewer than l = {want} values (e.g. group {short[1]}: {short[2]})"
+                    if short
+                    else "",
+                    name,
+                )
+        primary = entry.get("primary")
+        if primary not in sens:
+            c.report.add("manifest", False, f"primary {primary!r} is not one of the sensitive attributes {sens}", name)
+            return
+        p = _q(str(primary))
+        for a in sens:
+            if a == primary:
+                continue
+            # LSV(a, G) = π_a(T^S ⋈ G.S^pri), then the set values outside it (an anti-join).
+            row = c.con.execute(
+                f"WITH pairs AS (SELECT DISTINCT {p} AS pv, {_q(a)} AS v FROM {ts}), lsv AS (SELECT DISTINCT "
+                f"pr.g, t.v FROM sg pr JOIN pairs t ON pr.a = {_lit(str(primary))} AND pr.v = t.pv) "
+                "SELECT count(*), min(s.g), min(s.v) FROM sg s "
+                f"LEFT JOIN lsv USING (g, v) WHERE s.a = {_lit(a)} AND lsv.g IS NULL"
+            ).fetchone()
+            k = int(row[0]) if row else -1
+            c.report.add(
+                "linkable",
+                k == 0,
+                f"every value in a set of {a!r} is linkable (co-occurs in T^S with the group's "
+                f"{primary} values, Definition 4)"
+                if k == 0
+                else f"{k} value(s) in sets of {a!r} are not linkable through T^S to the group's {primary} "
+                f"values (e.g. group {row[1]}: {row[2]!r}): an adversary can strike them out"
+                if row
+                else "",
+                name,
+            )
+        small = c.con.execute(
+            f"SELECT count(*), min(q.g) FROM (SELECT CAST({gid} AS BIGINT) g, sum(CAST({_q('count')} AS BIGINT)) n "
+            f"FROM {qit} GROUP BY 1) q JOIN (SELECT g, count(*) m FROM sg WHERE a = {_lit(str(primary))} "
+            "GROUP BY g) s USING (g) WHERE q.n < s.m"
+        ).fetchone()
+        c.zero(
+            "sa-groups",
+            small,
+            f"every group holds at least as many records as its {primary} values",
+            "{} group(s) hold fewer records than their primary set has values (the primary carries no noise)",
+            name,
+        )
+        if c.original is not None:
+            c.grouping_ok(qit, qi, sens, name)
+    finally:
+        c.con.execute("DROP TABLE IF EXISTS sg")
+
+
+def anatomy_ok(
+    c: Checker, qit: str, st: str, sens: list[str], guarantee: dict[str, Any], name: str, suppressed: int | None
+) -> None:
+    """Group sizes agree; every group satisfies the guarantee for every sensitive
+    attribute ``A_i`` given the values of the others (one attribute: plain Anatomy);
+    a suppressed group has QIT rows only."""
+    gid, cnt = _q("group_id"), _q("count")
+    if not c.group_ids_ok([qit, st], [qit, st], "anatomy", name):
+        return
+    sizes = f"SELECT CAST({gid} AS BIGINT) g, sum(CAST({cnt} AS BIGINT)) n FROM {{v}} GROUP BY 1"
+    skip = "" if suppressed is None else f" AND g <> {int(suppressed)}"
+    row = c.con.execute(
+        f"SELECT count(*) FROM ({sizes.format(v=qit)}) a FULL OUTER JOIN ({sizes.format(v=st)}) b "
+        f"USING (g) WHERE a.n IS DISTINCT FROM b.n{skip}"
+    ).fetchone()
+    if suppressed is not None:
+        leak = c.con.execute(f"SELECT count(*) FROM {st} WHERE CAST({gid} AS BIGINT) = {int(suppressed)}")
+        c.zero(
+            "anatomy",
+            leak.fetchone(),
+            f"the suppressed group {suppressed} has no sensitive values in the ST",
+            f"the ST publishes {{}} row(s) of the suppressed group {suppressed}",
+            name,
+        )
+    c.zero(
+        "anatomy",
+        row,
+        "QIT and ST agree on every group's size",
+        "QIT and ST disagree on the size of {} group(s)",
+        name,
+    )
+    for s in sens:
+        # Lines: a group and a value combination of the other sensitive attributes.
+        line = [f"CAST({gid} AS BIGINT)"] + [_q(o) for o in sens if o != s]
+        given = [o for o in sens if o != s]
+        what = "group" if not given else f"group and combination of {given}"
+        c.groups_ok(st, line, s, c.guarantee_of(s, guarantee), name, what)
+
+
+def generalized_ok(
+    c: Checker,
+    data: str,
+    labels: str,
+    order: str,
+    attrs: list[str],
+    s: str | None,
+    guarantee: dict[str, Any],
+    name: str,
+) -> None:
+    """A generalized table: the listings are well formed (each listed attribute's leaves
+    numbered 0 .. m-1, every generalized value a run first..last of them, no generalized
+    value also a leaf); every equivalence class (distinct values of the non-sensitive
+    columns) satisfies the guarantee — on induced frequencies when the sensitive
+    attribute's values are generalized too (Sequential Sweep); with the original, the
+    table is a true generalization of it: every record can be given to a row whose values
+    (its sensitive value included) cover its values (a maximum flow that saturates)."""
+    qi = [a for a in attrs if a != s]
+    names = ", ".join(_lit(a) for a in attrs) or "NULL"
+    bad = c.con.execute(
+        f"SELECT (SELECT count(*) FROM {labels} WHERE attribute NOT IN ({names})) + "
+        f"(SELECT count(*) FROM {order} WHERE attribute NOT IN ({names}))"
+    ).fetchone()
+    c.zero(
+        "generalized",
+        bad,
+        "the listings name only attributes of the table",
+        "{} listing row(s) name an attribute the table does not hold",
+        name,
+    )
+    numbering = c.con.execute(
+        f"SELECT count(*) FROM (SELECT attribute, count(*) m, count(DISTINCT TRY_CAST(position AS BIGINT)) d, "
+        f"min(TRY_CAST(position AS BIGINT)) lo, max(TRY_CAST(position AS BIGINT)) hi FROM {order} GROUP BY 1) "
+        "WHERE d <> m OR lo <> 0 OR hi <> m - 1 OR d IS NULL"
+    ).fetchone()
+    c.zero(
+        "generalized",
+        numbering,
+        "each listed attribute's leaves are numbered 0 .. m-1",
+        "{} attribute(s) whose leaves are not numbered 0 .. m-1 exactly once",
+        name,
+    )
+    runs = c.con.execute(
+        f"SELECT count(*) FROM {labels} l LEFT JOIN (SELECT attribute, count(*) m FROM {order} GROUP BY 1) o "
+        "USING (attribute) WHERE o.m IS NULL OR TRY_CAST(l.first AS BIGINT) IS NULL OR TRY_CAST(l.last AS BIGINT) "
+        "IS NULL OR CAST(l.first AS BIGINT) < 0 OR CAST(l.last AS BIGINT) < CAST(l.first AS BIGINT) "
+        "OR CAST(l.last AS BIGINT) >= o.m"
+    ).fetchone()
+    c.zero(
+        "generalized",
+        runs,
+        "every generalized value covers a run of its attribute's leaves",
+        "{} generalized value(s) cover no valid run of their attribute's leaves",
+        name,
+    )
+    if (runs and runs[0]) or (numbering and numbering[0]):
+        return
+    clash = c.con.execute(
+        f"SELECT count(*) FROM {labels} l JOIN {order} o ON o.attribute = l.attribute AND o.leaf = l.value "
+        "WHERE NOT (CAST(l.first AS BIGINT) = CAST(o.position AS BIGINT) AND l.first = l.last)"
+    ).fetchone()
+    c.zero(
+        "generalized",
+        clash,
+        "no generalized value is also a leaf of its attribute",
+        "{} generalized value(s) are also leaves of their attribute (ambiguous)",
+        name,
+    )
+    g = c.guarantee_of(s, guarantee) if s is not None else guarantee
+    spread = None
+    if s is not None and c.sensitive_generalized(labels, s):
+        spread = "s_runs"
+        c.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE s_runs AS SELECT value AS pv, CAST(first AS BIGINT) f, "
+            f"CAST(last AS BIGINT) l FROM {labels} WHERE attribute = {_lit(s)} UNION ALL SELECT leaf, "
+            f"CAST(position AS BIGINT), CAST(position AS BIGINT) FROM {order} WHERE attribute = {_lit(s)} "
+            f"AND leaf NOT IN (SELECT value FROM {labels} WHERE attribute = {_lit(s)})"
+        )
+        stray = c.con.execute(f"SELECT count(*) FROM {data} WHERE {_q(s)} NOT IN (SELECT pv FROM s_runs)").fetchone()
+        c.zero(
+            "generalized",
+            stray,
+            f"every published value of {s!r} is a listed leaf or generalized value",
+            f"{{}} row(s) hold a value of {s!r} that is neither a listed leaf nor a generalized value",
+            name,
+        )
+    c.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class", spread)
+    c.con.execute("DROP TABLE IF EXISTS s_runs")
+    if c.original is None:
+        return
+    size = c.con.execute(f"SELECT count(*) FROM {data}").fetchone()
+    limit = c.pairing_max_rows
+    if limit is not None and size and int(size[0]) > limit:
+        c.report.add(
+            "generalization",
+            True,
+            f"skipped: more than {limit:,} rows (versapub check --original runs it at any size)",
+            name,
+        )
+        return
+    for i, a in enumerate(attrs):  # published value -> the input's code of every leaf it covers
+        c.con.execute(
+            f"CREATE TEMP TABLE map{i} AS SELECT l.value AS pv, d.code AS leaf FROM {labels} l "
+            f"JOIN {order} o ON o.attribute = l.attribute AND CAST(o.position AS BIGINT) "
+            "BETWEEN CAST(l.first AS BIGINT) AND CAST(l.last AS BIGINT) "
+            f"JOIN {_q('dict_' + a)} d ON o.leaf = d.value WHERE l.attribute = {_lit(a)} "
+            f"UNION ALL SELECT d.value, d.code FROM {_q('dict_' + a)} d "
+            f"WHERE d.value NOT IN (SELECT value FROM {labels} WHERE attribute = {_lit(a)})"
+        )
+    ks = [f"k{i}" for i in range(len(attrs))]
+    try:
+        c.con.execute(
+            "CREATE TEMP TABLE cells AS SELECT *, row_number() OVER () - 1 AS cid FROM (SELECT "
+            + ", ".join(f"{_q(a)} AS {k}" for a, k in zip(attrs, ks, strict=True))
+            + ", count(*) AS c FROM original_codes GROUP BY ALL)"
+        )
+        c.con.execute(
+            f"CREATE TEMP TABLE pr AS SELECT *, CAST({_q('count')} AS BIGINT) AS c, "
+            f"row_number() OVER () - 1 AS rid FROM {data}"
+        )
+        # From the input's cells, one attribute at a time: a cell's published values that
+        # cover it so far, kept only while some published row starts with them (a prefix
+        # semi-join), so general labels never expand into all their leaves.
+        prev = "cells"
+        for i, a in enumerate(attrs):
+            match = " AND ".join([*(f"q.{_q(b)} = x.p{j}" for j, b in enumerate(attrs[:i])), f"q.{_q(a)} = m.pv"])
+            c.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE step{i} AS SELECT x.*, m.pv AS p{i} FROM {prev} x "
+                f"JOIN map{i} m ON m.leaf = x.k{i} SEMI JOIN (SELECT DISTINCT "
+                f"{', '.join(_q(b) for b in attrs[: i + 1])} FROM pr) q ON {match}"
+            )
+            if i:
+                c.con.execute(f"DROP TABLE {prev}")
+            prev = f"step{i}"
+        on = " AND ".join(f"pr.{_q(a)} = x.p{i}" for i, a in enumerate(attrs))
+        arcs = c.con.execute(f"SELECT DISTINCT pr.rid, x.cid FROM {prev} x JOIN pr ON {on}").fetchnumpy()
+        c.con.execute(f"DROP TABLE IF EXISTS {prev}")
+        rows = c.con.execute("SELECT rid, c FROM pr ORDER BY rid").fetchnumpy()
+        cells = c.con.execute("SELECT cid, c FROM cells ORDER BY cid").fetchnumpy()
+        flow, total = _max_flow(rows, cells, arcs)
+        c.report.add(
+            "generalization",
+            flow == total == c.n,
+            "every input record is covered by a published row with its sensitive value (a true generalization)"
+            if flow == total == c.n
+            else f"only {flow} of {c.n} input records can be given to published rows that cover their values: "
+            "the table is not a generalization of the input",
+            name,
+        )
+    finally:
+        for t in ("cells", "pr", *(f"map{i}" for i in range(len(attrs)))):
+            c.con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def verify_plain(c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]) -> None:
+    """A plain table: its count table, and with the original its marginal."""
+    del entry, guarantee
+    cols = list(sub.attributes)
+    view = c.relation(str(files.get("data")), [*cols, "count"], "file")
+    if view and c.counts_ok(view, cols, files["data"]):
+        c.marginal_ok(view, cols, files["data"])
+
+
+def verify_anatomy(
+    c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]
+) -> None:
+    """An Anatomy table: QIT and ST count tables (a suppressed group's records only in the
+    QIT), the groups (:func:`anatomy_ok`), the marginals and, with the original, the pairing."""
+    rep = c.report
+    sens = [r.rhs for r in sub.enforced_rules]
+    sup = entry.get("suppressed_group")
+    if sup is not None and (isinstance(sup, bool) or not isinstance(sup, int)):
+        rep.add("manifest", False, f"suppressed_group must be an integer, got {sup!r}", sub.name)
+        return
+    qi = [a for a in sub.attributes if a not in sens]
+    qit = c.relation(str(files.get("qit")), [*qi, "group_id", "count"], "file")
+    st = c.relation(str(files.get("st")), ["group_id", *sens, "count"], "file")
+    ok_q = bool(qit) and c.counts_ok(qit or "", [*qi, "group_id"], files["qit"])
+    withheld = 0
+    if qit and sup is not None:
+        got = c.con.execute(
+            f"SELECT coalesce(sum(CAST({_q('count')} AS BIGINT)), 0) FROM {qit} "
+            f"WHERE TRY_CAST({_q('group_id')} AS BIGINT) = {int(sup)}"
+        ).fetchone()
+        withheld = int(got[0]) if got else 0
+        rep.add("anatomy", True, f"{withheld} record(s) in the suppressed group {sup}", sub.name)
+    ok_s = bool(st) and c.counts_ok(st or "", ["group_id", *sens], files["st"], None if sup is None else c.n - withheld)
+    if ok_q and ok_s and qit and st:
+        anatomy_ok(c, qit, st, sens, guarantee, sub.name, sup)
+        if qi:
+            c.marginal_ok(qit, qi, files["qit"])
+        for a in sens:
+            c.marginal_ok(st, [a], files["st"], at_most=sup is not None)
+        if c.original is not None and sup is None:
+            c.pairing_ok(qit, st, qi, sens, sub.name)
+
+
+def verify_generalized(
+    c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]
+) -> None:
+    """A generalized table: its data, labels and order files (:func:`generalized_ok`), and the
+    sensitive marginal when its values are published exactly."""
+    rep = c.report
+    if sub.enforced_rules[1:]:
+        rep.add("manifest", False, "a generalized table enforces at most one rule", sub.name)
+        return
+    held = entry.get("sensitive")  # a collection's marginal holds S without a rule
+    if sub.enforces is None and held is not None and held not in sub.attributes:
+        rep.add("manifest", False, f"sensitive {held!r} is not an attribute of the table", sub.name)
+        return
+    s = sub.enforces.rhs if sub.enforces is not None else held  # None: identities only
+    data = c.relation(str(files.get("data")), [*sub.attributes, "count"], "file")
+    labels = c.relation(str(files.get("labels")), ["attribute", "value", "first", "last"], "file")
+    order = c.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
+    if data and labels and order and c.counts_ok(data, list(sub.attributes), files["data"]):
+        generalized_ok(c, data, labels, order, list(sub.attributes), s, guarantee, sub.name)
+        if s is not None and not c.sensitive_generalized(labels, s):
+            c.marginal_ok(data, [s], files["data"])
+
+
+def verify_sa_groups(
+    c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]
+) -> None:
+    """An SA-groups table: QIT and T^S count tables, the sets (:func:`sa_groups_ok`), the marginals."""
+    sens = [r.rhs for r in sub.enforced_rules]
+    qi = [a for a in sub.attributes if a not in sens]
+    qit = c.relation(str(files.get("qit")), [*qi, "group_id", "count"], "file")
+    ts = c.relation(str(files.get("ts")), [*sens, "count"], "file")
+    sets = c.relation(str(files.get("sets")), ["group_id", "attribute", "value"], "file")
+    ok_q = bool(qit) and c.counts_ok(qit or "", [*qi, "group_id"], files["qit"])
+    ok_t = bool(ts) and c.counts_ok(ts or "", sens, files["ts"])
+    if ok_q and ok_t and qit and ts and sets:
+        sa_groups_ok(c, qit, ts, sets, qi, sens, entry, guarantee, sub.name)
+        if qi:
+            c.marginal_ok(qit, qi, files["qit"])
+        c.marginal_ok(ts, sens, files["ts"])
+
+
+#: The verifier's kind table: every kind of the release format (docs/release-format.md).
+KIND_CHECKS: dict[str, KindCheck] = {
+    "plain": KindCheck(verify_plain, cells="data"),
+    "anatomy": KindCheck(verify_anatomy, cells="qit"),
+    "generalized": KindCheck(verify_generalized, cells="data", generalized=True),
+    "sa-groups": KindCheck(verify_sa_groups, cells="qit", attack=msa_attack),
+}

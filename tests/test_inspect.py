@@ -1,0 +1,172 @@
+"""The read side as Python (:mod:`versapub.inspect`): each function returns what the matching
+command prints with ``--json`` (apart from timings), so the CLI and the web interface are two
+renderings of one computation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import versapub
+from versapub.cli.main import cli
+from versapub.datasets import adult_config, data_path
+from versapub.errors import VersapubError
+
+TIMING_KEYS = {"seconds", "timings_s"}
+#: ``versapub check``'s exit status per verdict.
+EXIT = {"passed": 0, "attention": 6, "failed": 1}
+
+
+def _untimed(obj: Any) -> Any:
+    """``obj`` without its timings (they differ from run to run)."""
+    if isinstance(obj, dict):
+        return {k: _untimed(v) for k, v in obj.items() if k not in TIMING_KEYS}
+    if isinstance(obj, list):
+        return [_untimed(v) for v in obj]
+    return obj
+
+
+def _json(*args: str, code: int = 0) -> Any:
+    r = CliRunner().invoke(cli, list(args))
+    assert r.exit_code == code, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("inspect") / "demo"
+    r = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_the_read_side_is_reachable_from_the_package() -> None:
+    assert versapub.inspect.evaluate is versapub.inspect.evaluation.evaluate
+    assert callable(versapub.workflow.run)
+    assert {"evaluate", "check", "rules_report", "query", "original_table"} <= set(versapub.inspect.__all__)
+
+
+def test_evaluate_equals_the_command_line(demo: Path) -> None:
+    ev = versapub.inspect.evaluate(demo, n_queries=200, seed=3)
+    cli_json = _json("evaluate", str(demo), "--queries", "200", "--seed", "3", "--json")
+    assert _untimed(ev.to_dict()) == _untimed(cli_json)
+    assert ev.kl_divergence == pytest.approx(cli_json["kl_divergence"])
+    assert ev.original_mismatch == ()  # the recorded input, unchanged
+
+
+def test_check_equals_the_command_line(demo: Path) -> None:
+    rep = versapub.inspect.check(demo, l=2, k=2)
+    cli_json = _json("check", str(demo), "--l", "2", "--k", "2", "--json", code=EXIT[rep.verdict])
+    assert _untimed(rep.to_json()) == _untimed(cli_json)
+    assert rep.required and rep.verdict == "failed"  # T1 leaves records alone: below k = 2
+    assert [i["table"] for i in rep.identity if not i["ok"]] == ["T1"]
+
+
+def test_check_with_the_original_and_a_rule(demo: Path) -> None:
+    original = str(data_path("adult", "adult.toml"))
+    rule = "age, sex -> occupation"
+    rep = versapub.inspect.check(demo, original, rules=[rule], attack="scalable")
+    code = EXIT[rep.verdict]
+    cli_json = _json(
+        "check", str(demo), "--original", original, "--rule", rule, "--attack", "scalable", "--json", code=code
+    )
+    assert _untimed(rep.to_json()) == _untimed(cli_json)
+    assert rep.rules_required == 1
+
+
+def test_query_equals_the_command_line(demo: Path) -> None:
+    text = "sex = 'Female' AND education != 'university'"
+    got = versapub.inspect.query(demo, text, original=data_path("adult", "adult.toml"))
+    assert got.to_dict() == _json(
+        "query", str(demo), text, "--original", str(data_path("adult", "adult.toml")), "--json"
+    )
+    assert got.actual is not None and got.actual > 0 and got.relative_error is not None
+    alone = versapub.inspect.query(demo, text)
+    assert alone.actual is None and alone.estimate == pytest.approx(got.estimate)
+
+
+def test_rules_report_equals_the_command_line() -> None:
+    cfg = adult_config()
+    rep = versapub.inspect.rules_report(cfg)
+    cli_json = _json("rules", str(data_path("adult", "adult.toml")), "--json")
+    assert rep.to_dict() == cli_json
+    assert rep.feasible and rep.release is not None and cli_json["schema"]["tables"]
+    assert len(cli_json["rules"]) == len(rep.reduction.rules) == 4
+
+
+def test_an_infeasible_rule_stops_before_the_schema() -> None:
+    cfg = replace(adult_config(), l=40)
+    rep = versapub.inspect.rules_report(cfg)
+    assert not rep.feasible and rep.release is None and rep.to_dict()["schema"] is None
+    r = CliRunner().invoke(cli, ["rules", str(data_path("adult", "adult.toml")), "--l", "40", "--json"])
+    assert r.exit_code == 2 and json.loads(r.stdout)["feasible"] is False
+
+
+def test_sample_draws_values_not_codes(demo: Path) -> None:
+    records = versapub.inspect.sample(demo, 50, seed=4)
+    assert records.num_rows == 50
+    sexes = set(records.column("sex").to_pylist())
+    assert sexes <= {"Male", "Female"} and sexes
+
+
+def test_report_returns_the_html_and_its_checks(demo: Path) -> None:
+    got = versapub.inspect.report(demo)
+    assert got.html.startswith("<!DOCTYPE html>") and got.check.ok
+
+
+def test_marginals_check_equals_the_command_line() -> None:
+    args = [
+        "--input",
+        str(data_path("adult", "adult.csv.gz")),
+        "--delimiter",
+        ";",
+        "--hierarchies",
+        str(data_path("adult", "hierarchies")),
+        "--sensitive",
+        "occupation",
+        "--k",
+        "10",
+        "--l",
+        "2",
+        "--column",
+        "race",
+        "--column",
+        "sex",
+        "--column",
+        "occupation",
+        "--marginal",
+        "race, sex, occupation",
+    ]
+    cli_json = _json("marginals", "check", *args, "--json")
+    from versapub.io.config import MarginalsSpec, PublishConfig
+
+    cfg = PublishConfig(
+        input=data_path("adult", "adult.csv.gz"),
+        rules=(),
+        delimiter=";",
+        hierarchy_dir=data_path("adult", "hierarchies"),
+        columns=("race", "sex", "occupation"),
+        marginals=MarginalsSpec(
+            sensitive="occupation",
+            k=10,
+            diversity={"name": "l-diversity", "l": 2},
+            marginals=("race, sex, occupation",),
+        ),
+    )
+    got = versapub.inspect.marginals_check(cfg)
+    assert got.to_dict() == cli_json and got.ok == cli_json["ok"]
+
+
+def test_not_a_release_is_one_paragraph(tmp_path: Path) -> None:
+    for call in (
+        lambda: versapub.inspect.evaluate(tmp_path),
+        lambda: versapub.inspect.check(tmp_path),
+        lambda: versapub.inspect.query(tmp_path, "a = 'b'"),
+    ):
+        with pytest.raises(VersapubError, match=r"no manifest\.json"):
+            call()
