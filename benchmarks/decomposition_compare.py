@@ -105,7 +105,13 @@ def texas(seed: int) -> None:
     for jobs in sorted({1, os.cpu_count() or 1}):
         t0 = time.perf_counter()
         rel = versapub.publish(
-            table, rules, l=10, seed=seed, decomposition="gd", gd_jobs=jobs, columns=ALL_ALLOWED(table)
+            table,
+            rules,
+            l=10,
+            seed=seed,
+            decomposition="gd",
+            decomposition_params={"jobs": jobs},
+            columns=ALL_ALLOWED(table),
         )
         sec = time.perf_counter() - t0
         steps = len(rel.decomposition_trace) - 1

@@ -82,7 +82,7 @@ format = "parquet"
     [
         (["--rule", "age -> zip"], "unknown attribute"),
         (["--rule", "age -> race", "--l", "4", "--others", "insensitive"], "cannot be satisfied"),
-        (["--rule", "age -> race", "--l", "1"], "at least 2"),
+        (["--rule", "age -> race", "--l", "1"], "l of l-diversity must be a whole number >= 2, got 1"),
         (["--rule", "age race"], "exactly one '->'"),
         (["--rule", "age -> race", "--hierarchy", "age"], "ATTR=FILE:LEVEL"),
         (["--rule", "age -> race", "--decomposition", "magic"], "Unknown decomposition"),

@@ -128,8 +128,8 @@ def test_gd_max_candidates_is_validated_and_approximates() -> None:
 
     table = _table(3)
     with pytest.raises(ConfigError, match="max_candidates"):
-        versapub.publish(table, RULES, l=2, decomposition="gd", gd_max_candidates=0)
-    rel = versapub.publish(table, RULES, l=2, decomposition="gd", gd_max_candidates=2, seed=5)
+        versapub.publish(table, RULES, l=2, decomposition="gd", decomposition_params={"max_candidates": 0})
+    rel = versapub.publish(table, RULES, l=2, decomposition="gd", decomposition_params={"max_candidates": 2}, seed=5)
     assert rel.gnf.ok
     assert all(step["candidates"] <= 2 for step in rel.decomposition_trace[1:])
 
@@ -137,8 +137,8 @@ def test_gd_max_candidates_is_validated_and_approximates() -> None:
 def test_gd_threads_do_not_change_the_result() -> None:
     table = versapub.datasets.adult()
     rules = versapub.datasets.adult_config().rules
-    one = versapub.publish(table, rules, l=2, seed=1, decomposition="gd", gd_jobs=1)
-    two = versapub.publish(table, rules, l=2, seed=1, decomposition="gd", gd_jobs=2)
+    one = versapub.publish(table, rules, l=2, seed=1, decomposition="gd", decomposition_params={"jobs": 1})
+    two = versapub.publish(table, rules, l=2, seed=1, decomposition="gd", decomposition_params={"jobs": 2})
     assert one.schema == two.schema
     assert [(t["added"], t["kl"]) for t in one.decomposition_trace] == [
         (t["added"], t["kl"]) for t in two.decomposition_trace
@@ -186,7 +186,7 @@ def test_gd_speed_ups_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch, 
         l=2,
         seed=seed,
         decomposition="gd",
-        gd_jobs=1,
+        decomposition_params={"jobs": 1},
         columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
     )
     monkeypatch.setattr(gd_mod, "gnf_holds", lambda schema, rules: check_gnf(schema, rules).ok)
@@ -205,7 +205,7 @@ def test_gd_speed_ups_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch, 
         l=2,
         seed=seed,
         decomposition="gd",
-        gd_jobs=1,
+        decomposition_params={"jobs": 1},
         columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
     )
     assert len(fast.decomposition_trace) > 1

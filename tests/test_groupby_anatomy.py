@@ -129,7 +129,7 @@ def test_anatomy_group_ids_are_a_permutation_not_creation_order() -> None:
 def test_unknown_grouping_is_refused() -> None:
     from versapub.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="Unknown Anatomy grouping"):
+    with pytest.raises(ConfigError, match="grouping of anatomy must be one of greedy, wrap-around, got"):
         Anatomy("random")
 
 

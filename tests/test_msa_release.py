@@ -279,7 +279,7 @@ def test_bad_input_is_refused_with_names() -> None:
         _publish(table, ["a", "b"], {"s1": 50, "s2": None})
     with pytest.raises(ConfigError, match=r"primary sensitive attribute 'zz'.*s1, s2"):
         _publish(table, ["a", "b"], {"s1": None, "s2": None}, primary="zz")
-    with pytest.raises(versapub.VersapubError, match=r"l must be a whole number >= 2, got 1"):
+    with pytest.raises(versapub.VersapubError, match=r"l of distinct-l-diversity must be a whole number >= 2, got 1"):
         _publish(table, ["a", "b"], {"s1": 1, "s2": None})
     with pytest.raises(ConfigError, match="distinct-l-diversity"):
         versapub.publish(

@@ -195,7 +195,11 @@ def test_multi_sa_refuses_beyond_its_size_limit() -> None:
     table = versapub.datasets.running_example()
     with pytest.raises(InfeasibleError, match=r"integer program with \d+ variables.*above the limit of 2"):
         versapub.publish(
-            table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2, decomposition="multi-sa", multi_sa_max_combinations=2
+            table,
+            versapub.datasets.RUNNING_EXAMPLE_RULES,
+            l=2,
+            decomposition="multi-sa",
+            anonymizer_params={"max_combinations": 2},
         )
 
 

@@ -4,6 +4,7 @@ config tables and command-line specs, the manifest naming what ran."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ from versapub.cli.main import cli
 from versapub.datasets import data_path
 from versapub.decompositions import DECOMPOSITIONS, make_decomposition
 from versapub.errors import ConfigError, RuleError
-from versapub.plugins import parse_spec
-from versapub.privacy.guarantee import GUARANTEES, make_guarantee
+from versapub.plugins import Param, parameters, parse_spec
+from versapub.privacy.guarantee import GUARANTEES, make_guarantee, parse_guarantee
 
 #: The running example's columns that no rule names are published as they are (issue 27).
 OTHERS = versapub.ColumnRoles(others="insensitive")
@@ -39,7 +40,7 @@ def test_unknown_parameters_list_the_valid_ones() -> None:
         make_anonymizer("anatomy", width=3)
     with pytest.raises(ConfigError, match="stop_when_worse, max_candidates, jobs"):
         make_decomposition("gd", stop=True)
-    with pytest.raises(ConfigError, match="cannot be built"):
+    with pytest.raises(ConfigError, match=r"max_candidates of gd must be a whole number >= 1 \(or none\), got 'many'"):
         make_decomposition("gd", max_candidates="many")
     with pytest.raises(RuleError, match=r"no parameter.*k.*its parameters are: l"):
         make_guarantee({"name": "l-diversity", "l": 2, "k": 5})
@@ -63,7 +64,12 @@ def test_parameters_reach_the_plugin_and_the_manifest() -> None:
 def test_multi_sa_is_a_registered_anonymizer_named_in_the_manifest() -> None:
     table = versapub.datasets.running_example()
     rel = versapub.publish(
-        table, ["age -> race", "age -> zipcode"], l=2, decomposition="multi-sa", multi_sa_time_limit_s=5, columns=OTHERS
+        table,
+        ["age -> race", "age -> zipcode"],
+        l=2,
+        decomposition="multi-sa",
+        anonymizer_params={"time_limit_s": 5},
+        columns=OTHERS,
     )
     assert rel.anonymizer == "multi-sa" and rel.anonymizer_params["time_limit_s"] == 5.0
     with pytest.raises(ConfigError, match="enforces 1 rule"):
@@ -124,3 +130,53 @@ def test_config_tables_and_cli_specs(tmp_path: Path) -> None:
     assert m["decomposition"]["name"] == "uad" and m["anonymizer"]["params"] == {"grouping": "greedy"}
     r = CliRunner().invoke(cli, ["publish", str(cfg), "--anonymizer", "anatomy:width=2", "--out", str(tmp_path / "c")])
     assert r.exit_code == 2 and "its parameters are: grouping" in r.stderr
+
+
+def _bad_value(p: Param) -> object:
+    """A value the constraint refuses."""
+    if p.kind in ("whole", "number", "numbers"):
+        return "many" if p.low is None else ([p.low - 1] if p.kind == "numbers" else p.low - 1)
+    return 3 if p.kind in ("flag", "choice", "text") else None
+
+
+def _plugins() -> list[tuple[str, str, object, type]]:
+    out: list[tuple[str, str, object, type]] = [("anonymizer", n, c, ConfigError) for n, c in ANONYMIZERS.items()]
+    out += [("decomposition", n, c, ConfigError) for n, c in DECOMPOSITIONS.items()]
+    out += [("guarantee", n, c, RuleError) for n, c in GUARANTEES.items() if n != "all-of"]
+    return out
+
+
+@pytest.mark.parametrize(("what", "name", "cls", "error"), _plugins(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_plugin_declares_its_parameters_and_every_error_has_one_shape(
+    what: str, name: str, cls: object, error: type
+) -> None:
+    """Each registered plug-in declares a constraint per parameter and describes itself for
+    the report's glossary; a value outside a constraint is refused as 'P of NAME must be ...,
+    got V.' whether the plug-in is built by name or constructed directly."""
+    constraints = cls.parameter_constraints  # type: ignore[attr-defined]
+    assert cls.glossary  # type: ignore[attr-defined]
+    assert parameters(cls) == list(constraints) or not constraints
+    example = dict(getattr(cls, "example", {}))
+    for p, c in constraints.items():
+        bad = _bad_value(c)
+        given = {**example, p: bad}
+        with pytest.raises(error, match=rf"^{p} of {name} must be {re.escape(c.describe())}, got "):
+            if what == "guarantee":
+                make_guarantee({"name": name, **given})
+            elif what == "anonymizer":
+                make_anonymizer(name, **given)
+            else:
+                make_decomposition(name, **given)
+
+
+def test_one_parser_for_every_plugin() -> None:
+    """Booleans, none, numbers, lists and hyphenated names read the same for every kind of plug-in."""
+    assert parse_spec("msa-decomposition:above-l-per=true,primary=none", "--anonymizer") == (
+        "msa-decomposition",
+        {"above_l_per": True, "primary": None},
+    )
+    g = make_guarantee(parse_guarantee("functional:tau=0.5,lambda=3,phi=[0.5; 0.8]"))
+    assert g.params()["tau"] == 0.5 and g.params()["lambda"] == 3 and tuple(g.params()["phi"]) == (0.5, 0.8)
+    assert make_guarantee(parse_guarantee("t-closeness:t=0.2,distance=equal")).params()["distance"] == "equal"
+    d = make_decomposition("gd", **parse_spec("gd:stop-when-worse=true,max-candidates=4", "--decomposition")[1])
+    assert d.params() == {"stop_when_worse": True, "max_candidates": 4}

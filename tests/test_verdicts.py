@@ -94,7 +94,7 @@ def test_every_guarantee_suggests_parameters_it_accepts() -> None:
         assert make_guarantee({"name": name, **cls.example}).name == name
     for spec, text in (
         ({"name": "entropy-l", "l": 0.5}, "must be a number > 1, got 0.5"),
-        ({"name": "t-closeness", "t": 2}, "must be in (0, 1), got 2"),
+        ({"name": "t-closeness", "t": 2}, "must be a number in (0, 1), got 2"),
     ):
         with pytest.raises(RuleError) as exc:
             make_guarantee(spec)

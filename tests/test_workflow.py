@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +21,26 @@ def _manifest(path: Path) -> dict:  # type: ignore[type-arg]
     if m.get("utility"):
         m["utility"].pop("seconds", None)
     return m
+
+
+def _untimed(obj: Any) -> Any:
+    """A JSON value without its timings (``seconds``)."""
+    if isinstance(obj, dict):
+        return {k: _untimed(v) for k, v in obj.items() if k != "seconds"}
+    if isinstance(obj, list):
+        return [_untimed(v) for v in obj]
+    return obj
+
+
+def _report_md(path: Path) -> str:
+    """report.md without its timings section (the last one)."""
+    text = (path / "report.md").read_text()
+    return _no_seconds(text.split("## Timings (seconds)")[0])
+
+
+def _no_seconds(text: str) -> str:
+    """A report's text with every duration ("0.01 s") blanked."""
+    return re.sub(r"\d+(\.\d+)? s\b", "… s", text)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -38,15 +60,15 @@ def test_cli_and_python_routes_give_identical_releases(tmp_path: Path, fmt: str)
         "--others",
         "insensitive",
         "--out",
-        str(tmp_path / "cli"),
+        str(tmp_path / "cli" / "release"),
     ]
     for r in rules:
         args += ["--rule", r]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.stderr
     cfg = PublishConfig(input=data, rules=rules, l=2, seed=3, format=fmt, roles=ColumnRoles(others="insensitive"))
-    workflow.run(cfg, tmp_path / "py")
-    a, b = tmp_path / "cli", tmp_path / "py"
+    workflow.run(cfg, tmp_path / "py" / "release")
+    a, b = tmp_path / "cli" / "release", tmp_path / "py" / "release"
     tables = sorted(p.name for p in a.iterdir() if p.name.startswith("T"))
     assert tables == sorted(p.name for p in b.iterdir() if p.name.startswith("T")) and tables
     for name in tables:
@@ -54,3 +76,39 @@ def test_cli_and_python_routes_give_identical_releases(tmp_path: Path, fmt: str)
     ma, mb = _manifest(a), _manifest(b)
     assert ma == mb
     assert ma["utility"] is not None and ma["input"]["sha256"]
+    # the reports and the checks too, apart from timings (README, "CLI or Python")
+    assert _no_seconds((a / "report.html").read_text()) == _no_seconds((b / "report.html").read_text())
+    assert _report_md(a) == _report_md(b) and "## Verification" in _report_md(a)
+    for name in ("check.json", "verification.json"):
+        assert _untimed(json.loads((a / name).read_text())) == _untimed(json.loads((b / name).read_text())), name
+
+
+def test_one_model_per_publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release model is built once: the utility's is the one the posterior check reads
+    (a multi-SA table's posterior needs the model: no group bound answers it)."""
+    import versapub.kinds.build as build
+    import versapub.verify.check as check
+
+    built: list[object] = []
+    seen: list[object] = []
+    real_build, real_posterior = build.model_from_release, check.posterior_check
+
+    def counting(release: Any) -> Any:
+        built.append(real_build(release))
+        return built[-1]
+
+    def watching(model: Any, rules: Any, g: Any) -> Any:
+        seen.append(model)
+        return real_posterior(model, rules, g)
+
+    monkeypatch.setattr(build, "model_from_release", counting)
+    monkeypatch.setattr(check, "posterior_check", watching)
+    cfg = PublishConfig(
+        input=data_path("running_example.csv"),
+        rules=("age -> race", "age -> zipcode"),
+        l=2,
+        decomposition="multi-sa",
+        roles=ColumnRoles(others="insensitive"),
+    )
+    workflow.run(cfg, tmp_path / "r")
+    assert len(built) == 1 and seen and all(m is built[0] for m in seen)

@@ -138,11 +138,6 @@ def publish(
     columns: ColumnRoles | None = None,
     decomposition_params: Mapping[str, Any] | None = None,
     anonymizer_params: Mapping[str, Any] | None = None,
-    gd_stop_when_worse: bool | None = None,
-    gd_max_candidates: int | None = None,
-    gd_jobs: int | None = None,
-    multi_sa_time_limit_s: float | None = None,
-    multi_sa_max_combinations: int | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
@@ -172,8 +167,7 @@ def publish(
     diversity, generalizing sensitive values up their hierarchy where needed) and
     ``one-d-l-diversity`` (Ghinita et al.'s 1-D l-diversity).  With no rules and
     quasi-identifiers declared in ``columns``, the quasi-identifiers are published
-    k-anonymous in one generalized table.  The ``gd_*`` and ``multi_sa_*`` keywords are
-    shorthands for those parameters.  ``columns`` declares column roles
+    k-anonymous in one generalized table.  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
     anonymized with a generator derived from ``seed`` and the sub-table, so the same
@@ -205,14 +199,7 @@ def publish(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
-    dec, anon = plugins_for(
-        decomposition,
-        anonymizer,
-        decomposition_params,
-        anonymizer_params,
-        gd={"stop_when_worse": gd_stop_when_worse, "max_candidates": gd_max_candidates, "jobs": gd_jobs},
-        multi_sa={"time_limit_s": multi_sa_time_limit_s, "max_combinations": multi_sa_max_combinations},
-    )
+    dec, anon = plugins_for(decomposition, anonymizer, decomposition_params, anonymizer_params)
 
     hook("checking rules", 0, 1)
     parsed, own = split(rules)
@@ -508,28 +495,28 @@ def plugins_for(
     anonymizer: str | Anonymizer | None,
     decomposition_params: Mapping[str, Any] | None = None,
     anonymizer_params: Mapping[str, Any] | None = None,
-    gd: Mapping[str, Any] | None = None,
-    multi_sa: Mapping[str, Any] | None = None,
+    defaults: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
 ) -> tuple[Decomposition, Anonymizer]:
     """The one place that turns names and parameters (config, command line, Python) into
-    plug-in objects.  ``gd`` and ``multi_sa`` are the shorthand keywords (``None`` values:
-    not given); they apply only to the plug-in they name.  Without a decomposition, the
+    plug-in objects.  ``defaults``: per ``("decomposition" | "anonymizer", name)``, the
+    parameters that plug-in takes when it is the one chosen (a configuration's ``gd_*`` and
+    ``multi_sa_*`` keys), below the explicit parameters.  Without a decomposition, the
     anonymizer's ``default_decomposition`` (if it has one) or ``uad``."""
+    preset = {(role, name.strip().lower()): dict(v) for (role, name), v in (defaults or {}).items()}
     if decomposition is None:
         named = make_anonymizer(anonymizer) if isinstance(anonymizer, str) else anonymizer
         decomposition = getattr(named, "default_decomposition", "uad") if named is not None else "uad"
     if isinstance(decomposition, str):
-        d_params = dict(decomposition_params or {})
-        if decomposition.strip().lower() == "gd":
-            d_params = {**{k: v for k, v in (gd or {}).items() if v is not None}, **d_params}
+        d_params = {
+            **preset.get(("decomposition", decomposition.strip().lower()), {}),
+            **dict(decomposition_params or {}),
+        }
         dec: Decomposition = make_decomposition(decomposition, **d_params)
     else:
         dec = decomposition
     if anonymizer is None or isinstance(anonymizer, str):
         name = anonymizer or dec.default_anonymizer
-        a_params = dict(anonymizer_params or {})
-        if name.strip().lower() == "multi-sa":
-            a_params = {**{k: v for k, v in (multi_sa or {}).items() if v is not None}, **a_params}
+        a_params = {**preset.get(("anonymizer", name.strip().lower()), {}), **dict(anonymizer_params or {})}
         anon: Anonymizer = make_anonymizer(name, **a_params)
     else:
         anon = anonymizer

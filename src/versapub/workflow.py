@@ -54,6 +54,7 @@ def publish(
 ) -> Release:
     """Publish as configured (in memory): the input's provenance recorded, nothing written.
     ``table``: the input already read with ``cfg`` (``read_seconds``: how long that took)."""
+    from versapub.api import plugins_for
     from versapub.api import publish as api_publish
     from versapub.privacy import make_guarantee
 
@@ -62,19 +63,16 @@ def publish(
         table = read_input(cfg, progress)
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     info = _input_info(cfg, table)
+    dec, anon = plugins_for(
+        cfg.decomposition, cfg.anonymizer, cfg.decomposition_params, cfg.anonymizer_params, cfg.plugin_defaults()
+    )
     release = api_publish(
         table,
         cfg.rules,
         guarantee=make_guarantee(cfg.guarantee_spec()) if cfg.guarantee_given() else None,
-        decomposition=cfg.decomposition,
-        anonymizer=cfg.anonymizer,
-        decomposition_params=cfg.decomposition_params,
-        anonymizer_params=cfg.anonymizer_params,
+        decomposition=dec,
+        anonymizer=anon,
         seed=cfg.seed,
-        gd_stop_when_worse=cfg.gd_stop_when_worse,
-        gd_max_candidates=cfg.gd_max_candidates,
-        multi_sa_time_limit_s=cfg.multi_sa_time_limit,
-        multi_sa_max_combinations=cfg.multi_sa_max_combinations,
         hierarchies=cfg.anonymizer_hierarchies(table.names),
         input_info=info,
         progress=progress,
@@ -239,9 +237,11 @@ def inject(
     return release
 
 
-def with_utility(release: Release, progress: Progress = _silent) -> Release:
+def with_utility(release: Release, progress: Progress = _silent, model: ReleaseModel | None = None) -> Release:
     """The release with its utility measured against its own input (KL-divergence, the
-    default workload, marginal errors), as stored in the manifest."""
+    default workload, marginal errors), as stored in the manifest; ``model``: the release's
+    model when already built (one model per publish: :func:`run` hands the same one to the
+    posterior check)."""
     from versapub.kinds.build import model_from_release
     from versapub.kinds.metrics import functional_measures
     from versapub.model import utility_summary
@@ -252,7 +252,7 @@ def with_utility(release: Release, progress: Progress = _silent) -> Release:
     out = replace(
         release,
         utility={
-            **utility_summary(model_from_release(release), release.source),
+            **utility_summary(model or model_from_release(release), release.source),
             "metrics": release_metrics(release),
             "functional": functional_measures(release),
         },
@@ -271,6 +271,7 @@ def write_release(
     utility: Callable[[], dict[str, Any]] | None = None,
     progress: Progress = _silent,
     k: int | None = None,
+    model: ReleaseModel | None = None,
 ) -> CheckReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
@@ -285,8 +286,9 @@ def write_release(
     measured once the tables are written (a release whose records are on a cluster: out of
     core), before the checks.  ``k``: a floor — the release is refused when a table's
     smallest published cell of non-sensitive values holds fewer than ``k`` records (and the
-    collection checks of ``check --k`` fail).  Returns the checks' report (``verdict``:
-    passed, or passed with warnings that need attention).
+    collection checks of ``check --k`` fail).  ``model``: the release's model when already
+    built (else built if the posterior check needs it).  Returns the checks' report
+    (``verdict``: passed, or passed with warnings that need attention).
     """
     from versapub.errors import VerificationError
     from versapub.io import release_writer as rw
@@ -313,7 +315,7 @@ def write_release(
             "the publishing job's rules and guarantee" + (f" and --k {k}" if k else ""),
             k,
         )
-        check = run_check(tmp, model=_model_of(release), original=release.source, requirement=job)
+        check = run_check(tmp, model=model or _model_of(release), original=release.source, requirement=job)
         report = check.verification
         if not report.ok:
             raise VerificationError(
@@ -471,13 +473,26 @@ def _cluster_failure(exc: BaseException) -> bool:
 
 
 def write(
-    release: Release, cfg: PublishConfig, out: str | Path, *, overwrite: bool = False, progress: Progress = _silent
+    release: Release,
+    cfg: PublishConfig,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    progress: Progress = _silent,
+    model: ReleaseModel | None = None,
 ) -> None:
     """Write, verified from its own files, never over a user's file (the input, hierarchy
-    and configuration files are protected)."""
+    and configuration files are protected); ``model``: the release's model if built."""
     progress("writing and verifying the release", 0, 0)
     write_release(
-        release, out, format=cfg.format, overwrite=overwrite, protect=[cfg.config_path], progress=progress, k=cfg.k
+        release,
+        out,
+        format=cfg.format,
+        overwrite=overwrite,
+        protect=[cfg.config_path],
+        progress=progress,
+        k=cfg.k,
+        model=model,
     )
 
 
@@ -497,7 +512,11 @@ def run(
     if cfg.backend == "dask":
         return run_dask(cfg, out, overwrite=overwrite, utility=utility, progress=progress)
     release = publish(cfg, table, progress, read_seconds)
-    if utility:
-        release = with_utility(release, progress)
-    write(release, cfg, out, overwrite=overwrite, progress=progress)
+    model = None
+    if utility:  # one model per publish: the utility's, then the posterior check's
+        from versapub.kinds.build import model_from_release
+
+        model = model_from_release(release)
+        release = with_utility(release, progress, model)
+    write(release, cfg, out, overwrite=overwrite, progress=progress, model=model)
     return release

@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from versapub.data.grouping import GROUP_ID, Grouping
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.errors import ConfigError, InfeasibleError
+from versapub.plugins import Param, validated
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 
@@ -204,11 +205,15 @@ class Anatomy:
 
     name = "anatomy"
     max_rules = 1
+    parameter_constraints: ClassVar[dict[str, Param]] = {"grouping": Param("choice", choices=tuple(sorted(GROUPINGS)))}
+    glossary: ClassVar[str] = (
+        "Anatomy (Xiao & Tao, VLDB 2006): records are put into groups whose sensitive values are all distinct and "
+        "numerous enough; the quasi-identifiers are published exactly with the group number (QIT), each group's "
+        "sensitive values separately (ST). Nobody can tell which value of its group belongs to which record."
+    )
 
     def __init__(self, grouping: str = "greedy") -> None:
-        if grouping not in GROUPINGS:
-            raise ConfigError(f"Unknown Anatomy grouping {grouping!r}; use one of {sorted(GROUPINGS)}.")
-        self.grouping = grouping
+        self.grouping = validated(self.name, self.parameter_constraints, {"grouping": grouping})["grouping"]
 
     def params(self) -> dict[str, Any]:
         return {"grouping": self.grouping}

@@ -23,6 +23,7 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
+from versapub.plugins import Param
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 
@@ -121,6 +122,16 @@ class Anonymizer(Protocol):
 
     name: str
     max_rules: int
+
+    @property
+    def parameter_constraints(self) -> Mapping[str, Param]:
+        """Parameter -> its constraint (:class:`versapub.plugins.Param`), checked by the builder."""
+        ...
+
+    @property
+    def glossary(self) -> str:
+        """The anonymizer in a sentence or two, its paper cited, for the report's glossary."""
+        ...
 
     def params(self) -> dict[str, Any]:
         """Constructor parameters, recorded in the manifest."""

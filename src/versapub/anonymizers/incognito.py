@@ -37,7 +37,7 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +47,8 @@ from versapub.anonymizers.generalize import Dimension, IntArray, Target, class_s
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
-from versapub.errors import ConfigError, InfeasibleError
+from versapub.errors import InfeasibleError
+from versapub.plugins import Param, validated
 from versapub.privacy.base import Guarantee, Histograms
 from versapub.privacy.rules import Rule
 
@@ -95,15 +96,20 @@ class Incognito:
     ``utility``: ``kl``, ``discernibility`` or ``loss`` chooses among minimal nodes."""
 
     name = "incognito"
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "suppression": Param("number", low=0, high=1, high_open=True),
+        "utility": Param("choice", choices=tuple(UTILITIES)),
+    }
+    glossary: ClassVar[str] = (
+        "Incognito (LeFevre, DeWitt & Ramakrishnan, SIGMOD 2005): full-domain generalization; every quasi-"
+        "identifier is generalized to one level of its hierarchy, the minimal satisfying levels found bottom-up."
+    )
     max_rules = 1
 
     def __init__(self, suppression: float = 0.0, utility: str = "kl") -> None:
-        if isinstance(suppression, bool) or not isinstance(suppression, int | float) or not 0 <= suppression < 1:
-            raise ConfigError(f"Incognito's suppression must be a share in [0, 1), got {suppression!r}.")
-        if utility not in UTILITIES:
-            raise ConfigError(f"Incognito's utility must be one of {', '.join(UTILITIES)}, got {utility!r}.")
-        self.suppression = float(suppression)
-        self.utility = utility
+        got = validated(self.name, self.parameter_constraints, {"suppression": suppression, "utility": utility})
+        self.suppression = float(got["suppression"])
+        self.utility = got["utility"]
 
     def params(self) -> dict[str, Any]:
         return {"suppression": self.suppression, "utility": self.utility}

@@ -29,7 +29,7 @@ attribute, the lowest node covering its records.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from versapub.anonymizers.generalize import (
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
+from versapub.plugins import Param
 from versapub.privacy.base import Guarantee, Histograms
 from versapub.privacy.rules import Rule
 
@@ -197,6 +198,11 @@ class Mondrian:
 
     name = "mondrian"
     max_rules = 1
+    parameter_constraints: ClassVar[dict[str, Param]] = {}
+    glossary: ClassVar[str] = (
+        "Mondrian (LeFevre, DeWitt & Ramakrishnan, ICDE 2006): strict multidimensional partitioning; partitions are "
+        "cut at the median of one attribute at a time while both halves still meet the guarantee."
+    )
 
     def params(self) -> dict[str, Any]:
         return {}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
+from versapub.plugins import Param, validated
 from versapub.privacy.base import Guarantee
 from versapub.privacy.diversity import DistinctLDiversity
 from versapub.privacy.rules import Rule
@@ -252,13 +253,20 @@ class MSADecomposition:
     #: One table holding every sensitive attribute: the multi-SA schema.
     default_decomposition = "multi-sa"
 
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "primary": Param("text", optional=True),
+        "above_l_per": Param("flag"),
+    }
+    glossary: ClassVar[str] = (
+        "The MSA decomposition (Ye, Liu, Wang, Lv & Feng, DASFAA 2009, Algorithm 1): records are put into SA-groups; "
+        "quasi-identifiers are published exactly with the group, each group's set of values per sensitive attribute "
+        "(at least l_i values, noise included) separately, and the sensitive table T^S as it is."
+    )
+
     def __init__(self, primary: str | None = None, above_l_per: bool = False) -> None:
-        if primary is not None and (not isinstance(primary, str) or not primary.strip()):
-            raise ConfigError(f"msa-decomposition primary must be a column name, got {primary!r}.")
-        if not isinstance(above_l_per, bool):
-            raise ConfigError(f"msa-decomposition above_l_per must be true or false, got {above_l_per!r}.")
-        self.primary = primary
-        self.above_l_per = above_l_per
+        got = validated(self.name, self.parameter_constraints, {"primary": primary, "above_l_per": above_l_per})
+        self.primary = got["primary"]
+        self.above_l_per = got["above_l_per"]
 
     def params(self) -> dict[str, Any]:
         return {"primary": self.primary, "above_l_per": self.above_l_per}

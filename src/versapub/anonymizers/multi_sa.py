@@ -40,7 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +53,7 @@ from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
+from versapub.plugins import Param, validated
 from versapub.privacy.guarantee import Guarantee, Histograms, LDiversity
 from versapub.privacy.rules import Rule
 
@@ -195,13 +196,21 @@ class MultiSAAnatomy:
     name = "multi-sa"
     max_rules = 1_000_000  # any number: one table enforces every rule
 
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "time_limit_s": Param("number", low=0, low_open=True),
+        "max_combinations": Param("whole", low=1),
+    }
+    glossary: ClassVar[str] = (
+        "Multi-SA Anatomy (Appendix B of Jin et al.): one Anatomy table for several sensitive attributes, its "
+        "groups chosen by a binary integer program so that every attribute is diverse in every group."
+    )
+
     def __init__(self, time_limit_s: float = TIME_LIMIT_S, max_combinations: int = MAX_COMBINATIONS) -> None:
-        if not time_limit_s > 0:
-            raise ConfigError(f"The multi-SA time limit must be positive, got {time_limit_s!r}.")
-        if isinstance(max_combinations, bool) or int(max_combinations) < 1:
-            raise ConfigError(f"multi-SA max_combinations must be a whole number >= 1, got {max_combinations!r}.")
-        self.time_limit_s = float(time_limit_s)
-        self.max_combinations = int(max_combinations)
+        got = validated(
+            self.name, self.parameter_constraints, {"time_limit_s": time_limit_s, "max_combinations": max_combinations}
+        )
+        self.time_limit_s = float(got["time_limit_s"])
+        self.max_combinations = int(got["max_combinations"])
 
     def params(self) -> dict[str, Any]:
         return {"time_limit_s": self.time_limit_s, "max_combinations": self.max_combinations}

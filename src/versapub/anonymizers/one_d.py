@@ -27,7 +27,7 @@ l-eligible group meets (functional diversity with ``l = max_k ceil(k/phi(k))``, 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,7 @@ from versapub.anonymizers.generalize import class_cover, class_stats, classes_ta
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
+from versapub.plugins import Param
 from versapub.privacy.base import Guarantee
 from versapub.privacy.rules import Rule
 
@@ -114,6 +115,11 @@ class OneDLDiversity:
 
     name = "one-d-l-diversity"
     max_rules = 1
+    parameter_constraints: ClassVar[dict[str, Param]] = {}
+    glossary: ClassVar[str] = (
+        "1-D l-diversity (Ghinita et al., VLDB J. 2009): records are ordered along one dimension and cut into "
+        "consecutive l-diverse classes."
+    )
 
     def params(self) -> dict[str, Any]:
         return {}

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,7 @@ from versapub.data.groupby import combined_key, group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
+from versapub.plugins import Param, validated
 from versapub.privacy.base import Guarantee
 from versapub.privacy.rules import Rule
 from versapub.privacy.tolerance import at_most
@@ -255,15 +256,18 @@ class SequentialSweep:
     name = "sequential-sweep"
     max_rules = 1
 
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "max_sensitive_level": Param("whole", low=0, optional=True, why="0: never generalize sensitive values")
+    }
+    glossary: ClassVar[str] = (
+        "Sequential Sweep (§4 of the functional-diversity paper): Mondrian-like partitioning that may also "
+        "generalize the sensitive values up their taxonomy, so that every class meets functional (tau, lambda)-"
+        "diversity on the induced frequencies."
+    )
+
     def __init__(self, max_sensitive_level: int | None = None) -> None:
-        if max_sensitive_level is not None and (
-            isinstance(max_sensitive_level, bool) or not isinstance(max_sensitive_level, int) or max_sensitive_level < 0
-        ):
-            raise ConfigError(
-                f"max_sensitive_level of sequential-sweep must be a whole number >= 0 (0: never generalize sensitive "
-                f"values), got {max_sensitive_level!r}."
-            )
-        self.max_sensitive_level = max_sensitive_level
+        got = validated(self.name, self.parameter_constraints, {"max_sensitive_level": max_sensitive_level})
+        self.max_sensitive_level = got["max_sensitive_level"]
 
     def params(self) -> dict[str, Any]:
         return {"max_sensitive_level": self.max_sensitive_level}

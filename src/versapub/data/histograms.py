@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -62,12 +62,12 @@ class Histograms:
         return self.value
 
 
-def combine_achieved(guarantee: Any, values: Sequence[float]) -> float:
+def combine_achieved(guarantee: GroupTest, values: Sequence[float]) -> float:
     """The guarantee's measure over several sets of groups from each set's measure: the
     weakest group's is the smallest (a measure of safety: l, k, slack) unless the
     guarantee's measure is a distance (``achieved_is_distance``: t-closeness), then the
     largest."""
-    return float(max(values) if getattr(guarantee, "achieved_is_distance", False) else min(values))
+    return float(max(values) if guarantee.achieved_is_distance else min(values))
 
 
 class GroupTest(Protocol):
@@ -76,3 +76,8 @@ class GroupTest(Protocol):
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]: ...
 
     def achieved(self, h: Histograms) -> float: ...
+
+    @property
+    def achieved_is_distance(self) -> bool:
+        """The achieved measure is a distance (the weakest group's is the largest)."""
+        ...

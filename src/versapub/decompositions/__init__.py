@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -16,8 +16,7 @@ from versapub.decompositions.gd import AddBackStep, add_back, gd_initial, guardi
 from versapub.decompositions.multi_sa import multi_sa
 from versapub.decompositions.single import single_attribute
 from versapub.decompositions.uad import uad, uad_schema
-from versapub.errors import ConfigError
-from versapub.plugins import build
+from versapub.plugins import Param, build, validated
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema
 
@@ -27,6 +26,8 @@ class _Fixed:
 
     name = ""
     default_anonymizer = "anatomy"
+    parameter_constraints: ClassVar[dict[str, Param]] = {}
+    glossary: ClassVar[str] = ""
     _fn: Callable[[Source, Sequence[Rule], np.random.Generator], Schema]
 
     def params(self) -> dict[str, Any]:
@@ -51,6 +52,10 @@ class UAD(_Fixed):
     """Algorithm 2: one table per colour class of the rule graph's DSATUR colouring."""
 
     name = "uad"
+    glossary: ClassVar[str] = (
+        "UAD (Algorithm 2 of Jin et al.): one table per colour class of the rule graph; every rule's sensitive "
+        "attribute is guarded by the table that holds it."
+    )
     _fn = staticmethod(uad)
     #: Needs only the attributes and the rules: runs on any backend (versapub.data.source).
     out_of_core = True
@@ -60,6 +65,7 @@ class SingleAttribute(_Fixed):
     """The single-attribute baseline (§1.3): every attribute alone."""
 
     name = "single-attribute"
+    glossary: ClassVar[str] = "The single-attribute baseline (§1.3 of Jin et al.): every attribute published alone."
     _fn = staticmethod(single_attribute)
 
 
@@ -68,6 +74,9 @@ class MultiSA(_Fixed):
 
     name = "multi-sa"
     default_anonymizer = "multi-sa"
+    glossary: ClassVar[str] = (
+        "The multi-SA baseline (Appendix B of Jin et al.): one table, every right-hand side sensitive."
+    )
     _fn = staticmethod(multi_sa)
 
 
@@ -81,15 +90,25 @@ class GD:
 
     name = "gd"
     default_anonymizer = "anatomy"
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "stop_when_worse": Param("flag"),
+        "max_candidates": Param("whole", low=1, optional=True),
+        "jobs": Param("whole", low=1, optional=True),
+    }
+    glossary: ClassVar[str] = (
+        "GD, the guardian decomposition (Algorithm 1 of Jin et al.): a schema in GNF, then attributes added back "
+        "greedily while the release's KL-divergence falls."
+    )
 
     def __init__(self, stop_when_worse: bool = False, max_candidates: int | None = None, jobs: int | None = None):
-        if max_candidates is not None and (isinstance(max_candidates, bool) or int(max_candidates) < 1):
-            raise ConfigError(f"GD's max_candidates must be a whole number >= 1, got {max_candidates!r}.")
-        if jobs is not None and (isinstance(jobs, bool) or int(jobs) < 1):
-            raise ConfigError(f"GD's jobs must be a whole number >= 1, got {jobs!r}.")
-        self.stop_when_worse = bool(stop_when_worse)
-        self.max_candidates = None if max_candidates is None else int(max_candidates)
-        self.jobs = None if jobs is None else int(jobs)
+        got = validated(
+            self.name,
+            self.parameter_constraints,
+            {"stop_when_worse": stop_when_worse, "max_candidates": max_candidates, "jobs": jobs},
+        )
+        self.stop_when_worse = got["stop_when_worse"]
+        self.max_candidates = got["max_candidates"]
+        self.jobs = got["jobs"]
 
     def params(self) -> dict[str, Any]:
         return {"stop_when_worse": self.stop_when_worse, "max_candidates": self.max_candidates}

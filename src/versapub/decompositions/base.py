@@ -12,12 +12,13 @@ in :mod:`versapub.decompositions`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from versapub.data.source import Source
+from versapub.plugins import Param
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema
 
@@ -32,6 +33,16 @@ class Decomposition(Protocol):
 
     name: str
     default_anonymizer: str
+
+    @property
+    def parameter_constraints(self) -> Mapping[str, Param]:
+        """Parameter -> its constraint (:class:`versapub.plugins.Param`), checked by the builder."""
+        ...
+
+    @property
+    def glossary(self) -> str:
+        """The decomposition in a sentence or two, its paper cited, for the report's glossary."""
+        ...
 
     def params(self) -> dict[str, Any]:
         """Constructor parameters, recorded in the manifest."""

@@ -336,6 +336,21 @@ class PublishConfig:
             spec["l"] = 2
         return spec
 
+    def plugin_defaults(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """The ``[publish]`` shorthand keys as parameters of the plug-in they name (taken
+        when that plug-in is chosen; ``[publish.decomposition]``/``[publish.anonymizer]``
+        parameters win): ``gd_*`` for GD, ``multi_sa_*`` for the multi-SA anonymizer."""
+        gd: dict[str, Any] = {"stop_when_worse": self.gd_stop_when_worse}
+        if self.gd_max_candidates is not None:
+            gd["max_candidates"] = self.gd_max_candidates
+        return {
+            ("decomposition", "gd"): gd,
+            ("anonymizer", "multi-sa"): {
+                "time_limit_s": self.multi_sa_time_limit,
+                "max_combinations": self.multi_sa_max_combinations,
+            },
+        }
+
     def guarantee_given(self) -> bool:
         """Whether a release guarantee was configured (else the anonymizer's own default
         applies where it has one, e.g. msa-decomposition's ``l_per``)."""

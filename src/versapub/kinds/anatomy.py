@@ -40,6 +40,11 @@ class Anatomy(LeavesOnly):
     """Bucketized tables (QIT + ST)."""
 
     name = "anatomy"
+    glossary = (
+        "A way to publish a table without changing any value: records are put into groups, and the release "
+        "publishes each record's other values with its group number (QIT) and, separately, each group's list of "
+        "sensitive values (ST). Nobody can tell which value of its group belongs to which record."
+    )
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
         rules = [entry.raw.get("enforces") or {}, *(entry.raw.get("also_enforces") or [])]

@@ -94,6 +94,8 @@ class TableKind(Protocol):
     """What a table kind declares (see the module docstring)."""
 
     name: str
+    #: The kind in a sentence or two, for the report's glossary.
+    glossary: str
     #: Every published value is a value of the attribute's domain (False: some are
     #: generalized values covering several; the attacks then read the covers).
     exact_values: bool

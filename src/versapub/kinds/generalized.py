@@ -32,6 +32,10 @@ class Generalized:
     Gehrke)."""
 
     name = "generalized"
+    glossary = (
+        "A table whose non-sensitive values may be replaced by ranges ([20, 29]) or coarser categories of a "
+        "hierarchy, so that records share them; the records sharing all of them form an equivalence class."
+    )
     exact_values = False
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:

@@ -61,6 +61,11 @@ class SAGroups:
     """SA-groups with value sets, and the sensitive table."""
 
     name = "sa-groups"
+    glossary = (
+        "The MSA decomposition's tables (Ye et al.): each record's quasi-identifier values are published exactly "
+        "with its SA-group, each group's set of values per sensitive attribute (at least l_i values, noise "
+        "included) separately, and the sensitive table T^S as it is."
+    )
     exact_values = True
 
     def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:

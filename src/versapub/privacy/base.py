@@ -18,14 +18,15 @@ size is still its number of records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from versapub.data.histograms import Histograms
 from versapub.errors import RuleError
+from versapub.plugins import Param, validated
 
 IntArray = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -98,6 +99,16 @@ class Guarantee(Protocol):
         """The guarantee's own measure over every group (the weakest group's), for reports."""
         ...
 
+    @property
+    def achieved_is_distance(self) -> bool:
+        """The achieved measure is a distance (larger = weaker: t-closeness), not a level."""
+        ...
+
+    @property
+    def glossary(self) -> str:
+        """The guarantee in a sentence or two for the report's glossary, its definition cited."""
+        ...
+
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
         """Can a column with these value counts be published alone (the feasibility test)?"""
         ...
@@ -161,3 +172,52 @@ def top_violation(counts: IntArray, largest: dict[str, Any], explanation: str) -
     """A violation reported at the column's most frequent value."""
     top = int(np.argmax(counts))
     return SingleAttributeViolation(top, int(counts[top]), int(counts.sum()), largest, explanation)
+
+
+class Params:
+    """The parts every guarantee shares: its manifest form from its fields, no context, its
+    parameters checked against their declared constraints (:mod:`versapub.plugins`), the
+    description its glossary entry shows, and its achieved measure read as a level (the
+    default; ``achieved_is_distance``: a distance such as t-closeness', where smaller is
+    stronger)."""
+
+    name = ""
+    #: A valid value of each parameter, for messages and help ("l-diversity:l=3").
+    example: ClassVar[dict[str, Any]] = {}
+    #: Parameter -> its constraint (:class:`versapub.plugins.Param`): one error shape.
+    parameter_constraints: ClassVar[dict[str, Param]] = {}
+    #: A parameter spelled differently from its field (``lambda`` -> ``lam``).
+    spelled: ClassVar[dict[str, str]] = {}
+    #: The guarantee in a sentence for the report's glossary (its definition, cited).
+    glossary: ClassVar[str] = ""
+    #: The achieved measure is a distance (larger = weaker), not a level.
+    achieved_is_distance: ClassVar[bool] = False
+
+    def check_parameters(self) -> None:
+        """Check every declared parameter (a one-paragraph :class:`RuleError` naming it) and
+        store it converted (whole numbers as ``int``, numbers as ``float``)."""
+        field_of = {p: self.spelled.get(p, p) for p in self.parameter_constraints}
+        got = validated(
+            self.name, self.parameter_constraints, {p: getattr(self, f) for p, f in field_of.items()}, RuleError
+        )
+        for p, v in got.items():
+            object.__setattr__(self, field_of[p], v)
+
+    def params(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+    def to_manifest(self) -> dict[str, Any]:
+        return {"name": self.name, **self.params()}
+
+    def needs(self) -> frozenset[str]:
+        return frozenset()
+
+    def bind(self, context: GuaranteeContext) -> Guarantee:
+        del context
+        return self  # type: ignore[return-value]
+
+    def posterior_limit(self) -> float:
+        return 1.0
+
+    def cumulative_bound(self) -> tuple[float, ...] | None:
+        return None

@@ -25,16 +25,16 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import RuleError
+from versapub.plugins import Param
 from versapub.privacy.base import (
     Floats,
     GuaranteeContext,
     Histograms,
     IntArray,
+    Params,
     SingleAttributeViolation,
     Taxonomy,
-    real,
 )
-from versapub.privacy.diversity import Params
 from versapub.privacy.tolerance import at_most
 
 DISTANCES = ("auto", "equal", "hierarchical")
@@ -76,13 +76,19 @@ class TCloseness(Params):
 
     name = "t-closeness"
     example: ClassVar[dict[str, Any]] = {"t": 0.2}
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "t": Param("number", low=0, high=1, low_open=True, high_open=True, required=True),
+        "distance": Param("choice", choices=DISTANCES),
+    }
+    glossary: ClassVar[str] = (
+        "t-closeness (Li, Li & Venkatasubramanian, ICDE 2007, Definition 2): every class's distribution of the "
+        "sensitive attribute is within Earth Mover's Distance t of the whole table's."
+    )
     #: ``achieved`` is the largest distance (the weakest group has the largest).
     achieved_is_distance = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "t", real(self.t, "t of t-closeness", 0.0, 1.0, low_open=True))
-        if self.distance not in DISTANCES:
-            raise RuleError(f"t-closeness distance must be one of {', '.join(DISTANCES)}, got {self.distance!r}.")
+        self.check_parameters()
 
     def params(self) -> dict[str, Any]:
         return {"t": self.t, "distance": self.distance}

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,7 @@ class AllOf:
     guarantees: tuple[Guarantee, ...]
 
     name = "all-of"
+    glossary: ClassVar[str] = "All of several guarantees at once: a group satisfies it when it satisfies each."
 
     #: Parameters holding guarantees: the registry builds them from their manifest form.
     nested = ("guarantees",)
@@ -63,7 +64,7 @@ class AllOf:
 
     @property
     def achieved_is_distance(self) -> bool:
-        return bool(getattr(self.guarantees[0], "achieved_is_distance", False))
+        return self.guarantees[0].achieved_is_distance
 
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
         return next((v for g in self.guarantees if (v := g.single_attribute_violation(counts)) is not None), None)

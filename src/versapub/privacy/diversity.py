@@ -11,51 +11,21 @@ The feasibility test treats the whole column as one group: every l-diversity for
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from versapub.errors import RuleError
+from versapub.plugins import Param
 from versapub.privacy.base import (
-    Guarantee,
-    GuaranteeContext,
     Histograms,
     IntArray,
+    Params,
     SingleAttributeViolation,
-    real,
     top_violation,
-    whole,
 )
 from versapub.privacy.tolerance import at_least, at_most, below
-
-
-class Params:
-    """The parts every guarantee shares: its manifest form from its fields, no context."""
-
-    name = ""
-    #: A valid value of each parameter, for messages and help ("l-diversity:l=3").
-    example: ClassVar[dict[str, Any]] = {}
-
-    def params(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
-
-    def to_manifest(self) -> dict[str, Any]:
-        return {"name": self.name, **self.params()}
-
-    def needs(self) -> frozenset[str]:
-        return frozenset()
-
-    def bind(self, context: GuaranteeContext) -> Guarantee:
-        del context
-        return self  # type: ignore[return-value]
-
-    def posterior_limit(self) -> float:
-        return 1.0
-
-    def cumulative_bound(self) -> tuple[float, ...] | None:
-        return None
 
 
 def one_group(counts: IntArray) -> Histograms:
@@ -84,14 +54,19 @@ class LDiversity(Params):
 
     name = "l-diversity"
     example: ClassVar[dict[str, Any]] = {"l": 3}
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "l": Param(
+            "whole", low=2, required=True, why="l = 1 protects nothing: any value may be disclosed with certainty"
+        )
+    }
+    glossary: ClassVar[str] = (
+        "Frequency l-diversity (Machanavajjhala et al. 2007; the form of Anatomy, Xiao & Tao 2006, Definition 2): "
+        "in every group no sensitive value is more frequent than 1/l, so a guess of a person's sensitive value is "
+        "right with probability at most 1/l."
+    )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "l", whole(self.l, "l", 1))
-        if self.l < 2:
-            raise RuleError(
-                f"l must be at least 2 (l = {self.l} protects nothing: with l = 1 any value "
-                "may be disclosed with certainty)."
-            )
+        self.check_parameters()
 
     def min_possible_values(self) -> int:
         """Fewer than ``l`` possible values leave one of them above ``1/l``."""
@@ -146,10 +121,15 @@ class DistinctLDiversity(Params):
     l: int
 
     name = "distinct-l-diversity"
+    parameter_constraints: ClassVar[dict[str, Param]] = {"l": Param("whole", low=2, required=True)}
+    glossary: ClassVar[str] = (
+        "Distinct l-diversity (Machanavajjhala et al. 2007, §4.1): every group holds at least l distinct "
+        "sensitive values."
+    )
     example: ClassVar[dict[str, Any]] = {"l": 3}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "l", whole(self.l, "l", 2))
+        self.check_parameters()
 
     def describe(self) -> str:
         return f"distinct l-diversity with l = {self.l}: every group holds at least {self.l} distinct sensitive values"
@@ -188,11 +168,16 @@ class EntropyLDiversity(Params):
     l: float
 
     name = "entropy-l-diversity"
+    parameter_constraints: ClassVar[dict[str, Param]] = {"l": Param("number", low=1, low_open=True, required=True)}
+    glossary: ClassVar[str] = (
+        "Entropy l-diversity (Machanavajjhala et al. 2007, Definition 4.1): the entropy of every group's "
+        "sensitive values is at least log(l)."
+    )
     example: ClassVar[dict[str, Any]] = {"l": 2.5}
 
     def __post_init__(self) -> None:
-        v = real(self.l, "l of entropy l-diversity", 1.0, low_open=True)
-        object.__setattr__(self, "l", int(v) if float(v).is_integer() else v)
+        self.check_parameters()
+        object.__setattr__(self, "l", int(self.l) if float(self.l).is_integer() else self.l)
 
     def describe(self) -> str:
         return (
@@ -250,12 +235,19 @@ class RecursiveCLDiversity(Params):
     l: int
 
     name = "recursive-cl-diversity"
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "c": Param("number", low=0, low_open=True, required=True),
+        "l": Param("whole", low=2, required=True),
+    }
+    glossary: ClassVar[str] = (
+        "Recursive (c, l)-diversity (Machanavajjhala et al. 2007, Definition 4.2): in every group the most "
+        "frequent sensitive value is less than c times the sum of the counts from the l-th most frequent on."
+    )
     example: ClassVar[dict[str, Any]] = {"c": 3, "l": 3}
 
     def __post_init__(self) -> None:
-        v = real(self.c, "c of recursive (c,l)-diversity", 0.0, low_open=True)
-        object.__setattr__(self, "c", int(v) if float(v).is_integer() else v)
-        object.__setattr__(self, "l", whole(self.l, "l of recursive (c,l)-diversity", 2))
+        self.check_parameters()
+        object.__setattr__(self, "c", int(self.c) if float(self.c).is_integer() else self.c)
 
     def describe(self) -> str:
         return (

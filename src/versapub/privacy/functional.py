@@ -26,8 +26,9 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.errors import RuleError
-from versapub.privacy.base import Histograms, IntArray, SingleAttributeViolation, top_violation
-from versapub.privacy.diversity import Params, one_group, ranked
+from versapub.plugins import Param
+from versapub.privacy.base import Histograms, IntArray, Params, SingleAttributeViolation, top_violation
+from versapub.privacy.diversity import one_group, ranked
 from versapub.privacy.tolerance import REL_TOL
 
 TOL = 1e-12
@@ -82,33 +83,34 @@ class FunctionalDiversity(Params):
     example: ClassVar[dict[str, Any]] = {"tau": 0.5, "lambda": 3}
     #: Parameter spellings that are not Python names: ``lambda`` is the field ``lam``.
     spelled: ClassVar[dict[str, str]] = {"lambda": "lam"}
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "tau": Param("number", low=0, high=1, low_open=True, high_open=True, required=True),
+        "lambda": Param("whole", low=2, required=True),
+        "phi": Param("numbers", low=0, high=1, low_open=True, optional=True),
+    }
+    glossary: ClassVar[str] = (
+        "Functional (tau, lambda)-diversity (Definition 5 of the functional-diversity paper): in every class the k "
+        "most frequent sensitive values together hold at most phi(k) of its records, phi rising linearly from tau "
+        "at k = 1 to 1 at k = lambda."
+    )
 
     def __post_init__(self) -> None:
-        lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, int | float) or not float(lam).is_integer() or lam < 2:
-            raise RuleError(f"lambda of functional (tau, lambda)-diversity must be a whole number >= 2, got {lam!r}.")
-        object.__setattr__(self, "lam", int(lam))
+        self.check_parameters()
         tau = self.tau
-        if isinstance(tau, bool) or not isinstance(tau, int | float) or not (1 / self.lam - TOL <= tau < 1):
+        if not (1 / self.lam - TOL <= tau < 1):
             raise RuleError(
                 f"tau of functional (tau, lambda)-diversity must satisfy 1/lambda <= tau < 1 "
                 f"(1/{self.lam} = {1 / self.lam:.4g}), got {tau!r}."
             )
         object.__setattr__(self, "tau", float(tau))
         if self.phi is not None:
-            phi = tuple(self.phi) if isinstance(self.phi, list | tuple) else None
-            ok = (
-                phi is not None
-                and len(phi) >= 1
-                and all(not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= 1 for v in phi)
-                and all(a <= b for a, b in itertools.pairwise(phi))
-            )
-            if not ok:
+            phi = tuple(self.phi)
+            if not all(a <= b for a, b in itertools.pairwise(phi)):
                 raise RuleError(
                     "phi of functional (tau, lambda)-diversity must be a list of non-decreasing values in (0, 1] "
                     f"(phi(1), phi(2), ...), got {self.phi!r}."
                 )
-            object.__setattr__(self, "phi", tuple(float(v) for v in phi or ()))
+            object.__setattr__(self, "phi", tuple(float(v) for v in phi))
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tau": self.tau, "lambda": self.lam}

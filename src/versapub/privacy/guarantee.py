@@ -12,11 +12,10 @@ conformance suite.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from versapub.errors import RuleError
-from versapub.plugins import parse_spec
+from versapub.plugins import build, parse_spec
 from versapub.privacy.base import (
     CONTEXTS,
     Guarantee,
@@ -81,40 +80,22 @@ ALIASES = {
 
 
 def make_guarantee(spec: dict[str, Any]) -> Guarantee:
-    """Build a guarantee from its manifest/config form, e.g. ``{"name": "l-diversity", "l": 3}``;
-    an unknown name or parameter is a one-paragraph error listing the valid ones."""
+    """Build a guarantee from its manifest/config form, e.g. ``{"name": "l-diversity", "l": 3}``,
+    with :func:`versapub.plugins.build` (the one builder: an unknown name or parameter, a
+    missing one or a value out of range is a one-paragraph error naming it); parameters that
+    hold guarantees (``all-of``'s) are built first."""
     name = str(spec.get("name", "l-diversity")).lower()
-    name = ALIASES.get(name, name)
-    if name not in GUARANTEES:
-        raise RuleError(f"Unknown guarantee {name!r}; available: {', '.join(sorted(GUARANTEES))}.")
-    cls = GUARANTEES[name]
-    declared = [f for f in dataclasses.fields(cls) if f.repr]  # context fields are bound, not given
-    spelled: dict[str, str] = getattr(cls, "spelled", {})  # a parameter that is no Python name -> its field
-    public = {f: p for p, f in spelled.items()}
-    fields = [public.get(f.name, f.name) for f in declared]
     params = {k: v for k, v in spec.items() if k != "name"}
-    unknown = sorted(set(params) - set(fields))
-    if unknown:
-        raise RuleError(
-            f"The {name} guarantee has no parameter(s) {', '.join(unknown)}; its parameters are: {', '.join(fields)}."
-        )
-    required = [public.get(f.name, f.name) for f in declared if f.default is dataclasses.MISSING]
-    missing = [f for f in required if f not in params]
-    if missing:
-        example = getattr(cls, "example", {})
-        cli = ",".join(f"{p}={example[p]}" for p in missing if p in example) or f"{missing[0]}=..."
-        toml = ", ".join(f"{p} = {example[p]}" for p in missing if p in example) or f"{missing[0]} = ..."
-        raise RuleError(
-            f"The {name} guarantee needs a value for {', '.join(missing)} (e.g. {name}:{cli} on the command line, "
-            f"or {toml} in the configuration)."
-        )
+    cls = GUARANTEES.get(ALIASES.get(name, name))
     for k in getattr(cls, "nested", ()):  # parameters holding guarantees (all-of): built first
         if k in params:
             parts = params[k]
             if not isinstance(parts, list | tuple):
                 raise RuleError(f"The {name} guarantee's {k} is a list of guarantees, got {parts!r}.")
             params[k] = tuple(make_guarantee(dict(g)) if isinstance(g, dict) else g for g in parts)
-    built: Guarantee = cls(**{spelled.get(k, k): v for k, v in params.items()})
+    built: Guarantee = build(
+        "guarantee", GUARANTEES, name, params, aliases={a: (n, {}) for a, n in ALIASES.items()}, error=RuleError
+    )
     return built
 
 

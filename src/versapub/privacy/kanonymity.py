@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from versapub.privacy.base import Histograms, IntArray, SingleAttributeViolation, top_violation, whole
-from versapub.privacy.diversity import Params
+from versapub.plugins import Param
+from versapub.privacy.base import Histograms, IntArray, Params, SingleAttributeViolation, top_violation
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,13 @@ class KAnonymity(Params):
 
     name = "k-anonymity"
     example: ClassVar[dict[str, Any]] = {"k": 5}
+    parameter_constraints: ClassVar[dict[str, Param]] = {"k": Param("whole", low=2, required=True)}
+    glossary: ClassVar[str] = (
+        "k-anonymity (Sweeney 2002): every published combination of non-sensitive values covers at least k records."
+    )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", whole(self.k, "k of k-anonymity", 2))
+        self.check_parameters()
 
     def describe(self) -> str:
         return (
