@@ -143,7 +143,8 @@ def test_marginals_check_equals_the_command_line() -> None:
         "race, sex, occupation",
     ]
     cli_json = _json("marginals", "check", *args, "--json")
-    from versapub.io.config import MarginalsSpec, PublishConfig
+    from versapub.io.config import PublishConfig
+    from versapub.marginals.spec import MarginalsSpec
 
     cfg = PublishConfig(
         input=data_path("adult", "adult.csv.gz"),
@@ -170,3 +171,22 @@ def test_not_a_release_is_one_paragraph(tmp_path: Path) -> None:
     ):
         with pytest.raises(VersapubError, match=r"no manifest\.json"):
             call()
+
+
+def test_a_check_parses_the_manifest_once(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_check`` reads manifest.json once and hands it to every check and attack."""
+    import json as real_json
+    import types
+
+    import versapub.verify.manifest as vm
+
+    parsed: list[str] = []
+
+    def loads(text: str) -> Any:
+        parsed.append(text)
+        return real_json.loads(text)
+
+    monkeypatch.setattr(vm, "json", types.SimpleNamespace(loads=loads))
+    rep = versapub.inspect.check(demo, k=2, attack="both")
+    assert rep.attacks and rep.identity and rep.collection
+    assert len(parsed) == 1

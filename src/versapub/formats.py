@@ -5,6 +5,7 @@ checks the manifest's contents with its own rules (:mod:`versapub.verify.release
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -39,3 +40,12 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     if not isinstance(manifest["tables"], list) or not manifest["tables"]:
         raise ReleaseError(f"{path}: 'tables' must be a non-empty list.")
     return manifest
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (the input fingerprint recorded in the manifest)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()

@@ -83,7 +83,7 @@ def publish(
 
 
 def _input_info(cfg: PublishConfig, table: EncodedTable) -> InputInfo:
-    from versapub.io.read import file_sha256
+    from versapub.formats import file_sha256
     from versapub.release.model import InputInfo
 
     return InputInfo(

@@ -428,7 +428,8 @@ def _marginals_options(f: F) -> F:
 
 def _marginals_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
     """The configuration of a marginals job: CONFIG (with [marginals]) and the flags."""
-    from versapub.io.config import MarginalsSpec, PublishConfig, load_config
+    from versapub.io.config import PublishConfig, load_config
+    from versapub.marginals.spec import MarginalsSpec
 
     config = opts["config"]
     base = load_config(config) if config is not None else None

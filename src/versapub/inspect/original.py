@@ -34,8 +34,8 @@ def original_table(
     file or the TOML config it was published with), or by default from the manifest's input
     found by name (beside the release, in the current directory, among the embedded
     datasets) — which must then be the very file published (same SHA-256)."""
+    from versapub.formats import file_sha256
     from versapub.io.config import original_reader
-    from versapub.io.read import file_sha256
     from versapub.kinds.load import load_release
     from versapub.model import original_mismatch
 

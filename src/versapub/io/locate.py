@@ -49,7 +49,7 @@ class Found:
 
 def locate(recorded: str, release_dir: Path | None, sha256: str | None = None) -> Found:
     """The first of :func:`places` that is a file with the recorded ``sha256`` (any, without one)."""
-    from versapub.io.read import file_sha256
+    from versapub.formats import file_sha256
 
     skipped = []
     for p in places(recorded, release_dir, sha256):

@@ -31,17 +31,9 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
 from versapub.data.table import CODE_DTYPE, Column, EncodedTable, is_missing_value
 from versapub.errors import InputError
+from versapub.formats import file_sha256
 
 _BLOCK = 1 << 24  # bytes per CSV block
-
-
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (the input fingerprint recorded in the manifest)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _is_parquet(path: Path, fmt: str | None) -> bool:

@@ -11,12 +11,11 @@ from typing import Any
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
-from versapub.io.config import MarginalsSpec
 from versapub.marginals.base_table import best_table
 from versapub.marginals.collection import Collection, Verdict
 from versapub.marginals.search import Step, greedy, stepwise
 from versapub.marginals.space import Space
-from versapub.marginals.spec import Marginal, Requirement, parse_marginals
+from versapub.marginals.spec import Marginal, MarginalsSpec, Requirement, parse_marginals
 
 Progress = Callable[[str, int, int], None]
 

@@ -129,3 +129,44 @@ class Requirement:
 
     def to_json(self) -> dict[str, Any]:
         return {"sensitive": self.sensitive, "k": self.k, "diversity": self.diversity.to_manifest()}
+
+
+#: The injection searches (Figure 8 greedy one-attribute marginals, or stepwise).
+SEARCHES = ("greedy", "stepwise")
+
+
+@dataclass(frozen=True)
+class MarginalsSpec:
+    """A collection of anonymized marginals to publish (``[marginals]`` of a configuration,
+    or ``versapub marginals publish`` flags): the sensitive attribute, ``k`` (k-link and
+    k-combinatorial anonymity), the diversity form the maximum-entropy estimate must meet,
+    the base table (``"incognito"``: the best minimal l-diverse, k-anonymous full-domain
+    generalization; or a marginal written ``"age@2, race, ..."``; or none), the marginals
+    (``"age@2, race"``), and how many more to inject by ``search``."""
+
+    sensitive: str
+    k: int
+    diversity: dict[str, Any]
+    base: str | None = None
+    marginals: tuple[str, ...] = ()
+    inject: int = 0
+    search: str = "greedy"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sensitive, str) or not self.sensitive:
+            raise ConfigError("The marginals need the sensitive column (--sensitive COLUMN).")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2:
+            raise ConfigError(f"k must be a whole number >= 2 (k = 1 protects nobody), got {self.k!r}.")
+        if not isinstance(self.diversity, dict) or not isinstance(self.diversity.get("name"), str):
+            raise ConfigError(
+                f"The diversity form must be like {{name = 'l-diversity', l = 4}}, got {self.diversity!r}."
+            )
+        if isinstance(self.inject, bool) or not isinstance(self.inject, int) or self.inject < 0:
+            raise ConfigError(f"inject must be a whole number >= 0, got {self.inject!r}.")
+        if self.search not in SEARCHES:
+            raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}.")
+        if self.base is None and not self.marginals:
+            raise ConfigError(
+                "Give a base table (--base incognito, or --base 'age@1, race, ...') or marginals "
+                "(--marginal 'age@2, race')."
+            )

@@ -51,7 +51,7 @@ def _files(path: Path) -> list[Path]:
 def dataset_sha256(path: Path) -> str:
     """SHA-256 of a file's bytes; of a directory or glob: of every file's relative path and
     SHA-256, in path order (the manifest's fingerprint of a dataset)."""
-    from versapub.io.read import file_sha256
+    from versapub.formats import file_sha256
 
     files = _files(path)
     if len(files) == 1 and files[0] == path:

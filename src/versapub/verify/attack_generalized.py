@@ -16,7 +16,6 @@ below the threshold are reported as disclosures at class level).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from versapub.data.table import EncodedTable
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.thresholds import Thresholds
 
 #: Leaf combinations the enumeration may build.
@@ -46,12 +46,16 @@ def generalizing_tables(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def generalized_attack(
-    directory: str | Path, rules: Sequence[Rule], guarantee: Thresholds, original: EncodedTable | None = None
+    directory: str | Path,
+    rules: Sequence[Rule],
+    guarantee: Thresholds,
+    original: EncodedTable | None = None,
+    manifest: Manifest | None = None,
 ) -> AttackResult:
     """Attack every rule whose sensitive attribute a generalized table publishes."""
     t0 = time.perf_counter()
     d = Path(directory)
-    m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    m = manifest_of(d, manifest)
     result = AttackResult("generalized", guarantee)
     need = guarantee.min_possible_values()
     with connect() as con:

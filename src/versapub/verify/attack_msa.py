@@ -23,7 +23,6 @@ below ``l_i``; that row is the check's pass/fail, the others are findings.
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import pyarrow as pa
 
 from versapub.data.sql import connect, duckdb_source
 from versapub.data.table import EncodedTable
+from versapub.verify.manifest import Manifest, manifest_of
 
 #: Without the input, at most this many hypothetical targets (a seeded uniform sample).
 MAX_HYPOTHETICAL = 20_000
@@ -105,11 +105,13 @@ def _load(
     return sens, total
 
 
-def msa_attack(directory: str | Path, original: EncodedTable | None = None) -> list[dict[str, Any]]:
+def msa_attack(
+    directory: str | Path, original: EncodedTable | None = None, manifest: Manifest | None = None
+) -> list[dict[str, Any]]:
     """Per ``sa-groups`` table of the release: the paper's adversary for every number of
     known sensitive values (see the module docstring)."""
     d = Path(directory)
-    m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    m = manifest_of(d, manifest)
     out = []
     for t in m["tables"]:
         if t.get("kind") != "sa-groups":

@@ -12,7 +12,6 @@ g|`` values, so a single aggregate over the ST settles every target at once.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -27,6 +26,7 @@ from versapub.data.table import EncodedTable
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.thresholds import Thresholds
 
 _MAX_LISTED = 1000
@@ -37,14 +37,18 @@ def _q(name: str) -> str:
 
 
 def fast_scalable_attack(
-    directory: str | Path, rules: Sequence[Rule], guarantee: Thresholds, original: EncodedTable | None = None
+    directory: str | Path,
+    rules: Sequence[Rule],
+    guarantee: Thresholds,
+    original: EncodedTable | None = None,
+    manifest: Manifest | None = None,
 ) -> AttackResult:
     """The scalable attack in SQL.  Exact propagation for rules whose sensitive attribute
     lies in a table sharing no attribute with the others; for linked tables, the sound
     but weaker per-table bound of :func:`_linked_rule`."""
     t0 = time.perf_counter()
     d = Path(directory)
-    m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    m = manifest_of(d, manifest)
     tables: list[dict[str, Any]] = [t for t in m["tables"] if get_kind(parse_entry(t).kind).exact_values]
     result = AttackResult("scalable", guarantee)
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed

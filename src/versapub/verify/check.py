@@ -48,6 +48,7 @@ from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
 from versapub.verify.group_checks import le
 from versapub.verify.kind_checks import KIND_CHECKS
+from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
 from versapub.verify.release_check import required, verify_release
@@ -163,20 +164,22 @@ class CheckReport:
         }
 
 
-def _guarantee(directory: Path, requirement: Requirement) -> Threshold:
+def _guarantee(directory: Path, requirement: Requirement, manifest: Manifest | None = None) -> Threshold:
     """The default guarantee checked: the one the steward requires, else the manifest's (a
     manifest whose guarantee cannot be built is an error, never a silent default)."""
-    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    manifest = manifest_of(directory, manifest)
     spec = requirement.default(manifest)
     if not isinstance(spec, dict):
         raise ReleaseError(f"{directory / 'manifest.json'}: 'guarantee' must be an object like {{\"name\": ..., ...}}.")
     return threshold(spec)
 
 
-def _by_guarantee(directory: Path, requirement: Requirement) -> list[tuple[Threshold, list[Rule]]]:
+def _by_guarantee(
+    directory: Path, requirement: Requirement, manifest: Manifest | None = None
+) -> list[tuple[Threshold, list[Rule]]]:
     """The rules checked, grouped by the guarantee each must meet (the requirement's, else
     the manifest's claim: :meth:`Requirement.rule_specs`)."""
-    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    manifest = manifest_of(directory, manifest)
     groups: dict[str, tuple[Threshold, list[Rule]]] = {}
     for r, spec in requirement.rule_specs(manifest):
         key = json.dumps(spec, sort_keys=True)
@@ -192,27 +195,33 @@ def _records(original: EncodedTable) -> list[dict[str, str]]:
 
 
 def run_attacks(
-    directory: Path, rules: list[Rule], g: Thresholds, original: EncodedTable | None, which: str = "auto"
+    directory: Path,
+    rules: list[Rule],
+    g: Thresholds,
+    original: EncodedTable | None,
+    which: str = "auto",
+    manifest: Manifest | None = None,
 ) -> list[AttackResult]:
     """``auto``: exact when the release is small enough, and always the scalable attack."""
-    n = int(json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["n_records"])
+    manifest = manifest_of(directory, manifest)
+    n = int(manifest["n_records"])
     out: list[AttackResult] = []
     small = n <= EXACT_MAX_RECORDS
     pub = None
     recs = _records(original) if original is not None and small else None
     if which == "exact" or (which in ("auto", "both") and small):
-        pub = read_published(directory, rules)
+        pub = read_published(directory, rules, manifest)
         out.append(exact_attack(pub, g, recs))
     if which in ("auto", "both", "scalable"):
         if n <= SCALABLE_PROPAGATION_MAX_RECORDS:  # full propagation (Python) on small releases
-            pub = pub or read_published(directory, rules)
+            pub = pub or read_published(directory, rules, manifest)
             out.append(
                 scalable_attack(pub, g, recs if recs is not None else (_records(original) if original else None))
             )
         else:  # SQL on the files: exact propagation for unlinked tables, a sound bound for linked ones
-            out.append(fast_scalable_attack(directory, rules, g, original))
-    if which != "exact" and generalizing_tables(json.loads((directory / "manifest.json").read_text(encoding="utf-8"))):
-        out.append(generalized_attack(directory, rules, g, original))
+            out.append(fast_scalable_attack(directory, rules, g, original, manifest))
+    if which != "exact" and generalizing_tables(manifest):
+        out.append(generalized_attack(directory, rules, g, original, manifest))
     return out
 
 
@@ -349,14 +358,16 @@ def _marginal_posterior(
     }
 
 
-def group_bounds(directory: Path, rules: list[Rule], g: Thresholds) -> dict[Rule, dict[str, Any]]:
+def group_bounds(
+    directory: Path, rules: list[Rule], g: Thresholds, manifest: Manifest | None = None
+) -> dict[Rule, dict[str, Any]]:
     """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
     file, for rules whose sensitive attribute is published by one table only, as the
     sensitive attribute of an Anatomy table (whether or not that table holds an LHS
     attribute: the bound holds for any condition); and, exactly, ``max_s P(s)`` for rules
     whose ``S`` sits in a table sharing nothing with the others and holding no LHS
     attribute.  When every rule is answered here, the release model is never built."""
-    m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    m = manifest_of(directory, manifest)
     tables = list(m["tables"])
     out: dict[Rule, dict[str, Any]] = {}
     per_table: dict[str, tuple[Any, ...] | None] = {}
@@ -433,12 +444,12 @@ def _read_for_order(path: Path) -> pa.Table:
     )
 
 
-def identity_check(directory: Path, k: int | None = None) -> list[dict[str, Any]]:
+def identity_check(directory: Path, k: int | None = None, manifest: Manifest | None = None) -> list[dict[str, Any]]:
     """Per table, from its file: the cells of its non-sensitive attributes (a plain table's
     rows; an Anatomy QIT's rows summed over groups), the share of records alone in their
     cell and the smallest cell; with ``k``, a table whose smallest cell is below ``k`` fails
     (k-anonymity of the published cells)."""
-    m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    m = manifest_of(directory, manifest)
     n = int(m["n_records"])
     decided = m.get("columns") if isinstance(m.get("columns"), dict) else None
     # columns no decision of their own put there (--others); unknown without the manifest's record
@@ -511,10 +522,10 @@ def _listed(cols: list[str]) -> str:
     return f"column(s) {shown}"
 
 
-def hygiene_check(directory: Path) -> list[Finding]:
+def hygiene_check(directory: Path, manifest: Manifest | None = None) -> list[Finding]:
     """Rows of every table strictly increasing in value order (text order column by
     column, ``group_id`` numerically), so no row order can link tables or follow the input."""
-    m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    m = manifest_of(directory, manifest)
     out = []
     for e in m["tables"]:
         for f in (e.get("files") or {}).values():
@@ -553,20 +564,20 @@ def _out_of_order(t: pa.Table) -> int:
     return int((~ok).sum())
 
 
-def collection_identity(directory: Path, k: int | None) -> list[dict[str, Any]]:
+def collection_identity(directory: Path, k: int | None, manifest: Manifest | None = None) -> list[dict[str, Any]]:
     """With ``k``: k-link and k-combinatorial anonymity (Kifer & Gehrke's definitions)
     of every published count table's non-sensitive cells, the release read as a collection
     of marginals (the attributes no rule protects)."""
     if k is None:
         return []
-    return [r.to_json() for r in check_collection(directory, k=k, diversity=False)]
+    return [r.to_json() for r in check_collection(directory, k=k, diversity=False, manifest=manifest)]
 
 
-def kind_attacks(directory: Path, manifest: dict[str, Any], original: EncodedTable | None) -> list[dict[str, Any]]:
+def kind_attacks(directory: Path, manifest: Manifest, original: EncodedTable | None) -> list[dict[str, Any]]:
     """The own attack of every kind the release holds that has one (:data:`KIND_CHECKS`)."""
     kinds = dict.fromkeys(str(t.get("kind")) for t in manifest.get("tables", []))
     attacks = [KIND_CHECKS[k].attack for k in kinds if k in KIND_CHECKS]
-    return [r for attack in attacks if attack is not None for r in attack(directory, original)]
+    return [r for attack in attacks if attack is not None for r in attack(directory, original, manifest)]
 
 
 def run_check(
@@ -594,6 +605,11 @@ def run_check(
     d = Path(directory)
     seconds: dict[str, float] = {}
     req = requirement or required(rules, guarantee)
+    try:  # parsed once, handed to every check (the verification reports a manifest it cannot parse)
+        parsed: Manifest | None = manifest_of(d)
+    except (OSError, ValueError):
+        parsed = None
+    manifest: Manifest = parsed or {}
     k = k if k is not None else req.k
 
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -613,8 +629,8 @@ def run_check(
 
     def posterior(use_rules: list[Rule]) -> list[dict[str, Any]]:
         out: dict[Rule, dict[str, Any]] = {}
-        for gg, rules_g in _by_guarantee(d, req):
-            bounds = group_bounds(d, rules_g, gg)  # from the files, no model needed
+        for gg, rules_g in _by_guarantee(d, req, manifest):
+            bounds = group_bounds(d, rules_g, gg, manifest)  # from the files, no model needed
             rest = [r for r in rules_g if r not in bounds]
             out.update(bounds)
             if rest:
@@ -632,7 +648,6 @@ def run_check(
                             for r in rest
                         }
                     )
-        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
         for r in use_rules:
             if not out[r]["ok"]:
                 out[r] = {
@@ -647,25 +662,33 @@ def run_check(
     in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
 
     def attacks() -> list[AttackResult]:
-        return [a for gg, rules_g in _by_guarantee(d, req) for a in run_attacks(d, rules_g, gg, in_memory, attack)]
+        return [
+            a
+            for gg, rules_g in _by_guarantee(d, req, manifest)
+            for a in run_attacks(d, rules_g, gg, in_memory, attack, manifest)
+        ]
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        verification_f = pool.submit(timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req)
+        verification_f = pool.submit(
+            timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req, parsed
+        )
         try:
-            manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+            if parsed is None:
+                raise ValueError("the manifest cannot be parsed")  # the verification says why
+            manifest = parsed
             use_rules = [Rule.from_json(r) for r, _ in req.rule_specs(manifest)]
-            g = _guarantee(d, req)
-            _by_guarantee(d, req)  # every guarantee readable before the attacks start
+            g = _guarantee(d, req, manifest)
+            _by_guarantee(d, req, manifest)  # every guarantee readable before the attacks start
         except (OSError, ValueError, KeyError, TypeError, VersapubError):  # the verifier names what is wrong
             verification = verification_f.result()
             return CheckReport(str(d), req.guarantee or {}, verification, seconds=seconds)
         others = {
             "attacks": pool.submit(timed, "attacks", attacks),
             "posterior": pool.submit(timed, "posterior", posterior, use_rules),
-            "hygiene": pool.submit(timed, "hygiene", hygiene_check, d),
-            "identity": pool.submit(timed, "identity", identity_check, d, k),
+            "hygiene": pool.submit(timed, "hygiene", hygiene_check, d, manifest),
+            "identity": pool.submit(timed, "identity", identity_check, d, k, manifest),
             "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, in_memory),
-            "collection": pool.submit(timed, "collection", collection_identity, d, k),
+            "collection": pool.submit(timed, "collection", collection_identity, d, k, manifest),
         }
         verification = verification_f.result()
         rep = CheckReport(

@@ -33,7 +33,6 @@ reading:
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from versapub.data.sql import connect, duckdb_source
 from versapub.verify.finding import Finding as Result
 from versapub.verify.group_checks import SpecError, failing_groups, group_test
 from versapub.verify.kind_checks import KIND_CHECKS
+from versapub.verify.manifest import Manifest, manifest_of
 
 #: Rows the maximum-entropy join may reach.
 JOIN_MAX_ROWS = 50_000_000
@@ -697,13 +697,17 @@ def _dense_diversity(coll: Collection, test: Any, scol: str) -> Result:
 
 
 def check_collection(
-    directory: Path, k: int | None = None, quasi: Sequence[str] | None = None, diversity: bool = True
+    directory: Path,
+    k: int | None = None,
+    quasi: Sequence[str] | None = None,
+    diversity: bool = True,
+    manifest: Manifest | None = None,
 ) -> list[Result]:
     """Every check the release asks for (its ``marginals`` section: ``k``, ``diversity``);
     with ``k``, k-link and k-combinatorial anonymity with that ``k`` over ``quasi``
     (default: every attribute no rule protects) instead of the section's; ``diversity``
     False: identity checks only."""
-    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    manifest = manifest_of(directory, manifest)
     section = manifest.get("marginals") or {}
     sensitive = section.get("sensitive") if isinstance(section, dict) else None
     want_k = k if k is not None else section.get("k") if isinstance(section, dict) else None

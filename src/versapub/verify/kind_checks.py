@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from versapub.verify.attack_msa import msa_attack
+from versapub.verify.manifest import Manifest
 from versapub.verify.primitives import Checker, _lit, _max_flow, _q
 
 #: A kind's file checks: ``verify(checker, manifest entry, table (name, attributes, enforced
@@ -19,7 +20,7 @@ from versapub.verify.primitives import Checker, _lit, _max_flow, _q
 Verify = Callable[[Checker, dict[str, Any], Any, dict[str, Any], dict[str, Any]], None]
 #: A kind's own attack on what only it publishes: ``attack(directory, original) -> [result]``,
 #: each result a dict with ``table``, ``ok``, ``message`` and the attack's rows.
-Attack = Callable[[Path, Any], list[dict[str, Any]]]
+Attack = Callable[[Path, Any, Manifest], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ read with DuckDB; the manifest's core keys suffice.
 
 from __future__ import annotations
 
-import json
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from versapub.errors import ReleaseError
 from versapub.kinds import CountRows, get_kind, parse_entry
 from versapub.kinds.anatomy import group_column
 from versapub.privacy.rules import Rule
+from versapub.verify.manifest import Manifest, manifest_of
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,14 @@ def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> Cou
     return CountRows(path.name, tuple(columns[:-1]), tuple(tuple(str(v) for v in r[:-1]) for r in data), counts)
 
 
-def read_published(directory: str | Path, rules: list[Rule] | None = None) -> PublishedRelease:
+def read_published(
+    directory: str | Path, rules: list[Rule] | None = None, manifest: Manifest | None = None
+) -> PublishedRelease:
     """Read the release in ``directory`` as the adversary sees it (each table through its
     kind's view); ``rules`` override the manifest's."""
     d = Path(directory)
     try:
-        m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        m = manifest_of(d, manifest)
         n = int(m["n_records"])
         entries = [parse_entry(e, str(d / "manifest.json")) for e in m["tables"]]
         manifest_rules = [Rule.from_json(r) for r in m["rules"]]

@@ -41,6 +41,7 @@ from versapub.verify.collection_check import check_collection
 from versapub.verify.digests import digests_ok
 from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.kind_checks import KIND_CHECKS
+from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.primitives import PAIRING_MAX_ROWS, Checker, VerificationReport
 from versapub.verify.requirement import Requirement
 
@@ -58,11 +59,10 @@ class _Checker(Checker):
     """The driver: the manifest, the files it lists, the schema, then each table by its kind."""
 
     # -- driver -------------------------------------------------------------------
-    def run(self) -> VerificationReport:
+    def run(self, parsed: Manifest | None = None) -> VerificationReport:
         rep = self.report
-        mpath = self.dir / "manifest.json"
         try:
-            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+            manifest = manifest_of(self.dir, parsed)
         except FileNotFoundError:
             rep.add("manifest", False, "manifest.json is missing", "manifest.json")
             return rep
@@ -156,7 +156,7 @@ class _Checker(Checker):
                 check.verify(self, entry, sub, files, guarantee)
             self.drop_relations()
         if isinstance(manifest.get("marginals"), dict):  # a collection of marginals: its own checks
-            for found in check_collection(self.dir):
+            for found in check_collection(self.dir, manifest=manifest):
                 rep.add(found.check, found.ok, found.message, found.file)
         return rep
 
@@ -186,16 +186,19 @@ def verify_release(
     guarantee: dict[str, Any] | None = None,
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,
     requirement: Requirement | None = None,
+    manifest: Manifest | None = None,
 ) -> VerificationReport:
     """Verify the release in ``directory`` (and, if given, against the ``original`` table)
     against ``requirement`` — what the steward requires — or, when nothing is required, the
     release's own claim (its manifest).  ``rules`` and ``guarantee`` (``{"name": ...,
-    params}``) are a shorthand for a requirement stated by the caller."""
+    params}``) are a shorthand for a requirement stated by the caller.  ``manifest``: the
+    manifest already parsed by the caller (``run_check``); its contents are checked here."""
     # Large releases (partitioned tables): DuckDB holds at most its share of the memory and
     # spills the rest into a temporary directory of its own, removed afterwards.
     with connect(ordered=False) as con:
         req = requirement or required(rules, guarantee)
-        return _Checker(Path(directory), original, req, pairing_max_rows, con=con).run()
+        checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con)
+        return checker.run(manifest)
 
 
 def required(rules: list[Rule] | None, guarantee: dict[str, Any] | None, source: str = "") -> Requirement:
