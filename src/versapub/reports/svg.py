@@ -1,0 +1,174 @@
+"""The report's drawings, as inline SVG (no scripts, nothing fetched): bar charts, the
+KL-divergence on a scale, the attribute graph with each table drawn through its attributes."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from versapub.privacy.rules import Rule
+
+_COLOURS = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#17becf",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+]
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x))
+
+
+def bars(data: list[tuple[str, float]], xlabel: str, ylabel: str, width: int = 520, height: int = 160) -> str:
+    """A bar chart with both axes drawn and labelled (ticks on the y-axis, categories on x)."""
+    if not data:
+        return ""
+    left, bottom, top_pad = 56, 44, 12
+    top = max(v for _, v in data) or 1.0
+    plot_w = width - left - 10
+    bw = min(plot_w / len(data), 60.0)
+    total_h = height + bottom + top_pad
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{_e(ylabel)} by {_e(xlabel)}" width="{width}" '
+        f'height="{total_h}" viewBox="0 0 {width} {total_h}">'
+    ]
+    y0 = top_pad + height
+    parts.append(f'<line class="axis y-axis" x1="{left}" y1="{top_pad}" x2="{left}" y2="{y0}" stroke="#333"/>')
+    parts.append(f'<line class="axis x-axis" x1="{left}" y1="{y0}" x2="{left + plot_w}" y2="{y0}" stroke="#333"/>')
+    for frac in (0.0, 0.5, 1.0):
+        y = y0 - height * frac
+        parts.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#333"/>'
+            f'<text x="{left - 7}" y="{y + 3:.1f}" font-size="10" text-anchor="end">{top * frac:.3g}</text>'
+        )
+    for i, (k, v) in enumerate(data):
+        h = height * v / top
+        x = left + i * bw
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{y0 - h:.1f}" width="{max(bw - 2, 1):.1f}" height="{h:.1f}" '
+            f'fill="#1f77b4"><title>{_e(xlabel)} {_e(k)}: {v:g} {_e(ylabel)}</title></rect>'
+        )
+        if len(data) <= 12 or i % max(1, len(data) // 8) == 0:
+            parts.append(f'<text x="{x + bw / 2:.1f}" y="{y0 + 13}" font-size="10" text-anchor="middle">{_e(k)}</text>')
+    parts.append(
+        f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{y0 + 32}" font-size="11" '
+        f'text-anchor="middle">{_e(xlabel)}</text>'
+    )
+    parts.append(
+        f'<text class="y-label" x="12" y="{top_pad + height / 2:.1f}" font-size="11" text-anchor="middle" '
+        f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">{_e(ylabel)}</text></svg>'
+    )
+    return "".join(parts)
+
+
+def kl_scale(kl: float, reference: float | None) -> str:
+    """The release's KL-divergence on a scale from 0 (the original itself) to the KL of
+    publishing every attribute alone, both labelled, with the axis in nats."""
+    ref = reference if reference is not None and reference > 0 else max(kl, 1e-9)
+    top = max(kl, ref) * 1.1
+    w, left, plot_w = 560, 10, 520
+
+    def x(v: float) -> float:
+        return left + plot_w * v / top
+
+    out = [
+        f'<svg class="chart" id="kl-scale" role="img" aria-label="KL-divergence scale" width="{w}" height="86" '
+        f'viewBox="0 0 {w} 86">',
+        f'<line class="axis x-axis" x1="{left}" y1="40" x2="{left + plot_w}" y2="40" stroke="#333"/>',
+    ]
+    for frac in (0.0, 0.5, 1.0):
+        v = top * frac
+        out.append(
+            f'<line x1="{x(v):.1f}" y1="40" x2="{x(v):.1f}" y2="45" stroke="#333"/>'
+            f'<text x="{x(v):.1f}" y="56" font-size="10" text-anchor="middle">{v:.3g}</text>'
+        )
+    out.append(
+        f'<rect x="{left}" y="26" width="{x(kl) - left:.1f}" height="14" fill="#1f77b4">'
+        f"<title>this release: {kl:.4f}</title></rect>"
+        f'<text x="{x(kl):.1f}" y="20" font-size="11" text-anchor="middle">this release {kl:.3f}</text>'
+    )
+    if reference is not None:
+        out.append(
+            f'<line x1="{x(reference):.1f}" y1="22" x2="{x(reference):.1f}" y2="44" stroke="#c62828" '
+            f'stroke-width="2"/><text x="{x(reference):.1f}" y="12" font-size="11" fill="#c62828" '
+            f'text-anchor="middle">every attribute alone {reference:.3f}</text>'
+        )
+    out.append(
+        f'<text class="x-label" x="{left + plot_w / 2}" y="76" font-size="11" text-anchor="middle">'
+        "KL-divergence from the original (nats; 0 = the original itself, lower is better)</text></svg>"
+    )
+    return "".join(out)
+
+
+def graph(attrs: list[str], rules: list[Rule], tables: list[dict[str, Any]], guardians: set[str]) -> str:
+    """Attributes on a circle; rule edges as grey arrows (LHS -> RHS); every table as a
+    coloured polygon through its attributes; guardian tables drawn with a thicker outline."""
+    w, h = 760, 520
+    cx, cy, rad = w / 2, h / 2 - 10, min(w, h) / 2 - 90
+    pos = {
+        a: (
+            cx + rad * math.cos(2 * math.pi * i / len(attrs) - math.pi / 2),
+            cy + rad * math.sin(2 * math.pi * i / len(attrs) - math.pi / 2),
+        )
+        for i, a in enumerate(attrs)
+    }
+    out = [
+        f'<svg id="attribute-graph" role="img" aria-label="attribute graph" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
+        'fill="#888"/></marker></defs>'
+    ]
+    for i, t in enumerate(tables):
+        col = _COLOURS[i % len(_COLOURS)]
+        pts = [pos[a] for a in t["attributes"] if a in pos]
+        thick = 5 if t["name"] in guardians else 2.5
+        if len(pts) == 1:
+            x, y = pts[0]
+            out.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{24 + 4 * i}" fill="none" stroke="{col}" '
+                f'stroke-width="{thick}" opacity=".8"/>'
+            )
+        else:
+            p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+            out.append(
+                f'<polygon points="{p}" fill="{col}" fill-opacity=".08" stroke="{col}" '
+                f'stroke-width="{thick}" stroke-linejoin="round" opacity=".85"/>'
+            )
+    for r in rules:
+        for q in r.lhs:
+            if q in pos and r.rhs in pos:
+                (x1, y1), (x2, y2) = pos[q], pos[r.rhs]
+                dx, dy = x2 - x1, y2 - y1
+                d = math.hypot(dx, dy) or 1
+                out.append(
+                    f'<line x1="{x1 + dx / d * 16:.1f}" y1="{y1 + dy / d * 16:.1f}" x2="{x2 - dx / d * 18:.1f}" '
+                    f'y2="{y2 - dy / d * 18:.1f}" stroke="#888" stroke-dasharray="5,4" '
+                    f'marker-end="url(#arrow)"><title>{_e(str(r))}</title></line>'
+                )
+    for a, (x, y) in pos.items():
+        out.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="15" fill="#fff" stroke="#333" stroke-width="1.5"/>'
+            f'<text x="{x:.1f}" y="{y - 22:.1f}" font-size="13" text-anchor="middle">{_e(a)}</text>'
+        )
+    out.append(
+        f'<text x="{w - 10}" y="{h - 8}" font-size="12" text-anchor="end" fill="#666">'
+        "dashed arrows: rules (left-hand side → sensitive attribute)</text></svg>"
+    )
+    legend = ['<ul class="legend">']
+    for i, t in enumerate(tables):
+        col = _COLOURS[i % len(_COLOURS)]
+        mark = " ★ guardian" if t["name"] in guardians else ""
+        legend.append(
+            f'<li><span class="swatch" style="background:{col}"></span>{_e(t["name"])} '
+            f"({_e(t['kind'])}){mark}: {_e(', '.join(t['attributes']))}</li>"
+        )
+    out.append("".join(legend) + "</ul>")
+    return "".join(out)

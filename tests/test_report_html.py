@@ -1,0 +1,41 @@
+"""The HTML report from its templates: every value a release holds is escaped (a column name
+or value that looks like markup is shown as text), the glossary comes from the plug-ins."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+import versapub
+from versapub.reports.templating import TERMS, glossary
+
+
+def test_markup_in_names_and_values_is_shown_as_text(tmp_path: Path) -> None:
+    values = ["<b>a</b>", "x&y", "<script>alert(1)</script>", "plain"]
+    rng = np.random.default_rng(3)
+    n = 200
+    table = {
+        "age<i>": [str(v) for v in rng.integers(20, 24, n)],
+        "sex": [str(v) for v in rng.choice(["F", "M"], n)],
+        "disease": [values[v] for v in rng.integers(0, 4, n)],
+    }
+    rel = versapub.publish(table, ["age<i>, sex -> disease"], l=2, seed=1)
+    versapub.write_release(versapub.workflow.with_utility(rel), tmp_path / "r")
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert "<script>" not in page and "<b>a</b>" not in page and "age<i>" not in page
+    assert "age&lt;i&gt;" in page
+    assert page.count("<section") == page.count("</section>") >= 6
+    assert re.search(r"<h1>Release report <span class=\"badge (pass|attn)\">", page)
+
+
+def test_the_glossary_holds_every_plugin_description() -> None:
+    from versapub.anonymizers import ANONYMIZERS
+    from versapub.kinds import KINDS
+    from versapub.privacy.guarantee import GUARANTEES
+
+    words = glossary()
+    assert set(TERMS) <= set(words)
+    assert set(KINDS) | set(GUARANTEES) | set(ANONYMIZERS) <= set(words)
+    assert "LeFevre" in words["mondrian"] and "Sweeney" in words["k-anonymity"] and "QIT" in words["anatomy"]
