@@ -20,6 +20,7 @@ from versapub.anonymizers import make_anonymizer, publish_plain
 from versapub.anonymizers.base import (
     AnonymizedTable,
     Anonymizer,
+    DefaultDecomposition,
     DefaultGuarantees,
     PerRuleAnonymizer,
     SensitiveGeneralizing,
@@ -505,7 +506,7 @@ def plugins_for(
     preset = {(role, name.strip().lower()): dict(v) for (role, name), v in (defaults or {}).items()}
     if decomposition is None:
         named = make_anonymizer(anonymizer) if isinstance(anonymizer, str) else anonymizer
-        decomposition = getattr(named, "default_decomposition", "uad") if named is not None else "uad"
+        decomposition = named.default_decomposition if isinstance(named, DefaultDecomposition) else "uad"
     if isinstance(decomposition, str):
         d_params = {
             **preset.get(("decomposition", decomposition.strip().lower()), {}),

@@ -167,6 +167,14 @@ class PerRuleAnonymizer(Protocol):
 
 
 @runtime_checkable
+class DefaultDecomposition(Protocol):
+    """Optional capability: the decomposition an anonymizer's tables need when the user names
+    none (the MSA decomposition's one table of every sensitive attribute: ``multi-sa``)."""
+
+    default_decomposition: str
+
+
+@runtime_checkable
 class DefaultGuarantees(Protocol):
     """Optional capability: the guarantee of each rule the user gave none for (no rule's
     own and no release guarantee), computed from the data (the MSA decomposition: distinct

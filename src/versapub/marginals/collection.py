@@ -125,7 +125,7 @@ class Collection:
         if relaxed is None:
             div = maxent_diversity(tables, req.diversity, self.context(), self._cache)
         else:
-            div = relaxed_diversity(tables, int(getattr(req.diversity, "l", 2)), relaxed, self.context())
+            div = relaxed_diversity(tables, int(req.diversity.params().get("l", 2)), relaxed, self.context())
         return Verdict(link, comb, div)
 
     # -- utility ---------------------------------------------------------------------

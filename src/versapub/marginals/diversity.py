@@ -183,7 +183,7 @@ class Pruner:
     """``prune`` of Algorithm 1 (module docstring); counts its linear programs."""
 
     def __init__(self, guarantee: Guarantee, m: int, lp_budget: int = HULL_LP_BUDGET, enabled: bool = True) -> None:
-        ratio = getattr(guarantee, "l", None) == m and guarantee.name == "recursive-cl-diversity"
+        ratio = guarantee.name == "recursive-cl-diversity" and guarantee.params().get("l") == m
         self.mode = ("ratio" if ratio else "hull") if enabled else "none"
         self.lp_left = lp_budget
         self.lp_tests = 0

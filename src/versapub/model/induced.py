@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Protocol, cast
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -37,8 +37,10 @@ from versapub.model.sparse import Codes, Floats, SparseFn, group_sum
 SEP = "\x1f"
 
 
+@runtime_checkable
 class Partitioned(Protocol):
-    """A factor that can say how it resolves each attribute (plain and generalized tables)."""
+    """Optional capability of a factor: it can say how it resolves each attribute (plain and
+    generalized tables), with its rows' probabilities ``p``."""
 
     p: Floats
 
@@ -90,9 +92,9 @@ def release_model(
     cards = {a: len(v) for a, v in domains.items()}
     parts: dict[int, dict[str, tuple[Codes, Codes]]] = {}
     for i, f in enumerate(factors):
-        fn = getattr(f, "partition", None)
-        if fn is None:
+        if not isinstance(f, Partitioned):
             return plain()
+        fn = f.partition
         own = {}
         for a in f.attrs:
             got = fn(a)
