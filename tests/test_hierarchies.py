@@ -186,7 +186,8 @@ def test_classic_one_table_job_with_qi_and_sensitive(tmp_path: Path) -> None:
 
 def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     """The classic job with no sensitive attribute: one generalized table whose every class
-    holds k records (checked by the verifier and pycanon), the other columns plain."""
+    of quasi-identifier values holds k records (checked by the verifier and pycanon), the
+    other columns kept exactly in each record's row (ARX's insensitive attributes)."""
     import json
 
     import pandas as pd
@@ -216,8 +217,14 @@ def test_k_anonymity_of_quasi_identifiers_alone(tmp_path: Path) -> None:
     )
     assert code == 0, stderr
     m = json.loads((out / "manifest.json").read_text())
-    assert m["rules"] == [] and [t["kind"] for t in m["tables"]] == ["generalized", "plain"]
-    assert m["tables"][0]["enforces"] is None and m["tables"][0]["attributes"] == ["ZIPCode", "Age"]
+    assert m["rules"] == [] and [t["kind"] for t in m["tables"]] == ["generalized"]
+    assert m["tables"][0]["enforces"] is None and m["tables"][0]["attributes"] == [
+        "ZIPCode",
+        "Age",
+        "Salary",
+        "Disease",
+    ]
+    assert m["tables"][0]["kept"] == ["Salary", "Disease"]
     df = pd.read_csv(out / "T1.csv", dtype=str)
     rows = df.loc[df.index.repeat(df["count"].astype(int))].drop(columns="count")
     assert anonymity.k_anonymity(rows, ["ZIPCode", "Age"]) >= 3

@@ -22,6 +22,7 @@ from versapub.anonymizers.base import (
     Anonymizer,
     DefaultDecomposition,
     DefaultGuarantees,
+    KeepsColumns,
     PerRuleAnonymizer,
     SensitiveGeneralizing,
 )
@@ -140,6 +141,8 @@ def publish(
     decomposition_params: Mapping[str, Any] | None = None,
     anonymizer_params: Mapping[str, Any] | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    plugin_defaults: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    detach_others: bool = False,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -168,7 +171,11 @@ def publish(
     diversity, generalizing sensitive values up their hierarchy where needed) and
     ``one-d-l-diversity`` (Ghinita et al.'s 1-D l-diversity).  With no rules and
     quasi-identifiers declared in ``columns``, the quasi-identifiers are published
-    k-anonymous in one generalized table.  ``columns`` declares column roles
+    k-anonymous in one generalized table, the other columns published exactly in each
+    record's row of it (ARX's insensitive attributes; ``detach_others=True``: in a plain
+    table of their own that cannot be linked to it).  ``plugin_defaults``: per
+    ``("decomposition" | "anonymizer", name)``, parameters the plug-in takes when it is the
+    one chosen (a configuration's shorthand keys; :func:`plugins_for`).  ``columns`` declares column roles
     (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
     anonymized with a generator derived from ``seed`` and the sub-table, so the same
@@ -200,7 +207,7 @@ def publish(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
-    dec, anon = plugins_for(decomposition, anonymizer, decomposition_params, anonymizer_params)
+    dec, anon = plugins_for(decomposition, anonymizer, decomposition_params, anonymizer_params, plugin_defaults)
 
     hook("checking rules", 0, 1)
     parsed, own = split(rules)
@@ -241,6 +248,7 @@ def publish(
             reduction,
             by_others,
             notes,
+            detach_others,
         )
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
@@ -432,11 +440,14 @@ def _identities_only(
     reduction: Any,
     by_others: tuple[str, ...] = (),
     notes: list[str] | None = None,
+    detach_others: bool = False,
 ) -> Release:
-    """The classic job with quasi-identifiers and no rule: one generalized table of the
-    quasi-identifiers whose every class holds at least ``k`` records (k-anonymity, Sweeney
-    2002), and the other columns, if any, as a plain table (never linked to the first).
-    Only a guarantee about identities applies (one that needs no sensitive value)."""
+    """The classic job with quasi-identifiers and no rule: one generalized table whose every
+    class of quasi-identifier values holds at least ``k`` records (k-anonymity, Sweeney
+    2002), the other columns published exactly in each record's row (ARX's insensitive
+    attributes: they stay analysable by the quasi-identifiers), or with ``detach_others``
+    as a plain table never linked to the first.  Only a guarantee about identities applies
+    (one that needs no sensitive value)."""
     if g.min_possible_values() > 1 or g.needs():
         raise ConfigError(
             f"Quasi-identifiers without a rule are protected by k-anonymity only; {g.name} protects a sensitive "
@@ -449,14 +460,29 @@ def _identities_only(
         raise InfeasibleError(f"Under {g.describe()}: {violation.explanation}.")
     qi = tuple(a for a in table.names if a in roles.quasi_identifying)
     others = tuple(a for a in table.names if a not in qi)
-    schema = Schema((SubTable("T1", qi), *((SubTable("T2", others),) if others else ())))
+    together = bool(others) and not detach_others
+    if together and not isinstance(anon, KeepsColumns):
+        raise ConfigError(
+            f"The {anon.name} anonymizer cannot keep the other columns ({', '.join(others)}) in the records of "
+            "its generalized table; use mondrian or incognito, or publish them apart with --detach-others."
+        )
+    schema = Schema(
+        (SubTable("T1", table.names),)
+        if together
+        else (SubTable("T1", qi), *((SubTable("T2", others),) if others else ()))
+    )
     verdict = require_gnf(schema, [], "k-anonymity of the quasi-identifiers")
     lap("decompose")
     hook(f"anonymizing T1 ({len(qi)} quasi-identifiers)", 0, len(schema.tables))
     try:
-        first = anon.publish(
-            table.select(qi), (), g, table_rng(seed, schema.tables[0]), _step_hook(hook, 0, 1), hierarchies
-        )
+        if together:
+            first = cast(KeepsColumns, anon).publish_keeping(
+                table, others, g, table_rng(seed, schema.tables[0]), _step_hook(hook, 0, 1), hierarchies
+            )
+        else:
+            first = anon.publish(
+                table.select(qi), (), g, table_rng(seed, schema.tables[0]), _step_hook(hook, 0, 1), hierarchies
+            )
     except ValueError:
         raise ConfigError(
             f"The {anon.name} anonymizer protects a sensitive attribute; k-anonymity of quasi-identifiers needs a "
@@ -464,7 +490,7 @@ def _identities_only(
         ) from None
     get_kind(first.kind).validate(first)
     published = [PublishedTable("T1", first)]
-    if others:
+    if others and not together:
         published.append(PublishedTable("T2", publish_plain(table.select(others))))
     hook("anonymized", 1, 1)
     lap("anonymize")

@@ -54,7 +54,6 @@ def publish(
 ) -> Release:
     """Publish as configured (in memory): the input's provenance recorded, nothing written.
     ``table``: the input already read with ``cfg`` (``read_seconds``: how long that took)."""
-    from versapub.api import plugins_for
     from versapub.api import publish as api_publish
     from versapub.privacy import make_guarantee
 
@@ -63,15 +62,16 @@ def publish(
         table = read_input(cfg, progress)
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     info = _input_info(cfg, table)
-    dec, anon = plugins_for(
-        cfg.decomposition, cfg.anonymizer, cfg.decomposition_params, cfg.anonymizer_params, cfg.plugin_defaults()
-    )
     release = api_publish(
         table,
         cfg.rules,
         guarantee=make_guarantee(cfg.guarantee_spec()) if cfg.guarantee_given() else None,
-        decomposition=dec,
-        anonymizer=anon,
+        decomposition=cfg.decomposition,
+        anonymizer=cfg.anonymizer,
+        decomposition_params=cfg.decomposition_params,
+        anonymizer_params=cfg.anonymizer_params,
+        plugin_defaults=cfg.plugin_defaults(),
+        detach_others=cfg.detach_others,
         seed=cfg.seed,
         hierarchies=cfg.anonymizer_hierarchies(table.names),
         input_info=info,
@@ -79,6 +79,7 @@ def publish(
         columns=cfg.roles,
     )
     release.timings["read"] = read_s
+    release.notes[:0] = cfg.hierarchy_notes(table.names)  # which file of --hierarchies DIR for which column
     return release
 
 

@@ -93,6 +93,9 @@ class AnonymizedTable:
     #: The sensitive attribute of a table that holds it without enforcing a rule (a
     #: marginal of a collection, whose own checks protect it: :mod:`versapub.marginals`).
     sensitive: str | None = None
+    #: Columns a generalized table publishes exactly in each record's row beside its classes
+    #: without being part of them (the classic job's other columns: ARX's insensitive ones).
+    kept: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -172,6 +175,23 @@ class DefaultDecomposition(Protocol):
     none (the MSA decomposition's one table of every sensitive attribute: ``multi-sa``)."""
 
     default_decomposition: str
+
+
+@runtime_checkable
+class KeepsColumns(Protocol):
+    """Optional capability of a generalizing anonymizer: the classic job's one table —
+    equivalence classes over the quasi-identifiers, the ``keep`` columns published exactly in
+    each record's row (ARX's insensitive attributes), identities only (no rule)."""
+
+    def publish_keeping(
+        self,
+        table: EncodedTable,
+        keep: Sequence[str],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> AnonymizedTable: ...
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ label's leaves are listed for the reader (``docs/release-format.md``, kind
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +49,8 @@ class Dimension:
     width: Floats
     nodes: tuple[IntArray, ...] | None = None
     labels: tuple[tuple[str, ...], ...] | None = None
+    #: Hierarchy labels published under another name: (label, level, published label).
+    renamed: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def hierarchical(self) -> bool:
@@ -84,7 +86,35 @@ def dimension(table: EncodedTable, attribute: str, hierarchy: Hierarchy | None) 
     order = np.lexsort((value_rank, *(nodes[k] for k in range(1, hierarchy.height))))
     r = np.empty(len(values), dtype=np.int64)
     r[order] = np.arange(len(values), dtype=np.int64)
-    return Dimension(attribute, values, r, r.astype(np.float64), nodes, tuple(labels))
+    distinct, renamed = distinct_labels(values, nodes, labels)
+    return Dimension(attribute, values, r, r.astype(np.float64), nodes, distinct, renamed)
+
+
+def distinct_labels(
+    values: npt.NDArray[np.object_], nodes: Sequence[IntArray], labels: Sequence[tuple[str, ...]]
+) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, int, str], ...]]:
+    """Hierarchy labels made unambiguous, as ARX files come: a node whose label is also a
+    value of the column (``Other;Other;*`` beside ``Asian;Other;*``) or another node's label
+    at another level, covering other values, is published as ``LABEL (level K)``; a label
+    that names the same values (a padded level) is kept.  One pass per node, not per record.
+    Returns the labels per level and the renamings ``(label, level, published)``."""
+    cover: dict[str, frozenset[int]] = {str(v): frozenset({c}) for c, v in enumerate(values)}
+    out: list[tuple[str, ...]] = [tuple(labels[0])]
+    renamed: list[tuple[str, int, str]] = []
+    for k in range(1, len(labels)):
+        level: list[str] = []
+        for v, label in enumerate(labels[k]):
+            covers = frozenset(np.flatnonzero(nodes[k] == v).tolist())
+            name, i = label, 1
+            while name in cover and cover[name] != covers:
+                i += 1
+                name = f"{label} (level {k})" if i == 2 else f"{label} (level {k}, {i - 1})"
+            if name != label:
+                renamed.append((label, k, name))
+            cover.setdefault(name, covers)
+            level.append(name)
+        out.append(tuple(level))
+    return tuple(out), tuple(renamed)
 
 
 def dimensions(
@@ -172,13 +202,40 @@ class Target:
     cardinality: int
     #: A sensitive attribute published without a rule (a marginal of a collection).
     sensitive: str | None = None
+    #: Columns published exactly in each record's row, not part of the classes (classic job).
+    kept: tuple[str, ...] = ()
 
 
-def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str) -> Target:
-    """The one rule a generalizing anonymizer enforces, or none (identities only)."""
+class KeepingColumns:
+    """``publish_keeping`` (:class:`~versapub.anonymizers.base.KeepsColumns`) for a
+    generalizing anonymizer whose ``publish`` takes ``keep`` (passed to :func:`target`)."""
+
+    def publish_keeping(
+        self,
+        table: EncodedTable,
+        keep: Sequence[str],
+        guarantee: Guarantee,
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+    ) -> AnonymizedTable:
+        """The classic job's one table: classes over every column but ``keep``, which are
+        published exactly in each record's row (ARX's insensitive attributes)."""
+        publish = self.publish  # type: ignore[attr-defined]
+        out: AnonymizedTable = publish(table, (), guarantee, rng, progress, hierarchies, keep=keep)
+        return out
+
+
+def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str, keep: Sequence[str] = ()) -> Target:
+    """The one rule a generalizing anonymizer enforces, or none (identities only: every
+    column a quasi-identifier but those to ``keep`` exactly beside the classes)."""
     out = (rules,) if isinstance(rules, Rule) else tuple(rules)
     if not out:
-        return Target(None, table.names, np.zeros(table.n_rows, dtype=np.int64), 1)
+        kept = tuple(a for a in table.names if a in set(keep))
+        qi = tuple(a for a in table.names if a not in set(keep))
+        return Target(None, qi, np.zeros(table.n_rows, dtype=np.int64), 1, kept=kept)
+    if keep:
+        raise ValueError("columns are kept beside the classes only without a rule")
     (rule,) = as_rules(out, name, 1)
     s = table.column(rule.rhs)
     return Target(rule, tuple(a for a in table.names if a != rule.rhs), s.codes.astype(np.int64), s.cardinality)
@@ -196,7 +253,8 @@ def classes_table(
     and ``cover[j]`` the per-class (lo, hi) leaf ranks (ordered dimension) or (level, node)
     (hierarchy) of dimension ``j``; the sensitive attribute is published exactly."""
     n_cls = int(cls.max()) + 1 if len(cls) else 0
-    cells = group_rows([cls, goal.codes], [n_cls, goal.cardinality])
+    kept = [table.codes(a).astype(np.int64) for a in goal.kept]
+    cells = group_rows([cls, goal.codes, *kept], [n_cls, goal.cardinality, *(table.cardinality(a) for a in goal.kept)])
     c_cls = cells.keys[0].astype(np.int64)
     return cells_table(
         table,
@@ -206,6 +264,7 @@ def classes_table(
         cells.counts,
         stats,
         s_codes=cells.keys[1].astype(np.int64),
+        kept_codes=[k.astype(np.int64) for k in cells.keys[2:]],
     )
 
 
@@ -219,12 +278,14 @@ def cells_table(
     s_codes: IntArray | None = None,
     s_dim: Dimension | None = None,
     s_cover: tuple[IntArray, IntArray] | None = None,
+    kept_codes: Sequence[IntArray] = (),
 ) -> AnonymizedTable:
     """The ``generalized`` table of cells: cell ``i`` holds ``counts[i]`` records whose
     quasi-identifiers are covered as ``cover[j][.][i]`` says (see :func:`classes_table`)
     and whose sensitive value is the code ``s_codes[i]`` (exact) or the node ``s_cover``
     (level, node) of the sensitive taxonomy ``s_dim`` (generalized sensitive values:
-    Sequential Sweep).  Cells with equal published values are merged."""
+    Sequential Sweep); ``kept_codes`` the codes of ``goal.kept``, published exactly.  Cells
+    with equal published values are merged."""
     names: list[str] = []
     columns: list[IntArray] = []
     cards: list[int] = []
@@ -234,14 +295,26 @@ def cells_table(
     covered = list(zip(dims, cover, strict=True))
     if s_dim is not None and s_cover is not None:
         covered.append((s_dim, s_cover))
+    notes: list[str] = list(stats.get("notes", []))  # type: ignore[call-overload]
     for dim, (a, b) in covered:
         codes, labels, spans = node_labels(dim, a, b) if dim.hierarchical else range_labels(dim, a, b)
+        shown = set(labels)
+        notes += [
+            f"the hierarchy of {dim.attribute!r} names two things {old!r}: its level-{k} node is published as {new!r}"
+            for old, k, new in dim.renamed
+            if new in shown
+        ]
         names.append(dim.attribute)
         columns.append(codes)
         cards.append(len(dim.values) + len(labels))
         dicts.append(np.concatenate([dim.values, np.array(labels, dtype=object)]))
         if spans:
             leaves[dim.attribute] = Labels(leaf_order(dim), spans)
+    for col, kc in zip(goal.kept, kept_codes, strict=True):  # the classic job's other columns, exact
+        names.append(col)
+        columns.append(np.asarray(kc, dtype=np.int64))
+        cards.append(table.cardinality(col))
+        dicts.append(table.column(col).values)
     if s_name and s_dim is None:
         assert s_codes is not None
         names += s_name
@@ -275,9 +348,10 @@ def cells_table(
         "generalized",
         goal.rule,
         {"data": ct},
-        {"rows": ct.n_rows, **stats},
+        {"rows": ct.n_rows, **stats, **({"notes": notes} if notes else {})},
         leaves=leaves,
         sensitive=goal.sensitive if goal.rule is None else None,
+        kept=goal.kept,
     )
 
 

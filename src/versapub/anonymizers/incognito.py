@@ -43,7 +43,16 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.anonymizers.generalize import Dimension, IntArray, Target, class_stats, classes_table, dimensions, target
+from versapub.anonymizers.generalize import (
+    Dimension,
+    IntArray,
+    KeepingColumns,
+    Target,
+    class_stats,
+    classes_table,
+    dimensions,
+    target,
+)
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -89,7 +98,7 @@ class Outcome:
     suppressed: int
 
 
-class Incognito:
+class Incognito(KeepingColumns):
     """Full-domain generalization with Incognito's search (see the module docstring).
 
     ``suppression``: the largest share of records that may be suppressed (0 to < 1);
@@ -122,9 +131,10 @@ class Incognito:
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
+        keep: Sequence[str] = (),
     ) -> AnonymizedTable:
         del rng  # deterministic
-        found = self.minimal_nodes(table, rules, guarantee, progress, hierarchies)
+        found = self.minimal_nodes(table, rules, guarantee, progress, hierarchies, keep)
         goal, lattice, keys, counts, minimal = found.goal, found.lattice, found.keys, found.counts, found.minimal
         qi = list(goal.qi)
         n = table.n_rows
@@ -153,10 +163,11 @@ class Incognito:
         guarantee: Guarantee,
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
+        keep: Sequence[str] = (),
     ) -> Minimal:
         """Every minimal node satisfying the guarantee (no other satisfying node is below
         it in every level), in order of level sum; :class:`InfeasibleError` when none."""
-        goal = target(table, rules, self.name)
+        goal = target(table, rules, self.name, keep)
         rule = goal.rule
         say = progress or (lambda msg: None)
         qi = list(goal.qi)

@@ -37,6 +37,7 @@ from versapub.anonymizers.base import AnonymizedTable
 from versapub.anonymizers.generalize import (
     Dimension,
     IntArray,
+    KeepingColumns,
     class_cover,
     class_stats,
     classes_table,
@@ -191,7 +192,7 @@ def partition(
     return perm, seg_start, level
 
 
-class Mondrian:
+class Mondrian(KeepingColumns):
     """Strict multidimensional Mondrian (see the module docstring); no parameters.  Ordered
     attributes are cut at the median; attributes with a hierarchy (``--hierarchy
     ATTR=FILE``) are specialized down it."""
@@ -215,9 +216,10 @@ class Mondrian:
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
+        keep: Sequence[str] = (),
     ) -> AnonymizedTable:
         del rng  # deterministic
-        goal = target(table, rules, self.name)
+        goal = target(table, rules, self.name, keep)
         qi = list(goal.qi)
         dims = dimensions(table, qi, hierarchies)
         codes = [table.codes(a).astype(np.int64) for a in qi]

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.markup import escape
 
 from versapub.cli.app import (
     _errors,
     cli,
+    err,
     out,
 )
 from versapub.cli.options import (
@@ -124,33 +127,42 @@ def hierarchy_build(
 
 @hierarchy.command("check")
 @click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--hierarchy", "spec", required=True, metavar="ATTR=FILE", help="The column and its hierarchy file.")
+@click.option(
+    "--hierarchy",
+    "specs",
+    required=True,
+    multiple=True,
+    metavar="ATTR=FILE",
+    help="A column and its hierarchy file (repeatable: every one is checked).",
+)
 @click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
 @click.option("--hierarchy-delimiter", default=";", show_default=True, help="The hierarchy file's delimiter.")
-def hierarchy_check(data: Path, spec: str, delimiter: str | None, hierarchy_delimiter: str) -> None:
-    """Check a hierarchy against a column: every value a leaf, one parent per node, every
-    row as high as the others; prints the nodes per level."""
-    from versapub.data.hierarchy import Hierarchy
+def hierarchy_check(data: Path, specs: tuple[str, ...], delimiter: str | None, hierarchy_delimiter: str) -> None:
+    """Check hierarchies against their columns: every value a leaf, one parent per node, no
+    cycle, every row as high as the others; prints the nodes per level and the labels that
+    will be published under another name. Exit 2 if any does not fit."""
+    from versapub import inspect
+    from versapub.errors import VersapubError
 
-    with _errors():
-        attr, eq, file = spec.partition("=")
-        if not eq or not file:
-            raise ConfigError(f"--hierarchy {spec!r} must look like ATTR=FILE.")
-        h = Hierarchy.read(
-            Path(file.rpartition(":")[0] if file.rpartition(":")[2].isdigit() else file), attr, hierarchy_delimiter
-        )
-        col = _column(data, attr, delimiter)
-        h.require_covers(col)
-        h.require_uniform()
-        nodes = [len({row[k] for row in h.levels}) for k in range(h.height)]
-        unused = len(h.levels) - col.cardinality
-    per_level = ", ".join(f"{n} node(s) at level {k}" for k, n in enumerate(nodes))
-    extra = f"; {unused} leaf/leaves the column does not hold" if unused else ""
-    out.print(
-        f"{file} fits column {attr!r} of {data.name}: every one of its {col.cardinality} values is a leaf; "
-        f"{h.height} levels with {per_level}{extra}.",
-        soft_wrap=True,
-    )
+    failed = 0
+    for spec in specs:
+        with _errors():
+            attr, eq, file = spec.partition("=")
+            if not eq or not file:
+                raise ConfigError(f"--hierarchy {spec!r} must look like ATTR=FILE.")
+        path = file.rpartition(":")[0] if file.rpartition(":")[2].isdigit() else file
+        try:
+            fit = inspect.hierarchy_fit(data, attr, path, _unescape(delimiter), hierarchy_delimiter)
+        except VersapubError as exc:
+            failed += 1
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            continue
+        except Exception as exc:  # an internal error: the one paragraph with --debug's hint
+            with _errors():
+                raise exc
+        out.print(escape(fit.describe(data.name)), soft_wrap=True)
+    if failed:
+        sys.exit(2)
 
 
 @cli.command()

@@ -126,14 +126,15 @@ def marginals_inject(
     """Add marginals to a released collection (each keeps every check; the KL after each
     addition is printed) and write the enlarged release, verified."""
     from versapub import workflow
-    from versapub.io.config import hierarchies_in
+    from versapub.io.config import match_hierarchies
 
     with _errors():
         read_manifest(release_dir)
         if max_marginals < 0:
             raise ConfigError(f"--max-marginals must be >= 0, got {max_marginals}.")
         table = _original(original, release_dir, missing).table
-        hier = {h.attribute: h.load() for h in hierarchies_in(hierarchy_dir)} if hierarchy_dir else None
+        folder = match_hierarchies(hierarchy_dir, table.names) if hierarchy_dir else None
+        hier = {h.attribute: h.load() for h in folder.specs} if folder else None
         start = time.perf_counter()
         release = _with_bar(
             lambda hook: workflow.inject(

@@ -69,6 +69,14 @@ if TYPE_CHECKING:
 )
 @click.option("--record-input-path", "record_input_path", is_flag=True, default=None, help=RECORD_HELP)
 @click.option(
+    "--detach-others",
+    "detach_others",
+    is_flag=True,
+    default=None,
+    help="Classic job (--qi without a rule): publish the other columns in a plain table of their own, not linked "
+    "to the generalized one (default: in each record's row of it, as ARX keeps insensitive attributes).",
+)
+@click.option(
     "--k",
     "k_floor",
     type=int,
@@ -88,6 +96,7 @@ def publish(
     scratch: Path | None,
     k_floor: int | None,
     record_input_path: bool | None,
+    detach_others: bool | None,
     **opts: Any,
 ) -> None:
     """Publish a table under privacy rules into a verified release directory.
@@ -117,6 +126,7 @@ def publish(
             scratch=scratch,
             k=k_floor,
             record_input_path=record_input_path,
+            detach_others=detach_others,
         )
         if cfg.backend == "dask" and fmt is None:
             cfg = replace(cfg, format="parquet")

@@ -12,6 +12,7 @@ Every function takes a release directory (``str`` or :class:`~pathlib.Path`) and
 
 from versapub.inspect.checking import Report, check, report
 from versapub.inspect.evaluation import Evaluation, evaluate
+from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
 from versapub.inspect.marginals import MarginalsCheck, marginals_check
 from versapub.inspect.original import Original, original_table
 from versapub.inspect.querying import QueryResult, query, sample
@@ -19,6 +20,7 @@ from versapub.inspect.rules import RulesReport, rules_report
 
 __all__ = [
     "Evaluation",
+    "HierarchyFit",
     "MarginalsCheck",
     "Original",
     "QueryResult",
@@ -26,6 +28,7 @@ __all__ = [
     "RulesReport",
     "check",
     "evaluate",
+    "hierarchy_fit",
     "marginals_check",
     "original_table",
     "query",

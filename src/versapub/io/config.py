@@ -58,11 +58,14 @@
     # multi_sa_time_limit = 60  # multi-SA: seconds per integer-program solve
     # multi_sa_max_combinations = 50000  # multi-SA: refuse above this many distinct SA combinations
     # record_input_path = false # record the input's absolute path in the release (default: its name)
+    # detach_others = false     # classic job (quasi-identifiers, no rule): the other columns in a
+                                # plain table of their own instead of in the generalized table's records
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,6 +120,7 @@ _SECTIONS = {
         "multi_sa_time_limit",
         "multi_sa_max_combinations",
         "record_input_path",
+        "detach_others",
     },
 }
 
@@ -144,9 +148,66 @@ class HierarchySpec:
         return Hierarchy.read(self.file, self.attribute, self.delimiter)
 
 
+@dataclass(frozen=True)
+class FolderMatch:
+    """The hierarchies of a folder matched to a table's columns (:func:`match_hierarchies`)."""
+
+    specs: tuple[HierarchySpec, ...]
+    #: Files of the folder that match no column.
+    unused: tuple[str, ...]
+
+    def notes(self) -> list[str]:
+        """What was loaded for which column, and what was not used, in words."""
+        out = [f"hierarchy of {s.attribute!r} from {s.file.name}" for s in self.specs]
+        if self.unused:
+            out.append(f"hierarchy file(s) matching no column, not used: {', '.join(self.unused)}")
+        return out
+
+
+def _attribute_of(stem: str, columns: Sequence[str]) -> str | None:
+    """The column a hierarchy file names: ``PREFIX_hierarchy_ATTR``, ``ATTR``, or the longest
+    column ``ATTR`` with ``PREFIX_ATTR`` (``diabetes_age`` -> ``age``)."""
+    if "_hierarchy_" in stem:
+        attr = stem.split("_hierarchy_", 1)[1]
+        return attr if attr in columns else None
+    if stem in columns:
+        return stem
+    ends = [c for c in columns if stem.endswith("_" + c)]
+    return max(ends, key=len) if ends else None
+
+
+def match_hierarchies(directory: Path, columns: Sequence[str]) -> FolderMatch:
+    """The hierarchies of ``directory`` for ``columns``: files named ``ATTR.csv``,
+    ``PREFIX_hierarchy_ATTR.csv`` (ARX) or ``PREFIX_ATTR.csv``; a folder matching no column
+    is refused (a silent miss would publish every such column fully generalized)."""
+    if not directory.is_dir():
+        raise ConfigError(f"--hierarchies {directory}: not a folder.")
+    files = sorted(directory.glob("*.csv"))
+    specs: dict[str, HierarchySpec] = {}
+    unused: list[str] = []
+    for f in files:
+        attr = _attribute_of(f.stem, columns)
+        if attr is None:
+            unused.append(f.name)
+            continue
+        if attr in specs:
+            raise ConfigError(
+                f"Folder {directory} holds two hierarchies for {attr!r}: {specs[attr].file.name} and {f.name}."
+            )
+        specs[attr] = HierarchySpec(attr, f)
+    if not specs:
+        shown = ", ".join(f.name for f in files[:8]) or "no .csv file"
+        raise ConfigError(
+            f"--hierarchies {directory}: no file matches a column of the table ({shown}; columns: "
+            f"{', '.join(columns)}). Name each ATTR.csv, PREFIX_hierarchy_ATTR.csv or PREFIX_ATTR.csv."
+        )
+    return FolderMatch(tuple(specs.values()), tuple(unused))
+
+
 def hierarchies_in(directory: Path) -> tuple[HierarchySpec, ...]:
-    """Every hierarchy of a folder in ARX's naming: ``<anything>_hierarchy_<ATTR>.csv``, or
-    ``<ATTR>.csv``; each for the anonymizer and the guarantee (no level)."""
+    """Every hierarchy file of a folder, each named by its file (``PREFIX_hierarchy_ATTR.csv``
+    or ``ATTR.csv``), when the columns are not known yet (the files a job must not
+    overwrite; ``marginals inject``); :func:`match_hierarchies` matches them to columns."""
     if not directory.is_dir():
         raise ConfigError(f"--hierarchies {directory}: not a folder.")
     specs: dict[str, HierarchySpec] = {}
@@ -167,7 +228,6 @@ def hierarchies_in(directory: Path) -> tuple[HierarchySpec, ...]:
 BACKENDS = ("memory", "dask")
 
 
-#: Searches ``marginals publish --inject`` and ``marginals inject`` offer.
 def marginals_spec(section: dict[str, Any], where: str) -> MarginalsSpec:
     """``[marginals]`` of a configuration file."""
     from versapub.marginals.spec import MarginalsSpec
@@ -246,6 +306,9 @@ class PublishConfig:
     #: Record the input's and hierarchies' absolute paths in the release (internal use); by
     #: default only their file names are recorded (a path can itself be confidential).
     record_input_path: bool = False
+    #: The classic job (quasi-identifiers, no rule): publish the other columns in a plain table
+    #: of their own rather than in each record's row of the generalized table.
+    detach_others: bool = False
 
     def recorded(self, path: Path) -> str:
         """How a file the job read is named in the release: its name, or with
@@ -350,8 +413,8 @@ class PublishConfig:
             levelled = {h.attribute for h in self.hierarchies}
             out = {
                 h.attribute: h.load()
-                for h in hierarchies_in(self.hierarchy_dir)
-                if h.attribute in attributes and h.attribute not in levelled
+                for h in match_hierarchies(self.hierarchy_dir, attributes).specs
+                if h.attribute not in levelled
             }
         for h in self.hierarchies:
             if h.level is None:
@@ -369,11 +432,15 @@ class PublishConfig:
             levelled = {h.attribute for h in self.hierarchies}
             out = {
                 h.attribute: h.file
-                for h in hierarchies_in(self.hierarchy_dir)
-                if h.attribute in attributes and h.attribute not in levelled
+                for h in match_hierarchies(self.hierarchy_dir, attributes).specs
+                if h.attribute not in levelled
             }
         out.update({h.attribute: h.file for h in self.hierarchies if h.level is None})
         return out
+
+    def hierarchy_notes(self, attributes: tuple[str, ...] | list[str]) -> list[str]:
+        """Which file of ``--hierarchies DIR`` was loaded for which column, and which were not used."""
+        return match_hierarchies(self.hierarchy_dir, attributes).notes() if self.hierarchy_dir is not None else []
 
     def hierarchy_files(self, attributes: tuple[str, ...] | list[str]) -> dict[str, str]:
         """Where :meth:`anonymizer_hierarchies` read each hierarchy, as recorded
@@ -515,6 +582,7 @@ def load_config(path: str | Path) -> PublishConfig:
         l=_get(priv, "l", int, where),
         k=_get(priv, "k", int, where),
         record_input_path=_get(pub, "record_input_path", bool, where, False),
+        detach_others=_get(pub, "detach_others", bool, where, False),
         guarantee=g_name,
         guarantee_params=g_params,
         delimiter=_get(inp, "delimiter", str, where),

@@ -115,7 +115,8 @@ class Generalized:
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         held = {"sensitive": table.sensitive} if table.enforces is None and table.sensitive else {}
-        return {"generalized": sorted(table.leaves), **held}
+        kept = {"kept": list(table.kept)} if table.kept else {}
+        return {"generalized": sorted(table.leaves), **held, **kept}
 
     def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
         """The sensitive attribute's published values as runs of its leaf order, when the
@@ -138,15 +139,18 @@ class Generalized:
             raise ValueError("a generalized table has one part 'data' and enforces at most one rule")
 
     def groups(self, entry: Entry) -> tuple[str, list[str]] | None:
-        return "data", self.cells(entry)[1]
+        """The equivalence classes: the non-sensitive columns but those kept beside them."""
+        kept = set(entry.raw.get("kept") or ())
+        return "data", [a for a in self.cells(entry)[1] if a not in kept]
 
     def cells(self, entry: Entry) -> tuple[str, list[str]]:
         s = self.sensitive_of(entry)
         return "data", [a for a in entry.attributes if a not in s]
 
     def unguarded(self, entry: Entry) -> list[str]:
-        """None: a class's published values are its cell, and the class meets the guarantee."""
-        return []
+        """The columns kept exactly beside the classes (the classic job's other columns); the
+        classes' own values meet the guarantee."""
+        return [str(a) for a in entry.raw.get("kept") or ()]
 
     def withheld(self, entry: Entry, group_counts: Mapping[int, int]) -> dict[str, int]:
         return {}

@@ -6,7 +6,7 @@ kind's name elsewhere."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,15 +207,17 @@ def generalized_ok(
     s: str | None,
     guarantee: dict[str, Any],
     name: str,
+    kept: Sequence[str] = (),
 ) -> None:
-    """A generalized table: the listings are well formed (each listed attribute's leaves
+    """A generalized table (``kept``: columns published exactly beside the classes, not part
+    of them: the classic job's other columns): the listings are well formed (each listed attribute's leaves
     numbered 0 .. m-1, every generalized value a run first..last of them, no generalized
     value also a leaf); every equivalence class (distinct values of the non-sensitive
     columns) satisfies the guarantee — on induced frequencies when the sensitive
     attribute's values are generalized too (Sequential Sweep); with the original, the
     table is a true generalization of it: every record can be given to a row whose values
     (its sensitive value included) cover its values (a maximum flow that saturates)."""
-    qi = [a for a in attrs if a != s]
+    qi = [a for a in attrs if a != s and a not in kept]
     names = ", ".join(_lit(a) for a in attrs) or "NULL"
     bad = c.con.execute(
         f"SELECT (SELECT count(*) FROM {labels} WHERE attribute NOT IN ({names})) + "
@@ -409,11 +411,15 @@ def verify_generalized(
         rep.add("manifest", False, f"sensitive {held!r} is not an attribute of the table", sub.name)
         return
     s = sub.enforces.rhs if sub.enforces is not None else held  # None: identities only
+    kept = entry.get("kept") or []
+    if not isinstance(kept, list) or not set(map(str, kept)) <= set(sub.attributes) - {s}:
+        rep.add("manifest", False, f"kept must list non-sensitive attributes of the table, got {kept!r}", sub.name)
+        return
     data = c.relation(str(files.get("data")), [*sub.attributes, "count"], "file")
     labels = c.relation(str(files.get("labels")), ["attribute", "value", "first", "last"], "file")
     order = c.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
     if data and labels and order and c.counts_ok(data, list(sub.attributes), files["data"]):
-        generalized_ok(c, data, labels, order, list(sub.attributes), s, guarantee, sub.name)
+        generalized_ok(c, data, labels, order, list(sub.attributes), s, guarantee, sub.name, [str(k) for k in kept])
         if s is not None and not c.sensitive_generalized(labels, s):
             c.marginal_ok(data, [s], files["data"])
 
