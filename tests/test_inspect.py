@@ -86,8 +86,9 @@ def test_query_equals_the_command_line(demo: Path) -> None:
         "query", str(demo), text, "--original", str(data_path("adult", "adult.toml")), "--json"
     )
     assert got.actual is not None and got.actual > 0 and got.relative_error is not None
-    alone = versapub.inspect.query(demo, text)
-    assert alone.actual is None and alone.estimate == pytest.approx(got.estimate)
+    recorded = versapub.inspect.query(demo, text)  # the input the manifest records, found by name
+    assert recorded.actual == got.actual and recorded.estimate == pytest.approx(got.estimate)
+    assert _json("query", str(demo), text, "--json")["actual"] == got.actual
 
 
 def test_rules_report_equals_the_command_line() -> None:

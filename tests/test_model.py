@@ -246,7 +246,7 @@ def test_sampling_reproduces_marginals() -> None:
     rel = versapub.publish(versapub.datasets.adult(), versapub.datasets.adult_config().rules, l=2, seed=1)
     model = model_from_release(rel)
     n = 20000
-    draws = model.sample(n, np.random.default_rng(11))
+    draws = model.sample_codes(n, np.random.default_rng(11))
     for a in model.attributes:
         m = model.marginal((a,))
         p = np.zeros(model.cards[a])

@@ -79,7 +79,7 @@ def publish(
         columns=cfg.roles,
     )
     release.timings["read"] = read_s
-    release.notes[:0] = cfg.hierarchy_notes(table.names)  # which file of --hierarchies DIR for which column
+    release.notes[:0] = [*cfg.notes, *cfg.hierarchy_notes(table.names)]  # how the job was read
     return release
 
 

@@ -94,7 +94,8 @@ def evaluate(
 @click.option(
     "--original",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also count on the original table (CSV/Parquet or TOML config) and show the error.",
+    help="Also count on this original table (CSV/Parquet or TOML config) and show the error (default: the input "
+    "the manifest records, when it is found unchanged).",
 )
 @click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=MISSING_HELP)
 @click.option("--json", "as_json", is_flag=True, help='Print {"estimate": ..., "actual": ...}.')

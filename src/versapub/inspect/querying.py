@@ -37,8 +37,9 @@ def query(
     release: str | Path, text: str, original: str | Path | None = None, missing: str | None = None
 ) -> QueryResult:
     """Estimated ``COUNT(*) WHERE text`` under the release's maximum-entropy model (the
-    query language of :func:`versapub.model.query.parse_query`); with ``original`` (a data
-    file or TOML config) also the actual count."""
+    query language of :func:`versapub.model.query.parse_query`), and the actual count on the
+    original: ``original`` (a data file or TOML config), or by default the input the
+    manifest records when it is found unchanged (as ``evaluate`` does; none when it is not)."""
     d = Path(release)
     read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.inspect.original import original_table
@@ -48,9 +49,14 @@ def query(
     model = load_release(d)
     q = parse_query(text)
     est = count(model, q)
-    if original is None:
-        return QueryResult(est)
-    orig = original_table(d, original, missing, model)
+    from versapub.errors import VersapubError
+
+    try:
+        orig = original_table(d, original, missing, model)
+    except VersapubError:
+        if original is not None:
+            raise
+        return QueryResult(est)  # the recorded input is not here: the estimate alone
     t = orig.table
     actual = count_rows(q, {a: t.column(a).values for a in q.attributes}, {a: t.codes(a) for a in q.attributes})
     return QueryResult(est, actual, orig.mismatch)
@@ -62,13 +68,9 @@ def sample(release: str | Path, n: int, seed: int = 0) -> pa.Table:
     d = Path(release)
     read_manifest(d)
     import numpy as np
-    import pyarrow as pa
 
     from versapub.kinds.load import load_release
 
     if n < 1:
         raise ConfigError(f"-n must be at least 1, got {n}.")
-    model = load_release(d)
-    draws = model.sample(n, np.random.default_rng(seed))
-    arrays = [pa.array(model.domains[a].astype(str)).take(pa.array(draws[a])) for a in model.attributes]
-    return pa.Table.from_arrays(arrays, names=list(model.attributes))
+    return load_release(d).sample(n, np.random.default_rng(seed))

@@ -20,7 +20,8 @@
 
     [columns]                   # optional: column roles (ARX's vocabulary)
     identifying = ["patient_id"]  # removed before publishing, listed in the manifest and report
-    # quasi-identifying = [...], sensitive = [...], insensitive = [...]
+    # quasi_identifying = [...], sensitive = [...], insensitive = [...]   (QI and sensitive
+    # without rules: the rules 'QI -> S' for each sensitive column, as --qi with --sensitive)
     # allow_unique = ["visit"]  # publish a near-unique column as it is
     # others = "insensitive"     # every column no rule names and no role declares (or quasi-identifying,
     #                            # identifying = removed); without it such a column is refused
@@ -97,7 +98,7 @@ _SECTIONS = {
     "privacy": {"guarantee", "l", "rules", "k"},
     "columns": {
         "identifying",
-        "quasi-identifying",
+        "quasi_identifying",
         "sensitive",
         "insensitive",
         "allow_unique",
@@ -309,6 +310,8 @@ class PublishConfig:
     #: The classic job (quasi-identifiers, no rule): publish the other columns in a plain table
     #: of their own rather than in each record's row of the generalized table.
     detach_others: bool = False
+    #: How the configuration file was read, in words (an alias spelling, ...): release notes.
+    notes: tuple[str, ...] = ()
 
     def recorded(self, path: Path) -> str:
         """How a file the job read is named in the release: its name, or with
@@ -509,6 +512,22 @@ def _roles_of(
         raise ConfigError(f"{where}: [columns] {exc}") from None
 
 
+def _guarantee_params_beside(priv: dict[str, Any], where: str) -> None:
+    """``[privacy]`` keys that are parameters of the named guarantee (``guarantee =
+    "recursive-cl"`` with ``c = 3``) move into ``[privacy.guarantee]``."""
+    from versapub.plugins import parameters
+    from versapub.privacy.guarantee import ALIASES, GUARANTEES
+
+    g = priv.get("guarantee")
+    if not isinstance(g, str):
+        return
+    cls = GUARANTEES.get(ALIASES.get(g.lower(), g.lower()))
+    params = [p for p in parameters(cls) if p != "l"] if cls is not None else []  # l stays the short form
+    beside = {k: priv.pop(k) for k in [k for k in priv if k in params]}
+    if beside:
+        priv["guarantee"] = {"name": g, **beside}
+
+
 def load_config(path: str | Path) -> PublishConfig:
     """Parse a TOML publishing configuration; relative paths are relative to the file."""
     p = Path(path)
@@ -519,11 +538,20 @@ def load_config(path: str | Path) -> PublishConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Configuration file {p} is not valid TOML: {exc}.") from None
     where = str(p)
+    notes: list[str] = []
     for name, value in data.items():
         if name not in _SECTIONS:
             raise ConfigError(f"{where}: unknown section [{name}]; known: {', '.join(_SECTIONS)}.")
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: '{name}' must be a table ([{name}]).")
+        for key in [k for k in value if "-" in k and k.replace("-", "_") in _SECTIONS[name]]:
+            canonical = key.replace("-", "_")  # one spelling: underscores; the CLI's hyphens accepted
+            if canonical in value:
+                raise ConfigError(f"{where}: [{name}] gives both {key!r} and {canonical!r}; keep one.")
+            value[canonical] = value.pop(key)
+            notes.append(f"[{name}] {key} is read as {canonical} (the configuration's spelling)")
+        if name == "privacy":  # a guarantee's parameters beside its name: guarantee = "recursive-cl", c = 3
+            _guarantee_params_beside(value, where)
         unknown = set(value) - _SECTIONS[name]
         if unknown:
             raise ConfigError(
@@ -566,11 +594,20 @@ def load_config(path: str | Path) -> PublishConfig:
     anon_name, anon_params = _plugin(pub, "anonymizer", where, None)
     cols_section = data.get("columns", {})
     others = _get(cols_section, "others", str, where)
-    role_lists = {k: _get(cols_section, k, list, where, []) for k in _SECTIONS["columns"] if k != "others"}
+    role_lists = {
+        k.replace("_", "-") if k == "quasi_identifying" else k: _get(cols_section, k, list, where, [])
+        for k in _SECTIONS["columns"]
+        if k != "others"
+    }
     if not all(isinstance(x, str) for v in role_lists.values() for x in v):
         raise ConfigError(f"{where}: [columns] roles must be lists of column names.")
     allow_unique = role_lists.pop("allow_unique")
     allow_proxy = role_lists.pop("allow_proxy")
+    if not rules and role_lists["quasi-identifying"] and role_lists["sensitive"]:  # as --qi with --sensitive
+        from versapub.privacy.rules import format_attribute
+
+        qi = ", ".join(format_attribute(a) for a in role_lists["quasi-identifying"])
+        rules = [f"{qi} -> {format_attribute(s)}" for s in role_lists["sensitive"]]
     names = _get(inp, "names", list, where)
     na_values = _get(inp, "na_values", list, where, [])
     for key, lst in (("columns", columns), ("names", names), ("na_values", na_values)):
@@ -583,6 +620,7 @@ def load_config(path: str | Path) -> PublishConfig:
         k=_get(priv, "k", int, where),
         record_input_path=_get(pub, "record_input_path", bool, where, False),
         detach_others=_get(pub, "detach_others", bool, where, False),
+        notes=tuple(notes),
         guarantee=g_name,
         guarantee_params=g_params,
         delimiter=_get(inp, "delimiter", str, where),

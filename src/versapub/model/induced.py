@@ -228,8 +228,8 @@ class InducedModel(ReleaseModel):
             attrs, tuple(np.asarray(c, dtype=np.int64) for c in codes), values, tuple(self.cards[a] for a in attrs)
         )
 
-    def sample(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
-        draw = self.inner.sample(n, rng)
+    def sample_codes(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
+        draw = self.inner.sample_codes(n, rng)
         out = {}
         for a, lad in self.ladders.items():
             b = draw[self._finest(a)]

@@ -21,6 +21,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,10 @@ from versapub.errors import ReleaseError
 from versapub.model.batch import BATCH_CELLS, BatchFn, remember
 from versapub.model.factors import Factor, Masks
 from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn
+from versapub.model.spelling import unknown_attribute, unknown_value
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 IPF_TOL = 1e-12
 IPF_MAX_ITER = 1000
@@ -176,19 +181,19 @@ class ReleaseModel:
 
     # -- encoding -----------------------------------------------------------------
     def masks(self, predicate: Mapping[str, Iterable[str]]) -> dict[str, npt.NDArray[np.bool_]]:
-        """Indicator masks over codes for ``{attribute: allowed values}`` (unknown
-        values select nothing; an unknown attribute is an error)."""
+        """Indicator masks over codes for ``{attribute: allowed values}``; an attribute or a
+        value the release does not have is refused with the closest spellings, as by the
+        query language (a silent 0 would read as an answer)."""
         out = {}
         for a, vals in predicate.items():
             if a not in self.domains:
-                raise ReleaseError(
-                    f"The release has no attribute {a!r}; its attributes are: {', '.join(self.attributes)}."
-                )
-            index = {v: i for i, v in enumerate(self.domains[a])}
+                raise unknown_attribute(a, self.attributes)
+            index = {str(v): i for i, v in enumerate(self.domains[a])}
             m = np.zeros(self.cards[a], dtype=bool)
-            for v in vals:
-                if v in index:
-                    m[index[v]] = True
+            for v in vals if not isinstance(vals, str) else [vals]:
+                if str(v) not in index:
+                    raise unknown_value(a, str(v), list(index))
+                m[index[str(v)]] = True
             out[a] = m
         return out
 
@@ -364,7 +369,17 @@ class ReleaseModel:
             ) from None
         return SparseFn(out.attrs, out.codes, out.values / self.z, out.cards)
 
-    def sample(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
+    def sample(self, n: int, rng: np.random.Generator) -> pa.Table:
+        """``n`` synthetic records drawn from the model, as values (a pyarrow Table in the
+        release's attribute order; ``.to_pandas()`` for a DataFrame); codes into
+        :attr:`domains` with :meth:`sample_codes`."""
+        import pyarrow as pa
+
+        draws = self.sample_codes(n, rng)
+        arrays = [pa.array(self.domains[a].astype(str)).take(pa.array(draws[a])) for a in self.attributes]
+        return pa.Table.from_arrays(arrays, names=list(self.attributes))
+
+    def sample_codes(self, n: int, rng: np.random.Generator) -> dict[str, Codes]:
         """``n`` synthetic records (codes) by forward sampling along the junction tree."""
         if n < 0:
             raise ValueError("n must be >= 0")

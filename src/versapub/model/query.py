@@ -18,7 +18,6 @@ since such a condition would silently count nothing.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -29,6 +28,7 @@ import numpy.typing as npt
 
 from versapub.data.order import order_key
 from versapub.errors import ReleaseError
+from versapub.model.spelling import unknown_attribute, unknown_value
 
 _GRAMMAR = r"""
 ?start: or_expr
@@ -151,27 +151,14 @@ class Query:
         with the closest matches."""
         for c in self.conditions():
             if c.attr not in domains:
-                close = difflib.get_close_matches(c.attr, list(domains), n=3, cutoff=0.5)
-                hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
-                raise ReleaseError(
-                    f"The query names attribute {c.attr!r}, which the release does not have; {hint}"
-                    f"its attributes are: {', '.join(map(repr, domains))}."
-                )
+                raise unknown_attribute(c.attr, domains)
             if c.op not in ("=", "in", "!=", "not_in"):
                 continue
             dom = [str(v) for v in domains[c.attr]]
             known = set(dom)
             for v in c.values:
-                if v in known:
-                    continue
-                same_case = [d for d in dom if d.lower() == v.lower()]
-                close = same_case or difflib.get_close_matches(v, dom, n=3, cutoff=0.6)
-                hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-                listing = f" Its values: {', '.join(map(repr, dom))}." if len(dom) <= 12 else ""
-                raise ReleaseError(
-                    f"The value {v!r} does not occur in attribute {c.attr!r} of the release, so the condition "
-                    f"would match nothing.{hint}{listing}"
-                )
+                if v not in known:
+                    raise unknown_value(c.attr, v, dom)
 
     def conjunction(self) -> dict[str, tuple[str, ...]] | None:
         """``{attr: values}`` when the query is an AND of ``=``/``IN`` tests (the form the
