@@ -79,7 +79,10 @@ def publish(
         columns=cfg.roles,
     )
     release.timings["read"] = read_s
-    release.notes[:0] = [*cfg.notes, *cfg.hierarchy_notes(table.names)]  # how the job was read
+    from versapub.io.read import marker_notes
+
+    # how the job was read: the configuration, the hierarchy folder, markers of missing values
+    release.notes[:0] = [*cfg.notes, *cfg.hierarchy_notes(table.names), *marker_notes(table, cfg.na_values)]
     return release
 
 

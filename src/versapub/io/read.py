@@ -144,8 +144,62 @@ def _split(line: str, delimiter: str) -> list[str]:
     return next(csv.reader(io.StringIO(line), delimiter=delimiter), [])
 
 
+#: Delimiters a file may seem to use (the sniffer's candidates).
+CANDIDATES = (",", ";", "\t", "|")
+#: Lines the sniffer reads.
+SNIFF_LINES = 50
+
+
+def _first_lines(path: Path, n: int = SNIFF_LINES) -> list[str]:
+    with _opener(path)(path, "rb") as f:
+        out = []
+        for raw in f:
+            out.append(raw.decode("utf-8-sig", errors="replace").rstrip("\r\n"))
+            if len(out) >= n:
+                break
+    return [ln for ln in out if ln.strip()]
+
+
+def sniff_delimiter(path: Path) -> tuple[str, int] | None:
+    """The delimiter the file seems to use: the candidate (``,``, ``;``, tab, ``|``) that
+    splits every one of its first lines into the same number of fields, the most fields
+    winning; ``(delimiter, fields)`` or None when no candidate splits them alike."""
+    lines = _first_lines(path)
+    best: tuple[str, int] | None = None
+    for cand in CANDIDATES:
+        widths = {len(_split(ln, cand)) for ln in lines}
+        if len(widths) == 1 and (w := widths.pop()) > 1 and (best is None or w > best[1]):
+            best = (cand, w)
+    return best
+
+
+def _shown(delimiter: str) -> str:
+    return "'\\t'" if delimiter == "\t" else repr(delimiter)
+
+
+def _delimiter_hint(path: Path, delimiter: str, fields: list[str]) -> None:
+    """Refuse a header that the delimiter cannot have meant (one long column, or names with
+    control characters), naming the delimiter the file seems to use."""
+    controls = [f for f in fields if any(ord(ch) < 32 for ch in f)]
+    if len(fields) > 1 and not controls:
+        return
+    seen = sniff_delimiter(path)
+    if seen is None or seen[0] == delimiter:
+        return
+    cand, width = seen
+    head = _split(_first_line(path), cand)
+    raise InputError(
+        f"{path}: read with delimiter {_shown(delimiter)}, its header is "
+        + (f"one column of {len(fields[0])} characters" if len(fields) == 1 else "names with control characters")
+        + f"; the file seems to use {_shown(cand)} ({width} columns: {', '.join(map(repr, head[:6]))}"
+        + (", ..." if len(head) > 6 else "")
+        + f"). Give --delimiter {_shown(cand)} ([input] delimiter in a configuration)."
+    )
+
+
 def _read_header(path: Path, delimiter: str, header: bool, names: Sequence[str] | None, strip: bool) -> list[str]:
     fields = _split(_first_line(path), delimiter)
+    _delimiter_hint(path, delimiter, fields)
     if header:
         found = [h.strip() for h in fields] if strip else fields
         if names is not None:
@@ -478,3 +532,32 @@ def _missing_keep(
     for rows in found.values():
         keep[rows] = False
     return keep
+
+
+#: Cell values that usually mean "missing" in exported files.
+MARKERS = ("?", "NA", "N/A", "n/a", "NaN", "nan", "-", "NULL", "null", "None", ".")
+#: From this share of a column's cells, a marker is pointed out.
+MARKER_SHARE = 0.01
+
+
+def marker_notes(table: EncodedTable, na_values: Sequence[str] = ()) -> list[str]:
+    """Columns holding a usual missing-value marker (``?``, ``NA``, ``-``, ...) in at least
+    1 % of their cells that ``na_values`` does not declare: each a sentence suggesting
+    ``--na-values`` (read from the value counts, never the records)."""
+    declared = {v.strip() for v in na_values}
+    out = []
+    for name in table.names:
+        col = table.column(name)
+        index = {str(v): i for i, v in enumerate(col.values)}
+        found = [(m, index[m]) for m in MARKERS if m in index and m not in declared]
+        if not found:
+            continue
+        counts = col.counts()
+        for marker, code in found:
+            share = int(counts[code]) / max(table.n_rows, 1)
+            if share >= MARKER_SHARE:
+                out.append(
+                    f"column {name!r} holds {marker!r} in {share:.0%} of its records; if it means a missing value, "
+                    f"give --na-values '{marker}' ([input] na_values) and choose --missing"
+                )
+    return out

@@ -176,12 +176,14 @@ def screen(
     """Every pair (rule ``Q -> S``, unprotected column ``C``) where the release publishes
     ``C`` exactly within reach of ``Q`` (:func:`reached`), measured on ``table`` — all pairs
     counted in one pass over the records.  ``C`` ranges over the columns that are no rule's
-    right-hand side, except ``ignore``."""
+    right-hand side and not in the rule's own left-hand side (the adversary of ``Q -> S``
+    knows ``Q``: reading it in the release tells nothing new, whatever it says about ``S``
+    in the data), except ``ignore``."""
     protected = {r.rhs for r in rules} | set(ignore)
     wanted: dict[tuple[Rule, str], tuple[str, ...]] = {}
     for r in rules:
         for col, where in reached(tables, r.lhs).items():
-            if col not in protected:
+            if col not in protected and col not in r.lhs:
                 wanted[(r, col)] = where
     pairs = list(dict.fromkeys((col, r.rhs) for r, col in wanted))
     measured = dict(zip(pairs, (measure(*p) for p in table.pair_counts(pairs)), strict=True))
