@@ -119,7 +119,7 @@ def test_the_input_is_found_by_name_beside_the_release(tmp_path: Path) -> None:
     assert run("publish", *flags, "--out", str(out))[0] == 0
     code, stdout, err = run("evaluate", str(out), "--queries", "20")  # input and hierarchies beside the release
     assert code == 0, err
-    assert "Relative error of 20 queries" in stdout
+    assert "Relative error of 20 COUNT queries" in stdout
     moved = tmp_path / "elsewhere" / "rel"
     moved.parent.mkdir()
     shutil.copytree(out, moved)

@@ -112,3 +112,18 @@ def test_one_model_per_publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     )
     workflow.run(cfg, tmp_path / "r")
     assert len(built) == 1 and seen and all(m is built[0] for m in seen)
+
+
+def test_a_refused_out_costs_no_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`demo --out mydocs` (a folder of the user's) is refused before anything is published."""
+    mine = tmp_path / "mydocs"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+
+    def no_work(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("published before the destination was checked")
+
+    monkeypatch.setattr(workflow, "publish", no_work)
+    r = CliRunner().invoke(cli, ["demo", "--out", str(mine)])
+    assert r.exit_code == 2 and "not a versapub release" in r.stderr
+    assert (mine / "notes.txt").read_text() == "mine" and sorted(p.name for p in mine.iterdir()) == ["notes.txt"]

@@ -462,6 +462,10 @@ def run_dask(
             ) from exc
         finally:
             workdirs.remove(scratch)
+    if utility:  # measured out of core while writing: the summary shows it as in memory
+        from versapub.formats import read_manifest
+
+        release = replace(release, utility=read_manifest(dest).get("utility"))
     return release
 
 
@@ -515,6 +519,9 @@ def run(
     (on a Dask cluster with ``cfg.backend == "dask"``: :func:`run_dask`)."""
     if cfg.backend == "dask":
         return run_dask(cfg, out, overwrite=overwrite, utility=utility, progress=progress)
+    from versapub.io.safety import check_destination
+
+    check_destination(Path(out), overwrite, [*cfg.read_files()])  # a refused --out costs no work
     release = publish(cfg, table, progress, read_seconds)
     model = None
     if utility:  # one model per publish: the utility's, then the posterior check's

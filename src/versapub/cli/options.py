@@ -231,20 +231,24 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     """The config's column roles extended by the role flags (None: no flag given)."""
     from versapub.privacy.roles import ColumnRoles
 
+    def listed(key: str, flag: str) -> tuple[str, ...]:  # every role flag takes comma lists, as --qi does
+        return tuple(c for item in opts.get(key) or () for c in (_csv_list(item, flag) or ()))
+
     flags = {
-        "identifying": opts["identifying"],
-        "quasi-identifying": opts["quasi"],
-        "sensitive": opts["sensitive"],
-        "insensitive": opts["insensitive"],
+        "identifying": listed("identifying", "--identifying"),
+        "quasi-identifying": tuple(opts["quasi"]),
+        "sensitive": tuple(opts["sensitive"]),
+        "insensitive": listed("insensitive", "--insensitive"),
     }
-    if not any(flags.values()) and not opts["allow_unique"] and not opts.get("others") and not opts.get("allow_proxy"):
+    allow_unique, allow_proxy = listed("allow_unique", "--allow-unique"), listed("allow_proxy", "--allow-proxy")
+    if not any(flags.values()) and not allow_unique and not opts.get("others") and not allow_proxy:
         return None
     merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}
     return ColumnRoles.from_mapping(
         merged,
-        (*base.allow_unique, *opts["allow_unique"]),
+        (*base.allow_unique, *allow_unique),
         opts.get("others") or base.others,
-        (*base.allow_proxy, *(opts.get("allow_proxy") or ())),
+        (*base.allow_proxy, *allow_proxy),
     )
 
 

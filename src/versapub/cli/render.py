@@ -137,21 +137,11 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         )
         out.print(f"GD add-back KL trace: {steps}", soft_wrap=True)
     if release.utility:
+        from versapub.reports.summary import kl_text, workload_text
+
         u = release.utility
-        kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.4f}"
-        r = u["relative_error"]
-        ref = u.get("kl_all_attributes_alone")
-        meaning = (
-            f" (0 = perfect; exp(-KL) = {u['exp_minus_kl']:.3f}: on average a record is "
-            f"{u['exp_minus_kl']:.0%} as likely under the estimate as in the original"
-            + (f"; publishing every attribute alone would give {ref:.4f}" if ref is not None else "")
-            + ")"
-            if u.get("exp_minus_kl") is not None
-            else ""
-        )
         out.print(
-            f"Utility: KL-divergence {kl}{meaning}; relative error of {r['n_queries']} COUNT queries "
-            f"(qd = {u['workload']['qd']}, p = {u['workload']['p']}): mean {r['mean']:.3f}, median {r['median']:.3f}.",
+            f"Utility: {escape(kl_text(u))}; {escape(workload_text(u['relative_error'], u['workload']))}.",
             soft_wrap=True,
         )
     for w in release.warnings:
@@ -253,10 +243,13 @@ def render_evaluation(ev: Evaluation) -> None:
     )
     out.print(f"Release {ev.release}: {ev.n_records} records, model: {ev.model_path}")
     out.print(f"KL-divergence: {kl_text}")
+    from versapub.reports.summary import workload_text
+
+    text = workload_text(re_.to_json(), w)
     out.print(
-        f"Relative error of {re_.n_queries} queries (qd = {w['qd']}, p = {w['p']}, seed = {w['seed']}): "
-        f"mean {re_.mean:.4f}, median {re_.median:.4f}"
-        + (f"; {re_.redrawn} empty queries were redrawn" if re_.redrawn else "")
+        f"{text[:1].upper()}{text[1:]} (seed = {w['seed']})"
+        + (f"; {re_.redrawn} empty queries were redrawn" if re_.redrawn else ""),
+        soft_wrap=True,
     )
     worst = max(ev.marginal_error.values()) if ev.marginal_error else 0.0
     out.print(f"Largest per-attribute marginal error: {worst:.2e} (0 = every published marginal is exact)")

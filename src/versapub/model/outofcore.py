@@ -242,7 +242,16 @@ def utility_summary(
     queries, actual, redrawn = workload(release, n_queries, qd_eff, p, seed, progress)
     est = estimates(release, tables, queries, progress)
     err = np.abs(actual - est) / actual
-    re_ = RelativeError(float(err.mean()), float(np.median(err)), err, est, len(err), redrawn, time.perf_counter() - t1)
+    re_ = RelativeError(
+        float(err.mean()),
+        float(np.median(err)),
+        err,
+        est,
+        len(err),
+        redrawn,
+        time.perf_counter() - t1,
+        np.asarray(actual, dtype=np.float64),
+    )
     value = kl["value"]
     return {
         "kl_divergence": None if math.isinf(value) else value,

@@ -222,6 +222,10 @@ def make_workload(
     return Workload(queries, actual, qd, p, seed, redrawn)
 
 
+#: A query whose true count is below this is a "small count" (its relative error is volatile).
+SMALL_COUNT = 10
+
+
 @dataclass(frozen=True)
 class RelativeError:
     mean: float
@@ -231,13 +235,21 @@ class RelativeError:
     n_queries: int = 0
     redrawn: int = 0
     seconds: float = 0.0
+    #: The queries' true counts (a relative error on a count below :data:`SMALL_COUNT` is large
+    #: for a small absolute error: the mean follows them).
+    actual: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def to_json(self) -> dict[str, Any]:
         top = max(float(np.quantile(self.errors, 0.99)), 1e-9) if len(self.errors) else 1.0
         counts, edges = np.histogram(np.minimum(self.errors, top), bins=20, range=(0.0, top))
+        small = (self.actual < SMALL_COUNT) if len(self.actual) == len(self.errors) else np.zeros(0, dtype=bool)
         return {
             "mean": self.mean,
             "median": self.median,
+            "p90": float(np.quantile(self.errors, 0.9)) if len(self.errors) else 0.0,
+            "small_count": SMALL_COUNT,
+            "share_small_counts": float(small.mean()) if len(small) else None,
+            "median_large_counts": float(np.median(self.errors[~small])) if small.size and (~small).any() else None,
             "n_queries": self.n_queries,
             "redrawn_empty_queries": self.redrawn,
             "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]},
@@ -261,7 +273,14 @@ def relative_error(model: ReleaseModel, original: EncodedTable, workload: Worklo
     est = model.n * model.probability_batch(batch)
     err = np.abs(workload.actual - est) / workload.actual
     return RelativeError(
-        float(err.mean()), float(np.median(err)), err, est, len(err), workload.redrawn, time.perf_counter() - t0
+        float(err.mean()),
+        float(np.median(err)),
+        err,
+        est,
+        len(err),
+        workload.redrawn,
+        time.perf_counter() - t0,
+        np.asarray(workload.actual, dtype=np.float64),
     )
 
 

@@ -22,7 +22,7 @@ from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.reports.decisions import decisions_html, verdict_badge
-from versapub.reports.summary import backend_text, functional_text, share_text
+from versapub.reports.summary import backend_text, functional_text, kl_text, share_text, workload_text
 from versapub.reports.svg import bars, graph, kl_scale
 from versapub.reports.templating import TERMS, glossary, render
 from versapub.verify.check import CheckReport
@@ -164,6 +164,8 @@ def _utility(util: dict[str, Any] | None) -> dict[str, Any] | None:
         "reference": ref,
         "distinct": util.get("distinct_records", "?"),
         "scale": Markup(kl_scale(kl, ref)) if kl is not None else Markup(""),
+        "kl_sentence": kl_text(util),
+        "workload_sentence": workload_text(r, util["workload"]),
         "n_queries": r["n_queries"],
         "qd": util["workload"]["qd"],
         "p": util["workload"]["p"],

@@ -223,16 +223,13 @@ def markdown_report(
             out.append(f"\n{t.name}: {line}.")
     if release.utility:
         u = release.utility
-        kl = "infinite" if u["kl_infinite"] else f"{u['kl_divergence']:.6f}"
         r, w = u["relative_error"], u["workload"]
         out += [
             "",
             "## Utility (maximum-entropy estimate vs the input)",
             "",
-            f"- KL-divergence: {kl} over {u['distinct_records']} distinct records"
-            + (f" ({u['records_with_zero_model_probability']} get probability 0)" if u["kl_infinite"] else ""),
-            f"- Relative error of {r['n_queries']} random COUNT queries (qd = {w['qd']}, p = {w['p']}, "
-            f"seed = {w['seed']}): mean {r['mean']:.4f}, median {r['median']:.4f}",
+            f"- {kl_text(u)}; over {u['distinct_records']} distinct records",
+            f"- {workload_text(r, w)[:1].upper()}{workload_text(r, w)[1:]} (seed = {w['seed']})",
             f"- Largest per-attribute marginal error: {max(u['marginal_error'].values()):.2e} (0 = exact)",
             f"- Model: {u['model_path']}",
         ]
@@ -261,3 +258,52 @@ def markdown_report(
     for step, seconds in release.timings.items():
         out.append(f"- {step}: {seconds:.3f}")
     return "\n".join(out) + "\n"
+
+
+def workload_text(r: dict[str, Any], w: dict[str, Any]) -> str:
+    """The COUNT workload's relative error for a reader: the median first, how far most
+    queries go, then the mean with what pulls it (queries whose true count is tiny)."""
+    head = f"relative error of {r['n_queries']} COUNT queries (qd = {w['qd']}, p = {w['p']}): median {r['median']:.3f}"
+    if r.get("p90") is not None:
+        head += f", 90% of queries below {r['p90']:.3f}"
+    small = r.get("share_small_counts")
+    tail = f"; mean {r['mean']:.3f}"
+    if small and r["mean"] > 1.5 * r["median"]:
+        tail += (
+            f" (pulled up by the {share_text(small)} of queries that count fewer than "
+            f"{r.get('small_count', 10)} records, where a small miss is a large relative error"
+            + (
+                f"; median of the others {r['median_large_counts']:.3f}"
+                if r.get("median_large_counts") is not None
+                else ""
+            )
+            + ")"
+        )
+    return head + tail
+
+
+def kl_text(u: dict[str, Any]) -> str:
+    """The KL-divergence with what it means, and a remark when publishing every attribute
+    alone would have kept more."""
+    if u.get("kl_infinite"):
+        n0 = u.get("records_with_zero_model_probability", "some")
+        return f"KL-divergence infinite ({n0} original record(s) get probability 0 under the estimate)"
+    kl, e, ref = u["kl_divergence"], u.get("exp_minus_kl"), u.get("kl_all_attributes_alone")
+    out = f"KL-divergence {kl:.4f} (0 = perfect"
+    if e is not None:
+        out += (
+            f"; exp(-KL) = {e:.3f}: on average a record is {e:.0%} as likely under the estimate as in the original"
+            if e >= 0.001
+            else f"; exp(-KL) = {e:.1e}: the estimate spreads the records over many more combinations than the "
+            "original holds, so a typical record gets a small fraction of its probability: compare it with "
+            "publishing every attribute alone rather than with 0"
+        )
+    if ref is not None:
+        out += f"; publishing every attribute alone would give {ref:.4f}"
+    out += ")"
+    if ref is not None and kl > ref + 1e-9:
+        out += (
+            f". Worse than publishing every attribute alone ({kl:.4f} > {ref:.4f}): the release loses more than its "
+            "attributes' relationships; consider fewer or coarser rules, or another decomposition"
+        )
+    return out
