@@ -4,6 +4,8 @@ than publishing every attribute alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from versapub.model.utility import SMALL_COUNT, RelativeError
@@ -32,3 +34,41 @@ def test_kl_reads_without_a_zero_and_with_its_reference() -> None:
     assert "Worse than publishing every attribute alone (2.4100 > 0.9000)" in worse
     better = kl_text({"kl_divergence": 0.5, "exp_minus_kl": 0.6, "kl_all_attributes_alone": 0.90})
     assert "Worse" not in better and "60% as likely" in better
+
+
+def test_a_bound_met_exactly_is_said_so() -> None:
+    from versapub.privacy.guarantee import make_guarantee
+
+    functional = make_guarantee({"name": "functional", "tau": 0.5, "lambda": 3})
+    assert functional.achieved_text(0.0) == "met exactly"
+    assert functional.achieved_text(0.125) == "slack 0.12 below phi"
+    assert make_guarantee({"name": "l-diversity", "l": 3}).achieved_text(3.0) == "3.00"
+    both = make_guarantee(
+        {
+            "name": "all-of",
+            "guarantees": [{"name": "functional", "tau": 0.5, "lambda": 3}, {"name": "k-anonymity", "k": 2}],
+        }
+    )
+    assert both.achieved_text(0.0) == "met exactly"
+
+
+def test_a_posterior_no_guarantee_bounds_is_a_number_to_read() -> None:
+    from versapub.verify.check import _limit_text
+
+    assert _limit_text("'a -> s': max P(s = x | any a) = 1.0000", "<=", 1.0).endswith(
+        "so this is a number to read, not a check passed"
+    )
+    assert _limit_text("'a -> s': max P(s = x | any a) = 0.3000", "<=", 0.5).endswith("<= the guarantee's limit 0.5000")
+
+
+def test_report_headers_show_per_rule_guarantees(tmp_path: Path) -> None:
+    import versapub
+
+    table = versapub.datasets.running_example()
+    rules = ["age, ICD-9-CM -> race | distinct-l-diversity:l=2", "gender, ICD-9-CM -> zipcode"]
+    rel = versapub.publish(table, rules, l=2, seed=1, columns=versapub.ColumnRoles(others="insensitive"))
+    versapub.write_release(rel, tmp_path / "r")
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "- Guarantee: per rule: 'age, ICD-9-CM -> race': distinct l-diversity" in md
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert "<b>per rule</b>" in page and "own guarantee, shown with the rule below" in page

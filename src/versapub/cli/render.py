@@ -201,11 +201,13 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
         for d in a.disclosures[:20]:
             out.print(f"         {escape(d.describe())}")
     for p in rep.posterior:
-        out.print(f"  {'ok  ' if p['ok'] else 'FAIL'} posterior {escape(p['message'])}")
+        mark = "FAIL" if not p["ok"] else ("ok  " if p.get("bounded", True) else "info")
+        out.print(f"  {mark} posterior {escape(p['message'])}", soft_wrap=True)
     for ka in rep.kind_attacks:  # e.g. sa-groups: the adversary with background knowledge
+        below = any(r["below"] for r in ka["rows"])  # targets narrowed below l: a finding to read
+        mark = "FAIL" if not ka["ok"] else ("NOTE" if below else "ok  ")
         out.print(
-            f"  {'ok  ' if ka['ok'] else 'FAIL'} {ka['kind']} attack ({escape(ka['targets'])}): "
-            f"{escape(ka['message'])}",
+            f"  {mark} {ka['kind']} attack ({escape(ka['targets'])}): {escape(ka['message'])}",
             soft_wrap=True,
         )
         for r in ka["rows"]:

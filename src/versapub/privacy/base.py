@@ -104,6 +104,11 @@ class Guarantee(Protocol):
         """The achieved measure is a distance (larger = weaker: t-closeness), not a level."""
         ...
 
+    def achieved_text(self, value: float) -> str:
+        """The achieved measure in words for summaries ("3.00"; functional diversity's slack
+        0 reads "met exactly")."""
+        ...
+
     @property
     def glossary(self) -> str:
         """The guarantee in a sentence or two for the report's glossary, its definition cited."""
@@ -192,6 +197,9 @@ class Params:
     glossary: ClassVar[str] = ""
     #: The achieved measure is a distance (larger = weaker), not a level.
     achieved_is_distance: ClassVar[bool] = False
+
+    def achieved_text(self, value: float) -> str:
+        return f"{value:.2f}"
 
     def check_parameters(self) -> None:
         """Check every declared parameter (a one-paragraph :class:`RuleError` naming it) and

@@ -62,6 +62,9 @@ class AllOf:
         """The first guarantee's measure (each one's is in the per-rule report)."""
         return self.guarantees[0].achieved(h)
 
+    def achieved_text(self, value: float) -> str:
+        return self.guarantees[0].achieved_text(value)
+
     @property
     def achieved_is_distance(self) -> bool:
         return self.guarantees[0].achieved_is_distance

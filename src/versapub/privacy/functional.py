@@ -149,6 +149,10 @@ class FunctionalDiversity(Params):
         worst = float(s.min()) if len(s) else float("inf")
         return 0.0 if -REL_TOL <= worst < 0 else worst
 
+    def achieved_text(self, value: float) -> str:
+        """The slack of the tightest class: 0 is the bound met exactly (not a failure)."""
+        return "met exactly" if value <= REL_TOL else f"slack {value:.2f} below phi"
+
     def group_width(self) -> int:
         """All-distinct groups of ``w`` values have ``F(k) = k/w``: the smallest ``w`` with
         ``k/w <= phi(k)`` wherever ``phi(k) < 1``."""

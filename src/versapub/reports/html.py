@@ -207,6 +207,8 @@ def html_report(
     gnf = (m.get("gnf") or {}).get("rules", [])
     guardians = {v.get("guardian") for v in gnf if v.get("guardian")}
     tool = m.get("tool") or {}
+    own = [r for r in m["rules"] if isinstance(r, dict) and isinstance(r.get("guarantee"), dict)]
+    per_rule = bool(own) and any(r["guarantee"] != g for r in own)
     failed = [f for f in check.verification.findings + check.hygiene if not f.ok] if check else []
     return render(
         "report.html.j2",
@@ -220,9 +222,15 @@ def html_report(
         attrs=list(m["attributes"]),
         rules=rules,
         tables=tables,
-        g_params=", ".join(f"{k} = {v}" for k, v in g.items() if k != "name"),
-        g_name=g.get("name", ""),
-        g_description=guarantee.describe() if guarantee else json.dumps(g),
+        g_params="per rule" if per_rule else ", ".join(f"{k} = {v}" for k, v in g.items() if k != "name"),
+        g_name=f"{len(own)} rule(s) with their own" if per_rule else g.get("name", ""),
+        g_description=(
+            "each rule's own guarantee, shown with the rule below"
+            if per_rule
+            else guarantee.describe()
+            if guarantee
+            else json.dumps(g)
+        ),
         removed=(m.get("columns") or {}).get("removed") or [],
         warnings=m.get("warnings") or [],
         decisions=Markup(decisions_html(m, check)),

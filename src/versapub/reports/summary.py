@@ -48,11 +48,14 @@ def covered_rules(release: Release) -> dict[str, list[str]]:
 def summary_rows(release: Release) -> list[dict[str, Any]]:
     """One row per published table: name, kind, attributes, enforced rules and the user's
     rules they cover, rows, groups, achieved guarantee, identity risk."""
+    from versapub.privacy.per_rule import for_rules
+
     rows = []
     covers = covered_rules(release)
     for t in release.tables:
         st = t.table.stats
         enforced = t.table.enforced_rules
+        g = for_rules(enforced, release.rule_guarantees) if enforced and release.rule_guarantees else release.guarantee
         groups = st.get("groups", "-")
         if st.get("suppressed_records"):
             groups = f"{groups} + suppressed ({st['suppressed_records']} records)"
@@ -66,7 +69,7 @@ def summary_rows(release: Release) -> list[dict[str, Any]]:
                 "alone": share_text(release.identity[t.name]["unique_share"]) if t.name in release.identity else "-",
                 "rows": st.get("rows", st.get("rows_qit", 0)),
                 "groups": groups,
-                "achieved": f"{st['achieved']:.2f}" if st.get("achieved") is not None else "-",
+                "achieved": g.achieved_text(float(st["achieved"])) if st.get("achieved") is not None else "-",
             }
         )
     return rows
@@ -166,7 +169,6 @@ def markdown_report(
 ) -> str:
     """The release described for a data steward (``verdict``: the checks' verdict and the
     warnings that need attention)."""
-    g = release.guarantee
     out = [
         "# versapub release report",
         "",
@@ -177,7 +179,7 @@ def markdown_report(
             else ""
         ),
         f"- Attributes: {', '.join(release.attributes)}",
-        f"- Guarantee: {g.describe()}",
+        f"- Guarantee: {guarantees_text(release)}",
         f"- Decomposition: {release.decomposition}; anonymizer: {release.anonymizer}; seed: {release.seed}",
         f"- Computed: {backend_text(release.backend)}",
     ]
@@ -258,6 +260,16 @@ def markdown_report(
     for step, seconds in release.timings.items():
         out.append(f"- {step}: {seconds:.3f}")
     return "\n".join(out) + "\n"
+
+
+def guarantees_text(release: Release) -> str:
+    """The release's guarantee, or each rule's own when rules have theirs (a header that
+    said l = 2 beside rules of l = 5, 2, 2 would mislead)."""
+    own = {r: g for r, g in release.rule_guarantees.items()} if release.rule_guarantees else {}
+    base = release.guarantee.to_manifest()
+    if not own or all(g.to_manifest() == base for g in own.values()):
+        return release.guarantee.describe()
+    return "per rule: " + "; ".join(f"'{r}': {g.describe()}" for r, g in own.items())
 
 
 def workload_text(r: dict[str, Any], w: dict[str, Any]) -> str:

@@ -233,6 +233,17 @@ def _given(lhs: tuple[str, ...], q: tuple[str, ...] | list[str]) -> str:
     return ", ".join(f"{a} = {v}" for a, v in zip(lhs, q, strict=True))
 
 
+def _limit_text(head: str, rel: str, limit: float) -> str:
+    """A posterior against the guarantee's limit; a guarantee that bounds no probability
+    (distinct l-diversity, k-anonymity: limit 1) is said so, the number left for reading."""
+    if limit >= 1:
+        return (
+            f"{head}; the guarantee bounds no probability (it asks for distinct values or records, not for how "
+            "likely each is), so this is a number to read, not a check passed"
+        )
+    return f"{head} {rel} the guarantee's limit {limit:.4f}"
+
+
 def posterior_check(model: ReleaseModel, rules: list[Rule], g: Thresholds) -> list[dict[str, Any]]:
     """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
     probability, against ``1/l``.
@@ -294,8 +305,10 @@ def posterior_check(model: ReleaseModel, rules: list[Rule], g: Thresholds) -> li
                 "bound": limit,
                 "q": list(q),
                 "s": s,
-                "message": f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f} "
-                f"{rel} the guarantee's limit {limit:.4f}",
+                "bounded": limit < 1,
+                "message": _limit_text(
+                    f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f}", rel, limit
+                ),
             }
         )
     return out
@@ -353,8 +366,11 @@ def _marginal_posterior(
         "bound": limit,
         "q": q,
         "s": value,
-        "message": f"'{r}': max P({r.rhs} = {value} | {_given(r.lhs, q)}) = {worst:.4f} "
-        f"{'<=' if ok else '>'} the guarantee's limit {limit:.4f} (no published link to {r.rhs})",
+        "bounded": limit < 1,
+        "message": _limit_text(
+            f"'{r}': max P({r.rhs} = {value} | {_given(r.lhs, q)}) = {worst:.4f}", "<=" if ok else ">", limit
+        )
+        + f" (no published link to {r.rhs})",
     }
 
 
@@ -424,8 +440,12 @@ def group_bounds(
                 "bound": limit,
                 "q": q,
                 "s": str(row[0]),
-                "message": f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = "
-                f"{worst:.4f} {'<=' if ok else '>'} the guarantee's limit {limit:.4f}",
+                "bounded": limit < 1,
+                "message": _limit_text(
+                    f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = {worst:.4f}",
+                    "<=" if ok else ">",
+                    limit,
+                ),
             }
     return out
 
