@@ -184,3 +184,24 @@ def test_the_detached_layout_stays_available(tmp_path: Path, hospital: Path) -> 
     tables = json.loads((out / "manifest.json").read_text())["tables"]
     assert [(t["name"], t["kind"]) for t in tables] == [("T1", "generalized"), ("T2", "plain")]
     assert set(tables[1]["attributes"]) == {"gender", "dx"} and "kept" not in tables[0]
+
+
+def test_a_refusal_naming_a_derived_rule_says_which_rule_it_comes_from(tmp_path: Path, hospital: Path) -> None:
+    code, _, stderr = run(
+        "publish",
+        "--input",
+        str(hospital),
+        "--rule",
+        "age -> dx",
+        "--decomposition",
+        "gd",
+        "--guarantee",
+        "t-closeness:t=0.3",
+        "--others",
+        "insensitive",
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert code == 2 and "cannot provide t-closeness" in stderr
+    said = stderr.replace("\n", " ")
+    assert "is not one you wrote: the decomposition derived it from your rule(s) 'age -> dx'" in said

@@ -79,6 +79,8 @@ def test_inject_prints_the_kl_after_each_addition(released: Path, tmp_path: Path
     for st in steps[1:]:
         assert f"+ {st['added']}" in stdout
     assert [t["role"] for t in m["marginals"]["tables"]][-2:] == ["injected", "injected"]
+    added = [ln.split(" added ", 1)[1].split(" (KL")[0] for ln in stderr.splitlines() if " added " in ln]
+    assert added and all(a in stdout for a in added)  # the progress names what was added, not the last tried
     code, stdout, _ = run("check", str(out))
     assert code == 0 and "maxent-diversity" in stdout
 

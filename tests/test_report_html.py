@@ -39,3 +39,29 @@ def test_the_glossary_holds_every_plugin_description() -> None:
     assert set(TERMS) <= set(words)
     assert set(KINDS) | set(GUARANTEES) | set(ANONYMIZERS) <= set(words)
     assert "LeFevre" in words["mondrian"] and "Sweeney" in words["k-anonymity"] and "QIT" in words["anatomy"]
+
+
+def test_suppressed_records_and_a_job_without_rules_are_explained(tmp_path: Path) -> None:
+    from versapub.reports.html import _utility
+
+    util = {
+        "kl_infinite": False,
+        "kl_divergence": 0.5,
+        "exp_minus_kl": 0.6,
+        "relative_error": {"n_queries": 10, "mean": 0.1, "median": 0.1},
+        "workload": {"qd": 1, "p": 0.4},
+        "metrics": {"T1": {"suppressed_records": 12}},
+        "marginal_error": {"age": 0.01},
+    }
+    u = _utility(util)
+    assert u is not None and u["suppressed"] == ["T1 suppressed 12 record(s)"]
+    table = {"age": [str(20 + i % 5) for i in range(100)], "sex": ["F", "M"] * 50}
+    rel = versapub.publish(
+        table,
+        [],
+        guarantee={"name": "k-anonymity", "k": 5},
+        columns=versapub.ColumnRoles(quasi_identifying=("age", "sex")),
+    )
+    versapub.write_release(rel, tmp_path / "k")
+    page = (tmp_path / "k" / "report.html").read_text()
+    assert "No rules: this job protects identities only" in page and "Enforced forms" not in page

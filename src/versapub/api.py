@@ -109,11 +109,30 @@ def anonymize(
         mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
         bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
         # A table on a cluster reaches only out-of-core anonymizers (require_out_of_core), which take any Source.
-        out = anon.publish(
-            cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies
-        )
+        try:
+            out = anon.publish(
+                cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies
+            )
+        except ConfigError as exc:
+            raise ConfigError(str(exc) + _derived_from(sub, g)) from None
     get_kind(out.kind).validate(out)
     return out
+
+
+def _derived_from(sub: SubTable, g: Guarantee | Mapping[Rule, Guarantee]) -> str:
+    """For a refusal naming a table's enforced rule that the user never wrote: which of the
+    user's rules it was derived from (a decomposition's guardian table enforces the rule's
+    sensitive attribute against every other attribute it holds)."""
+    yours = list(g) if isinstance(g, Mapping) else []
+    derived = [r for r in sub.enforced_rules if r not in yours]
+    sources = [r for r in yours if any(r.rhs == d.rhs for d in derived)]
+    if not derived or not sources:
+        return ""
+    return (
+        f" (Table {sub.name}'s rule '{derived[0]}' is not one you wrote: the decomposition derived it from your "
+        f"rule(s) {', '.join(repr(str(r)) for r in sources)}, as the table that guards {derived[0].rhs} against "
+        "every other attribute it holds.)"
+    )
 
 
 def identity_risk(table: Source, published: AnonymizedTable) -> dict[str, float | int]:

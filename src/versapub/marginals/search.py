@@ -83,7 +83,7 @@ def greedy(
         checked = 0
         variants = [(a, with_s) for a in attrs for with_s in (False, True)]
         for i, (a, with_s) in enumerate(variants):
-            progress(f"greedy step {step + 1}: {a}{' with ' + s if with_s else ''}", i, len(variants))
+            progress(f"greedy step {step + 1}: trying {a}{' with ' + s if with_s else ''}", i, len(variants))
             for lv in range(coll.space.top(a)):  # finest first
                 m = Marginal((a, s), (lv, 0)) if with_s else Marginal((a,), (lv,))
                 if not _adds(coll, m):
@@ -101,6 +101,7 @@ def greedy(
             break
         coll = best[1]
         steps.append(Step(best[2], best[0], checked, time.perf_counter() - t0))
+        progress(f"greedy step {step + 1} added {best[2].label} (KL {best[0]:.4f})", 0, 0)
     progress("greedy search done", 1, 1)
     return coll, steps
 

@@ -185,6 +185,11 @@ def _utility(util: dict[str, Any] | None) -> dict[str, Any] | None:
             for name, fm in (util.get("functional") or {}).items()
         ],
         "marginal_error": util.get("marginal_error") or {},
+        "suppressed": [
+            f"{name} suppressed {mt['suppressed_records']:,} record(s)"
+            for name, mt in (util.get("metrics") or {}).items()
+            if mt.get("suppressed_records")
+        ],
     }
 
 
