@@ -191,3 +191,46 @@ def test_a_check_parses_the_manifest_once(demo: Path, monkeypatch: pytest.Monkey
     rep = versapub.inspect.check(demo, k=2, attack="both")
     assert rep.attacks and rep.identity and rep.collection
     assert len(parsed) == 1
+
+
+def test_a_published_generalized_value_can_be_queried(tmp_path: Path) -> None:
+    """``hours = '[..]'`` as T1.csv publishes it: the values it covers, estimated and counted."""
+    import csv
+
+    data = Path(__file__).resolve().parents[1] / "examples" / "data.csv"
+    out = tmp_path / "r"
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(data),
+            "--qi",
+            "hours,sex",
+            "--guarantee",
+            "k-anonymity:k=10",
+            "--anonymizer",
+            "mondrian",
+            "--identifying",
+            "patient_id",
+            "--others",
+            "insensitive",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    with (out / "T1_labels.csv").open() as f:
+        label, first, last = next(
+            (row["value"], int(row["first"]), int(row["last"]))
+            for row in csv.DictReader(f)
+            if row["attribute"] == "hours"
+        )
+    with data.open() as f:
+        rows = list(csv.DictReader(f))
+    with (out / "T1_order.csv").open() as f:
+        order = [row["leaf"] for row in csv.DictReader(f) if row["attribute"] == "hours"]
+    covered = set(order[first : last + 1])
+    got = versapub.inspect.query(out, f"hours = '{label}'", original=data)
+    assert got.actual == sum(row["hours"] in covered for row in rows) and got.estimate > 0
+    assert versapub.inspect.query(out, f"hours != '{label}'", original=data).actual == len(rows) - got.actual

@@ -106,7 +106,9 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
     values compare as numbers), attr [NOT] IN ('v1', 'v2'), attr [NOT] BETWEEN a AND b,
     joined by AND, OR, NOT and parentheses. Example:
     "age IN ('25-34','35-44') AND (sex = 'Female' OR hours >= 40)". A value that the
-    release does not publish is an error with the closest spellings.
+    release does not publish is an error with the closest spellings; a generalized value
+    as published ('[60-80)') stands for the values it covers. The actual count uses
+    --original, else the input the manifest records when it is found unchanged.
     """
     from versapub import inspect
 

@@ -59,6 +59,27 @@ def _group_counts(t: pa.Table) -> dict[int, int]:
     return dict(zip(agg.column("group_id").to_pylist(), agg.column("count_sum").to_pylist(), strict=True))
 
 
+def published_labels(directory: str | Path) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per attribute, every generalized value the release publishes and the values it covers
+    (from the generalized tables' labels and order listings)."""
+    d = Path(directory)
+    manifest = read_manifest(d)
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for raw in manifest["tables"]:
+        entry = parse_entry(raw, str(d / "manifest.json"))
+        kind = get_kind(entry.kind)
+        listings = {}
+        for role, columns in kind.listing_roles(entry).items():
+            if role in entry.files:
+                t = _read_table(d / entry.files[role], columns)
+                listings[role] = list(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
+        for a, lab in kind.leaf_sets(entry, listings).items():
+            mine = out.setdefault(a, {})
+            for label, (first, last) in lab.spans.items():
+                mine[label] = tuple(lab.order[first : last + 1])
+    return out
+
+
 def load_release(directory: str | Path) -> ReleaseModel:
     """The maximum-entropy model of the release in ``directory``."""
     d = Path(directory)

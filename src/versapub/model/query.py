@@ -18,7 +18,7 @@ since such a condition would silently count nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -145,6 +145,24 @@ class Query:
 
         walk(self.expr)
         return out
+
+    def with_labels(self, labels: Mapping[str, Mapping[str, Sequence[str]]]) -> Query:
+        """The query with every published generalized value (``age = '[60-80)'``, a label of
+        a generalized table) read as the values it covers (``labels``: attribute -> label ->
+        its leaves); a value that is a leaf too is kept as it is."""
+
+        def expand(c: Condition) -> Condition:
+            own = labels.get(c.attr) or {}
+            if c.op not in ("=", "in", "!=", "not_in") or not any(v in own for v in c.values):
+                return c
+            values = tuple(dict.fromkeys(leaf for v in c.values for leaf in own.get(v, (v,))))
+            op = c.op if c.op in ("in", "not_in") else ("in" if c.op == "=" else "not_in")
+            return Condition(c.attr, op, values)
+
+        def walk(e: Expr) -> Expr:
+            return expand(e) if isinstance(e, Condition) else Node(e.op, tuple(walk(ch) for ch in e.children))
+
+        return Query(self.text, walk(self.expr))
 
     def validate(self, domains: Mapping[str, npt.NDArray[Any]]) -> None:
         """Refuse unknown attributes and ``=``/``IN`` values outside the published domain,
