@@ -120,7 +120,8 @@ def _config_options(f: F) -> F:
             "--identifying",
             multiple=True,
             metavar="COLUMN",
-            help="A direct identifier: removed before publishing, listed in the manifest and report (repeatable).",
+            help="A direct identifier: removed before publishing, listed in the manifest and report (repeatable; "
+            "a,b lists).",
         ),
         click.option(
             "--quasi-identifying",
@@ -154,14 +155,17 @@ def _config_options(f: F) -> F:
             "within L is refused with its eligible range (versapub eligible).",
         ),
         click.option(
-            "--insensitive", multiple=True, metavar="COLUMN", help="Declare a column neither identifying nor sensitive."
+            "--insensitive",
+            multiple=True,
+            metavar="COLUMN",
+            help="Declare a column neither identifying nor sensitive (repeatable; a,b lists).",
         ),
         click.option(
             "--allow-unique",
             "allow_unique",
             multiple=True,
             metavar="COLUMN",
-            help="Publish a near-unique column (most records hold a value no other has) as it is.",
+            help="Publish a near-unique column (most records hold a value no other has) as it is (a,b lists).",
         ),
         click.option(
             "--others",
@@ -175,7 +179,8 @@ def _config_options(f: F) -> F:
             "allow_proxy",
             multiple=True,
             metavar="COLUMN",
-            help="Publish a column that strongly reveals a protected attribute as it is (recorded in the manifest).",
+            help="Publish a column that strongly reveals a protected attribute as it is (recorded in the manifest; "
+            "a,b lists).",
         ),
         click.option(
             "--anonymizer",
