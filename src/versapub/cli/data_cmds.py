@@ -47,6 +47,12 @@ def _column(data: Path, column: str, delimiter: str | None) -> Any:
 @click.option("--mask", is_flag=True, help="Mask codes from the right, one character per level (71000 -> 7100*).")
 @click.option("--groups-of", "group_size", type=int, metavar="K", help="Group K consecutive ordered values per level.")
 @click.option(
+    "--dates",
+    "date_levels",
+    metavar="day,week,month,quarter,year",
+    help="ARX's date hierarchy: each date (ISO, 03/14/2021 or 14.03.2021) generalized to these levels, finest first.",
+)
+@click.option(
     "--level",
     "levels",
     multiple=True,
@@ -71,6 +77,7 @@ def hierarchy_build(
     start: float,
     mask: bool,
     group_size: int | None,
+    date_levels: str | None,
     levels: tuple[str, ...],
     delimiter: str | None,
     out_file: Path,
@@ -87,11 +94,14 @@ def hierarchy_build(
                 ("--mask", mask),
                 ("--groups-of", group_size),
                 ("--level", levels),
+                ("--dates", date_levels),
             )
             if on
         ]
         if len(chosen) != 1:
-            raise ConfigError("Give exactly one of --intervals, --mask, --groups-of or --level (repeated per level).")
+            raise ConfigError(
+                "Give exactly one of --intervals, --mask, --groups-of, --dates or --level (repeated per level)."
+            )
         if out_file.exists() and not overwrite:
             raise ConfigError(f"{out_file} exists; add --overwrite to replace it.")
         if out_file.resolve() == data.resolve():
@@ -106,6 +116,8 @@ def hierarchy_build(
                     f"--intervals {intervals!r}: give numbers separated by commas, e.g. 5,10,20."
                 ) from None
             h = hb.intervals(column, values, widths, start)
+        elif date_levels:
+            h = hb.dates(column, values, list(_csv_list(date_levels, "--dates") or ()))
         elif mask:
             h = hb.masking(column, values)
         elif group_size is not None:

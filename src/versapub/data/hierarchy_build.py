@@ -6,12 +6,13 @@ by :func:`to_arx`."""
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import math
 from collections.abc import Mapping, Sequence
 
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.order import order_key
+from versapub.data.order import date_key, order_key
 from versapub.errors import HierarchyError
 
 ROOT = "*"
@@ -76,6 +77,57 @@ def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy
             row.append(v[:keep] + char * (len(v) - keep))
         rows.append([*row, ROOT])
     return Hierarchy.from_rows(attribute, rows, source="<masking>")
+
+
+#: The levels of a date hierarchy (ARX's), finest first.
+DATE_LEVELS = ("day", "week", "month", "quarter", "year")
+
+
+def _date(attribute: str, value: str) -> datetime.date:
+    text = value.strip()
+    parts = date_key(text)
+    try:
+        if parts is not None:
+            return datetime.date(*parts)
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise HierarchyError(
+            f"Value {value!r} of {attribute!r} is not a date (ISO 2021-03-14, US 03/14/2021 or 14.03.2021); "
+            "a date hierarchy needs every value to be one."
+        ) from None
+
+
+def dates(attribute: str, values: Sequence[str], levels: Sequence[str]) -> Hierarchy:
+    """ARX's date hierarchy: each date (ISO, US or dotted, kept in its own form as the leaf)
+    generalized to the ``levels`` asked for, finest first — ``week`` (ISO week,
+    ``2021-W10``; with a coarser level, ``2021-W10 (2021-03)``: a week across two months is
+    a node in each, so that the levels form a tree), ``month`` (``2021-03``), ``quarter``
+    (``2021-Q1``), ``year`` — then the root."""
+    unknown = [lv for lv in levels if lv not in DATE_LEVELS]
+    if unknown or not levels:
+        raise HierarchyError(f"Date levels {list(levels)!r}: choose among {', '.join(DATE_LEVELS)} (finest first).")
+    order = [DATE_LEVELS.index(lv) for lv in levels]
+    if order != sorted(set(order)):
+        raise HierarchyError(
+            f"Date levels {list(levels)!r} must be distinct and finest first ({', '.join(DATE_LEVELS)})."
+        )
+    coarser = any(lv in levels for lv in ("month", "quarter", "year"))
+
+    def week(d: datetime.date) -> str:  # a week across two months is one node per month (a tree)
+        year, number, _ = d.isocalendar()
+        return f"{year}-W{number:02d}" + (f" ({d.year}-{d.month:02d})" if coarser else "")
+
+    label = {
+        "week": week,
+        "month": lambda d: f"{d.year}-{d.month:02d}",
+        "quarter": lambda d: f"{d.year}-Q{(d.month - 1) // 3 + 1}",
+        "year": lambda d: f"{d.year}",
+    }
+    rows = []
+    for v in _leaves(values):
+        d = _date(attribute, v)
+        rows.append([v, *(label[lv](d) for lv in levels if lv != "day"), ROOT])
+    return Hierarchy.from_rows(attribute, rows, source="<dates>")
 
 
 def grouped(attribute: str, values: Sequence[str], size: int) -> Hierarchy:

@@ -1,6 +1,9 @@
 """Value order: how versapub orders the values of an attribute wherever order matters
 (range queries, Mondrian's median splits, intervals of generalized values): numbers inside
-a value compare as numbers, other text as text."""
+a value compare as numbers, other text as text, and a date compares in time — ISO
+``2021-03-14`` (already in time order as text), US ``03/14/2021`` (month first) and
+``14.03.2021`` (day first, the dotted form) — so dates are ordered in time everywhere
+while published in the input's own form."""
 
 from __future__ import annotations
 
@@ -11,12 +14,32 @@ import numpy as np
 import numpy.typing as npt
 
 _NUM = re.compile(r"(\d+(?:\.\d+)?)")
+#: Dates whose written order is not time order: (pattern, the groups' order as year, month, day).
+_DATES = (
+    (re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$"), (3, 1, 2)),  # US: month/day/year
+    (re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{4})$"), (3, 2, 1)),  # dotted: day.month.year
+)
+
+
+def date_key(value: str) -> tuple[int, int, int] | None:
+    """``(year, month, day)`` of a US (``03/14/2021``) or dotted (``14.03.2021``) date, else
+    None (ISO dates need none: their text is in time order)."""
+    for pattern, (y, m, d) in _DATES:
+        hit = pattern.match(value.strip())
+        if hit:
+            month, day = int(hit[m]), int(hit[d])
+            if 1 <= month <= 12 and 1 <= day <= 31:
+                return int(hit[y]), month, day
+    return None
 
 
 def order_key(value: str) -> tuple[tuple[int, float | str], ...]:
     """Value order: numbers inside a value compare as numbers, other text as text (a
     leading minus sign makes the first number negative)."""
     text = value.strip()
+    date = date_key(text)
+    if date is not None:  # in time: year, month, day
+        return tuple((0, float(part)) for part in date)
     sign = -1.0 if text.startswith("-") and len(text) > 1 and text[1].isdigit() else 1.0
     if sign < 0:
         text = text[1:]
