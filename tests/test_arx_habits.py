@@ -178,6 +178,39 @@ def test_classic_k_anonymity_keeps_the_other_columns_in_the_records(
     assert check["ok"] and any(i["table"] == "T1" for i in check["identity"])  # identity risk covers them
 
 
+@pytest.mark.parametrize("anonymizer", ["mondrian", "incognito"])
+def test_classic_job_with_a_sensitive_column_keeps_the_insensitive_ones(
+    tmp_path: Path, hospital: Path, anonymizer: str
+) -> None:
+    """``--qi`` with ``--sensitive``: the QIs generalized, dx exact and 2-diverse in every
+    class of the QIs (pycanon), gender (insensitive) exact in each record's row, not part of
+    the classes; the independent check passes."""
+    import pandas as pd
+    from pycanon import anonymity
+
+    out = tmp_path / anonymizer
+    code, _, stderr = run(
+        "publish", "--input", str(hospital), "--qi", "race,age", "--sensitive", "dx", "--guarantee",
+        "distinct-l-diversity:l=2", "--anonymizer", anonymizer, "--hierarchies", str(hospital.parent / "hier"),
+        "--others", "insensitive", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, stderr
+    (t1,) = json.loads((out / "manifest.json").read_text())["tables"]
+    assert t1["kept"] == ["gender"] and set(t1["attributes"]) == {"race", "age", "gender", "dx"}
+    data = pd.read_csv(out / "T1.csv", dtype=str)
+    rows = data.loc[data.index.repeat(data["count"].astype(int))].drop(columns="count").reset_index(drop=True)
+    assert len(rows) == 600 and set(rows["gender"]) == {"F", "M"}  # exact values
+    assert anonymity.l_diversity(rows, ["race", "age"], ["dx"]) >= 2
+    assert json.loads((out / "check.json").read_text())["ok"]
+    same = run(
+        "publish", "--input", str(hospital), "--rule", "race, age -> dx", "--guarantee", "distinct-l-diversity:l=2",
+        "--anonymizer", anonymizer, "--hierarchies", str(hospital.parent / "hier"), "--others", "insensitive",
+        "--out", str(tmp_path / "rules"),
+    )  # fmt: skip
+    assert same[0] == 0, same[2]  # written rules (no --qi): every non-sensitive column generalized, as before
+    assert "kept" not in json.loads((tmp_path / "rules" / "manifest.json").read_text())["tables"][0]
+
+
 def test_the_detached_layout_stays_available(tmp_path: Path, hospital: Path) -> None:
     code, out, _, stderr = _classic(tmp_path, hospital, "--detach-others")
     assert code == 0, stderr

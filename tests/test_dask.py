@@ -480,3 +480,24 @@ def test_stale_scratch_of_a_dead_client_is_swept(tmp_path: Path) -> None:
         ".rel.versapub-scratch-other-host",
         ".rel.versapub-scratch-other-host.owner",
     ]
+
+
+def test_date_format_on_the_cluster_as_in_memory(cluster: Cluster, tmp_path: Path) -> None:
+    """``--date-format`` on the Dask backend: the dictionary read in the format and written in
+    ISO 8601 as in memory (one conversion per distinct value, folded into the codes)."""
+    rng = np.random.default_rng(3)
+    days = rng.integers(1, 29, 3_000)
+    months = rng.integers(1, 13, 3_000)
+    dx = rng.choice(list("abcd"), 3_000)
+    lines = ["admitted,dx", *(f"{d:02d}/{m:02d}/2021,{x}" for d, m, x in zip(days, months, dx, strict=True))]
+    data = tmp_path / "adm.csv"
+    data.write_text("\n".join(lines) + "\n")
+    args = ["--input", str(data), "--rule", "admitted -> dx", "--l", "2", "--date-format", "admitted=%d/%m/%Y"]
+    args += ["--allow-unique", "admitted", "--format", "parquet"]
+    runner = CliRunner()
+    a = runner.invoke(cli, ["publish", *args, "--scheduler", cluster.address, "--out", str(tmp_path / "d")])
+    b = runner.invoke(cli, ["publish", *args, "--out", str(tmp_path / "m")])
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    assert _published_marginals(tmp_path / "d") == _published_marginals(tmp_path / "m")
+    published = json.dumps(_published_marginals(tmp_path / "d"), default=str)
+    assert "2021-03-" in published and "/2021" not in published

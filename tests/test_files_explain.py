@@ -45,3 +45,23 @@ def test_markers_of_missing_values_are_pointed_out(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     notes = json.loads((out / "manifest.json").read_text())["notes"]
     assert any("column 'weight' holds '?' in 67% of its records" in n and "--na-values '?'" in n for n in notes)
+
+
+def test_a_header_that_reads_as_a_record_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "data.csv"
+    f.write_text("30,1,2.5\n40,2,3.5\n")
+    with pytest.raises(InputError) as exc:
+        read_table(f)
+    assert "reads as a record" in str(exc.value) and "--no-header" in str(exc.value)
+    assert read_table(f, header=False).n_rows == 2  # the way out: no record lost into the names
+    assert read_table(f, names=["30", "1", "2.5"]).names == ("30", "1", "2.5")  # or the numbers confirmed
+
+
+def test_single_quoted_fields_are_refused(tmp_path: Path) -> None:
+    f = tmp_path / "data.csv"
+    f.write_text("'age','dx'\n'30','a'\n")
+    with pytest.raises(InputError, match="single quotes"):
+        read_table(f)
+    g = tmp_path / "ok.csv"
+    g.write_text('age,dx\n"30, or so",a\n')  # double quotes: RFC 4180, read as the value
+    assert list(read_table(g).column("age").values) == ["30, or so"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -89,11 +89,14 @@ def anonymize(
     seed: int,
     progress: Callable[[str], None] | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    keep: Sequence[str] = (),
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
     (which refuses more rules than it can enforce at once) under the guarantee of its
     rule(s) (``g``: one for every rule, or each rule's), bound to the table's sensitive
-    attribute; the output is checked against its kind before anything is written."""
+    attribute; the output is checked against its kind before anything is written.  The
+    columns of ``keep`` the sub-table holds are published exactly beside a generalizing
+    anonymizer's classes (the classic job's insensitive columns)."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
@@ -109,10 +112,22 @@ def anonymize(
         mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
         bound = bind(mine, part, sub.enforced_rules[0].rhs, hierarchies)
         # A table on a cluster reaches only out-of-core anonymizers (require_out_of_core), which take any Source.
+        kept = [a for a in sub.attributes if a in set(keep)]
         try:
-            out = anon.publish(
-                cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies
-            )
+            if kept and isinstance(anon, KeepsColumns):
+                out = anon.publish_keeping(
+                    cast(EncodedTable, part),
+                    kept,
+                    bound,
+                    table_rng(seed, sub),
+                    progress,
+                    hierarchies,
+                    sub.enforced_rules,
+                )
+            else:
+                out = anon.publish(
+                    cast(EncodedTable, part), sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies
+                )
         except ConfigError as exc:
             raise ConfigError(str(exc) + _derived_from(sub, g)) from None
     get_kind(out.kind).validate(out)
@@ -237,6 +252,7 @@ def publish(
     # Every column decided (rules, roles, --others), likely identifiers declared one by one.
     roles, by_others, notes = decide_columns(table, parsed, roles, declared=hierarchies or ())
     classic = not parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
+    keep = () if detach_others else insensitive_columns(table.names, parsed, roles)
     table, warnings = apply_roles(table, parsed, roles, by_others)
     if classic:
         warnings = []  # every quasi-identifier is protected, by the generalized table
@@ -299,7 +315,9 @@ def publish(
         hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         say = _step_hook(hook, i, total)
         mine = _anon_for(sub, anon, own_anon)
-        published.append(PublishedTable(sub.name, anonymize(table, sub, mine, per_rule, int(seed), say, hierarchies)))
+        published.append(
+            PublishedTable(sub.name, anonymize(table, sub, mine, per_rule, int(seed), say, hierarchies, keep))
+        )
     hook("anonymized", total, total)
     lap("anonymize")
 
@@ -429,6 +447,19 @@ def _anonymizer_of(rule: Rule, spec: str) -> Anonymizer:
 
     name, params = parse_spec(spec, f"the anonymizer of rule '{rule}'")
     return make_anonymizer(name, **params)
+
+
+def insensitive_columns(names: Sequence[str], rules: Sequence[Rule], roles: ColumnRoles) -> tuple[str, ...]:
+    """The classic job with sensitive attributes (``--qi`` with ``--sensitive``: every rule's
+    left-hand side is the declared quasi-identifiers): the columns no rule names and no role
+    makes quasi-identifying, which a generalizing anonymizer publishes exactly in each
+    record's row (ARX's insensitive attributes) instead of generalizing them as if an
+    adversary knew them; none for any other job."""
+    qi = set(roles.quasi_identifying)
+    if not rules or not qi or any(set(r.lhs) != qi for r in rules):
+        return ()
+    named = {a for r in rules for a in (*r.lhs, r.rhs)}
+    return tuple(a for a in names if a not in named and a not in qi)
 
 
 def _anon_for(sub: SubTable, default: Anonymizer, own: Mapping[Rule, Anonymizer]) -> Anonymizer:

@@ -82,7 +82,12 @@ def publish(
     from versapub.io.read import marker_notes
 
     # how the job was read: the configuration, the hierarchy folder, markers of missing values
-    release.notes[:0] = [*cfg.notes, *cfg.hierarchy_notes(table.names), *marker_notes(table, cfg.na_values)]
+    release.notes[:0] = [
+        *cfg.notes,
+        *cfg.hierarchy_notes(table.names),
+        *cfg.date_notes(),
+        *marker_notes(table, cfg.na_values),
+    ]
     return release
 
 
@@ -218,6 +223,7 @@ def inject(
         names=inp.get("names"),
         na_values=list(inp.get("na_values") or []),
         strip=bool(inp.get("strip", False)),
+        date_formats=dict(inp.get("date_formats") or {}),
     )
     files = section.get("hierarchies") or {}
     release = collection_release(
@@ -419,6 +425,7 @@ def run_dask(
                 names=cfg.names,
                 na_values=cfg.na_values,
                 strip=cfg.strip,
+                date_formats=cfg.date_formats,
             )
             validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
             release = publish(cfg, table, progress, time.perf_counter() - t0)  # type: ignore[arg-type]

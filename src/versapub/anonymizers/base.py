@@ -181,7 +181,8 @@ class DefaultDecomposition(Protocol):
 class KeepsColumns(Protocol):
     """Optional capability of a generalizing anonymizer: the classic job's one table —
     equivalence classes over the quasi-identifiers, the ``keep`` columns published exactly in
-    each record's row (ARX's insensitive attributes), identities only (no rule)."""
+    each record's row (ARX's insensitive attributes), under the table's one rule or none
+    (identities only)."""
 
     def publish_keeping(
         self,
@@ -191,6 +192,7 @@ class KeepsColumns(Protocol):
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
+        rules: Sequence[Rule] = (),
     ) -> AnonymizedTable: ...
 
 

@@ -218,27 +218,31 @@ class KeepingColumns:
         rng: np.random.Generator,
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
+        rules: Sequence[Rule] = (),
     ) -> AnonymizedTable:
-        """The classic job's one table: classes over every column but ``keep``, which are
-        published exactly in each record's row (ARX's insensitive attributes)."""
+        """The classic job's one table: classes over every column but ``keep`` (and the
+        rule's sensitive attribute), ``keep`` published exactly in each record's row (ARX's
+        insensitive attributes)."""
         publish = self.publish  # type: ignore[attr-defined]
-        out: AnonymizedTable = publish(table, (), guarantee, rng, progress, hierarchies, keep=keep)
+        out: AnonymizedTable = publish(table, tuple(rules), guarantee, rng, progress, hierarchies, keep=keep)
         return out
 
 
 def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str, keep: Sequence[str] = ()) -> Target:
     """The one rule a generalizing anonymizer enforces, or none (identities only: every
-    column a quasi-identifier but those to ``keep`` exactly beside the classes)."""
+    column a quasi-identifier but those to ``keep`` exactly beside the classes); ``keep``
+    never holds the rule's own attributes (the classic job's insensitive columns)."""
     out = (rules,) if isinstance(rules, Rule) else tuple(rules)
+    kept = tuple(a for a in table.names if a in set(keep))
     if not out:
-        kept = tuple(a for a in table.names if a in set(keep))
         qi = tuple(a for a in table.names if a not in set(keep))
         return Target(None, qi, np.zeros(table.n_rows, dtype=np.int64), 1, kept=kept)
-    if keep:
-        raise ValueError("columns are kept beside the classes only without a rule")
     (rule,) = as_rules(out, name, 1)
+    if set(kept) & {*rule.lhs, rule.rhs}:
+        raise ValueError("a rule's own attributes are never kept beside the classes")
     s = table.column(rule.rhs)
-    return Target(rule, tuple(a for a in table.names if a != rule.rhs), s.codes.astype(np.int64), s.cardinality)
+    qi = tuple(a for a in table.names if a != rule.rhs and a not in set(kept))
+    return Target(rule, qi, s.codes.astype(np.int64), s.cardinality, kept=kept)
 
 
 def classes_table(

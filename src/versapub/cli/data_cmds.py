@@ -53,6 +53,13 @@ def _column(data: Path, column: str, delimiter: str | None) -> Any:
     help="ARX's date hierarchy: each date (ISO, 03/14/2021 or 14.03.2021) generalized to these levels, finest first.",
 )
 @click.option(
+    "--date-format",
+    "date_format",
+    metavar="FORMAT",
+    help="With --dates: the dates are written in FORMAT (strftime codes, e.g. %d/%m/%Y for 14/03/2021); "
+    "publish the column with --date-format COL=FORMAT too.",
+)
+@click.option(
     "--level",
     "levels",
     multiple=True,
@@ -78,6 +85,7 @@ def hierarchy_build(
     mask: bool,
     group_size: int | None,
     date_levels: str | None,
+    date_format: str | None,
     levels: tuple[str, ...],
     delimiter: str | None,
     out_file: Path,
@@ -98,6 +106,8 @@ def hierarchy_build(
             )
             if on
         ]
+        if date_format is not None and not date_levels:
+            raise ConfigError("--date-format goes with --dates (the dates' written form).")
         if len(chosen) != 1:
             raise ConfigError(
                 "Give exactly one of --intervals, --mask, --groups-of, --dates or --level (repeated per level)."
@@ -117,7 +127,11 @@ def hierarchy_build(
                 ) from None
             h = hb.intervals(column, values, widths, start)
         elif date_levels:
-            h = hb.dates(column, values, list(_csv_list(date_levels, "--dates") or ()))
+            if date_format is not None:
+                from versapub.data.dates import require_format
+
+                require_format(column, date_format)
+            h = hb.dates(column, values, list(_csv_list(date_levels, "--dates") or ()), date_format)
         elif mask:
             h = hb.masking(column, values)
         elif group_size is not None:

@@ -64,6 +64,15 @@ def _config_options(f: F) -> F:
         ),
         click.option("--strip", is_flag=True, default=None, help="Remove spaces around every cell."),
         click.option(
+            "--date-format",
+            "date_formats",
+            multiple=True,
+            metavar="COL=FORMAT",
+            help="COL holds dates written in FORMAT (strftime codes, e.g. %d/%m/%Y for day-first 14/03/2021); "
+            "they are read in it and published in ISO 8601 (2021-03-14), ordered in time (repeatable). Without "
+            "it, ISO, US (03/14/2021) and dotted (14.03.2021) dates are recognized by their form.",
+        ),
+        click.option(
             "--missing",
             type=click.Choice(["error", "value", "drop"]),
             help="Missing-cell policy (default error).",
@@ -217,6 +226,19 @@ def _parse_hierarchy(spec: str) -> HierarchySpec:
     return HierarchySpec(attr.strip(), Path(file), int(level))
 
 
+def _date_formats(specs: tuple[str, ...]) -> dict[str, str]:
+    """``--date-format COL=FORMAT`` options as a mapping, each format checked."""
+    from versapub.data.dates import require_format
+
+    out = {}
+    for spec in specs:
+        col, eq, fmt = spec.partition("=")
+        if not eq or not col.strip() or not fmt.strip():
+            raise ConfigError(f"--date-format {spec!r} must look like COLUMN=FORMAT, e.g. admitted=%d/%m/%Y.")
+        out[col.strip()] = require_format(col.strip(), fmt.strip())
+    return out
+
+
 def _unescape(delimiter: str | None) -> str | None:
     """``\\t`` typed on a command line means a tab."""
     return None if delimiter is None else delimiter.replace("\\t", "\t")
@@ -351,6 +373,7 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
         names=_csv_list(opts["names"], "--names"),
         na_values=_csv_list(opts["na_values"], "--na-values"),
         strip=opts["strip"],
+        date_formats={**base.date_formats, **_date_formats(opts["date_formats"])} if opts["date_formats"] else None,
         missing=opts["missing"],
         columns=tuple(opts["columns"]) or None,
         hierarchies=tuple(_parse_hierarchy(h) for h in opts["hierarchies"]) or None,

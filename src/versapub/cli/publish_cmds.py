@@ -74,7 +74,8 @@ if TYPE_CHECKING:
     is_flag=True,
     default=None,
     help="Classic job (--qi without a rule): publish the other columns in a plain table of their own, not linked "
-    "to the generalized one (default: in each record's row of it, as ARX keeps insensitive attributes).",
+    "to the generalized one (default: in each record's row of it, as ARX keeps insensitive attributes); with "
+    "--sensitive: generalize them with the quasi-identifiers (default: kept exact beside the classes).",
 )
 @click.option(
     "--k",

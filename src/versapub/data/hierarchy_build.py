@@ -83,22 +83,26 @@ def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy
 DATE_LEVELS = ("day", "week", "month", "quarter", "year")
 
 
-def _date(attribute: str, value: str) -> datetime.date:
+def _date(attribute: str, value: str, fmt: str | None = None) -> datetime.date:
     text = value.strip()
-    parts = date_key(text)
+    parts = date_key(text) if fmt is None else None
     try:
+        if fmt is not None:
+            return datetime.datetime.strptime(text, fmt).date()
         if parts is not None:
             return datetime.date(*parts)
         return datetime.date.fromisoformat(text)
     except ValueError:
+        written = f"written {fmt}" if fmt else "(ISO 2021-03-14, US 03/14/2021 or 14.03.2021)"
         raise HierarchyError(
-            f"Value {value!r} of {attribute!r} is not a date (ISO 2021-03-14, US 03/14/2021 or 14.03.2021); "
-            "a date hierarchy needs every value to be one."
+            f"Value {value!r} of {attribute!r} is not a date {written}; a date hierarchy needs every value to be one"
+            + ("." if fmt else " (give --date-format for another form, e.g. %d/%m/%Y).")
         ) from None
 
 
-def dates(attribute: str, values: Sequence[str], levels: Sequence[str]) -> Hierarchy:
-    """ARX's date hierarchy: each date (ISO, US or dotted, kept in its own form as the leaf)
+def dates(attribute: str, values: Sequence[str], levels: Sequence[str], fmt: str | None = None) -> Hierarchy:
+    """ARX's date hierarchy: each date (ISO, US or dotted, or written in ``fmt``, kept in
+    its own form as the leaf)
     generalized to the ``levels`` asked for, finest first — ``week`` (ISO week,
     ``2021-W10``; with a coarser level, ``2021-W10 (2021-03)``: a week across two months is
     a node in each, so that the levels form a tree), ``month`` (``2021-03``), ``quarter``
@@ -125,7 +129,7 @@ def dates(attribute: str, values: Sequence[str], levels: Sequence[str]) -> Hiera
     }
     rows = []
     for v in _leaves(values):
-        d = _date(attribute, v)
+        d = _date(attribute, v, fmt)
         rows.append([v, *(label[lv](d) for lv in levels if lv != "day"), ROOT])
     return Hierarchy.from_rows(attribute, rows, source="<dates>")
 

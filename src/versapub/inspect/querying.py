@@ -39,16 +39,18 @@ def query(
     """Estimated ``COUNT(*) WHERE text`` under the release's maximum-entropy model (the
     query language of :func:`versapub.model.query.parse_query`; a published generalized
     value, ``age = '[60-80)'``, stands for the values it covers), and the actual count on the
-    original: ``original`` (a data file or TOML config), or by default the input the
+    original: ``original`` (a data file or TOML config); a date in the format the input was
+    read in (``--date-format``) reads as the ISO date the release publishes; by default the input the
     manifest records when it is found unchanged (as ``evaluate`` does; none when it is not)."""
     d = Path(release)
-    read_manifest(d)  # not a release: one paragraph, before the engines load
+    manifest = read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.inspect.original import original_table
     from versapub.kinds.load import load_release, published_labels
     from versapub.model.query import count, count_rows, parse_query
 
     model = load_release(d)
     q = parse_query(text).with_labels(published_labels(d))  # a published range reads as what it covers
+    q = q.with_dates((manifest.get("input") or {}).get("date_formats") or {})  # 14/03/2021 as 2021-03-14
     est = count(model, q)
     from versapub.errors import VersapubError
 

@@ -71,6 +71,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from versapub.data.dates import dated_hierarchy, require_formats
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import MissingPolicy
 from versapub.data.table import EncodedTable
@@ -94,6 +95,7 @@ _SECTIONS = {
         "names",
         "na_values",
         "strip",
+        "date_formats",
     },
     "privacy": {"guarantee", "l", "rules", "k"},
     "columns": {
@@ -285,6 +287,8 @@ class PublishConfig:
     names: tuple[str, ...] | None = None
     na_values: tuple[str, ...] = ()
     strip: bool = False
+    #: Column -> the format its dates are written in (``--date-format COL=FORMAT``).
+    date_formats: dict[str, str] = field(default_factory=dict)
     source: str = "<flags>"
     config_path: Path | None = None
     roles: ColumnRoles = field(default_factory=ColumnRoles)
@@ -403,7 +407,14 @@ class PublishConfig:
             names=self.names,
             na_values=self.na_values,
             strip=self.strip,
+            date_formats=self.date_formats,
         )
+
+    def _load(self, spec: HierarchySpec) -> Hierarchy:
+        """A hierarchy as read, its dates in ISO 8601 when its column has a date format."""
+        h = spec.load()
+        fmt = self.date_formats.get(spec.attribute)
+        return dated_hierarchy(h, fmt) if fmt else h
 
     def anonymizer_hierarchies(self, attributes: tuple[str, ...] | list[str]) -> dict[str, Hierarchy]:
         """The hierarchies without a level, for the anonymizer and the guarantee: those of
@@ -415,7 +426,7 @@ class PublishConfig:
         if self.hierarchy_dir is not None:
             levelled = {h.attribute for h in self.hierarchies}
             out = {
-                h.attribute: h.load()
+                h.attribute: self._load(h)
                 for h in match_hierarchies(self.hierarchy_dir, attributes).specs
                 if h.attribute not in levelled
             }
@@ -426,7 +437,7 @@ class PublishConfig:
                         f"--hierarchy {h.attribute}={h.file}: the table has no column {h.attribute!r} "
                         f"(columns: {', '.join(attributes)})."
                     )
-                out[h.attribute] = h.load()
+                out[h.attribute] = self._load(h)
         return out
 
     def _hierarchy_paths(self, attributes: tuple[str, ...] | list[str]) -> dict[str, Path]:
@@ -444,6 +455,13 @@ class PublishConfig:
     def hierarchy_notes(self, attributes: tuple[str, ...] | list[str]) -> list[str]:
         """Which file of ``--hierarchies DIR`` was loaded for which column, and which were not used."""
         return match_hierarchies(self.hierarchy_dir, attributes).notes() if self.hierarchy_dir is not None else []
+
+    def date_notes(self) -> list[str]:
+        """How each column with a date format was read and is published."""
+        return [
+            f"column {c!r} read as dates written {f} and published in ISO 8601 (YYYY-MM-DD), in time order"
+            for c, f in self.date_formats.items()
+        ]
 
     def hierarchy_files(self, attributes: tuple[str, ...] | list[str]) -> dict[str, str]:
         """Where :meth:`anonymizer_hierarchies` read each hierarchy, as recorded
@@ -476,10 +494,19 @@ class PublishConfig:
             "names": list(self.names) if self.names is not None else None,
             "na_values": list(self.na_values),
             "strip": self.strip,
+            "date_formats": dict(self.date_formats),
         }
 
     def with_overrides(self, **changes: Any) -> PublishConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _date_formats(inp: dict[str, Any], where: str) -> dict[str, str]:
+    """``[input] date_formats = { admitted = "%d/%m/%Y" }``, each format checked."""
+    raw = _get(inp, "date_formats", dict, where, {})
+    if not all(isinstance(v, str) for v in raw.values()):
+        raise ConfigError(f'{where}: [input] date_formats maps columns to formats, e.g. {{ admitted = "%d/%m/%Y" }}.')
+    return require_formats(raw)
 
 
 def _get(section: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, default: Any = None) -> Any:
@@ -631,6 +658,7 @@ def load_config(path: str | Path) -> PublishConfig:
         names=tuple(names) if names is not None else None,
         na_values=tuple(na_values),
         strip=_get(inp, "strip", bool, where, False),
+        date_formats=_date_formats(inp, where),
         hierarchies=tuple(hier_specs),
         hierarchy_dir=base / hdir if hdir is not None else None,
         decomposition=dec_name,
@@ -713,6 +741,7 @@ def original_reader(
             names=tuple(names) if names else None,
             na_values=tuple(inp.get("na_values") or ()),
             strip=bool(inp.get("strip", False)),
+            date_formats={str(k): str(v) for k, v in (inp.get("date_formats") or {}).items()},
             source=str(src),
         )
     return cfg.with_overrides(missing=missing, columns=tuple(attrs) if attrs else None)

@@ -16,7 +16,7 @@ import io
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from versapub.data.dates import dated_hierarchy, to_iso
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
 from versapub.data.table import CODE_DTYPE, Column, EncodedTable, is_missing_value
@@ -197,9 +198,41 @@ def _delimiter_hint(path: Path, delimiter: str, fields: list[str]) -> None:
     )
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _header_hint(path: Path, fields: list[str]) -> None:
+    """Refuse a header line that reads as a record (every field a number: the file seems to
+    have no header) or whose names are all wrapped in single quotes (a quoting the reader
+    does not undo): the first would lose a record into the names, the second publish the
+    quotes."""
+    names = [f.strip() for f in fields]
+    shown = ", ".join(map(repr, names[:6])) + (", ..." if len(names) > 6 else "")
+    if names and all(_is_number(n) for n in names):
+        raise InputError(
+            f"{path}: its first line reads as a record, not column names (every field is a number: {shown}). "
+            "If the file has no header line, give --no-header (columns named column1, column2, ... or by "
+            "--names 'a,b,c'; [input] header = false); if these numbers are its column names, confirm them "
+            "with --names."
+        )
+    if len(names) > 1 and all(len(n) >= 2 and n[0] == n[-1] == "'" for n in names):
+        raise InputError(
+            f"{path}: its fields seem quoted with single quotes ({shown}); versapub reads fields quoted with "
+            'double quotes (RFC 4180: "a, b") and would publish the quotes. Re-save the file with double quotes '
+            "or none."
+        )
+
+
 def _read_header(path: Path, delimiter: str, header: bool, names: Sequence[str] | None, strip: bool) -> list[str]:
     fields = _split(_first_line(path), delimiter)
     _delimiter_hint(path, delimiter, fields)
+    if header and names is None:
+        _header_hint(path, fields)
     if header:
         found = [h.strip() for h in fields] if strip else fields
         if names is not None:
@@ -447,19 +480,23 @@ def read_table(
     names: Sequence[str] | None = None,
     na_values: Sequence[str] = (),
     strip: bool = False,
+    date_formats: Mapping[str, str] | None = None,
 ) -> EncodedTable:
     """Read a CSV (optionally ``.gz``) or Parquet file as an encoded table.
 
-    ``columns`` selects attributes (default: all); ``hierarchies`` maps an attribute to
-    ``(hierarchy, level)`` and publishes it generalized to that level; ``missing`` is the
-    missing-value policy (``error`` | ``value`` | ``drop``).  ``delimiter`` may be any
-    string (a multi-character one, e.g. ``", "``, may not occur inside quoted fields);
-    ``header=False`` reads a file without a header line, its columns named by ``names``
-    (default ``column1, column2, ...``; with a header, ``names`` renames its columns);
-    ``na_values`` are markers (e.g. ``?``, ``-9``) that make a cell missing, compared after
-    removing surrounding whitespace; ``strip`` removes surrounding whitespace from every cell.
-    Every problem of one kind is reported at once: all columns with missing cells, the
-    first lines with the wrong number of fields.
+        ``columns`` selects attributes (default: all); ``hierarchies`` maps an attribute to
+        ``(hierarchy, level)`` and publishes it generalized to that level; ``missing`` is the
+        missing-value policy (``error`` | ``value`` | ``drop``).  ``delimiter`` may be any
+        string (a multi-character one, e.g. ``", "``, may not occur inside quoted fields);
+        ``header=False`` reads a file without a header line, its columns named by ``names``
+        (default ``column1, column2, ...``; with a header, ``names`` renames its columns);
+        ``na_values`` are markers (e.g. ``?``, ``-9``) that make a cell missing, compared after
+        removing surrounding whitespace; ``strip`` removes surrounding whitespace from every cell;
+    ``date_formats`` maps a column to the format its dates are written in (``%d/%m/%Y``): they
+    are read in it and published in ISO 8601 (:mod:`versapub.data.dates`), and a hierarchy of
+    that column is read with its leaves in the same format.
+        Every problem of one kind is reported at once: all columns with missing cells, the
+        first lines with the wrong number of fields.
     """
     p = Path(path)
     policy = MissingPolicy.parse(missing)
@@ -507,12 +544,29 @@ def read_table(
     if n_dropped == n:
         raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
     table = EncodedTable(cols, n_dropped=n_dropped, source=str(p), sha256=digest[0] if digest else None)
+    table = apply_date_formats(table, date_formats or {}, str(p))
     for attr, (h, level) in (hierarchies or {}).items():
         if attr not in table:
             raise InputError(
                 f"A hierarchy is given for {attr!r}, which is not a column of {p} (columns: {', '.join(table.names)})."
             )
+        if attr in (date_formats or {}):
+            h = dated_hierarchy(h, (date_formats or {})[attr])
         table = table.replace(h.generalize(table.column(attr), level))
+    return table
+
+
+def apply_date_formats(table: EncodedTable, formats: Mapping[str, str], where: str) -> EncodedTable:
+    """The table with each column of ``formats`` read as dates in its format and written
+    in ISO 8601 (:func:`versapub.data.dates.to_iso`); an unknown column is refused."""
+    unknown = [c for c in formats if c not in table]
+    if unknown:
+        raise InputError(
+            f"A date format is given for {', '.join(map(repr, unknown))}, which is not a column of {where} "
+            f"(columns: {', '.join(table.names)})."
+        )
+    for name, fmt in formats.items():
+        table = table.replace(to_iso(table.column(name), fmt))
     return table
 
 

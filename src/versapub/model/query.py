@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data.dates import parse_date
 from versapub.data.order import order_key
 from versapub.errors import ReleaseError
 from versapub.model.spelling import unknown_attribute, unknown_value
@@ -161,6 +162,19 @@ class Query:
 
         def walk(e: Expr) -> Expr:
             return expand(e) if isinstance(e, Condition) else Node(e.op, tuple(walk(ch) for ch in e.children))
+
+        return Query(self.text, walk(self.expr))
+
+    def with_dates(self, formats: Mapping[str, str]) -> Query:
+        """The query with dates written in an attribute's recorded input format
+        (``formats``: attribute -> ``%d/%m/%Y``, ``--date-format``) read as the ISO dates
+        the release publishes; other values are kept as they are."""
+
+        def walk(e: Expr) -> Expr:
+            if isinstance(e, Condition):
+                fmt = formats.get(e.attr)
+                return Condition(e.attr, e.op, tuple(parse_date(v, fmt) or v for v in e.values)) if fmt else e
+            return Node(e.op, tuple(walk(ch) for ch in e.children))
 
         return Query(self.text, walk(self.expr))
 

@@ -52,6 +52,8 @@ class InputInfo:
     names: list[str] | None = None
     na_values: list[str] = field(default_factory=list)
     strip: bool = False
+    #: Column -> the format its dates were read in (published in ISO 8601).
+    date_formats: dict[str, str] = field(default_factory=dict)
     #: The absolute paths of the files the job read (input, hierarchies, configuration): kept
     #: in memory so that writing never touches them; never written to the release.
     local_files: tuple[str, ...] = ()
@@ -155,6 +157,7 @@ class Release:
                 "names": self.input.names,
                 "na_values": self.input.na_values,
                 "strip": self.input.strip,
+                "date_formats": self.input.date_formats,
             },
             "rules_given": [r.to_json() for r in self.reduction.given],
             "rules_dropped": [

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data.dates import dated_hierarchy, iso_values
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
 from versapub.data.table import check_names
@@ -169,6 +170,7 @@ def read_dask(
     names: Sequence[str] | None = None,
     na_values: Sequence[str] = (),
     strip: bool = False,
+    date_formats: Mapping[str, str] | None = None,
     blocksize: str = "64MiB",
 ) -> DaskTable:
     """The input as a :class:`DaskTable` (module docstring); ``scratch`` is created and
@@ -267,11 +269,24 @@ def read_dask(
         raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
     counts = {c: np.sum([d["counts"][c] for d in done], axis=0) for c in selected}
     maps: dict[str, npt.NDArray[np.int32]] = {}
-    for c in selected:  # fold in unused values (drop) and hierarchy levels applied when reading
+    unknown = [c for c in (date_formats or {}) if c not in selected]
+    if unknown:
+        raise InputError(
+            f"A date format is given for {', '.join(map(repr, unknown))}, which is not a column of {p} "
+            f"(columns: {', '.join(selected)})."
+        )
+    for c in selected:  # fold in dates, unused values (drop) and hierarchy levels applied when reading
         values, cnt = dictionaries[c], counts[c]
         target = values.astype(str)
+        fmt = (date_formats or {}).get(c)
+        if fmt:
+            iso = iso_values(c, values, cnt, fmt)
+            target = np.array([iso.get(v, v) for v in target], dtype=object).astype(str)
         if hierarchies and c in hierarchies:
             h, level = hierarchies[c]
+            if fmt:
+                h = dated_hierarchy(h, fmt)
+            values = target.astype(object)
             from versapub.data.table import Column
 
             col = Column(c, np.zeros(0, np.int32), values)
