@@ -33,11 +33,15 @@ def test_gd_is_gnf_on_random_rule_sets(case: tuple, seed: int) -> None:
     schema = guardian_decomposition(attrs, red, np.random.default_rng(seed))
     assert check_gnf(schema, red).ok, schema.describe()
     assert schema.attributes == frozenset(attrs)
+    keys = [(t.attribute_set, t.enforces) for t in schema.tables]
+    assert len(keys) == len(set(keys)), schema.describe()  # no table published twice
     # add-back with an arbitrary score keeps GNF at every step and ends with no candidate
     final, _trace = add_back(schema, red, lambda s: float(len(s.tables)), attributes=attrs)
     assert check_gnf(final, red).ok
     assert candidates(final, red, attrs)[0] == []
     assert final.attributes == frozenset(attrs)
+    grown = [(t.attribute_set, t.enforces) for t in final.tables]
+    assert len(grown) == len(set(grown)), final.describe()
 
 
 def _table(seed: int = 4, n: int = 400):
@@ -213,3 +217,15 @@ def test_gd_speed_ups_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch, 
     assert [(t["added"], t["kl"]) for t in fast.decomposition_trace] == [
         (t["added"], t["kl"]) for t in slow.decomposition_trace
     ]
+
+
+def test_a_table_left_twice_by_removing_sensitive_attributes_is_published_once() -> None:
+    """Issue 29: removing c, b and f from the tables left the one-column table {e} twice
+    (found by a random search over rule sets); it is published once and the schema stays
+    in GNF."""
+    rules = [Rule(("b", "e", "f"), "c"), Rule(("c", "e"), "b"), Rule(("c", "d", "g"), "f")]
+    for seed in range(20):
+        schema = guardian_decomposition(list("abcdefg"), rules, np.random.default_rng(seed))
+        keys = [(t.attribute_set, t.enforces) for t in schema.tables]
+        assert len(keys) == len(set(keys)) and check_gnf(schema, rules).ok
+        assert schema.attributes == frozenset("abcdefg")

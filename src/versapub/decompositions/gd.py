@@ -46,7 +46,16 @@ def _table(name: str, attrs: Sequence[str], sensitive: str | None, order: dict[s
 
 
 def _renamed(tables: Sequence[SubTable]) -> Schema:
-    return Schema(tuple(SubTable(f"T{i + 1}", t.attributes, t.enforces) for i, t in enumerate(tables)))
+    """The tables numbered T1, T2, ...; a table equal to an earlier one (the same attributes
+    and rule: removing a sensitive attribute from two tables can leave the same one-column
+    table twice) is published once."""
+    seen: set[tuple[frozenset[str], Rule | None]] = set()
+    unique = []
+    for t in tables:
+        if (t.attribute_set, t.enforces) not in seen:
+            seen.add((t.attribute_set, t.enforces))
+            unique.append(t)
+    return Schema(tuple(SubTable(f"T{i + 1}", t.attributes, t.enforces) for i, t in enumerate(unique)))
 
 
 def gd_initial(table: Source, rules: Sequence[Rule], rng: np.random.Generator) -> Schema:
@@ -114,7 +123,8 @@ class AddBackStep:
 def candidates(
     schema: Schema, rules: Sequence[Rule], attributes: Sequence[str] | None = None
 ) -> tuple[list[tuple[str, int, Schema]], int]:
-    """Every (attribute, table) addition that keeps ``schema`` in GNF, and how many were pruned."""
+    """Every (attribute, table) addition that keeps ``schema`` in GNF (and does not make a
+    table equal to another), and how many were pruned."""
     order = {a: i for i, a in enumerate(attributes or sorted(schema.attributes))}
     out = []
     pruned = 0
@@ -122,6 +132,8 @@ def candidates(
         for a in sorted(schema.attributes - t.attribute_set, key=order.__getitem__):
             nt = _table(t.name, [*t.attributes, a], t.sensitive, order)
             assert nt is not None
+            if any(o.attribute_set == nt.attribute_set and o.enforces == nt.enforces for o in schema.tables):
+                continue  # the same table twice publishes nothing more
             cand = Schema((*schema.tables[:ti], nt, *schema.tables[ti + 1 :]))
             if gnf_holds(cand, rules):
                 out.append((a, ti, cand))
