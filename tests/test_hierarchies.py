@@ -33,6 +33,20 @@ def test_interval_builder_nests_widths_and_ends_at_the_root() -> None:
         hb.intervals("age", ["1", "x"], [5])
 
 
+def test_interval_label_styles(tmp_path: Path) -> None:
+    """Issue 29: a file whose own values read ``[70-80)`` gets intervals in the same style."""
+    assert hb.intervals("age", ["73"], [10], style="dash").levels[0][1] == "[70-80)"
+    assert hb.intervals("age", ["73"], [10], style="math").levels[0][1] == "[70, 80)"
+    with pytest.raises(HierarchyError, match="choose arx, math, dash"):
+        hb.intervals("age", ["73"], [10], style="iso")
+    data = tmp_path / "d.csv"
+    data.write_text("age\n73\n12\n")
+    code, _, err = run("hierarchy", "build", str(data), "--column", "age", "--intervals", "10", "--labels", "dash",
+                       "-o", str(tmp_path / "h.csv"))  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "h.csv").read_text().splitlines() == ["12;[10-20);*", "73;[70-80);*"]
+
+
 def test_masking_builder_follows_the_issue_example() -> None:
     h = hb.masking("zip", ["71000", "71011", "72000"])
     assert {r[0]: r for r in h.levels}["71000"] == ("71000", "7100*", "710**", "71***", "7****", "*")

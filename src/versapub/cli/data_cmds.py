@@ -44,6 +44,14 @@ def _column(data: Path, column: str, delimiter: str | None) -> Any:
 @click.option("--column", required=True, help="The column whose values are the hierarchy's leaves.")
 @click.option("--intervals", metavar="W1,W2,...", help="Numeric intervals of these widths, e.g. 5,10,20 (then *).")
 @click.option("--start", type=float, default=0.0, show_default=True, help="Where the intervals start.")
+@click.option(
+    "--labels",
+    "label_style",
+    type=click.Choice(["arx", "math", "dash"]),
+    default="arx",
+    show_default=True,
+    help="How --intervals are written: arx [0, 5[, math [0, 5), dash [0-5) (as files whose values read [70-80)).",
+)
 @click.option("--mask", is_flag=True, help="Mask codes from the right, one character per level (71000 -> 7100*).")
 @click.option("--groups-of", "group_size", type=int, metavar="K", help="Group K consecutive ordered values per level.")
 @click.option(
@@ -82,6 +90,7 @@ def hierarchy_build(
     column: str,
     intervals: str | None,
     start: float,
+    label_style: str,
     mask: bool,
     group_size: int | None,
     date_levels: str | None,
@@ -125,7 +134,7 @@ def hierarchy_build(
                 raise ConfigError(
                     f"--intervals {intervals!r}: give numbers separated by commas, e.g. 5,10,20."
                 ) from None
-            h = hb.intervals(column, values, widths, start)
+            h = hb.intervals(column, values, widths, start, label_style)
         elif date_levels:
             if date_format is not None:
                 from versapub.data.dates import require_format

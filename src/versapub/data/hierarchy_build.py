@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.order import date_key, order_key
+from versapub.data.order import date_key, is_number, order_key
 from versapub.errors import HierarchyError
 
 ROOT = "*"
@@ -26,14 +26,29 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def intervals(attribute: str, values: Sequence[str], widths: Sequence[float], start: float = 0.0) -> Hierarchy:
+#: How an interval ``lo`` to ``hi`` (``hi`` excluded) is written: ARX's ``[0, 5[``, the
+#: mathematical ``[0, 5)``, or the ``[0-5)`` many data files use (``[70-80)``).
+LABEL_STYLES = {
+    "arx": "[{lo}, {hi}[",
+    "math": "[{lo}, {hi})",
+    "dash": "[{lo}-{hi})",
+}
+
+
+def intervals(
+    attribute: str, values: Sequence[str], widths: Sequence[float], start: float = 0.0, style: str = "arx"
+) -> Hierarchy:
     """Numeric intervals ``[lo, lo + w[`` per level for each width in ``widths`` (each a
-    multiple of the one before, so intervals nest), then the root ``*``."""
+    multiple of the one before, so intervals nest), then the root ``*``; ``style`` writes
+    them as ARX does (``[0, 5[``, the default), ``math`` (``[0, 5)``) or ``dash``
+    (``[0-5)``, as in files whose own values read ``[70-80)``)."""
+    if style not in LABEL_STYLES:
+        raise HierarchyError(f"Interval label style {style!r}: choose {', '.join(LABEL_STYLES)}.")
     leaves = _leaves(values)
     try:
         nums = [float(v) for v in leaves]
     except ValueError:
-        bad = next(v for v in leaves if not _is_number(v))
+        bad = next(v for v in leaves if not is_number(v))
         raise HierarchyError(
             f"Column {attribute!r} has a value that is not a number, {bad!r}; intervals need numbers."
         ) from None
@@ -51,17 +66,9 @@ def intervals(attribute: str, values: Sequence[str], widths: Sequence[float], st
         row = [v]
         for w in ws:
             lo = start + math.floor((x - start) / w) * w
-            row.append(f"[{_fmt(lo)}, {_fmt(lo + w)}[")
+            row.append(LABEL_STYLES[style].format(lo=_fmt(lo), hi=_fmt(lo + w)))
         rows.append([*row, ROOT])
     return Hierarchy.from_rows(attribute, rows, source=f"<intervals {','.join(_fmt(w) for w in ws)}>")
-
-
-def _is_number(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
 
 
 def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy:

@@ -70,3 +70,12 @@ def numeric(values: Sequence[str] | npt.NDArray[np.object_]) -> npt.NDArray[np.f
         return np.asarray([float(str(v)) for v in values], dtype=np.float64)
     except ValueError:
         return None
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from versapub.data.dates import dated_hierarchy, to_iso
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
+from versapub.data.order import is_number
 from versapub.data.table import CODE_DTYPE, Column, EncodedTable, is_missing_value
 from versapub.errors import InputError
 from versapub.formats import file_sha256
@@ -198,14 +199,6 @@ def _delimiter_hint(path: Path, delimiter: str, fields: list[str]) -> None:
     )
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _header_hint(path: Path, fields: list[str]) -> None:
     """Refuse a header line that reads as a record (every field a number: the file seems to
     have no header) or whose names are all wrapped in single quotes (a quoting the reader
@@ -213,7 +206,7 @@ def _header_hint(path: Path, fields: list[str]) -> None:
     quotes."""
     names = [f.strip() for f in fields]
     shown = ", ".join(map(repr, names[:6])) + (", ..." if len(names) > 6 else "")
-    if names and all(_is_number(n) for n in names):
+    if names and all(is_number(n) for n in names):
         raise InputError(
             f"{path}: its first line reads as a record, not column names (every field is a number: {shown}). "
             "If the file has no header line, give --no-header (columns named column1, column2, ... or by "
