@@ -15,22 +15,27 @@ from versapub.inspect.evaluation import Evaluation, evaluate
 from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
 from versapub.inspect.marginals import MarginalsCheck, marginals_check
 from versapub.inspect.original import Original, original_table
-from versapub.inspect.querying import QueryResult, query, sample
+from versapub.inspect.profile import ColumnProfile, Profile, profile
+from versapub.inspect.querying import QueryResult, domains, query, sample
 from versapub.inspect.rules import RulesReport, rules_report
 
 __all__ = [
+    "ColumnProfile",
     "Evaluation",
     "HierarchyFit",
     "MarginalsCheck",
     "Original",
+    "Profile",
     "QueryResult",
     "Report",
     "RulesReport",
     "check",
+    "domains",
     "evaluate",
     "hierarchy_fit",
     "marginals_check",
     "original_table",
+    "profile",
     "query",
     "report",
     "rules_report",

@@ -77,3 +77,19 @@ def sample(release: str | Path, n: int, seed: int = 0) -> pa.Table:
     if n < 1:
         raise ConfigError(f"-n must be at least 1, got {n}.")
     return load_release(d).sample(n, np.random.default_rng(seed))
+
+
+def domains(release: str | Path, limit: int = 500) -> dict[str, list[str]]:
+    """Every attribute a query may name, with (up to ``limit`` of) its published values and
+    the generalized values a query may use (for completion)."""
+    d = Path(release)
+    read_manifest(d)
+    from versapub.kinds.load import load_release, published_labels
+
+    model = load_release(d)
+    labels = published_labels(d)
+    out = {}
+    for a, dom in model.domains.items():
+        values = [str(v) for v in dom] + sorted(labels.get(a, {}))
+        out[a] = list(dict.fromkeys(values))[:limit]
+    return out

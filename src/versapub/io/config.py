@@ -559,10 +559,22 @@ def load_config(path: str | Path) -> PublishConfig:
     """Parse a TOML publishing configuration; relative paths are relative to the file."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"Configuration file {p} does not exist.") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Configuration file {p} is not valid TOML: {exc}.") from None
+    return parse_config(text, p)
+
+
+def parse_config(text: str, path: str | Path) -> PublishConfig:
+    """A TOML publishing configuration from its text, as if read from ``path`` (relative
+    paths are relative to its folder; the file itself need not exist: the web interface
+    checks a job before saving it)."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Configuration file {p} is not valid TOML: {exc}.") from None
     where = str(p)
     notes: list[str] = []

@@ -1,0 +1,293 @@
+"""The web application: one page (``templates/index.html``, ``static/app.js``) and a JSON
+API, each route a thin call into :mod:`versapub.workflow` / :mod:`versapub.inspect`
+(publishing, checking, querying) or the hierarchy builders the CLI uses; every path
+through :class:`~versapub.web.paths.Root`, every request through
+:class:`~versapub.web.security.Guard`."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from versapub.errors import ConfigError, VersapubError
+from versapub.web import jobs
+from versapub.web.paths import Root
+from versapub.web.security import Guard
+
+HERE = Path(__file__).parent
+#: Largest upload accepted (bytes), unless the server is started with another.
+MAX_UPLOAD = 200 * 1024 * 1024
+#: Where uploads go, under the root.
+UPLOADS = "uploads"
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _json_errors(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
+    """A route returning data as JSON; bad input as ``{"error": paragraph}`` (400), never a
+    traceback."""
+
+    async def route(request: Request) -> Response:
+        try:
+            return JSONResponse(await fn(request))
+        except VersapubError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        except (ValueError, KeyError, TypeError) as exc:
+            return JSONResponse({"error": f"Bad request: {exc}."}, status_code=400)
+
+    return route
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        data = await request.json()
+    except json.JSONDecodeError:
+        raise ConfigError("The request is not JSON.") from None
+    if not isinstance(data, dict):
+        raise ConfigError("The request must be a JSON object.")
+    return data
+
+
+def make_app(
+    root: str | Path, token: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), max_upload: int = MAX_UPLOAD
+) -> Guard:
+    """The application serving ``root`` to holders of ``token``."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    base = Root.of(root)
+    tasks = jobs.Tasks()
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
+
+    async def index(request: Request) -> Response:
+        from versapub import __version__
+        from versapub.anonymizers import ANONYMIZERS
+        from versapub.decompositions import DECOMPOSITIONS
+        from versapub.privacy.guarantee import GUARANTEES
+
+        page = env.get_template("index.html").render(
+            token=token,
+            root=str(base.path),
+            version=__version__,
+            anonymizers=sorted(ANONYMIZERS),
+            decompositions=sorted(DECOMPOSITIONS),
+            guarantees=sorted(GUARANTEES),
+        )
+        return HTMLResponse(page)
+
+    async def files(request: Request) -> dict[str, Any]:
+        return base.listing()
+
+    async def upload(request: Request) -> dict[str, Any]:
+        too_big = f"The file is larger than the {max_upload // (1024 * 1024)} MB this server accepts."
+        if int(request.headers.get("content-length") or 0) > max_upload + 64 * 1024:
+            raise ConfigError(too_big)
+        form = await request.form(max_files=1, max_fields=4, max_part_size=max_upload)
+        item = form.get("file")
+        if item is None or isinstance(item, str) or not item.filename:
+            raise ConfigError("Choose a file to upload.")
+        name = Path(item.filename).name
+        if not name or name.startswith("."):
+            raise ConfigError(f"Upload name {item.filename!r}: give the file a plain name.")
+        folder = str(form.get("folder") or UPLOADS)
+        dest_dir = base.resolve(folder)
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest = base.resolve(f"{base.relative(dest_dir)}/{name}")
+        if dest.exists():
+            raise ConfigError(f"{base.relative(dest)} exists already; rename the file or remove the old one.")
+        written = 0
+        with dest.open("xb") as f:
+            while chunk := await item.read(1 << 20):
+                written += len(chunk)
+                if written > max_upload:
+                    f.close()
+                    dest.unlink()
+                    raise ConfigError(
+                        f"The file is larger than the {max_upload // (1024 * 1024)} MB this server accepts."
+                    )
+                f.write(chunk)
+        return {"path": base.relative(dest), "bytes": written}
+
+    async def profile(request: Request) -> dict[str, Any]:
+        from versapub.inspect import profile as prof
+
+        job = (await _body(request)).get("job") or {}
+        return prof(jobs.job_config(base, job)).to_dict() | {"input": job.get("input")}
+
+    async def rules(request: Request) -> dict[str, Any]:
+        from versapub.inspect import rules_report
+
+        job = (await _body(request)).get("job") or {}
+        return rules_report(jobs.job_config(base, job)).to_dict() | {"input": job.get("input")}
+
+    async def toml(request: Request) -> dict[str, Any]:
+        body = await _body(request)
+        path = str(body.get("path") or jobs.UNSAVED)
+        base.resolve(path)
+        return {"toml": jobs.job_toml(body.get("job") or {}, path)}
+
+    async def save_job(request: Request) -> dict[str, Any]:
+        body = await _body(request)
+        path = str(body.get("path") or "")
+        if not path.endswith(".toml"):
+            raise ConfigError("Save the job as a .toml file, e.g. jobs/my-job.toml.")
+        dest = base.resolve(path)
+        text = jobs.job_toml(body.get("job") or {}, path)
+        jobs.parse_config(text, dest)  # what the CLI would refuse is never written
+        if dest.exists() and not body.get("overwrite"):
+            raise ConfigError(f"{path} exists; tick 'replace' to overwrite it.")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text, encoding="utf-8")
+        return {"path": base.relative(dest), "toml": text}
+
+    async def load_job(request: Request) -> dict[str, Any]:
+        path = str((await _body(request)).get("path") or "")
+        src = base.resolve(path)
+        if not src.is_file():
+            raise ConfigError(f"{path} is not a file under the served folder.")
+        return {"job": jobs.job_of_toml(src.read_text(encoding="utf-8"), base.relative(src))}
+
+    async def publish(request: Request) -> dict[str, Any]:
+        body = await _body(request)
+        out = str(body.get("out") or "")
+        if not out:
+            raise ConfigError("Name the release folder (e.g. releases/first).")
+        cfg = jobs.job_config(base, body.get("job") or {})
+        return tasks.start_publish(base, cfg, out, overwrite=bool(body.get("overwrite"))).to_dict()
+
+    async def task(request: Request) -> dict[str, Any]:
+        return tasks.get(request.path_params["task_id"]).to_dict()
+
+    async def cancel(request: Request) -> dict[str, Any]:
+        t = tasks.get(request.path_params["task_id"])
+        t.cancel.set()
+        return t.to_dict()
+
+    def _release(rel: str) -> Path:
+        d = base.resolve(rel)
+        if not (d / "manifest.json").is_file():
+            raise ConfigError(f"{rel} is not a release folder (it has no manifest.json).")
+        return d
+
+    async def release(request: Request) -> dict[str, Any]:
+        rel = request.query_params.get("path", "")
+        d = _release(rel)
+        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        check = json.loads((d / "check.json").read_text(encoding="utf-8")) if (d / "check.json").is_file() else None
+        listing = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
+        return {
+            "path": base.relative(d),
+            "files": listing,
+            "tables": [
+                {"name": t["name"], "kind": t["kind"], "attributes": t["attributes"]} for t in manifest["tables"]
+            ],
+            "notes": manifest.get("notes", []),
+            "check": check,
+            "report": "report.html" if (d / "report.html").is_file() else None,
+        }
+
+    async def query(request: Request) -> dict[str, Any]:
+        from versapub.inspect import query as q
+
+        body = await _body(request)
+        d = _release(str(body.get("release") or ""))
+        res = q(d, str(body.get("text") or ""), original=_recorded_input(d))
+        return res.to_dict() | {"relative_error": res.relative_error}
+
+    def _recorded_input(d: Path) -> Path | None:
+        """The input the release records, found anywhere under the root by its name and
+        SHA-256 (the CLI looks beside the release and in the current folder)."""
+        from versapub.formats import file_sha256
+
+        inp = json.loads((d / "manifest.json").read_text(encoding="utf-8")).get("input") or {}
+        name, digest = Path(str(inp.get("path") or "")).name, inp.get("sha256")
+        for rel in base.listing()["data"]:
+            p = base.resolve(rel)
+            if name and p.name == name and digest and file_sha256(p) == digest:
+                return p
+        return None
+
+    async def domains(request: Request) -> dict[str, Any]:
+        from versapub.inspect import domains as dom
+
+        return {"domains": dom(_release(request.query_params.get("path", "")))}
+
+    async def check(request: Request) -> dict[str, Any]:
+        from versapub.inspect import check as chk
+
+        body = await _body(request)
+        rep = chk(_release(str(body.get("release") or "")))
+        return {"verdict": rep.verdict, "failures": rep.failures(), "attention": rep.attention, "report": rep.to_json()}
+
+    async def evaluate(request: Request) -> dict[str, Any]:
+        from versapub.inspect import evaluate as ev
+
+        body = await _body(request)
+        return ev(_release(str(body.get("release") or ""))).to_dict()
+
+    async def hierarchy_build(request: Request) -> dict[str, Any]:
+        from versapub.web import hierarchies
+
+        return hierarchies.build(base, await _body(request))
+
+    async def hierarchy_show(request: Request) -> dict[str, Any]:
+        from versapub.web import hierarchies
+
+        return hierarchies.show(base, await _body(request))
+
+    async def raw(request: Request) -> Response:
+        try:
+            p = base.resolve(request.path_params["path"])
+        except VersapubError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403)
+        if not p.is_file():
+            return JSONResponse({"error": "No such file under the served folder."}, status_code=404)
+        return FileResponse(p)
+
+    async def zipped(request: Request) -> Response:
+        try:
+            d = _release(request.query_params.get("path", ""))
+        except VersapubError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in sorted(d.rglob("*")):
+                if p.is_file() and not p.is_symlink():
+                    z.write(p, f"{d.name}/{p.relative_to(d).as_posix()}")
+        buf.seek(0)
+        headers = {"content-disposition": f'attachment; filename="{d.name}.zip"'}
+        return StreamingResponse(buf, media_type="application/zip", headers=headers)
+
+    routes = [
+        Route("/", index),
+        Route("/api/files", _json_errors(files)),
+        Route("/api/upload", _json_errors(upload), methods=["POST"]),
+        Route("/api/profile", _json_errors(profile), methods=["POST"]),
+        Route("/api/rules", _json_errors(rules), methods=["POST"]),
+        Route("/api/job/toml", _json_errors(toml), methods=["POST"]),
+        Route("/api/job/save", _json_errors(save_job), methods=["POST"]),
+        Route("/api/job/load", _json_errors(load_job), methods=["POST"]),
+        Route("/api/publish", _json_errors(publish), methods=["POST"]),
+        Route("/api/tasks/{task_id}", _json_errors(task)),
+        Route("/api/tasks/{task_id}/cancel", _json_errors(cancel), methods=["POST"]),
+        Route("/api/release", _json_errors(release)),
+        Route("/api/domains", _json_errors(domains)),
+        Route("/api/query", _json_errors(query), methods=["POST"]),
+        Route("/api/check", _json_errors(check), methods=["POST"]),
+        Route("/api/evaluate", _json_errors(evaluate), methods=["POST"]),
+        Route("/api/hierarchy/build", _json_errors(hierarchy_build), methods=["POST"]),
+        Route("/api/hierarchy/show", _json_errors(hierarchy_show), methods=["POST"]),
+        Route("/api/zip", zipped),
+        Route("/raw/{path:path}", raw),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    return Guard(Starlette(routes=routes), token, hosts)

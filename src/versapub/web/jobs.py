@@ -1,0 +1,221 @@
+"""A job as the browser edits it, the same TOML a CLI user writes (``versapub publish
+JOB.toml``), and publishing it in the background with progress and a Cancel that leaves
+nothing behind (the release writer removes a release it did not finish)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import tomllib
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from versapub.errors import ConfigError, VersapubError
+from versapub.io.config import PublishConfig, parse_config
+from versapub.privacy.guarantee import parse_guarantee
+from versapub.web.paths import Root
+
+#: Column roles as the browser names them, and their ``[columns]`` keys.
+ROLES = ("identifying", "quasi_identifying", "sensitive", "insensitive")
+#: Where a job that was not saved is read from (never written): paths relative to the root.
+UNSAVED = ".versapub-job.toml"
+
+
+def _rel(target: str, job_dir: str) -> str:
+    """``target`` (relative to the root) as seen from ``job_dir`` (relative to the root)."""
+    return Path(os.path.relpath(target, job_dir or ".")).as_posix()
+
+
+def _guarantee_entry(text: str) -> dict[str, Any]:
+    spec = parse_guarantee(text)
+    return {"guarantee": spec.pop("name"), **spec}
+
+
+def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
+    """The browser's job (``input``, ``delimiter``, ``na_values``, ``missing``, ``roles``
+    {column: role}, ``rules`` [{rule, guarantee?}], ``guarantee``, ``anonymizer``,
+    ``decomposition``, ``hierarchies`` {column: file}, ``date_formats``, ``seed``) as the
+    TOML configuration of ``versapub publish``, its paths relative to ``job_path``."""
+    if not isinstance(job.get("input"), str) or not job["input"]:
+        raise ConfigError("Choose the data file first.")
+    here = str(Path(job_path).parent)
+    inp: dict[str, Any] = {"path": _rel(job["input"], here)}
+    for key in ("delimiter", "missing"):
+        if job.get(key):
+            inp[key] = str(job[key])
+    if job.get("na_values"):
+        inp["na_values"] = [str(v) for v in job["na_values"]]
+    if job.get("date_formats"):
+        inp["date_formats"] = {str(k): str(v) for k, v in job["date_formats"].items() if v}
+    if job.get("hierarchies"):
+        inp["hierarchies"] = {str(a): {"file": _rel(str(f), here)} for a, f in job["hierarchies"].items() if f}
+    privacy: dict[str, Any] = {}
+    rules = []
+    for r in job.get("rules") or []:
+        text = str(r.get("rule", "")).strip()
+        if not text:
+            continue
+        own = str(r.get("guarantee") or "").strip()
+        rules.append({"rule": text, **_guarantee_entry(own)} if own else text)
+    if rules:
+        privacy["rules"] = rules
+    if job.get("guarantee"):
+        privacy.update(_guarantee_entry(str(job["guarantee"])))
+    roles = job.get("roles") or {}
+    unknown = sorted({str(r) for r in roles.values()} - {*ROLES, ""})
+    if unknown:
+        raise ConfigError(f"Unknown column role(s) {unknown}; choose among {', '.join(ROLES)}.")
+    columns = {role: [c for c, r in roles.items() if r == role] for role in ROLES}
+    publish = {k: job[k] for k in ("anonymizer", "decomposition") if job.get(k)}
+    if job.get("seed") not in (None, ""):
+        publish["seed"] = int(job["seed"])
+    doc: dict[str, Any] = {"input": inp, "privacy": privacy}
+    if any(columns.values()):
+        doc["columns"] = {k: v for k, v in columns.items() if v}
+    if publish:
+        doc["publish"] = publish
+    return "# A versapub job, saved by versapub serve: versapub publish THIS.toml --out DIR\n" + tomli_w.dumps(doc)
+
+
+def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
+    """A saved TOML job (``job_path`` relative to the root) as the browser's job; refused
+    when the browser cannot show it (it is still a valid CLI job)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{job_path} is not valid TOML: {exc}.") from None
+    here = Path(job_path).parent
+    inp, priv = doc.get("input") or {}, doc.get("privacy") or {}
+    cols, pub = doc.get("columns") or {}, doc.get("publish") or {}
+
+    def from_job(p: str) -> str:
+        return Path(os.path.normpath(here / p)).as_posix()
+
+    def guarantee_text(d: dict[str, Any]) -> str:
+        name = d.get("guarantee")
+        if not isinstance(name, str):
+            return ""
+        params = ",".join(f"{k}={v}" for k, v in d.items() if k not in ("guarantee", "rule", "rules", "anonymizer"))
+        return f"{name}:{params}" if params else name
+
+    rules = []
+    for r in priv.get("rules") or []:
+        rules.append(
+            {"rule": r, "guarantee": ""}
+            if isinstance(r, str)
+            else {"rule": r.get("rule", ""), "guarantee": guarantee_text(r)}
+        )
+    roles = {c: k.replace("-", "_") for k in cols if k.replace("-", "_") in ROLES for c in cols[k]}
+    hier = {a: from_job(h["file"] if isinstance(h, dict) else h) for a, h in (inp.get("hierarchies") or {}).items()}
+    return {
+        "input": from_job(str(inp.get("path", ""))),
+        "delimiter": inp.get("delimiter") or "",
+        "missing": inp.get("missing") or "error",
+        "na_values": list(inp.get("na_values") or []),
+        "date_formats": dict(inp.get("date_formats") or {}),
+        "roles": roles,
+        "rules": rules,
+        "guarantee": guarantee_text({k: v for k, v in priv.items() if k != "rules"}) or "",
+        "anonymizer": pub.get("anonymizer") or "",
+        "decomposition": pub.get("decomposition") or "",
+        "hierarchies": hier,
+        "seed": pub.get("seed", 0),
+    }
+
+
+def job_config(root: Root, job: dict[str, Any], job_path: str = UNSAVED) -> PublishConfig:
+    """The browser's job as the CLI reads it (through its TOML)."""
+    path = root.resolve(job_path)
+    cfg = parse_config(job_toml(job, job_path), path)
+    root.resolve(root.relative(cfg.input))  # inside the root, as every file the job names
+    return cfg
+
+
+class Cancelled(VersapubError):
+    """The user pressed Cancel."""
+
+
+@dataclass
+class Task:
+    """A job running in the background: its progress as the workflow reports it."""
+
+    id: str
+    kind: str
+    out: str
+    step: str = "starting"
+    completed: int = 0
+    total: int = 0
+    status: str = "running"  # running | done | failed | cancelled
+    message: str = ""
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def progress(self, description: str, completed: int, total: int) -> None:
+        if self.cancel.is_set():
+            raise Cancelled("Cancelled by the user; nothing was written.")
+        self.step, self.completed, self.total = description, completed, total
+
+    def to_dict(self) -> dict[str, Any]:
+        elapsed = (self.ended or time.monotonic()) - self.started
+        share = self.completed / self.total if self.total else None
+        left = elapsed * (1 - share) / share if share and self.status == "running" else None
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "out": self.out,
+            "status": self.status,
+            "step": self.step,
+            "percent": None if share is None else round(100 * share),
+            "elapsed_s": round(elapsed, 1),
+            "left_s": None if left is None else round(left, 1),
+            "message": self.message,
+            "result": self.result,
+        }
+
+
+class Tasks:
+    """The background jobs of one server (one thread each)."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+        self._lock = threading.Lock()
+
+    def get(self, task_id: str) -> Task:
+        with self._lock:
+            if task_id not in self._tasks:
+                raise ConfigError(f"No job {task_id!r} is known to this server.")
+            return self._tasks[task_id]
+
+    def start_publish(self, root: Root, cfg: PublishConfig, out: str, overwrite: bool = False) -> Task:
+        """Publish ``cfg`` to ``out`` (relative to the root) in a thread."""
+        dest = root.resolve(out)
+        task = Task(uuid.uuid4().hex[:12], "publish", root.relative(dest))
+        from versapub import workflow
+        from versapub.io.safety import check_destination
+
+        check_destination(dest, overwrite, [*cfg.read_files()])  # refused before any work, as the CLI
+
+        def work() -> None:
+            try:
+                workflow.run(cfg, dest, overwrite=overwrite, progress=task.progress)
+                task.status = "done"
+            except Cancelled as exc:
+                task.status, task.message = "cancelled", str(exc)
+            except VersapubError as exc:
+                task.status, task.message = "failed", str(exc)
+            except Exception as exc:
+                task.status, task.message = "failed", f"Internal error ({type(exc).__name__}: {exc}); please report it."
+            finally:
+                task.ended = time.monotonic()
+
+        with self._lock:
+            self._tasks[task.id] = task
+        threading.Thread(target=work, name=f"versapub-{task.id}", daemon=True).start()
+        return task

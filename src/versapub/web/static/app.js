@@ -1,0 +1,367 @@
+// versapub serve: the page's behaviour. Every value from the data is shown as text
+// (textContent), never as HTML; every change is a POST carrying the page's token.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="versapub-token"]').content;
+const ROLES = ["", "identifying", "quasi_identifying", "sensitive", "insensitive"];
+const job = {
+  input: "", delimiter: "", na_values: [], missing: "error", date_formats: {}, roles: {},
+  rules: [], guarantee: "l-diversity:l=2", anonymizer: "", decomposition: "", hierarchies: {}, seed: 0,
+};
+let profile = null;
+let listing = { data: [], configs: [], releases: [] };
+let task = null;
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message || "";
+  box.hidden = !message;
+}
+
+async function api(path, body) {
+  const opts = body === undefined ? {} : {
+    method: "POST", headers: { "content-type": "application/json", "x-versapub-token": TOKEN },
+    body: JSON.stringify(body),
+  };
+  const response = await fetch(path, opts);
+  const data = await response.json().catch(() => ({ error: `The server answered ${response.status}.` }));
+  if (!response.ok || data.error) {
+    showError(data.error || `The server answered ${response.status}.`);
+    throw new Error(data.error);
+  }
+  showError("");
+  return data;
+}
+
+function screen(name) {
+  for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== `screen-${name}`;
+  for (const b of document.querySelectorAll("nav button")) b.classList.toggle("active", b.dataset.screen === name);
+  if (name === "job") showToml();
+  if (name === "use" || name === "data" || name === "hierarchies") refreshFiles();
+}
+
+function fillSelect(select, values, chosen) {
+  select.replaceChildren(...values.map((v) => el("option", { value: v }, v)));
+  if (chosen !== undefined && values.includes(chosen)) select.value = chosen;
+}
+
+async function refreshFiles() {
+  listing = await api("/api/files");
+  fillSelect($("file-list"), listing.data, job.input);
+  fillSelect($("release-list"), listing.releases);
+  fillSelect($("job-list"), listing.configs);
+  renderHierarchies();
+}
+
+// -- 1 data ------------------------------------------------------------------------------
+function readOptions() {
+  job.delimiter = $("delimiter").value.replace("\\t", "\t");
+  job.na_values = $("na-values").value.split(",").map((s) => s.trim()).filter(Boolean);
+  job.missing = $("missing").value;
+}
+
+async function openData(path) {
+  job.input = path;
+  readOptions();
+  profile = await api("/api/profile", { job });
+  const known = new Set(profile.columns.map((c) => c.name));
+  for (const c of Object.keys(job.roles)) if (!known.has(c)) delete job.roles[c];
+  renderData();
+  renderColumns();
+  renderHierarchies();
+}
+
+function renderData() {
+  const p = profile;
+  const shown = (d) => (d === "\t" ? "tab" : `'${d}'`);
+  $("data-info").textContent = `${p.input}: ${p.records.toLocaleString()} records, ${p.columns.length} columns` +
+    (p.sniffed ? `; the file seems to use ${shown(p.sniffed)} as delimiter` : "") +
+    (p.dropped ? `; ${p.dropped} records dropped for missing cells` : "");
+  $("data-notes").replaceChildren(...p.notes.map((n) => el("li", {}, n)));
+  const head = el("tr", {}, ...p.columns.map((c) => el("th", {}, c.name)));
+  const stats = el("tr", { class: "stats" }, ...p.columns.map((c) =>
+    el("td", {}, `${c.values} values · ${(100 * c.unique_share).toFixed(0)}% unique · ${c.missing} missing`)));
+  const rows = p.rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, v))));
+  $("preview").replaceChildren(el("thead", {}, head, stats), el("tbody", {}, ...rows));
+}
+
+// -- 2 columns ---------------------------------------------------------------------------
+function renderColumns() {
+  if (!profile) return;
+  const body = $("roles").querySelector("tbody");
+  body.replaceChildren(...profile.columns.map((c) => {
+    const select = el("select", { class: "role", "data-column": c.name,
+      onchange: (e) => { job.roles[c.name] = e.target.value; } },
+    ...ROLES.map((r) => el("option", { value: r }, r ? r.replace("_", "-") : "— decide —")));
+    select.value = job.roles[c.name] || "";
+    const fmt = el("input", { size: 10, placeholder: c.date ? "e.g. %d/%m/%Y" : "",
+      value: job.date_formats[c.name] || "", onchange: (e) => { job.date_formats[c.name] = e.target.value; } });
+    const warn = el("ul", { class: "warnings" }, ...c.warnings.map((w) => el("li", {}, w)),
+      ...(c.date ? [el("li", {}, "looks like a date: usually quasi-identifying; a date hierarchy generalizes it")] : []));
+    return el("tr", {}, el("td", {}, c.name), el("td", {}, c.values), el("td", {}, `${(100 * c.unique_share).toFixed(0)}%`),
+      el("td", {}, c.missing), el("td", {}, select), el("td", {}, fmt), el("td", {}, warn));
+  }));
+}
+
+function applySuggestions() {
+  for (const c of profile.columns) if (c.suggested && !job.roles[c.name]) job.roles[c.name] = c.suggested;
+  renderColumns();
+}
+
+// -- 3 privacy ---------------------------------------------------------------------------
+function renderRules() {
+  const body = $("rules").querySelector("tbody");
+  body.replaceChildren(...job.rules.map((r, i) => el("tr", {},
+    el("td", {}, el("input", { class: "rule-text", size: 40, value: r.rule, placeholder: "age, sex -> disease",
+      onchange: (e) => { job.rules[i].rule = e.target.value; } })),
+    el("td", {}, el("input", { class: "rule-guarantee", size: 24, value: r.guarantee || "", placeholder: "t-closeness:t=0.3",
+      onchange: (e) => { job.rules[i].guarantee = e.target.value; } })),
+    el("td", {}, el("button", { onclick: () => { job.rules.splice(i, 1); renderRules(); } }, "remove")))));
+}
+
+function readPrivacy() {
+  job.guarantee = $("guarantee").value.trim();
+  job.anonymizer = $("anonymizer").value;
+  job.decomposition = $("decomposition").value;
+  job.seed = Number($("seed").value || 0);
+}
+
+function graph(edges) {
+  const nodes = [...new Set(edges.flat())];
+  const size = 260, r = 100, c = size / 2;
+  const at = Object.fromEntries(nodes.map((n, i) => [n, [c + r * Math.cos((2 * Math.PI * i) / nodes.length),
+    c + r * Math.sin((2 * Math.PI * i) / nodes.length)]]));
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${size} ${size}`);
+  svg.setAttribute("class", "graph");
+  const marker = `<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z"/></marker></defs>`;
+  svg.innerHTML = marker; // constant markup, no data
+  for (const [a, b] of edges) {
+    const [x1, y1] = at[a], [x2, y2] = at[b];
+    const k = 1 - 18 / Math.hypot(x2 - x1, y2 - y1);
+    const line = document.createElementNS(ns, "line");
+    Object.entries({ x1, y1, x2: x1 + (x2 - x1) * k, y2: y1 + (y2 - y1) * k, "marker-end": "url(#arrow)" })
+      .forEach(([key, v]) => line.setAttribute(key, v));
+    svg.append(line);
+  }
+  for (const n of nodes) {
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", at[n][0]);
+    t.setAttribute("y", at[n][1]);
+    t.setAttribute("text-anchor", "middle");
+    t.textContent = n;
+    svg.append(t);
+  }
+  return svg;
+}
+
+async function checkRules() {
+  readPrivacy();
+  const out = $("rules-result");
+  out.replaceChildren(el("p", { class: "info" }, "checking..."));
+  let rep;
+  try {
+    rep = await api("/api/rules", { job });
+  } catch (e) {
+    out.replaceChildren();
+    return;
+  }
+  const items = rep.feasibility.map((f) => el("li", { class: f.feasible ? "ok" : "bad" }, f.message));
+  const parts = [el("h3", {}, rep.feasible ? "Every rule is feasible" : "Not feasible"), el("ul", { id: "feasibility" }, ...items)];
+  if (rep.dropped.length) parts.push(el("p", {}, `Implied rules dropped: ${rep.dropped.map((d) => d.reason).join("; ")}`));
+  if (rep.edges.length) parts.push(el("h3", {}, "Rule graph"), graph(rep.edges));
+  if (rep.schema) {
+    parts.push(el("h3", {}, `Schema (${rep.schema.decomposition})`),
+      el("ul", { id: "schema" }, ...rep.schema.tables.map((t) => el("li", {}, t))),
+      el("h3", {}, "Why each rule holds"), el("ul", { id: "why" }, ...rep.schema.why.map((w) => el("li", {}, w))));
+  }
+  out.replaceChildren(...parts);
+}
+
+// -- 4 hierarchies -----------------------------------------------------------------------
+function renderHierarchies() {
+  const cols = profile ? profile.columns.map((c) => c.name) : [];
+  fillSelect($("build-column"), cols);
+  const files = ["", ...listing.data.filter((f) => f.endsWith(".csv") && f !== job.input)];
+  const body = $("hierarchy-table").querySelector("tbody");
+  body.replaceChildren(...cols.map((c) => {
+    const select = el("select", { class: "hierarchy", "data-column": c, onchange: (e) => {
+      if (e.target.value) job.hierarchies[c] = e.target.value; else delete job.hierarchies[c];
+    } }, ...files.map((f) => el("option", { value: f }, f || "— none —")));
+    select.value = job.hierarchies[c] || "";
+    return el("tr", {}, el("td", {}, c), el("td", {}, select),
+      el("td", {}, el("button", { onclick: () => showHierarchy(c) }, "show")));
+  }));
+}
+
+function renderLevels(h) {
+  const levels = h.levels.map((lv) => el("div", { class: "level" }, el("h4", {}, `level ${lv.level}: ${lv.count} nodes`),
+    el("ul", {}, ...lv.nodes.map((n) => el("li", {}, `${n.label} — ${n.values} values, ${n.records} records`)))));
+  const cover = h.n_uncovered ? el("p", { class: "bad" }, `${h.n_uncovered} values of the data are not leaves: ${h.uncovered.join(", ")}`)
+    : el("p", { class: "ok" }, "Every value of the data is a leaf.");
+  $("hierarchy-view").replaceChildren(el("h3", {}, h.path), cover, el("div", { class: "levels" }, ...levels));
+}
+
+async function showHierarchy(column) {
+  if (!job.hierarchies[column]) return showError(`Choose a hierarchy file for ${column} first.`);
+  renderLevels(await api("/api/hierarchy/show", { path: job.hierarchies[column], column, data: job.input,
+    delimiter: job.delimiter }));
+}
+
+async function build() {
+  const column = $("build-column").value;
+  const h = await api("/api/hierarchy/build", { data: job.input, column, kind: $("build-kind").value,
+    param: $("build-param").value, out: $("build-out").value, overwrite: $("build-overwrite").checked,
+    delimiter: job.delimiter, date_format: job.date_formats[column] || null });
+  job.hierarchies[column] = h.path;
+  await refreshFiles();
+  renderLevels(h);
+}
+
+// -- 5 publish ---------------------------------------------------------------------------
+async function publish() {
+  readPrivacy();
+  $("release-view").replaceChildren();
+  task = await api("/api/publish", { job, out: $("out").value, overwrite: $("overwrite").checked });
+  $("cancel").disabled = false;
+  $("publish").disabled = true;
+  poll();
+}
+
+async function poll() {
+  task = await api(`/api/tasks/${task.id}`);
+  const pct = task.percent ?? 0;
+  $("bar").style.width = `${task.status === "done" ? 100 : pct}%`;
+  const left = task.left_s != null ? `, about ${Math.ceil(task.left_s)} s left` : "";
+  $("progress-text").textContent = task.status === "running"
+    ? `${task.step} (${task.percent ?? "…"}%, ${task.elapsed_s} s${left})`
+    : `${task.status}${task.message ? ": " + task.message : ""} (${task.elapsed_s} s)`;
+  if (task.status === "running") return setTimeout(poll, 400);
+  $("cancel").disabled = true;
+  $("publish").disabled = false;
+  if (task.status === "done") showRelease(task.out, $("release-view"));
+}
+
+async function cancel() {
+  if (task) await api(`/api/tasks/${task.id}/cancel`, {});
+}
+
+async function showRelease(path, target) {
+  const r = await api(`/api/release?path=${encodeURIComponent(path)}`);
+  const verdict = r.check ? (r.check.ok ? "ALL CHECKS PASSED" : "CHECK FAILED") : "not checked";
+  const files = r.files.map((f) => el("li", {}, el("a", { href: `/raw/${r.path}/${f}`, target: "_blank" }, f)));
+  target.replaceChildren(
+    el("h3", { id: "verdict", class: r.check && r.check.ok ? "ok" : "bad" }, `${r.path}: ${verdict}`),
+    el("p", {}, r.tables.map((t) => `${t.name} (${t.kind}): ${t.attributes.join(", ")}`).join(" · ")),
+    el("p", {}, el("a", { href: `/api/zip?path=${encodeURIComponent(r.path)}`, id: "download" }, "Download the release (zip)")),
+    el("details", {}, el("summary", {}, `${r.files.length} files`), el("ul", {}, ...files)),
+    ...(r.report ? [el("iframe", { src: `/raw/${r.path}/${r.report}`, class: "report", title: "report" })] : []));
+}
+
+// -- 6 use -------------------------------------------------------------------------------
+async function openRelease() {
+  const path = $("release-list").value;
+  if (!path) return;
+  await showRelease(path, $("use-result"));
+  const d = (await api(`/api/domains?path=${encodeURIComponent(path)}`)).domains;
+  const options = [];
+  for (const [a, values] of Object.entries(d)) {
+    options.push(el("option", { value: a }));
+    for (const v of values.slice(0, 60)) options.push(el("option", { value: `${a} = '${v.replaceAll("'", "''")}'` }));
+  }
+  $("query-completion").replaceChildren(...options);
+}
+
+async function runQuery() {
+  const r = await api("/api/query", { release: $("release-list").value, text: $("query").value });
+  $("query-result").textContent = `estimate ${r.estimate.toFixed(1)}` +
+    (r.actual != null ? ` · actual ${r.actual} on the original · relative error ${r.relative_error == null ? "—" : r.relative_error.toFixed(3)}` : " (the original is not here)");
+}
+
+async function runCheck() {
+  const r = await api("/api/check", { release: $("release-list").value });
+  const lines = [...r.failures.map((f) => el("li", { class: "bad" }, f)), ...r.attention.map((a) => el("li", {}, a))];
+  $("use-result").replaceChildren(el("h3", { id: "check-verdict", class: r.verdict === "failed" ? "bad" : "ok" },
+    `check: ${r.verdict}`), el("ul", {}, ...lines));
+}
+
+async function runEvaluate() {
+  const r = await api("/api/evaluate", { release: $("release-list").value });
+  $("use-result").replaceChildren(el("pre", {}, JSON.stringify(r, null, 2)));
+}
+
+// -- job ---------------------------------------------------------------------------------
+async function showToml() {
+  readPrivacy();
+  if (!job.input) return;
+  try {
+    $("toml").textContent = (await api("/api/job/toml", { job, path: $("job-path").value })).toml;
+  } catch (e) { /* shown */ }
+}
+
+async function saveJob() {
+  readPrivacy();
+  const r = await api("/api/job/save", { job, path: $("job-path").value, overwrite: $("job-overwrite").checked });
+  $("toml").textContent = r.toml;
+  await refreshFiles();
+}
+
+async function loadJob() {
+  const loaded = (await api("/api/job/load", { path: $("job-list").value })).job;
+  Object.assign(job, loaded);
+  $("delimiter").value = job.delimiter === "\t" ? "\\t" : job.delimiter;
+  $("na-values").value = job.na_values.join(",");
+  $("missing").value = job.missing;
+  $("guarantee").value = job.guarantee || "l-diversity:l=2";
+  $("anonymizer").value = job.anonymizer;
+  $("decomposition").value = job.decomposition;
+  $("seed").value = job.seed;
+  renderRules();
+  await openData(job.input);
+  showToml();
+}
+
+// -- wiring ------------------------------------------------------------------------------
+for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => screen(b.dataset.screen));
+$("open-file").addEventListener("click", () => openData($("file-list").value));
+$("reread").addEventListener("click", () => openData(job.input));
+$("upload").addEventListener("click", async () => {
+  const file = $("upload-file").files[0];
+  if (!file) return showError("Choose a file to upload.");
+  const form = new FormData();
+  form.append("file", file);
+  form.append("folder", $("upload-folder").value);
+  const response = await fetch("/api/upload", { method: "POST", body: form, headers: { "x-versapub-token": TOKEN } });
+  const r = await response.json();
+  if (r.error) return showError(r.error);
+  await refreshFiles();
+  if (!r.path.endsWith(".toml")) $("file-list").value = r.path;
+});
+$("apply-suggestions").addEventListener("click", applySuggestions);
+$("add-rule").addEventListener("click", () => { job.rules.push({ rule: "", guarantee: "" }); renderRules(); });
+$("check-rules").addEventListener("click", checkRules);
+$("build").addEventListener("click", build);
+$("build-column").addEventListener("change", (e) => { $("build-out").value = `hierarchies/${e.target.value}.csv`; });
+$("publish").addEventListener("click", publish);
+$("cancel").addEventListener("click", cancel);
+$("open-release").addEventListener("click", openRelease);
+$("run-query").addEventListener("click", runQuery);
+$("run-check").addEventListener("click", runCheck);
+$("run-evaluate").addEventListener("click", runEvaluate);
+$("save-job").addEventListener("click", saveJob);
+$("load-job").addEventListener("click", loadJob);
+refreshFiles();
