@@ -164,7 +164,7 @@ class Task:
 
     def to_dict(self) -> dict[str, Any]:
         elapsed = (self.ended or time.monotonic()) - self.started
-        share = self.completed / self.total if self.total else None
+        share = 1.0 if self.status == "done" else (self.completed / self.total if self.total else None)
         left = elapsed * (1 - share) / share if share and self.status == "running" else None
         return {
             "id": self.id,

@@ -204,7 +204,7 @@ function renderHierarchies() {
     } }, ...files.map((f) => el("option", { value: f }, f || "— none —")));
     select.value = job.hierarchies[c] || "";
     return el("tr", {}, el("td", {}, c), el("td", {}, select),
-      el("td", {}, el("button", { onclick: () => showHierarchy(c) }, "show")));
+      el("td", {}, el("button", { class: "show-hierarchy", "data-column": c, onclick: () => showHierarchy(c) }, "show")));
   }));
 }
 

@@ -1,0 +1,189 @@
+"""The web interface driven in headless Chromium as a person would (issue 30): open a CSV,
+fix roles, add two rules, see feasibility, publish, read the verdict, query, check, save
+the job and load it again; a classic k-anonymity job with an uploaded hierarchy. The
+releases pass ``versapub check``, and the job the browser saved publishes, through the
+CLI, the same tables as the browser did."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from versapub.cli.main import cli
+
+pytest.importorskip("uvicorn", reason="the web extra is installed by make test (pip install '.[test,dask,web]')")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TOKEN = "browser-test-token"
+AGE = "17-24;17-34;*\n25-34;17-34;*\n35-44;35-54;*\n45-54;35-54;*\n55-64;55+;*\n65+;55+;*\n"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    import uvicorn
+
+    from versapub.web.app import make_app
+    from versapub.web.server import free_port
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(EXAMPLES / "data.csv", root / "data.csv")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(make_app(root, TOKEN), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}", root
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def page(served: tuple[str, Path]) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            pg = browser.new_page(viewport={"width": 1300, "height": 900})
+            errors: list[str] = []
+            pg.on("pageerror", lambda e: errors.append(str(e)))
+            pg.goto(f"{served[0]}/?token={TOKEN}")
+            yield pg
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def _roles(pg: object, roles: dict[str, str]) -> None:
+    pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
+    for column, role in roles.items():
+        pg.select_option(f"select.role[data-column={column}]", role)  # type: ignore[attr-defined]
+
+
+def _publish_and_read_verdict(pg: object, out: str) -> None:
+    from playwright.sync_api import expect
+
+    pg.click("nav button[data-screen=publish]")  # type: ignore[attr-defined]
+    pg.fill("#out", out)  # type: ignore[attr-defined]
+    pg.click("#publish")  # type: ignore[attr-defined]
+    expect(pg.locator("#verdict")).to_contain_text("ALL CHECKS PASSED", timeout=90_000)  # type: ignore[attr-defined]
+    expect(pg.locator("#progress-text")).to_contain_text("done")  # type: ignore[attr-defined]
+
+
+def _cli_check(release: Path) -> None:
+    r = CliRunner().invoke(cli, ["check", str(release)])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    pg, (_, root) = page, served
+    pg.select_option("#file-list", "data.csv")  # type: ignore[attr-defined]
+    pg.click("#open-file")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-info")).to_contain_text("1,000 records")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-info")).to_contain_text("seems to use ','")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
+    expect(pg.locator("#roles")).to_contain_text("likely identifier")  # type: ignore[attr-defined]
+    pg.click("#apply-suggestions")  # type: ignore[attr-defined]
+    assert pg.locator("select.role[data-column=patient_id]").input_value() == "identifying"  # type: ignore[attr-defined]
+    _roles(pg, {"age": "quasi_identifying", "sex": "quasi_identifying", "race": "insensitive", "hours": "insensitive"})
+    pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
+    pg.click("#add-rule")  # type: ignore[attr-defined]
+    pg.locator(".rule-text").nth(0).fill("age, sex -> disease")  # type: ignore[attr-defined]
+    pg.click("#add-rule")  # type: ignore[attr-defined]
+    pg.locator(".rule-text").nth(1).fill("zip -> education")  # type: ignore[attr-defined]
+    pg.locator(".rule-guarantee").nth(1).fill("l-diversity:l=3")  # type: ignore[attr-defined]
+    pg.click("#check-rules")  # type: ignore[attr-defined]
+    expect(pg.locator("#feasibility")).to_contain_text("'age, sex -> disease': feasible")  # type: ignore[attr-defined]
+    expect(pg.locator("#why")).to_contain_text("'zip -> education' holds")  # type: ignore[attr-defined]
+    assert pg.locator("svg.graph line").count() == 3  # type: ignore[attr-defined]
+    _publish_and_read_verdict(pg, "releases/first")
+    release = root / "releases" / "first"
+    _cli_check(release)
+    pg.click("nav button[data-screen=use]")  # type: ignore[attr-defined]
+    pg.select_option("#release-list", "releases/first")  # type: ignore[attr-defined]
+    pg.click("#open-release")  # type: ignore[attr-defined]
+    pg.fill("#query", "age = '25-34' AND sex = 'Female'")  # type: ignore[attr-defined]
+    pg.click("#run-query")  # type: ignore[attr-defined]
+    want = sum(
+        1 for line in (root / "data.csv").read_text().splitlines()[1:] if line.split(",")[1:3] == ["25-34", "Female"]
+    )
+    expect(pg.locator("#query-result")).to_contain_text(f"actual {want} on the original")  # type: ignore[attr-defined]
+    pg.click("#run-check")  # type: ignore[attr-defined]
+    expect(pg.locator("#check-verdict")).to_contain_text("check: passed", timeout=60_000)  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
+    pg.fill("#job-path", "jobs/first.toml")  # type: ignore[attr-defined]
+    pg.click("#save-job")  # type: ignore[attr-defined]
+    expect(pg.locator("#toml")).to_contain_text("[privacy]")  # type: ignore[attr-defined]
+    saved = root / "jobs" / "first.toml"
+    assert 'path = "../data.csv"' in saved.read_text()
+    # the CLI publishes the saved job to the same tables as the browser
+    out = tmp_path / "cli-release"
+    r = CliRunner().invoke(cli, ["publish", str(saved), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    for t in json.loads((release / "manifest.json").read_text())["tables"]:
+        for f in t["files"].values():
+            assert (out / f).read_bytes() == (release / f).read_bytes(), f
+    # load the saved job into a fresh page: rules, roles and guarantee come back
+    pg.reload()  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
+    pg.select_option("#job-list", "jobs/first.toml")  # type: ignore[attr-defined]
+    pg.click("#load-job")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-info")).to_contain_text("1,000 records")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
+    assert pg.locator(".rule-text").nth(1).input_value() == "zip -> education"  # type: ignore[attr-defined]
+    assert pg.locator(".rule-guarantee").nth(1).input_value() == "l-diversity:l=3"  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
+    assert pg.locator("select.role[data-column=age]").input_value() == "quasi_identifying"  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_a_classic_k_anonymity_job_with_an_uploaded_hierarchy(
+    page: object, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    pg, (_, root) = page, served
+    hier = tmp_path / "age.csv"
+    hier.write_text(AGE)
+    pg.fill("#upload-folder", "hierarchies")  # type: ignore[attr-defined]
+    pg.set_input_files("#upload-file", str(hier))  # type: ignore[attr-defined]
+    pg.click("#upload")  # type: ignore[attr-defined]
+    expect(pg.locator("#file-list")).to_contain_text("hierarchies/age.csv")  # type: ignore[attr-defined]
+    assert (root / "hierarchies" / "age.csv").read_text() == AGE
+    pg.select_option("#file-list", "data.csv")  # type: ignore[attr-defined]
+    pg.click("#open-file")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-info")).to_contain_text("1,000 records")  # type: ignore[attr-defined]
+    roles = {"patient_id": "identifying", "age": "quasi_identifying", "sex": "quasi_identifying"}
+    roles |= {"zip": "quasi_identifying", "race": "insensitive", "education": "insensitive"}
+    roles |= {"hours": "insensitive", "disease": "insensitive"}
+    _roles(pg, roles)
+    pg.click("nav button[data-screen=hierarchies]")  # type: ignore[attr-defined]
+    pg.select_option("select.hierarchy[data-column=age]", "hierarchies/age.csv")  # type: ignore[attr-defined]
+    pg.click("button.show-hierarchy[data-column=age]")  # type: ignore[attr-defined]
+    expect(pg.locator("#hierarchy-view")).to_contain_text("Every value of the data is a leaf")  # type: ignore[attr-defined]
+    expect(pg.locator("#hierarchy-view")).to_contain_text("level 1: 3 nodes")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
+    pg.fill("#guarantee", "k-anonymity:k=5")  # type: ignore[attr-defined]
+    pg.select_option("#anonymizer", "mondrian")  # type: ignore[attr-defined]
+    _publish_and_read_verdict(pg, "releases/classic")
+    release = root / "releases" / "classic"
+    (t1,) = json.loads((release / "manifest.json").read_text())["tables"]
+    assert t1["kind"] == "generalized" and set(t1["kept"]) == {"race", "education", "hours", "disease"}
+    ages = {line.split(",")[0].strip('"') for line in (release / "T1.csv").read_text().splitlines()[1:]}
+    assert ages <= {"17-24", "25-34", "35-44", "45-54", "55-64", "65+", "17-34", "35-54", "55+", "*"}
+    _cli_check(release)

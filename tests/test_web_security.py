@@ -1,0 +1,127 @@
+"""The web interface's security (issue 30): no token -> refused; a cross-site or token-less
+change -> refused; a foreign Host -> refused; no path outside the root is read or written
+(``..``, absolute paths, symlinks); uploads size-limited and never over a file; the API
+answers bad input with one paragraph, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web extra is installed by make test (pip install '.[test,dask,web]')")
+import warnings
+
+with warnings.catch_warnings():  # Starlette's TestClient prefers httpx2; httpx is what it drives here
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from versapub.web.app import make_app
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TOKEN = "test-token-123"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "root"
+    r.mkdir()
+    shutil.copy(EXAMPLES / "data.csv", r / "data.csv")
+    (tmp_path / "secret.csv").write_text("name,dx\nAnn,flu\nBob,cold\n")
+    return r
+
+
+def client(root: Path, **kw: object) -> TestClient:
+    c = TestClient(make_app(root, TOKEN, max_upload=4096), base_url="http://127.0.0.1:8000", **kw)  # type: ignore[arg-type]
+    return c
+
+
+def authed(root: Path) -> TestClient:
+    c = client(root)
+    r = c.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert (
+        r.status_code == 303 and "versapub_token" in r.headers["set-cookie"] and "HttpOnly" in r.headers["set-cookie"]
+    )
+    return c
+
+
+POST = {"x-versapub-token": TOKEN}
+JOB = {"input": "data.csv"}
+
+
+def test_no_token_is_refused(root: Path) -> None:
+    c = client(root)
+    for path in ("/", "/api/files", "/raw/data.csv", "/static/app.js"):
+        assert c.get(path).status_code == 401
+    assert c.get("/?token=wrong").status_code == 401
+    assert c.post("/api/profile", json={"job": JOB}, headers=POST).status_code == 401  # the header alone is not enough
+
+
+def test_the_token_sets_a_cookie_and_the_page_works(root: Path) -> None:
+    c = authed(root)
+    page = c.get("/")
+    assert page.status_code == 200 and TOKEN in page.text and "no-store" in page.headers["cache-control"]
+    assert "cdn" not in page.text.lower() and "https://" not in page.text  # every asset is local
+    assert c.get("/api/files").json()["data"] == ["data.csv"]
+
+
+def test_changes_need_the_pages_token_and_origin(root: Path) -> None:
+    c = authed(root)
+    assert c.post("/api/profile", json={"job": JOB}).status_code == 403  # a form posted from elsewhere
+    evil = {**POST, "origin": "http://evil.example"}
+    assert c.post("/api/profile", json={"job": JOB}, headers=evil).status_code == 403
+    assert c.post("/api/profile", json={"job": JOB}, headers={"x-versapub-token": "guess"}).status_code == 403
+    ok = c.post("/api/profile", json={"job": JOB}, headers={**POST, "origin": "http://127.0.0.1:8000"})
+    assert ok.status_code == 200 and ok.json()["records"] == 1000
+
+
+def test_a_foreign_host_is_refused(root: Path) -> None:
+    c = TestClient(make_app(root, TOKEN), base_url="http://rebound.example:8000")
+    assert c.get(f"/?token={TOKEN}").status_code == 421
+
+
+@pytest.mark.parametrize("path", ["../secret.csv", "/etc/passwd", "sub/../../secret.csv", "link.csv", "..", ""])
+def test_no_path_outside_the_root(root: Path, path: str) -> None:
+    (root / "link.csv").symlink_to(root.parent / "secret.csv")
+    c = authed(root)
+    r = c.post("/api/profile", json={"job": {"input": path}}, headers=POST)
+    assert r.status_code == 400 and "Traceback" not in r.text
+    assert "Ann" not in r.text
+    if path:
+        raw = c.get("/raw/" + path.replace(".", "%2E"))  # encoded: the client does not normalize it away
+        assert raw.status_code in (403, 404) and "Ann" not in raw.text
+    for route, body in (
+        ("/api/job/save", {"job": JOB, "path": "../evil.toml"}),
+        ("/api/job/load", {"path": "../secret.csv"}),
+        ("/api/hierarchy/build", {"data": "data.csv", "column": "zip", "kind": "mask", "out": "../h.csv"}),
+        ("/api/publish", {"job": JOB, "out": "../rel"}),
+        ("/api/query", {"release": "..", "text": "age = '1'"}),
+    ):
+        r = c.post(route, json=body, headers=POST)
+        assert r.status_code == 400 and "error" in r.json(), (route, r.text)
+    assert sorted(p.name for p in root.parent.iterdir()) == ["root", "secret.csv"]  # nothing written outside
+    assert "link.csv" not in c.get("/api/files").json()["data"]  # a link out is not even listed
+
+
+def test_uploads_are_limited_and_never_replace_a_file(root: Path) -> None:
+    c = authed(root)
+    r = c.post("/api/upload", files={"file": ("small.csv", b"a,b\n1,2\n")}, data={"folder": "up"}, headers=POST)
+    assert r.status_code == 200 and r.json()["path"] == "up/small.csv"
+    again = c.post("/api/upload", files={"file": ("small.csv", b"x\n")}, data={"folder": "up"}, headers=POST)
+    assert again.status_code == 400 and (root / "up" / "small.csv").read_bytes() == b"a,b\n1,2\n"
+    big = c.post("/api/upload", files={"file": ("big.csv", b"x" * 10_000)}, headers=POST)
+    assert big.status_code == 400 and "larger than" in big.json()["error"]
+    assert not (root / "uploads" / "big.csv").exists()
+    out = c.post("/api/upload", files={"file": ("x.csv", b"a\n")}, data={"folder": "../"}, headers=POST)
+    assert out.status_code == 400 and not (root.parent / "x.csv").exists()
+    assert c.post("/api/upload", files={"file": (".hidden", b"a\n")}, headers=POST).status_code == 400
+
+
+def test_bad_input_is_one_paragraph(root: Path) -> None:
+    c = authed(root)
+    r = c.post("/api/rules", json={"job": {**JOB, "rules": [{"rule": "age -> nope"}]}}, headers=POST)
+    assert r.status_code == 400 and "nope" in r.json()["error"] and "Traceback" not in r.text
+    r = c.post("/api/profile", content=b"{not json", headers={**POST, "content-type": "application/json"})
+    assert r.status_code == 400 and "JSON" in r.json()["error"]
+    assert c.get("/api/tasks/nothing").status_code == 400
