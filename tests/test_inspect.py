@@ -234,3 +234,22 @@ def test_a_published_generalized_value_can_be_queried(tmp_path: Path) -> None:
     got = versapub.inspect.query(out, f"hours = '{label}'", original=data)
     assert got.actual == sum(row["hours"] in covered for row in rows) and got.estimate > 0
     assert versapub.inspect.query(out, f"hours != '{label}'", original=data).actual == len(rows) - got.actual
+
+
+def test_largest_feasible_l_is_the_bound_published_alone_allows() -> None:
+    """Frequency l-diversity needs n / (most frequent count) >= l: 100 / 14 -> 7; distinct
+    l-diversity needs l distinct values: 8; recursive (c, l) keeps c; k-anonymity has no l."""
+    import numpy as np
+
+    from versapub.inspect.rules import largest_l
+    from versapub.privacy import make_guarantee
+
+    counts = np.array([14, 13, 13, 12, 12, 12, 12, 12])
+    assert largest_l(make_guarantee({"name": "l-diversity", "l": 2}), counts) == 7
+    assert largest_l(make_guarantee({"name": "distinct-l-diversity", "l": 2}), counts) == 8
+    assert largest_l(make_guarantee({"name": "k-anonymity", "k": 2}), counts) is None
+    assert largest_l(make_guarantee({"name": "l-diversity", "l": 2}), np.array([90, 10])) is None  # not even 2
+    for ell in range(2, 9):  # brute force: the answer is the last l that is feasible
+        g = make_guarantee({"name": "recursive-cl", "c": 2, "l": ell})
+        feasible = g.single_attribute_violation(counts) is None
+        assert feasible == (ell <= largest_l(make_guarantee({"name": "recursive-cl", "c": 2, "l": 2}), counts))

@@ -21,6 +21,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 JOB = {
     "input": "data/data.csv",
     "delimiter": "",
+    "header": True,
     "na_values": ["?"],
     "missing": "error",
     "date_formats": {},
@@ -34,6 +35,7 @@ JOB = {
     "decomposition": "gd",
     "hierarchies": {"age": "hier/age.csv"},
     "seed": 3,
+    "marginals": None,
 }
 
 
@@ -89,3 +91,28 @@ def test_a_cancelled_publish_leaves_nothing_behind(root: Root) -> None:
     assert (root.path / "out" / "rel" / "manifest.json").is_file()
     with pytest.raises(Exception, match="exists"):
         tasks.start_publish(root, cfg, "out/rel")  # never over a release without 'replace'
+
+
+def test_a_collection_of_marginals_from_the_browser(root: Root) -> None:
+    """Anonymized marginals instead of rules: checked, published in the background, and the
+    release passes check; its TOML is what `versapub marginals publish` reads."""
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    roles = {"patient_id": "identifying", **{c: "insensitive" for c in ("zip", "education", "hours", "race")}}
+    marginals = {"sensitive": "disease", "k": 5, "diversity": "l-diversity:l=2", "base": ""}
+    marginals |= {"marginals": ["age, sex, disease", "race, disease"], "inject": 0}
+    job = {"input": "data/data.csv", "roles": roles, "marginals": marginals}
+    text = jobs.job_toml(job, "jobs/m.toml")
+    assert text.startswith("# A versapub job, saved by versapub serve: versapub marginals publish")
+    assert jobs.job_of_toml(text, "jobs/m.toml")["marginals"] == marginals
+    cfg = jobs.job_config(root, job)
+    assert cfg.marginals is not None and cfg.marginals.k == 5
+    task = jobs.Tasks().start_publish(root, cfg, "out/m")
+    deadline = time.monotonic() + 120
+    while task.status == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert task.status == "done", task.message
+    r = CliRunner().invoke(cli, ["check", str(root.path / "out" / "m")])
+    assert r.exit_code == 0, r.output

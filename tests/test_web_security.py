@@ -125,3 +125,40 @@ def test_bad_input_is_one_paragraph(root: Path) -> None:
     r = c.post("/api/profile", content=b"{not json", headers={**POST, "content-type": "application/json"})
     assert r.status_code == 400 and "JSON" in r.json()["error"]
     assert c.get("/api/tasks/nothing").status_code == 400
+
+
+def test_versapub_serve_prints_its_address_and_serves_only_with_the_token(root: Path) -> None:
+    """The command as a user runs it: 127.0.0.1, a free port, the address with its token."""
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    exe = str(Path(sys.executable).with_name("versapub"))
+    proc = subprocess.Popen(
+        [exe, "serve", "--no-browser", "--root", str(root)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert "http://127.0.0.1:" in line and "?token=" in line, line
+        url = line[line.index("http://") :].split()[0]
+        base = url.split("/?")[0]
+        import http.cookiejar
+        import time
+
+        deadline = time.monotonic() + 30
+        while True:  # the address is printed as the server starts
+            try:
+                urllib.request.urlopen(f"{base}/api/files", timeout=10)
+            except urllib.error.HTTPError as refused:
+                assert refused.code == 401
+                break
+            except urllib.error.URLError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with browser.open(url, timeout=10) as page:  # the redirect sets the cookie, the page follows
+            assert page.status == 200 and b"versapub" in page.read()
+    finally:
+        proc.terminate()
+        proc.wait(10)

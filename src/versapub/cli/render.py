@@ -297,8 +297,10 @@ def render_rules(rep: RulesReport) -> None:
         "\n[bold]Feasibility[/] (sensitive attribute published alone, or as far as the anonymizer may generalize it):"
     )
     for f in rep.feasibility:
+        top = rep.largest.get(f.rule)
+        most = f"; l up to {top} is feasible" if top is not None else ""
         out.print(
-            f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message())}",
+            f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message() + most)}",
             soft_wrap=True,
         )
     if rep.release is None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from versapub.errors import VersapubError
 
 if TYPE_CHECKING:
     from versapub.io.config import PublishConfig
@@ -38,6 +40,9 @@ class RulesReport:
     #: The rule graph: (LHS attribute, RHS attribute) edges.
     edges: tuple[tuple[str, str], ...]
     release: Release | None
+    #: Per rule, the largest ``l`` its guarantee could take and stay feasible (guarantees
+    #: with an ``l``; None for the others).
+    largest: dict[Rule, int | None] = field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
@@ -56,7 +61,10 @@ class RulesReport:
             "guarantee": self.guarantee.to_manifest(),
             "rules": [{**r.to_json(), "guarantee": self.per_rule[r].to_manifest()} for r in self.reduction.rules],
             "dropped": [{"rule": d.rule.to_json(), "reason": d.reason} for d in self.reduction.dropped],
-            "feasibility": [{"feasible": f.feasible, "message": f.message()} for f in self.feasibility],
+            "feasibility": [
+                {"feasible": f.feasible, "message": f.message(), "largest_l": self.largest.get(f.rule)}
+                for f in self.feasibility
+            ],
             "edges": [list(e) for e in self.edges],
             "feasible": self.feasible,
             "schema": None
@@ -65,6 +73,11 @@ class RulesReport:
                 "decomposition": self.release.decomposition,
                 "tables": [t.describe() for t in self.release.schema.tables],
                 "why": [f"'{v.rule}' {v.plain()}" for v in self.release.gnf.verdicts],
+                "associations": [
+                    {"column": a.column, "sensitive": a.sensitive, "text": a.describe()}
+                    for a in self.release.associations
+                    if a.listed
+                ],
             },
         }
 
@@ -93,14 +106,42 @@ def rules_report(config: PublishConfig, progress: Progress = _silent) -> RulesRe
         hierarchies=config.anonymizer_hierarchies(table.names),
     )
     feasible = all(f.feasible for f in feas)
+    per_rule = effective(red, own, g)
+    largest = {f.rule: largest_l(per_rule.get(f.rule, g), table.column(f.rule.rhs).counts()) for f in feas}
     return RulesReport(
         input=str(config.input),
         n_records=table.n_rows,
         attributes=tuple(table.names),
         guarantee=g,
         reduction=red,
-        per_rule=effective(red, own, g),
+        per_rule=per_rule,
         feasibility=tuple(feas),
         edges=tuple(sorted({(q, r.rhs) for r in red.rules for q in r.lhs})),
         release=workflow.publish(config, table, progress) if feasible else None,
+        largest=largest,
     )
+
+
+def largest_l(g: Guarantee, counts: Any) -> int | None:
+    """The largest ``l`` a guarantee with an ``l`` (its other parameters kept) could take
+    with the sensitive attribute's ``counts`` published alone (feasibility is monotone in
+    ``l``: a binary search); None for a guarantee without ``l``."""
+    from versapub.privacy import make_guarantee
+
+    spec = g.to_manifest()
+    if "l" not in spec:
+        return None
+
+    def ok(ell: int) -> bool:
+        try:
+            return make_guarantee({**spec, "l": ell}).single_attribute_violation(counts) is None
+        except VersapubError:
+            return False
+
+    lo, hi = 2, len(counts)  # l never exceeds the number of distinct values
+    if not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo

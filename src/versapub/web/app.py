@@ -124,10 +124,13 @@ def make_app(
         return prof(jobs.job_config(base, job)).to_dict() | {"input": job.get("input")}
 
     async def rules(request: Request) -> dict[str, Any]:
-        from versapub.inspect import rules_report
+        from versapub.inspect import marginals_check, rules_report
 
         job = (await _body(request)).get("job") or {}
-        return rules_report(jobs.job_config(base, job)).to_dict() | {"input": job.get("input")}
+        cfg = jobs.job_config(base, job)
+        if cfg.marginals is not None:  # a collection: its checks (k-link, k-combinatorial, maxent diversity)
+            return {"marginals": marginals_check(cfg).to_dict(), "input": job.get("input")}
+        return rules_report(cfg).to_dict() | {"input": job.get("input")}
 
     async def toml(request: Request) -> dict[str, Any]:
         body = await _body(request)

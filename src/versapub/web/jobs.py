@@ -48,6 +48,8 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
     for key in ("delimiter", "missing"):
         if job.get(key):
             inp[key] = str(job[key])
+    if job.get("header") is False:
+        inp["header"] = False
     if job.get("na_values"):
         inp["na_values"] = [str(v) for v in job["na_values"]]
     if job.get("date_formats"):
@@ -75,11 +77,25 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
     if job.get("seed") not in (None, ""):
         publish["seed"] = int(job["seed"])
     doc: dict[str, Any] = {"input": inp, "privacy": privacy}
+    m = job.get("marginals") or {}
+    if m.get("sensitive"):  # a collection of anonymized marginals instead of rules: it publishes the
+        named = [a.split("@")[0].strip() for x in m.get("marginals") or [] for a in str(x).split(",")]
+        inp["columns"] = list(dict.fromkeys([*named, str(m["sensitive"])]))  # columns its marginals name
+        spec = parse_guarantee(str(m.get("diversity") or "l-diversity:l=2"))
+        doc["marginals"] = {
+            "sensitive": str(m["sensitive"]),
+            "k": int(m.get("k") or 2),
+            "diversity": spec,
+            **({"base": str(m["base"])} if m.get("base") else {}),
+            "marginals": [str(x) for x in m.get("marginals") or [] if str(x).strip()],
+            "inject": int(m.get("inject") or 0),
+        }
     if any(columns.values()):
         doc["columns"] = {k: v for k, v in columns.items() if v}
     if publish:
         doc["publish"] = publish
-    return "# A versapub job, saved by versapub serve: versapub publish THIS.toml --out DIR\n" + tomli_w.dumps(doc)
+    command = "versapub marginals publish" if "marginals" in doc else "versapub publish"
+    return f"# A versapub job, saved by versapub serve: {command} THIS.toml --out DIR\n" + tomli_w.dumps(doc)
 
 
 def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
@@ -115,6 +131,7 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
     return {
         "input": from_job(str(inp.get("path", ""))),
         "delimiter": inp.get("delimiter") or "",
+        "header": inp.get("header", True),
         "missing": inp.get("missing") or "error",
         "na_values": list(inp.get("na_values") or []),
         "date_formats": dict(inp.get("date_formats") or {}),
@@ -125,6 +142,24 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         "decomposition": pub.get("decomposition") or "",
         "hierarchies": hier,
         "seed": pub.get("seed", 0),
+        "marginals": _marginals_of(doc.get("marginals")),
+    }
+
+
+def _marginals_of(m: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not m:
+        return None
+    div = m.get("diversity") or {"name": "l-diversity", "l": m.get("l", 2)}
+    if isinstance(div, str):
+        div = {"name": div, **({"l": m["l"]} if "l" in m else {})}
+    params = ",".join(f"{k}={v}" for k, v in div.items() if k != "name")
+    return {
+        "sensitive": m.get("sensitive", ""),
+        "k": m.get("k", 2),
+        "diversity": f"{div['name']}:{params}" if params else div["name"],
+        "base": m.get("base", ""),
+        "marginals": list(m.get("marginals") or []),
+        "inject": m.get("inject", 0),
     }
 
 
@@ -204,7 +239,8 @@ class Tasks:
 
         def work() -> None:
             try:
-                workflow.run(cfg, dest, overwrite=overwrite, progress=task.progress)
+                run = workflow.run_marginals if cfg.marginals is not None else workflow.run
+                run(cfg, dest, overwrite=overwrite, progress=task.progress)
                 task.status = "done"
             except Cancelled as exc:
                 task.status, task.message = "cancelled", str(exc)

@@ -5,10 +5,11 @@
 const TOKEN = document.querySelector('meta[name="versapub-token"]').content;
 const ROLES = ["", "identifying", "quasi_identifying", "sensitive", "insensitive"];
 const job = {
-  input: "", delimiter: "", na_values: [], missing: "error", date_formats: {}, roles: {},
+  input: "", delimiter: "", header: true, na_values: [], missing: "error", date_formats: {}, roles: {},
   rules: [], guarantee: "l-diversity:l=2", anonymizer: "", decomposition: "", hierarchies: {}, seed: 0,
 };
 let profile = null;
+let proxies = {}; // column -> warnings from the last rules check (associations with protected columns)
 let listing = { data: [], configs: [], releases: [] };
 let task = null;
 
@@ -71,6 +72,7 @@ function readOptions() {
   job.delimiter = $("delimiter").value.replace("\\t", "\t");
   job.na_values = $("na-values").value.split(",").map((s) => s.trim()).filter(Boolean);
   job.missing = $("missing").value;
+  job.header = !$("no-header").checked;
 }
 
 async function openData(path) {
@@ -109,7 +111,7 @@ function renderColumns() {
     select.value = job.roles[c.name] || "";
     const fmt = el("input", { size: 10, placeholder: c.date ? "e.g. %d/%m/%Y" : "",
       value: job.date_formats[c.name] || "", onchange: (e) => { job.date_formats[c.name] = e.target.value; } });
-    const warn = el("ul", { class: "warnings" }, ...c.warnings.map((w) => el("li", {}, w)),
+    const warn = el("ul", { class: "warnings" }, ...[...c.warnings, ...(proxies[c.name] || [])].map((w) => el("li", {}, w)),
       ...(c.date ? [el("li", {}, "looks like a date: usually quasi-identifying; a date hierarchy generalizes it")] : []));
     return el("tr", {}, el("td", {}, c.name), el("td", {}, c.values), el("td", {}, `${(100 * c.unique_share).toFixed(0)}%`),
       el("td", {}, c.missing), el("td", {}, select), el("td", {}, fmt), el("td", {}, warn));
@@ -137,6 +139,11 @@ function readPrivacy() {
   job.anonymizer = $("anonymizer").value;
   job.decomposition = $("decomposition").value;
   job.seed = Number($("seed").value || 0);
+  const sensitive = $("m-sensitive").value.trim();
+  job.marginals = sensitive ? {
+    sensitive, k: Number($("m-k").value || 2), diversity: $("m-diversity").value.trim(), base: $("m-base").value.trim(),
+    marginals: $("m-marginals").value.split("\n").map((x) => x.trim()).filter(Boolean), inject: Number($("m-inject").value || 0),
+  } : null;
 }
 
 function graph(edges) {
@@ -180,7 +187,14 @@ async function checkRules() {
     out.replaceChildren();
     return;
   }
-  const items = rep.feasibility.map((f) => el("li", { class: f.feasible ? "ok" : "bad" }, f.message));
+  if (rep.marginals) {
+    const m = rep.marginals;
+    out.replaceChildren(el("h3", { class: m.ok ? "ok" : "bad" }, m.ok ? "The collection passes every check" : "The collection fails"),
+      el("pre", { id: "marginals-result" }, JSON.stringify(m, null, 2)));
+    return;
+  }
+  const items = rep.feasibility.map((f) => el("li", { class: f.feasible ? "ok" : "bad" },
+    f.message + (f.largest_l != null ? `; l up to ${f.largest_l} is feasible` : "")));
   const parts = [el("h3", {}, rep.feasible ? "Every rule is feasible" : "Not feasible"), el("ul", { id: "feasibility" }, ...items)];
   if (rep.dropped.length) parts.push(el("p", {}, `Implied rules dropped: ${rep.dropped.map((d) => d.reason).join("; ")}`));
   if (rep.edges.length) parts.push(el("h3", {}, "Rule graph"), graph(rep.edges));
@@ -188,6 +202,13 @@ async function checkRules() {
     parts.push(el("h3", {}, `Schema (${rep.schema.decomposition})`),
       el("ul", { id: "schema" }, ...rep.schema.tables.map((t) => el("li", {}, t))),
       el("h3", {}, "Why each rule holds"), el("ul", { id: "why" }, ...rep.schema.why.map((w) => el("li", {}, w))));
+    proxies = {};
+    for (const a of rep.schema.associations) (proxies[a.column] ||= []).push(`proxy of ${a.sensitive}: ${a.text}`);
+    if (rep.schema.associations.length) {
+      parts.push(el("h3", {}, "Unprotected columns associated with protected ones"),
+        el("ul", { id: "associations" }, ...rep.schema.associations.map((a) => el("li", {}, a.text))));
+    }
+    renderColumns();
   }
   out.replaceChildren(...parts);
 }
@@ -210,7 +231,7 @@ function renderHierarchies() {
 
 function renderLevels(h) {
   const levels = h.levels.map((lv) => el("div", { class: "level" }, el("h4", {}, `level ${lv.level}: ${lv.count} nodes`),
-    el("ul", {}, ...lv.nodes.map((n) => el("li", {}, `${n.label} — ${n.values} values, ${n.records} records`)))));
+    el("ul", {}, ...lv.nodes.map((n) => el("li", {}, `${n.label} — ${n.values} value${n.values === 1 ? "" : "s"}, ${n.records} records`)))));
   const cover = h.n_uncovered ? el("p", { class: "bad" }, `${h.n_uncovered} values of the data are not leaves: ${h.uncovered.join(", ")}`)
     : el("p", { class: "ok" }, "Every value of the data is a leaf.");
   $("hierarchy-view").replaceChildren(el("h3", {}, h.path), cover, el("div", { class: "levels" }, ...levels));
@@ -326,10 +347,18 @@ async function loadJob() {
   $("delimiter").value = job.delimiter === "\t" ? "\\t" : job.delimiter;
   $("na-values").value = job.na_values.join(",");
   $("missing").value = job.missing;
+  $("no-header").checked = job.header === false;
   $("guarantee").value = job.guarantee || "l-diversity:l=2";
   $("anonymizer").value = job.anonymizer;
   $("decomposition").value = job.decomposition;
   $("seed").value = job.seed;
+  const m = job.marginals || {};
+  $("m-sensitive").value = m.sensitive || "";
+  if (job.marginals) {
+    $("m-k").value = m.k; $("m-diversity").value = m.diversity; $("m-base").value = m.base || "";
+    $("m-marginals").value = (m.marginals || []).join("\n"); $("m-inject").value = m.inject || 0;
+    $("marginals-box").open = true;
+  }
   renderRules();
   await openData(job.input);
   showToml();
