@@ -253,3 +253,23 @@ def test_largest_feasible_l_is_the_bound_published_alone_allows() -> None:
         g = make_guarantee({"name": "recursive-cl", "c": 2, "l": ell})
         feasible = g.single_attribute_violation(counts) is None
         assert feasible == (ell <= largest_l(make_guarantee({"name": "recursive-cl", "c": 2, "l": 2}), counts))
+
+
+def test_eligible_equals_the_command_line() -> None:
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    import versapub
+    from versapub.cli.main import cli
+
+    data = Path(__file__).resolve().parents[1] / "examples" / "data.csv"
+    r = CliRunner().invoke(cli, ["eligible", str(data), "--sensitive", "disease", "--json"])
+    assert r.exit_code == 0, r.output
+    cli_ranges = json.loads(r.output)
+    mine = versapub.inspect.eligible(data, "disease")
+    assert [(g["level"], g["m"], g["max_l"]) for g in mine] == [(g["level"], g["m"], g["max_l"]) for g in cli_ranges]
+    assert {k: round(v, 9) for k, v in mine[0]["min_tau"].items()} == {
+        k: round(v, 9) for k, v in cli_ranges[0]["min_tau"].items()
+    }

@@ -111,6 +111,11 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     expect(pg.locator("#feasibility")).to_contain_text("'age, sex -> disease': feasible")  # type: ignore[attr-defined]
     expect(pg.locator("#why")).to_contain_text("'zip -> education' holds")  # type: ignore[attr-defined]
     assert pg.locator("svg.graph line").count() == 3  # type: ignore[attr-defined]
+    pg.click("#eligible-box summary")  # type: ignore[attr-defined]
+    pg.select_option("#e-sensitive", "disease")  # type: ignore[attr-defined]
+    pg.click("#show-eligible")  # type: ignore[attr-defined]
+    expect(pg.locator("#eligible-lines")).to_contain_text("8 values; simple l-diversity up to l =")  # type: ignore[attr-defined]
+    assert pg.locator("#eligible-result svg.chart polyline").count() == 1  # type: ignore[attr-defined]
     _publish_and_read_verdict(pg, "releases/first")
     release = root / "releases" / "first"
     _cli_check(release)

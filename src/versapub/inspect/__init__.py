@@ -11,6 +11,7 @@ Every function takes a release directory (``str`` or :class:`~pathlib.Path`) and
 """
 
 from versapub.inspect.checking import Report, check, report
+from versapub.inspect.eligibility import eligible
 from versapub.inspect.evaluation import Evaluation, evaluate
 from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
 from versapub.inspect.marginals import MarginalsCheck, marginals_check
@@ -31,6 +32,7 @@ __all__ = [
     "RulesReport",
     "check",
     "domains",
+    "eligible",
     "evaluate",
     "hierarchy_fit",
     "marginals_check",

@@ -237,6 +237,22 @@ def make_app(
         body = await _body(request)
         return ev(_release(str(body.get("release") or ""))).to_dict()
 
+    async def eligible(request: Request) -> dict[str, Any]:
+        from versapub.inspect import eligible as elig
+
+        body = await _body(request)
+        taxonomy = body.get("taxonomy")
+        level = body.get("max_level")
+        return {
+            "ranges": elig(
+                base.resolve(str(body.get("data") or "")),
+                str(body.get("sensitive") or ""),
+                base.resolve(str(taxonomy)) if taxonomy else None,
+                int(level) if level not in (None, "") else None,
+                body.get("delimiter") or None,
+            )
+        }
+
     async def hierarchy_build(request: Request) -> dict[str, Any]:
         from versapub.web import hierarchies
 
@@ -287,6 +303,7 @@ def make_app(
         Route("/api/query", _json_errors(query), methods=["POST"]),
         Route("/api/check", _json_errors(check), methods=["POST"]),
         Route("/api/evaluate", _json_errors(evaluate), methods=["POST"]),
+        Route("/api/eligible", _json_errors(eligible), methods=["POST"]),
         Route("/api/hierarchy/build", _json_errors(hierarchy_build), methods=["POST"]),
         Route("/api/hierarchy/show", _json_errors(hierarchy_show), methods=["POST"]),
         Route("/api/zip", zipped),

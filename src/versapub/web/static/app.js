@@ -213,10 +213,53 @@ async function checkRules() {
   out.replaceChildren(...parts);
 }
 
+function lineChart(series, xLabel, yLabel) {
+  // series: [{name, points: [[x, y], ...]}]; a small SVG line chart with labelled axes
+  const ns = "http://www.w3.org/2000/svg", w = 460, h = 260, pad = 44;
+  const xs = series.flatMap((s) => s.points.map((p) => p[0])), ys = series.flatMap((s) => s.points.map((p) => p[1]));
+  const [x0, x1, y1] = [Math.min(...xs), Math.max(...xs), Math.max(1, ...ys)];
+  const X = (x) => pad + ((x - x0) / Math.max(x1 - x0, 1)) * (w - 2 * pad), Y = (y) => h - pad - (y / y1) * (h - 2 * pad);
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("class", "chart");
+  const add = (tag, attrs, text) => {
+    const n = document.createElementNS(ns, tag);
+    Object.entries(attrs).forEach(([k, v]) => n.setAttribute(k, v));
+    if (text !== undefined) n.textContent = text;
+    svg.append(n);
+  };
+  add("line", { x1: pad, y1: h - pad, x2: w - pad, y2: h - pad, stroke: "#333" });
+  add("line", { x1: pad, y1: pad, x2: pad, y2: h - pad, stroke: "#333" });
+  add("text", { x: w / 2, y: h - 8, "text-anchor": "middle" }, xLabel);
+  add("text", { x: 12, y: h / 2, transform: `rotate(-90 12 ${h / 2})`, "text-anchor": "middle" }, yLabel);
+  for (const v of [0, y1 / 2, y1]) add("text", { x: pad - 4, y: Y(v) + 4, "text-anchor": "end" }, v.toFixed(2));
+  for (const v of [...new Set(xs)]) add("text", { x: X(v), y: h - pad + 14, "text-anchor": "middle" }, v);
+  const colours = ["#1f6f43", "#26446b", "#a5602a", "#7a3e9d", "#a52020"];
+  series.forEach((s, i) => {
+    add("polyline", { points: s.points.map(([x, y]) => `${X(x)},${Y(y)}`).join(" "), fill: "none",
+      stroke: colours[i % colours.length], "stroke-width": 2 });
+    add("text", { x: w - pad, y: pad + 14 * i, "text-anchor": "end", fill: colours[i % colours.length] }, s.name);
+  });
+  return svg;
+}
+
+async function showEligible() {
+  const sensitive = $("e-sensitive").value;
+  const r = await api("/api/eligible", { data: job.input, sensitive, taxonomy: job.hierarchies[sensitive] || null,
+    max_level: $("e-level").value, delimiter: job.delimiter });
+  const series = r.ranges.map((g) => ({ name: g.level ? `values at level ${g.level}` : "values as they are",
+    points: Object.entries(g.min_tau).map(([k, t]) => [Number(k), t]) }));
+  const lines = r.ranges.map((g) => el("li", {}, `${g.level ? "level " + g.level : "as they are"}: ${g.m} values; ` +
+    `simple l-diversity up to l = ${g.max_l}`));
+  $("eligible-result").replaceChildren(el("p", {}, "A (tau, lambda) requirement is eligible when tau is at least the line at its lambda:"),
+    lineChart(series, "lambda", "smallest eligible tau"), el("ul", { id: "eligible-lines" }, ...lines));
+}
+
 // -- 4 hierarchies -----------------------------------------------------------------------
 function renderHierarchies() {
   const cols = profile ? profile.columns.map((c) => c.name) : [];
   fillSelect($("build-column"), cols);
+  fillSelect($("e-sensitive"), cols, $("e-sensitive").value);
   const files = ["", ...listing.data.filter((f) => f.endsWith(".csv") && f !== job.input)];
   const body = $("hierarchy-table").querySelector("tbody");
   body.replaceChildren(...cols.map((c) => {
@@ -383,6 +426,7 @@ $("upload").addEventListener("click", async () => {
 $("apply-suggestions").addEventListener("click", applySuggestions);
 $("add-rule").addEventListener("click", () => { job.rules.push({ rule: "", guarantee: "" }); renderRules(); });
 $("check-rules").addEventListener("click", checkRules);
+$("show-eligible").addEventListener("click", showEligible);
 $("build").addEventListener("click", build);
 $("build-column").addEventListener("change", (e) => { $("build-out").value = `hierarchies/${e.target.value}.csv`; });
 $("publish").addEventListener("click", publish);
