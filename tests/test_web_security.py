@@ -64,6 +64,8 @@ def test_the_token_sets_a_cookie_and_the_page_works(root: Path) -> None:
     assert page.status_code == 200 and TOKEN in page.text and "no-store" in page.headers["cache-control"]
     assert "cdn" not in page.text.lower() and "https://" not in page.text  # every asset is local
     assert c.get("/api/files").json()["data"] == ["data.csv"]
+    raw = c.get("/raw/data.csv")  # a file of the root runs sandboxed: no access to the page's token or API
+    assert raw.status_code == 200 and "sandbox" in raw.headers["content-security-policy"]
 
 
 def test_changes_need_the_pages_token_and_origin(root: Path) -> None:

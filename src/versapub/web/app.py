@@ -270,7 +270,9 @@ def make_app(
             return JSONResponse({"error": str(exc)}, status_code=403)
         if not p.is_file():
             return JSONResponse({"error": "No such file under the served folder."}, status_code=404)
-        return FileResponse(p)
+        # A file of the root (a report, an uploaded page) runs as a sandboxed origin of its own:
+        # its scripts cannot read the page's token or call the API.
+        return FileResponse(p, headers={"content-security-policy": "sandbox allow-scripts allow-popups"})
 
     async def zipped(request: Request) -> Response:
         try:
