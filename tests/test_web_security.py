@@ -55,6 +55,7 @@ def test_no_token_is_refused(root: Path) -> None:
     for path in ("/", "/api/files", "/raw/data.csv", "/static/app.js"):
         assert c.get(path).status_code == 401
     assert c.get("/?token=wrong").status_code == 401
+    assert c.get("/api/files", headers={"cookie": 'versapub_token="\\x"; bad\x7f=1'}).status_code == 401
     assert c.post("/api/profile", json={"job": JOB}, headers=POST).status_code == 401  # the header alone is not enough
 
 
@@ -89,6 +90,9 @@ def test_no_path_outside_the_root(root: Path, path: str) -> None:
     c = authed(root)
     r = c.post("/api/profile", json={"job": {"input": path}}, headers=POST)
     assert r.status_code == 400 and "Traceback" not in r.text
+    assert str(root.parent) not in r.text  # the refusal does not reveal where the root lies
+    h = c.post("/api/rules", json={"job": {**JOB, "hierarchies": {"age": "../secret.csv"}}}, headers=POST)
+    assert h.status_code == 400 and "outside the served folder" in h.json()["error"]
     assert "Ann" not in r.text
     if path:
         raw = c.get("/raw/" + path.replace(".", "%2E"))  # encoded: the client does not normalize it away

@@ -166,9 +166,10 @@ def _marginals_of(m: dict[str, Any] | None) -> dict[str, Any] | None:
 def job_config(root: Root, job: dict[str, Any], job_path: str = UNSAVED) -> PublishConfig:
     """The browser's job as the CLI reads it (through its TOML)."""
     path = root.resolve(job_path)
-    cfg = parse_config(job_toml(job, job_path), path)
-    root.resolve(root.relative(cfg.input))  # inside the root, as every file the job names
-    return cfg
+    for named in [job.get("input") or "", *(job.get("hierarchies") or {}).values()]:
+        if named:
+            root.resolve(str(named))  # every file the job names lies inside the root
+    return parse_config(job_toml(job, job_path), path)
 
 
 class Cancelled(VersapubError):

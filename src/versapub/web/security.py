@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -59,7 +59,10 @@ class Guard:
             await send({"type": "http.response.body", "body": b""})
             return
         cookie = SimpleCookie()
-        cookie.load(headers.get("cookie", ""))
+        try:
+            cookie.load(headers.get("cookie", ""))
+        except CookieError:  # a malformed cookie header holds no token
+            cookie = SimpleCookie()
         held = cookie[COOKIE].value if COOKIE in cookie else None
         if not _same(held, self.token):
             await _reply(send, 401, "Open the address versapub serve printed (it carries the access token).")
