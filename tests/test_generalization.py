@@ -86,6 +86,8 @@ def test_generalized_factor_equals_its_brute_force_expansion(seed: int) -> None:
     records = {a: grid[:, i] for i, a in enumerate(cards)}
     assert np.allclose(m_gen.prob(records), m_plain.prob(records))
     assert np.allclose(gen.prob(["a", "s"], records), plain.prob(["a", "s"], records))
+    for attrs in (["a", "s"], ["a", "b", "s"], ["b"]):  # both paths of prob: the join and the bit sets
+        assert np.allclose(gen._prob_bitsets(attrs, records), plain.prob(attrs, records))
     queries = [
         {a: rng.random(cards[a]) < 0.5 for a in rng.choice(list(cards), size=2, replace=False)} for _ in range(7)
     ]

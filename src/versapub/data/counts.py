@@ -14,12 +14,15 @@ import pyarrow as pa
 
 from versapub.data.groupby import group_rows
 from versapub.data.grouping import GROUP_ID, Grouping
+from versapub.data.parallel import map_ordered, pieces, threads
 
 if TYPE_CHECKING:
     from versapub.data.histograms import GroupTest
 
 #: Rows per written batch: text is materialized one batch at a time.
 WRITE_BATCH = 1 << 17
+#: Queries run in threads over tables of at least this many rows (below, a thread costs more than it saves).
+PARALLEL_ROWS = 1 << 15
 
 
 class Coded(Protocol):
@@ -279,11 +282,16 @@ def match_weights(
     (``weights`` None: one record per row)."""
     n = len(next(iter(columns.values()))) if columns else 0
     out = np.zeros(len(queries), dtype=np.float64)
-    mask, spare = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
     w = None if weights is None else weights.astype(np.float64)
-    for i, luts in enumerate(_luts(queries, cards)):
-        _mask_into(mask, spare, luts, columns)
-        out[i] = float(np.count_nonzero(mask)) if w is None else float(np.sum(w, where=mask))
+    all_luts = _luts(queries, cards)
+
+    def answer(part: range) -> None:  # one piece of the queries, in one thread (data.parallel)
+        mask, spare = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+        for i in part:
+            _mask_into(mask, spare, all_luts[i], columns)
+            out[i] = float(np.count_nonzero(mask)) if w is None else float(np.sum(w, where=mask))
+
+    map_ordered(answer, pieces(len(queries), threads()) if n >= PARALLEL_ROWS else [range(len(queries))])
     return out
 
 

@@ -430,10 +430,10 @@ def _by_pattern(queries: Sequence[Masks], answer: Callable[[list[Masks]], Floats
     for i, q in enumerate(queries):
         groups.setdefault(tuple(sorted(q)), []).append(i)
     step = max(1, BATCH_CELLS // max(rows, 1))
-    for idx in groups.values():
-        for lo in range(0, len(idx), step):
-            part = idx[lo : lo + step]
-            out[part] = answer([queries[i] for i in part])
+    parts = [idx[lo : lo + step] for idx in groups.values() for lo in range(0, len(idx), step)]
+
+    for part in parts:
+        out[part] = answer([queries[i] for i in part])
     return out
 
 
