@@ -210,7 +210,7 @@ def _texas_csv(tmp: Path, n: int) -> Path:
     return path
 
 
-def _rule_args(rules: tuple[str, ...]) -> list[str]:
+def _rule_args(rules: tuple[str, ...] | list[str]) -> list[str]:
     return [x for r in rules for x in ("--rule", r)]
 
 
@@ -289,9 +289,10 @@ print(worst[0], worst[1])
 REFERENCE = r"""
 import sys, time, duckdb
 path = sys.argv[1]
+delim = sys.argv[2] if len(sys.argv) > 2 else ","
 t0 = time.perf_counter()
 con = duckdb.connect()
-con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{path}', all_varchar = true)")
+con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{path}', all_varchar = true, delim = '{delim}')")
 for (c,) in con.execute("SELECT column_name FROM (DESCRIBE t)").fetchall():
     con.execute(f'SELECT "{c}", count(*) FROM t GROUP BY 1').fetchall()
 print(time.perf_counter() - t0)
@@ -307,7 +308,7 @@ def publish_large(tmp: Path, sizes: tuple[int, ...]) -> list[Table]:
         ref = subprocess.run([sys.executable, "-c", REFERENCE, str(csv)], capture_output=True, text=True, check=True)
         ref_s = float(ref.stdout.strip())
         rel = tmp / f"texas_{n}_rel"
-        unique = ["--allow-unique", "surgeon", "--allow-unique", "and_md"]
+        unique = ["--allow-unique", "surgeon,and_md", "--others", "insensitive", "--allow-proxy", "thcic"]
         pub = run(
             [
                 *VERSAPUB,

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, as_rules
+from versapub.data import bitsets
 from versapub.data.counts import count_table
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
@@ -149,11 +150,15 @@ def decompose(
     py_vals = [v.tolist() for v in p_vals]
     py_pri = p_pri.tolist()
     py_start = start.tolist()
-    buckets = list(range(n_buckets))
+    sizes_np = np.asarray(sizes, dtype=np.int64)
+    bucket_codes = np.arange(n_buckets, dtype=np.int64)
     while (not counts_only or oth) and live >= l_pri:
         g = n_groups
         n_groups += 1
-        ranked = sorted(buckets, key=lambda b: (-sizes[b], b))[:l_pri]  # size desc, then code
+        # the l_pri largest buckets, size desc then code (one unique key per bucket, in numpy)
+        rank_key = bucket_codes - sizes_np * n_buckets
+        top = np.argpartition(rank_key, l_pri - 1)[:l_pri] if l_pri < n_buckets else bucket_codes
+        ranked = top[np.argsort(rank_key[top])].tolist()
         # The first tuple: uniform among the largest bucket's records (a profile by its count).
         first = by_bucket[ranked[0]]
         cum = np.cumsum(remaining[first])
@@ -182,6 +187,7 @@ def decompose(
             remaining[chosen] = left_p
             b_of = py_pri[chosen]
             sizes[b_of] -= 1
+            sizes_np[b_of] -= 1
             live -= sizes[b_of] == 0
             group[order[py_start[chosen] + left_p]] = g
 
@@ -425,17 +431,33 @@ def uniform_kl(
     cells = group_rows([qid, *values], [n_q, *(m.shape[1] for m in member)])
     cq = cells.keys[0].astype(np.int64)
     cv = [k.astype(np.int64) for k in cells.keys[1:]]
+    truth = cells.counts.astype(np.float64) / n
+    sizes = [m.sum(axis=1).astype(np.float64) for m in member]
     first = np.searchsorted(rq, cq, side="left")
     many = np.searchsorted(rq, cq, side="right") - first
+    if bitsets.fits([n_q, *(m.shape[1] for m in member)], n_g) and bitsets.pays(len(cq), n_g, int(many.sum())):
+        # (cell, group) pairs whose group holds the cell's q and every one of its sensitive
+        # values (data.bitsets), instead of every group of the cell's q
+        sets = [bitsets.bitset(rq, rg, n_q, n_g)]
+        for m in member:
+            g_of, v_of = np.nonzero(m)
+            sets.append(bitsets.bitset(v_of.astype(np.int64), g_of.astype(np.int64), m.shape[1], n_g))
+        cell, g = bitsets.matching_pairs(sets, [cq, *cv])
+        key = rq * n_g + rg
+        order = np.argsort(key, kind="stable")
+        at = order[np.searchsorted(key[order], cq[cell] * n_g + g)]
+        p = rc[at] / n
+        for size in sizes:
+            p = p / size[g]
+        model = np.bincount(cell, weights=p, minlength=len(cq))
+        return float((truth * np.log(truth / model)).sum())
     cell_of = np.repeat(np.arange(len(cq)), many)
     row = np.repeat(first - np.cumsum(np.r_[0, many[:-1]]), many) + np.arange(int(many.sum()))
     g = rg[row]
     p = rc[row] / n
-    for m, v in zip(member, cv, strict=True):
-        size = m.sum(axis=1).astype(np.float64)
+    for m, v, size in zip(member, cv, sizes, strict=True):
         p = p * np.where(m[g, v[cell_of]], 1.0 / size[g], 0.0)
     model = np.bincount(cell_of, weights=p, minlength=len(cq))
-    truth = cells.counts.astype(np.float64) / n
     return float((truth * np.log(truth / model)).sum())
 
 

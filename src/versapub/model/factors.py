@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from versapub.data import bitsets
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
 from versapub.model.batch import SMALL_BATCH, BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
@@ -448,6 +449,10 @@ class AnatomyFactor:
         pairs = np.searchsorted(sorted_q, rec_q, side="right") - start
         p_s = self._scaled()[1]
         n_groups = len(self.size)
+        n_ids = int(max(rec_q.max(initial=-1), qit_q.max(initial=-1))) + 1
+        cards_s = [self.cards[a] for a in self.s]
+        if bitsets.fits([n_ids, *cards_s], n_groups) and bitsets.pays(n_rec, n_groups, int(pairs.sum())):
+            return self._latent_prob_bitsets(records, rec_q, qit_q, n_ids)
         dense = len(self.s) == 1 and n_groups * self.cards[self.s[0]] <= DENSE_ST_CELLS
         if dense:  # the ST as a dense (group, s) table
             card_s = self.cards[self.s[0]]
@@ -470,6 +475,23 @@ class AnatomyFactor:
                 w = np.where(row >= 0, self.c_qg[qi] * p_s[np.maximum(row, 0)], 0.0)
             out[lo:hi] += np.bincount(ri - lo, weights=w, minlength=hi - lo)
         return out / self.n
+
+    def _latent_prob_bitsets(self, records: Mapping[str, Codes], rec_q: Codes, qit_q: Codes, n_ids: int) -> Floats:
+        """:meth:`_latent_prob` over the (record, group) pairs whose group holds the
+        record's q in the QIT and each of its sensitive values in the ST
+        (:mod:`versapub.data.bitsets`); each pair then looked up exactly (QIT row, ST row)."""
+        n_groups = len(self.size)
+        g_qit = self.qit[GROUP_KEY]
+        sets = [bitsets.bitset(qit_q, g_qit, n_ids, n_groups)]
+        sets += [bitsets.bitset(self.st_s[a], self.st_g, self.cards[a], n_groups) for a in self.s]
+        rec, g = bitsets.matching_pairs(sets, [rec_q, *(records[a] for a in self.s)])
+        qit_row = match_rows([qit_q, g_qit], [rec_q[rec], g], [n_ids, n_groups])
+        st_keys = [self.st_g, *(self.st_s[a] for a in self.s)]
+        st_cards = [n_groups, *(self.cards[a] for a in self.s)]
+        st_row = match_rows(st_keys, [g, *(records[a][rec] for a in self.s)], st_cards)
+        ok = (st_row >= 0) & (qit_row >= 0)
+        w = np.where(ok, self.c_qg[np.maximum(qit_row, 0)] * self._scaled()[1][np.maximum(st_row, 0)], 0.0)
+        return np.bincount(rec, weights=w, minlength=len(rec_q)) / self.n
 
     def sample(self, n: int, given: Mapping[str, Codes], rng: np.random.Generator) -> dict[str, Codes]:
         keys = [a for a in self.attrs if a in given]

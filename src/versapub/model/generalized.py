@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data import bitsets
 from versapub.model.batch import BatchFn, BatchMasks, Gather, batch_group_sum, mask_gathers
 from versapub.model.factors import _apply, _cards, _keys
 from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn, group_sum, sample_conditional
@@ -27,19 +28,6 @@ from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, Sp
 Masks = Mapping[str, npt.NDArray[np.bool_]]
 #: Record x row pairs per chunk when computing record probabilities.
 PAIR_CHUNK = 1 << 22
-#: Words (64 rows each) per chunk of records on the bit-set path of ``prob``.
-BITSET_CHUNK_WORDS = 1 << 21
-#: The bit sets of one call may take at most this many bytes (leaves x rows / 8).
-BITSET_MAX_BYTES = 1 << 28
-
-
-def bitsets_pay(records: int, rows: int, attrs: int, pairs: int, leaves: int) -> bool:
-    """Whether intersecting bit sets of rows (``records x attrs x rows / 64`` word
-    operations) beats joining records with the rows covering them on the most selective
-    attribute (``pairs x attrs`` gathers, each costing about four word operations), within
-    :data:`BITSET_MAX_BYTES` of bit sets."""
-    words = (rows + 63) // 64
-    return leaves * words * 8 <= BITSET_MAX_BYTES and records * words < 4 * pairs
 
 
 @dataclass(frozen=True)
@@ -220,7 +208,7 @@ class GeneralizedFactor:
         index = {a: self._inverted(a) for a in attrs}
         pairs = {a: int(np.diff(index[a][0])[records[a]].sum()) for a in attrs}
         drive = min(attrs, key=lambda a: pairs[a])
-        if bitsets_pay(n, len(self.p), len(attrs), pairs[drive], sum(self.cards[a] for a in attrs)):
+        if bitsets.fits([self.cards[a] for a in attrs], len(self.p)) and bitsets.pays(n, len(self.p), pairs[drive]):
             return self._prob_bitsets(attrs, records)
         start, rows = index[drive]
         out = np.zeros(n, dtype=np.float64)
@@ -243,39 +231,19 @@ class GeneralizedFactor:
 
     def _prob_bitsets(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
         """:meth:`prob` by intersecting, per record, the sets of rows that cover each of its
-        values (one bit per row, 64 rows per word): a record meets every row in
-        ``words`` word operations per attribute instead of one gather per covering row on
-        the most selective attribute (the faster path when rows cover many leaves, as
-        Mondrian's ranges and hierarchy levels do)."""
+        values (:mod:`versapub.data.bitsets`): the faster path when rows cover many
+        leaves, as Mondrian's ranges and hierarchy levels do."""
         n = len(records[attrs[0]])
         rows = len(self.p)
-        words = (rows + 63) // 64
-        bits = {a: self._bitset(a, words) for a in attrs}
+        sets = []
+        for a in attrs:
+            cols, row, _ = self.expansion([a])
+            sets.append(bitsets.bitset(cols[a], row, self.cards[a], rows))
         weight = self.p.astype(np.float64)
         for a in attrs:
             weight = weight / self._size(a, np.arange(rows, dtype=np.int64))
-        out = np.zeros(n, dtype=np.float64)
-        chunk = max(1, BITSET_CHUNK_WORDS // words)
-        for lo in range(0, n, chunk):
-            hi = min(n, lo + chunk)
-            acc = bits[attrs[0]][records[attrs[0]][lo:hi]]
-            for a in attrs[1:]:
-                acc &= bits[a][records[a][lo:hi]]
-            rec, word = np.nonzero(acc)
-            if not len(rec):
-                continue
-            flags = np.unpackbits(acc[rec, word].view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-            hit_pair, bit = np.nonzero(flags)
-            row = word[hit_pair] * 64 + bit
-            out[lo:hi] += np.bincount(rec[hit_pair], weights=weight[row], minlength=hi - lo)
-        return out
-
-    def _bitset(self, a: str, words: int) -> npt.NDArray[np.uint64]:
-        """Per leaf of ``a``: the rows covering it, one bit per row (``words`` words)."""
-        cols, row, _ = self.expansion([a])
-        flags = np.zeros((self.cards[a], words * 64), dtype=np.bool_)
-        flags[cols[a], row] = True
-        return np.packbits(flags, axis=1, bitorder="little").view(np.uint64)
+        rec, row = bitsets.matching_pairs(sets, [records[a] for a in attrs])
+        return np.bincount(rec, weights=weight[row], minlength=n)
 
     def _size(self, a: str, row: Codes) -> Floats:
         size, _, _ = self._tables(a)

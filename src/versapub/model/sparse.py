@@ -7,6 +7,8 @@ vectorized through joint dense ranks (:func:`versapub.data.groupby.group_rows`).
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -57,11 +59,47 @@ def match_rows(
     if not table:
         n_q = len(query[0]) if query else 1
         return np.zeros(n_q, dtype=np.int64)
+    if math.prod(max(int(c), 1) for c in cards) < 1 << 62:  # one mixed-radix key: sort the table once
+        keys, order = _sorted_keys(table, cards)
+        q = np.zeros(len(query[0]), dtype=np.int64)
+        valid = np.ones(len(q), dtype=bool)  # a code outside its attribute's range matches nothing
+        for col, card in zip(query, cards, strict=True):
+            valid &= (col >= 0) & (col < max(int(card), 1))
+            q = q * max(int(card), 1) + col.astype(np.int64, copy=False)
+        at = np.minimum(np.searchsorted(keys, q), max(len(keys) - 1, 0))
+        hit = (keys[at] == q) & valid if len(keys) else np.zeros(len(q), dtype=bool)
+        return np.where(hit, order[at], -1)
     lid, rid = joint_ids(table, query, cards)
     space = int(max(lid.max(initial=-1), rid.max(initial=-1))) + 1
     where = np.full(space, -1, dtype=np.int64)
     where[lid] = np.arange(len(lid), dtype=np.int64)
     return where[rid]
+
+
+#: Sorted keys of recently matched tables, by the identity of their columns (held too, so
+#: an id cannot be reused while its entry lives): a join in chunks matches the same table.
+_SORTED: dict[tuple[int, ...], tuple[tuple[Codes, Codes], Sequence[npt.NDArray[np.integer]]]] = {}
+_SORTED_LOCK = threading.Lock()
+_SORTED_ENTRIES = 8
+
+
+def _sorted_keys(table: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]) -> tuple[Codes, Codes]:
+    """The table's rows as sorted mixed-radix keys, and each sorted key's row."""
+    ident = (*map(id, table), *(int(c) for c in cards))
+    with _SORTED_LOCK:
+        hit = _SORTED.get(ident)
+    if hit is not None:
+        return hit[0]
+    key = np.zeros(len(table[0]), dtype=np.int64)
+    for col, card in zip(table, cards, strict=True):
+        key = key * max(int(card), 1) + col.astype(np.int64, copy=False)
+    order = np.argsort(key, kind="stable").astype(np.int64)
+    value = (key[order], order)
+    with _SORTED_LOCK:
+        _SORTED[ident] = (value, table)
+        while len(_SORTED) > _SORTED_ENTRIES:
+            _SORTED.pop(next(iter(_SORTED)))
+    return value
 
 
 def join_on(left_key: Codes, right_key: Codes, max_rows: int | None = None) -> tuple[Codes, Codes]:

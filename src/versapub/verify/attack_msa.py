@@ -66,9 +66,9 @@ def _load(
         "CREATE TABLE sg AS SELECT CAST(group_id AS BIGINT) g, CAST(attribute AS VARCHAR) a, "
         f"CAST(value AS VARCHAR) v FROM {duckdb_source(d / files['sets'])}"
     )
-    inside = " ".join(
-        f"JOIN sg m{i} ON m{i}.g = x.g AND m{i}.a = {_lit(a)} AND m{i}.v = x.s{i}" for i, a in enumerate(sens)
-    )
+    for i, a in enumerate(sens):  # one (group, value) table per attribute: plain equi-joins below
+        con.execute(f"CREATE TABLE sg{i} AS SELECT g, v FROM sg WHERE a = {_lit(a)}")
+    inside = " ".join(f"SEMI JOIN sg{i} m{i} ON m{i}.g = x.g AND m{i}.v = x.s{i}" for i in range(len(sens)))
     cols = ", ".join(f"s{i}" for i in range(len(sens)))
     xs, os_, ts_ = (", ".join(f"{p}.s{i}" for i in range(len(sens))) for p in ("x", "o", "t"))
     total = 0
