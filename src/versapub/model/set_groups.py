@@ -32,6 +32,8 @@ import numpy.typing as npt
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, maximum_flow
 
+from versapub.data import bitsets
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
@@ -48,6 +50,14 @@ def allowed_pairs(member: Sequence[npt.NDArray[np.bool_]], combos: Sequence[IntA
     value of attribute ``i``.  Returns ``(groups, combinations)`` of the pairs."""
     n_groups = member[0].shape[0]
     n_combos = len(combos[0])
+    if bitsets.fits([m.shape[1] for m in member], n_groups) and bitsets.pays(n_combos, n_groups, n_combos * n_groups):
+        sets = []
+        for m in member:
+            g_of, v_of = np.nonzero(m)
+            sets.append(bitsets.bitset(v_of.astype(np.int64), g_of.astype(np.int64), m.shape[1], n_groups))
+        k, g = bitsets.matching_pairs(sets, [np.asarray(c, dtype=np.int64) for c in combos])
+        order = np.lexsort((k, g, k // CHUNK))  # the order of the chunked scan below
+        return g[order], k[order]
     gs: list[IntArray] = []
     ks: list[IntArray] = []
     for lo in range(0, n_combos, CHUNK):

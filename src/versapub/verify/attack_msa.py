@@ -80,10 +80,12 @@ def _load(
             f"CREATE TABLE cells AS SELECT row_number() OVER () tid, * FROM (SELECT {', '.join(_q(a) for a in qi)}"
             f"{', ' if qi else ''}{cols}, count(*) w FROM orig GROUP BY ALL)"
         )
+        # the groups holding a cell's first sensitive value first (a few per value), then
+        # those of them whose QIT has the cell's QI values (not every group of its QI values)
         con.execute(
             f"CREATE TABLE targets AS SELECT DISTINCT x.tid, x.g, {xs}, x.w FROM (SELECT o.tid, q.g, {os_}, o.w "
-            "FROM cells o "
-            f"JOIN qit q ON {on}) x {inside}"
+            "FROM cells o JOIN sg0 f ON f.v = o.s0 "
+            f"JOIN qit q ON q.g = f.g AND {on}) x {inside}"
         )
     else:
         within = " ".join(
