@@ -464,15 +464,23 @@ def test_cli_publish_check_evaluate_and_report(tmp_path: Path) -> None:
         f"occupation={hier / 'adult_hierarchy_occupation.csv'}",
         "--hierarchy",
         f"age={hier / 'adult_hierarchy_age.csv'}",
-        "--out",
-        str(out),
     ]
-    r = CliRunner().invoke(cli, args)
+    r = CliRunner().invoke(cli, [*args, "--utility", "full", "--out", str(out)])
     assert r.exit_code == 0, r.stderr
     m = json.loads((out / "manifest.json").read_text())
     assert "occupation" in m["tables"][0]["generalized"] and m["anonymizer"]["name"] == "sequential-sweep"
     fm = m["utility"]["functional"]["T1"]
     assert fm["excessive_protection"]["min"] >= 0 and 0 < fm["classification"]["rca"] <= 1.5
+    assert m["utility"]["level"] == "full" and "not_computed" not in fm
+    # the default (basic) leaves ID3 and the count queries to evaluate, and says so
+    basic = tmp_path / "basic"
+    r = CliRunner().invoke(cli, [*args, "--out", str(basic)])
+    assert r.exit_code == 0, r.stderr
+    mb = json.loads((basic / "manifest.json").read_text())
+    fb = mb["utility"]["functional"]["T1"]
+    assert mb["utility"]["level"] == "basic" and fb["not_computed"] == ["classification", "count_queries"]
+    assert "classification" not in fb and fb["excessive_protection"] == fm["excessive_protection"]
+    assert "not computed at publish" in (basic / "report.md").read_text()
     r = CliRunner().invoke(
         cli, ["check", str(out), "--original", str(data_path("adult", "adult.csv.gz")), "--missing", "error", "--json"]
     )

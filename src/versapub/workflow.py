@@ -247,24 +247,45 @@ def inject(
     return release
 
 
-def with_utility(release: Release, progress: Progress = _silent, model: ReleaseModel | None = None) -> Release:
+#: What ``utility`` may be: ``"basic"`` (default; ``True``), ``"full"`` or ``"none"`` (``False``).
+UTILITY_LEVELS = ("basic", "full", "none")
+
+
+def utility_level(utility: bool | str) -> str:
+    """``utility`` as one of :data:`UTILITY_LEVELS` (a bool: basic or none)."""
+    if isinstance(utility, bool):
+        return "basic" if utility else "none"
+    if utility not in UTILITY_LEVELS:
+        from versapub.errors import ConfigError
+
+        raise ConfigError(f"utility must be one of {', '.join(UTILITY_LEVELS)}, got {utility!r}.")
+    return utility
+
+
+def with_utility(
+    release: Release, progress: Progress = _silent, model: ReleaseModel | None = None, *, full: bool = False
+) -> Release:
     """The release with its utility measured against its own input (KL-divergence, the
-    default workload, marginal errors), as stored in the manifest; ``model``: the release's
-    model when already built (one model per publish: :func:`run` hands the same one to the
-    posterior check)."""
+    default workload, marginal errors, class metrics, excessive protection), as stored in
+    the manifest; ``full``: also the functional paper's ID3 classification and count
+    queries on published values (otherwise ``versapub evaluate`` computes them, and the
+    manifest lists them as not computed); ``model``: the release's model when already
+    built (one model per publish: :func:`run` hands the same one to the posterior check)."""
     from versapub.kinds.build import model_from_release
     from versapub.kinds.metrics import functional_measures
     from versapub.model import utility_summary
     from versapub.release.metrics import release_metrics
 
-    progress("measuring utility (KL-divergence, 1,000 COUNT queries; classes and ID3 for generalized tables)", 0, 0)
+    extra = "; ID3 and count queries for generalized tables" if full else ""
+    progress(f"measuring utility (KL-divergence, 1,000 COUNT queries{extra})", 0, 0)
     t = time.perf_counter()
     out = replace(
         release,
         utility={
             **utility_summary(model or model_from_release(release), release.source),
             "metrics": release_metrics(release),
-            "functional": functional_measures(release),
+            "functional": functional_measures(release, full=full),
+            "level": "full" if full else "basic",
         },
     )
     out.timings["utility"] = time.perf_counter() - t
@@ -516,25 +537,28 @@ def run(
     out: str | Path,
     *,
     overwrite: bool = False,
-    utility: bool = True,
+    utility: bool | str = True,
     progress: Progress = _silent,
     table: EncodedTable | None = None,
     read_seconds: float | None = None,
 ) -> Release:
     """The whole job: read (unless ``table`` is given, already read with ``cfg``),
-    publish, measure utility (unless ``utility=False``) and write the verified release
-    (on a Dask cluster with ``cfg.backend == "dask"``: :func:`run_dask`)."""
+    publish, measure utility (``utility``: ``"basic"``/``True`` the default measures,
+    ``"full"`` also ID3 and count queries on generalized tables, ``"none"``/``False``
+    nothing) and write the verified release (on a Dask cluster with ``cfg.backend ==
+    "dask"``: :func:`run_dask`)."""
+    level = utility_level(utility)
     if cfg.backend == "dask":
-        return run_dask(cfg, out, overwrite=overwrite, utility=utility, progress=progress)
+        return run_dask(cfg, out, overwrite=overwrite, utility=level != "none", progress=progress)
     from versapub.io.safety import check_destination
 
     check_destination(Path(out), overwrite, [*cfg.read_files()])  # a refused --out costs no work
     release = publish(cfg, table, progress, read_seconds)
     model = None
-    if utility:  # one model per publish: the utility's, then the posterior check's
+    if level != "none":  # one model per publish: the utility's, then the posterior check's
         from versapub.kinds.build import model_from_release
 
         model = model_from_release(release)
-        release = with_utility(release, progress, model)
+        release = with_utility(release, progress, model, full=level == "full")
     write(release, cfg, out, overwrite=overwrite, progress=progress, model=model)
     return release

@@ -90,7 +90,7 @@ def _progress(quiet: bool = False) -> _Steps:
 
 
 def _run_publish(
-    cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool, utility: bool = True
+    cfg: PublishConfig, out_dir: Path, overwrite: bool, quiet: bool, utility: bool | str = True
 ) -> tuple[Release, float]:
     from versapub import workflow
 

@@ -41,7 +41,17 @@ if TYPE_CHECKING:
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), help="Table file format (default csv).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing release directory.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
-@click.option("--no-utility", is_flag=True, help="Skip measuring KL-divergence and the default query workload.")
+@click.option("--no-utility", is_flag=True, help="Skip measuring utility (the same as --utility none).")
+@click.option(
+    "--utility",
+    "utility_level",
+    type=click.Choice(["basic", "full", "none"]),
+    default="basic",
+    show_default=True,
+    help="Utility measured at publish: basic (KL-divergence, 1,000 COUNT queries, marginal errors, class metrics, "
+    "excessive protection), full (also ID3 classification and count queries on published values of generalized "
+    "tables; versapub evaluate computes them later), none.",
+)
 @click.option(
     "--backend",
     type=click.Choice(["memory", "dask"]),
@@ -90,6 +100,7 @@ def publish(
     overwrite: bool,
     quiet: bool,
     no_utility: bool,
+    utility_level: str,
     backend: str | None,
     scheduler: str | None,
     workers: int | None,
@@ -131,7 +142,7 @@ def publish(
         )
         if cfg.backend == "dask" and fmt is None:
             cfg = replace(cfg, format="parquet")
-        release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility=not no_utility)
+        release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility="none" if no_utility else utility_level)
         if not quiet:
             _print_summary(release, out_dir, seconds)
 

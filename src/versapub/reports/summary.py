@@ -95,6 +95,11 @@ def functional_text(name: str, fm: dict[str, Any]) -> str:
                 f"{dims}-D count queries on published values: relative error mean {q['mean']:.3f}, "
                 f"median {q['median']:.3f}"
             )
+    if fm.get("not_computed"):
+        parts.append(
+            "ID3 classification and count queries on published values not computed at publish "
+            "(versapub evaluate RELEASE computes them; or publish with --utility full)"
+        )
     return f"{name}: " + ("; ".join(parts) if parts else "no measure applies")
 
 
