@@ -319,7 +319,8 @@ h = {a: Hierarchy.read(data_path("adult", "hierarchies") / f"adult_hierarchy_{a}
 best = float("inf")
 for _ in range(3):
     t0 = time.perf_counter()
-    out = Incognito().publish(t, (), make_guarantee({"name": "k-anonymity", "k": 5}), np.random.default_rng(0), hierarchies=h)
+    g = make_guarantee({"name": "k-anonymity", "k": 5})
+    out = Incognito().publish(t, (), g, np.random.default_rng(0), hierarchies=h)
     best = min(best, time.perf_counter() - t0)
 print(best, out.stats["nodes_checked"], out.stats["node"])
 """

@@ -40,11 +40,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from ortools.sat.python import cp_model
 
 from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, as_rules
@@ -56,6 +55,9 @@ from versapub.errors import ConfigError, InfeasibleError
 from versapub.plugins import Param, validated
 from versapub.privacy.guarantee import Guarantee, Histograms, LDiversity
 from versapub.privacy.rules import Rule
+
+if TYPE_CHECKING:  # OR-Tools (and the pandas it imports) load only when a solver runs
+    from ortools.sat.python import cp_model
 
 IntArray = npt.NDArray[np.int64]
 
@@ -88,6 +90,8 @@ def _line_ids(keys: Sequence[npt.NDArray[np.integer]], cards: Sequence[int], i: 
 
 def _solve(model: cp_model.CpModel, time_limit_s: float, seed: int) -> tuple[cp_model.CpSolver, Any]:
     """Solve with one seeded worker (reproducible) within the time limit."""
+    from ortools.sat.python import cp_model  # loaded only when a solver runs
+
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1
@@ -106,6 +110,8 @@ def select(
 ) -> Selection:
     """Solve Algorithm 3's BIP over distinct SA combinations (see the module docstring)."""
     start = time.perf_counter()
+    from ortools.sat.python import cp_model  # loaded only when a solver runs
+
     model = cp_model.CpModel()
     x = [model.new_int_var(0, int(c), f"x{k}") for k, c in enumerate(counts)]
     n_constraints = 0
@@ -150,6 +156,8 @@ def select_per_tuple(
     start = time.perf_counter()
     combos = group_rows(sa, cards, with_inverse=True)
     assert combos.inverse is not None
+    from ortools.sat.python import cp_model  # loaded only when a solver runs
+
     model = cp_model.CpModel()
     t = [model.new_bool_var(f"t{i}") for i in range(len(combos.inverse))]
     members = [np.flatnonzero(combos.inverse == k) for k in range(len(combos.counts))]

@@ -260,12 +260,14 @@ class EncodedTable:
     def pair_counts(self, pairs: Sequence[tuple[str, str]]) -> list[PairCounts]:
         """Per pair of attributes, their distinct code pairs and the records of each."""
         from versapub.data.groupby import group_rows
+        from versapub.data.parallel import map_ordered
 
-        out = []
-        for a, b in pairs:
+        def one(pair: tuple[str, str]) -> PairCounts:  # independent pairs: on every core (data.parallel)
+            a, b = pair
             g = group_rows([self.codes(a), self.codes(b)], [self.cardinality(a), self.cardinality(b)])
-            out.append((g.keys[0].astype(np.int64), g.keys[1].astype(np.int64), g.counts.astype(np.int64)))
-        return out
+            return g.keys[0].astype(np.int64), g.keys[1].astype(np.int64), g.counts.astype(np.int64)
+
+        return map_ordered(one, list(pairs))
 
     def count_queries(self, queries: Sequence[Mapping[str, npt.NDArray[np.int64]]]) -> npt.NDArray[np.int64]:
         """Per query (``{attribute: allowed codes}``), the records it counts."""

@@ -7,7 +7,6 @@ from typing import Any
 
 from versapub.kinds.base import get_kind
 
-
 #: The measures :func:`functional_measures` leaves to ``versapub evaluate`` unless ``full``.
 NOT_AT_PUBLISH = ("classification", "count_queries")
 

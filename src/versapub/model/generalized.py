@@ -243,7 +243,7 @@ class GeneralizedFactor:
         for a in attrs:
             weight = weight / self._size(a, np.arange(rows, dtype=np.int64))
         rec, row = bitsets.matching_pairs(sets, [records[a] for a in attrs])
-        return np.bincount(rec, weights=weight[row], minlength=n)
+        return np.bincount(rec, weights=weight[row], minlength=n).astype(np.float64)
 
     def _size(self, a: str, row: Codes) -> Floats:
         size, _, _ = self._tables(a)

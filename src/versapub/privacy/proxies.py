@@ -121,21 +121,30 @@ def _lambda(given: Ints, target: Ints, w: Floats) -> float:
     ``given`` removes.  A ``given`` value with fewer than ``MIN_SUPPORT`` records reveals
     nothing (its records are guessed the most frequent value); 0 when ``target`` has one
     value."""
-    _, t_inv = np.unique(target, return_inverse=True)
-    t_inv = t_inv.ravel()
+    t_inv = _dense(target)
     t_tot = np.bincount(t_inv, weights=w)
     total, mode = float(w.sum()), int(np.argmax(t_tot))
     modal = float(t_tot[mode])
     if total <= modal:
         return 0.0
-    g_ids, g_inv = np.unique(given, return_inverse=True)
-    g_inv = g_inv.ravel()
-    best = np.zeros(len(g_ids))
+    g_inv = _dense(given)
+    n_ids = int(g_inv.max()) + 1
+    best = np.zeros(n_ids)
     np.maximum.at(best, g_inv, w)
-    at_mode = np.bincount(g_inv, weights=np.where(t_inv == mode, w, 0.0), minlength=len(g_ids))
-    supported = np.bincount(g_inv, weights=w, minlength=len(g_ids)) >= MIN_SUPPORT
+    at_mode = np.bincount(g_inv, weights=np.where(t_inv == mode, w, 0.0), minlength=n_ids)
+    supported = np.bincount(g_inv, weights=w, minlength=n_ids) >= MIN_SUPPORT
     right = float(np.where(supported, best, at_mode).sum())
     return min(1.0, max(0.0, (right - modal) / (total - modal)))
+
+
+def _dense(codes: Ints) -> Ints:
+    """Codes renumbered ``0 .. k-1`` keeping their order (dictionary codes are already small
+    non-negative integers: a lookup table instead of a sort)."""
+    if len(codes) and codes.min() >= 0 and int(codes.max()) < 4 * len(codes) + 1024:
+        used = np.zeros(int(codes.max()) + 1, dtype=bool)
+        used[codes] = True
+        return np.asarray((np.cumsum(used) - 1)[codes], dtype=np.int64)
+    return np.unique(codes, return_inverse=True)[1].ravel().astype(np.int64)
 
 
 def measure(c: Ints, s: Ints, n: Ints) -> tuple[float, float]:

@@ -30,8 +30,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ortools.sat.python import cp_model
-
 from versapub.errors import ReleaseError
 from versapub.privacy.rules import Rule
 from versapub.verify.published import CountRows, PublishedRelease
@@ -276,6 +274,8 @@ def exact_attack(
     result = AttackResult("exact", guarantee)
     for tables, cols, rules in _rule_components(pub):
         names, joint, rows_of = _joint(tables, EXACT_MAX_JOINT_ROWS)
+        from ortools.sat.python import cp_model  # loaded only when a solver runs
+
         model = cp_model.CpModel()
         nvar = [model.new_int_var(0, pub.n, f"n{j}") for j in range(len(joint))]
         for ti, t in enumerate(tables):
