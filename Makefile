@@ -45,11 +45,13 @@ test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 -q -m slow
 	VERSAPUB_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 -q -m "not slow"
 
-# Issue 12's benchmark suite (about 7 minutes; not part of make test).
+# Whole commands against their targets (issue 31), then issue 12's suite and issue 13's
+# generalization benchmark (about 20 minutes in all; not part of make test).
 bench: $(VENV)/.installed-test
-	$(BIN)/python benchmarks/suite.py
-	# the peer of issue 13's Mondrian benchmark (pure Python, about 1-4 minutes on Adult)
+	# the peer of the Mondrian benchmarks (pure Python, about 1-4 minutes on Adult)
 	$(BIN)/python -m pip install --quiet 'anonypy>=0.2'
+	$(BIN)/python benchmarks/whole.py
+	$(BIN)/python benchmarks/suite.py
 	$(BIN)/python benchmarks/generalization.py
 
 clean:

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from versapub.data.groupby import group_rows
+from versapub.data.groupby import Grouping, group_rows
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
@@ -72,12 +72,19 @@ def projected(model: ReleaseModel, original: EncodedTable) -> EncodedTable:
     return original
 
 
-def independence_kl(original: EncodedTable) -> float:
+def distinct_records(original: EncodedTable, attrs: Sequence[str]) -> Grouping:
+    """The original's distinct records over ``attrs`` with their counts (one grouping shared
+    by the KL-divergence and its reference)."""
+    return group_rows([original.codes(a) for a in attrs], [original.cardinality(a) for a in attrs])
+
+
+def independence_kl(original: EncodedTable, distinct: Grouping | None = None) -> float:
     """KL-divergence of the product of the original's one-attribute marginals from the
     original: the KL a release would have that published every attribute alone (a
-    reference for how much a release keeps of the attributes' dependence)."""
+    reference for how much a release keeps of the attributes' dependence); ``distinct``:
+    :func:`distinct_records` over all of its attributes, when already computed."""
     attrs = list(original.names)
-    g = group_rows([original.codes(a) for a in attrs], [original.cardinality(a) for a in attrs])
+    g = distinct or distinct_records(original, attrs)
     p = g.counts / g.counts.sum()
     log_q = np.zeros(len(p))
     for i, a in enumerate(attrs):
@@ -120,11 +127,13 @@ class KLResult:
         }
 
 
-def kl_divergence(model: ReleaseModel, original: EncodedTable) -> KLResult:
-    """Equation 3 over the original's distinct records (one model evaluation per distinct record)."""
+def kl_divergence(model: ReleaseModel, original: EncodedTable, distinct: Grouping | None = None) -> KLResult:
+    """Equation 3 over the original's distinct records (one model evaluation per distinct
+    record); ``distinct``: :func:`distinct_records` over the model's attributes, when
+    already computed."""
     t0 = time.perf_counter()
     attrs = list(model.attributes)
-    g = group_rows([original.codes(a) for a in attrs], [original.cardinality(a) for a in attrs])
+    g = distinct or distinct_records(original, attrs)
     mapping = to_model_codes(model, original)
     records = {a: mapping[a][g.keys[j]] for j, a in enumerate(attrs)}
     known = np.all(np.stack([records[a] >= 0 for a in attrs]), axis=0)
@@ -313,14 +322,15 @@ def utility_summary(
     """KL, relative error of the default workload and marginal errors, as stored in
     manifests; with ``exp(-KL)`` and the KL of publishing every attribute alone as a reference."""
     original = projected(model, original)
-    kl = kl_divergence(model, original)
+    shared = distinct_records(original, model.attributes) if list(original.names) == list(model.attributes) else None
+    kl = kl_divergence(model, original, shared)
     qd_eff = min(qd, len(original.names))
     w = make_workload(original, n_queries, qd_eff, p, seed)
     re_ = relative_error(model, original, w)
     return {
         **kl.to_json(),
         "exp_minus_kl": None if math.isinf(kl.value) else math.exp(-kl.value),
-        "kl_all_attributes_alone": independence_kl(original),
+        "kl_all_attributes_alone": independence_kl(original, shared),
         "relative_error": re_.to_json(),
         "workload": {"n_queries": n_queries, "qd": qd_eff, "p": p, "seed": seed},
         "marginal_error": marginal_errors(model, original),
