@@ -133,6 +133,8 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
     pg.fill("#job-path", "jobs/first.toml")  # type: ignore[attr-defined]
     pg.click("#save-job")  # type: ignore[attr-defined]
+    # the job screen previews the TOML before any save: wait for the save's own answer
+    expect(pg.locator("#job-saved")).to_contain_text("saved as jobs/first.toml")  # type: ignore[attr-defined]
     expect(pg.locator("#toml")).to_contain_text("[privacy]")  # type: ignore[attr-defined]
     saved = root / "jobs" / "first.toml"
     assert 'path = "../data.csv"' in saved.read_text()

@@ -379,8 +379,10 @@ async function showToml() {
 
 async function saveJob() {
   readPrivacy();
+  $("job-saved").textContent = "";
   const r = await api("/api/job/save", { job, path: $("job-path").value, overwrite: $("job-overwrite").checked });
   $("toml").textContent = r.toml;
+  $("job-saved").textContent = `saved as ${r.path}`;
   await refreshFiles();
 }
 
