@@ -292,6 +292,7 @@ path = sys.argv[1]
 delim = sys.argv[2] if len(sys.argv) > 2 else ","
 t0 = time.perf_counter()
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{path}', all_varchar = true, delim = '{delim}')")
 for (c,) in con.execute("SELECT column_name FROM (DESCRIBE t)").fetchall():
     con.execute(f'SELECT "{c}", count(*) FROM t GROUP BY 1').fetchall()

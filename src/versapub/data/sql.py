@@ -13,6 +13,8 @@ from pathlib import Path
 
 import duckdb
 
+from versapub.data.parsed import shared
+
 
 def ident(name: str) -> str:
     """``name`` as a quoted SQL identifier (any attribute name is safe inside)."""
@@ -31,12 +33,17 @@ def fresh_alias(base: str, taken: Iterable[str]) -> str:
 
 def duckdb_source(path: Path) -> str:
     """A DuckDB table expression reading ``path`` (CSV: all columns as text, quoted empty
-    strings kept as empty strings; Parquet: as stored; a directory: its Parquet parts)."""
+    strings kept as empty strings; Parquet: as stored; a directory: its Parquet parts); while
+    files are shared (:func:`versapub.data.parsed.sharing`), a shared file's relation name."""
     if path.is_dir():  # a table written as a directory of Parquet parts (the Dask backend)
         return "read_parquet('" + str(path / "*.parquet").replace("'", "''") + "')"
     lit = "'" + str(path).replace("'", "''") + "'"
     if path.suffix.lower() == ".parquet":
         return f"read_parquet({lit})"
+    files = shared()
+    name = files.name(path) if files is not None else None
+    if name is not None:  # parsed once for every reader (data.parsed), same semantics
+        return name
     return (
         f"read_csv({lit}, all_varchar=true, header=true, delim=',', quote='\"', escape='\"', allow_quoted_nulls=false)"
     )
@@ -74,7 +81,8 @@ def connect(share: float | None = None, *, ordered: bool = True) -> Iterator[duc
     """An in-memory DuckDB connection over large data: no terminal progress bar, at most
     ``share`` of the machine's memory (default: the current :func:`memory_share`, else
     half; at least 1 GB), spilling beyond it into a temporary directory of its own that is
-    removed with the connection; ``ordered=False``: no insertion-order bookkeeping (results
+    removed with the connection; the files shared in this context registered by name
+    (:mod:`versapub.data.parsed`); ``ordered=False``: no insertion-order bookkeeping (results
     without ``ORDER BY`` come in any order)."""
     fraction = _SHARE.get() if share is None else share
     limit = max(int(machine_memory() * fraction) >> 20, 1024)
@@ -85,6 +93,9 @@ def connect(share: float | None = None, *, ordered: bool = True) -> Iterator[duc
                 f"SET enable_progress_bar = false; SET memory_limit = '{limit}MiB'; "
                 f"SET temp_directory = '{Path(spill).as_posix()}'"
             )
+            files = shared()
+            for name, table in files.relations() if files is not None else ():
+                con.register(name, table)  # no copy: DuckDB scans the Arrow buffers
             yield con
         finally:
             con.close()

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from versapub.data.parsed import arrow_of
 from versapub.errors import ReleaseError
 from versapub.formats import read_manifest
 from versapub.kinds.base import Entry, TablePart, get_kind, parse_entry
@@ -33,7 +34,10 @@ def _read_table(path: Path, columns: list[str]) -> pa.Table:
     if not path.exists():  # a file, or a directory of Parquet parts (the Dask backend's form)
         raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
     try:
-        if path.suffix.lower() == ".parquet":
+        shared = arrow_of(path, tuple(c for c in columns if c in _INTS))
+        if shared is not None:  # parsed once for every reader (versapub check)
+            t = shared
+        elif path.suffix.lower() == ".parquet":
             t = pq.read_table(path)
         else:
             types = {c: (pa.int64() if c in _INTS else pa.string()) for c in columns}
