@@ -130,6 +130,12 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     expect(pg.locator("#query-result")).to_contain_text(f"actual {want} on the original")  # type: ignore[attr-defined]
     pg.click("#run-check")  # type: ignore[attr-defined]
     expect(pg.locator("#check-verdict")).to_contain_text("check: passed", timeout=60_000)  # type: ignore[attr-defined]
+    pg.fill("#risk-fraction", "0.1")  # type: ignore[attr-defined]
+    pg.click("#run-risk")  # type: ignore[attr-defined]
+    expect(pg.locator("#risk-title")).to_contain_text("sampling fraction 0.1")  # type: ignore[attr-defined]
+    expect(pg.locator("#risk-table tr")).to_have_count(
+        1 + len(json.loads((release / "manifest.json").read_text())["tables"])
+    )  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
     pg.fill("#job-path", "jobs/first.toml")  # type: ignore[attr-defined]
     pg.click("#save-job")  # type: ignore[attr-defined]

@@ -168,3 +168,30 @@ def test_versapub_serve_prints_its_address_and_serves_only_with_the_token(root: 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_risk_of_a_release_and_of_a_data_file(root: Path) -> None:
+    """The browser's risk view answers what ``versapub risk --json`` answers (issue 32)."""
+    import versapub
+    from versapub.inspect import risk
+
+    table = versapub.read_table(root / "data.csv")
+    rel = versapub.publish(
+        table,
+        ["age, sex -> disease"],
+        l=2,
+        columns=versapub.ColumnRoles(identifying=("patient_id",), others="insensitive"),
+    )
+    versapub.write_release(rel, root / "rel")
+    c = authed(root)
+    r = c.post("/api/risk", json={"release": "rel", "sampling_fraction": "0.1"}, headers=POST)
+    assert r.status_code == 200
+    want = risk(root / "rel", sampling_fraction=0.1).to_json()
+    got = r.json()
+    assert {k: v for k, v in got.items() if k != "source"} == {k: v for k, v in want.items() if k != "source"}
+    r = c.post("/api/risk", json={"data": "data.csv", "qi": ["age", "sex"]}, headers=POST)
+    assert r.status_code == 200 and r.json()["records"] == table.n_rows
+    r = c.post("/api/risk", json={"data": "data.csv"}, headers=POST)
+    assert r.status_code == 400 and "--qi" in r.json()["error"]
+    r = c.post("/api/risk", json={"release": "rel", "sampling_fraction": "lots"}, headers=POST)
+    assert r.status_code == 400 and "sampling fraction" in r.json()["error"]

@@ -303,6 +303,8 @@ def write_release(
     progress: Progress = _silent,
     k: int | None = None,
     model: ReleaseModel | None = None,
+    max_risk: float | None = None,
+    risk_measure: str = "highest",
 ) -> CheckReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
@@ -317,11 +319,13 @@ def write_release(
     measured once the tables are written (a release whose records are on a cluster: out of
     core), before the checks.  ``k``: a floor — the release is refused when a table's
     smallest published cell of non-sensitive values holds fewer than ``k`` records (and the
-    collection checks of ``check --k`` fail).  ``model``: the release's model when already
+    collection checks of ``check --k`` fail); ``max_risk``: a ceiling — refused when a
+    table's prosecutor risk (``risk_measure``: ``highest`` = 1 / its smallest cell, or
+    ``average`` = cells / records) is above it.  ``model``: the release's model when already
     built (else built if the posterior check needs it).  Returns the checks' report
     (``verdict``: passed, or passed with warnings that need attention).
     """
-    from versapub.errors import VerificationError
+    from versapub.errors import ConfigError, VerificationError
     from versapub.io import release_writer as rw
     from versapub.reports.html import html_report
     from versapub.reports.summary import markdown_report
@@ -340,12 +344,18 @@ def write_release(
             rw.rewrite_manifest(release, tmp, files)
         t1 = time.perf_counter()
         progress("verifying the written files and checking the release", 0, 0)
-        job = Requirement(
-            release.guarantee.to_manifest(),
-            tuple(release.rule_json(r) for r in release.reduction.rules),
-            "the publishing job's rules and guarantee" + (f" and --k {k}" if k else ""),
-            k,
-        )
+        floors = (f" and --k {k}" if k else "") + (f" and --max-risk {max_risk:g}" if max_risk else "")
+        try:
+            job = Requirement(
+                release.guarantee.to_manifest(),
+                tuple(release.rule_json(r) for r in release.reduction.rules),
+                "the publishing job's rules and guarantee" + floors,
+                k,
+                max_risk,
+                risk_measure,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"--max-risk/--risk-measure: {exc}.") from None
         check = run_check(tmp, model=model or _model_of(release), original=release.source, requirement=job)
         report = check.verification
         if not report.ok:
@@ -359,6 +369,13 @@ def write_release(
                     "hierarchy, drop or protect columns, or lower it)"
                 )
                 if k
+                else ""
+            ) + (
+                (
+                    f" (--max-risk {max_risk:g} is a ceiling on every table's {risk_measure} prosecutor risk: "
+                    "generalize a column with a hierarchy, drop or protect columns, or raise it)"
+                )
+                if max_risk
                 else ""
             )
             raise VerificationError(
@@ -472,6 +489,8 @@ def run_dask(
                 utility=measure,
                 progress=progress,
                 k=cfg.k,
+                max_risk=cfg.max_risk,
+                risk_measure=cfg.risk_measure,
             )
         except Exception as exc:
             if isinstance(exc, duckdb.OutOfMemoryException):
@@ -529,6 +548,8 @@ def write(
         progress=progress,
         k=cfg.k,
         model=model,
+        max_risk=cfg.max_risk,
+        risk_measure=cfg.risk_measure,
     )
 
 

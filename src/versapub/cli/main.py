@@ -8,12 +8,20 @@ shows the traceback as well.
 
 from __future__ import annotations
 
-from versapub.cli import data_cmds, experiment_cmds, marginals_cmds, publish_cmds, read_cmds, web_cmds
+from versapub.cli import data_cmds, experiment_cmds, marginals_cmds, publish_cmds, read_cmds, risk_cmds, web_cmds
 from versapub.cli.app import ATTENTION_EXIT, VERDICT_MARKUP, cli
 from versapub.cli.experiment_cmds import EXPERIMENT_DATASETS
 
 __all__ = ["ATTENTION_EXIT", "EXPERIMENT_DATASETS", "VERDICT_MARKUP", "cli", "main"]
-_COMMANDS = (data_cmds, experiment_cmds, marginals_cmds, publish_cmds, read_cmds, web_cmds)  # registered on import
+_COMMANDS = (
+    data_cmds,
+    experiment_cmds,
+    marginals_cmds,
+    publish_cmds,
+    read_cmds,
+    risk_cmds,
+    web_cmds,
+)  # registered on import
 
 
 def main() -> None:

@@ -94,6 +94,20 @@ if TYPE_CHECKING:
     help="A floor: refuse the release (exit 3, nothing written) when a table's smallest published cell of "
     "non-sensitive values holds fewer than K records — the same test as check --k (config: [privacy] k).",
 )
+@click.option(
+    "--max-risk",
+    "max_risk",
+    type=float,
+    help="A ceiling: refuse the release (exit 3, nothing written) when a table's prosecutor re-identification "
+    "risk is above R (0.2: every record in a class of at least 5) — the same test as check --max-risk "
+    "(config: [privacy] max_risk).",
+)
+@click.option(
+    "--risk-measure",
+    type=click.Choice(["highest", "average"]),
+    help="Which prosecutor risk --max-risk bounds: highest (1 / the smallest class, default) or average "
+    "(classes / records) (config: [privacy] risk_measure).",
+)
 def publish(
     out_dir: Path,
     fmt: str | None,
@@ -107,6 +121,8 @@ def publish(
     worker_memory: str | None,
     scratch: Path | None,
     k_floor: int | None,
+    max_risk: float | None,
+    risk_measure: str | None,
     record_input_path: bool | None,
     detach_others: bool | None,
     **opts: Any,
@@ -137,6 +153,8 @@ def publish(
             worker_memory=worker_memory,
             scratch=scratch,
             k=k_floor,
+            max_risk=max_risk,
+            risk_measure=risk_measure,
             record_input_path=record_input_path,
             detach_others=detach_others,
         )

@@ -195,6 +195,20 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
     "values holds fewer than K records; and read the tables as a collection of marginals: k-link and "
     "k-combinatorial anonymity (Kifer & Gehrke) of the attributes no rule protects.",
 )
+@click.option(
+    "--max-risk",
+    "max_risk",
+    type=float,
+    help="Also require a ceiling on re-identification risk: fail a table whose prosecutor risk (see "
+    "--risk-measure) is above R, e.g. 0.2 (versapub risk gives every measure).",
+)
+@click.option(
+    "--risk-measure",
+    type=click.Choice(["highest", "average"]),
+    default="highest",
+    show_default=True,
+    help="Which prosecutor risk --max-risk bounds: highest (1 / the smallest cell) or average (cells / records).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def check(
     release_dir: Path,
@@ -207,6 +221,8 @@ def check(
     guarantee: str | None,
     ell: int | None,
     k: int | None,
+    max_risk: float | None,
+    risk_measure: str,
     as_json: bool,
 ) -> None:
     """Verify a release from its files alone and attack it.
@@ -234,6 +250,8 @@ def check(
             rules_file=rules_cfg,
             attack=attack,
             k=k,
+            max_risk=max_risk,
+            risk_measure=risk_measure,
         )
     if as_json:
         click.echo(json.dumps(rep.to_json(), indent=2))

@@ -1,5 +1,5 @@
 """The read side, for every front end: what ``versapub evaluate``, ``query``, ``check``,
-``rules``, ``sample``, ``report`` and ``marginals check`` compute, as Python functions
+``rules``, ``sample``, ``report``, ``risk`` and ``marginals check`` compute, as Python functions
 that return values (the command line only renders them; the web interface uses the same).
 
 >>> import versapub
@@ -18,6 +18,7 @@ from versapub.inspect.marginals import MarginalsCheck, marginals_check
 from versapub.inspect.original import Original, original_table
 from versapub.inspect.profile import ColumnProfile, Profile, profile
 from versapub.inspect.querying import QueryResult, domains, query, sample
+from versapub.inspect.risk import RiskReport, risk
 from versapub.inspect.rules import RulesReport, rules_report
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Profile",
     "QueryResult",
     "Report",
+    "RiskReport",
     "RulesReport",
     "check",
     "domains",
@@ -40,6 +42,7 @@ __all__ = [
     "profile",
     "query",
     "report",
+    "risk",
     "rules_report",
     "sample",
 ]

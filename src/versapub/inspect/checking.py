@@ -41,6 +41,8 @@ def check(
     rules_file: str | Path | None = None,
     attack: str = "auto",
     k: int | None = None,
+    max_risk: float | None = None,
+    risk_measure: str = "highest",
 ) -> CheckReport:
     """Every check of ``versapub check`` (its ``--json`` is ``.to_json()``): the schema (GNF
     per rule), the guarantee in every group, consistency (sums, sizes, digests, and with
@@ -69,6 +71,16 @@ def check(
     )
     if k is not None and k < 2:
         raise ConfigError(f"--k must be at least 2 (every cell has at least one record), got {k}.")
+    if max_risk is None and risk_measure != "highest":
+        raise ConfigError("--risk-measure says which risk --max-risk bounds; give --max-risk R too.")
+    if max_risk is not None:
+        from dataclasses import replace
+
+        from versapub.io.config import check_max_risk
+
+        check_max_risk(max_risk, risk_measure, "--max-risk")
+        shown = f"{req.source}, " if req.source else ""
+        req = replace(req, max_risk=max_risk, risk_measure=risk_measure, source=f"{shown}--max-risk {max_risk:g}")
     table = _table(d, original, missing)
     return run_check(
         d,

@@ -97,7 +97,7 @@ _SECTIONS = {
         "strip",
         "date_formats",
     },
-    "privacy": {"guarantee", "l", "rules", "k"},
+    "privacy": {"guarantee", "l", "rules", "k", "max_risk", "risk_measure"},
     "columns": {
         "identifying",
         "quasi_identifying",
@@ -308,6 +308,10 @@ class PublishConfig:
     #: A floor: the release is refused when a table's smallest published cell of
     #: non-sensitive values holds fewer than ``k`` records (``check --k``'s test).
     k: int | None = None
+    #: A ceiling: the release is refused when a table's prosecutor risk (``risk_measure``:
+    #: ``highest`` or ``average``) is above ``max_risk`` (``check --max-risk``'s test).
+    max_risk: float | None = None
+    risk_measure: str = "highest"
     #: Record the input's and hierarchies' absolute paths in the release (internal use); by
     #: default only their file names are recorded (a path can itself be confidential).
     record_input_path: bool = False
@@ -343,6 +347,7 @@ class PublishConfig:
                 f"{self.source}: k must be a whole number >= 2 (every table's smallest published cell "
                 f"of non-sensitive values holds at least k records), got {self.k!r}."
             )
+        check_max_risk(self.max_risk, self.risk_measure, str(self.source))
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
         if self.backend not in BACKENDS:
@@ -509,6 +514,22 @@ def _date_formats(inp: dict[str, Any], where: str) -> dict[str, str]:
     return require_formats(raw)
 
 
+def check_max_risk(max_risk: float | None, measure: str, where: str) -> None:
+    """``max_risk`` a probability in (0, 1] and ``measure`` a prosecutor measure (one paragraph otherwise)."""
+    if max_risk is not None and (
+        isinstance(max_risk, bool) or not isinstance(max_risk, (int, float)) or not 0 < max_risk <= 1
+    ):
+        raise ConfigError(
+            f"{where}: max_risk is the largest prosecutor re-identification risk allowed, a probability in (0, 1] "
+            f"(0.2: every record in a class of at least 5 with risk_measure = 'highest'), got {max_risk!r}."
+        )
+    if measure not in ("highest", "average"):  # the verifier's Requirement keeps its own list
+        raise ConfigError(
+            f"{where}: risk_measure is 'highest' (1 / the smallest class) or 'average' (classes / records), "
+            f"got {measure!r}."
+        )
+
+
 def _get(section: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, default: Any = None) -> Any:
     if key not in section:
         return default
@@ -657,6 +678,8 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         rules=tuple(rules),
         l=_get(priv, "l", int, where),
         k=_get(priv, "k", int, where),
+        max_risk=_get(priv, "max_risk", (int, float), where),
+        risk_measure=_get(priv, "risk_measure", str, where, "highest"),
         record_input_path=_get(pub, "record_input_path", bool, where, False),
         detach_others=_get(pub, "detach_others", bool, where, False),
         notes=tuple(notes),

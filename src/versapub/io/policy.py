@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from versapub.errors import ConfigError
+from versapub.io.config import check_max_risk
 from versapub.privacy.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.per_rule import RuleItem, split
 from versapub.verify.requirement import Requirement
 
-_KEYS = {"guarantee", "l", "rules", "k"}
+_KEYS = {"guarantee", "l", "rules", "k", "max_risk", "risk_measure"}
 
 
 def _guarantee(spec: dict[str, Any], where: str) -> dict[str, Any]:
@@ -118,7 +119,9 @@ def read_policy(path: str | Path) -> Requirement:
             f"{where}: state the guarantee you require ([privacy] guarantee = 'NAME' with its "
             "parameters, or l = L), or give every rule its own."
         )
-    return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p), k)
+    max_risk, measure = priv.get("max_risk"), priv.get("risk_measure", "highest")
+    check_max_risk(max_risk, measure, where)
+    return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p), k, max_risk, measure)
 
 
 def requirement(

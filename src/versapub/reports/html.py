@@ -37,6 +37,44 @@ def _histogram(hist: dict[str, Any] | None, xlabel: str, ylabel: str) -> Markup:
     return Markup(bars(data, xlabel=xlabel, ylabel=ylabel))
 
 
+def _risk_rows(check: CheckReport | None) -> list[dict[str, Any]]:
+    """Per table, the prosecutor risk of its published cells (the identity check's class
+    sizes, read from the files) and a histogram of record risks."""
+    import numpy as np
+
+    from versapub.privacy.reidentification import prosecutor_of_sizes, risk_histogram
+
+    edges = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 1 / 3, 0.5, 1.0)
+    out = []
+    for row in check.identity if check else []:
+        sizes = {int(k): int(v) for k, v in (row.get("class_sizes") or {}).items()}
+        if not sizes:
+            continue
+        p = prosecutor_of_sizes(sizes, 0.2)
+        f = np.array(sorted(sizes), dtype=np.float64)
+        records = f * np.array([sizes[int(x)] for x in f], dtype=np.float64)
+        hist = risk_histogram(records, 1.0 / f, edges)
+        labels = [f"≤{b:.2g}" for b in edges[1:]]
+        out.append(
+            {
+                "table": row["table"],
+                "attributes": ", ".join(row.get("attributes") or []) or "(none)",
+                "records": int(records.sum()),
+                "classes": sum(sizes.values()),
+                "uniques": sizes.get(1, 0),
+                "p": p,
+                "chart": Markup(
+                    bars(
+                        list(zip(labels, hist.astype(float).tolist(), strict=True)),
+                        xlabel="prosecutor risk of a record (1 / its cell)",
+                        ylabel="records",
+                    )
+                ),
+            }
+        )
+    return out
+
+
 def _collection(section: dict[str, Any], check: CheckReport | None) -> Markup:
     """A collection of anonymized marginals: what it must satisfy, its marginals, the
     verifier's collection checks and the KL-divergence along the utility injection."""
@@ -252,6 +290,7 @@ def html_report(
         table_rows=_table_rows(d, tables, guarantee, check),
         u=_utility(utility if utility is not None else m.get("utility")),
         check=check,
+        risk_rows=_risk_rows(check),
         failed=failed,
         n_file_checks=len(check.verification.findings) + len(check.hygiene) if check else 0,
         glossary=glossary(),

@@ -13,6 +13,9 @@ from markupsafe import Markup
 #: The report's own terms, in plain words; the plug-ins (guarantees, anonymizers,
 #: decompositions, table kinds) describe themselves (:func:`glossary`).
 TERMS = {
+    "prosecutor model": "Re-identification risk when the attacker knows the person's record is in the data (El "
+    "Emam): a record's risk is 1 / the number of records sharing its published cell; the highest risk is 1 / the "
+    "smallest cell, the average the number of cells / the number of records.",
     "rule": "A requirement 'Q -> S': someone who knows a person's values of the attributes Q and reads every "
     "published table must not be able to tell the person's value of S (beyond the guarantee).",
     "sensitive attribute": "The attribute on the right of a rule (S): the value to be kept uncertain.",

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from versapub.data.parsed import ParsedFiles, arrow_of, sharing
 from versapub.data.source import Source
 from versapub.data.sql import connect, duckdb_source, fresh_alias, memory_share
 from versapub.data.sql import ident as _ident
@@ -89,6 +90,8 @@ class CheckReport:
     #: count tables (:mod:`versapub.verify.collection_check`).
     collection: list[dict[str, Any]] = field(default_factory=list)
     k: int | None = None
+    #: With ``--max-risk``: the ceiling and the prosecutor measure it applies to.
+    max_risk: dict[str, Any] | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     #: What the release was checked against, in words (the steward's requirement or the
     #: release's own claim), and whether the steward stated a requirement.
@@ -160,6 +163,7 @@ class CheckReport:
             "kind_attacks": self.kind_attacks,
             "collection": self.collection,
             "k": self.k,
+            "max_risk": self.max_risk,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
 
@@ -453,6 +457,9 @@ def group_bounds(
 def _read_for_order(path: Path) -> pa.Table:
     if path.suffix.lower() == ".parquet":
         return pq.read_table(path)
+    t = arrow_of(path, ("group_id", "count"))  # parsed once for every check (data.parsed)
+    if t is not None:
+        return t
     with path.open(encoding="utf-8", newline="") as f:  # the header only; the file is parsed once below
         names = next(csv.reader(f), [])
     types = {c: (pa.int64() if c in ("group_id", "count") else pa.string()) for c in names}
@@ -464,11 +471,19 @@ def _read_for_order(path: Path) -> pa.Table:
     )
 
 
-def identity_check(directory: Path, k: int | None = None, manifest: Manifest | None = None) -> list[dict[str, Any]]:
+def identity_check(
+    directory: Path,
+    k: int | None = None,
+    manifest: Manifest | None = None,
+    max_risk: float | None = None,
+    risk_measure: str = "highest",
+) -> list[dict[str, Any]]:
     """Per table, from its file: the cells of its non-sensitive attributes (a plain table's
     rows; an Anatomy QIT's rows summed over groups), the share of records alone in their
-    cell and the smallest cell; with ``k``, a table whose smallest cell is below ``k`` fails
-    (k-anonymity of the published cells)."""
+    cell, the smallest cell and the prosecutor risk (highest: 1 / the smallest cell;
+    average: cells / records, El Emam); with ``k``, a table whose smallest cell is below
+    ``k`` fails (k-anonymity of the published cells); with ``max_risk``, a table whose
+    ``risk_measure`` prosecutor risk is above it fails."""
     m = manifest_of(directory, manifest)
     n = int(m["n_records"])
     decided = m.get("columns") if isinstance(m.get("columns"), dict) else None
@@ -486,24 +501,40 @@ def identity_check(directory: Path, k: int | None = None, manifest: Manifest | N
             cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
             c = _ident(fresh_alias("c", cols))
             if keys:
-                row = con.execute(
-                    f"SELECT coalesce(sum({c}) FILTER (WHERE {c} = 1), 0), min({c}), count(*) FROM (SELECT "
+                rows = con.execute(
+                    f"SELECT {c}, count(*) FROM (SELECT "
                     f'sum(CAST("count" AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
                     + ", ".join(_ident(a) for a in keys)
-                    + ")"
-                ).fetchone()
-                unique, smallest, cells = (int(x or 0) for x in (row or (0, 0, 0)))
+                    + f") GROUP BY {c} ORDER BY {c}"
+                ).fetchall()
+                sizes = {int(size): int(cnt) for size, cnt in rows}
             else:
-                unique, smallest, cells = (1 if n == 1 else 0), n, 1
+                sizes = {n: 1}
+            unique = sizes.get(1, 0)
+            smallest = min(sizes, default=0)
+            cells = sum(sizes.values())
+            records = sum(size * cnt for size, cnt in sizes.items())
             share = unique / max(n, 1)
-            ok = k is None or smallest >= k
+            prosecutor = {"highest": 1 / smallest if smallest else 0.0, "average": cells / records if records else 0.0}
+            risky = max_risk is not None and prosecutor[risk_measure] > max_risk
+            ok = (k is None or smallest >= k) and not risky
             shown = ", ".join(keys) or "(none)"
             loose = list(keys) if loose_cols is None else [a for a in keys if a in loose_cols]
             attention = ok and unique > 0 and bool(loose)
             message = (
                 f"{share:.1%} of the records are alone in their cell of ({shown}); smallest cell {smallest} "
                 f"record(s) over {cells} cell(s)"
-                + ("" if k is None else (f" >= k = {k}" if ok else f" < k = {k}: some records can be singled out"))
+                + (
+                    ""
+                    if k is None
+                    else (f" >= k = {k}" if smallest >= k else f" < k = {k}: some records can be singled out")
+                )
+                + f"; prosecutor risk highest {prosecutor['highest']:.4f}, average {prosecutor['average']:.4f}"
+                + (
+                    ""
+                    if max_risk is None
+                    else f" ({risk_measure} {'above' if risky else 'at most'} --max-risk {max_risk:g})"
+                )
             )
             if attention:
                 why = (
@@ -529,6 +560,8 @@ def identity_check(directory: Path, k: int | None = None, manifest: Manifest | N
                     "unique_share": share,
                     "k": smallest,
                     "cells": cells,
+                    "prosecutor": prosecutor,
+                    "class_sizes": {str(size): cnt for size, cnt in sizes.items()},
                     "ok": ok,
                     "attention": attention,
                     "message": message,
@@ -631,11 +664,12 @@ def run_check(
         parsed = None
     manifest: Manifest = parsed or {}
     k = k if k is not None else req.k
+    files = ParsedFiles(d)  # the release's CSV files, parsed once for every check (issue 31)
 
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
         try:
-            with memory_share(MEMORY_SHARES[name]):  # the checks run side by side: each its share
+            with memory_share(MEMORY_SHARES[name]), sharing(files):  # the checks run side by side: each its share
                 return fn(*args)
         finally:
             seconds[name] = time.perf_counter() - t
@@ -706,7 +740,7 @@ def run_check(
             "attacks": pool.submit(timed, "attacks", attacks),
             "posterior": pool.submit(timed, "posterior", posterior, use_rules),
             "hygiene": pool.submit(timed, "hygiene", hygiene_check, d, manifest),
-            "identity": pool.submit(timed, "identity", identity_check, d, k, manifest),
+            "identity": pool.submit(timed, "identity", identity_check, d, k, manifest, req.max_risk, req.risk_measure),
             "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, in_memory),
             "collection": pool.submit(timed, "collection", collection_identity, d, k, manifest),
         }
@@ -732,4 +766,6 @@ def run_check(
         rep.kind_attacks = others["kind_attacks"].result()
         rep.collection = others["collection"].result()
         rep.k = k
+        if req.max_risk is not None:
+            rep.max_risk = {"value": req.max_risk, "measure": req.risk_measure}
     return rep

@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+#: The prosecutor risk a ``--max-risk`` ceiling applies to.
+RISK_MEASURES = ("highest", "average")
+
 
 def _key(rule: dict[str, Any]) -> tuple[frozenset[str], str]:
     return frozenset(str(a) for a in rule.get("lhs", [])), str(rule.get("rhs"))
@@ -38,10 +41,20 @@ class Requirement:
     source: str = ""
     #: A floor on every table's smallest published cell of non-sensitive values (``--k``).
     k: int | None = None
+    #: A ceiling on every table's prosecutor re-identification risk (``--max-risk``), of the
+    #: measure ``risk_measure``: ``highest`` (1 / the smallest cell) or ``average`` (cells / records).
+    max_risk: float | None = None
+    risk_measure: str = "highest"
 
     def __post_init__(self) -> None:
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2):
             raise ValueError(f"k must be a whole number >= 2, got {self.k!r}")
+        if self.max_risk is not None and (
+            isinstance(self.max_risk, bool) or not isinstance(self.max_risk, (int, float)) or not 0 < self.max_risk <= 1
+        ):
+            raise ValueError(f"the largest re-identification risk is a probability in (0, 1], got {self.max_risk!r}")
+        if self.risk_measure not in RISK_MEASURES:
+            raise ValueError(f"the risk measure is one of {', '.join(RISK_MEASURES)}, got {self.risk_measure!r}")
         if self.guarantee is not None and not isinstance(self.guarantee.get("name"), str):
             raise ValueError(f"a required guarantee needs a name, got {self.guarantee!r}")
         for r in self.rules or ():
@@ -51,7 +64,7 @@ class Requirement:
     @property
     def stated(self) -> bool:
         """Whether the checker stated anything (else the release is held to its own claim)."""
-        return self.guarantee is not None or self.rules is not None or self.k is not None
+        return self.guarantee is not None or self.rules is not None or self.k is not None or self.max_risk is not None
 
     def default(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The guarantee of a rule (or table) nothing else names one for."""
@@ -89,6 +102,8 @@ class Requirement:
         what = "; ".join(shown(g) for g in distinct) or shown(self.default(manifest))
         if self.k is not None:
             what += f"; every table's smallest published cell at least k = {self.k}"
+        if self.max_risk is not None:
+            what += f"; every table's {self.risk_measure} prosecutor risk at most {self.max_risk:g}"
         if not self.stated:
             return (
                 f"checked against the release's own claim: {what} (its manifest; a claim, not your requirement — "

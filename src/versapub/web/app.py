@@ -237,6 +237,24 @@ def make_app(
         body = await _body(request)
         return ev(_release(str(body.get("release") or ""))).to_dict()
 
+    async def risk(request: Request) -> dict[str, Any]:
+        """Re-identification risk of a release (or a data file with ``qi``), as ``versapub risk --json``."""
+        from versapub.errors import InputError
+        from versapub.inspect import risk as measure
+
+        body = await _body(request)
+        fraction = body.get("sampling_fraction")
+        try:
+            pi = float(fraction) if fraction not in (None, "") else None
+        except (TypeError, ValueError):
+            raise InputError(f"The sampling fraction is a number in (0, 1], got {fraction!r}.") from None
+        if body.get("release"):
+            source = _release(str(body["release"]))
+        else:
+            source = base.resolve(str(body.get("data") or ""))
+        qi = [c for c in body.get("qi") or [] if isinstance(c, str)] or None
+        return measure(source, qi=qi, sampling_fraction=pi, delimiter=body.get("delimiter") or None).to_json()
+
     async def eligible(request: Request) -> dict[str, Any]:
         from versapub.inspect import eligible as elig
 
@@ -306,6 +324,7 @@ def make_app(
         Route("/api/check", _json_errors(check), methods=["POST"]),
         Route("/api/evaluate", _json_errors(evaluate), methods=["POST"]),
         Route("/api/eligible", _json_errors(eligible), methods=["POST"]),
+        Route("/api/risk", _json_errors(risk), methods=["POST"]),
         Route("/api/hierarchy/build", _json_errors(hierarchy_build), methods=["POST"]),
         Route("/api/hierarchy/show", _json_errors(hierarchy_show), methods=["POST"]),
         Route("/api/zip", zipped),

@@ -368,6 +368,19 @@ async function runEvaluate() {
   $("use-result").replaceChildren(el("pre", {}, JSON.stringify(r, null, 2)));
 }
 
+async function runRisk() {
+  const r = await api("/api/risk", { release: $("release-list").value, sampling_fraction: $("risk-fraction").value });
+  const pct = (x) => `${(100 * x).toFixed(2)}%`;
+  const head = ["table", "records", "sample uniques", "prosecutor highest", "prosecutor average", "records at risk",
+    "journalist highest", "marketer", "population uniques", "model"];
+  const rows = r.tables.map((t) => el("tr", {}, ...[t.table, t.records, t.sample_uniques,
+    t.prosecutor.highest.toFixed(4), t.prosecutor.average.toFixed(4), pct(t.prosecutor.records_at_risk),
+    t.journalist.highest.toFixed(4), t.marketer.average.toFixed(4), t.population_uniques.estimate.toFixed(1),
+    t.population_uniques.model].map((v) => el("td", {}, String(v)))));
+  $("use-result").replaceChildren(el("h3", { id: "risk-title" }, `re-identification risk (sampling fraction ${r.sampling_fraction})`),
+    el("table", { id: "risk-table" }, el("tr", {}, ...head.map((h) => el("th", {}, h))), ...rows));
+}
+
 // -- job ---------------------------------------------------------------------------------
 async function showToml() {
   readPrivacy();
@@ -437,6 +450,7 @@ $("open-release").addEventListener("click", openRelease);
 $("run-query").addEventListener("click", runQuery);
 $("run-check").addEventListener("click", runCheck);
 $("run-evaluate").addEventListener("click", runEvaluate);
+$("run-risk").addEventListener("click", runRisk);
 $("save-job").addEventListener("click", saveJob);
 $("load-job").addEventListener("click", loadJob);
 refreshFiles();

@@ -1,0 +1,168 @@
+"""``versapub risk``: re-identification risk of a data file or a release (issue 32); the
+measures are computed by :func:`versapub.inspect.risk.risk`, rendered here."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from versapub.cli.app import _errors, cli, out
+from versapub.errors import ConfigError
+
+
+def _qi(value: str | None) -> list[str] | None:
+    return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def describe(t: dict[str, Any]) -> list[str]:
+    """One table's measures as lines of text (also used by the report)."""
+    p, j, pu = t["prosecutor"], t["journalist"], t["population_uniques"]
+    models = ", ".join(f"{k} {v:,.1f}" if v is not None else f"{k} -" for k, v in pu.get("models", {}).items())
+    lines = [
+        f"records {t['records']:,} in {t['classes']:,} classes over ({', '.join(t['attributes']) or 'none'}); "
+        f"sample uniques {t['sample_uniques']:,} ({_pct(t['sample_uniques'] / max(t['records'], 1))})",
+        f"prosecutor: highest {p['highest']:.4f}, average {p['average']:.4f}, records at risk (> {p['threshold']:g}) "
+        f"{_pct(p['records_at_risk'])} ({p['records_at_risk_count']:,})",
+        f"journalist: highest {j['highest']:.4f}, average {j['average']:.4f}, records at risk "
+        f"{_pct(j['records_at_risk'])} ({j['records_at_risk_count']:,})",
+        f"marketer: average {t['marketer']['average']:.4f}",
+        f"population uniques: {pu['estimate']:,.1f} sample records ({_pct(pu['share'])}) estimated unique in the "
+        f"population, by {pu['model']}" + (f" (models: {models})" if pu["sampling_fraction"] < 1 else ""),
+        f"individual risk (Benedetti-Franconi): highest {t['individual_risk']['highest']:.4f}, average "
+        f"{t['individual_risk']['average']:.4f}; expected re-identifications "
+        f"{t['individual_risk']['expected_reidentifications']:,.1f}",
+        t["population"],
+    ]
+    s = t.get("suda")
+    if s:
+        by = ", ".join(f"{k}: {v:,}" for k, v in s["msus_by_size"].items())
+        lines.append(
+            f"SUDA (MSUs up to {s['max_size']} attributes): {s['records_with_msu']:,} records with an MSU, "
+            f"{s['msus']:,} MSUs (by size {by}); highest score {s['highest_score']:,.0f}, mean {s['mean_score']:.2f}"
+        )
+    return lines
+
+
+def plot_histogram(tables: list[dict[str, Any]], path: Path) -> None:
+    """Records per band of prosecutor risk, one bar group per table (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    edges = tables[0]["risk_histogram"]["edges"]
+    labels = [f"({a:.2g}, {b:.2g}]" for a, b in itertools.pairwise(edges)]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / len(tables)
+    x = np.arange(len(labels))
+    for i, t in enumerate(tables):
+        ax.bar(x + i * width, t["risk_histogram"]["records"], width, label=t["table"])
+    ax.set_xticks(x + 0.4 - width / 2, labels, rotation=30, ha="right")
+    ax.set_xlabel("prosecutor risk of a record (1 / its class size)")
+    ax.set_ylabel("records")
+    if len(tables) > 1:
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+@cli.command()
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--qi",
+    help="Quasi-identifiers, comma-separated: the columns an attacker may know (required for a data file; "
+    "default for a release: every published non-sensitive column of each table).",
+)
+@click.option("--sampling-fraction", type=float, help="The share of the population the data holds, in (0, 1].")
+@click.option("--population-size", type=int, help="The size of the population the data was drawn from.")
+@click.option("--weights", metavar="COLUMN", help="A column of sampling weights (a data file only).")
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="A record is at risk when its re-identification probability is above this.",
+)
+@click.option(
+    "--suda-max-size",
+    type=int,
+    help="Largest minimal sample unique searched by SUDA (default: 5, or the number of quasi-identifiers).",
+)
+@click.option("--no-suda", is_flag=True, help="Skip the special uniques (SUDA).")
+@click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
+@click.option(
+    "--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the risk histogram (PNG)."
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing --plot file.")
+@click.option("--json", "as_json", is_flag=True, help="Print every measure as JSON.")
+def risk(
+    source: Path,
+    qi: str | None,
+    sampling_fraction: float | None,
+    population_size: int | None,
+    weights: str | None,
+    threshold: float,
+    suda_max_size: int | None,
+    no_suda: bool,
+    delimiter: str | None,
+    plot_file: Path | None,
+    overwrite: bool,
+    as_json: bool,
+) -> None:
+    """Re-identification risk of a data file or a release directory, as ARX and sdcMicro
+    report it: prosecutor, journalist and marketer risk (El Emam), population uniques
+    (Zayatz, Pitman, SNB; Dankar et al.'s choice), Benedetti-Franconi individual risk and
+    SUDA special uniques. A release is measured per table and, at the top, at its worst."""
+    from versapub.inspect.risk import risk as measure_risk
+
+    with _errors():
+        if plot_file is not None and plot_file.exists() and not overwrite:
+            raise ConfigError(f"--plot {plot_file} exists; add --overwrite to replace it.")
+        rep = measure_risk(
+            source,
+            qi=_qi(qi),
+            sampling_fraction=sampling_fraction,
+            population_size=population_size,
+            weights=weights,
+            threshold=threshold,
+            suda_max_size=suda_max_size,
+            with_suda=not no_suda,
+            delimiter=delimiter,
+        )
+        data = rep.to_json()
+        if plot_file is not None and data["tables"]:
+            plot_histogram(data["tables"], plot_file)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for t in data["tables"]:
+        out.print(f"[bold]{escape(t['table'])}[/]")
+        for line in describe(t):
+            out.print("  " + escape(line), soft_wrap=True)
+    if len(data["tables"]) > 1:
+        worst = Table(title="worst over the tables")
+        worst.add_column("measure")
+        worst.add_column("value", justify="right")
+        worst.add_row("prosecutor highest", f"{data['prosecutor']['highest']:.4f} ({data['prosecutor']['table']})")
+        worst.add_row("prosecutor average", f"{data['prosecutor']['average']:.4f}")
+        worst.add_row("records at risk", _pct(data["prosecutor"]["records_at_risk"]))
+        worst.add_row("journalist highest", f"{data['journalist']['highest']:.4f}")
+        worst.add_row("marketer average", f"{data['marketer']['average']:.4f}")
+        worst.add_row("population uniques", f"{data['population_uniques']['estimate']:,.1f}")
+        out.print(worst)
+    for note in data["notes"]:
+        out.print(escape(f"note: {note}"), soft_wrap=True)
+    if plot_file is not None:
+        out.print(f"Histogram: {escape(str(plot_file))}")

@@ -1,0 +1,393 @@
+"""``versapub risk``: re-identification risk of a data file, a table in memory, a release
+directory or a release in memory (issue 32).
+
+Each table becomes its *classes*: rows grouped by the quasi-identifiers, with their records
+(:class:`Classes`). A data file's rows are its records; a published table's rows are the
+cells its kind publishes the non-sensitive attributes in (``TableKind.cells``: a plain
+table's rows, an Anatomy or MSA QIT's exact values summed over groups, a generalized
+table's classes of published values), each with its ``count``. The measures
+(:mod:`versapub.privacy.reidentification`, :mod:`versapub.privacy.uniqueness`,
+:mod:`versapub.privacy.suda`) read only the classes, so a release read from its files and
+the same release in memory give the same figures. A release of several tables is reported
+per table and, at the top, measure by measure the worst over its tables (choice 160).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from versapub.data.groupby import group_rows
+from versapub.errors import InputError
+from versapub.privacy import reidentification as rid
+from versapub.privacy.suda import Suda, suda
+from versapub.privacy.uniqueness import Uniqueness, histogram, population_uniques
+
+if TYPE_CHECKING:
+    from versapub.data.table import EncodedTable
+    from versapub.release.model import Release
+
+#: Bin edges of the record-risk histogram, bins ``(a, b]`` (prosecutor risks 1, 1/2, 1/3 fall
+#: in bins of their own: classes of one, two and three records).
+MODEL_KEYS = ("highest", "average", "records_at_risk", "records_at_risk_count")
+RISK_EDGES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 1 / 3, 0.5, 1.0)
+
+
+@dataclass(frozen=True)
+class Classes:
+    """One table's rows over its quasi-identifiers: the codes of each attribute (with its
+    cardinality), the records per row, and optionally each row's sum of sampling weights."""
+
+    name: str
+    attributes: tuple[str, ...]
+    codes: tuple[npt.NDArray[np.int64], ...]
+    cards: tuple[int, ...]
+    counts: npt.NDArray[np.int64]
+    weights: npt.NDArray[np.float64] | None = None
+
+    def grouped(self) -> Classes:
+        """The distinct combinations of the attributes, records (and weights) summed."""
+        if not self.attributes:
+            total = np.array([int(self.counts.sum())], dtype=np.int64) if len(self.counts) else self.counts
+            w = None if self.weights is None else np.array([self.weights.sum()])
+            return Classes(self.name, (), (), (), total, w)
+        g = group_rows(list(self.codes), list(self.cards), with_inverse=True)
+        assert g.inverse is not None
+        sizes = np.bincount(g.inverse, weights=self.counts, minlength=len(g.counts)).astype(np.int64)
+        w = (
+            None
+            if self.weights is None
+            else np.bincount(g.inverse, weights=self.weights, minlength=len(g.counts)).astype(np.float64)
+        )
+        return Classes(self.name, self.attributes, tuple(k.astype(np.int64) for k in g.keys), self.cards, sizes, w)
+
+
+@dataclass(frozen=True)
+class TableRisk:
+    """Every measure of one table (module docstring)."""
+
+    name: str
+    attributes: tuple[str, ...]
+    records: int
+    classes: int
+    sample_uniques: int
+    prosecutor: rid.ModelRisk
+    journalist: rid.ModelRisk
+    marketer: float
+    uniqueness: Uniqueness
+    individual_highest: float
+    individual_average: float
+    expected_reidentifications: float
+    histogram: tuple[int, ...]
+    suda: dict[str, Any] | None
+    population: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.name,
+            "attributes": list(self.attributes),
+            "records": self.records,
+            "classes": self.classes,
+            "sample_uniques": self.sample_uniques,
+            "prosecutor": self.prosecutor.to_json(),
+            "journalist": self.journalist.to_json(),
+            "marketer": {"average": self.marketer},
+            "population_uniques": self.uniqueness.to_json(),
+            "individual_risk": {
+                "highest": self.individual_highest,
+                "average": self.individual_average,
+                "expected_reidentifications": self.expected_reidentifications,
+            },
+            "risk_histogram": {"edges": list(RISK_EDGES), "records": list(self.histogram)},
+            "suda": self.suda,
+            "population": self.population,
+        }
+
+
+@dataclass(frozen=True)
+class RiskReport:
+    """Per table, and measure by measure the worst over tables."""
+
+    source: str
+    tables: tuple[TableRisk, ...]
+    threshold: float
+    sampling_fraction: float
+    notes: tuple[str, ...] = field(default=())
+
+    def worst(self) -> dict[str, Any]:
+        """Each figure at its worst over the tables (the table named for the highest risks)."""
+        t = [x.to_json() for x in self.tables]
+        if not t:
+            return {}
+        if len(t) == 1:
+            return {k: v for k, v in t[0].items() if k not in ("table",)}
+
+        def top(path: tuple[str, ...]) -> Any:
+            vals = []
+            for x in t:
+                v: Any = x
+                for p in path:
+                    v = v.get(p) if isinstance(v, dict) else None
+                vals.append(v)
+            nums = [v for v in vals if isinstance(v, (int, float))]
+            return max(nums) if nums else None
+
+        pu = max(t, key=lambda x: x["population_uniques"]["estimate"])["population_uniques"]
+        hi = max(t, key=lambda x: x["prosecutor"]["highest"])
+        return {
+            "records": max(x["records"] for x in t),
+            "sample_uniques": top(("sample_uniques",)),
+            "prosecutor": {
+                **{
+                    k: top(("prosecutor", k))
+                    for k in ("highest", "average", "records_at_risk", "records_at_risk_count")
+                },
+                "threshold": self.threshold,
+                "table": hi["table"],
+            },
+            "journalist": {
+                **{
+                    k: top(("journalist", k))
+                    for k in ("highest", "average", "records_at_risk", "records_at_risk_count")
+                },
+                "threshold": self.threshold,
+            },
+            "marketer": {"average": top(("marketer", "average"))},
+            "population_uniques": pu,
+            "individual_risk": {
+                k: top(("individual_risk", k)) for k in ("highest", "average", "expected_reidentifications")
+            },
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            **self.worst(),
+            "threshold": self.threshold,
+            "sampling_fraction": self.sampling_fraction,
+            "tables": [x.to_json() for x in self.tables],
+            "notes": list(self.notes),
+        }
+
+
+def measure(
+    classes: Classes,
+    *,
+    threshold: float = 0.2,
+    sampling_fraction: float = 1.0,
+    suda_max_size: int | None = None,
+    with_suda: bool = True,
+) -> TableRisk:
+    """Every measure of one table's classes."""
+    g = classes.grouped()
+    f = g.counts.astype(np.float64)
+    if g.weights is not None:
+        big_f = rid.population_sizes(f, weights=g.weights)
+        how = "population class sizes: the classes' sums of sampling weights"
+    elif sampling_fraction < 1:
+        big_f = rid.population_sizes(f, sampling_fraction=sampling_fraction)
+        how = f"population class sizes estimated as sample sizes / {sampling_fraction:g} (the sampling fraction)"
+    else:
+        big_f = f
+        how = "no sampling fraction given: the data is taken as the whole population (journalist = prosecutor)"
+    individual = rid.individual_risk(f, big_f) if len(f) else f
+    n = int(f.sum())
+    s: Suda | None = None
+    if with_suda and classes.attributes and len(f):
+        s = suda(list(g.codes), list(g.cards), list(g.attributes), counts=g.counts, max_size=suda_max_size)
+    return TableRisk(
+        name=classes.name,
+        attributes=classes.attributes,
+        records=n,
+        classes=len(f),
+        sample_uniques=int((g.counts == 1).sum()),
+        prosecutor=rid.prosecutor(f, threshold),
+        journalist=rid.journalist(f, big_f, threshold),
+        marketer=rid.marketer(f, big_f),
+        uniqueness=population_uniques(histogram(g.counts), sampling_fraction),
+        individual_highest=float(individual.max()) if len(f) else 0.0,
+        individual_average=rid.global_risk(f, individual) / n if n else 0.0,
+        expected_reidentifications=rid.global_risk(f, individual),
+        histogram=tuple(int(x) for x in rid.risk_histogram(f, 1.0 / f if len(f) else f, RISK_EDGES)),
+        suda=None if s is None else s.summary(g.counts),
+        population=how,
+    )
+
+
+def fraction(records: int, sampling_fraction: float | None, population_size: int | None) -> float:
+    """The sampling fraction from ``--sampling-fraction`` or ``--population-size`` (1 with neither)."""
+    if sampling_fraction is not None and population_size is not None:
+        raise InputError("Give either --sampling-fraction or --population-size, not both.")
+    if population_size is not None:
+        if isinstance(population_size, bool) or not isinstance(population_size, int) or population_size < records:
+            raise InputError(
+                f"The population size must be a whole number at least the number of records ({records:,}), "
+                f"got {population_size!r}."
+            )
+        return records / population_size if population_size else 1.0
+    return 1.0 if sampling_fraction is None else rid.check_fraction(sampling_fraction)
+
+
+# -- reading classes ---------------------------------------------------------------------
+def _encode(columns: Sequence[pa.ChunkedArray | pa.Array]) -> tuple[list[npt.NDArray[np.int64]], list[int]]:
+    codes, cards = [], []
+    for col in columns:
+        enc = pc.dictionary_encode(pc.cast(col, pa.string()).fill_null("\x00<missing>"))
+        enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+        codes.append(np.asarray(enc.indices, dtype=np.int64))
+        cards.append(max(len(enc.dictionary), 1))
+    return codes, cards
+
+
+def table_classes(table: EncodedTable, qi: Sequence[str], name: str = "data", weights: str | None = None) -> Classes:
+    """A table's records as classes over ``qi`` (``weights``: a column of sampling weights)."""
+    missing = [c for c in [*qi, *([weights] if weights else [])] if c not in table.names]
+    if missing:
+        raise InputError(f"Column(s) {missing} are not in the data (its columns: {', '.join(table.names)}).")
+    w = None
+    if weights:
+        vals = table.column(weights).values.astype(str)
+        try:
+            wv = vals.astype(np.float64)[table.codes(weights)]
+        except ValueError:
+            bad = str(next(v for v in vals if not _is_number(v)))
+            raise InputError(f"The weights column '{weights}' holds {bad!r}, not a number.") from None
+        if not np.all(np.isfinite(wv)) or (len(wv) and wv.min() <= 0):
+            raise InputError(f"The weights column '{weights}' must hold positive numbers (sampling weights).")
+        w = wv
+    return Classes(
+        name,
+        tuple(qi),
+        tuple(table.codes(a).astype(np.int64) for a in qi),
+        tuple(table.cardinality(a) for a in qi),
+        np.ones(table.n_rows, dtype=np.int64),
+        w,
+    )
+
+
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def _published(all_cols: Sequence[str], qi: Sequence[str] | None) -> list[str]:
+    return list(all_cols) if qi is None else [c for c in all_cols if c in set(qi)]
+
+
+def release_classes(directory: Path, qi: Sequence[str] | None) -> list[Classes]:
+    """Each table of a written release as classes of its published non-sensitive values
+    (``qi``: only these of them), read from its files."""
+    from versapub.data.sql import connect, duckdb_source, ident
+    from versapub.formats import read_manifest
+    from versapub.kinds import get_kind, parse_entry
+
+    manifest = read_manifest(directory)
+    out = []
+    with connect() as con:
+        for e in manifest["tables"]:
+            entry = parse_entry(e)
+            role, cols = get_kind(entry.kind).cells(entry)
+            cols = _published(cols, qi)
+            src = duckdb_source(directory / entry.files[role])
+            sel = ", ".join(ident(c) for c in cols)
+            sql = f'SELECT {sel + ", " if cols else ""}sum(CAST("count" AS BIGINT)) AS c FROM {src}'
+            t = con.sql(sql + (f" GROUP BY {sel}" if cols else "")).to_arrow_table()
+            codes, cards = _encode([t.column(c) for c in cols])
+            counts = np.asarray(t.column(t.num_columns - 1).fill_null(0), dtype=np.int64)
+            out.append(Classes(entry.name, tuple(cols), tuple(codes), tuple(cards), counts[counts > 0]))
+    return out
+
+
+def memory_classes(release: Release, qi: Sequence[str] | None) -> list[Classes]:
+    """Each table of an in-memory release as classes (the same as its files give)."""
+    from versapub.kinds import get_kind
+    from versapub.kinds.base import entry_of
+
+    out = []
+    for p in release.tables:
+        role, cols = get_kind(p.table.kind).cells(entry_of(p.name, p.table))
+        cols = _published(cols, qi)
+        part = p.table.parts[role]
+        if not hasattr(part, "codes"):
+            raise InputError(
+                f"Table {p.name} is held on a cluster; measure the written release's risk from its directory."
+            )
+        codes = [part.column(c).astype(np.int64) for c in cols]
+        cards = [int(c.max()) + 1 if len(c) else 1 for c in codes]
+        out.append(Classes(p.name, tuple(cols), tuple(codes), tuple(cards), part.counts.astype(np.int64)))
+    return out
+
+
+def risk(
+    source: str | Path | EncodedTable | Release,
+    *,
+    qi: Sequence[str] | None = None,
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    weights: str | None = None,
+    threshold: float = 0.2,
+    suda_max_size: int | None = None,
+    with_suda: bool = True,
+    delimiter: str | None = None,
+    missing: str = "value",
+) -> RiskReport:
+    """Re-identification risk of ``source``: a data file (CSV/Parquet; ``qi`` required), an
+    encoded table, a release directory or an in-memory release (``qi``: default every
+    published non-sensitive column of each table). ``sampling_fraction`` or
+    ``population_size`` say what share of the population the data is; ``weights`` names a
+    column of sampling weights (data only)."""
+    from versapub.data.table import EncodedTable
+    from versapub.release.model import Release
+
+    threshold = rid.check_threshold(threshold)
+    notes: list[str] = []
+    if isinstance(source, Release):
+        if weights:
+            raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
+        classes, label = memory_classes(source, qi), "release (in memory)"
+    elif isinstance(source, EncodedTable):
+        classes, label = [_data_classes(source, qi, weights)], "table (in memory)"
+    else:
+        path = Path(source)
+        if path.is_dir() and (path / "manifest.json").is_file():
+            if weights:
+                raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
+            classes, label = release_classes(path, qi), str(path)
+        elif path.is_file():
+            from versapub.io.read import read_table
+
+            table = read_table(path, delimiter=delimiter, missing=missing)
+            classes, label = [_data_classes(table, qi, weights)], str(path)
+        else:
+            raise InputError(f"{path} is neither a data file nor a release directory (with a manifest.json).")
+    if qi is not None:
+        unknown = sorted(set(qi) - {a for c in classes for a in c.attributes})
+        if unknown:
+            raise InputError(f"--qi names {unknown}, published as a non-sensitive column by no table of {label}.")
+        notes += [f"table {c.name} publishes none of the quasi-identifiers" for c in classes if not c.attributes]
+    records = max((int(c.counts.sum()) for c in classes), default=0)
+    pi = fraction(records, sampling_fraction, population_size)
+    tables = tuple(
+        measure(c, threshold=threshold, sampling_fraction=pi, suda_max_size=suda_max_size, with_suda=with_suda)
+        for c in classes
+    )
+    return RiskReport(label, tables, threshold, pi, tuple(notes))
+
+
+def _data_classes(table: EncodedTable, qi: Sequence[str] | None, weights: str | None) -> Classes:
+    if not qi:
+        raise InputError(
+            "Name the quasi-identifiers of the data with --qi a,b,c (the columns an attacker may know about a "
+            f"person); its columns: {', '.join(table.names)}."
+        )
+    return table_classes(table, qi, "data", weights)
