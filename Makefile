@@ -48,9 +48,10 @@ test-slow: $(VENV)/.installed-test
 # Whole commands against their targets (issue 31), then issue 12's suite and issue 13's
 # generalization benchmark (about 20 minutes in all; not part of make test).
 bench: $(VENV)/.installed-test
-	# the peer of the Mondrian benchmarks (pure Python, about 1-4 minutes on Adult)
-	$(BIN)/python -m pip install --quiet 'anonypy>=0.2'
+	# the peers of the Mondrian benchmarks (pure Python, about 1-4 minutes on Adult) and of SUDA
+	$(BIN)/python -m pip install --quiet 'anonypy>=0.2' 'suda>=0.2'
 	$(BIN)/python benchmarks/whole.py
+	$(BIN)/python benchmarks/risk.py
 	$(BIN)/python benchmarks/suite.py
 	$(BIN)/python benchmarks/generalization.py
 

@@ -237,6 +237,7 @@ def test_suda_finds_exactly_the_minimal_sample_uniques(data: st.DataObject) -> N
     got = suda([np.array([r[j] for r in rows]) for j in range(a)], cards, [f"x{j}" for j in range(a)], max_size=m)
     want = _brute_msus(rows, m)
     assert got.msus.tolist() == [len(w) for w in want]
+    assert got.smallest.tolist() == [min((len(s) for s in w), default=0) for w in want]
     assert got.scores.tolist() == [sum(score_weight(len(s), a, m) for s in w) for w in want]
     assert list(got.by_size) == [sum(len([s for s in w if len(s) == k]) for w in want) for k in range(1, m + 1)]
 
@@ -399,3 +400,27 @@ def test_every_registered_anonymizer_measures_the_same_from_files_and_memory(tmp
     from versapub.kinds import KINDS
 
     assert kinds == set(KINDS)  # every registered kind was measured
+
+
+def test_record_risks_by_hand_and_from_the_cli(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+    from versapub.inspect.risk import record_risks
+
+    p = tmp_path / "d.csv"
+    p.write_text("a,b,w\nx,1,10\nx,1,10\ny,1,4\ny,2,3\ny,2,3\ny,2,3\n", encoding="utf-8")
+    r = record_risks(versapub.read_table(p), ["a", "b"], sampling_fraction=0.5)
+    assert r["class_size"].tolist() == [2, 2, 1, 3, 3, 3]
+    assert r["prosecutor"].tolist() == pytest.approx([1 / 2, 1 / 2, 1, 1 / 3, 1 / 3, 1 / 3])
+    assert r["journalist"].tolist() == pytest.approx([1 / 4, 1 / 4, 1 / 2, 1 / 6, 1 / 6, 1 / 6])
+    assert r["individual"][2] == pytest.approx(math.log(2))  # f = 1, p = 1/2
+    assert r["smallest_msu"].tolist() == [0, 0, 2, 0, 0, 0]  # (y, 1): y and 1 are each shared
+    out = tmp_path / "records.csv"
+    res = CliRunner().invoke(cli, ["risk", str(p), "--qi", "a,b", "--sampling-fraction", "0.5", "--records", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert lines[0].replace('"', "") == "row,class_size,prosecutor,journalist,individual,msus,smallest_msu,suda_score"
+    assert len(lines) == 7 and lines[3].split(",")[:2] == ["3", "1"]
+    res = CliRunner().invoke(cli, ["risk", str(p), "--qi", "a", "--records", str(out)])
+    assert res.exit_code == 2 and "--overwrite" in res.output

@@ -78,6 +78,36 @@ def plot_histogram(tables: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def _write_records(
+    source: Path,
+    out: Path,
+    qi: list[str],
+    sampling_fraction: float | None,
+    population_size: int | None,
+    weights: str | None,
+    suda_max_size: int | None,
+    delimiter: str | None,
+) -> None:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from versapub.inspect.risk import record_risks
+    from versapub.io.read import read_table
+
+    table = read_table(source, delimiter=delimiter, missing="value", columns=[*qi, *([weights] if weights else [])])
+    risks = record_risks(
+        table,
+        qi,
+        sampling_fraction=sampling_fraction,
+        population_size=population_size,
+        weights=weights,
+        suda_max_size=suda_max_size,
+    )
+    cols = {"row": np.arange(1, table.n_rows + 1), **risks}
+    pacsv.write_csv(pa.table(cols), out)
+
+
 @cli.command()
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option(
@@ -105,7 +135,14 @@ def plot_histogram(tables: list[dict[str, Any]], path: Path) -> None:
 @click.option(
     "--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the risk histogram (PNG)."
 )
-@click.option("--overwrite", is_flag=True, help="Replace an existing --plot file.")
+@click.option(
+    "--records",
+    "records_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A data file only: write each record's risks to this CSV (row number, class size, prosecutor, journalist "
+    "and individual risk, MSUs, smallest MSU, SUDA score), in the data's order.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing --plot or --records file.")
 @click.option("--json", "as_json", is_flag=True, help="Print every measure as JSON.")
 def risk(
     source: Path,
@@ -118,6 +155,7 @@ def risk(
     no_suda: bool,
     delimiter: str | None,
     plot_file: Path | None,
+    records_file: Path | None,
     overwrite: bool,
     as_json: bool,
 ) -> None:
@@ -128,8 +166,13 @@ def risk(
     from versapub.inspect.risk import risk as measure_risk
 
     with _errors():
-        if plot_file is not None and plot_file.exists() and not overwrite:
-            raise ConfigError(f"--plot {plot_file} exists; add --overwrite to replace it.")
+        for flag, path in (("--plot", plot_file), ("--records", records_file)):
+            if path is not None and path.resolve() == source.resolve():
+                raise ConfigError(f"{flag} {path} is the input; write it elsewhere.")
+            if path is not None and path.exists() and not overwrite:
+                raise ConfigError(f"{flag} {path} exists; add --overwrite to replace it.")
+        if records_file is not None and source.is_dir():
+            raise ConfigError("--records lists a data file's records; a release publishes classes, not records.")
         rep = measure_risk(
             source,
             qi=_qi(qi),
@@ -144,6 +187,17 @@ def risk(
         data = rep.to_json()
         if plot_file is not None and data["tables"]:
             plot_histogram(data["tables"], plot_file)
+        if records_file is not None:
+            _write_records(
+                source,
+                records_file,
+                _qi(qi) or [],
+                sampling_fraction,
+                population_size,
+                weights,
+                suda_max_size,
+                delimiter,
+            )
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return

@@ -366,7 +366,11 @@ def risk(
         elif path.is_file():
             from versapub.io.read import read_table
 
-            table = read_table(path, delimiter=delimiter, missing=missing)
+            wanted = [*(qi or []), *([weights] if weights else [])] or None
+            try:  # only the columns measured are read (all of them to name the choices without --qi)
+                table = read_table(path, delimiter=delimiter, missing=missing, columns=wanted)
+            except InputError:
+                table = read_table(path, delimiter=delimiter, missing=missing)
             classes, label = [_data_classes(table, qi, weights)], str(path)
         else:
             raise InputError(f"{path} is neither a data file nor a release directory (with a manifest.json).")
@@ -391,3 +395,38 @@ def _data_classes(table: EncodedTable, qi: Sequence[str] | None, weights: str | 
             f"person); its columns: {', '.join(table.names)}."
         )
     return table_classes(table, qi, "data", weights)
+
+
+def record_risks(
+    table: EncodedTable,
+    qi: Sequence[str],
+    *,
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    weights: str | None = None,
+    suda_max_size: int | None = None,
+) -> dict[str, npt.NDArray[Any]]:
+    """Per record of ``table`` (in its order): the size of its class over ``qi``, its
+    prosecutor risk ``1/f``, journalist risk ``1/F``, Benedetti–Franconi individual risk,
+    its number of MSUs, the size of its smallest (0: none) and its SUDA score — what
+    ``versapub risk DATA --records FILE`` writes."""
+    c = _data_classes(table, qi, weights)
+    g = group_rows(list(c.codes), list(c.cards), with_inverse=True)
+    assert g.inverse is not None
+    inv = g.inverse
+    f = g.counts.astype(np.float64)
+    pi = fraction(table.n_rows, sampling_fraction, population_size)
+    if c.weights is not None:
+        big_f = rid.population_sizes(f, weights=np.bincount(inv, weights=c.weights, minlength=len(f)))
+    else:
+        big_f = rid.population_sizes(f, sampling_fraction=pi)
+    s = suda(list(c.codes), list(c.cards), list(qi), max_size=suda_max_size)
+    return {
+        "class_size": g.counts[inv],
+        "prosecutor": (1.0 / f)[inv],
+        "journalist": (1.0 / big_f)[inv],
+        "individual": rid.individual_risk(f, big_f)[inv],
+        "msus": s.msus,
+        "smallest_msu": s.smallest,
+        "suda_score": s.scores,
+    }

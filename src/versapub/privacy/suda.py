@@ -36,12 +36,14 @@ DEFAULT_MAX_SIZE = 5
 
 @dataclass(frozen=True)
 class Suda:
-    """MSUs up to ``max_size`` of ``attributes``: per row, its number of MSUs and its SUDA
-    score; ``by_size[k-1]``: MSUs of ``k`` attributes over all rows."""
+    """MSUs up to ``max_size`` of ``attributes``: per row, its number of MSUs, the size of its
+    smallest (0: none) and its SUDA score; ``by_size[k-1]``: MSUs of ``k`` attributes over
+    all rows."""
 
     attributes: tuple[str, ...]
     max_size: int
     msus: npt.NDArray[np.int64]
+    smallest: npt.NDArray[np.int64]
     scores: npt.NDArray[np.float64]
     by_size: tuple[int, ...]
 
@@ -86,6 +88,7 @@ def suda(
     w = np.ones(rows, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     single = np.flatnonzero(w == 1)  # only a row of one record can be unique
     msus = np.zeros(rows, dtype=np.int64)
+    smallest = np.zeros(rows, dtype=np.int64)
     scores = np.zeros(rows, dtype=np.float64)
     by_size: list[int] = []
     previous: dict[tuple[int, ...], npt.NDArray[np.bool_]] = {}
@@ -108,8 +111,9 @@ def suda(
                     minimal &= ~previous[subset[:drop] + subset[drop + 1 :]]
             hit = single[minimal]
             msus[hit] += 1
+            smallest[hit[smallest[hit] == 0]] = k
             scores[hit] += weight
             found += len(hit)
         by_size.append(found)
         previous = current
-    return Suda(tuple(attributes), m, msus, scores, tuple(by_size))
+    return Suda(tuple(attributes), m, msus, smallest, scores, tuple(by_size))

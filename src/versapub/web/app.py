@@ -248,10 +248,8 @@ def make_app(
             pi = float(fraction) if fraction not in (None, "") else None
         except (TypeError, ValueError):
             raise InputError(f"The sampling fraction is a number in (0, 1], got {fraction!r}.") from None
-        if body.get("release"):
-            source = _release(str(body["release"]))
-        else:
-            source = base.resolve(str(body.get("data") or ""))
+        release = body.get("release")
+        source = _release(str(release)) if release else base.resolve(str(body.get("data") or ""))
         qi = [c for c in body.get("qi") or [] if isinstance(c, str)] or None
         return measure(source, qi=qi, sampling_fraction=pi, delimiter=body.get("delimiter") or None).to_json()
 
