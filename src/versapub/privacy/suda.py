@@ -9,7 +9,8 @@ up to a size ``M`` by a recursive search; here the same set is computed level by
 attribute subsets (choice 159): a record is unique on ``S`` when its class over ``S`` holds
 one record, and ``S`` is minimal when it is unique on no ``S`` minus one attribute (being
 unique is inherited by supersets, so the immediate subsets decide). Each level is one
-vectorized grouping per subset, over rows that are records or classes with their counts.
+vectorized grouping per subset, over rows that are records or classes with their counts —
+skipped when every one-record row is already unique on a subset of it.
 
 The **SUDA score** of a record sums, over its MSUs, ``prod_{i=k}^{M-1} (A - i)`` for an MSU
 of ``k`` of the ``A`` attributes (1 for ``k = M``): smaller MSUs weigh more (Elliot et al.
@@ -99,16 +100,17 @@ def suda(
         for subset in itertools.combinations(range(a), k):
             if single.size == 0:
                 break
-            key, space, _ = combined_key([codes[j] for j in subset], [cards[j] for j in subset])
-            if space > 4 * rows + 1024:  # a sparse key space: dense ranks first
-                key = np.unique(key, return_inverse=True)[1].ravel()
-            sizes = np.bincount(key, weights=w)
-            unique = sizes[key[single]] == 1  # over the one-record rows
-            current[subset] = unique
-            minimal = unique.copy()
-            if k > 1:
-                for drop in range(k):
-                    minimal &= ~previous[subset[:drop] + subset[drop + 1 :]]
+            inherited = np.zeros(len(single), dtype=bool)  # unique on a subset: unique here, not minimal
+            for drop in range(k if k > 1 else 0):
+                inherited |= previous[subset[:drop] + subset[drop + 1 :]]
+            minimal = np.zeros(len(single), dtype=bool)
+            if not inherited.all():  # some row may be minimal here: group by the subset
+                key, space, _ = combined_key([codes[j] for j in subset], [cards[j] for j in subset])
+                if space > 4 * rows + 1024:  # a sparse key space: dense ranks first
+                    key = np.unique(key, return_inverse=True)[1].ravel()
+                sizes = np.bincount(key, weights=w)
+                minimal = ~inherited & (sizes[key[single]] == 1)  # over the one-record rows
+            current[subset] = inherited | minimal
             hit = single[minimal]
             msus[hit] += 1
             smallest[hit[smallest[hit] == 0]] = k
