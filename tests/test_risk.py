@@ -282,7 +282,10 @@ def test_measures_of_a_small_table_by_hand(tmp_path: Path) -> None:
     assert (t.prosecutor.highest, t.prosecutor.average, t.prosecutor.records_at_risk_count) == (1.0, 0.5, 3)
     assert t.journalist.highest == 0.5 and t.marketer == pytest.approx((1 / 2 + 2 / 4 + 3 / 6) / 6)
     assert t.histogram[-1] == 1 and t.histogram[-2] == 2  # risk 1 (the unique), 1/2 (a class of two)
-    w = risk(p, qi=["a", "b"], weights="w").tables[0]  # population sizes 20, 4, 9
+    wr = risk(p, qi=["a", "b"], weights="w")
+    assert wr.sampling_fraction == pytest.approx(6 / 33)  # records / the sum of the weights
+    w = wr.tables[0]  # population sizes 20, 4, 9
+    assert w.uniqueness.sampling_fraction == pytest.approx(6 / 33)
     assert w.marketer == pytest.approx((2 / 20 + 1 / 4 + 3 / 9) / 6)
     assert w.individual_highest == pytest.approx(rid.individual_risk([1], [4])[0])
 

@@ -145,18 +145,12 @@ class RiskReport:
             "records": max(x["records"] for x in t),
             "sample_uniques": top(("sample_uniques",)),
             "prosecutor": {
-                **{
-                    k: top(("prosecutor", k))
-                    for k in ("highest", "average", "records_at_risk", "records_at_risk_count")
-                },
+                **{k: top(("prosecutor", k)) for k in MODEL_KEYS},
                 "threshold": self.threshold,
                 "table": hi["table"],
             },
             "journalist": {
-                **{
-                    k: top(("journalist", k))
-                    for k in ("highest", "average", "records_at_risk", "records_at_risk_count")
-                },
+                **{k: top(("journalist", k)) for k in MODEL_KEYS},
                 "threshold": self.threshold,
             },
             "marketer": {"average": top(("marketer", "average"))},
@@ -191,6 +185,8 @@ def measure(
     if g.weights is not None:
         big_f = rid.population_sizes(f, weights=g.weights)
         how = "population class sizes: the classes' sums of sampling weights"
+        if sampling_fraction >= 1:  # the fraction the weights imply (records / their sum)
+            sampling_fraction = min(1.0, float(f.sum()) / float(g.weights.sum()))
     elif sampling_fraction < 1:
         big_f = rid.population_sizes(f, sampling_fraction=sampling_fraction)
         how = f"population class sizes estimated as sample sizes / {sampling_fraction:g} (the sampling fraction)"
@@ -381,6 +377,9 @@ def risk(
         notes += [f"table {c.name} publishes none of the quasi-identifiers" for c in classes if not c.attributes]
     records = max((int(c.counts.sum()) for c in classes), default=0)
     pi = fraction(records, sampling_fraction, population_size)
+    w = classes[0].weights if classes else None
+    if w is not None and sampling_fraction is None and population_size is None and w.sum() > 0:
+        pi = min(1.0, records / float(w.sum()))  # the fraction the sampling weights imply
     tables = tuple(
         measure(c, threshold=threshold, sampling_fraction=pi, suda_max_size=suda_max_size, with_suda=with_suda)
         for c in classes
