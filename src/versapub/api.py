@@ -247,7 +247,7 @@ def publish(
     parsed, own = split(rules)
     roles = columns if columns is not None else ColumnRoles()
     if not table.in_memory:
-        require_out_of_core(dec, anon, rules, roles)
+        require_out_of_core(dec, anon, rules, roles, anonymizer)
     validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying or roles.others == "quasi-identifying"))
     # Every column decided (rules, roles, --others), likely identifiers declared one by one.
     roles, by_others, notes = decide_columns(table, parsed, roles, declared=hierarchies or ())
@@ -373,18 +373,27 @@ def proxies(
     return [replace(a, allowed=a.column in roles.allow_proxy) for a in found if a.listed]
 
 
-def require_out_of_core(dec: Decomposition, anon: Anonymizer, rules: Iterable[RuleItem], roles: ColumnRoles) -> None:
+def require_out_of_core(
+    dec: Decomposition,
+    anon: Anonymizer,
+    rules: Iterable[RuleItem],
+    roles: ColumnRoles,
+    asked: str | Anonymizer | None = None,
+) -> None:
     """A table that is not in memory (the Dask backend) can be published only by plug-ins
-    with the :class:`~versapub.data.source.OutOfCore` capability (counts, not records: the
-    UAD decomposition, Anatomy and plain tables), and only under rules (the classic
-    one-table jobs generalize records).  Checked before any record is read."""
+    with the :class:`~versapub.data.source.OutOfCore` capability (the UAD decomposition,
+    Anatomy, Mondrian and plain tables); the classic one-table job (quasi-identifiers
+    without a rule) by the anonymizer it runs (``asked``, else Mondrian).  Checked before
+    any record is read."""
     rules = list(rules)
     if not split(rules)[0] and roles.quasi_identifying:
-        raise ConfigError(
-            "The Dask backend publishes under rules 'QI -> S' (Anatomy's groups from value counts); k-anonymity of "
-            "the quasi-identifiers alone generalizes records in memory. Give --sensitive (or rules), or use the "
-            "in-memory backend."
-        )
+        runs = make_anonymizer("mondrian") if asked is None else anon
+        if not isinstance(runs, OutOfCore):
+            raise ConfigError(
+                f"On the Dask backend the quasi-identifiers alone are generalized by {_ON_CLUSTER}; {runs.name} needs "
+                "the records in memory. Use --anonymizer mondrian, or the in-memory backend."
+            )
+        return
     if not isinstance(dec, OutOfCore):
         raise ConfigError(
             f"The Dask backend publishes with the uad decomposition; {dec.name} is not available there (gd scores "
@@ -394,9 +403,14 @@ def require_out_of_core(dec: Decomposition, anon: Anonymizer, rules: Iterable[Ru
     for a in [anon, *(_anonymizer_of(r, spec) for r, spec in anonymizers(rules).items())]:
         if not isinstance(a, OutOfCore):
             raise ConfigError(
-                f"The Dask backend anonymizes with anatomy (groups from value counts and ranks, no record in "
-                f"memory); {a.name} needs the records in memory. Use --anonymizer anatomy, or the in-memory backend."
+                f"The Dask backend anonymizes with {_ON_CLUSTER}; {a.name} needs the records in memory "
+                f"({getattr(a, 'in_memory_only', 'it reads every record')}). Use --anonymizer anatomy or "
+                "mondrian, or the in-memory backend."
             )
+
+
+#: The anonymizers the Dask backend runs (those with the OutOfCore capability).
+_ON_CLUSTER = "anatomy (groups from value counts and ranks) or mondrian (rounds of cuts from per-partition histograms)"
 
 
 def reach_of(

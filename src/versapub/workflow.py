@@ -434,7 +434,9 @@ def run_dask(
 
     require_dask()
     dec, anon = plugins_for(cfg.decomposition, cfg.anonymizer, cfg.decomposition_params, cfg.anonymizer_params)
-    require_out_of_core(dec, anon, cfg.rules, cfg.roles)  # before the cluster starts and any record is read
+    require_out_of_core(
+        dec, anon, cfg.rules, cfg.roles, cfg.anonymizer
+    )  # before the cluster starts and any record is read
     dest = Path(out).resolve()
     protect = [cfg.input, cfg.config_path, *(h.file for h in cfg.hierarchies)]
     if dest.exists():

@@ -25,6 +25,7 @@ from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.order import numeric, ranks
+from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import HierarchyError
 from versapub.privacy.base import Guarantee, Histograms
@@ -67,7 +68,7 @@ class Dimension:
         return float(self.width.max() - self.width.min()) if len(self.width) else 0.0
 
 
-def dimension(table: EncodedTable, attribute: str, hierarchy: Hierarchy | None) -> Dimension:
+def dimension(table: Source, attribute: str, hierarchy: Hierarchy | None) -> Dimension:
     """The attribute as a dimension (its hierarchy must cover every value)."""
     col = table.column(attribute)
     values = col.values
@@ -118,7 +119,7 @@ def distinct_labels(
 
 
 def dimensions(
-    table: EncodedTable, attributes: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None
+    table: Source, attributes: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None
 ) -> list[Dimension]:
     return [dimension(table, a, (hierarchies or {}).get(a)) for a in attributes]
 
@@ -232,17 +233,26 @@ def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str, keep: S
     """The one rule a generalizing anonymizer enforces, or none (identities only: every
     column a quasi-identifier but those to ``keep`` exactly beside the classes); ``keep``
     never holds the rule's own attributes (the classic job's insensitive columns)."""
+    rule, qi, kept = target_names(table, rules, name, keep)
+    if rule is None:
+        return Target(None, qi, np.zeros(table.n_rows, dtype=np.int64), 1, kept=kept)
+    s = table.column(rule.rhs)
+    return Target(rule, qi, s.codes.astype(np.int64), s.cardinality, kept=kept)
+
+
+def target_names(
+    table: Source, rules: Rule | Sequence[Rule], name: str, keep: Sequence[str] = ()
+) -> tuple[Rule | None, tuple[str, ...], tuple[str, ...]]:
+    """:func:`target`'s rule, quasi-identifiers and kept columns, from the names alone (any
+    backend)."""
     out = (rules,) if isinstance(rules, Rule) else tuple(rules)
     kept = tuple(a for a in table.names if a in set(keep))
     if not out:
-        qi = tuple(a for a in table.names if a not in set(keep))
-        return Target(None, qi, np.zeros(table.n_rows, dtype=np.int64), 1, kept=kept)
+        return None, tuple(a for a in table.names if a not in set(keep)), kept
     (rule,) = as_rules(out, name, 1)
     if set(kept) & {*rule.lhs, rule.rhs}:
         raise ValueError("a rule's own attributes are never kept beside the classes")
-    s = table.column(rule.rhs)
-    qi = tuple(a for a in table.names if a != rule.rhs and a not in set(kept))
-    return Target(rule, qi, s.codes.astype(np.int64), s.cardinality, kept=kept)
+    return rule, tuple(a for a in table.names if a != rule.rhs and a not in set(kept)), kept
 
 
 def classes_table(

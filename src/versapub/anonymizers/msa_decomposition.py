@@ -255,6 +255,8 @@ class MSADecomposition:
     summary then reports the residual tuples and noise it cost."""
 
     name = "msa-decomposition"
+    #: Why it does not run on the Dask backend (the refusal's reason).
+    in_memory_only = "its decomposition tests candidate groupings of the records in memory"
     max_rules = 1_000_000
     #: One table holding every sensitive attribute: the multi-SA schema.
     default_decomposition = "multi-sa"

@@ -202,6 +202,8 @@ class MultiSAAnatomy:
     """
 
     name = "multi-sa"
+    #: Why it does not run on the Dask backend (the refusal's reason).
+    in_memory_only = "its groups are chosen record by record across several sensitive attributes"
     max_rules = 1_000_000  # any number: one table enforces every rule
 
     parameter_constraints: ClassVar[dict[str, Param]] = {

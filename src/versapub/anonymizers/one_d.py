@@ -114,6 +114,8 @@ class OneDLDiversity:
     """1-D l-diversity (see the module docstring); no parameters."""
 
     name = "one-d-l-diversity"
+    #: Why it does not run on the Dask backend (the refusal's reason).
+    in_memory_only = "its groups follow the records' order along one attribute"
     max_rules = 1
     parameter_constraints: ClassVar[dict[str, Param]] = {}
     glossary: ClassVar[str] = (

@@ -254,6 +254,8 @@ class SequentialSweep:
     sensitive values may be generalized (0: never; ``None``: up to the root)."""
 
     name = "sequential-sweep"
+    #: Why it does not run on the Dask backend (the refusal's reason).
+    in_memory_only = "its sweeps move single records between groups"
     max_rules = 1
 
     parameter_constraints: ClassVar[dict[str, Param]] = {

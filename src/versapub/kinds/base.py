@@ -139,7 +139,8 @@ class TableKind(Protocol):
         """The table as a factor of a product estimate measured out of core
         (:mod:`versapub.model.outofcore`): its first part, its second part and the attribute
         that part holds (Anatomy's ST with one sensitive attribute and nothing suppressed),
-        or ``(data, None, None)``; None when the kind is no such factor."""
+        or ``(data, None, None)`` (a table with ``leaves`` has its rows spread over the
+        leaves they cover); None when the kind is no such factor."""
         ...
 
     def listing_roles(self, entry: Entry) -> dict[str, list[str]]:

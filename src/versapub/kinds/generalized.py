@@ -111,7 +111,9 @@ class Generalized:
         return out
 
     def product_parts(self, table: AnonymizedTable) -> tuple[CountTable, CountTable | None, str | None] | None:
-        return None  # a mixture of uniform runs, not a count table of values
+        """One part, its rows spread over the leaves the table's ``leaves`` list (the
+        out-of-core model spreads them: :mod:`versapub.model.outofcore`)."""
+        return table.parts["data"], None, None
 
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         held = {"sensitive": table.sensitive} if table.enforces is None and table.sensitive else {}

@@ -50,8 +50,39 @@ def _q(name: str) -> str:
 #: sensitive attribute or None)``, or None when its kind is no such factor — a kind's
 #: ``product_parts`` (:class:`versapub.kinds.base.TableKind`), handed in by the caller.
 PartsOf = Callable[[Any], "tuple[Any, Any, str | None] | None"]
-#: (name, first part, second part, attributes, sensitive) per table.
-Tables = list[tuple[str, Any, Any, list[str], str | None]]
+#: (name, first part, second part, attributes, sensitive, spans) per table; ``spans``: a
+#: generalized table's attributes as :class:`Spans` (None for a table of exact values).
+Tables = list[tuple[str, Any, Any, list[str], str | None, "dict[str, Spans] | None"]]
+
+
+class Spans:
+    """One attribute of a generalized table on the leaves' positions: ``first[code]``,
+    ``last[code]`` of every published code, ``m`` leaves, and the position of every code
+    of the source's dictionary (``at``); an attribute published exactly is its own order."""
+
+    def __init__(self, dictionary: Any, labels: Any, source_values: Any) -> None:
+        text = np.asarray(dictionary, dtype=object).astype(str)
+        if labels is None:  # published exactly: positions are the codes
+            self.m = len(text)
+            self.first = self.last = np.arange(self.m, dtype=np.int64)
+            self.at = np.arange(self.m, dtype=np.int64)
+            self.generalized = False
+            return
+        pos = {leaf: i for i, leaf in enumerate(labels.order)}
+        runs = [labels.spans[t] if t in labels.spans else (pos[t], pos[t]) for t in text]
+        self.first = np.array([a for a, _ in runs], dtype=np.int64)
+        self.last = np.array([b for _, b in runs], dtype=np.int64)
+        self.m = len(labels.order)
+        self.at = np.array([pos[str(v)] for v in source_values], dtype=np.int64)
+        self.generalized = True
+
+    @property
+    def size(self) -> Any:
+        return (self.last - self.first + 1).astype(np.float64)
+
+    @property
+    def root(self) -> Any:
+        return (self.first == 0) & (self.last == self.m - 1)
 
 
 def _tables(release: Release, parts_of: PartsOf) -> Tables:
@@ -70,10 +101,28 @@ def _tables(release: Release, parts_of: PartsOf) -> Tables:
         parts = parts_of(t.table)
         if parts is None:
             raise ReleaseError(
-                f"Table {t.name} is a {t.table.kind} table; the out-of-core utility measures plain and Anatomy tables."
+                f"Table {t.name} is a {t.table.kind} table; the out-of-core utility measures plain, Anatomy and "
+                "generalized tables."
             )
-        out.append((t.name, parts[0], parts[1], attrs, parts[2]))
+        spans = None
+        if t.table.leaves:  # generalized values: each row spread over the leaves it covers
+            first = parts[0]
+            spans = {
+                a: Spans(d, t.table.leaves.get(a), release.source.column(a).values)
+                for a, d in zip(first.names, first.dictionaries, strict=True)
+            }
+        out.append((t.name, parts[0], parts[1], attrs, parts[2], spans))
     return out
+
+
+def spread_term(first: Any, spans: dict[str, Spans]) -> float:
+    """A generalized table's ``Σ c ln(n p~)`` (each row spread over its leaves)."""
+    gen = {a: sp for a, sp in spans.items() if sp.generalized}
+    others = [(a, sp.m) for a, sp in spans.items() if not sp.generalized]
+    total, _ = first.spread_log_sum(
+        {a: sp.size for a, sp in gen.items()}, {a: sp.root for a, sp in gen.items()}, others
+    )
+    return float(total)
 
 
 def kl_divergence(release: Release, tables: Tables, con: Any) -> dict[str, Any]:
@@ -88,7 +137,10 @@ def kl_divergence(release: Release, tables: Tables, con: Any) -> dict[str, Any]:
     plogp, distinct = float(row[0]) / n - math.log(n), int(row[1])
     expected = 0.0  # E_p[log p~]
     zero = 0
-    for i, (_, first, second, attrs, s) in enumerate(tables):
+    for i, (_, first, second, attrs, s, spans) in enumerate(tables):
+        if spans is not None:
+            expected += spread_term(first, spans) / n - math.log(n)
+            continue
         if second is None:
             first.register_duckdb(con, f"t{i}")
             got = con.execute(f'SELECT sum("count" * ln("count")) FROM t{i}').fetchone()
@@ -176,9 +228,17 @@ def estimates(
     """The model's answer to every query: ``n`` times the product over the tables."""
     n = release.n_records
     prob = np.ones(len(queries), dtype=np.float64)
-    for k, (name, first, second, attrs, s) in enumerate(tables):
+    for k, (name, first, second, attrs, s, spans) in enumerate(tables):
         progress(f"the workload's estimates: table {name}", k, len(tables))
         own = [{a: v for a, v in q.items() if a in attrs} for q in queries]
+        if spans is not None:  # allowed source codes as leaf positions, rows spread over their leaves
+            hit = [i for i, c in enumerate(own) if c]
+            if hit:
+                pos = [{a: spans[a].at[np.asarray(v, dtype=np.int64)] for a, v in own[i].items()} for i in hit]
+                used = {a for q in pos for a in q}
+                shape = {a: (spans[a].first, spans[a].last, spans[a].m) for a in used}
+                prob[hit] *= first.spread_queries(pos, shape) / n
+            continue
         if second is None:
             hit = [i for i, c in enumerate(own) if c]
             if hit:
@@ -202,10 +262,14 @@ def marginal_errors(release: Release, tables: Tables) -> dict[str, float]:
     """Per attribute, the largest |P_published(v) − P_original(v)|."""
     n = release.n_records
     out = {}
-    for _, first, second, attrs, s in tables:
+    for _, first, second, attrs, s, spans in tables:
         for a in attrs:
             part = second if a == s else first
-            pub = part.marginal(a)
+            if spans is not None and spans[a].generalized:
+                sp = spans[a]
+                pub = first.spread_marginal(a, sp.first, sp.last, sp.m)[sp.at]
+            else:
+                pub = part.marginal(a)
             orig = release.source.column(a).counts()
             m = max(len(pub), len(orig))
             out[a] = float(np.abs(np.pad(pub, (0, m - len(pub))) - np.pad(orig, (0, m - len(orig)))).max(initial=0)) / n

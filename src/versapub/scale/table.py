@@ -237,6 +237,12 @@ def _part_marginal(df: Any, name: str, card: int) -> IntArray:
     )
 
 
+def _log_sum(df: Any, sizes: Any, roots: Any, others: Any, root: tuple[Any, Any]) -> float:
+    from versapub.scale.spread import part_log_sum
+
+    return part_log_sum(df, sizes, roots, others, root[0], root[1])
+
+
 def _merge(dicts: Sequence[dict[int, int]]) -> dict[int, int]:
     out: dict[int, int] = {}
     for d in dicts:
@@ -340,6 +346,40 @@ class DaskCounts:
             delayed(_pair_queries)(a, b, shared_mine, shared_theirs, group, cards) for a, b in zip(lp, rp, strict=True)
         ]
         return np.sum(self.runner.run(tasks, "on the cluster: paired query answers"), axis=0)
+
+    def spread_log_sum(
+        self, sizes: dict[str, Any], roots: dict[str, Any], others: Sequence[tuple[str, int]]
+    ) -> tuple[float, float]:
+        """A generalized table's ``Σ c ln(n p~)`` over its records, each row spread over the
+        ``sizes`` of its generalized values (:mod:`versapub.scale.spread`); rows whose every
+        generalized value is a root (``roots``) add to the other rows with the same values of
+        ``others``.  Returns the sum and the records in root rows."""
+        from versapub.scale import spread
+
+        got = self._parts("the model's density of root rows", spread.part_roots, sizes, roots, list(others))
+        keys = np.concatenate([k for k, _, _ in got]) if got else np.zeros(0, np.int64)
+        c = np.concatenate([x for _, x, _ in got]) if got else np.zeros(0)
+        d = np.concatenate([x for _, _, x in got]) if got else np.zeros(0)
+        uk, inv = np.unique(keys, return_inverse=True)
+        rc = np.bincount(inv.ravel(), weights=c, minlength=len(uk))
+        rd = np.bincount(inv.ravel(), weights=d, minlength=len(uk))
+        shared = self.runner.share((uk, rd))
+        rest = self._parts("the model's density of every row", _log_sum, sizes, roots, list(others), shared)
+        return float(np.sum(rest)) + float(np.sum(rc * np.log(rd))) if len(uk) else float(np.sum(rest)), float(rc.sum())
+
+    def spread_queries(self, queries: Sequence[Any], spans: dict[str, tuple[Any, ...]]) -> npt.NDArray[np.float64]:
+        """Per query (``{attribute: allowed leaf positions}``), the records the rows put on
+        allowed leaves (:func:`versapub.scale.spread.part_queries`)."""
+        from versapub.scale import spread
+
+        shared_q, shared_s = self.runner.share(list(queries)), self.runner.share(spans)
+        return np.sum(self._parts("query answers", spread.part_queries, shared_q, shared_s), axis=0)
+
+    def spread_marginal(self, name: str, first: Any, last: Any, m: int) -> npt.NDArray[np.float64]:
+        """Records per leaf position of ``name`` with every row spread over its leaves."""
+        from versapub.scale import spread
+
+        return np.sum(self._parts("a marginal", spread.part_marginal, name, first, last, m), axis=0)
 
     def register_duckdb(self, con: Any, name: str) -> None:
         """The table's codes and counts as the DuckDB view ``name`` (over its parts)."""

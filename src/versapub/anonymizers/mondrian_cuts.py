@@ -1,0 +1,169 @@
+"""Mondrian's partitioning (LeFevre, DeWitt, Ramakrishnan, ICDE 2006): the vectorized
+rounds of median cuts over records in memory, which :mod:`versapub.anonymizers.mondrian`
+publishes and :mod:`versapub.anonymizers.mondrian_cluster` resumes per bucket of
+partitions on a Dask cluster (the rules are in :mod:`versapub.anonymizers.mondrian`'s
+docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.anonymizers.generalize import Dimension, IntArray
+from versapub.privacy.base import Guarantee, Histograms
+
+
+def segment_starts(seg_start: IntArray, n: int) -> tuple[IntArray, IntArray]:
+    """Segment of every position, and every segment's length."""
+    lengths = np.diff(np.r_[seg_start, n])
+    return np.repeat(np.arange(len(seg_start), dtype=np.int64), lengths), lengths
+
+
+def smallest_group(guarantee: Guarantee) -> int:
+    """The fewest records a group satisfying ``guarantee`` can have, from its test: the
+    smallest size at which a group of all-distinct values passes (at most 64 tried) — the
+    best case for k-anonymity and every l-diversity form; 1 for a guarantee that compares
+    with the table's distribution (t-closeness), where no such probe is a bound."""
+    if guarantee.needs():
+        return 1
+    for size in range(1, 65):
+        h = Histograms(np.zeros(size, np.int64), np.ones(size, np.int64), 1, np.arange(size, dtype=np.int64))
+        try:
+            if guarantee.groups_satisfied(h).all():
+                return size
+        except (ValueError, IndexError):  # a guarantee bound to a domain smaller than the probe
+            return 1
+    return 1
+
+
+#: Partitions to resume: (start of each in the records' order, level per dimension, the
+#: dimensions tried without an allowable cut, still open).
+State = tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]
+
+
+def _histograms(part: IntArray, s: IntArray, n_parts: int, s_card: int) -> Histograms:
+    key = part * s_card + s
+    uniq, counts = np.unique(key, return_counts=True)
+    return Histograms(uniq // s_card, counts.astype(np.int64), n_parts, uniq % s_card)
+
+
+def partition(
+    dims: Sequence[Dimension],
+    codes: Sequence[IntArray],
+    s: IntArray,
+    s_card: int,
+    guarantee: Guarantee,
+    progress: Callable[[str], None] | None = None,
+    start: State | None = None,
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Mondrian's partitions: (permutation of the records, start of every partition in it,
+    each partition's current hierarchy level per dimension).  ``start`` resumes partitions
+    already cut elsewhere (the Dask backend's rounds: :mod:`versapub.anonymizers.mondrian_cluster`):
+    the records ordered so that each is a contiguous range, with its state; partitions
+    evolve independently of each other, so the classes are those of one run from the whole
+    table."""
+    n, d = len(s), len(dims)
+    smallest = smallest_group(guarantee)
+    perm = np.arange(n, dtype=np.int64)
+    # Every record's rank per dimension (int32: 4 bytes per record and dimension).
+    rank = (
+        np.stack([dim.rank.astype(np.int32)[c] for dim, c in zip(dims, codes, strict=True)])
+        if d
+        else (np.zeros((0, n), np.int32))
+    )
+    hier = np.array([dim.hierarchical for dim in dims], dtype=bool)
+    spans = np.array([dim.span for dim in dims], dtype=np.float64)
+    # Per hierarchical dimension: node ids (levels x codes) and leaves under each node (levels x nodes).
+    nodes = {j: np.stack(dim.nodes) for j, dim in enumerate(dims) if dim.nodes is not None}
+    under = {j: np.stack([np.bincount(lv, minlength=int(m.max()) + 1) for lv in m]) for j, m in nodes.items()}
+    if start is None:
+        seg_start = np.zeros(1, dtype=np.int64)
+        level = np.array([[dim.top for dim in dims]], dtype=np.int64).reshape(1, d)
+        tried = np.zeros((1, d), dtype=bool)
+        open_ = np.ones(1, dtype=bool)
+    else:
+        seg_start, level = np.array(start[0], dtype=np.int64), np.array(start[1], dtype=np.int64)
+        tried, open_ = np.array(start[2], dtype=bool), np.array(start[3], dtype=bool)
+    rounds = 0
+    while open_.any() and d:
+        rounds += 1
+        seg, _ = segment_starts(seg_start, n)
+        pos = np.flatnonzero(open_[seg])  # open positions, ascending: each open segment contiguous
+        oseg, rec = seg[pos], perm[pos]
+        segs = np.flatnonzero(open_)
+        first = np.searchsorted(oseg, segs)
+        # Normalized width of every dimension inside every open segment.
+        widths = np.zeros((len(segs), d))
+        for j, dim in enumerate(dims):
+            if j in nodes:
+                lvl = level[segs, j]
+                node = nodes[j][lvl, codes[j][rec[first]]]
+                widths[:, j] = np.where(lvl > 0, under[j][lvl, node] / len(dim.values), 0.0)
+            elif spans[j] > 0:
+                w = dim.width[codes[j][rec]]
+                widths[:, j] = (np.maximum.reduceat(w, first) - np.minimum.reduceat(w, first)) / spans[j]
+        widths[tried[segs]] = -1.0
+        # A partition smaller than two of the smallest groups the guarantee accepts cannot be cut.
+        widths[np.diff(np.r_[first, len(oseg)]) < 2 * smallest] = -1.0
+        choice = np.argmax(widths, axis=1)
+        can = widths[np.arange(len(segs)), choice] > 0
+        open_[segs[~can]] = False
+        if not can.any():
+            break
+        segs, choice = segs[can], choice[can]
+        dim_of = np.full(len(seg_start), -1, dtype=np.int64)
+        dim_of[segs] = choice
+        keep = dim_of[oseg] >= 0
+        pos, oseg, rec = pos[keep], oseg[keep], rec[keep]
+        dpos = dim_of[oseg]
+        order = np.lexsort((rank[dpos, rec], oseg))  # segments keep their places; sorted inside
+        rec, oseg, dpos = rec[order], oseg[order], dpos[order]
+        perm[pos] = rec
+        key = rank[dpos, rec]
+        starts = np.flatnonzero(np.r_[True, oseg[1:] != oseg[:-1]])
+        length = np.diff(np.r_[starts, len(oseg)])
+        # Ordered dimensions: left of the (lower) median, or strictly below it when nothing is above.
+        med = np.repeat(key[starts + (length - 1) // 2], length)
+        left = key <= med
+        everything = np.repeat(np.add.reduceat(left.astype(np.int64), starts) == length, length)
+        part_key = np.where(np.where(everything, key < med, left), 0, 1)
+        # Hierarchical dimensions: the child node one level down.
+        for j, m in nodes.items():
+            at = np.flatnonzero(dpos == j)
+            if len(at):
+                part_key[at] = m[level[oseg[at], j] - 1, codes[j][rec[at]]]
+        change = np.r_[True, (oseg[1:] != oseg[:-1]) | (part_key[1:] != part_key[:-1])]
+        part = np.cumsum(change) - 1
+        ok = guarantee.groups_satisfied(_histograms(part, s[rec], int(part[-1]) + 1, s_card))
+        part_start = np.flatnonzero(change)
+        part_seg = oseg[part_start]
+        n_parts = np.bincount(part_seg, minlength=len(seg_start))
+        seg_ok = np.ones(len(seg_start), dtype=bool)
+        np.logical_and.at(seg_ok, part_seg, ok)
+        cut_hier = np.zeros(len(seg_start), dtype=bool)
+        cut_hier[segs] = hier[choice]
+        split = seg_ok & (n_parts >= 2)
+        descend = seg_ok & (n_parts == 1) & cut_hier  # every value under one child: go down a level
+        failed = np.zeros(len(seg_start), dtype=bool)
+        failed[segs] = True
+        failed &= ~(split | descend)
+        tried[failed, dim_of[failed]] = True
+        level[descend, dim_of[descend]] -= 1
+        # Allowed cuts: each cut segment is replaced by its parts (fresh: nothing tried yet).
+        new = split[part_seg]
+        owner = part_seg[new]
+        kept = ~split
+        child_level = level[owner]
+        went_down = hier[dim_of[owner]]
+        child_level[np.flatnonzero(went_down), dim_of[owner][went_down]] -= 1
+        starts_all = np.r_[seg_start[kept], pos[part_start[new]]]
+        o = np.argsort(starts_all, kind="stable")
+        seg_start = starts_all[o]
+        level = np.vstack([level[kept], child_level])[o]
+        tried = np.vstack([tried[kept], np.zeros((len(owner), d), dtype=bool)])[o]
+        open_ = np.r_[open_[kept], np.ones(len(owner), dtype=bool)][o]
+        if progress is not None:
+            progress(f"Mondrian round {rounds}: {len(seg_start):,} partitions, {int(open_.sum()):,} still open")
+    return perm, seg_start, level
