@@ -3,8 +3,8 @@ processes on localhost (subprocesses, bounded, torn down after).  Publishing thr
 ``--scheduler`` must give a release that ``versapub check`` accepts and that agrees with
 the in-memory backend on the same data: the same tables, guarantee, groups per table and
 published marginals.  A killed worker leaves no release and no temporary directory, and the
-run can be restarted; an unreachable scheduler, GD, a generalizing anonymizer and a missing
-Dask are one-paragraph errors."""
+run can be restarted; an unreachable scheduler, GD, an anonymizer that needs the records in
+memory and a missing Dask are one-paragraph errors (generalization: ``test_dask_generalize.py``)."""
 
 from __future__ import annotations
 
@@ -408,7 +408,7 @@ def test_unreachable_scheduler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     ("flags", "says"),
     [
         (["--decomposition", "gd"], "publishes with the uad decomposition; gd is not available"),
-        (["--anonymizer", "mondrian"], "mondrian needs the records in memory"),
+        (["--anonymizer", "sequential-sweep"], "sequential-sweep needs the records in memory (its sweeps move single"),
         (["--format", "csv"], "--backend dask writes Parquet"),
     ],
 )

@@ -433,7 +433,7 @@ def _decide(
     p.open_[split] = False
     p.alive[split] = False
     ids = p.add(size[new], level, node, lo[new], hi[new])
-    return Moves(cuts, uc[new], ids)
+    return Moves(Cuts(np.where(split, cuts.dim, -1), cuts.thr, cuts.level), uc[new], ids)  # only split ones move
 
 
 def publish_on_cluster(

@@ -110,6 +110,11 @@ def connect(
         cluster.close()
 
 
+class WorkerLost(OSError):
+    """A worker left the cluster while the client sent it data (a failure of the cluster,
+    like a lost task: the run stops, nothing is written)."""
+
+
 def _silent(description: str, done: int, total: int) -> None:
     """No progress."""
 
@@ -135,8 +140,12 @@ class Runner:
 
     def share(self, value: Any) -> Any:
         """``value`` sent once to every worker (a future that tasks take) instead of copied
-        into every task of the graph."""
-        return self.client.scatter([value], broadcast=True)[0]
+        into every task of the graph.  A worker lost meanwhile is the cluster's failure
+        (:class:`WorkerLost`), as a task's would be."""
+        try:
+            return self.client.scatter([value], broadcast=True)[0]
+        except KeyError as exc:  # distributed names the worker it lost by its address
+            raise WorkerLost(f"worker {exc} left while data was sent to every worker") from exc
 
     @property
     def n_workers(self) -> int:
