@@ -382,7 +382,7 @@ def require_out_of_core(
 ) -> None:
     """A table that is not in memory (the Dask backend) can be published only by plug-ins
     with the :class:`~versapub.data.source.OutOfCore` capability (the UAD decomposition,
-    Anatomy, Mondrian and plain tables); the classic one-table job (quasi-identifiers
+    Anatomy, Mondrian, Incognito and plain tables); the classic one-table job (quasi-identifiers
     without a rule) by the anonymizer it runs (``asked``, else Mondrian).  Checked before
     any record is read."""
     rules = list(rules)
@@ -390,8 +390,9 @@ def require_out_of_core(
         runs = make_anonymizer("mondrian") if asked is None else anon
         if not isinstance(runs, OutOfCore):
             raise ConfigError(
-                f"On the Dask backend the quasi-identifiers alone are generalized by {_ON_CLUSTER}; {runs.name} needs "
-                "the records in memory. Use --anonymizer mondrian, or the in-memory backend."
+                f"On the Dask backend the quasi-identifiers alone are generalized by mondrian or incognito; "
+                f"{runs.name} cannot keep the other columns in the classes' rows there. Use --anonymizer mondrian, "
+                "or the in-memory backend."
             )
         return
     if not isinstance(dec, OutOfCore):
@@ -404,13 +405,16 @@ def require_out_of_core(
         if not isinstance(a, OutOfCore):
             raise ConfigError(
                 f"The Dask backend anonymizes with {_ON_CLUSTER}; {a.name} needs the records in memory "
-                f"({getattr(a, 'in_memory_only', 'it reads every record')}). Use --anonymizer anatomy or "
-                "mondrian, or the in-memory backend."
+                f"({getattr(a, 'in_memory_only', 'it reads every record')}). Use one of those, or the in-memory "
+                "backend."
             )
 
 
 #: The anonymizers the Dask backend runs (those with the OutOfCore capability).
-_ON_CLUSTER = "anatomy (groups from value counts and ranks) or mondrian (rounds of cuts from per-partition histograms)"
+_ON_CLUSTER = (
+    "anatomy (groups from value counts and ranks), mondrian (rounds of cuts from per-partition histograms) or "
+    "incognito (its lattice over distinct rows counted on the cluster)"
+)
 
 
 def reach_of(

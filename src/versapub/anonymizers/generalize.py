@@ -190,6 +190,23 @@ def node_labels(dim: Dimension, level: IntArray, node: IntArray) -> tuple[IntArr
     return codes, labels, spans
 
 
+def published_values(
+    dim: Dimension, used: IntArray
+) -> tuple[IntArray, IntArray, npt.NDArray[np.object_], tuple[list[str], Spans], int]:
+    """One attribute's published values from the covers its classes use (``2 x m``: lo, hi
+    ranks, or level, node): sorted cover keys, their codes in the attribute's dictionary
+    (leaves and labels, in text order), that dictionary, the labels' spans and the key's
+    width."""
+    a, b = used
+    codes, labels, spans = node_labels(dim, a, b) if dim.nodes is not None else range_labels(dim, a, b)
+    ext = np.concatenate([dim.values, np.array(labels, dtype=object)])
+    order = np.argsort(ext.astype(str), kind="stable")
+    rank = np.empty(len(ext), dtype=np.int64)
+    rank[order] = np.arange(len(ext), dtype=np.int64)
+    width = int(b.max()) + 1 if len(b) else 1
+    return a * width + b, rank[codes], ext[order], (labels, spans), width
+
+
 @dataclass(frozen=True)
 class Target:
     """What a generalizing anonymizer protects: the rule's sensitive attribute (its codes and
@@ -450,10 +467,17 @@ def class_cover(
     return cover
 
 
-def class_stats(guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int) -> dict[str, object]:
-    """Classes, their sizes and the achieved guarantee, for the report."""
-    g = group_rows([cls, s], [n_cls, s_card])
-    h = Histograms(g.keys[0].astype(np.int64), g.counts, n_cls, g.keys[1].astype(np.int64))
+def class_stats(
+    guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int, weights: IntArray | None = None
+) -> dict[str, object]:
+    """Classes, their sizes and the achieved guarantee, for the report (``weights``: records
+    per row, when rows are distinct records with counts)."""
+    g = group_rows([cls, s], [n_cls, s_card], with_inverse=weights is not None)
+    counts = g.counts
+    if weights is not None:
+        assert g.inverse is not None
+        counts = np.bincount(g.inverse, weights=weights, minlength=len(g.counts)).astype(np.int64)
+    h = Histograms(g.keys[0].astype(np.int64), counts, n_cls, g.keys[1].astype(np.int64))
     sizes = h.sizes()
     size_values, size_counts = np.unique(sizes, return_counts=True)
     return {

@@ -52,6 +52,7 @@ from versapub.anonymizers.generalize import (
     classes_table,
     dimensions,
     target,
+    target_names,
 )
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
@@ -105,6 +106,8 @@ class Incognito(KeepingColumns):
     ``utility``: ``kl``, ``discernibility`` or ``loss`` chooses among minimal nodes."""
 
     name = "incognito"
+    #: Runs on the Dask backend too (the lattice over distinct rows counted there).
+    out_of_core = True
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "suppression": Param("number", low=0, high=1, high_open=True),
         "utility": Param("choice", choices=tuple(UTILITIES)),
@@ -143,17 +146,19 @@ class Incognito(KeepingColumns):
         say(f"Incognito: {found.checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
         scores = [self._score(lattice, keys, counts, v, guarantee, budget, goal.cardinality, n) for v in minimal]
         best = minimal[int(np.argmin(scores))]
+        search = {
+            "node": dict(zip(qi, best, strict=True)),
+            "nodes_checked": found.checked,
+            "minimal_nodes": len(minimal),
+            "utility": {self.utility: float(min(scores))},
+        }
+        if not table.in_memory:  # the node applied to the records on the cluster
+            from versapub.anonymizers.incognito_cluster import publish_on_cluster
+
+            return publish_on_cluster(table, found, best, guarantee, search)  # type: ignore[arg-type]
         cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, goal)
         stats = class_stats(guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality)
-        stats.update(
-            {
-                "node": dict(zip(qi, best, strict=True)),
-                "nodes_checked": found.checked,
-                "minimal_nodes": len(minimal),
-                "suppressed_records": suppressed,
-                "utility": {self.utility: float(min(scores))},
-            }
-        )
+        stats.update(search, suppressed_records=suppressed)
         return classes_table(table, goal, found.dims, cls, cover, stats)
 
     def minimal_nodes(
@@ -167,9 +172,22 @@ class Incognito(KeepingColumns):
     ) -> Minimal:
         """Every minimal node satisfying the guarantee (no other satisfying node is below
         it in every level), in order of level sum; :class:`InfeasibleError` when none."""
-        goal = target(table, rules, self.name, keep)
-        rule = goal.rule
         say = progress or (lambda msg: None)
+        if table.in_memory:
+            goal = target(table, rules, self.name, keep)
+            base = group_rows(
+                [*(table.codes(a) for a in goal.qi), goal.codes],
+                [*(table.cardinality(a) for a in goal.qi), goal.cardinality],
+            )
+            keys, base_counts = [k.astype(np.int64) for k in base.keys], base.counts.astype(np.int64)
+        else:  # a table on a Dask cluster: the distinct rows counted there (a distributed group-by)
+            from versapub.anonymizers.incognito_cluster import distinct_rows
+
+            rule_, qi_, kept_ = target_names(table, rules, self.name, keep)
+            card = table.cardinality(rule_.rhs) if rule_ else 1
+            goal = Target(rule_, qi_, np.zeros(0, dtype=np.int64), card, kept=kept_)  # codes stay on the cluster
+            keys, base_counts = distinct_rows(table, qi_, rule_.rhs if rule_ else None)  # type: ignore[arg-type]
+        rule = goal.rule
         qi = list(goal.qi)
         full = {a: _flat(table, a) for a in qi if a not in (hierarchies or {})}
         dims = dimensions(table, qi, {**full, **(hierarchies or {})})
@@ -178,10 +196,6 @@ class Incognito(KeepingColumns):
             tuple(tuple(np.bincount(lv) for lv in (dim.nodes or ())) for dim in dims),
         )
         s_col = goal
-        base = group_rows(
-            [*(table.codes(a) for a in qi), s_col.codes], [*(table.cardinality(a) for a in qi), s_col.cardinality]
-        )
-        keys = [k.astype(np.int64) for k in base.keys]
         n = table.n_rows
         budget = math.floor(self.suppression * n)
         checked = 0
@@ -201,7 +215,7 @@ class Incognito(KeepingColumns):
                 sub_keys: list[IntArray] = [np.zeros(0, np.int64)] * (len(qi) + 1)
                 for j, k in zip([*attrs, len(qi)], g.keys, strict=True):
                     sub_keys[j] = k.astype(np.int64)
-                total = np.bincount(g.inverse, weights=base.counts, minlength=len(g.counts)).astype(np.int64)
+                total = np.bincount(g.inverse, weights=base_counts, minlength=len(g.counts)).astype(np.int64)
                 projected[attrs] = (sub_keys, total)
             sub_keys, total = projected[attrs]
             return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_col.cardinality)
@@ -219,7 +233,7 @@ class Incognito(KeepingColumns):
         ]
         if not qi:
             minimal = [()]
-            whole = _check(lattice, keys, base.counts, (), (), guarantee, budget, s_col.cardinality)
+            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_col.cardinality)
             if not whole.ok:
                 minimal = []
         if not minimal:
@@ -229,7 +243,7 @@ class Incognito(KeepingColumns):
                 + (f" with at most {self.suppression:.1%} of records suppressed" if budget else "")
                 + "; allow suppression, give coarser hierarchies, or weaken the guarantee."
             )
-        return Minimal(goal, dims, lattice, keys, base.counts, minimal, checked)
+        return Minimal(goal, dims, lattice, keys, base_counts, minimal, checked)
 
     def _score(
         self,

@@ -44,8 +44,7 @@ from versapub.anonymizers.generalize import (
     class_cover,
     class_stats,
     leaf_order,
-    node_labels,
-    range_labels,
+    published_values,
 )
 from versapub.anonymizers.mondrian_cuts import partition, segment_starts, smallest_group
 from versapub.data.groupby import group_rows
@@ -536,21 +535,6 @@ def _buckets(size: IntArray) -> IntArray:
     return (before // max(LOCAL_RECORDS, 1)).astype(np.int64)
 
 
-def _labels(dim: Dimension, used: IntArray) -> tuple[IntArray, IntArray, npt.NDArray[np.object_], Any, int]:
-    """One attribute's published values from the covers the buckets used (``2 x m``: lo, hi
-    ranks, or level, node): sorted cover keys, their codes in the attribute's dictionary
-    (leaves and labels, in text order), that dictionary, the labels' spans and the key's
-    width."""
-    a, b = used
-    codes, labels, spans = node_labels(dim, a, b) if dim.nodes is not None else range_labels(dim, a, b)
-    ext = np.concatenate([dim.values, np.array(labels, dtype=object)])
-    order = np.argsort(ext.astype(str), kind="stable")
-    rank = np.empty(len(ext), dtype=np.int64)
-    rank[order] = np.arange(len(ext), dtype=np.int64)
-    width = int(b.max()) + 1 if len(b) else 1
-    return a * width + b, rank[codes], ext[order], (labels, spans), width
-
-
 def _close(
     table: DaskTable,
     spec: Spec,
@@ -613,7 +597,7 @@ def _close(
     maps, dicts, leaves, notes = {}, {}, {}, []
     for j, dim in enumerate(spec.dims):
         used = np.unique(np.concatenate([c["used"][j] for c in closed], axis=1), axis=1)
-        keys, codes, dictionary, (labels, spans), width = _labels(dim, used)
+        keys, codes, dictionary, (labels, spans), width = published_values(dim, used)
         maps[j] = (keys, codes, width)
         dicts[dim.attribute] = dictionary
         if spans:
