@@ -95,24 +95,31 @@ def _decoded(anon: object) -> list[tuple[object, ...]]:
     return sorted(zip(*(c.astype(str).tolist() for c in cols), counts.tolist(), strict=True))
 
 
-@pytest.mark.parametrize(
-    "guarantee",
-    [
-        {"name": "k-anonymity", "k": 4},
-        {"name": "distinct-l-diversity", "l": 3},
-        {"name": "l-diversity", "l": 2},
-        {"name": "entropy-l-diversity", "l": 2},
-        {"name": "recursive-cl-diversity", "c": 3, "l": 2},
-        {"name": "t-closeness", "t": 0.3},
-    ],
-    ids=lambda g: g["name"],
-)
+GUARANTEES_TRIED = [
+    {"name": "k-anonymity", "k": 4},
+    {"name": "distinct-l-diversity", "l": 3},
+    {"name": "l-diversity", "l": 2},
+    {"name": "entropy-l-diversity", "l": 2},
+    {"name": "recursive-cl-diversity", "c": 3, "l": 2},
+    {"name": "t-closeness", "t": 0.3},
+    {"name": "all-of", "guarantees": [{"name": "k-anonymity", "k": 6}, {"name": "l-diversity", "l": 2}]},
+    {"name": "functional-diversity", "tau": 0.5, "lambda": 3},
+]
+
+
+def test_every_registered_guarantee_is_tried_on_the_cluster() -> None:
+    from versapub.privacy.guarantee import GUARANTEES
+
+    assert {g["name"] for g in GUARANTEES_TRIED} == set(GUARANTEES)
+
+
+@pytest.mark.parametrize("guarantee", GUARANTEES_TRIED, ids=lambda g: g["name"])
 def test_mondrian_on_cluster_equals_in_memory(
     cluster: Cluster, adult: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guarantee: dict
 ) -> None:
     """Rounds on the cluster (partitions over 3,000 records), then buckets closed in memory:
     the same cells, classes, sizes and achieved value as Mondrian in memory, with ordered and
-    hierarchical dimensions."""
+    hierarchical dimensions, for every registered guarantee."""
     from distributed import Client
 
     from versapub.data.hierarchy import Hierarchy
