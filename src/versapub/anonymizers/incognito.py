@@ -155,7 +155,10 @@ class Incognito(KeepingColumns):
         if not table.in_memory:  # the node applied to the records on the cluster
             from versapub.anonymizers.incognito_cluster import publish_on_cluster
 
-            return publish_on_cluster(table, found, best, guarantee, search)  # type: ignore[arg-type]
+            g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(best, keys, strict=False))]
+            cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(best)], len(counts))
+            sup = _failing(cls, keys[-1], counts, guarantee, goal.cardinality)[cls]
+            return publish_on_cluster(table, found, best, sup, guarantee, search)  # type: ignore[arg-type]
         cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, goal)
         stats = class_stats(guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality)
         stats.update(search, suppressed_records=suppressed)

@@ -26,9 +26,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.anonymizers.generalize import IntArray, class_stats, leaf_order, published_values
+from versapub.data.groupby import group_rows
 from versapub.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -95,13 +97,17 @@ def _publish_part(df: Any, spec: dict[str, Any]) -> Any:
 
 
 def publish_on_cluster(
-    table: DaskTable, found: Minimal, best: tuple[int, ...], guarantee: Guarantee, stats: dict[str, Any]
+    table: DaskTable,
+    found: Minimal,
+    best: tuple[int, ...],
+    suppressed: npt.NDArray[np.bool_],
+    guarantee: Guarantee,
+    stats: dict[str, Any],
 ) -> AnonymizedTable:
-    """The generalized table of Incognito's node ``best`` (its classes failing the guarantee
-    suppressed to the roots, as in memory) with the search's ``stats``."""
+    """The generalized table of Incognito's node ``best`` with the search's ``stats``: the
+    distinct rows ``suppressed`` (their class fails the guarantee) at the roots, as in memory."""
     import pandas as pd
 
-    from versapub.anonymizers.incognito import _failing, _group
     from versapub.scale.table import materialize
 
     goal, lattice, keys, counts, dims = found.goal, found.lattice, found.keys, found.counts, found.dims
@@ -113,9 +119,9 @@ def publish_on_cluster(
             f"Incognito's node {dict(zip(qi, best, strict=True))} has too many classes to key on the cluster; give "
             "coarser hierarchies."
         )
-    cls = _group(g, cards, len(counts))
-    s = keys[-1]
-    sup = _failing(cls, s, counts, guarantee, goal.cardinality)[cls]
+    s, sup = keys[-1], suppressed
+    cls = group_rows(g, cards, with_inverse=True).inverse if g else np.zeros(len(counts), dtype=np.int64)
+    assert cls is not None
     key = np.zeros(len(counts), dtype=np.int64)
     for col, card in zip(g, cards, strict=True):
         key = key * card + col
