@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     "--backend",
     type=click.Choice(["memory", "dask"]),
     help="Where the records are processed: memory (default: this process) or dask (a Dask cluster, for tables that "
-    "do not fit in memory; needs pip install 'versapub[dask]'; uad + anatomy; Parquet output).",
+    "do not fit in memory; needs pip install 'versapub[dask]'; uad with anatomy, mondrian or incognito, and the "
+    "classic --qi job; Parquet output).",
 )
 @click.option(
     "--scheduler",
