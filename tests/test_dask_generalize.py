@@ -104,6 +104,9 @@ GUARANTEES_TRIED = [
     {"name": "t-closeness", "t": 0.3},
     {"name": "all-of", "guarantees": [{"name": "k-anonymity", "k": 6}, {"name": "l-diversity", "l": 2}]},
     {"name": "functional-diversity", "tau": 0.5, "lambda": 3},
+    {"name": "beta-likeness", "beta": 1.0, "enhanced": True},
+    {"name": "delta-disclosure", "delta": 2.0},
+    {"name": "k-map", "k": 20, "fraction": 0.3},
 ]
 
 

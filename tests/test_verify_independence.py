@@ -113,6 +113,10 @@ GRID = [
     {"name": "functional-diversity", "tau": 0.2, "lambda": 8},
     {"name": "functional-diversity", "tau": 0.4, "lambda": 4, "phi": [0.4, 0.7, 1.0]},
     {"name": "all-of", "guarantees": [{"name": "l-diversity", "l": 3}, {"name": "distinct-l-diversity", "l": 5}]},
+    {"name": "beta-likeness", "beta": 1.0},
+    {"name": "beta-likeness", "beta": 2.0, "enhanced": True},
+    {"name": "delta-disclosure", "delta": 1.2},
+    {"name": "k-map", "k": 10, "fraction": 0.2},
 ]
 
 

@@ -246,7 +246,7 @@ class Anatomy:
             if guarantee.name == "l-diversity":
                 raise
             raise InfeasibleError(  # the user gave the guarantee, not the group width it implies
-                f"Under {guarantee.describe()} Anatomy groups every {width} records with distinct sensitive values "
+                f"Under {guarantee.describe()}, Anatomy groups every {width} records with distinct sensitive values "
                 f"(the guarantee's group width, as l = {width}) for rule '{rule}': {exc} Relax the guarantee's "
                 f"parameters {', '.join(f'{k} = {v}' for k, v in guarantee.params().items())}, generalize "
                 f"{rule.rhs!r}, or drop the rule."

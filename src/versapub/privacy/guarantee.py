@@ -4,8 +4,10 @@ form.
 Each guarantee is a module of :mod:`versapub.privacy` implementing
 :class:`~versapub.privacy.base.Guarantee`: frequency l-diversity (the paper's, §6.1),
 distinct, entropy and recursive (c,l)-diversity (:mod:`~versapub.privacy.diversity`),
-k-anonymity (:mod:`~versapub.privacy.kanonymity`) and t-closeness
-(:mod:`~versapub.privacy.closeness`).  Adding one: its module, a line in
+k-anonymity (:mod:`~versapub.privacy.kanonymity`), t-closeness
+(:mod:`~versapub.privacy.closeness`), beta-likeness (:mod:`~versapub.privacy.likeness`),
+delta-disclosure privacy (:mod:`~versapub.privacy.disclosure`) and k-map
+(:mod:`~versapub.privacy.kmap`).  Adding one: its module, a line in
 :data:`GUARANTEES`, its check in the independent verifier, and a parameter grid in the
 conformance suite.
 """
@@ -27,15 +29,20 @@ from versapub.privacy.base import (
 )
 from versapub.privacy.closeness import TCloseness
 from versapub.privacy.combined import AllOf
+from versapub.privacy.disclosure import DeltaDisclosure
 from versapub.privacy.diversity import DistinctLDiversity, EntropyLDiversity, LDiversity, RecursiveCLDiversity
 from versapub.privacy.functional import FunctionalDiversity
 from versapub.privacy.kanonymity import KAnonymity
+from versapub.privacy.kmap import KMap
+from versapub.privacy.likeness import BetaLikeness
 
 __all__ = [
     "ALIASES",
     "CONTEXTS",
     "GUARANTEES",
     "AllOf",
+    "BetaLikeness",
+    "DeltaDisclosure",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "Guarantee",
@@ -43,6 +50,7 @@ __all__ = [
     "Histograms",
     "IntArray",
     "KAnonymity",
+    "KMap",
     "LDiversity",
     "RecursiveCLDiversity",
     "SingleAttributeViolation",
@@ -62,6 +70,9 @@ GUARANTEES: dict[str, type] = {
     "t-closeness": TCloseness,
     "all-of": AllOf,
     "functional-diversity": FunctionalDiversity,
+    "beta-likeness": BetaLikeness,
+    "delta-disclosure": DeltaDisclosure,
+    "k-map": KMap,
 }
 #: Other spellings accepted for a registered name.
 ALIASES = {
@@ -76,6 +87,11 @@ ALIASES = {
     "tcloseness": "t-closeness",
     "functional": "functional-diversity",
     "tau-lambda": "functional-diversity",
+    "b-likeness": "beta-likeness",
+    "betalikeness": "beta-likeness",
+    "delta-disclosure-privacy": "delta-disclosure",
+    "d-disclosure": "delta-disclosure",
+    "kmap": "k-map",
 }
 
 
@@ -87,6 +103,8 @@ def make_guarantee(spec: dict[str, Any]) -> Guarantee:
     name = str(spec.get("name", "l-diversity")).lower()
     params = {k: v for k, v in spec.items() if k != "name"}
     cls = GUARANTEES.get(ALIASES.get(name, name))
+    for k in getattr(cls, "recorded", ()):  # what the manifest records beside the parameters (k-map's derived k)
+        params.pop(k, None)
     for k in getattr(cls, "nested", ()):  # parameters holding guarantees (all-of): built first
         if k in params:
             parts = params[k]

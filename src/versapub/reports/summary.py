@@ -15,7 +15,9 @@ COLUMN_NOTES = {
     "equivalence classes (records sharing every published non-sensitive value)",
     "achieved": "achieved: the guarantee's own measure of the weakest group (l-diversity: its size divided by its "
     "most frequent sensitive value, at least l; k-anonymity: the smallest class; t-closeness: the largest distance; "
-    "functional (tau, lambda)-diversity: the smallest slack min_k (phi(k) - F(k)), at least 0)",
+    "functional (tau, lambda)-diversity: the smallest slack min_k (phi(k) - F(k)), at least 0; beta-likeness: the "
+    "largest relative gain (q - p) / p, at most beta; delta-disclosure: the largest |ln(q / p)|, below delta; k-map: "
+    "the smallest class, at least the k' its sampling fraction implies)",
     "alone": "alone: share of records that are the only one with their non-sensitive values in the table (anyone who "
     "knows those values can single the record out)",
 }

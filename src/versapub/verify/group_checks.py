@@ -116,6 +116,25 @@ def bounding_function(spec: dict[str, Any]) -> npt.NDArray[np.float64]:
     raise SpecError(f"functional-diversity: phi must be a list of values in (0, 1], manifest has {raw!r}")
 
 
+def sample_k(spec: dict[str, Any]) -> int:
+    """k-map's sample count (El Emam & Dankar 2008): the smallest ``c`` with
+    ``P(X >= c) <= significance`` for ``X ~ Poisson(f k)`` (the Poisson sum written out),
+    at most ``k``.  A manifest recording a smaller ``derived_k`` is refused."""
+    k = int(_number(spec, "k", True, 2))
+    f = _number(spec, "fraction", False, 1e-300, 1.0000000001)
+    alpha = _number(spec, "significance", False, 1e-300, 1.0) if "significance" in spec else 0.01
+    lam = f * k
+    c, below_c = 0, 0.0  # below_c = P(X < c)
+    while c < k and 1.0 - below_c > alpha:
+        below_c += math.exp(c * math.log(lam) - lam - math.lgamma(c + 1)) if lam > 0 else float(c == 0)
+        c += 1
+    c = max(1, c)
+    recorded = spec.get("derived_k")
+    if recorded is not None and (not isinstance(recorded, int) or recorded < c):
+        raise SpecError(f"k-map: the manifest records derived_k = {recorded!r}, the estimate needs {c}")
+    return c
+
+
 def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
     """The verifier's test for the manifest's guarantee ``spec`` (``parents``: the
     sensitive attribute's taxonomy over the table's value columns, for t-closeness)."""
@@ -155,6 +174,39 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         return GroupTest(
             name, f"EMD (hierarchical distance) <= {t:g}", lambda c, q: le(emd_hierarchical(c, q, tree), t)
         )
+    if name == "beta-likeness":  # Cao & Karras 2012, §3: basic, or enhanced (min(beta, -ln p))
+        beta = _number(spec, "beta", False, 1e-300)
+        enhanced = spec.get("enhanced", False)
+        if not isinstance(enhanced, bool):
+            raise SpecError(f"beta-likeness: enhanced must be true or false, manifest has {enhanced!r}")
+
+        def likeness(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+            size = c.sum(axis=1, keepdims=True)
+            share = c / np.maximum(size, 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                allowed = np.minimum(beta, -np.log(q)) if enhanced else np.full_like(q, beta)
+                # share <= p (1 + allowance) wherever the share grows; p = 0 allows no share
+                ok = np.where(q > 0, le(share, q * (1 + allowed)), share == 0)
+            return np.asarray(ok.all(axis=1) | (size[:, 0] == 0))
+
+        return GroupTest(
+            name, f"share <= p (1 + {'min(beta, -ln p)' if enhanced else 'beta'}), beta = {beta:g}", likeness
+        )
+    if name == "delta-disclosure":  # Brickell & Shmatikov 2008, §3: |ln(p(<t>, s) / p(T, s))| < delta for all s
+        delta = _number(spec, "delta", False, 1e-300)
+
+        def disclosure(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+            size = c.sum(axis=1, keepdims=True)
+            share = c / np.maximum(size, 1)
+            held = q > 0  # every value of the table, in every class: e^-delta p < share < e^delta p
+            lower, upper = q * math.exp(-delta), q * math.exp(delta)
+            inside = lt(lower, share) & lt(share, upper)
+            return np.asarray(np.where(held, inside, True).all(axis=1))
+
+        return GroupTest(name, f"e^-{delta:g} p < share < e^{delta:g} p for every value", disclosure)
+    if name == "k-map":  # El Emam & Dankar 2008: k'-anonymity of the sample, k' from Poisson(f k)
+        k_need = sample_k(spec)
+        return GroupTest(name, f"at least {k_need} records (k-map estimate)", lambda c, q: c.sum(axis=1) >= k_need)
     if name == "functional-diversity":  # functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))
         phi = bounding_function(spec)
 

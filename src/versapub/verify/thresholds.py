@@ -20,6 +20,11 @@ recursive-cl-diversity     ``l`` (``r_l`` must exist)                   ``c / (c
 k-anonymity                1                                            1
 t-closeness                1                                            1 (bounds a
                                                                         distance, not a share)
+beta-likeness              1                                            1 (bounds a share
+                                                                        by the table's)
+delta-disclosure           1 (every value, as the table's: not known    1 (as beta-likeness)
+                           from the parameters)
+k-map                      1                                            1
 functional-diversity       one more than the last ``k`` with            ``phi(1)``
                            ``phi(k) < 1`` (``F(k) < 1`` needs > k)
 all-of                     the largest of its parts'                    the smallest
@@ -32,7 +37,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from versapub.verify.group_checks import SpecError, _number, bounding_function
+from versapub.verify.group_checks import SpecError, _number, bounding_function, sample_k
 
 
 class Thresholds(Protocol):
@@ -86,6 +91,15 @@ def threshold(spec: dict[str, Any]) -> Threshold:
         return Threshold(spec, 1, 1.0)
     if name == "t-closeness":
         _number(spec, "t", False, 1e-12, 1.0)
+        return Threshold(spec, 1, 1.0)
+    if name == "beta-likeness":  # bounds each share by p (1 + beta): table-dependent, as t-closeness
+        _number(spec, "beta", False, 1e-300)
+        return Threshold(spec, 1, 1.0)
+    if name == "delta-disclosure":  # every class holds every value; the share bound p e^delta is table-dependent
+        _number(spec, "delta", False, 1e-300)
+        return Threshold(spec, 1, 1.0)
+    if name == "k-map":
+        sample_k(spec)
         return Threshold(spec, 1, 1.0)
     if name == "functional-diversity":
         phi = bounding_function(spec)

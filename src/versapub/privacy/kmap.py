@@ -1,0 +1,124 @@
+"""k-map (Sweeney, "Computational Disclosure Control", PhD thesis, MIT 2001; El Emam &
+Dankar, "Protecting Privacy Using k-Anonymity", JAMIA 15(5), 2008).
+
+The published records are a sample of a population (the region's residents, a registry).
+A release satisfies **k-map** when every published combination of quasi-identifier values
+matches at least ``k`` individuals of the *population* — the attacker who knows a person
+is in the population, not that the person is in the sample, then faces at least ``k``
+candidates.
+
+Without the population itself, El Emam & Dankar estimate it from the **sampling
+fraction** ``f``: a population class of fewer than ``k`` individuals shows up in the
+sample as at most ``Poisson(f k)`` records, so a sample class of ``k'`` records or more
+comes from a population class of at least ``k`` with confidence ``1 - significance``, where
+``k'`` is the smallest count with ``P(Poisson(f k) >= k') <= significance``.  The test is
+then k'-anonymity of the sample (``k' <= k``: a sample class of ``k`` records always maps to
+at least ``k`` people).  ``docs/choices.md`` records the choices (ARX's code derives one
+more than this ``k'``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import poisson
+
+from versapub.plugins import Param
+from versapub.privacy.base import Histograms, IntArray, Params, SingleAttributeViolation, top_violation
+
+
+def derived_k(k: int, fraction: float, significance: float) -> int:
+    """El Emam & Dankar's ``k'``: the smallest sample count ``c`` with
+    ``P(Poisson(f k) >= c) <= significance`` (at least 1, at most ``k``)."""
+    c = int(poisson.ppf(1.0 - significance, fraction * k)) + 1
+    return max(1, min(k, c))
+
+
+@dataclass(frozen=True)
+class KMap(Params):
+    """k-map, estimated from the sampling fraction (El Emam & Dankar 2008; see the module
+    docstring): every class of the sample holds at least ``derived_k`` records, so that it
+    maps to at least ``k`` individuals of the population with confidence
+    ``1 - significance``.  ``fraction`` is the share of the population the input holds."""
+
+    k: int
+    fraction: float
+    significance: float = 0.01
+
+    name = "k-map"
+    example: ClassVar[dict[str, Any]] = {"k": 10, "fraction": 0.1}
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "k": Param("whole", low=2, required=True),
+        "fraction": Param(
+            "number", low=0, high=1, low_open=True, required=True, why="the share of the population the input holds"
+        ),
+        "significance": Param("number", low=0, high=1, low_open=True, high_open=True),
+    }
+    #: Manifest entries beside the parameters (read back, they are recomputed, not given).
+    recorded: ClassVar[tuple[str, ...]] = ("checked_against", "derived_k")
+    glossary: ClassVar[str] = (
+        "k-map (Sweeney 2001; estimated as El Emam & Dankar, JAMIA 2008): every published combination of "
+        "non-sensitive values matches at least k people of the population the records were sampled from, estimated "
+        "from the sampling fraction with a Poisson model."
+    )
+
+    def __post_init__(self) -> None:
+        self.check_parameters()
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k, "fraction": self.fraction, "significance": self.significance}
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The parameters, what the model was checked against and the sample size it implies."""
+        return {
+            "name": self.name,
+            **self.params(),
+            "checked_against": "estimate from the sampling fraction",
+            "derived_k": self.derived(),
+        }
+
+    def derived(self) -> int:
+        return derived_k(self.k, self.fraction, self.significance)
+
+    def describe(self) -> str:
+        return (
+            f"k-map with k = {self.k} (sampling fraction {self.fraction:g}): every group holds at least "
+            f"{self.derived()} records, so it matches at least {self.k} people of the population with confidence "
+            f"{1 - self.significance:g}"
+        )
+
+    def group_width(self) -> None:
+        return None
+
+    def min_possible_values(self) -> int:
+        return 1
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        return np.asarray(h.sizes() >= self.derived())
+
+    def achieved(self, h: Histograms) -> float:
+        s = h.sizes()
+        return float(s[s > 0].min()) if (s > 0).any() else float("inf")
+
+    def achieved_text(self, value: float) -> str:
+        return f"{value:.0f} records in the smallest group (needs {self.derived()})"
+
+    def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
+        """The whole table must hold ``derived_k`` records; else the largest feasible ``k``
+        (``derived_k`` grows with ``k``: a binary search) is named."""
+        n = int(counts.sum())
+        if n >= self.derived():
+            return None
+        lo, hi = 1, self.k  # derived_k(1) = 1 <= n; derived_k(k) > n
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if derived_k(mid, self.fraction, self.significance) <= n else (lo, mid)
+        return top_violation(
+            counts,
+            {"k": lo},
+            f"the table has only {n} records, fewer than the {self.derived()} k-map with k = {self.k} needs at "
+            f"sampling fraction {self.fraction:g}; the largest feasible k is {lo}",
+        )
