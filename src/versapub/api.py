@@ -388,6 +388,8 @@ def require_out_of_core(
     rules = list(rules)
     if not split(rules)[0] and roles.quasi_identifying:
         runs = make_anonymizer("mondrian") if asked is None else anon
+        if isinstance(runs, OutOfCore) and (why := getattr(runs, "in_memory_only", None)):  # a parameter's doing
+            raise ConfigError(f"On the Dask backend {runs.name} cannot run as asked: {why}.")
         if not isinstance(runs, OutOfCore):
             raise ConfigError(
                 f"On the Dask backend the quasi-identifiers alone are generalized by mondrian or incognito; "
@@ -402,6 +404,8 @@ def require_out_of_core(
             "memory). Use --decomposition uad, or the in-memory backend on this table or a sample of it."
         )
     for a in [anon, *(_anonymizer_of(r, spec) for r, spec in anonymizers(rules).items())]:
+        if isinstance(a, OutOfCore) and (why := getattr(a, "in_memory_only", None)):  # a parameter's doing
+            raise ConfigError(f"On the Dask backend {a.name} cannot run as asked: {why}.")
         if not isinstance(a, OutOfCore):
             raise ConfigError(
                 f"The Dask backend anonymizes with {_ON_CLUSTER}; {a.name} needs the records in memory "

@@ -467,6 +467,17 @@ def class_cover(
     return cover
 
 
+def root_cover(dims: Sequence[Dimension], cover: list[tuple[IntArray, IntArray]], cls: int) -> None:
+    """Class ``cls`` (the suppressed records) covers every quasi-identifier's whole domain:
+    the root of a hierarchy, the full range of an ordered attribute."""
+    for dim, (a, b) in zip(dims, cover, strict=True):
+        if dim.hierarchical:
+            assert dim.nodes is not None
+            a[cls], b[cls] = dim.top, int(dim.nodes[dim.top][0])
+        else:
+            a[cls], b[cls] = int(dim.rank.min()), int(dim.rank.max())
+
+
 def class_stats(
     guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int, weights: IntArray | None = None
 ) -> dict[str, object]:

@@ -28,10 +28,12 @@ attribute, the lowest node covering its records.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
 from versapub.anonymizers.generalize import (
@@ -41,6 +43,7 @@ from versapub.anonymizers.generalize import (
     class_stats,
     classes_table,
     dimensions,
+    root_cover,
     target,
     target_names,
 )
@@ -49,28 +52,46 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
-from versapub.plugins import Param
+from versapub.plugins import Param, validated
 from versapub.privacy.base import Guarantee, Histograms
 from versapub.privacy.rules import Rule
 
 
 class Mondrian(KeepingColumns):
-    """Strict multidimensional Mondrian (see the module docstring); no parameters.  Ordered
-    attributes are cut at the median; attributes with a hierarchy (``--hierarchy
-    ATTR=FILE``) are specialized down it."""
+    """Strict multidimensional Mondrian (see the module docstring).  Ordered attributes are
+    cut at the median; attributes with a hierarchy (``--hierarchy ATTR=FILE``) are
+    specialized down it.  ``suppression``: the largest share of records that may be
+    suppressed (0 to < 1, ARX's semantics): a cut whose failing parts fit in the budget is
+    made and those parts' records are published with every quasi-identifier at its root
+    (one more class, which must satisfy the guarantee too: ``docs/choices.md``)."""
 
     name = "mondrian"
     max_rules = 1
     #: Runs on the Dask backend too (rounds of cuts from per-partition histograms there).
     out_of_core = True
-    parameter_constraints: ClassVar[dict[str, Param]] = {}
+    parameter_constraints: ClassVar[dict[str, Param]] = {"suppression": Param("number", low=0, high=1, high_open=True)}
     glossary: ClassVar[str] = (
         "Mondrian (LeFevre, DeWitt & Ramakrishnan, ICDE 2006): strict multidimensional partitioning; partitions are "
         "cut at the median of one attribute at a time while both halves still meet the guarantee."
     )
 
+    def __init__(self, suppression: float = 0.0) -> None:
+        self.suppression = float(
+            validated(self.name, self.parameter_constraints, {"suppression": suppression})["suppression"]
+        )
+
     def params(self) -> dict[str, Any]:
-        return {}
+        return {"suppression": self.suppression}
+
+    @property
+    def in_memory_only(self) -> str | None:
+        """Why this configuration needs the records in memory (None: it runs on Dask too)."""
+        if self.suppression > 0:
+            return (
+                "its local suppression (suppression > 0) spends one budget across every partition's cuts in memory; "
+                "use suppression = 0 or incognito with suppression there"
+            )
+        return None
 
     def publish(
         self,
@@ -91,13 +112,26 @@ class Mondrian(KeepingColumns):
         codes = [table.codes(a).astype(np.int64) for a in qi]
         s = goal.codes
         _require_whole(guarantee, np.bincount(s, minlength=goal.cardinality), goal.rule, qi)
-        perm, seg_start, level = partition(dims, codes, s, goal.cardinality, guarantee, progress)
+        budget = math.floor(self.suppression * len(s))
+        perm, seg_start, level, sup = partition(dims, codes, s, goal.cardinality, guarantee, progress, budget=budget)
+        if sup.any() and not _suppressed_class_ok(guarantee, perm, seg_start, sup, s, goal.cardinality):
+            if progress is not None:  # together they fail: suppress nothing, generalize instead
+                progress("Mondrian: the records suppression would remove fail the guarantee together; none suppressed")
+            perm, seg_start, level, sup = partition(dims, codes, s, goal.cardinality, guarantee, progress)
         seg, _ = segment_starts(seg_start, len(s))
+        # Suppressed partitions are one class (the last), every quasi-identifier at its root.
+        ids = np.cumsum(~sup) - 1
+        n_cls = int((~sup).sum()) + int(sup.any())
+        ids[sup] = n_cls - 1
         cls = np.empty(len(s), dtype=np.int64)
-        cls[perm] = seg
-        n_cls = len(seg_start)
-        cover = class_cover(dims, codes, cls, n_cls, level)
+        cls[perm] = ids[seg]
+        top = np.vstack([level[~sup], np.array([[dim.top for dim in dims]], dtype=np.int64)])[:n_cls]
+        cover = class_cover(dims, codes, cls, n_cls, top)
+        if sup.any():
+            root_cover(dims, cover, n_cls - 1)
         stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality)
+        if budget:  # suppression asked for: how many records it took (0 when none could be)
+            stats["suppressed_records"] = int(np.bincount(seg, minlength=len(seg_start))[sup].sum())
         return classes_table(table, goal, dims, cls, cover, stats)
 
     def _on_cluster(
@@ -118,11 +152,24 @@ class Mondrian(KeepingColumns):
         return publish_on_cluster(table, rule, kept, dims, guarantee, progress)  # type: ignore[arg-type]
 
 
-def _require_whole(guarantee: Guarantee, counts: IntArray, rule: Rule | None, qi: list[str]) -> None:
-    """Mondrian's first step: the whole table, as one class, must satisfy the guarantee."""
+def _suppressed_class_ok(
+    guarantee: Guarantee, perm: IntArray, seg_start: IntArray, sup: npt.NDArray[np.bool_], s: IntArray, s_card: int
+) -> bool:
+    """Do the suppressed partitions' records, as one class, satisfy the guarantee?"""
+    seg, _ = segment_starts(seg_start, len(s))
+    held = np.bincount(s[perm[sup[seg]]], minlength=s_card)
+    return bool(_one_class(guarantee, held))
+
+
+def _one_class(guarantee: Guarantee, counts: IntArray) -> bool:
     v = np.flatnonzero(counts)
     whole = Histograms(np.zeros(len(v), dtype=np.int64), np.asarray(counts)[v].astype(np.int64), 1, v.astype(np.int64))
-    if not guarantee.groups_satisfied(whole).all():
+    return bool(guarantee.groups_satisfied(whole).all())
+
+
+def _require_whole(guarantee: Guarantee, counts: IntArray, rule: Rule | None, qi: list[str]) -> None:
+    """Mondrian's first step: the whole table, as one class, must satisfy the guarantee."""
+    if not _one_class(guarantee, counts):
         what = f"rule '{rule}'" if rule else f"quasi-identifiers {qi}"
         raise InfeasibleError(
             f"Mondrian cannot satisfy {guarantee.describe()} for {what}: even the whole table, "

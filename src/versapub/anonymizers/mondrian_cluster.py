@@ -262,7 +262,7 @@ def _close_bucket(
     codes = [cols[d.attribute] for d in spec.dims]
     s = cols[spec.s] if spec.s else np.zeros(len(seg), dtype=np.int64)
     state = (start.astype(np.int64), level[present], tried[present], open_[present])
-    perm, seg_start, lvl = partition(list(spec.dims), codes, s, spec.s_card, guarantee, None, start=state)
+    perm, seg_start, lvl, _ = partition(list(spec.dims), codes, s, spec.s_card, guarantee, None, start=state)
     pos_seg, _ = segment_starts(seg_start, len(s))
     cls = np.empty(len(s), dtype=np.int64)
     cls[perm] = pos_seg
@@ -530,9 +530,12 @@ def _rounds(
 
 
 def _buckets(size: IntArray) -> IntArray:
-    """Consecutive partitions packed into buckets of about :data:`LOCAL_RECORDS` records."""
+    """Consecutive partitions packed into buckets of about :data:`LOCAL_RECORDS` records,
+    numbered 0, 1, ... without gaps (a partition larger than the limit, closed on the
+    cluster, would otherwise skip numbers and leave empty buckets)."""
     before = np.cumsum(size) - size
-    return (before // max(LOCAL_RECORDS, 1)).astype(np.int64)
+    _, dense = np.unique(before // max(LOCAL_RECORDS, 1), return_inverse=True)
+    return dense.astype(np.int64).ravel()
 
 
 def _close(

@@ -57,9 +57,17 @@ def partition(
     guarantee: Guarantee,
     progress: Callable[[str], None] | None = None,
     start: State | None = None,
-) -> tuple[IntArray, IntArray, IntArray]:
+    budget: int = 0,
+) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]]:
     """Mondrian's partitions: (permutation of the records, start of every partition in it,
-    each partition's current hierarchy level per dimension).  ``start`` resumes partitions
+    each partition's current hierarchy level per dimension, whether it is suppressed).
+
+    ``budget`` (local suppression, ARX's semantics: at most this many records): a cut one of
+    whose parts fails the guarantee is still allowed when another part satisfies it and the
+    failing parts' records fit in what is left of the budget; those parts are suppressed
+    (closed, published with every quasi-identifier at its root by the caller) instead of
+    the partition staying whole.  Cuts are granted in the records' order, round by round,
+    until the budget is spent.  ``start`` resumes partitions
     already cut elsewhere (the Dask backend's rounds: :mod:`versapub.anonymizers.mondrian_cluster`):
     the records ordered so that each is a contiguous range, with its state; partitions
     evolve independently of each other, so the classes are those of one run from the whole
@@ -86,6 +94,8 @@ def partition(
     else:
         seg_start, level = np.array(start[0], dtype=np.int64), np.array(start[1], dtype=np.int64)
         tried, open_ = np.array(start[2], dtype=bool), np.array(start[3], dtype=bool)
+    sup = np.zeros(len(seg_start), dtype=bool)
+    budget_left = int(budget)
     rounds = 0
     while open_.any() and d:
         rounds += 1
@@ -142,6 +152,19 @@ def partition(
         n_parts = np.bincount(part_seg, minlength=len(seg_start))
         seg_ok = np.ones(len(seg_start), dtype=bool)
         np.logical_and.at(seg_ok, part_seg, ok)
+        drop = np.zeros(len(part_start), dtype=bool)  # failing parts suppressed within the budget
+        if budget_left > 0:
+            part_size = np.diff(np.r_[part_start, len(oseg)])
+            bad = np.bincount(part_seg, weights=np.where(ok, 0, part_size), minlength=len(seg_start)).astype(np.int64)
+            good = np.bincount(part_seg, weights=ok, minlength=len(seg_start))
+            cand = np.flatnonzero(~seg_ok & (n_parts >= 2) & (good >= 1))
+            take = cand[np.cumsum(bad[cand]) <= budget_left]  # in the records' order while the budget lasts
+            if len(take):
+                budget_left -= int(bad[take].sum())
+                rescued = np.zeros(len(seg_start), dtype=bool)
+                rescued[take] = True
+                seg_ok |= rescued
+                drop = rescued[part_seg] & ~ok
         cut_hier = np.zeros(len(seg_start), dtype=bool)
         cut_hier[segs] = hier[choice]
         split = seg_ok & (n_parts >= 2)
@@ -163,7 +186,8 @@ def partition(
         seg_start = starts_all[o]
         level = np.vstack([level[kept], child_level])[o]
         tried = np.vstack([tried[kept], np.zeros((len(owner), d), dtype=bool)])[o]
-        open_ = np.r_[open_[kept], np.ones(len(owner), dtype=bool)][o]
+        open_ = np.r_[open_[kept], ~drop[new]][o]
+        sup = np.r_[sup[kept], drop[new]][o]
         if progress is not None:
             progress(f"Mondrian round {rounds}: {len(seg_start):,} partitions, {int(open_.sum()):,} still open")
-    return perm, seg_start, level
+    return perm, seg_start, level, sup

@@ -156,6 +156,8 @@ def hierarchy_build(
                     groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
                 parsed.append(groups)
             h = hb.explicit(column, values, parsed)
+        if not out_file.parent.is_dir():
+            raise ConfigError(f"-o {out_file}: the folder {out_file.parent} does not exist; create it first.")
         out_file.write_text(hb.to_arx(h), encoding="utf-8")
     out.print(f"Wrote {out_file}: {len(h.levels)} values, {h.height} levels (0 = the values, {h.height - 1} = *).")
 

@@ -43,7 +43,9 @@ def _config_options(f: F) -> F:
             metavar="NAME:PARAM=V",
             help="The guarantee with its parameters (default l-diversity:l=2): l-diversity:l= (frequency), "
             "distinct-l-diversity:l=, entropy-l-diversity:l=, recursive-cl:c=,l=, k-anonymity:k=, t-closeness:t= "
-            "(distance=equal|hierarchical|auto), functional:tau=,lambda= (functional (tau, lambda)-diversity).",
+            "(distance=equal|hierarchical|auto), functional:tau=,lambda= (functional (tau, lambda)-diversity), "
+            "beta-likeness:beta= (enhanced=true), delta-disclosure:delta=, k-map:k=,fraction= (estimated from the "
+            "sampling fraction; significance=0.01).",
         ),
         click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L."),
         click.option(
@@ -195,8 +197,9 @@ def _config_options(f: F) -> F:
             "--anonymizer",
             metavar="NAME[:P=V,...]",
             help="Anonymizer: anatomy (default; anatomy:grouping=wrap-around), multi-sa (the default of the "
-            "multi-sa decomposition), mondrian, or incognito (incognito:suppression=0.02,utility=kl|discernibility|"
-            "loss); mondrian and incognito generalize, with the hierarchies of --hierarchy/--hierarchies; "
+            "multi-sa decomposition), mondrian (mondrian:suppression=0.02 suppresses up to 2% of records), or "
+            "incognito (incognito:suppression=0.02,utility=kl|discernibility|loss); mondrian and incognito "
+            "generalize, with the hierarchies of --hierarchy/--hierarchies; "
             "msa-decomposition (Ye et al.: SA-groups for several sensitive attributes, one l per --sensitive "
             "COLUMN:L; msa-decomposition:above_l_per=true allows l above l_per); sequential-sweep (functional "
             "(tau, lambda)-diversity, generalizing sensitive values up their --hierarchy where needed; "

@@ -6,6 +6,7 @@ kind's name elsewhere."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -417,6 +418,47 @@ def verify_anatomy(
             c.pairing_ok(qit, st, qi, sens, sub.name)
 
 
+def suppression_ok(
+    c: Checker, data: str, labels: str, order: str, qi: list[str], entry: dict[str, Any], s: str | None, name: str
+) -> None:
+    """Local suppression (ARX's semantics: at most ``floor(suppression x n)`` records, each
+    published with every quasi-identifier at its root — a generalized value covering all of
+    its attribute's leaves): the records claimed suppressed (``stats.suppressed_records``)
+    are no more than the records whose every quasi-identifier is at its root, and no more
+    than the limit the manifest's anonymizer states.  Nothing is dropped: the counts sum to
+    ``n_records`` (:meth:`Checker.counts_ok`)."""
+    claimed = (entry.get("stats") or {}).get("suppressed_records") or 0
+    share = c.suppression_share(s)
+    if claimed == 0 and not share:
+        return
+    if isinstance(claimed, bool) or not isinstance(claimed, int) or claimed < 0:
+        c.report.add("suppression", False, f"suppressed_records must be a whole number, got {claimed!r}", name)
+        return
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
+        c.report.add("suppression", False, f"the anonymizer's suppression must be in [0, 1), got {share!r}", name)
+        return
+    roots = " AND ".join(
+        f"{_q(a)} IN (SELECT l.value FROM {labels} l JOIN (SELECT attribute, count(*) m FROM {order} GROUP BY 1) o "
+        f"USING (attribute) WHERE l.attribute = {_lit(a)} AND CAST(l.first AS BIGINT) = 0 "
+        "AND CAST(l.last AS BIGINT) = o.m - 1)"
+        for a in qi
+    )
+    row = c.con.execute(
+        f'SELECT coalesce(sum(CAST("count" AS BIGINT)), 0) FROM {data} WHERE {roots or "TRUE"}'
+    ).fetchone()
+    at_root = int(row[0]) if row else 0
+    limit = math.floor(float(share) * c.n)
+    ok = claimed <= at_root and claimed <= limit
+    c.report.add(
+        "suppression",
+        ok,
+        f"{claimed:,} record(s) suppressed (at most floor({share:g} x {c.n:,}) = {limit:,}); {at_root:,} record(s) "
+        "have every quasi-identifier at its root"
+        + ("" if claimed <= at_root else ": fewer than the suppressed records claimed"),
+        name,
+    )
+
+
 def verify_generalized(
     c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]
 ) -> None:
@@ -440,6 +482,8 @@ def verify_generalized(
     order = c.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
     if data and labels and order and c.counts_ok(data, list(sub.attributes), files["data"]):
         generalized_ok(c, data, labels, order, list(sub.attributes), s, guarantee, sub.name, [str(k) for k in kept])
+        qi = [a for a in sub.attributes if a != s and a not in set(map(str, kept))]
+        suppression_ok(c, data, labels, order, qi, entry, s, sub.name)
         if s is not None and not c.sensitive_generalized(labels, s):
             c.marginal_ok(data, [s], files["data"])
 

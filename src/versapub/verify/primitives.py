@@ -125,6 +125,16 @@ class Checker:
         self.hierarchies: dict[str, str] = {}
         #: Sensitive attribute -> the guarantee of every rule checked on it (all of them).
         self.rule_guarantees: dict[str, dict[str, Any]] = {}
+        #: The anonymizers the manifest names: the release's, and a rule's own by its sensitive attribute.
+        self.anonymizer: Any = None
+        self.rule_anonymizers: dict[str, Any] = {}
+
+    def suppression_share(self, s: str | None) -> Any:
+        """The ``suppression`` parameter of the anonymizer that published the table protecting
+        ``s`` (a rule's own, else the release's), as the manifest states it (0 when absent)."""
+        a = self.rule_anonymizers.get(s, self.anonymizer) if s is not None else self.anonymizer
+        params = a.get("params") if isinstance(a, dict) else None
+        return params.get("suppression", 0) if isinstance(params, dict) else 0
 
     # -- reading ------------------------------------------------------------------
     def relation(self, file: str, expected: list[str], check: str) -> str | None:

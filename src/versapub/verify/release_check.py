@@ -118,6 +118,12 @@ class _Checker(Checker):
         guarantee = self.requirement.default(manifest)
         # the table protecting S meets the guarantee of every rule on S
         self.rule_guarantees = joined_by_attribute([{**r, "guarantee": g} for r, g in specs], guarantee)
+        self.anonymizer = manifest.get("anonymizer")
+        self.rule_anonymizers = {
+            str(r.get("rhs")): r["anonymizer"]
+            for r in manifest.get("rules") or []
+            if isinstance(r, dict) and "anonymizer" in r
+        }
         rep.add("guarantee", True, self.requirement.describe(manifest))
         if self.requirement.rules is not None:
             rep.add("schema", True, f"rules checked: the {len(rules)} rule(s) of your requirement")
