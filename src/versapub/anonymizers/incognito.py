@@ -11,8 +11,9 @@ paper's search:
   visited from the most specific up; a node that satisfies the guarantee marks all its
   generalizations as satisfying without checking them (*generalization property*).
 
-Both properties hold for k-anonymity, every l-diversity form and t-closeness (merging
-classes keeps them).  Counts come from one group-by of the table over every
+Both properties hold for k-anonymity, every l-diversity form, t-closeness, beta-likeness,
+delta-disclosure and k-map (merging classes keeps them: a merged class's distribution lies
+between its parts', its size above theirs).  Counts come from one group-by of the table over every
 quasi-identifier and the sensitive attribute; a node's classes are that group-by's rows
 mapped to the node's levels and summed (never a re-scan of the records).
 
