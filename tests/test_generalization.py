@@ -408,3 +408,28 @@ def test_every_hierarchy_node_covers_a_run_of_the_leaf_order() -> None:
             for v in np.unique(nodes):
                 pos = np.sort(dim.rank[nodes == v])
                 assert (np.diff(pos) == 1).all(), (attr, k, dim.labels[k][v] if dim.labels else v)
+
+
+def test_check_k_reads_a_mondrian_release_cell_by_cell(tmp_path: Path) -> None:
+    """Mondrian's ranges overlap across classes (multidimensional recoding): ``check --k``
+    once refused to read the table ("two values of 'q' cover the leaf ...") and failed every
+    Mondrian release. An attribute only one table holds is read cell by cell: the release
+    passes at its own k and fails above its smallest class, naming it."""
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    rng = np.random.default_rng(4)
+    t = {"age": [str(v) for v in rng.integers(18, 90, 400)], "sex": list(rng.choice(["F", "M"], 400))}
+    t["zip"] = [str(v) for v in rng.integers(1000, 1040, 400)]
+    rel = versapub.publish(
+        EncodedTable.from_columns(t), [], guarantee={"name": "k-anonymity", "k": 6},
+        columns=versapub.ColumnRoles(quasi_identifying=("age", "sex", "zip")), anonymizer="mondrian",
+    )  # fmt: skip
+    out = tmp_path / "r"
+    versapub.write_release(rel, out, format="csv")
+    smallest = min(int(k) for k in rel.tables[0].table.stats["group_sizes"])
+    ok = CliRunner().invoke(cli, ["check", str(out), "--k", str(smallest)])
+    assert ok.exit_code == 0, ok.stdout
+    bad = CliRunner().invoke(cli, ["check", str(out), "--k", str(smallest + 1)])
+    assert bad.exit_code == 1 and "k-link T1" in bad.stdout and "cannot be read" not in bad.stdout

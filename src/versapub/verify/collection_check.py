@@ -142,7 +142,16 @@ class Collection:
         return [str(r[0]) for r in self.con.execute(f"SELECT DISTINCT {_q(a)} FROM {t.rel}").fetchall()]
 
     def _induce(self) -> None:
-        """Per attribute, nested partitions -> columns ``a|j`` (block ids) in every table."""
+        """Per attribute, nested partitions -> columns ``a|j`` (block ids) in every table.
+        An attribute only one table holds needs no nesting: its published values are its
+        blocks as they are (so a multidimensional recoding — Mondrian's ranges, which may
+        overlap across classes — is read cell by cell)."""
+        holders: dict[str, int] = {}
+        for t in self.tables:
+            for a in t.attrs:
+                holders[a] = holders.get(a, 0) + 1
+        for t in self.tables:
+            t.cover = {a: c for a, c in t.cover.items() if holders.get(a, 0) > 1}
         parts: dict[str, list[tuple[_Table, dict[str, frozenset[str]]]]] = {}
         for t in self.tables:
             for a in t.attrs:
