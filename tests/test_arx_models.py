@@ -286,7 +286,9 @@ def test_parameters_are_validated_in_one_paragraph() -> None:
         ({"name": "beta-likeness", "beta": 1, "enhanced": "yes"}, "enhanced"),
         ({"name": "delta-disclosure", "delta": -1}, "delta"),
         ({"name": "k-map", "k": 5, "fraction": 1.5}, "fraction"),
-        ({"name": "k-map", "k": 5}, "fraction"),
+        ({"name": "delta-presence", "delta_max": 0}, "delta_max"),
+        ({"name": "delta-presence", "delta_max": 0.3, "delta_min": 0.5}, "delta_min"),
+        ({"name": "delta-presence", "delta_min": 0.1}, "delta_max"),
         ({"name": "k-map", "k": 5, "fraction": 0.1, "significance": 1}, "significance"),
     ):
         with pytest.raises(RuleError) as exc:

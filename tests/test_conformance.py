@@ -51,8 +51,22 @@ GUARANTEE_PARAMS: dict[str, list[dict[str, object]]] = {
     "functional-diversity": [{"tau": 0.5, "lambda": 3}],
     "beta-likeness": [{"beta": 1.5}, {"beta": 3, "enhanced": True}],
     "delta-disclosure": [{"delta": 1.5}],
-    "k-map": [{"k": 8, "fraction": 0.5}],
+    "k-map": [{"k": 8, "fraction": 0.5}, {"k": 6}],
+    "delta-presence": [{"delta_min": 0.05, "delta_max": 0.6}],
 }
+
+
+def population_of(table: EncodedTable) -> EncodedTable:
+    """The population a catalog table is drawn from (for the models checked against one):
+    its records, then as many again with each column shuffled (seeded), so that classes
+    cover different shares of it."""
+    rng = np.random.default_rng(11)
+    d = table.to_pydict()
+    return EncodedTable.from_columns({k: v + [v[i] for i in rng.permutation(len(v))] for k, v in d.items()})
+
+
+def _population_for(spec: dict[str, object], table: EncodedTable) -> EncodedTable | None:
+    return population_of(table) if "population" in make_guarantee(spec).needs() else None
 
 
 def _catalog() -> dict[str, Callable[[], EncodedTable]]:
@@ -134,7 +148,8 @@ def _check_release(rel: versapub.Release, table: EncodedTable, out: Path, fmt: s
                 hist = Histograms(gid, st_.counts.astype(np.int64), n_groups, st_.column(s).astype(np.int64))
                 assert bind(g, table, s).groups_satisfied(hist).all(), t.name
     versapub.write_release(rel, out, format=fmt)  # runs the independent verifier and the attacks
-    assert verify_release(out, original=table).ok
+    population = rel.population.table if rel.population is not None else None
+    assert verify_release(out, original=table, population=population).ok
     withheld = {a for t in rel.tables if t.table.stats.get("suppressed_records") for a in t.table.sensitive_attributes}
     # A generalized attribute's marginal is its labels' counts spread over their leaves.
     withheld |= {a for t in rel.tables for a in t.table.leaves}
@@ -166,6 +181,7 @@ def _publish(anonymizer: str, spec: dict[str, object], table: EncodedTable) -> v
         columns=OTHERS_INSENSITIVE,
         decomposition="multi-sa" if several else "uad",
         seed=7,
+        population=_population_for(spec, table),
     )
 
 
@@ -268,6 +284,7 @@ def _a_release_of_kind(kind: str) -> tuple[versapub.Release, EncodedTable]:
                             columns=OTHERS_INSENSITIVE,
                             decomposition=dec,
                             seed=7,
+                            population=_population_for(spec, table),
                         )
                     except (InfeasibleError, ConfigError):
                         continue

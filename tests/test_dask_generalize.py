@@ -110,10 +110,14 @@ GUARANTEES_TRIED = [
 ]
 
 
+#: Checked against a population, which the Dask backend refuses (test_population.py).
+AGAINST_POPULATION = {"delta-presence"}
+
+
 def test_every_registered_guarantee_is_tried_on_the_cluster() -> None:
     from versapub.privacy.guarantee import GUARANTEES
 
-    assert {g["name"] for g in GUARANTEES_TRIED} == set(GUARANTEES)
+    assert {g["name"] for g in GUARANTEES_TRIED} == set(GUARANTEES) - AGAINST_POPULATION
 
 
 @pytest.mark.parametrize("guarantee", GUARANTEES_TRIED, ids=lambda g: g["name"])

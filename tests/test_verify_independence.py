@@ -117,6 +117,8 @@ GRID = [
     {"name": "beta-likeness", "beta": 2.0, "enhanced": True},
     {"name": "delta-disclosure", "delta": 1.2},
     {"name": "k-map", "k": 10, "fraction": 0.2},
+    {"name": "k-map", "k": 10},
+    {"name": "delta-presence", "delta_min": 0.1, "delta_max": 0.5},
 ]
 
 

@@ -12,6 +12,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -33,7 +34,7 @@ from versapub.decompositions import Decomposition, make_decomposition
 from versapub.errors import ConfigError, InfeasibleError, InputError, SchemaError
 from versapub.kinds import entry_of, get_kind
 from versapub.kinds.scoring import KLScorer
-from versapub.privacy.context import bind
+from versapub.privacy.context import bind, require_population, with_population
 from versapub.privacy.feasibility import Feasibility, feasibility, require_feasible
 from versapub.privacy.guarantee import Guarantee, make_guarantee
 from versapub.privacy.per_rule import (
@@ -46,6 +47,7 @@ from versapub.privacy.per_rule import (
     split,
     with_defaults,
 )
+from versapub.privacy.population import Population
 from versapub.privacy.proxies import Association, proxy_error, screen
 from versapub.privacy.roles import (
     ColumnRoles,
@@ -177,6 +179,7 @@ def publish(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     plugin_defaults: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
     detach_others: bool = False,
+    population: Population | EncodedTable | None = None,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -216,7 +219,10 @@ def publish(
     sub-table is anonymized identically wherever it occurs.  ``hierarchies``
     (``{attribute: Hierarchy}``) go to generalizing anonymizers (``mondrian``) and to
     guarantees that use a sensitive attribute's taxonomy (t-closeness's hierarchical
-    distance).
+    distance).  ``population``: the population ``table`` (then the research subset) was
+    drawn from (a :class:`~versapub.privacy.population.Population`, or a table read with
+    :func:`versapub.read_table`), for delta-presence and k-map without a sampling fraction,
+    which are checked against it (Mondrian and Incognito count each class's population).
     """
     hook = progress or _no_progress
     timings: dict[str, float] = {}
@@ -238,6 +244,8 @@ def publish(
     if isinstance(guarantee, Mapping):
         guarantee = make_guarantee(dict(guarantee))
     g: Guarantee = guarantee if guarantee is not None else make_guarantee({"name": "l-diversity", "l": l or 2})
+    pop = _population(population, table)
+    g = with_population(g, pop)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     rng = np.random.default_rng(int(seed))
@@ -260,7 +268,8 @@ def publish(
         plain = [r for r in dict.fromkeys(parsed) if needs_default(r, own)]
         own = with_defaults(own, anon.default_guarantees(cast(EncodedTable, table), plain))
     reduction = reduce_rules(parsed)
-    per_rule = effective(reduction, own, g)
+    per_rule = {r: with_population(x, pop) for r, x in effective(reduction, own, g).items()}
+    _population_used(pop, [g] if classic else list(per_rule.values()))
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
     reach = reach_of(cast(EncodedTable, table), reduction.rules, per_rule, own_anon, anon, hierarchies)
     feas = require_feasible(table, reduction.rules, per_rule, reach)
@@ -284,6 +293,7 @@ def publish(
             by_others,
             notes,
             detach_others,
+            pop,
         )
     hook("decomposing", 0, 1)
     schema = dec.decompose(table, reduction.rules, rng)
@@ -354,7 +364,40 @@ def publish(
         },
         rule_guarantees=per_rule,
         rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in own_anon.items()},
+        population=pop,
     )
+
+
+def _population(population: Population | EncodedTable | None, table: Source) -> Population | None:
+    """The population as a :class:`Population` (a table read with ``read_table`` is one,
+    recorded by its file name and digest); only beside a table held in memory."""
+    if population is None:
+        return None
+    if isinstance(population, EncodedTable):
+        population = Population(population, Path(population.source).name, population.sha256)
+    if not isinstance(population, Population):
+        raise InputError(
+            "population must be a table read with versapub.read_table (or a Population), got "
+            f"{type(population).__name__}."
+        )
+    if not table.in_memory:
+        raise ConfigError(
+            "A population (delta-presence, k-map with --population) is matched to the classes in memory; the Dask "
+            "backend does not do it. Use the in-memory backend."
+        )
+    return population
+
+
+def _population_used(population: Population | None, guarantees: Sequence[Guarantee]) -> None:
+    """Every guarantee checked against a population has one, and a population given is used
+    (nothing is read that no guarantee decided on)."""
+    for x in guarantees:
+        require_population(x)
+    if population is not None and not any("population" in x.needs() for x in guarantees):
+        raise ConfigError(
+            f"A population ({population.file}) was given, but no guarantee is checked against it: it serves "
+            "delta-presence and k-map without a sampling fraction (e.g. --guarantee delta-presence:delta_max=0.5)."
+        )
 
 
 def proxies(
@@ -513,6 +556,7 @@ def _identities_only(
     by_others: tuple[str, ...] = (),
     notes: list[str] | None = None,
     detach_others: bool = False,
+    population: Population | None = None,
 ) -> Release:
     """The classic job with quasi-identifiers and no rule: one generalized table whose every
     class of quasi-identifier values holds at least ``k`` records (k-anonymity, Sweeney
@@ -520,7 +564,7 @@ def _identities_only(
     attributes: they stay analysable by the quasi-identifiers), or with ``detach_others``
     as a plain table never linked to the first.  Only a guarantee about identities applies
     (one that needs no sensitive value)."""
-    if g.min_possible_values() > 1 or g.needs():
+    if g.min_possible_values() > 1 or g.needs() - {"population"}:
         raise ConfigError(
             f"Quasi-identifiers without a rule are protected by k-anonymity only; {g.name} protects a sensitive "
             "attribute: name it with --sensitive COLUMN (the rule is then 'QI -> COLUMN') or give --rule."
@@ -586,6 +630,7 @@ def _identities_only(
         identity=identity,
         warnings=warnings,
         notes=list(notes or []),
+        population=population,
     )
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from versapub.data.hierarchy import Hierarchy
     from versapub.data.table import EncodedTable
     from versapub.model.maxent import ReleaseModel
+    from versapub.privacy.population import Population
     from versapub.release.model import InputInfo, Release
     from versapub.verify.check import CheckReport
 
@@ -62,6 +63,7 @@ def publish(
         table = read_input(cfg, progress)
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     info = _input_info(cfg, table)
+    population = read_population(cfg, progress)
     release = api_publish(
         table,
         cfg.rules,
@@ -77,6 +79,7 @@ def publish(
         input_info=info,
         progress=progress,
         columns=cfg.roles,
+        population=population,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes
@@ -89,6 +92,19 @@ def publish(
         *marker_notes(table, cfg.na_values),
     ]
     return release
+
+
+def read_population(cfg: PublishConfig, progress: Progress = _silent) -> Population | None:
+    """The configured population (``--population``), read exactly as the input is (same
+    delimiter, missing values, dates and hierarchy levels; every column), or ``None``."""
+    if cfg.population is None:
+        return None
+    from versapub.formats import file_sha256
+    from versapub.privacy.population import Population
+
+    progress(f"reading the population {cfg.population.name}", 0, 0)
+    table = replace(cfg, input=cfg.population, columns=None).read()
+    return Population(table, cfg.recorded(cfg.population), table.sha256 or file_sha256(cfg.population))
 
 
 def _input_info(cfg: PublishConfig, table: EncodedTable) -> InputInfo:
@@ -356,7 +372,13 @@ def write_release(
             )
         except ValueError as exc:
             raise ConfigError(f"--max-risk/--risk-measure: {exc}.") from None
-        check = run_check(tmp, model=model or _model_of(release), original=release.source, requirement=job)
+        check = run_check(
+            tmp,
+            model=model or _model_of(release),
+            original=release.source,
+            requirement=job,
+            population=release.population.table if release.population is not None else None,
+        )
         report = check.verification
         if not report.ok:
             raise VerificationError(

@@ -479,16 +479,23 @@ def root_cover(dims: Sequence[Dimension], cover: list[tuple[IntArray, IntArray]]
 
 
 def class_stats(
-    guarantee: Guarantee, cls: IntArray, s: IntArray, n_cls: int, s_card: int, weights: IntArray | None = None
+    guarantee: Guarantee,
+    cls: IntArray,
+    s: IntArray,
+    n_cls: int,
+    s_card: int,
+    weights: IntArray | None = None,
+    population: IntArray | None = None,
 ) -> dict[str, object]:
     """Classes, their sizes and the achieved guarantee, for the report (``weights``: records
-    per row, when rows are distinct records with counts)."""
+    per row, when rows are distinct records with counts; ``population``: each class's
+    population count, for a guarantee checked against the population)."""
     g = group_rows([cls, s], [n_cls, s_card], with_inverse=weights is not None)
     counts = g.counts
     if weights is not None:
         assert g.inverse is not None
         counts = np.bincount(g.inverse, weights=weights, minlength=len(g.counts)).astype(np.int64)
-    h = Histograms(g.keys[0].astype(np.int64), counts, n_cls, g.keys[1].astype(np.int64))
+    h = Histograms(g.keys[0].astype(np.int64), counts, n_cls, g.keys[1].astype(np.int64), population)
     sizes = h.sizes()
     size_values, size_counts = np.unique(sizes, return_counts=True)
     return {

@@ -55,6 +55,7 @@ from versapub.anonymizers.generalize import (
     target,
     target_names,
 )
+from versapub.anonymizers.population import joint_table, refuse_suppression
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -78,6 +79,10 @@ class Lattice:
         return tuple(len(g) for g in self.gen)
 
 
+#: Distinct rows (codes per attribute) and how many records each stands for.
+Counted = tuple[list[IntArray], IntArray]
+
+
 @dataclass(frozen=True)
 class Minimal:
     """Incognito's search result: the minimal satisfying nodes (levels per quasi-identifier,
@@ -90,6 +95,10 @@ class Minimal:
     counts: IntArray
     minimal: list[tuple[int, ...]]
     checked: int
+    #: A guarantee checked against the population: the research records' codes per
+    #: quasi-identifier over the joint dictionaries, and the population's distinct rows.
+    joint: list[IntArray] | None = None
+    population: Counted | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,8 @@ class Incognito(KeepingColumns):
         keep: Sequence[str] = (),
     ) -> AnonymizedTable:
         del rng  # deterministic
+        if guarantee.checked_population() is not None:
+            refuse_suppression(self.name, self.suppression)
         found = self.minimal_nodes(table, rules, guarantee, progress, hierarchies, keep)
         goal, lattice, keys, counts, minimal = found.goal, found.lattice, found.keys, found.counts, found.minimal
         qi = list(goal.qi)
@@ -160,8 +171,11 @@ class Incognito(KeepingColumns):
             cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(best)], len(counts))
             sup = _failing(cls, keys[-1], counts, guarantee, goal.cardinality)[cls]
             return publish_on_cluster(table, found, best, sup, guarantee, search)  # type: ignore[arg-type]
-        cls, cover, suppressed = _classes(lattice, table, qi, best, guarantee, budget, goal)
-        stats = class_stats(guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality)
+        codes = found.joint or [table.codes(a).astype(np.int64) for a in qi]
+        cls, cover, suppressed, counted = _classes(lattice, codes, best, guarantee, budget, goal, found.population)
+        stats = class_stats(
+            guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality, population=counted
+        )
         stats.update(search, suppressed_records=suppressed)
         return classes_table(table, goal, found.dims, cls, cover, stats)
 
@@ -177,11 +191,22 @@ class Incognito(KeepingColumns):
         """Every minimal node satisfying the guarantee (no other satisfying node is below
         it in every level), in order of level sum; :class:`InfeasibleError` when none."""
         say = progress or (lambda msg: None)
+        population = guarantee.checked_population()
+        joint: list[IntArray] | None = None
+        counted: Counted | None = None
+        source = table  # the attributes' domains: the table's, or joint with the population's
         if table.in_memory:
             goal = target(table, rules, self.name, keep)
+            if population is not None:  # one dictionary per attribute over the research records and the population
+                source = joint_table(table, goal.qi, population)
+                joint = [source.codes(a)[: table.n_rows].astype(np.int64) for a in goal.qi]
+                pop = group_rows(
+                    [source.codes(a)[table.n_rows :] for a in goal.qi], [source.cardinality(a) for a in goal.qi]
+                )
+                counted = ([k.astype(np.int64) for k in pop.keys], pop.counts.astype(np.int64))
             base = group_rows(
-                [*(table.codes(a) for a in goal.qi), goal.codes],
-                [*(table.cardinality(a) for a in goal.qi), goal.cardinality],
+                [*(joint or [table.codes(a).astype(np.int64) for a in goal.qi]), goal.codes],
+                [*(source.cardinality(a) for a in goal.qi), goal.cardinality],
             )
             keys, base_counts = [k.astype(np.int64) for k in base.keys], base.counts.astype(np.int64)
         else:  # a table on a Dask cluster: the distinct rows counted there (a distributed group-by)
@@ -193,8 +218,8 @@ class Incognito(KeepingColumns):
             keys, base_counts = distinct_rows(table, qi_, rule_.rhs if rule_ else None)  # type: ignore[arg-type]
         rule = goal.rule
         qi = list(goal.qi)
-        full = {a: _flat(table, a) for a in qi if a not in (hierarchies or {})}
-        dims = dimensions(table, qi, {**full, **(hierarchies or {})})
+        full = {a: _flat(source, a) for a in qi if a not in (hierarchies or {})}
+        dims = dimensions(source, qi, {**full, **(hierarchies or {})})
         lattice = Lattice(
             tuple(tuple(dim.nodes or ()) for dim in dims),
             tuple(tuple(np.bincount(lv) for lv in (dim.nodes or ())) for dim in dims),
@@ -204,7 +229,7 @@ class Incognito(KeepingColumns):
         budget = math.floor(self.suppression * n)
         checked = 0
 
-        projected: dict[tuple[int, ...], tuple[list[IntArray], IntArray]] = {}
+        projected: dict[tuple[int, ...], tuple[list[IntArray], IntArray, Counted | None]] = {}
 
         def check(attrs: tuple[int, ...], levels: tuple[int, ...]) -> Outcome:
             """A node's check on the group-by projected to its attributes (and S), kept for
@@ -220,9 +245,9 @@ class Incognito(KeepingColumns):
                 for j, k in zip([*attrs, len(qi)], g.keys, strict=True):
                     sub_keys[j] = k.astype(np.int64)
                 total = np.bincount(g.inverse, weights=base_counts, minlength=len(g.counts)).astype(np.int64)
-                projected[attrs] = (sub_keys, total)
-            sub_keys, total = projected[attrs]
-            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_col.cardinality)
+                projected[attrs] = (sub_keys, total, _project(counted, attrs, len(qi)))
+            sub_keys, total, pop_rows = projected[attrs]
+            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_col.cardinality, pop_rows)
 
         everything = tuple(range(len(qi)))
         if budget:  # the pruning properties fail with suppression: every node of the full lattice
@@ -237,7 +262,7 @@ class Incognito(KeepingColumns):
         ]
         if not qi:
             minimal = [()]
-            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_col.cardinality)
+            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_col.cardinality, counted)
             if not whole.ok:
                 minimal = []
         if not minimal:
@@ -247,7 +272,7 @@ class Incognito(KeepingColumns):
                 + (f" with at most {self.suppression:.1%} of records suppressed" if budget else "")
                 + "; allow suppression, give coarser hierarchies, or weaken the guarantee."
             )
-        return Minimal(goal, dims, lattice, keys, base_counts, minimal, checked)
+        return Minimal(goal, dims, lattice, keys, base_counts, minimal, checked, joint, counted)
 
     def _score(
         self,
@@ -263,7 +288,8 @@ class Incognito(KeepingColumns):
         qi_keys, s = keys[:-1], keys[-1]
         g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(node, qi_keys, strict=True))]
         cls = _group(g, [int(x.max()) + 1 if len(x) else 1 for x in g], len(counts))
-        fail = _failing(cls, s, counts, guarantee, s_card)
+        # without a budget a minimal node suppresses nothing (and a population model needs no recount)
+        fail = _failing(cls, s, counts, guarantee, s_card) if budget else np.zeros(int(cls.max()) + 1, dtype=bool)
         sup = fail[cls]
         size = np.bincount(cls, weights=counts).astype(np.float64)
         if self.utility == "discernibility":
@@ -299,18 +325,56 @@ def _group(columns: Sequence[IntArray], cards: Sequence[int], n: int) -> IntArra
     return g.inverse
 
 
-def _failing(cls: IntArray, s: IntArray, counts: IntArray, guarantee: Guarantee, s_card: int) -> npt.NDArray[np.bool_]:
-    """Per class: does its sensitive histogram fail the guarantee?"""
-    n_cls = int(cls.max()) + 1 if len(cls) else 0
+def _failing(
+    cls: IntArray,
+    s: IntArray,
+    counts: IntArray,
+    guarantee: Guarantee,
+    s_card: int,
+    population: IntArray | None = None,
+) -> npt.NDArray[np.bool_]:
+    """Per class: does its sensitive histogram fail the guarantee?  ``population``: each
+    class's population count (classes may then have no research record)."""
+    n_cls = len(population) if population is not None else int(cls.max()) + 1 if len(cls) else 0
     if s_card == 1:  # no sensitive attribute (k-anonymity of the quasi-identifiers): sizes only
         size = np.bincount(cls, weights=counts, minlength=n_cls).astype(np.int64)
         ids = np.arange(n_cls, dtype=np.int64)
-        return np.asarray(~guarantee.groups_satisfied(Histograms(ids, size, n_cls, np.zeros(n_cls, np.int64))))
+        h = Histograms(ids, size, n_cls, np.zeros(n_cls, np.int64), population)
+        return np.asarray(~guarantee.groups_satisfied(h))
     g = group_rows([cls, s], [n_cls, s_card], with_inverse=True)
     assert g.inverse is not None
     total = np.bincount(g.inverse, weights=counts, minlength=len(g.counts)).astype(np.int64)
-    h = Histograms(g.keys[0].astype(np.int64), total, n_cls, g.keys[1].astype(np.int64))
+    h = Histograms(g.keys[0].astype(np.int64), total, n_cls, g.keys[1].astype(np.int64), population)
     return np.asarray(~guarantee.groups_satisfied(h))
+
+
+def _project(counted: Counted | None, attrs: tuple[int, ...], m: int) -> Counted | None:
+    """The population's distinct rows projected to ``attrs`` (codes at every attribute's
+    index, empty elsewhere), their counts summed."""
+    if counted is None:
+        return None
+    keys, weights = counted
+    if not attrs:
+        return [np.zeros(0, np.int64)] * m, np.array([int(weights.sum())], dtype=np.int64)
+    g = group_rows(
+        [keys[j] for j in attrs], [int(keys[j].max()) + 1 if len(keys[j]) else 1 for j in attrs], with_inverse=True
+    )
+    assert g.inverse is not None
+    out: list[IntArray] = [np.zeros(0, np.int64)] * m
+    for j, k in zip(attrs, g.keys, strict=True):
+        out[j] = k.astype(np.int64)
+    return out, np.bincount(g.inverse, weights=weights, minlength=len(g.counts)).astype(np.int64)
+
+
+def _joint_classes(
+    g: Sequence[IntArray], gp: Sequence[IntArray], cards: Sequence[int], n: int, n_pop: int
+) -> tuple[IntArray, IntArray, int]:
+    """Classes of the research rows' and the population rows' generalized codes, numbered
+    together: (research rows' classes, population rows' classes, number of classes)."""
+    if not g:
+        return np.zeros(n, dtype=np.int64), np.zeros(n_pop, dtype=np.int64), 1
+    both = _group([np.concatenate([a, b]) for a, b in zip(g, gp, strict=True)], cards, n + n_pop)
+    return both[:n], both[n:], int(both.max()) + 1
 
 
 #: Spaces of generalized values up to this size are counted densely by the size-only check.
@@ -326,11 +390,20 @@ def _check(
     guarantee: Guarantee,
     budget: int,
     s_card: int,
+    population: Counted | None = None,
 ) -> Outcome:
     """Does the node (``levels`` of quasi-identifiers ``attrs``) satisfy the guarantee,
-    suppressing at most ``budget`` records (whose class must satisfy it too)?"""
+    suppressing at most ``budget`` records (whose class must satisfy it too)?  With the
+    population's rows (a guarantee checked against it), every class of either counts,
+    each with its population (no suppression then)."""
     g = [lattice.gen[j][lv][keys[j]] for j, lv in zip(attrs, levels, strict=True)]
     cards = [len(lattice.under[j][lv]) for j, lv in zip(attrs, levels, strict=True)]
+    if population is not None:
+        pkeys, pcounts = population
+        gp = [lattice.gen[j][lv][pkeys[j]] for j, lv in zip(attrs, levels, strict=True)]
+        cls, pcls, n_cls = _joint_classes(g, gp, cards, len(counts), len(pcounts))
+        pop = np.bincount(pcls, weights=pcounts, minlength=n_cls).astype(np.int64)
+        return Outcome(not _failing(cls, keys[-1], counts, guarantee, s_card, pop).any(), 0)
     if s_card == 1 and math.prod(cards) <= max(DENSE_CLASSES, 4 * len(counts)):
         # sizes only (k-anonymity of the quasi-identifiers): one bincount over the dense
         # space of generalized values; a node that passes needs nothing else
@@ -413,25 +486,51 @@ def _rollup(cands: list[tuple[int, ...]], ok: Callable[[tuple[int, ...]], bool])
 
 def _classes(
     lattice: Lattice,
-    table: EncodedTable,
-    qi: Sequence[str],
+    codes: Sequence[IntArray],
     node: tuple[int, ...],
     guarantee: Guarantee,
     budget: int,
     s_col: Any,
-) -> tuple[IntArray, list[tuple[IntArray, IntArray]], int]:
+    population: Counted | None = None,
+) -> tuple[IntArray, list[tuple[IntArray, IntArray]], int, IntArray | None]:
     """Every record's class at ``node`` (failing classes merged into one class at the
-    roots), and each class's (level, node) per quasi-identifier."""
-    g = [lattice.gen[j][lv][table.codes(a).astype(np.int64)] for j, (a, lv) in enumerate(zip(qi, node, strict=True))]
-    cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(node)], table.n_rows)
+    roots), each class's (level, node) per quasi-identifier, and (with the population's
+    rows) each class's population count."""
+    g = [lattice.gen[j][lv][c] for j, (c, lv) in enumerate(zip(codes, node, strict=True))]
+    cards = [len(lattice.under[j][lv]) for j, lv in enumerate(node)]
+    n = len(codes[0]) if codes else len(s_col.codes)
+    if population is not None:
+        pkeys, pcounts = population
+        gp = [lattice.gen[j][lv][k] for j, (k, lv) in enumerate(zip(pkeys, node, strict=True))]
+        joint, pcls, n_joint = _joint_classes(g, gp, cards, n, len(pcounts))
+        ids, cls = np.unique(joint, return_inverse=True)
+        where = np.full(n_joint, -1, dtype=np.int64)
+        where[ids] = np.arange(len(ids))
+        mine = where[pcls] >= 0
+        counted = np.bincount(where[pcls][mine], weights=pcounts[mine], minlength=len(ids)).astype(np.int64)
+        cls = cls.astype(np.int64).ravel()
+        return cls, _cover(lattice, g, cls, node, False), 0, counted
+    cls = _group(g, cards, n)
     s = s_col.codes.astype(np.int64)
-    fail = _failing(cls, s, np.ones(len(s), dtype=np.int64), guarantee, s_col.cardinality)
+    fail = (
+        _failing(cls, s, np.ones(len(s), dtype=np.int64), guarantee, s_col.cardinality)
+        if budget
+        else np.zeros(int(cls.max()) + 1 if len(cls) else 0, dtype=bool)
+    )
     sup = fail[cls]
     if sup.any():
         cls = np.where(sup, -1, cls)
     ids, cls = np.unique(cls, return_inverse=True)
     cls = cls.astype(np.int64).ravel()
-    n_cls = len(ids)
+    return cls, _cover(lattice, g, cls, node, bool(ids[0] == -1)), int(sup.sum()), None
+
+
+def _cover(
+    lattice: Lattice, g: Sequence[IntArray], cls: IntArray, node: tuple[int, ...], suppressed: bool
+) -> list[tuple[IntArray, IntArray]]:
+    """Each class's (level, node) per quasi-identifier (``suppressed``: class 0 holds the
+    suppressed records, every quasi-identifier at its root)."""
+    n_cls = int(cls.max()) + 1 if len(cls) else 0
     first = np.full(n_cls, -1, dtype=np.int64)
     first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1)
     cover = []
@@ -439,9 +538,8 @@ def _classes(
         top = len(lattice.gen[j]) - 1
         level = np.full(n_cls, lv, dtype=np.int64)
         nodes = g[j][first]
-        if ids[0] == -1:  # the suppressed class: every quasi-identifier at its root
+        if suppressed:
             level[0] = top
             nodes[0] = 0
         cover.append((level, nodes))
-    del budget
-    return cls, cover, int(sup.sum())
+    return cover

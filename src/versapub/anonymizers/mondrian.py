@@ -39,6 +39,7 @@ from versapub.anonymizers.base import AnonymizedTable
 from versapub.anonymizers.generalize import (
     IntArray,
     KeepingColumns,
+    Target,
     class_cover,
     class_stats,
     classes_table,
@@ -48,12 +49,14 @@ from versapub.anonymizers.generalize import (
     target_names,
 )
 from versapub.anonymizers.mondrian_cuts import partition, segment_starts
+from versapub.anonymizers.population import joint_table, refuse_suppression
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
 from versapub.plugins import Param, validated
 from versapub.privacy.base import Guarantee, Histograms
+from versapub.privacy.population import Population
 from versapub.privacy.rules import Rule
 
 
@@ -108,6 +111,10 @@ class Mondrian(KeepingColumns):
             return self._on_cluster(table, rules, guarantee, progress, hierarchies, keep)
         goal = target(table, rules, self.name, keep)
         qi = list(goal.qi)
+        population = guarantee.checked_population()
+        if population is not None:  # delta-presence, k-map: the population's records cut alongside
+            refuse_suppression(self.name, self.suppression)
+            return _against_population(table, goal, qi, guarantee, population, progress, hierarchies)
         dims = dimensions(table, qi, hierarchies)
         codes = [table.codes(a).astype(np.int64) for a in qi]
         s = goal.codes
@@ -152,6 +159,42 @@ class Mondrian(KeepingColumns):
         return publish_on_cluster(table, rule, kept, dims, guarantee, progress)  # type: ignore[arg-type]
 
 
+def _against_population(
+    table: EncodedTable,
+    goal: Target,
+    qi: list[str],
+    guarantee: Guarantee,
+    population: Population,
+    progress: Callable[[str], None] | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> AnonymizedTable:
+    """Mondrian for a guarantee checked against the population (delta-presence, k-map):
+    the research records and the population's are partitioned together (every cut splits
+    both; a part's test counts its research records and its population records), so each
+    class covers the population records of its region and no other class's
+    (``docs/choices.md``).  Parts without research records publish nothing."""
+    joint = joint_table(table, qi, population)
+    n, big_n = table.n_rows, population.size
+    dims = dimensions(joint, qi, hierarchies)
+    codes = [joint.codes(a).astype(np.int64) for a in qi]
+    s = goal.codes.astype(np.int64)
+    _require_whole(guarantee, np.bincount(s, minlength=goal.cardinality), goal.rule, qi, big_n)
+    points = np.concatenate([s, np.zeros(big_n, dtype=np.int64)])
+    perm, seg_start, level, _ = partition(dims, codes, points, goal.cardinality, guarantee, progress, research=n)
+    seg, _ = segment_starts(seg_start, n + big_n)
+    part = np.empty(n + big_n, dtype=np.int64)
+    part[perm] = seg
+    held = np.bincount(part[:n], minlength=len(seg_start)) > 0
+    n_cls = int(held.sum())
+    cls_all = (np.cumsum(held) - 1)[part]
+    inside = held[part]
+    cover = class_cover(dims, [c[inside] for c in codes], cls_all[inside], n_cls, level[held])
+    counted = np.bincount(cls_all[n:][inside[n:]], minlength=n_cls)
+    cls = cls_all[:n]
+    stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality, population=counted)
+    return classes_table(table, goal, dims, cls, cover, stats)
+
+
 def _suppressed_class_ok(
     guarantee: Guarantee, perm: IntArray, seg_start: IntArray, sup: npt.NDArray[np.bool_], s: IntArray, s_card: int
 ) -> bool:
@@ -161,15 +204,24 @@ def _suppressed_class_ok(
     return bool(_one_class(guarantee, held))
 
 
-def _one_class(guarantee: Guarantee, counts: IntArray) -> bool:
+def _one_class(guarantee: Guarantee, counts: IntArray, population: int | None = None) -> bool:
     v = np.flatnonzero(counts)
-    whole = Histograms(np.zeros(len(v), dtype=np.int64), np.asarray(counts)[v].astype(np.int64), 1, v.astype(np.int64))
+    whole = Histograms(
+        np.zeros(len(v), dtype=np.int64),
+        np.asarray(counts)[v].astype(np.int64),
+        1,
+        v.astype(np.int64),
+        None if population is None else np.array([population], dtype=np.int64),
+    )
     return bool(guarantee.groups_satisfied(whole).all())
 
 
-def _require_whole(guarantee: Guarantee, counts: IntArray, rule: Rule | None, qi: list[str]) -> None:
-    """Mondrian's first step: the whole table, as one class, must satisfy the guarantee."""
-    if not _one_class(guarantee, counts):
+def _require_whole(
+    guarantee: Guarantee, counts: IntArray, rule: Rule | None, qi: list[str], population: int | None = None
+) -> None:
+    """Mondrian's first step: the whole table, as one class, must satisfy the guarantee
+    (``population``: the population's size, for a guarantee checked against it)."""
+    if not _one_class(guarantee, counts, population):
         what = f"rule '{rule}'" if rule else f"quasi-identifiers {qi}"
         raise InfeasibleError(
             f"Mondrian cannot satisfy {guarantee.describe()} for {what}: even the whole table, "

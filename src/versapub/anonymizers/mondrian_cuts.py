@@ -58,6 +58,7 @@ def partition(
     progress: Callable[[str], None] | None = None,
     start: State | None = None,
     budget: int = 0,
+    research: int | None = None,
 ) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]]:
     """Mondrian's partitions: (permutation of the records, start of every partition in it,
     each partition's current hierarchy level per dimension, whether it is suppressed).
@@ -71,7 +72,10 @@ def partition(
     already cut elsewhere (the Dask backend's rounds: :mod:`versapub.anonymizers.mondrian_cluster`):
     the records ordered so that each is a contiguous range, with its state; partitions
     evolve independently of each other, so the classes are those of one run from the whole
-    table."""
+    table.  ``research``: only the first ``research`` records are published, the others are
+    the population's (a guarantee checked against the population: each part's histogram
+    counts the research records, its ``population`` the others; ``s`` of the population's
+    records is ignored)."""
     n, d = len(s), len(dims)
     smallest = smallest_group(guarantee)
     perm = np.arange(n, dtype=np.int64)
@@ -146,10 +150,17 @@ def partition(
                 part_key[at] = m[level[oseg[at], j] - 1, codes[j][rec[at]]]
         change = np.r_[True, (oseg[1:] != oseg[:-1]) | (part_key[1:] != part_key[:-1])]
         part = np.cumsum(change) - 1
-        ok = guarantee.groups_satisfied(_histograms(part, s[rec], int(part[-1]) + 1, s_card))
+        n_parts = int(part[-1]) + 1
+        if research is None:
+            ok = guarantee.groups_satisfied(_histograms(part, s[rec], n_parts, s_card))
+        else:  # research records' histograms, the population's records counted per part
+            mine = rec < research
+            h = _histograms(part[mine], s[rec[mine]], n_parts, s_card)
+            pop = np.bincount(part[~mine], minlength=n_parts)
+            ok = guarantee.groups_satisfied(Histograms(h.group, h.count, n_parts, h.value, pop))
         part_start = np.flatnonzero(change)
         part_seg = oseg[part_start]
-        n_parts = np.bincount(part_seg, minlength=len(seg_start))
+        parts_of = np.bincount(part_seg, minlength=len(seg_start))
         seg_ok = np.ones(len(seg_start), dtype=bool)
         np.logical_and.at(seg_ok, part_seg, ok)
         drop = np.zeros(len(part_start), dtype=bool)  # failing parts suppressed within the budget
@@ -157,7 +168,7 @@ def partition(
             part_size = np.diff(np.r_[part_start, len(oseg)])
             bad = np.bincount(part_seg, weights=np.where(ok, 0, part_size), minlength=len(seg_start)).astype(np.int64)
             good = np.bincount(part_seg, weights=ok, minlength=len(seg_start))
-            cand = np.flatnonzero(~seg_ok & (n_parts >= 2) & (good >= 1))
+            cand = np.flatnonzero(~seg_ok & (parts_of >= 2) & (good >= 1))
             take = cand[np.cumsum(bad[cand]) <= budget_left]  # in the records' order while the budget lasts
             if len(take):
                 budget_left -= int(bad[take].sum())
@@ -167,8 +178,8 @@ def partition(
                 drop = rescued[part_seg] & ~ok
         cut_hier = np.zeros(len(seg_start), dtype=bool)
         cut_hier[segs] = hier[choice]
-        split = seg_ok & (n_parts >= 2)
-        descend = seg_ok & (n_parts == 1) & cut_hier  # every value under one child: go down a level
+        split = seg_ok & (parts_of >= 2)
+        descend = seg_ok & (parts_of == 1) & cut_hier  # every value under one child: go down a level
         failed = np.zeros(len(seg_start), dtype=bool)
         failed[segs] = True
         failed &= ~(split | descend)

@@ -80,6 +80,12 @@ if TYPE_CHECKING:
 )
 @click.option("--record-input-path", "record_input_path", is_flag=True, default=None, help=RECORD_HELP)
 @click.option(
+    "--population",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The population the input (then the research subset) was drawn from, read like the input: delta-presence "
+    "and k-map without a fraction are checked against it (config: [input] population).",
+)
+@click.option(
     "--detach-others",
     "detach_others",
     is_flag=True,
@@ -125,6 +131,7 @@ def publish(
     max_risk: float | None,
     risk_measure: str | None,
     record_input_path: bool | None,
+    population: Path | None,
     detach_others: bool | None,
     **opts: Any,
 ) -> None:
@@ -158,6 +165,7 @@ def publish(
             risk_measure=risk_measure,
             record_input_path=record_input_path,
             detach_others=detach_others,
+            population=population,
         )
         if cfg.backend == "dask" and fmt is None:
             cfg = replace(cfg, format="parquet")

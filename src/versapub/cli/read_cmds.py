@@ -172,6 +172,12 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
 )
 @click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=MISSING_HELP)
 @click.option(
+    "--population",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The population the records were drawn from (read like the input): delta-presence and k-map without a "
+    "fraction are checked against it (a release claiming them fails without it).",
+)
+@click.option(
     "--attack",
     type=click.Choice(["auto", "exact", "scalable", "both"]),
     default="auto",
@@ -217,6 +223,7 @@ def check(
     policy: Path | None,
     original: Path | None,
     missing: str | None,
+    population: Path | None,
     attack: str,
     guarantee: str | None,
     ell: int | None,
@@ -252,6 +259,7 @@ def check(
             k=k,
             max_risk=max_risk,
             risk_measure=risk_measure,
+            population=population,
         )
     if as_json:
         click.echo(json.dumps(rep.to_json(), indent=2))

@@ -26,6 +26,9 @@ class Histograms:
     count: IntArray | Floats
     n_groups: int
     value: IntArray | None = None
+    #: Per group: the population records its published values cover (delta-presence and
+    #: k-map against a population; ``None`` when no population was counted).
+    population: IntArray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "group", np.asarray(self.group, dtype=np.int64))
@@ -36,6 +39,10 @@ class Histograms:
             object.__setattr__(self, "value", np.asarray(self.value, dtype=np.int64))
         if len(self.group) != len(self.count) or (self.value is not None and len(self.value) != len(self.group)):
             raise ValueError("group, count and value must have one entry each")
+        if self.population is not None:
+            object.__setattr__(self, "population", np.asarray(self.population, dtype=np.int64))
+            if len(self.population) != self.n_groups:
+                raise ValueError("population must have one entry per group")
 
     @property
     def induced(self) -> bool:

@@ -43,6 +43,7 @@ def check(
     k: int | None = None,
     max_risk: float | None = None,
     risk_measure: str = "highest",
+    population: str | Path | None = None,
 ) -> CheckReport:
     """Every check of ``versapub check`` (its ``--json`` is ``.to_json()``): the schema (GNF
     per rule), the guarantee in every group, consistency (sums, sizes, digests, and with
@@ -55,7 +56,9 @@ def check(
     ``"q -> s | guarantee"``) or ``rules_file`` (a config's rules) — or, without one,
     against the release's own claim (its manifest); ``.checked_against`` says which.
     ``original``: a data file, a TOML config or an :class:`~versapub.inspect.Original`.
-    ``attack``: ``auto``, ``exact``, ``scalable`` or ``both``."""
+    ``attack``: ``auto``, ``exact``, ``scalable`` or ``both``.  ``population``: the file of
+    the population the records were drawn from (delta-presence and k-map without a sampling
+    fraction are checked against it; read as the manifest records the input)."""
     d = Path(release)
     read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.io.policy import requirement
@@ -82,6 +85,8 @@ def check(
         shown = f"{req.source}, " if req.source else ""
         req = replace(req, max_risk=max_risk, risk_measure=risk_measure, source=f"{shown}--max-risk {max_risk:g}")
     table = _table(d, original, missing)
+    from versapub.inspect.original import population_table
+
     return run_check(
         d,
         model=lambda: load_release(d),
@@ -90,6 +95,7 @@ def check(
         k=k,
         requirement=req,
         pairing_max_rows=None,
+        population=population_table(d, population, missing) if population is not None else None,
     )
 
 

@@ -53,3 +53,18 @@ def original_table(
             )
     table = cfg.read()
     return Original(table, tuple(original_mismatch(model or load_release(d), table)))
+
+
+def population_table(release: str | Path, population: str | Path, missing: str | None = None) -> EncodedTable:
+    """The population a release's records were drawn from (``check --population``), read as
+    the manifest records the input (delimiter, markers, hierarchy levels, missing policy),
+    every column kept, its SHA-256 computed."""
+    from dataclasses import replace
+
+    from versapub.formats import file_sha256
+    from versapub.io.config import original_reader
+
+    d, path = Path(release), Path(population)
+    cfg = original_reader(read_manifest(d), path, missing, d)
+    table = replace(cfg, columns=None).read()
+    return table if table.sha256 else replace(table, sha256=file_sha256(path))

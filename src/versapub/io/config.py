@@ -17,6 +17,7 @@
     level = 1                   # generalize when reading (0 = original values); without a
                                 # level the hierarchy goes to the anonymizer and guarantee
     # hierarchy_dir = "hierarchies"  # every *_hierarchy_ATTR.csv / ATTR.csv there, no level
+    # population = "census.csv"  # the population the input was drawn from (delta-presence, k-map), read alike
 
     [columns]                   # optional: column roles (ARX's vocabulary)
     identifying = ["patient_id"]  # removed before publishing, listed in the manifest and report
@@ -96,6 +97,7 @@ _SECTIONS = {
         "na_values",
         "strip",
         "date_formats",
+        "population",
     },
     "privacy": {"guarantee", "l", "rules", "k", "max_risk", "risk_measure"},
     "columns": {
@@ -273,6 +275,8 @@ class PublishConfig:
     input_format: str | None = None
     hierarchies: tuple[HierarchySpec, ...] = ()
     hierarchy_dir: Path | None = None
+    #: The population the input was drawn from (delta-presence, k-map without a fraction).
+    population: Path | None = None
     decomposition: str | None = None
     anonymizer: str | None = None
     decomposition_params: dict[str, Any] = field(default_factory=dict)
@@ -330,6 +334,7 @@ class PublishConfig:
         """The absolute paths of every file the job reads (input, hierarchies, this
         configuration): never overwritten, never recorded unless asked."""
         files = [self.input, *(h.file for h in self.hierarchies), *([self.config_path] if self.config_path else [])]
+        files += [self.population] if self.population is not None else []
         if self.hierarchy_dir is not None and self.hierarchy_dir.is_dir():
             files += [h.file for h in hierarchies_in(self.hierarchy_dir)]
         return tuple(str(f.resolve()) for f in files)
@@ -696,6 +701,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         date_formats=_date_formats(inp, where),
         hierarchies=tuple(hier_specs),
         hierarchy_dir=base / hdir if hdir is not None else None,
+        population=base / pop if (pop := _get(inp, "population", str, where)) is not None else None,
         decomposition=dec_name,
         decomposition_params=dec_params,
         anonymizer=anon_name,

@@ -19,7 +19,7 @@ size is still its number of records.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,9 @@ import numpy.typing as npt
 from versapub.data.histograms import Histograms
 from versapub.errors import RuleError
 from versapub.plugins import Param, validated
+
+if TYPE_CHECKING:
+    from versapub.privacy.population import Population
 
 IntArray = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -44,7 +47,7 @@ class SingleAttributeViolation:
 
 
 #: Context a guarantee may declare in :meth:`Guarantee.needs`.
-CONTEXTS = ("sensitive_distribution", "taxonomy")
+CONTEXTS = ("sensitive_distribution", "taxonomy", "population")
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,14 @@ class Taxonomy:
 @dataclass(frozen=True)
 class GuaranteeContext:
     """What a guarantee may need besides one group's histogram (see :data:`CONTEXTS`):
-    the value counts of the sensitive attribute over the whole table, and its taxonomy."""
+    the value counts of the sensitive attribute over the whole table, its taxonomy, and the
+    population the records were drawn from (delta-presence, k-map against a population:
+    their groups' histograms then carry each group's population count,
+    :attr:`Histograms.population`)."""
 
     sensitive_distribution: IntArray | None = None
     taxonomy: Taxonomy | None = None
+    population: Population | None = None
 
 
 @runtime_checkable
@@ -129,6 +136,12 @@ class Guarantee(Protocol):
 
     def bind(self, context: GuaranteeContext) -> Guarantee:
         """The guarantee with its context."""
+        ...
+
+    def checked_population(self) -> Population | None:
+        """The population the guarantee is checked against, once bound to one (``None``:
+        it needs none, or is not bound yet).  Anonymizers that count each class's
+        population (Mondrian, Incognito) read it here."""
         ...
 
     def min_possible_values(self) -> int:
@@ -223,6 +236,9 @@ class Params:
     def bind(self, context: GuaranteeContext) -> Guarantee:
         del context
         return self  # type: ignore[return-value]
+
+    def checked_population(self) -> Population | None:
+        return None
 
     def posterior_limit(self) -> float:
         return 1.0

@@ -48,6 +48,9 @@ class AllOf:
     def bind(self, context: GuaranteeContext) -> AllOf:
         return AllOf(tuple(g.bind(context) for g in self.guarantees))
 
+    def checked_population(self) -> Any:
+        return next((p for g in self.guarantees if (p := g.checked_population()) is not None), None)
+
     def group_width(self) -> int | None:
         widths = [g.group_width() for g in self.guarantees]
         return None if any(w is None for w in widths) else max(w for w in widths if w is not None)

@@ -6,8 +6,9 @@ Each guarantee is a module of :mod:`versapub.privacy` implementing
 distinct, entropy and recursive (c,l)-diversity (:mod:`~versapub.privacy.diversity`),
 k-anonymity (:mod:`~versapub.privacy.kanonymity`), t-closeness
 (:mod:`~versapub.privacy.closeness`), beta-likeness (:mod:`~versapub.privacy.likeness`),
-delta-disclosure privacy (:mod:`~versapub.privacy.disclosure`) and k-map
-(:mod:`~versapub.privacy.kmap`).  Adding one: its module, a line in
+delta-disclosure privacy (:mod:`~versapub.privacy.disclosure`), k-map
+(:mod:`~versapub.privacy.kmap`) and delta-presence (:mod:`~versapub.privacy.presence`; the
+last two checked against a population, :mod:`~versapub.privacy.population`).  Adding one: its module, a line in
 :data:`GUARANTEES`, its check in the independent verifier, and a parameter grid in the
 conformance suite.
 """
@@ -35,6 +36,7 @@ from versapub.privacy.functional import FunctionalDiversity
 from versapub.privacy.kanonymity import KAnonymity
 from versapub.privacy.kmap import KMap
 from versapub.privacy.likeness import BetaLikeness
+from versapub.privacy.presence import DeltaPresence
 
 __all__ = [
     "ALIASES",
@@ -43,6 +45,7 @@ __all__ = [
     "AllOf",
     "BetaLikeness",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "Guarantee",
@@ -73,6 +76,7 @@ GUARANTEES: dict[str, type] = {
     "beta-likeness": BetaLikeness,
     "delta-disclosure": DeltaDisclosure,
     "k-map": KMap,
+    "delta-presence": DeltaPresence,
 }
 #: Other spellings accepted for a registered name.
 ALIASES = {
@@ -92,6 +96,8 @@ ALIASES = {
     "delta-disclosure-privacy": "delta-disclosure",
     "d-disclosure": "delta-disclosure",
     "kmap": "k-map",
+    "d-presence": "delta-presence",
+    "deltapresence": "delta-presence",
 }
 
 

@@ -15,19 +15,32 @@ comes from a population class of at least ``k`` with confidence ``1 - significan
 then k'-anonymity of the sample (``k' <= k``: a sample class of ``k`` records always maps to
 at least ``k`` people).  ``docs/choices.md`` records the choices (ARX's code derives one
 more than this ``k'``).
+
+**With the population itself** (no ``fraction``; ``--population FILE``), the test is the
+definition: every published class covers at least ``k`` records of the population.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import poisson
 
+from versapub.errors import RuleError
 from versapub.plugins import Param
-from versapub.privacy.base import Histograms, IntArray, Params, SingleAttributeViolation, top_violation
+from versapub.privacy.base import (
+    GuaranteeContext,
+    Histograms,
+    IntArray,
+    Params,
+    SingleAttributeViolation,
+    top_violation,
+)
+from versapub.privacy.population import Population
+from versapub.privacy.presence import population_counts
 
 
 def derived_k(k: int, fraction: float, significance: float) -> int:
@@ -39,40 +52,47 @@ def derived_k(k: int, fraction: float, significance: float) -> int:
 
 @dataclass(frozen=True)
 class KMap(Params):
-    """k-map, estimated from the sampling fraction (El Emam & Dankar 2008; see the module
-    docstring): every class of the sample holds at least ``derived_k`` records, so that it
-    maps to at least ``k`` individuals of the population with confidence
-    ``1 - significance``.  ``fraction`` is the share of the population the input holds."""
+    """k-map (see the module docstring): against the population itself (no ``fraction``:
+    Sweeney's definition, every class covers at least ``k`` population records), or
+    estimated from the sampling fraction (El Emam & Dankar 2008): every class of the sample
+    holds at least ``derived_k`` records, so that it maps to at least ``k`` individuals of
+    the population with confidence ``1 - significance``.  ``fraction`` is the share of the
+    population the input holds."""
 
     k: int
-    fraction: float
+    fraction: float | None = None
     significance: float = 0.01
+    population: Population | None = field(default=None, repr=False, compare=False)
 
     name = "k-map"
     example: ClassVar[dict[str, Any]] = {"k": 10, "fraction": 0.1}
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "k": Param("whole", low=2, required=True),
         "fraction": Param(
-            "number", low=0, high=1, low_open=True, required=True, why="the share of the population the input holds"
+            "number", low=0, high=1, low_open=True, optional=True, why="the share of the population the input holds"
         ),
         "significance": Param("number", low=0, high=1, low_open=True, high_open=True),
     }
     #: Manifest entries beside the parameters (read back, they are recomputed, not given).
     recorded: ClassVar[tuple[str, ...]] = ("checked_against", "derived_k")
     glossary: ClassVar[str] = (
-        "k-map (Sweeney 2001; estimated as El Emam & Dankar, JAMIA 2008): every published combination of "
-        "non-sensitive values matches at least k people of the population the records were sampled from, estimated "
-        "from the sampling fraction with a Poisson model."
+        "k-map (Sweeney 2001): every published combination of non-sensitive values matches at least k people of "
+        "the population the records were sampled from — counted in the population itself (--population), or "
+        "estimated from the sampling fraction with a Poisson model (El Emam & Dankar, JAMIA 2008)."
     )
 
     def __post_init__(self) -> None:
         self.check_parameters()
 
     def params(self) -> dict[str, Any]:
+        if self.fraction is None:
+            return {"k": self.k}
         return {"k": self.k, "fraction": self.fraction, "significance": self.significance}
 
     def to_manifest(self) -> dict[str, Any]:
         """The parameters, what the model was checked against and the sample size it implies."""
+        if self.fraction is None:
+            return {"name": self.name, **self.params(), "checked_against": "population"}
         return {
             "name": self.name,
             **self.params(),
@@ -80,10 +100,26 @@ class KMap(Params):
             "derived_k": self.derived(),
         }
 
+    def needs(self) -> frozenset[str]:
+        return frozenset({"population"}) if self.fraction is None else frozenset()
+
+    def bind(self, context: GuaranteeContext) -> KMap:
+        return replace(self, population=context.population or self.population)
+
+    def checked_population(self) -> Population | None:
+        return self.population if self.fraction is None else None
+
     def derived(self) -> int:
+        if self.fraction is None:
+            raise RuleError("k-map against the population derives no sample size (it needs a fraction).")
         return derived_k(self.k, self.fraction, self.significance)
 
     def describe(self) -> str:
+        if self.fraction is None:
+            return (
+                f"k-map with k = {self.k} against the population: every group's values match at least {self.k} "
+                "people of the population the records were drawn from"
+            )
         return (
             f"k-map with k = {self.k} (sampling fraction {self.fraction:g}): every group holds at least "
             f"{self.derived()} records, so it matches at least {self.k} people of the population with confidence "
@@ -97,25 +133,45 @@ class KMap(Params):
         return 1
 
     def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        """Against the population: a group with records covers at least ``k`` population
+        records (and no fewer than its own records; a group with none publishes nothing).
+        Estimated: at least ``derived_k`` records."""
+        if self.fraction is None:
+            p, r = population_counts(h, self.name), h.sizes()
+            return np.asarray((r == 0) | ((p >= self.k) & (r <= p)))
         return np.asarray(h.sizes() >= self.derived())
 
     def achieved(self, h: Histograms) -> float:
         s = h.sizes()
+        if self.fraction is None:
+            p = population_counts(h, self.name)[s > 0]
+            return float(p.min()) if len(p) else float("inf")
         return float(s[s > 0].min()) if (s > 0).any() else float("inf")
 
     def achieved_text(self, value: float) -> str:
+        if self.fraction is None:
+            return f"{value:.0f} people of the population match the smallest group (needs {self.k})"
         return f"{value:.0f} records in the smallest group (needs {self.derived()})"
 
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
-        """The whole table must hold ``derived_k`` records; else the largest feasible ``k``
-        (``derived_k`` grows with ``k``: a binary search) is named."""
+        """The whole table must hold ``derived_k`` records (against the population: the
+        population at least ``k``); else the largest feasible ``k`` (``derived_k`` grows
+        with ``k``: a binary search) is named."""
         n = int(counts.sum())
+        if self.fraction is None:
+            big_n = self.population.size if self.population is not None else self.k
+            if big_n >= self.k:
+                return None
+            return top_violation(
+                counts, {"k": big_n}, f"the population has only {big_n} records; the largest feasible k is {big_n}"
+            )
+        fraction = self.fraction
         if n >= self.derived():
             return None
         lo, hi = 1, self.k  # derived_k(1) = 1 <= n; derived_k(k) > n
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if derived_k(mid, self.fraction, self.significance) <= n else (lo, mid)
+            lo, hi = (mid, hi) if derived_k(mid, fraction, self.significance) <= n else (lo, mid)
         return top_violation(
             counts,
             {"k": lo},

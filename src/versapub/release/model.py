@@ -13,6 +13,7 @@ from versapub.data.table import EncodedTable
 from versapub.formats import FORMAT
 from versapub.privacy.feasibility import Feasibility
 from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.population import Population
 from versapub.privacy.proxies import Association
 from versapub.privacy.rules import Reduction, Rule
 from versapub.schema.gnf import GNFVerdict
@@ -101,6 +102,9 @@ class Release:
     marginals: dict[str, Any] | None = None
     #: Where the records were held and counted: ``{"name": "memory"}`` or the Dask cluster.
     backend: dict[str, Any] = field(default_factory=lambda: {"name": "memory"})
+    #: The population the records were drawn from, when a guarantee is checked against it
+    #: (delta-presence, k-map with ``--population``); never written, recorded by digest.
+    population: Population | None = None
 
     def rule_json(self, rule: Rule) -> dict[str, Any]:
         """A rule in the manifest, with its guarantee when it is not the release's."""
@@ -141,6 +145,7 @@ class Release:
             "rules": [self.rule_json(r) for r in self.reduction.rules],
             "tables": tables,
             "hierarchies": self.hierarchy_files(),
+            **({"population": self.population.to_manifest()} if self.population is not None else {}),
             # Provenance (optional to a checker):
             "tool": {"name": "versapub", "version": __version__},
             "input": {

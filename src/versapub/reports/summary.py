@@ -17,7 +17,9 @@ COLUMN_NOTES = {
     "most frequent sensitive value, at least l; k-anonymity: the smallest class; t-closeness: the largest distance; "
     "functional (tau, lambda)-diversity: the smallest slack min_k (phi(k) - F(k)), at least 0; beta-likeness: the "
     "largest relative gain (q - p) / p, at most beta; delta-disclosure: the largest |ln(q / p)|, below delta; k-map: "
-    "the smallest class, at least the k' its sampling fraction implies)",
+    "the smallest class, at least the k' its sampling fraction implies, or against a population the fewest people "
+    "of it a class matches, at least k; delta-presence: the largest share of a class's population in the data, at "
+    "most delta_max)",
     "alone": "alone: share of records that are the only one with their non-sensitive values in the table (anyone who "
     "knows those values can single the record out)",
 }

@@ -644,11 +644,14 @@ def run_check(
     guarantee: dict[str, Any] | None = None,
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,
     requirement: Requirement | None = None,
+    population: Source | None = None,
 ) -> CheckReport:
     """Every check; ``model`` is the release's maximum-entropy model (or a function that
     builds it), used for the posterior; ``guarantee`` (``{"name": ..., params}``) and
     ``rules`` replace the manifest's: the steward checks what they require; ``k``: fail a
-    table whose smallest published cell of non-sensitive values holds fewer than ``k`` records.
+    table whose smallest published cell of non-sensitive values holds fewer than ``k`` records;
+    ``population``: the population the records were drawn from (delta-presence, and k-map
+    without a fraction, are checked against it).
 
     The verification (DuckDB), the attacks (DuckDB, CP-SAT), the posterior (numpy) and the
     row-order check (pyarrow) read independently and release the GIL in their engines, so
@@ -724,7 +727,7 @@ def run_check(
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         verification_f = pool.submit(
-            timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req, parsed
+            timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req, parsed, population
         )
         try:
             if parsed is None:

@@ -53,6 +53,25 @@ class GroupTest:
     name: str
     wording: str
     test: Callable[[Matrix, Matrix], npt.NDArray[np.bool_]]
+    #: Checked against the population instead (delta-presence, k-map without a fraction:
+    #: :mod:`versapub.verify.population_checks`); the group test itself passes every group.
+    needs_population: bool = False
+
+
+def against_population(spec: dict[str, Any]) -> bool:
+    """Is ``spec`` a model checked against the population (delta-presence; k-map given no
+    sampling fraction)?"""
+    name = str(spec.get("name", "")).lower()
+    return name == "delta-presence" or (name == "k-map" and "fraction" not in spec)
+
+
+def presence_bounds(spec: dict[str, Any]) -> tuple[float, float]:
+    """delta-presence's ``(delta_min, delta_max)`` from the manifest, checked."""
+    lo = _number({"delta_min": 0.0, **spec}, "delta_min", False, 0.0, 1.0)
+    hi = _number(spec, "delta_max", False, 1e-300)
+    if hi > 1 or lo > hi:
+        raise SpecError(f"delta-presence needs 0 <= delta_min <= delta_max <= 1, manifest has ({lo!r}, {hi!r})")
+    return lo, hi
 
 
 def _number(spec: dict[str, Any], key: str, whole: bool, low: float, high: float | None = None) -> float:
@@ -204,6 +223,13 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
             return np.asarray(np.where(held, inside, True).all(axis=1))
 
         return GroupTest(name, f"e^-{delta:g} p < share < e^{delta:g} p for every value", disclosure)
+    if against_population(spec):  # Nergiz et al. 2007; Sweeney 2001: the population finding tests it
+        if name == "delta-presence":
+            lo, hi = presence_bounds(spec)
+            wording = f"records / population covered in [{lo:g}, {hi:g}], tested against the population"
+        else:
+            wording = f"at least {_number(spec, 'k', True, 2):g} population records, tested against the population"
+        return GroupTest(name, wording, lambda c, q: np.ones(len(c), dtype=bool), needs_population=True)
     if name == "k-map":  # El Emam & Dankar 2008: k'-anonymity of the sample, k' from Poisson(f k)
         k_need = sample_k(spec)
         return GroupTest(name, f"at least {k_need} records (k-map estimate)", lambda c, q: c.sum(axis=1) >= k_need)
@@ -223,6 +249,7 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
         if not isinstance(parts, list) or len(parts) < 2 or not all(isinstance(p, dict) for p in parts):
             raise SpecError("all-of needs a list of at least two guarantees")
         tests = [group_test(p, parents) for p in parts]
+        population = any(t.needs_population for t in tests)
 
         def every(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
             ok = np.ones(len(c), dtype=bool)
@@ -230,7 +257,7 @@ def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | 
                 ok &= t.test(c, q)
             return ok
 
-        return GroupTest(name, " and ".join(f"{t.name}: {t.wording}" for t in tests), every)
+        return GroupTest(name, " and ".join(f"{t.name}: {t.wording}" for t in tests), every, population)
     raise SpecError(f"cannot verify unknown guarantee {name!r}")
 
 

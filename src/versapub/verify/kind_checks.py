@@ -14,6 +14,7 @@ from typing import Any
 
 from versapub.verify.attack_msa import msa_attack
 from versapub.verify.manifest import Manifest
+from versapub.verify.population_checks import population_ok
 from versapub.verify.primitives import Checker, _lit, _max_flow, _q
 
 #: A kind's file checks: ``verify(checker, manifest entry, table (name, attributes, enforced
@@ -484,6 +485,7 @@ def verify_generalized(
         generalized_ok(c, data, labels, order, list(sub.attributes), s, guarantee, sub.name, [str(k) for k in kept])
         qi = [a for a in sub.attributes if a != s and a not in set(map(str, kept))]
         suppression_ok(c, data, labels, order, qi, entry, s, sub.name)
+        population_ok(c, data, labels, order, qi, c.guarantee_of(s, guarantee) if s else guarantee, sub.name)
         if s is not None and not c.sensitive_generalized(labels, s):
             c.marginal_ok(data, [s], files["data"])
 

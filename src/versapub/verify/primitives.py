@@ -113,8 +113,13 @@ class Checker:
         pairing_max_rows: int | None = PAIRING_MAX_ROWS,
         *,
         con: duckdb.DuckDBPyConnection,
+        population: Source | None = None,
     ) -> None:
         self.pairing_max_rows = pairing_max_rows
+        #: The population the release's records were drawn from (``check --population``),
+        #: and what the manifest records of it.
+        self.population = population
+        self.population_entry: Any = None
         self.requirement = requirement
         self.dir = directory
         self.original = original
@@ -397,6 +402,14 @@ class Checker:
             test = group_test(guarantee, self.parents(s, view) if s is not None and spread is None else None)
         except SpecError as exc:
             self.report.add("guarantee", False, str(exc), name)
+            return
+        if test.needs_population and what != "equivalence class":
+            self.report.add(
+                "population",
+                False,
+                f"{test.name} is checked against the population on generalized tables only, not on {_plural(what)}",
+                name,
+            )
             return
         cols = ", ".join(f"{e} AS k{i}" for i, e in enumerate(line))
         keys = ", ".join(f"k{i}" for i in range(len(line)))

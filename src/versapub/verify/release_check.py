@@ -119,6 +119,7 @@ class _Checker(Checker):
         # the table protecting S meets the guarantee of every rule on S
         self.rule_guarantees = joined_by_attribute([{**r, "guarantee": g} for r, g in specs], guarantee)
         self.anonymizer = manifest.get("anonymizer")
+        self.population_entry = manifest.get("population")
         self.rule_anonymizers = {
             str(r.get("rhs")): r["anonymizer"]
             for r in manifest.get("rules") or []
@@ -193,17 +194,20 @@ def verify_release(
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,
     requirement: Requirement | None = None,
     manifest: Manifest | None = None,
+    population: Source | None = None,
 ) -> VerificationReport:
     """Verify the release in ``directory`` (and, if given, against the ``original`` table)
     against ``requirement`` — what the steward requires — or, when nothing is required, the
     release's own claim (its manifest).  ``rules`` and ``guarantee`` (``{"name": ...,
     params}``) are a shorthand for a requirement stated by the caller.  ``manifest``: the
-    manifest already parsed by the caller (``run_check``); its contents are checked here."""
+    manifest already parsed by the caller (``run_check``); its contents are checked here.
+    ``population``: the population the records were drawn from, for the models checked
+    against it (:mod:`versapub.verify.population_checks`)."""
     # Large releases (partitioned tables): DuckDB holds at most its share of the memory and
     # spills the rest into a temporary directory of its own, removed afterwards.
     with connect(ordered=False) as con:
         req = requirement or required(rules, guarantee)
-        checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con)
+        checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con, population=population)
         return checker.run(manifest)
 
 

@@ -25,6 +25,7 @@ beta-likeness              1                                            1 (bound
 delta-disclosure           1 (every value, as the table's: not known    1 (as beta-likeness)
                            from the parameters)
 k-map                      1                                            1
+delta-presence             1 (bounds presence, not values)              1
 functional-diversity       one more than the last ``k`` with            ``phi(1)``
                            ``phi(k) < 1`` (``F(k) < 1`` needs > k)
 all-of                     the largest of its parts'                    the smallest
@@ -37,7 +38,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from versapub.verify.group_checks import SpecError, _number, bounding_function, sample_k
+from versapub.verify.group_checks import SpecError, _number, bounding_function, presence_bounds, sample_k
 
 
 class Thresholds(Protocol):
@@ -99,7 +100,13 @@ def threshold(spec: dict[str, Any]) -> Threshold:
         _number(spec, "delta", False, 1e-300)
         return Threshold(spec, 1, 1.0)
     if name == "k-map":
-        sample_k(spec)
+        if "fraction" in spec:  # else checked against the population (population_checks)
+            sample_k(spec)
+        else:
+            _number(spec, "k", True, 2)
+        return Threshold(spec, 1, 1.0)
+    if name == "delta-presence":  # bounds the probability of presence in the data, not a sensitive value
+        presence_bounds(spec)
         return Threshold(spec, 1, 1.0)
     if name == "functional-diversity":
         phi = bounding_function(spec)
