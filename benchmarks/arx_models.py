@@ -9,6 +9,11 @@ the other columns declared identifying.  For each anonymizer (mondrian, incognit
 ARX's age hierarchy too) and model: wall time, classes, suppressed records, the achieved
 value, the KL-divergence of the release model and the verification verdict.
 
+The models checked against a population (delta-presence, k-map without a fraction) run on a
+research subset of every fifth Adult record with ``--population`` all of Adult, beside
+k-anonymity on the same subset (their peer, same minute); suppression is not combined with
+them (refused: ``docs/choices.md``).
+
     python benchmarks/arx_models.py
 """
 
@@ -34,14 +39,34 @@ MODELS = [  # (label, --guarantee, rule job?)
     ("enhanced beta-likeness beta=1", "beta-likeness:beta=1,enhanced=true", True),
     ("delta-disclosure delta=1.2", "delta-disclosure:delta=1.2", True),
 ]
+#: On the research subset, (label, --guarantee, rule job?, with --population?).
+POPULATION_MODELS = [
+    ("subset: k-anonymity k=10 (peer)", "k-anonymity:k=10", False, False),
+    ("subset: k-map k=10 vs population", "k-map:k=10", False, True),
+    ("subset: delta-presence (0, 0.5)", "delta-presence:delta_max=0.5", False, True),
+    ("subset: delta-presence (0.05, 0.5)", "delta-presence:delta_min=0.05,delta_max=0.5", False, True),
+    ("subset: delta-presence, rule job", "delta-presence:delta_min=0.05,delta_max=0.5", True, True),
+]
 
 
-def run(out: Path, anonymizer: str, guarantee: str, rule: bool) -> dict[str, object]:
+def research_subset(path: Path) -> Path:
+    """Every fifth record of Adult (the header kept), as an uncompressed CSV."""
+    import gzip
+
+    lines = gzip.decompress((ADULT / "adult.csv.gz").read_bytes()).decode("utf-8").splitlines()
+    path.write_text("\n".join([lines[0], *lines[1::5]]) + "\n", encoding="utf-8")
+    return path
+
+
+def run(
+    out: Path, anonymizer: str, guarantee: str, rule: bool, data: Path | None = None, population: bool = False
+) -> dict[str, object]:
     hier = ["marital-status", "native-country"] + (["age"] if anonymizer.startswith("incognito") else [])
     cmd = [
-        sys.executable, "-m", "versapub.cli.main", "publish", "--input", str(ADULT / "adult.csv.gz"),
+        sys.executable, "-m", "versapub.cli.main", "publish", "--input", str(data or ADULT / "adult.csv.gz"),
         "--delimiter", ";", "--others", "identifying", "--anonymizer", anonymizer, "--out", str(out),
     ]  # fmt: skip
+    cmd += ["--population", str(ADULT / "adult.csv.gz")] if population else []
     cmd += ["--rule", f"{RULE} | {guarantee}"] if rule else ["--qi", QI, "--guarantee", guarantee]
     for a in hier:
         cmd += ["--hierarchy", f"{a}={ADULT / 'hierarchies' / f'adult_hierarchy_{a}.csv'}"]
@@ -66,20 +91,30 @@ def run(out: Path, anonymizer: str, guarantee: str, rule: bool) -> dict[str, obj
 def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for anonymizer in ("mondrian", "mondrian:suppression=0.02", "incognito", "incognito:suppression=0.02"):
-            for label, g, rule in MODELS:
-                out = Path(tmp) / "r"
-                shutil.rmtree(out, ignore_errors=True)
-                r = run(out, anonymizer, g, rule)
-                rows.append((anonymizer, label, r))
-                if "error" in r:
-                    print(f"{anonymizer:28} {label:32} {r['wall']:6.2f} s  refused: {r['error']}", flush=True)
-                    continue
-                print(
-                    f"{anonymizer:28} {label:32} {r['wall']:6.2f} s  classes {r['classes']:>5}  suppressed "
-                    f"{r['suppressed']:>4}  achieved {r['achieved']:.3g}  KL {r['kl']:.3f}  verified {r['verified']}",
-                    flush=True,
-                )
+        subset = research_subset(Path(tmp) / "research.csv")
+        jobs = [
+            (a, label, g, rule, None, False)
+            for a in ("mondrian", "mondrian:suppression=0.02", "incognito", "incognito:suppression=0.02")
+            for label, g, rule in MODELS
+        ]
+        jobs += [
+            (a, label, g, rule, subset, pop)
+            for a in ("mondrian", "incognito")
+            for label, g, rule, pop in POPULATION_MODELS
+        ]
+        for anonymizer, label, g, rule, data, pop in jobs:
+            out = Path(tmp) / "r"
+            shutil.rmtree(out, ignore_errors=True)
+            r = run(out, anonymizer, g, rule, data, pop)
+            rows.append((anonymizer, label, r))
+            if "error" in r:
+                print(f"{anonymizer:28} {label:32} {r['wall']:6.2f} s  refused: {r['error']}", flush=True)
+                continue
+            print(
+                f"{anonymizer:28} {label:32} {r['wall']:6.2f} s  classes {r['classes']:>5}  suppressed "
+                f"{r['suppressed']:>4}  achieved {r['achieved']:.3g}  KL {r['kl']:.3f}  verified {r['verified']}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

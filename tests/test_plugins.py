@@ -31,7 +31,7 @@ def test_unknown_names_list_the_registered_ones() -> None:
         make_decomposition("xyz")
     assert all(n in str(e.value) for n in DECOMPOSITIONS)
     with pytest.raises(RuleError) as e2:
-        make_guarantee({"name": "delta-presence", "delta": 0.2})
+        make_guarantee({"name": "p-sensitivity", "p": 0.2})
     assert all(n in str(e2.value) for n in GUARANTEES)
 
 

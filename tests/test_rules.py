@@ -113,7 +113,7 @@ def test_ldiversity_validators() -> None:
             LDiversity(bad)  # type: ignore[arg-type]
     assert LDiversity(3).to_manifest() == {"name": "l-diversity", "l": 3}
     with pytest.raises(RuleError, match="Unknown guarantee"):
-        make_guarantee({"name": "delta-presence", "delta": 0.2})
+        make_guarantee({"name": "p-sensitivity", "p": 0.2})
     with pytest.raises(RuleError, match="needs a value for l"):
         make_guarantee({"name": "l-diversity"})
 

@@ -45,7 +45,8 @@ def _config_options(f: F) -> F:
             "distinct-l-diversity:l=, entropy-l-diversity:l=, recursive-cl:c=,l=, k-anonymity:k=, t-closeness:t= "
             "(distance=equal|hierarchical|auto), functional:tau=,lambda= (functional (tau, lambda)-diversity), "
             "beta-likeness:beta= (enhanced=true), delta-disclosure:delta=, k-map:k=,fraction= (estimated from the "
-            "sampling fraction; significance=0.01).",
+            "sampling fraction; significance=0.01; without fraction: counted in --population), "
+            "delta-presence:delta_min=,delta_max= (against --population).",
         ),
         click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L."),
         click.option(
