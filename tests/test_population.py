@@ -144,6 +144,17 @@ def test_releases_meet_the_definition_by_brute_force(
         assert sum(p for _, _, p in per) >= 160
     versapub.write_release(rel, tmp_path / "r")
     assert verify_release(tmp_path / "r", population=EncodedTable.from_columns(pop)).ok
+    # the population's values the input lacks are listed leaves without records: both models
+    # (in memory, from the files) build, hold every record and keep the exact column's marginal
+    # (choice 175: the one in memory spreads labels over the input's leaves only)
+    loaded, in_memory = versapub.load_release(tmp_path / "r"), versapub.model_from_release(rel)
+    for model in (loaded, in_memory):
+        for a in ("age", "zip", "d"):
+            assert model.marginal((a,)).values.sum() * model.n == pytest.approx(70)
+        m = model.marginal(("d",))
+        got = {str(model.domains["d"][c]): v * model.n for c, v in zip(m.codes[0], m.values, strict=True)}
+        want = {str(v): c for v, c in zip(*np.unique(research["d"], return_counts=True), strict=True)}
+        assert got == pytest.approx(want)
 
 
 def test_mondrian_classes_cover_the_population_of_their_region() -> None:

@@ -55,7 +55,7 @@ from versapub.anonymizers.generalize import (
     target,
     target_names,
 )
-from versapub.anonymizers.population import joint_table, refuse_suppression
+from versapub.anonymizers.population import in_table_codes, joint_table, refuse_suppression
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -99,6 +99,7 @@ class Minimal:
     #: quasi-identifier over the joint dictionaries, and the population's distinct rows.
     joint: list[IntArray] | None = None
     population: Counted | None = None
+    joint_table: EncodedTable | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,8 @@ class Incognito(KeepingColumns):
             guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality, population=counted
         )
         stats.update(search, suppressed_records=suppressed)
-        return classes_table(table, goal, found.dims, cls, cover, stats)
+        out = classes_table(table, goal, found.dims, cls, cover, stats)
+        return in_table_codes(out, table, found.joint_table) if found.joint_table is not None else out
 
     def minimal_nodes(
         self,
@@ -272,7 +274,9 @@ class Incognito(KeepingColumns):
                 + (f" with at most {self.suppression:.1%} of records suppressed" if budget else "")
                 + "; allow suppression, give coarser hierarchies, or weaken the guarantee."
             )
-        return Minimal(goal, dims, lattice, keys, base_counts, minimal, checked, joint, counted)
+        return Minimal(
+            goal, dims, lattice, keys, base_counts, minimal, checked, joint, counted, source if joint else None
+        )
 
     def _score(
         self,

@@ -49,7 +49,7 @@ from versapub.anonymizers.generalize import (
     target_names,
 )
 from versapub.anonymizers.mondrian_cuts import partition, segment_starts
-from versapub.anonymizers.population import joint_table, refuse_suppression
+from versapub.anonymizers.population import in_table_codes, joint_table, refuse_suppression
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
@@ -192,7 +192,7 @@ def _against_population(
     counted = np.bincount(cls_all[n:][inside[n:]], minlength=n_cls)
     cls = cls_all[:n]
     stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality, population=counted)
-    return classes_table(table, goal, dims, cls, cover, stats)
+    return in_table_codes(classes_table(table, goal, dims, cls, cover, stats), table, joint)
 
 
 def _suppressed_class_ok(

@@ -7,9 +7,11 @@ checked to be a subset of the population, and each class's population count."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
+from versapub.anonymizers.base import AnonymizedTable
 from versapub.anonymizers.generalize import IntArray
 from versapub.data.groupby import group_rows
 from versapub.data.table import CODE_DTYPE, Column, EncodedTable
@@ -80,3 +82,25 @@ def refuse_suppression(anonymizer: str, suppression: float) -> None:
             "population (delta-presence, k-map with --population): a suppressed record's class covers the whole "
             "population. Use suppression = 0."
         )
+
+
+def in_table_codes(anon: AnonymizedTable, table: EncodedTable, joint: EncodedTable) -> AnonymizedTable:
+    """The generalized table with its quasi-identifiers' codes in the input's dictionaries
+    (as every published table's: the release model reads codes below an attribute's
+    cardinality as the input's values), not the joint ones it was built over.  A published
+    leaf is always an input value (its class holds records); the listings keep the joint
+    leaves, the population's included."""
+    ct = anon.parts["data"]
+    codes, dicts = list(ct.codes), list(ct.dictionaries)
+    for j, a in enumerate(ct.names):
+        if a not in joint.names:
+            continue
+        union, own = joint.column(a).values.astype(str), table.column(a).values.astype(str)
+        d = dicts[j]
+        assert d is not None
+        c = np.asarray(codes[j], dtype=np.int64)
+        leaf = c < len(union)
+        mapped = np.searchsorted(own, union[np.minimum(c, len(union) - 1)])
+        codes[j] = np.where(leaf, mapped, c - len(union) + len(own)).astype(c.dtype)
+        dicts[j] = np.concatenate([table.column(a).values, d[len(union) :]])
+    return replace(anon, parts={"data": replace(ct, codes=tuple(codes), dictionaries=tuple(dicts))})

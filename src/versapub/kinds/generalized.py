@@ -178,7 +178,7 @@ class Generalized:
                 codes = np.where(codes >= card, card + local, codes)
                 first = np.array([by_code[int(c)][0] for c in used], dtype=np.int64)
                 last = np.array([by_code[int(c)][1] for c in used], dtype=np.int64)
-                covers[a] = Cover(first, last + 1, codes_of(a, list(labels.order)))
+                covers[a] = _in_domain(first, last + 1, codes_of(a, list(labels.order)))
             elif (codes >= card).any() or (codes < 0).any():
                 raise ReleaseError(f"Table {entry.name!r}: a value of {a!r} is not in its domain.")
             cols[a] = codes
@@ -228,6 +228,17 @@ class Generalized:
 
 
 GENERALIZED = register(Generalized())
+
+
+def _in_domain(start: np.ndarray, end: np.ndarray, leaves: np.ndarray) -> Cover:
+    """Runs ``start:end`` of listed leaves as a :class:`Cover` of the model's domain: leaves
+    outside it (code -1: a population's values the input lacks, listed by a release checked
+    against a population) hold no record and are left out, the runs shortened to match."""
+    inside = leaves >= 0
+    if inside.all():
+        return Cover(start, end, leaves)
+    before = np.r_[0, np.cumsum(inside)].astype(np.int64)
+    return Cover(before[start], before[end], leaves[inside])
 
 
 def _int(text: str, where: str) -> int:
