@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +50,21 @@ def file_sha256(path: str | Path) -> str:
         while chunk := f.read(1 << 22):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every float that is not a finite number replaced by ``None``."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def json_text(obj: Any, indent: int | None = None) -> str:
+    """The one JSON writer of every file and answer the tool writes: valid JSON always
+    (``allow_nan=False``; a number that is not defined — a measure that does not apply — is
+    written as ``null``), keys in the given order."""
+    return json.dumps(_finite(obj), indent=indent, allow_nan=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from versapub.cli.options import (
     _unescape,
 )
 from versapub.errors import ConfigError
+from versapub.formats import json_text
 
 if TYPE_CHECKING:
     pass
@@ -249,10 +249,9 @@ def eligible(
         found = ranges(col, h, max_level)
     if as_json:
         click.echo(
-            json.dumps(
+            json_text(
                 [{"level": r.level, "m": r.m, "max_l": r.max_l, "min_c": r.min_c, "min_tau": r.min_tau} for r in found],
                 indent=2,
-                default=str,
             )
         )
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from versapub.cli.progress import _progress, _with_bar
 from versapub.cli.read_cmds import _original
 from versapub.cli.render import _print_collection
 from versapub.errors import ConfigError
-from versapub.formats import read_manifest
+from versapub.formats import json_text, read_manifest
 
 if TYPE_CHECKING:
     pass
@@ -171,7 +170,7 @@ def marginals_check(relaxed: float | None, as_json: bool, **opts: Any) -> None:
     with _errors():
         got = inspect.marginals_check(_marginals_config(opts), relaxed)
     if as_json:
-        click.echo(json.dumps(got.to_dict(), indent=2))
+        click.echo(json_text(got.to_dict(), indent=2))
     else:
         for n, m in zip(got.collection.names, got.collection.marginals, strict=True):
             out.print(f"  {n}: {escape(m.label)}")

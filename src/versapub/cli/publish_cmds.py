@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from versapub.cli.options import (
 from versapub.cli.progress import _progress, _run_publish
 from versapub.cli.render import _print_summary, render_rules
 from versapub.errors import ConfigError
+from versapub.formats import json_text
 
 if TYPE_CHECKING:
     pass
@@ -193,7 +193,7 @@ def rules(as_json: bool, **opts: Any) -> None:
 
             rep = inspect.rules_report(cfg, hook)
         if as_json:
-            click.echo(json.dumps(rep.to_dict(), indent=2))
+            click.echo(json_text(rep.to_dict(), indent=2))
         else:
             render_rules(rep)
         if not rep.feasible:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from versapub.cli.app import (
 )
 from versapub.cli.progress import _progress
 from versapub.cli.render import render_check, render_evaluation
+from versapub.formats import json_text
 
 if TYPE_CHECKING:
     from versapub.inspect import Original
@@ -83,7 +83,7 @@ def evaluate(
         )
     _warn(ev.original_mismatch)
     if as_json:
-        click.echo(json.dumps(ev.to_dict(), indent=2))
+        click.echo(json_text(ev.to_dict(), indent=2))
     else:
         render_evaluation(ev)
 
@@ -116,7 +116,7 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
         got = inspect.query(release_dir, predicate, original, missing)
     _warn(got.original_mismatch)
     if as_json:
-        click.echo(json.dumps(got.to_dict()))
+        click.echo(json_text(got.to_dict()))
         return
     out.print(f"estimate: {got.estimate:.2f}")
     if got.actual is not None:
@@ -262,7 +262,7 @@ def check(
             population=population,
         )
     if as_json:
-        click.echo(json.dumps(rep.to_json(), indent=2))
+        click.echo(json_text(rep.to_json(), indent=2))
     else:
         render_check(release_dir, rep)
     if not rep.ok:

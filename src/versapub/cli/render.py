@@ -193,13 +193,19 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
     if rep.rules_required is not None:
         out.print(f"  rules checked: the {rep.rules_required} rule(s) of your requirement (not the manifest's)")
     out.print(f"  file checks: {len(v.findings) - len(v.failures)} of {len(v.findings)} passed")
+    for f in v.findings:
+        if f.ok and f.attention:
+            out.print(f"  WARN {escape(f'[{f.check}] {f.message}')}", soft_wrap=True)
     for f in rep.findings_of("schema"):
         out.print(f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.message)}")
+    if rep.attacks:
+        out.print(f"  attacks: {escape(rep.attacks[0].to_json()['target'])}", soft_wrap=True)
     for a in rep.attacks:
-        risk = f"{len(a.disclosures)} record(s) at risk"
-        out.print(f"  {'ok  ' if a.ok else 'FAIL'} {a.method} attack: {a.targets} targets, {risk} ({a.seconds:.2f} s)")
+        out.print(f"  {'ok  ' if a.ok else 'FAIL'} {a.method} attack: {escape(a.summary())} ({a.seconds:.2f} s)")
         for d in a.disclosures[:20]:
             out.print(f"         {escape(d.describe())}")
+        if a.disclosed > 20:
+            out.print(f"         ... {a.disclosed - 20:,} more disclosed target(s) (check.json lists the first 1,000)")
     for p in rep.posterior:
         mark = "FAIL" if not p["ok"] else ("ok  " if p.get("bounded", True) else "info")
         out.print(f"  {mark} posterior {escape(p['message'])}", soft_wrap=True)

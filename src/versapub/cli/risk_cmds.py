@@ -4,7 +4,6 @@ measures are computed by :func:`versapub.inspect.risk.risk`, rendered here."""
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from rich.table import Table
 
 from versapub.cli.app import _errors, cli, out
 from versapub.errors import ConfigError
+from versapub.formats import json_text
 
 
 def _qi(value: str | None) -> list[str] | None:
@@ -199,7 +199,7 @@ def risk(
                 delimiter,
             )
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json_text(data, indent=2))
         return
     for t in data["tables"]:
         out.print(f"[bold]{escape(t['table'])}[/]")

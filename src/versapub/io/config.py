@@ -581,6 +581,43 @@ def _guarantee_params_beside(priv: dict[str, Any], where: str) -> None:
         priv["guarantee"] = {"name": g, **beside}
 
 
+#: The keys of a hierarchy's table in ``[input.hierarchies.ATTR]``.
+_HIERARCHY_KEYS = {"file", "level", "delimiter"}
+
+
+def check_sections(data: dict[str, Any], where: str) -> list[str]:
+    """Every section and key of a job (or policy) file known, in place: the CLI's hyphens read
+    as underscores, a guarantee's parameters beside its name moved into ``[privacy.guarantee]``;
+    an unknown section or key is a :class:`ConfigError` naming it with the known ones.  Returns
+    the notes of what was read differently."""
+    notes: list[str] = []
+    for name, value in data.items():
+        if name not in _SECTIONS:
+            raise ConfigError(f"{where}: unknown section [{name}]; known: {', '.join(_SECTIONS)}.")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: '{name}' must be a table ([{name}]).")
+        for key in [k for k in value if "-" in k and k.replace("-", "_") in _SECTIONS[name]]:
+            canonical = key.replace("-", "_")  # one spelling: underscores; the CLI's hyphens accepted
+            if canonical in value:
+                raise ConfigError(f"{where}: [{name}] gives both {key!r} and {canonical!r}; keep one.")
+            value[canonical] = value.pop(key)
+            notes.append(f"[{name}] {key} is read as {canonical} (the configuration's spelling)")
+        if name == "privacy":  # a guarantee's parameters beside its name: guarantee = "recursive-cl", c = 3
+            _guarantee_params_beside(value, where)
+        unknown = set(value) - _SECTIONS[name]
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown key(s) {sorted(unknown)} in [{name}]; known: {sorted(_SECTIONS[name])}."
+            )
+    for attr, spec in (data.get("input", {}).get("hierarchies") or {}).items():
+        extra = sorted(set(spec) - _HIERARCHY_KEYS) if isinstance(spec, dict) else []
+        if extra:
+            raise ConfigError(
+                f"{where}: unknown key(s) {extra} in [input.hierarchies.{attr}]; known: {sorted(_HIERARCHY_KEYS)}."
+            )
+    return notes
+
+
 def load_config(path: str | Path) -> PublishConfig:
     """Parse a TOML publishing configuration; relative paths are relative to the file."""
     p = Path(path)
@@ -603,25 +640,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Configuration file {p} is not valid TOML: {exc}.") from None
     where = str(p)
-    notes: list[str] = []
-    for name, value in data.items():
-        if name not in _SECTIONS:
-            raise ConfigError(f"{where}: unknown section [{name}]; known: {', '.join(_SECTIONS)}.")
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where}: '{name}' must be a table ([{name}]).")
-        for key in [k for k in value if "-" in k and k.replace("-", "_") in _SECTIONS[name]]:
-            canonical = key.replace("-", "_")  # one spelling: underscores; the CLI's hyphens accepted
-            if canonical in value:
-                raise ConfigError(f"{where}: [{name}] gives both {key!r} and {canonical!r}; keep one.")
-            value[canonical] = value.pop(key)
-            notes.append(f"[{name}] {key} is read as {canonical} (the configuration's spelling)")
-        if name == "privacy":  # a guarantee's parameters beside its name: guarantee = "recursive-cl", c = 3
-            _guarantee_params_beside(value, where)
-        unknown = set(value) - _SECTIONS[name]
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown key(s) {sorted(unknown)} in [{name}]; known: {sorted(_SECTIONS[name])}."
-            )
+    notes = check_sections(data, where)
     inp = data.get("input", {})
     priv = data.get("privacy", {})
     pub = data.get("publish", {})

@@ -3,7 +3,9 @@
 
 A policy file holds the ``[privacy]`` keys of a job (``guarantee`` or ``[privacy.guarantee]``,
 ``l``, ``rules`` — each rule optionally with its own guarantee —, ``k``), so a job's configuration is a
-policy too; other sections are ignored::
+policy too: its other sections are read as a job's (an unknown section or key anywhere is an error
+naming it, never silently ignored) and only ``[privacy]`` is the requirement; a guarantee's
+parameters may stand beside its name, as in a job (``guarantee = "t-closeness"``, ``t = 0.25``)::
 
     [privacy]
     guarantee = "l-diversity"
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from versapub.errors import ConfigError
-from versapub.io.config import check_max_risk
+from versapub.io.config import check_max_risk, check_sections
 from versapub.privacy.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.per_rule import RuleItem, split
 from versapub.verify.requirement import Requirement
@@ -76,6 +78,7 @@ def read_policy(path: str | Path) -> Requirement:
         raise ConfigError(f"Policy file {p} does not exist.") from None
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Policy file {p} is not valid TOML: {exc}.") from None
+    check_sections(data, str(p))
     priv = data.get("privacy")
     if not isinstance(priv, dict):
         raise ConfigError(
@@ -83,7 +86,7 @@ def read_policy(path: str | Path) -> Requirement:
             "rules), as in a job's configuration."
         )
     unknown = sorted(set(priv) - _KEYS)
-    if unknown:
+    if unknown:  # the job's [privacy] keys (check_sections) are the policy's
         raise ConfigError(f"{p}: unknown key(s) {unknown} in [privacy]; known: {sorted(_KEYS)}.")
     where = str(p)
     g_raw, ell = priv.get("guarantee"), priv.get("l")

@@ -9,7 +9,6 @@ leaves no partial or unverified release behind.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -24,6 +23,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from versapub.errors import ReleaseError
+from versapub.formats import json_text
 from versapub.io import workdirs
 from versapub.io.safety import check_destination
 from versapub.kinds import entry_of, get_kind
@@ -113,11 +113,11 @@ def rewrite_manifest(release: Release, directory: Path, files: dict[str, dict[st
     manifest["timings_s"] = {k: round(v, 4) for k, v in release.timings.items()}
     listed = [f for per in files.values() for f in per.values()] + list(release.hierarchy_files().values())
     manifest["digests"] = digests(directory, listed)
-    (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (directory / "manifest.json").write_text(json_text(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json_text(data, indent=2) + "\n", encoding="utf-8")
 
 
 def commit(tmp: Path, dest: Path, overwrite: bool, protect: Iterable[str | Path | None]) -> None:

@@ -141,16 +141,42 @@ def check_fraction(pi: float) -> float:
     return float(pi)
 
 
+#: From this class size on, ``2F1(1, 1; f + 1; z)`` is summed as its series (scipy's
+#: ``hyp2f1`` overflows or returns NaN there: f = 100, z = 0.99 gives inf).
+SERIES_FROM = 50
+
+
+def _hyp2f1_series(f: Sizes, z: Sizes) -> Sizes:
+    """``2F1(1, 1; f + 1; z) = sum_n n! z^n / (f + 1)_n`` for ``f >= SERIES_FROM`` and
+    ``0 <= z < 1``: each term is the last times ``(n + 1) z / (f + 1 + n)`` (below 1), and
+    the first ``f / 2`` ratios are below 1/2, so the terms vanish fast; summed until every
+    term is below ``1e-17`` of its sum."""
+    total = np.ones_like(f)
+    term = np.ones_like(f)
+    n = 0
+    while True:
+        term = term * (n + 1) * z / (f + 1 + n)
+        total += term
+        n += 1
+        if not (term > 1e-17 * total).any():
+            return total
+
+
 def individual_risk(f: npt.ArrayLike, big_f: npt.ArrayLike) -> Sizes:
     """Benedetti–Franconi's individual risk ``E[1/F_k | f_k]`` of each class (module
-    docstring), ``p_k = f_k / F^_k``."""
+    docstring), ``p_k = f_k / F^_k``.  The exact expectation: sdcMicro's ``measure_risk``
+    differs slightly (it shifts ``p`` by 1e-4 and approximates the series for ``f >= 3``: up to
+    1.5 % per class; docs/risk.md).  Defined (finite, in ``(0, 1]``) for every class size."""
     f, big_f = _sizes(f), _sizes(big_f, "population class sizes")
     p = np.clip(f / big_f, 0.0, 1.0)
     out = np.empty_like(f)
     whole = p >= 1.0
     out[whole] = 1.0 / f[whole]
-    rest = ~whole
-    out[rest] = p[rest] / f[rest] * special.hyp2f1(1.0, 1.0, f[rest] + 1.0, 1.0 - p[rest])
+    small = ~whole & (f < SERIES_FROM)
+    out[small] = p[small] / f[small] * special.hyp2f1(1.0, 1.0, f[small] + 1.0, 1.0 - p[small])
+    large = ~whole & ~small
+    if large.any():
+        out[large] = p[large] / f[large] * _hyp2f1_series(f[large], 1.0 - p[large])
     return out
 
 

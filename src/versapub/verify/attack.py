@@ -60,9 +60,21 @@ class Disclosure:
         return {"rule": self.rule.to_json(), "q": list(self.q), "possible": list(self.possible)}
 
 
+#: At most this many disclosed targets are listed (the counts are always complete).
+MAX_LISTED = 1000
+
+#: What the attacks call a target, in words (``check``'s output and ``check.json``).
+TARGET = (
+    "a target is a combination of a rule's left-hand-side values an adversary may know: with the original, "
+    "each combination some record holds; without it, each combination the release can show"
+)
+
+
 @dataclass
 class AttackResult:
-    """All targets examined and those disclosed."""
+    """All targets examined and those disclosed: ``disclosed`` counts every disclosed target,
+    ``records_at_risk`` the records holding one (known only with the original), and
+    ``disclosures`` lists the first :data:`MAX_LISTED` of them."""
 
     method: str
     guarantee: Thresholds
@@ -71,17 +83,45 @@ class AttackResult:
     possible: dict[tuple[Rule, tuple[str, ...]], frozenset[str]] = field(default_factory=dict, repr=False)
     undecided: int = 0
     seconds: float = 0.0
+    disclosed: int = 0
+    records_at_risk: int | None = None
+
+    def disclose(self, d: Disclosure, records: int | None = None) -> None:
+        """Count a disclosed target (held by ``records`` records of the original, when known)
+        and list it while fewer than :data:`MAX_LISTED` are listed."""
+        self.disclosed += 1
+        if records is not None:
+            self.records_at_risk = (self.records_at_risk or 0) + int(records)
+        if len(self.disclosures) < MAX_LISTED:
+            self.disclosures.append(d)
 
     @property
     def ok(self) -> bool:
-        return not self.disclosures
+        return not self.disclosed and not self.disclosures
+
+    @property
+    def listing_cut(self) -> bool:
+        return self.disclosed > len(self.disclosures)
+
+    def summary(self) -> str:
+        """``12,034 targets, 43 disclosed (holding 57 records)``, with a cut listing said."""
+        out = f"{self.targets:,} targets, {self.disclosed:,} disclosed"
+        if self.records_at_risk is not None:
+            out += f" (holding {self.records_at_risk:,} record(s))"
+        if self.listing_cut:
+            out += f"; first {len(self.disclosures):,} of {self.disclosed:,} listed"
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "ok": self.ok,
             "targets": self.targets,
+            "target": TARGET,
+            "targets_disclosed": self.disclosed,
+            "records_at_risk": self.records_at_risk,
             "disclosed": [d.to_json() for d in self.disclosures],
+            "listed": len(self.disclosures),
             "undecided_solves": self.undecided,
             "seconds": round(self.seconds, 4),
         }
@@ -154,17 +194,21 @@ def _report(
     """Expand component-level results to full LHS targets and record disclosures."""
     if pub is not None and pub.suppressed:
         possible = _widen(pub, rule, q_in, possible)
-    full = sorted({tuple(r[a] for a in rule.lhs) for r in original}) if original is not None else None
-    if full is None:
+    held: dict[tuple[str, ...], int] = {}
+    for r in original or ():
+        key = tuple(r[a] for a in rule.lhs)
+        held[key] = held.get(key, 0) + 1
+    if original is None:
         items = [(_expand(q_in, rule.lhs, k), v) for k, v in possible.items()]
     else:
         idx = [rule.lhs.index(a) for a in q_in]
-        items = [(q, possible[tuple(q[i] for i in idx)]) for q in full]
+        items = [(q, possible[tuple(q[i] for i in idx)]) for q in sorted(held)]
+        result.records_at_risk = result.records_at_risk or 0
     for q, vals in items:
         result.targets += 1
         result.possible[(rule, q)] = vals
         if len(vals) < result.guarantee.min_possible_values():
-            result.disclosures.append(Disclosure(rule, q, tuple(sorted(vals))))
+            result.disclose(Disclosure(rule, q, tuple(sorted(vals))), held.get(q) if original is not None else None)
 
 
 def _expand(q_in: list[str], lhs: tuple[str, ...], key: tuple[str, ...]) -> tuple[str, ...]:

@@ -65,8 +65,10 @@ def generalized_attack(
             con.execute(f"CREATE OR REPLACE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
             con.execute(f"CREATE OR REPLACE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
             sensitive = get_kind(entry.kind).sensitive_of(entry)  # published exactly; the others generalized
+            kept = [str(c) for c in t.get("kept") or ()]  # exact beside the classes, outside them
             for rule in (r for r in rules if r.rhs in sensitive):
-                _attack_rule(con, rule, [a for a in rule.lhs if a in entry.attributes], need, original, result)
+                known = [a for a in rule.lhs if a in entry.attributes]
+                _attack_rule(con, rule, known, kept, need, original, result)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -75,12 +77,17 @@ def _attack_rule(
     con: duckdb.DuckDBPyConnection,
     rule: Rule,
     known: list[str],
+    kept: list[str],
     need: int,
     original: EncodedTable | None,
     result: AttackResult,
 ) -> None:
     s = ident(rule.rhs)
-    others = [c for c in (r[0] for r in con.execute("DESCRIBE data").fetchall()) if c not in (rule.rhs, "count")]
+    # The equivalence classes: the rows sharing every published quasi-identifier value.  The
+    # columns the manifest lists as ``kept`` (the classic job's insensitive columns, exact in
+    # each record's row) are not part of the classes; what they reveal is measured apart.
+    columns = [r[0] for r in con.execute("DESCRIBE data").fetchall()]
+    others = [c for c in columns if c not in (rule.rhs, "count") and c not in kept]
     # The published rows with each sensitive value replaced by every leaf it covers.
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW sdata AS SELECT d.* EXCLUDE ({s}), coalesce(o.leaf, d.{s}) AS {s} FROM data d "
@@ -116,7 +123,7 @@ def _attack_rule(
                 f"GROUP BY {classes}, {', '.join(ident(a) for a in known)} HAVING count(DISTINCT {s}) < {need}"
             ).fetchall()
             for r in bad:
-                result.disclosures.append(Disclosure(rule, _full(rule, known, r[:-1]), tuple(r[-1])))
+                result.disclose(Disclosure(rule, _full(rule, known, r[:-1]), tuple(r[-1])))
             result.targets += _targets(con, known, original)
             return
         keys = ", ".join(f"m{i}.leaf" for i in range(len(known)))
@@ -128,9 +135,13 @@ def _attack_rule(
         q = f"SELECT list(DISTINCT {s} ORDER BY {s}) FROM sdata HAVING count(DISTINCT {s}) < {need}"
         rows = con.execute(q).fetchall()
     seen = _seen(original, known)
+    if seen is not None:
+        result.records_at_risk = result.records_at_risk or 0
     for r in rows:
-        if seen is None or tuple(r[:-1]) in seen:
-            result.disclosures.append(Disclosure(rule, _full(rule, known, r[:-1]), tuple(r[-1])))
+        if seen is None:
+            result.disclose(Disclosure(rule, _full(rule, known, r[:-1]), tuple(r[-1])))
+        elif tuple(r[:-1]) in seen:
+            result.disclose(Disclosure(rule, _full(rule, known, r[:-1]), tuple(r[-1])), seen[tuple(r[:-1])])
     result.targets += _targets(con, known, original)
 
 
@@ -139,15 +150,16 @@ def _full(rule: Rule, known: list[str], values: Sequence[Any]) -> tuple[str, ...
     return tuple(m.get(a, "*") for a in rule.lhs)
 
 
-def _seen(original: EncodedTable | None, known: list[str]) -> set[tuple[str, ...]] | None:
-    """The combinations of the known attributes the input holds (targets are real records)."""
+def _seen(original: EncodedTable | None, known: list[str]) -> dict[tuple[str, ...], int] | None:
+    """The combinations of the known attributes the input holds (targets are real records),
+    each with its number of records."""
     if original is None:
         return None
     if not known:
-        return {()}
+        return {(): original.n_rows}
     g = group_rows([original.codes(a) for a in known], [original.cardinality(a) for a in known])
     cols = [original.column(a).values[k].astype(str) for a, k in zip(known, g.keys, strict=True)]
-    return set(zip(*cols, strict=True))
+    return dict(zip(zip(*cols, strict=True), (int(c) for c in g.counts), strict=True))
 
 
 def _targets(con: duckdb.DuckDBPyConnection, known: list[str], original: EncodedTable | None) -> int:

@@ -29,8 +29,6 @@ from versapub.verify.attack import AttackResult, Disclosure
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.thresholds import Thresholds
 
-_MAX_LISTED = 1000
-
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
@@ -168,19 +166,20 @@ def _linked_rule(
             for key, vals in sets.items():
                 if len(vals) < l:
                     q = tuple(dict(zip(q_in, key, strict=True)).get(a, "*") for a in rule.lhs)
-                    result.disclosures.append(Disclosure(rule, q, tuple(sorted(vals))))
+                    result.disclose(Disclosure(rule, q, tuple(sorted(vals))))
         return
     g = group_rows([original.codes(a) for a in rule.lhs], [original.cardinality(a) for a in rule.lhs])
     result.targets += len(g.counts)
+    result.records_at_risk = result.records_at_risk or 0
     decoded = [original.column(a).values[g.keys[i]] for i, a in enumerate(rule.lhs)]
-    for row in zip(*decoded, strict=True):
+    for row, held in zip(zip(*decoded, strict=True), g.counts.tolist(), strict=True):
         known = dict(zip(rule.lhs, (str(v) for v in row), strict=True))
         possible: frozenset[str] | None = None
         for q_in, sets in bounds:
             vals = sets.get(tuple(known[a] for a in q_in), frozenset())
             possible = vals if possible is None else possible & vals
-        if possible is not None and len(possible) < l and len(result.disclosures) < _MAX_LISTED:
-            result.disclosures.append(Disclosure(rule, tuple(known[a] for a in rule.lhs), tuple(sorted(possible))))
+        if possible is not None and len(possible) < l:
+            result.disclose(Disclosure(rule, tuple(known[a] for a in rule.lhs), tuple(sorted(possible))), int(held))
 
 
 def _apart(roles: dict[str, list[str]], s: str, q_in: list[str]) -> str | None:
@@ -219,19 +218,18 @@ def _count_targets(
     combinations) and record those whose ``q_in`` part is disclosed."""
     if original is None:
         result.targets += n_distinct
-        for key, vals in list(bad.items())[:_MAX_LISTED]:
+        for key, vals in bad.items():
             q = tuple(dict(zip(q_in, key, strict=True)).get(a, "*") for a in rule.lhs)
-            result.disclosures.append(Disclosure(rule, q, vals))
+            result.disclose(Disclosure(rule, q, vals))
         return
     g = group_rows([original.codes(a) for a in rule.lhs], [original.cardinality(a) for a in rule.lhs])
     result.targets += len(g.counts)
+    result.records_at_risk = result.records_at_risk or 0
     if not bad:
         return
     decoded = [original.column(a).values[g.keys[i]] for i, a in enumerate(rule.lhs)]
     idx = [rule.lhs.index(a) for a in q_in]
-    listed = 0
-    for row in zip(*decoded, strict=True):
+    for row, held in zip(zip(*decoded, strict=True), g.counts.tolist(), strict=True):
         key = tuple(str(row[i]) for i in idx)
-        if key in bad and listed < _MAX_LISTED:
-            result.disclosures.append(Disclosure(rule, tuple(str(v) for v in row), bad[key]))
-            listed += 1
+        if key in bad:
+            result.disclose(Disclosure(rule, tuple(str(v) for v in row), bad[key]), int(held))

@@ -122,8 +122,10 @@ class CheckReport:
     @property
     def attention(self) -> list[str]:
         """Warnings that need the steward's attention though every check passed: tables that
-        leave records alone in their cell of columns that got no decision of their own."""
-        return [f"[identity {i['table']}] {i['message']}" for i in self.identity if i.get("attention")]
+        leave records alone in their cell of columns that got no decision of their own, and an older
+        release whose files cannot be shown unchanged (no digests)."""
+        out = [f"[{f.check}] {f.message}" for f in self.verification.findings if f.ok and f.attention]
+        return out + [f"[identity {i['table']}] {i['message']}" for i in self.identity if i.get("attention")]
 
     @property
     def verdict(self) -> str:
@@ -134,8 +136,8 @@ class CheckReport:
         out = [f"[{f.check}{' ' + f.file if f.file else ''}] {f.message}" for f in self.verification.failures]
         for a in self.attacks:
             out += [f"[{a.method} attack] {d.describe()}" for d in a.disclosures[:20]]
-            if len(a.disclosures) > 20:
-                out.append(f"[{a.method} attack] ... and {len(a.disclosures) - 20} more records")
+            if a.disclosed > 20:
+                out.append(f"[{a.method} attack] ... and {a.disclosed - 20:,} more disclosed target(s): {a.summary()}")
         out += [f"[posterior] {p['message']}" for p in self.posterior if not p["ok"]]
         out += [f"[hygiene {f.file}] {f.message}" for f in self.hygiene if not f.ok]
         out += [f"[identity {i['table']}] {i['message']}" for i in self.identity if not i["ok"]]

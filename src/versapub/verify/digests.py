@@ -42,13 +42,21 @@ def listed_files(directory: Path, manifest: dict[str, Any]) -> list[str]:
 def digests_ok(directory: Path, manifest: dict[str, Any]) -> Finding:
     """Every listed file present with the digest the manifest records, and no digest of a
     file the manifest does not list."""
+    if "digests" not in manifest:  # a release written before digests existed (docs/release-format.md)
+        return Finding(
+            "digests",
+            True,
+            "the manifest records no SHA-256 digests of its files (a release written before versapub recorded "
+            "them): its files cannot be shown unchanged since publication; publish it again to record them",
+            attention=True,
+        )
     recorded = manifest.get("digests")
     if not isinstance(recorded, dict) or not all(isinstance(v, str) for v in recorded.values()):
         return Finding(
             "digests",
             False,
-            "the manifest records no SHA-256 digest of its files ('digests'): a table, "
-            "listing or hierarchy could have been replaced unnoticed",
+            "the manifest's 'digests' must map every listed file to its SHA-256: a table, listing or hierarchy "
+            "could have been replaced unnoticed",
         )
     files = listed_files(directory, manifest)
     missing = [f for f in files if f not in recorded]

@@ -39,6 +39,7 @@ from versapub.data.sql import connect
 from versapub.privacy.rules import Rule
 from versapub.verify.collection_check import check_collection
 from versapub.verify.digests import digests_ok
+from versapub.verify.finding import Finding
 from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.kind_checks import KIND_CHECKS
 from versapub.verify.manifest import Manifest, manifest_of
@@ -114,7 +115,7 @@ class _Checker(Checker):
             else f"file(s) the manifest does not list: {', '.join(foreign[:10])} (a leak: a reader sees them too)",
         )
         digest = digests_ok(self.dir, manifest)
-        rep.add(digest.check, digest.ok, digest.message, "manifest.json")
+        rep.findings.append(Finding(digest.check, digest.ok, digest.message, "manifest.json", digest.attention))
         guarantee = self.requirement.default(manifest)
         # the table protecting S meets the guarantee of every rule on S
         self.rule_guarantees = joined_by_attribute([{**r, "guarantee": g} for r, g in specs], guarantee)

@@ -15,11 +15,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse as _StarletteJSON
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from versapub.errors import ConfigError, VersapubError
+from versapub.formats import json_text
 from versapub.web import jobs
 from versapub.web.paths import Root
 from versapub.web.security import Guard
@@ -31,6 +33,14 @@ MAX_UPLOAD = 200 * 1024 * 1024
 UPLOADS = "uploads"
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+class JSONResponse(_StarletteJSON):
+    """Every answer through the tool's one JSON writer (valid JSON: a measure that does not
+    apply is ``null``, never ``NaN``)."""
+
+    def render(self, content: Any) -> bytes:
+        return json_text(content).encode("utf-8")
 
 
 def _json_errors(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
