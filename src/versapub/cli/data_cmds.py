@@ -57,8 +57,10 @@ def _column(data: Path, column: str, delimiter: str | None) -> Any:
 @click.option(
     "--dates",
     "date_levels",
-    metavar="day,week,month,quarter,year",
-    help="ARX's date hierarchy: each date (ISO, 03/14/2021 or 14.03.2021) generalized to these levels, finest first.",
+    metavar="hour,day,week,month,quarter,year",
+    help="ARX's date hierarchy: each date (ISO, 03/14/2021 or 14.03.2021) or ISO 8601 date-time "
+    "(2017-01-01T06:00:42Z, with an offset, fractional seconds or a space for T) generalized to these levels, "
+    "finest first; hour and a day level of its own for date-times.",
 )
 @click.option(
     "--date-format",

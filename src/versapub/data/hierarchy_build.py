@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.order import date_key, is_number, order_key
+from versapub.data.order import date_key, datetime_of, is_number, order_key
 from versapub.errors import HierarchyError
 
 ROOT = "*"
@@ -86,21 +86,27 @@ def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy
     return Hierarchy.from_rows(attribute, rows, source="<masking>")
 
 
-#: The levels of a date hierarchy (ARX's), finest first.
-DATE_LEVELS = ("day", "week", "month", "quarter", "year")
+#: The levels of a date hierarchy (ARX's), finest first; ``hour`` only for date-times.
+DATE_LEVELS = ("hour", "day", "week", "month", "quarter", "year")
 
 
-def _date(attribute: str, value: str, fmt: str | None = None) -> datetime.date:
+def _date(attribute: str, value: str, fmt: str | None = None) -> datetime.datetime | datetime.date:
+    """The value as a date, or as a date-time when it is an ISO 8601 date-time (read as
+    written: its own clock, whatever its offset)."""
     text = value.strip()
+    moment = datetime_of(text) if fmt is None else None
+    if moment is not None:
+        return moment
     parts = date_key(text) if fmt is None else None
     try:
         if fmt is not None:
-            return datetime.datetime.strptime(text, fmt).date()
+            read = datetime.datetime.strptime(text, fmt)
+            return read if any(c in fmt for c in ("%H", "%I", "%M")) else read.date()
         if parts is not None:
             return datetime.date(*parts)
         return datetime.date.fromisoformat(text)
     except ValueError:
-        written = f"written {fmt}" if fmt else "(ISO 2021-03-14, US 03/14/2021 or 14.03.2021)"
+        written = f"written {fmt}" if fmt else "(ISO 2021-03-14 or 2021-03-14T06:00:42Z, US 03/14/2021 or 14.03.2021)"
         raise HierarchyError(
             f"Value {value!r} of {attribute!r} is not a date {written}; a date hierarchy needs every value to be one"
             + ("." if fmt else " (give --date-format for another form, e.g. %d/%m/%Y).")
@@ -108,12 +114,14 @@ def _date(attribute: str, value: str, fmt: str | None = None) -> datetime.date:
 
 
 def dates(attribute: str, values: Sequence[str], levels: Sequence[str], fmt: str | None = None) -> Hierarchy:
-    """ARX's date hierarchy: each date (ISO, US or dotted, or written in ``fmt``, kept in
-    its own form as the leaf)
-    generalized to the ``levels`` asked for, finest first — ``week`` (ISO week,
-    ``2021-W10``; with a coarser level, ``2021-W10 (2021-03)``: a week across two months is
-    a node in each, so that the levels form a tree), ``month`` (``2021-03``), ``quarter``
-    (``2021-Q1``), ``year`` — then the root."""
+    """ARX's date hierarchy: each date or ISO 8601 date-time (ISO, US or dotted, or written in
+    ``fmt``, kept in its own form as the leaf) generalized to the ``levels`` asked for, finest
+    first — ``hour`` (``2017-01-01T06``, date-times only), ``day`` (``2017-01-01``: for
+    date-times a level of its own, for dates the leaf itself), ``week`` (ISO week,
+    ``2021-W10``; with a coarser level, ``2021-W10 (2021-03)``: a week across two months is a
+    node in each, so that the levels form a tree), ``month`` (``2021-03``), ``quarter``
+    (``2021-Q1``), ``year`` — then the root.  A date-time's levels are those of its clock as
+    written (its offset is not applied)."""
     unknown = [lv for lv in levels if lv not in DATE_LEVELS]
     if unknown or not levels:
         raise HierarchyError(f"Date levels {list(levels)!r}: choose among {', '.join(DATE_LEVELS)} (finest first).")
@@ -129,15 +137,35 @@ def dates(attribute: str, values: Sequence[str], levels: Sequence[str], fmt: str
         return f"{year}-W{number:02d}" + (f" ({d.year}-{d.month:02d})" if coarser else "")
 
     label = {
+        "hour": lambda d: f"{d.date().isoformat()}T{d.hour:02d}",
+        "day": lambda d: d.isoformat(),
         "week": week,
         "month": lambda d: f"{d.year}-{d.month:02d}",
         "quarter": lambda d: f"{d.year}-Q{(d.month - 1) // 3 + 1}",
         "year": lambda d: f"{d.year}",
     }
+    leaves = _leaves(values)
+    moments = [_date(attribute, v, fmt) for v in leaves]
+    timed = [isinstance(m, datetime.datetime) for m in moments]
+    if "hour" in levels and not all(timed):
+        plain = next(v for v, t in zip(leaves, timed, strict=True) if not t)
+        raise HierarchyError(
+            f"Date level 'hour' needs date-times (2017-01-01T06:00:42Z), but {attribute!r} holds the date {plain!r}; "
+            "leave out 'hour'."
+        )
     rows = []
-    for v in _leaves(values):
-        d = _date(attribute, v, fmt)
-        rows.append([v, *(label[lv](d) for lv in levels if lv != "day"), ROOT])
+    for v, m in zip(leaves, moments, strict=True):
+        day = m.date() if isinstance(m, datetime.datetime) else m
+        cells = []
+        for lv in levels:
+            if lv == "hour":
+                cells.append(label["hour"](m))
+            elif lv == "day":
+                if isinstance(m, datetime.datetime):  # a date-time's day is a level of its own
+                    cells.append(day.isoformat())
+            else:
+                cells.append(label[lv](day))
+        rows.append([v, *cells, ROOT])
     return Hierarchy.from_rows(attribute, rows, source="<dates>")
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from versapub.data.source import Source
 from versapub.errors import InputError, RuleError
+from versapub.privacy.linking import free_text, unit_ids
 from versapub.privacy.rules import Rule
 
 ROLES = ("identifying", "quasi-identifying", "sensitive", "insensitive")
@@ -71,6 +72,56 @@ ID_WORDS = frozenset(
         "username",
         "login",
         "ip",
+    ]
+)
+
+#: Name tokens that mark a measure (``account_never_delinq_percent``, ``loan_amount``): a
+#: column so named whose values are numbers is not an identifier by its name, nor a zip code.
+MEASURE_WORDS = frozenset(
+    [
+        "percent",
+        "pct",
+        "rate",
+        "ratio",
+        "amount",
+        "amt",
+        "balance",
+        "count",
+        "total",
+        "sum",
+        "avg",
+        "mean",
+        "median",
+        "score",
+        "share",
+        "months",
+        "years",
+        "days",
+        "hours",
+        "income",
+        "salary",
+        "payment",
+        "installment",
+        "limit",
+        "util",
+        "utilization",
+        "dol",
+        "dollars",
+        "cost",
+        "price",
+        "fee",
+        "fees",
+        "charges",
+        "value",
+        "quantity",
+        "qty",
+        "min",
+        "max",
+        "loan",
+        "debt",
+        "delinq",
+        "inq",
+        "since",
     ]
 )
 
@@ -192,6 +243,22 @@ def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
 
 
+def measure_named(name: str) -> bool:
+    """Whether the name reads as a measure (a token of :data:`MEASURE_WORDS`)."""
+    return bool(set(_tokens(name)) & MEASURE_WORDS)
+
+
+def _numeric_share(values: Sequence[str]) -> float:
+    ok = 0
+    for v in values:
+        try:
+            float(v)
+            ok += 1
+        except ValueError:
+            pass
+    return ok / max(len(values), 1)
+
+
 def name_looks_identifying(name: str) -> bool:
     """``patient_id``, ``PatientID``, ``SSN``, ``e-mail``, ``DUPERSID`` (an all-capitals name
     ending in ``ID``) read like direct identifiers; ``paid`` or ``valid`` do not."""
@@ -224,13 +291,23 @@ def likely_identifiers(
     lhs = {a for r in rules for a in r.lhs}
     rhs_only = {r.rhs for r in rules} - lhs
     decided = roles.declared() | lhs | set(declared)
+    quasi = lhs | set(roles.quasi_identifying)
     out, notes = [], []
     for c in table.names:
         if c in roles.identifying:
             continue
         share = unique_share(table, c) if table.n_rows >= MIN_RECORDS else 0.0
         near_unique = share >= UNIQUE_SHARE and c not in rhs_only and c not in roles.allow_unique
-        named = name_looks_identifying(c) and c not in decided and c not in roles.allow_unique
+        if near_unique and c in quasi:  # a decision by name: generalized, or measured by the identity check
+            notes.append(
+                f"column {c!r} is near-unique ({share:.0%} of the records hold a value no other record has) and a "
+                "quasi-identifier: a generalizing anonymizer (mondrian, incognito) generalizes it; published "
+                "exactly (anatomy), the identity check measures who can be found by it (--k requires a smallest "
+                "cell)"
+            )
+            near_unique = False
+        measure = measure_named(c) and _numeric_share([str(v) for v in table.column(c).values[:200]]) >= 0.9
+        named = name_looks_identifying(c) and not measure and c not in decided and c not in roles.allow_unique
         values = table.column(c).cardinality
         many = values > NAME_ONLY_VALUES and values > NAME_ONLY_SHARE * table.n_rows
         if named and not many and not near_unique:
@@ -245,6 +322,36 @@ def likely_identifiers(
             if named and many:
                 reasons.append(f"its name reads like a direct identifier and it holds {values:,} values")
             out.append(Suspect(c, share, named, tuple(reasons)))
+    undecided = [
+        c for c in table.names if c not in decided and c not in roles.allow_unique and c not in {r.rhs for r in rules}
+    ]
+    undecided = [c for c in undecided if c not in {s.column for s in out}]
+    for c, constant, per in unit_ids(table, undecided):
+        out.append(
+            Suspect(
+                c,
+                unique_share(table, c),
+                False,
+                (
+                    f"its values tie several records of one unit together ({per:.1f} records per value on average, "
+                    f"{', '.join(map(repr, constant))} constant within each): a panel's person or household id; "
+                    "published, it links every row of a unit to the others",
+                ),
+            )
+        )
+    for c, spaced in free_text(table, [c for c in undecided if c not in {s.column for s in out}]):
+        col = table.column(c)
+        out.append(
+            Suspect(
+                c,
+                unique_share(table, c),
+                False,
+                (
+                    f"it reads as free text ({col.cardinality:,} values, {spaced:.0%} of them several words): it may "
+                    "hold names, addresses or notes that single a record out",
+                ),
+            )
+        )
     return out, notes
 
 
@@ -281,7 +388,7 @@ def forgotten_quasi_identifiers(table: Source, rules: Sequence[Rule], roles: Col
                 "quasi-identifiers that single people out; declare it --quasi-identifying (with a hierarchy "
                 "of months or years) unless it is harmless"
             )
-        elif toks & ZIP_WORDS or _matching(_ZIP, sample) >= 0.9:
+        elif toks & ZIP_WORDS or (_matching(_ZIP, sample) >= 0.9 and not measure_named(c)):
             out.append(
                 f"column {c!r} looks like a 5-digit zip code: a usual quasi-identifier; declare it "
                 "--quasi-identifying (with a hierarchy such as 476**) unless it is harmless"
