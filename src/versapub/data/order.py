@@ -49,7 +49,7 @@ def datetime_of(value: str) -> _dt.datetime | None:
         return None
     year, month, day, hour, minute = (int(hit[i]) for i in range(1, 6))
     second = int(hit[6] or 0)
-    micro = int(round(float(hit[7]) * 1e6)) if hit[7] else 0
+    micro = round(float(hit[7]) * 1e6) if hit[7] else 0
     tz: _dt.tzinfo | None = None
     if hit[8] == "Z":
         tz = _dt.UTC

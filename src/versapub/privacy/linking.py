@@ -87,7 +87,7 @@ def unit_ids(table: Source, candidates: Iterable[str]) -> list[tuple[str, tuple[
         (
             c
             for c in candidates
-            if MIN_VALUES <= table.cardinality(c) and MIN_MEAN <= n / table.cardinality(c) <= MAX_MEAN
+            if table.cardinality(c) >= MIN_VALUES and MIN_MEAN <= n / table.cardinality(c) <= MAX_MEAN
         ),
         key=lambda c: -table.cardinality(c),
     )[:MAX_CANDIDATES]
