@@ -4,8 +4,18 @@ equivalence classes into a ``generalized`` table.
 
 A class covers, per attribute, either a *range* of the attribute's values in value order
 (an ordered attribute without hierarchy: published as ``[lo, hi]``, or the value itself
-when ``lo = hi``) or a *node* of its hierarchy (published as the node's label; a leaf is
-itself).  The published table counts records per (class labels, sensitive value); each
+when ``lo = hi``), a *set* of the values of an unordered attribute without hierarchy
+(published as ``{Asian, Black}``), or a *node* of its hierarchy (published as the node's
+label; a leaf is itself).
+
+Ordered or not (issue 44, docs/choices.md): an attribute without hierarchy is *ordered* when
+every value that is not missing holds a digit — numbers, dates, date-times, numbered brackets
+(``[70-80)``), codes (``E08``) — and is cut in value order; otherwise (``race``, ``gender``)
+it is *unordered*: its values are ranked by decreasing frequency (ties by spelling), a cut
+splits a class's run of that order in two, and a class publishes the set of values between
+the first and the last it holds in that order.  A missing (empty) value is ranked last in
+either case, so it is never the lower end of a range: a range that reaches it is published
+as ``[20, 99] or (empty)``.  The published table counts records per (class labels, sensitive value); each
 label's leaves are listed for the reader (``docs/release-format.md``, kind
 ``generalized``).
 """
@@ -26,7 +36,7 @@ from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.order import numeric, ranks
 from versapub.data.source import Source
-from versapub.data.table import EncodedTable
+from versapub.data.table import EncodedTable, is_missing_value
 from versapub.errors import HierarchyError
 from versapub.privacy.base import Guarantee, Histograms
 from versapub.privacy.induced import induced_histograms
@@ -52,6 +62,8 @@ class Dimension:
     labels: tuple[tuple[str, ...], ...] | None = None
     #: Hierarchy labels published under another name: (label, level, published label).
     renamed: tuple[tuple[str, int, str], ...] = ()
+    #: Without hierarchy: an unordered attribute (its classes publish sets of values).
+    unordered: bool = False
 
     @property
     def hierarchical(self) -> bool:
@@ -73,9 +85,19 @@ def dimension(table: Source, attribute: str, hierarchy: Hierarchy | None) -> Dim
     col = table.column(attribute)
     values = col.values
     if hierarchy is None:
-        r = ranks(values)
-        num = numeric(values)
-        return Dimension(attribute, values, r, num if num is not None else r.astype(np.float64))
+        text = [str(v) for v in values]
+        missing = np.array([is_missing_value(v) for v in text], dtype=bool)
+        unordered = not all(m or any(ch.isdigit() for ch in v) for v, m in zip(text, missing, strict=True))
+        if unordered:  # by decreasing frequency, ties by spelling, the missing value last
+            counts = col.counts()
+            order = sorted(range(len(text)), key=lambda c: (bool(missing[c]), -int(counts[c]), text[c]))
+        else:  # value order, the missing value last
+            by_value = np.argsort(ranks(values), kind="stable")
+            order = [int(c) for c in by_value if not missing[c]] + [int(c) for c in by_value if missing[c]]
+        r = np.empty(len(text), dtype=np.int64)
+        r[np.asarray(order, dtype=np.int64)] = np.arange(len(text), dtype=np.int64)
+        num = None if unordered else numeric(values)
+        return Dimension(attribute, values, r, num if num is not None else r.astype(np.float64), unordered=unordered)
     nodes = hierarchy.node_codes(col)
     row = {r[0]: r for r in hierarchy.levels}
     labels: list[tuple[str, ...]] = []
@@ -141,9 +163,13 @@ def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, 
     wide = lo != hi
     key, inv = np.unique(lo[wide] * card + hi[wide], return_inverse=True)  # one int per (lo, hi)
     first, last = key // card, key % card
-    text = pa.array([str(v) for v in dim.values[by_rank]], type=pa.string())  # leaf text at each rank
-    joined = pc.binary_join_element_wise("[", text.take(pa.array(first)), ", ", text.take(pa.array(last)), "]", "")
-    labels = joined.to_pylist()
+    leaves = [str(v) for v in dim.values[by_rank]]  # leaf text at each rank
+    if dim.unordered or (card and is_missing_value(leaves[-1])):
+        labels = [run_label(leaves, int(a), int(b), dim.unordered) for a, b in zip(first, last, strict=True)]
+    else:
+        text = pa.array(leaves, type=pa.string())
+        joined = pc.binary_join_element_wise("[", text.take(pa.array(first)), ", ", text.take(pa.array(last)), "]", "")
+        labels = joined.to_pylist()
     clash = sorted(set(labels) & {str(v) for v in dim.values})
     if clash:
         raise HierarchyError(
@@ -152,6 +178,30 @@ def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, 
     spans = dict(zip(labels, zip(first.tolist(), last.tolist(), strict=True), strict=True))
     codes[wide] = card + np.asarray(inv, dtype=np.int64).ravel()
     return codes, labels, spans
+
+
+#: How the missing (empty) value is written inside a published set or range.
+EMPTY = "(empty)"
+#: A set of more values than this is written with its first three, an ellipsis, its last
+#: one and its size: ``{White, Black, Asian, …, Other} (7 values)``.
+SET_SHOWN = 6
+
+
+def run_label(leaves: Sequence[str], first: int, last: int, unordered: bool) -> str:
+    """The published label of the leaves at positions ``first..last`` (``last > first``): a
+    set ``{a, b}`` for an unordered attribute, a range ``[lo, hi]`` otherwise; the missing
+    value (always last) written :data:`EMPTY`, never a range's end (``[20, 99] or (empty)``)."""
+    run = list(leaves[first : last + 1])
+    empty = is_missing_value(run[-1])
+    if unordered:
+        shown = [EMPTY if is_missing_value(v) else v for v in run]
+        if len(shown) > SET_SHOWN:
+            return "{" + ", ".join([*shown[:3], "…", shown[-1]]) + "}" + f" ({len(shown)} values)"
+        return "{" + ", ".join(shown) + "}"
+    if not empty:
+        return f"[{run[0]}, {run[-1]}]"
+    rest = run[:-1]
+    return f"{rest[0] if len(rest) == 1 else f'[{rest[0]}, {rest[-1]}]'} or {EMPTY}"
 
 
 def node_labels(dim: Dimension, level: IntArray, node: IntArray) -> tuple[IntArray, list[str], Spans]:
