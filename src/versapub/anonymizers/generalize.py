@@ -106,9 +106,9 @@ def dimension(table: Source, attribute: str, hierarchy: Hierarchy | None) -> Dim
     # Leaf order: by node from the root down, then by value order: every node's leaves contiguous
     # (np.lexsort's last key is the primary one: the level below the root).
     value_rank = ranks(values)
-    order = np.lexsort((value_rank, *(nodes[k] for k in range(1, hierarchy.height))))
+    by_node = np.lexsort((value_rank, *(nodes[k] for k in range(1, hierarchy.height))))
     r = np.empty(len(values), dtype=np.int64)
-    r[order] = np.arange(len(values), dtype=np.int64)
+    r[by_node] = np.arange(len(values), dtype=np.int64)
     distinct, renamed = distinct_labels(values, nodes, labels)
     return Dimension(attribute, values, r, r.astype(np.float64), nodes, distinct, renamed)
 
