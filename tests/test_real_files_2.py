@@ -428,3 +428,71 @@ def test_mondrian_cuts_unordered_categories_as_sets(tmp_path: Path) -> None:
     estimate = json.loads(stdout)["estimate"]
     assert abs(estimate - truth) <= 0.25 * truth, (estimate, truth)  # ranges from the empty value: 36 % off
     assert run("check", str(out))[0] == 0
+
+
+def test_a_missing_value_is_a_leaf_of_every_hierarchy(tmp_path: Path) -> None:
+    """Item 8.  A quasi-identifier with empty cells (10 % of `famincr`) could not get a
+    hierarchy: `hierarchy build --groups-of` and a hand-made file with an empty leaf both
+    failed with `row 1, column 1 is empty`.  The missing value is a leaf like any other (a row
+    `;(empty);*`), and Incognito publishes with it."""
+    data = tmp_path / "s.csv"
+    rows = ["famincr,sex,vote", *(f"{'' if i % 10 == 0 else i % 7},{'MF'[i % 2]},{i % 3}" for i in range(300))]
+    data.write_text("\n".join(rows) + "\n")
+    h = tmp_path / "famincr.csv"
+    code, stdout, err = run("hierarchy", "build", str(data), "--column", "famincr", "--groups-of", "3", "-o", str(h))
+    assert code == 0, stdout + err
+    lines = h.read_text().splitlines()
+    assert ";(empty);*" in lines and all(not ln.startswith("[,") for ln in lines)
+    hand = tmp_path / "hand.csv"
+    hand.write_text(
+        "".join(
+            f"{v};{'low' if v and int(v) < 4 else 'high' if v else 'unknown'};*\n" for v in ["", *map(str, range(7))]
+        )
+    )
+    code, stdout, err = run("hierarchy", "check", str(data), "--hierarchy", f"famincr={hand}")
+    assert code == 0, stdout + err
+    out = tmp_path / "rel"
+    code, stdout, err = run("publish", "--input", str(data), "--missing", "value", "--qi", "famincr,sex",
+                            "--guarantee", "k-anonymity:k=5", "--anonymizer", "incognito", "--hierarchy",
+                            f"famincr={h}", "--others", "insensitive", "--out", str(out))  # fmt: skip
+    assert code == 0, stdout + err
+
+
+def _brute_compatible(rows: list[tuple[str, ...]]) -> list[int]:
+    return [sum(all(a == b or a == "" or b == "" for a, b in zip(r, o, strict=True)) for o in rows) for r in rows]
+
+
+def test_missing_matches_any_as_sdcmicro_counts_it(tmp_path: Path) -> None:
+    """Item 8: sdcMicro reads a missing value as matching any value (freqCalc); `versapub risk
+    --missing-matches-any` measures so, against a pairwise count, and says which reading it used."""
+    import numpy as np
+
+    from versapub.privacy.missing_match import compatible_sizes
+
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        n, d = int(rng.integers(1, 40)), int(rng.integers(1, 4))
+        rows = [tuple(str(rng.choice(["", "a", "b", "c"], p=[0.2, 0.4, 0.3, 0.1])) for _ in range(d)) for _ in range(n)]
+        keys = sorted(set(rows))
+        codes, cards, missing = [], [], []
+        for j in range(d):
+            vals = sorted({k[j] for k in keys})
+            codes.append(np.array([vals.index(k[j]) for k in keys], dtype=np.int64))
+            cards.append(len(vals))
+            missing.append(vals.index("") if "" in vals else None)
+        counts = np.array([rows.count(k) for k in keys], dtype=np.int64)
+        got = compatible_sizes(codes, cards, missing, counts)
+        brute = dict(zip(rows, _brute_compatible(rows), strict=True))
+        assert got.tolist() == [brute[k] for k in keys]
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\nx,1\nx,\n,2\ny,2\ny,1\n")
+    code, stdout, err = run("risk", str(data), "--qi", "a,b", "--json", "--no-suda", "--missing-matches-any")
+    assert code == 0, err
+    rep = _strict_json(stdout)
+    assert isinstance(rep, dict)
+    # compatible sizes: (x,1) 2, (x,) 3, (,2) 3, (y,2) 2, (y,1) 1
+    assert rep["sample_uniques"] == 1 and rep["prosecutor"]["highest"] == 1.0
+    assert rep["prosecutor"]["average"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 3 + 1 / 2 + 1) / 5)
+    assert "matches any value" in rep["tables"][0]["population"]
+    code, stdout, err = run("risk", str(data), "--qi", "a,b", "--json", "--no-suda")
+    assert _strict_json(stdout)["sample_uniques"] == 5  # type: ignore[index]

@@ -34,6 +34,7 @@ from versapub.anonymizers.base import AnonymizedTable, Labels, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
+from versapub.data.missing import EMPTY_LABEL
 from versapub.data.order import numeric, ranks
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable, is_missing_value
@@ -181,7 +182,7 @@ def range_labels(dim: Dimension, lo: IntArray, hi: IntArray) -> tuple[IntArray, 
 
 
 #: How the missing (empty) value is written inside a published set or range.
-EMPTY = "(empty)"
+EMPTY = EMPTY_LABEL
 #: A set of more values than this is written with its first three, an ellipsis, its last
 #: one and its size: ``{White, Black, Asian, …, Other} (7 values)``.
 SET_SHOWN = 6

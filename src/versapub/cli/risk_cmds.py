@@ -131,6 +131,13 @@ def _write_records(
     help="Largest minimal sample unique searched by SUDA (default: 5, or the number of quasi-identifiers).",
 )
 @click.option("--no-suda", is_flag=True, help="Skip the special uniques (SUDA).")
+@click.option(
+    "--missing-matches-any",
+    is_flag=True,
+    help="Read a missing (empty) value as matching any value, as sdcMicro does: a record's class size counts every "
+    "record equal to it wherever neither is missing. Default: a missing value is a value like any other (ARX), "
+    "which never gives larger classes.",
+)
 @click.option("--delimiter", help="The data file's delimiter (default: , or \\t for .tsv).")
 @click.option(
     "--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the risk histogram (PNG)."
@@ -153,6 +160,7 @@ def risk(
     threshold: float,
     suda_max_size: int | None,
     no_suda: bool,
+    missing_matches_any: bool,
     delimiter: str | None,
     plot_file: Path | None,
     records_file: Path | None,
@@ -183,6 +191,7 @@ def risk(
             suda_max_size=suda_max_size,
             with_suda=not no_suda,
             delimiter=delimiter,
+            missing_matches_any=missing_matches_any,
         )
         data = rep.to_json()
         if plot_file is not None and data["tables"]:

@@ -76,7 +76,8 @@ class Hierarchy:
     """A value generalization hierarchy for one attribute.
 
     ``levels[i][k]`` is leaf *i*'s generalization at level *k* (``levels[i][0]`` is the
-    leaf).  Validated on construction: non-blank cells, unique leaves, every value at
+    leaf; the missing value — an empty cell — may be a leaf like any other, as in ARX).
+    Validated on construction: non-blank nodes, unique leaves, every value at
     level *k* has one parent at level *k + 1* (the rows form a tree), and no value
     generalizes through others back to itself (no cycle).
     """
@@ -99,8 +100,11 @@ class Hierarchy:
             if len(row) != height:
                 raise HierarchyError(f"{where}: row {i} has {len(row)} levels, row 1 has {height}.")
             for k, cell in enumerate(row):
-                if not isinstance(cell, str) or not cell.strip():
-                    raise HierarchyError(f"{where}: row {i}, column {k + 1} is empty.")
+                if not isinstance(cell, str) or (k > 0 and not cell.strip()):  # the leaf may be the missing value
+                    raise HierarchyError(
+                        f"{where}: row {i}, column {k + 1} is empty; only a leaf (column 1) may be the missing "
+                        "value, and every node above it needs a label (e.g. '(empty)')."
+                    )
             if row[0] in leaves:
                 j = leaves[row[0]]
                 if self.levels[j - 1] != row:

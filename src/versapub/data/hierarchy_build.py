@@ -12,14 +12,29 @@ import math
 from collections.abc import Mapping, Sequence
 
 from versapub.data.hierarchy import Hierarchy
+from versapub.data.missing import EMPTY_LABEL
 from versapub.data.order import date_key, datetime_of, is_number, order_key
+from versapub.data.table import is_missing_value
 from versapub.errors import HierarchyError
 
 ROOT = "*"
 
 
 def _leaves(values: Sequence[str]) -> list[str]:
-    return sorted({str(v) for v in values}, key=lambda v: (order_key(v), v))
+    """The values a builder groups, in value order: every value but the missing one (which
+    :func:`_with_missing` adds as a leaf of its own)."""
+    return sorted({str(v) for v in values if not is_missing_value(str(v))}, key=lambda v: (order_key(v), v))
+
+
+def _with_missing(h: Hierarchy, values: Sequence[str]) -> Hierarchy:
+    """``h`` with the missing value, when ``values`` hold it, as a leaf of its own: a row
+    ``;(empty);...;*`` (the node above it at every level is :data:`EMPTY_LABEL`; ARX lets the
+    missing value be a hierarchy row the same way)."""
+    empty = sorted({str(v) for v in values if is_missing_value(str(v))})
+    if not empty:
+        return h
+    rows = [list(r) for r in h.levels] + [[e, *([EMPTY_LABEL] * (h.height - 2)), ROOT] for e in empty]
+    return Hierarchy.from_rows(h.attribute, rows, source=h.source)
 
 
 def _fmt(x: float) -> str:
@@ -68,7 +83,9 @@ def intervals(
             lo = start + math.floor((x - start) / w) * w
             row.append(LABEL_STYLES[style].format(lo=_fmt(lo), hi=_fmt(lo + w)))
         rows.append([*row, ROOT])
-    return Hierarchy.from_rows(attribute, rows, source=f"<intervals {','.join(_fmt(w) for w in ws)}>")
+    return _with_missing(
+        Hierarchy.from_rows(attribute, rows, source=f"<intervals {','.join(_fmt(w) for w in ws)}>"), values
+    )
 
 
 def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy:
@@ -83,7 +100,7 @@ def masking(attribute: str, values: Sequence[str], char: str = "*") -> Hierarchy
             keep = max(len(v) - k, 0)
             row.append(v[:keep] + char * (len(v) - keep))
         rows.append([*row, ROOT])
-    return Hierarchy.from_rows(attribute, rows, source="<masking>")
+    return _with_missing(Hierarchy.from_rows(attribute, rows, source="<masking>"), values)
 
 
 #: The levels of a date hierarchy (ARX's), finest first; ``hour`` only for date-times.
@@ -166,7 +183,7 @@ def dates(attribute: str, values: Sequence[str], levels: Sequence[str], fmt: str
             else:
                 cells.append(label[lv](day))
         rows.append([v, *cells, ROOT])
-    return Hierarchy.from_rows(attribute, rows, source="<dates>")
+    return _with_missing(Hierarchy.from_rows(attribute, rows, source="<dates>"), values)
 
 
 def grouped(attribute: str, values: Sequence[str], size: int) -> Hierarchy:
@@ -188,7 +205,7 @@ def grouped(attribute: str, values: Sequence[str], size: int) -> Hierarchy:
         spans = merged
     for row in rows:
         row.append(ROOT)
-    return Hierarchy.from_rows(attribute, rows, source=f"<groups of {size}>")
+    return _with_missing(Hierarchy.from_rows(attribute, rows, source=f"<groups of {size}>"), values)
 
 
 def explicit(attribute: str, values: Sequence[str], levels: Sequence[Mapping[str, Sequence[str]]]) -> Hierarchy:
@@ -224,7 +241,9 @@ def explicit(attribute: str, values: Sequence[str], levels: Sequence[Mapping[str
         for v in leaves:
             current[v] = parent[current[v]]
             rows[v].append(current[v])
-    return Hierarchy.from_rows(attribute, [[*rows[v], ROOT] for v in leaves], source="<explicit groups>")
+    return _with_missing(
+        Hierarchy.from_rows(attribute, [[*rows[v], ROOT] for v in leaves], source="<explicit groups>"), values
+    )
 
 
 def to_arx(h: Hierarchy) -> str:

@@ -12,6 +12,9 @@ from versapub.errors import InputError
 
 #: How many offending row numbers an error message lists.
 SHOWN_ROWS = 5
+#: How a missing (empty) value is written where it is a node or part of a published label:
+#: a generalized set or range that holds it, a hierarchy node above it.
+EMPTY_LABEL = "(empty)"
 
 
 class MissingPolicy(enum.Enum):

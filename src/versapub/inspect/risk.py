@@ -15,7 +15,7 @@ per table and, at the top, measure by measure the worst over its tables (choice 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from versapub.data.groupby import group_rows
 from versapub.errors import InputError
 from versapub.privacy import reidentification as rid
+from versapub.privacy.missing_match import compatible_sizes
 from versapub.privacy.suda import Suda, suda
 from versapub.privacy.uniqueness import Uniqueness, histogram, population_uniques
 
@@ -51,13 +52,17 @@ class Classes:
     cards: tuple[int, ...]
     counts: npt.NDArray[np.int64]
     weights: npt.NDArray[np.float64] | None = None
+    #: Per attribute, the code of its missing (empty) value (None: none); with
+    #: ``matches_any``, a missing value matches any value (sdcMicro's reading).
+    missing: tuple[int | None, ...] = ()
+    matches_any: bool = False
 
     def grouped(self) -> Classes:
         """The distinct combinations of the attributes, records (and weights) summed."""
         if not self.attributes:
             total = np.array([int(self.counts.sum())], dtype=np.int64) if len(self.counts) else self.counts
             w = None if self.weights is None else np.array([self.weights.sum()])
-            return Classes(self.name, (), (), (), total, w)
+            return Classes(self.name, (), (), (), total, w, (), self.matches_any)
         g = group_rows(list(self.codes), list(self.cards), with_inverse=True)
         assert g.inverse is not None
         sizes = np.bincount(g.inverse, weights=self.counts, minlength=len(g.counts)).astype(np.int64)
@@ -66,7 +71,8 @@ class Classes:
             if self.weights is None
             else np.bincount(g.inverse, weights=self.weights, minlength=len(g.counts)).astype(np.float64)
         )
-        return Classes(self.name, self.attributes, tuple(k.astype(np.int64) for k in g.keys), self.cards, sizes, w)
+        keys = tuple(k.astype(np.int64) for k in g.keys)
+        return Classes(self.name, self.attributes, keys, self.cards, sizes, w, self.missing, self.matches_any)
 
 
 @dataclass(frozen=True)
@@ -193,25 +199,34 @@ def measure(
     else:
         big_f = f
         how = "no sampling fraction given: the data is taken as the whole population (journalist = prosecutor)"
-    individual = rid.individual_risk(f, big_f) if len(f) else f
     n = int(f.sum())
     s: Suda | None = None
     if with_suda and classes.attributes and len(f):
         s = suda(list(g.codes), list(g.cards), list(g.attributes), counts=g.counts, max_size=suda_max_size)
+    size = f  # each record's class size: its class's, or with a missing value matching any value ...
+    if classes.matches_any and any(m is not None for m in g.missing) and len(f):
+        size = compatible_sizes(list(g.codes), list(g.cards), list(g.missing), g.counts).astype(np.float64)
+        big_f = size * (big_f / f)  # ... the records compatible with it (sdcMicro's freqCalc), scaled alike
+        how += (
+            "; a missing value matches any value (sdcMicro): class sizes count every compatible record (population "
+            "uniques and SUDA read the exact classes)"
+        )
+    models = rid.per_record(size, f, big_f, threshold) if size is not f else None
+    individual = rid.individual_risk(size, big_f) if len(f) else f
     return TableRisk(
         name=classes.name,
         attributes=classes.attributes,
         records=n,
         classes=len(f),
-        sample_uniques=int((g.counts == 1).sum()),
-        prosecutor=rid.prosecutor(f, threshold),
-        journalist=rid.journalist(f, big_f, threshold),
-        marketer=rid.marketer(f, big_f),
+        sample_uniques=int(f[size == 1].sum()),
+        prosecutor=models["prosecutor"] if models else rid.prosecutor(f, threshold),
+        journalist=models["journalist"] if models else rid.journalist(f, big_f, threshold),
+        marketer=models["marketer"] if models else rid.marketer(f, big_f),
         uniqueness=population_uniques(histogram(g.counts), sampling_fraction),
         individual_highest=float(individual.max()) if len(f) else 0.0,
         individual_average=rid.global_risk(f, individual) / n if n else 0.0,
         expected_reidentifications=rid.global_risk(f, individual),
-        histogram=tuple(int(x) for x in rid.risk_histogram(f, 1.0 / f if len(f) else f, RISK_EDGES)),
+        histogram=tuple(int(x) for x in rid.risk_histogram(f, 1.0 / size if len(f) else f, RISK_EDGES)),
         suda=None if s is None else s.summary(g.counts),
         population=how,
     )
@@ -242,8 +257,18 @@ def _encode(columns: Sequence[pa.ChunkedArray | pa.Array]) -> tuple[list[npt.NDA
     return codes, cards
 
 
-def table_classes(table: EncodedTable, qi: Sequence[str], name: str = "data", weights: str | None = None) -> Classes:
-    """A table's records as classes over ``qi`` (``weights``: a column of sampling weights)."""
+def _missing_code(values: npt.NDArray[Any]) -> int | None:
+    from versapub.data.table import is_missing_value
+
+    found = [i for i, v in enumerate(values) if v is None or is_missing_value(str(v))]
+    return found[0] if found else None
+
+
+def table_classes(
+    table: EncodedTable, qi: Sequence[str], name: str = "data", weights: str | None = None, matches_any: bool = False
+) -> Classes:
+    """A table's records as classes over ``qi`` (``weights``: a column of sampling weights;
+    ``matches_any``: a missing value matches any value)."""
     missing = [c for c in [*qi, *([weights] if weights else [])] if c not in table.names]
     if missing:
         raise InputError(f"Column(s) {missing} are not in the data (its columns: {', '.join(table.names)}).")
@@ -265,6 +290,8 @@ def table_classes(table: EncodedTable, qi: Sequence[str], name: str = "data", we
         tuple(table.cardinality(a) for a in qi),
         np.ones(table.n_rows, dtype=np.int64),
         w,
+        tuple(_missing_code(table.column(a).values) for a in qi),
+        matches_any,
     )
 
 
@@ -280,7 +307,7 @@ def _published(all_cols: Sequence[str], qi: Sequence[str] | None) -> list[str]:
     return list(all_cols) if qi is None else [c for c in all_cols if c in set(qi)]
 
 
-def release_classes(directory: Path, qi: Sequence[str] | None) -> list[Classes]:
+def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool = False) -> list[Classes]:
     """Each table of a written release as classes of its published non-sensitive values
     (``qi``: only these of them), read from its files."""
     from versapub.data.sql import connect, duckdb_source, ident
@@ -300,8 +327,20 @@ def release_classes(directory: Path, qi: Sequence[str] | None) -> list[Classes]:
             t = con.sql(sql + (f" GROUP BY {sel}" if cols else "")).to_arrow_table()
             codes, cards = _encode([t.column(c) for c in cols])
             counts = np.asarray(t.column(t.num_columns - 1).fill_null(0), dtype=np.int64)
-            out.append(Classes(entry.name, tuple(cols), tuple(codes), tuple(cards), counts[counts > 0]))
+            present = counts > 0
+            missing = tuple(_null_code(t.column(c)) for c in cols)
+            cls = Classes(entry.name, tuple(cols), tuple(x[present] for x in codes), tuple(cards), counts[present])
+            out.append(replace(cls, missing=missing, matches_any=matches_any))
     return out
+
+
+def _null_code(col: pa.ChunkedArray) -> int | None:
+    """The code :func:`_encode` gives a column's missing cells (read as null or empty)."""
+    enc = pc.dictionary_encode(pc.cast(col, pa.string()).fill_null("\x00<missing>"))
+    enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+    values = enc.dictionary.to_pylist()
+    found = [i for i, v in enumerate(values) if v == "\x00<missing>" or not str(v).strip()]
+    return found[0] if found else None
 
 
 def memory_classes(release: Release, qi: Sequence[str] | None) -> list[Classes]:
@@ -336,29 +375,34 @@ def risk(
     with_suda: bool = True,
     delimiter: str | None = None,
     missing: str = "value",
+    missing_matches_any: bool = False,
 ) -> RiskReport:
     """Re-identification risk of ``source``: a data file (CSV/Parquet; ``qi`` required), an
     encoded table, a release directory or an in-memory release (``qi``: default every
     published non-sensitive column of each table). ``sampling_fraction`` or
     ``population_size`` say what share of the population the data is; ``weights`` names a
-    column of sampling weights (data only)."""
+    column of sampling weights (data only); ``missing_matches_any``: a missing value matches
+    any value in the class sizes (sdcMicro's reading; by default it is a value like any
+    other, ARX's — :mod:`versapub.privacy.missing_match`)."""
     from versapub.data.table import EncodedTable
     from versapub.release.model import Release
 
     threshold = rid.check_threshold(threshold)
     notes: list[str] = []
     if isinstance(source, Release):
+        if missing_matches_any:
+            raise InputError("--missing-matches-any reads a data file or a release directory, not a release in memory.")
         if weights:
             raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
         classes, label = memory_classes(source, qi), "release (in memory)"
     elif isinstance(source, EncodedTable):
-        classes, label = [_data_classes(source, qi, weights)], "table (in memory)"
+        classes, label = [_data_classes(source, qi, weights, missing_matches_any)], "table (in memory)"
     else:
         path = Path(source)
         if path.is_dir() and (path / "manifest.json").is_file():
             if weights:
                 raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
-            classes, label = release_classes(path, qi), str(path)
+            classes, label = release_classes(path, qi, missing_matches_any), str(path)
         elif path.is_file():
             from versapub.io.read import read_table
 
@@ -367,7 +411,7 @@ def risk(
                 table = read_table(path, delimiter=delimiter, missing=missing, columns=wanted)
             except InputError:
                 table = read_table(path, delimiter=delimiter, missing=missing)
-            classes, label = [_data_classes(table, qi, weights)], str(path)
+            classes, label = [_data_classes(table, qi, weights, missing_matches_any)], str(path)
         else:
             raise InputError(f"{path} is neither a data file nor a release directory (with a manifest.json).")
     if qi is not None:
@@ -387,13 +431,15 @@ def risk(
     return RiskReport(label, tables, threshold, pi, tuple(notes))
 
 
-def _data_classes(table: EncodedTable, qi: Sequence[str] | None, weights: str | None) -> Classes:
+def _data_classes(
+    table: EncodedTable, qi: Sequence[str] | None, weights: str | None, matches_any: bool = False
+) -> Classes:
     if not qi:
         raise InputError(
             "Name the quasi-identifiers of the data with --qi a,b,c (the columns an attacker may know about a "
             f"person); its columns: {', '.join(table.names)}."
         )
-    return table_classes(table, qi, "data", weights)
+    return table_classes(table, qi, "data", weights, matches_any)
 
 
 def record_risks(

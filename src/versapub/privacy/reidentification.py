@@ -205,3 +205,25 @@ def prosecutor_of_sizes(sizes: dict[int, int], threshold: float) -> ModelRisk:
         return ModelRisk(0.0, 0.0, 0.0, 0, threshold)
     at_risk = int(_sum((f * c)[1.0 / f > threshold]))
     return ModelRisk(float(1.0 / f.min()), _sum(c) / n, at_risk / n, at_risk, threshold)
+
+
+def per_record(sizes: npt.ArrayLike, counts: npt.ArrayLike, big: npt.ArrayLike, threshold: float) -> dict[str, Any]:
+    """The prosecutor, journalist and marketer figures when each row's records have a size
+    of their own (``sizes``: the records compatible with them, which need not partition the
+    table — a missing value matching any value, :mod:`versapub.privacy.missing_match`):
+    ``counts`` records per row, ``big`` their population sizes.  With ``sizes == counts`` the
+    same as :func:`prosecutor`, :func:`journalist` and :func:`marketer`."""
+    s, big_s = _sizes(sizes), _sizes(big, "population class sizes")
+    c = np.asarray(counts, dtype=np.float64)
+    threshold = check_threshold(threshold)
+    n = _sum(c)
+    if not n:
+        zero = ModelRisk(0.0, 0.0, 0.0, 0, threshold)
+        return {"prosecutor": zero, "journalist": zero, "marketer": 0.0}
+    p_risk = int(_sum(c[1.0 / s > threshold]))
+    j_risk = int(_sum(c[1.0 / big_s > threshold]))
+    return {
+        "prosecutor": ModelRisk(float(1.0 / s.min()), _sum(c / s) / n, p_risk / n, p_risk, threshold),
+        "journalist": ModelRisk(float(1.0 / big_s.min()), _sum(c / big_s) / n, j_risk / n, j_risk, threshold),
+        "marketer": _sum(c / big_s) / n,
+    }
