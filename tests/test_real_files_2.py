@@ -496,3 +496,40 @@ def test_missing_matches_any_as_sdcmicro_counts_it(tmp_path: Path) -> None:
     assert "matches any value" in rep["tables"][0]["population"]
     code, stdout, err = run("risk", str(data), "--qi", "a,b", "--json", "--no-suda")
     assert _strict_json(stdout)["sample_uniques"] == 5  # type: ignore[index]
+
+
+def test_every_refusal_of_a_job_at_once(tmp_path: Path) -> None:
+    """Item 9.  A 64,600-record survey needed four runs before its first release (missing
+    cells, then identifiers, then undeclared columns, then a proxy), each re-reading the
+    file.  Everything that can be checked before anonymizing is reported in one message, in
+    sections, each with its way out — the proxy screen included, read from the schema."""
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    lines = ["pid,age,sex,dx,dx_text,income"]
+    names = {"flu": "influenza", "cold": "common cold", "ulcer": "gastric ulcer", "asthma": "asthma attack"}
+    for i in range(400):
+        dx = ["flu", "cold", "ulcer", "asthma"][int(rng.integers(0, 4))]
+        sex = "" if i % 37 == 0 else "MF"[i % 2]
+        lines.append(f"P{i},{rng.integers(20, 80)},{sex},{dx},{names[dx]},{rng.integers(1, 9)}")
+    data = tmp_path / "four.csv"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "rel"
+    code, stdout, err = run("publish", "--input", str(data), "--rule", "age, sex -> dx", "--insensitive", "dx_text",
+                            "--l", "2", "--out", str(out))  # fmt: skip
+    assert code == 2 and not out.exists()
+    msg = " ".join(err.split())
+    assert "4 problems, each with its way out" in msg
+    for title, way_out in [
+        ("(1) missing cells:", "--missing"),
+        ("(2) likely direct identifiers:", "--identifying COLUMN"),
+        ("(3) columns without a decision:", "--others"),
+        ("(4) proxies of a protected attribute:", "--allow-proxy"),
+    ]:
+        assert title in msg and way_out in msg.split(title)[1], title
+    assert "'dx_text'" in msg.split("(4) proxies")[1]
+    # the same job with every decision made publishes
+    code, stdout, err = run("publish", "--input", str(data), "--rule", "age, sex -> dx", "--insensitive", "dx_text",
+                            "--l", "2", "--missing", "value", "--identifying", "pid", "--others", "insensitive",
+                            "--allow-proxy", "dx_text", "--out", str(out))  # fmt: skip
+    assert code == 0, stdout + err

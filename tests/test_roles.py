@@ -110,6 +110,11 @@ def test_sensitive_column_needs_a_rule_and_identifying_cannot_be_in_one() -> Non
             data, ["age -> disease"], l=2, columns=ColumnRoles(identifying=("patient",), sensitive=("sex",))
         )
     with pytest.raises(RuleError, match="declared identifying"):
+        versapub.publish(
+            data, ["patient -> disease"], l=2, columns=ColumnRoles(identifying=("patient",), others="insensitive")
+        )
+    # with undecided columns too, both problems at once (issue 44)
+    with pytest.raises(versapub.errors.Refused, match=r"(?s)declared identifying.*without a decision"):
         versapub.publish(data, ["patient -> disease"], l=2, columns=ColumnRoles(identifying=("patient",)))
     with pytest.raises(InputError, match="both"):
         ColumnRoles(identifying=("a",), sensitive=("a",))

@@ -25,13 +25,23 @@ from versapub.anonymizers.base import (
     DefaultGuarantees,
     KeepsColumns,
     PerRuleAnonymizer,
+    PublishesExactly,
     SensitiveGeneralizing,
 )
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import OutOfCore, Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
-from versapub.errors import ConfigError, InfeasibleError, InputError, SchemaError
+from versapub.errors import (
+    ConfigError,
+    InfeasibleError,
+    InputError,
+    RuleError,
+    SchemaError,
+    VersapubError,
+    refusal,
+    refuse,
+)
 from versapub.kinds import entry_of, get_kind
 from versapub.kinds.scoring import KLScorer
 from versapub.privacy.context import bind, require_population, with_population
@@ -53,7 +63,7 @@ from versapub.privacy.roles import (
     ColumnRoles,
     apply_roles,
     cell_risk,
-    decide_columns,
+    column_problems,
 )
 from versapub.privacy.rules import Rule, reduce_rules, validate_rules
 from versapub.release.model import InputInfo, PublishedTable, Release
@@ -180,6 +190,7 @@ def publish(
     plugin_defaults: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
     detach_others: bool = False,
     population: Population | EncodedTable | None = None,
+    known_problems: Sequence[tuple[str, VersapubError]] = (),
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -223,6 +234,8 @@ def publish(
     drawn from (a :class:`~versapub.privacy.population.Population`, or a table read with
     :func:`versapub.read_table`), for delta-presence and k-map without a sampling fraction,
     which are checked against it (Mondrian and Incognito count each class's population).
+    Every problem found before anonymizing (``known_problems``: the reader's, e.g. missing
+    cells; the rules, the columns' decisions, feasibility) is reported at once, in sections.
     """
     hook = progress or _no_progress
     timings: dict[str, float] = {}
@@ -256,12 +269,22 @@ def publish(
     roles = columns if columns is not None else ColumnRoles()
     if not table.in_memory:
         require_out_of_core(dec, anon, rules, roles, anonymizer)
-    validate_rules(parsed, table.names, none_ok=bool(roles.quasi_identifying or roles.others == "quasi-identifying"))
+    # Everything that can be checked before anonymizing, every problem at once (issue 44).
+    problems: list[tuple[str, VersapubError]] = list(known_problems)
+    qi_only = bool(roles.quasi_identifying or roles.others == "quasi-identifying")
+    try:
+        validate_rules(parsed, table.names, none_ok=qi_only)
+    except RuleError as exc:
+        raise refusal([*problems, ("rules", exc)]) from None  # the checks below need valid rules
     # Every column decided (rules, roles, --others), likely identifiers declared one by one.
-    roles, by_others, notes = decide_columns(table, parsed, roles, declared=hierarchies or ())
+    roles, by_others, notes, column_issues = column_problems(table, parsed, roles, declared=hierarchies or ())
+    problems += column_issues
     classic = not parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
     keep = () if detach_others else insensitive_columns(table.names, parsed, roles)
-    table, warnings = apply_roles(table, parsed, roles, by_others)
+    try:
+        table, warnings = apply_roles(table, parsed, roles, by_others)
+    except VersapubError as exc:
+        raise refusal([*problems, ("column roles", exc)]) from None
     if classic:
         warnings = []  # every quasi-identifier is protected, by the generalized table
     if guarantee is None and l is None and isinstance(anon, DefaultGuarantees):  # the anonymizer's default
@@ -271,8 +294,14 @@ def publish(
     per_rule = {r: with_population(x, pop) for r, x in effective(reduction, own, g).items()}
     _population_used(pop, [g] if classic else list(per_rule.values()))
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
-    reach = reach_of(cast(EncodedTable, table), reduction.rules, per_rule, own_anon, anon, hierarchies)
-    feas = require_feasible(table, reduction.rules, per_rule, reach)
+    feas: list[Feasibility] = []
+    try:
+        reach = reach_of(cast(EncodedTable, table), reduction.rules, per_rule, own_anon, anon, hierarchies)
+        feas = require_feasible(table, reduction.rules, per_rule, reach)
+    except InfeasibleError as exc:
+        problems.append(("feasibility", exc))
+    if classic:
+        refuse(problems)
     lap("rules")
 
     if classic:
@@ -296,8 +325,19 @@ def publish(
             pop,
         )
     hook("decomposing", 0, 1)
-    schema = dec.decompose(table, reduction.rules, rng)
-    verdict = require_gnf(schema, reduction.rules, dec.name)
+    try:
+        schema = dec.decompose(table, reduction.rules, rng)
+        verdict = require_gnf(schema, reduction.rules, dec.name)
+    except VersapubError as exc:
+        raise refusal([*problems, ("decomposition", exc)]) from None
+    # The proxy screen on the schema's layout, before anything is anonymized: its refusal
+    # joins the others (the screen after anonymizing reuses it when the layout is the same).
+    layout = [(sub.name, predicted_unguarded(sub, _anon_for(sub, anon, own_anon), keep)) for sub in schema.tables]
+    early = screen(table, list(reduction.rules), layout)
+    refused = [a for a in early if a.strong and a.column not in roles.allow_proxy]
+    if refused:
+        problems.append(("proxies of a protected attribute", InputError(proxy_error(refused))))
+    refuse(problems)
     src = cast(EncodedTable, table)  # GD's scorer: in memory only (require_out_of_core)
 
     def scorer() -> Callable[[Schema], float]:
@@ -331,7 +371,7 @@ def publish(
     hook("anonymized", total, total)
     lap("anonymize")
 
-    associations = proxies(table, reduction.rules, published, roles)
+    associations = proxies(table, reduction.rules, published, roles, (layout, early))
     lap("proxies")
 
     identity = {p.name: identity_risk(table, p.table) for p in published}
@@ -400,16 +440,35 @@ def _population_used(population: Population | None, guarantees: Sequence[Guarant
         )
 
 
+def predicted_unguarded(sub: SubTable, anon: Anonymizer, keep: Sequence[str] = ()) -> list[str]:
+    """The columns a sub-table will publish exactly beside its guarantee, from the schema
+    alone (what its kind's ``unguarded`` will say once published): a plain table's every
+    column; a bucketizing anonymizer's (:class:`PublishesExactly`) every column but the
+    enforced rules' sensitive ones; a generalizing anonymizer's kept columns."""
+    if sub.enforces is None:
+        return list(sub.attributes)
+    if isinstance(anon, PublishesExactly):
+        return [a for a in sub.attributes if a not in {r.rhs for r in sub.enforced_rules}]
+    return [a for a in sub.attributes if a in set(keep)] if isinstance(anon, KeepsColumns) else []
+
+
 def proxies(
-    table: Source, rules: Iterable[Rule], published: Iterable[PublishedTable], roles: ColumnRoles
+    table: Source,
+    rules: Iterable[Rule],
+    published: Iterable[PublishedTable],
+    roles: ColumnRoles,
+    screened: tuple[list[tuple[str, list[str]]], list[Association]] | None = None,
 ) -> list[Association]:
     """The proxy screen (:mod:`versapub.privacy.proxies`): every unprotected column the
     release publishes exactly within reach of a rule's left-hand side, measured against the
     rule's protected attribute on the input.  A proxy the steward has not allowed
     (``roles.allow_proxy``) is an :class:`InputError` naming each with the ways out;
-    returns the associations worth listing (allowed proxies among them, marked)."""
+    returns the associations worth listing (allowed proxies among them, marked).
+    ``screened``: a layout already screened and what it found, reused when it is the
+    published tables' layout."""
     tables = [(p.name, get_kind(p.table.kind).unguarded(entry_of(p.name, p.table))) for p in published]
-    found = screen(table, list(rules), tables)
+    same = screened is not None and [(n, sorted(c)) for n, c in screened[0]] == [(n, sorted(c)) for n, c in tables]
+    found = screened[1] if screened is not None and same else screen(table, list(rules), tables)
     refused = [a for a in found if a.strong and a.column not in roles.allow_proxy]
     if refused:
         raise InputError(proxy_error(refused))

@@ -55,3 +55,32 @@ class SchemaError(VersapubError):
     """A decomposition produced a schema that is not in Guardian Normal Form (a bug)."""
 
     exit_code = 4
+
+
+class MissingCellsError(InputError):
+    """The input has missing cells and the policy is ``error`` (every column named)."""
+
+
+class Refused(InputError):
+    """Several problems stop a job before anonymizing: every one reported at once, each in a
+    section with its way out (``sections``: the original errors, in the order found)."""
+
+    def __init__(self, sections: list[tuple[str, VersapubError]]) -> None:
+        self.sections = sections
+        parts = [f"({i}) {title}: {exc}" for i, (title, exc) in enumerate(sections, start=1)]
+        super().__init__(
+            f"This job cannot be published yet: {len(sections)} problems, each with its way out.\n\n"
+            + "\n\n".join(parts)
+        )
+
+
+def refusal(sections: list[tuple[str, VersapubError]]) -> VersapubError:
+    """The error to raise for these problems: the one problem as it is, several as one
+    :class:`Refused`."""
+    return sections[0][1] if len(sections) == 1 else Refused(sections)
+
+
+def refuse(sections: list[tuple[str, VersapubError]]) -> None:
+    """Raise :func:`refusal` of the problems; nothing when there are none."""
+    if sections:
+        raise refusal(sections)

@@ -12,11 +12,12 @@ byte, and the same manifest (provenance and utility included) apart from timings
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from versapub.errors import MissingCellsError, RuleError, VersapubError, refusal
 from versapub.io.config import PublishConfig
 
 if TYPE_CHECKING:
@@ -47,20 +48,46 @@ def read_input(cfg: PublishConfig, progress: Progress = _silent) -> EncodedTable
     return table
 
 
+def read_for_publish(
+    cfg: PublishConfig, progress: Progress = _silent
+) -> tuple[EncodedTable, list[tuple[str, VersapubError]]]:
+    """:func:`read_input` for a job that reports every problem at once: missing cells under
+    the ``error`` policy do not stop the other checks (the input is read again with them as
+    values) but are returned, to be reported with the rest before anything is anonymized."""
+    from versapub.privacy.per_rule import split
+    from versapub.privacy.rules import validate_rules
+
+    problems: list[tuple[str, VersapubError]] = []
+    progress(f"reading {cfg.input.name}", 0, 0)
+    try:
+        table = cfg.read()
+    except MissingCellsError as exc:
+        problems.append(("missing cells", exc))
+        table = replace(cfg, missing="value").read()
+    try:
+        validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
+    except RuleError as exc:
+        raise refusal([*problems, ("rules", exc)]) from None
+    return table, problems
+
+
 def publish(
     cfg: PublishConfig,
     table: EncodedTable | None = None,
     progress: Progress = _silent,
     read_seconds: float | None = None,
+    problems: Sequence[tuple[str, VersapubError]] = (),
 ) -> Release:
     """Publish as configured (in memory): the input's provenance recorded, nothing written.
-    ``table``: the input already read with ``cfg`` (``read_seconds``: how long that took)."""
+    ``table``: the input already read with ``cfg`` (``read_seconds``: how long that took);
+    ``problems``: what reading it found (:func:`read_for_publish`), reported with the rest."""
     from versapub.api import publish as api_publish
     from versapub.privacy import make_guarantee
 
     t0 = time.perf_counter()
     if table is None:
-        table = read_input(cfg, progress)
+        table, found = read_for_publish(cfg, progress)
+        problems = [*problems, *found]
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     info = _input_info(cfg, table)
     population = read_population(cfg, progress)
@@ -80,6 +107,7 @@ def publish(
         progress=progress,
         columns=cfg.roles,
         population=population,
+        known_problems=problems,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes
@@ -586,8 +614,10 @@ def run(
     progress: Progress = _silent,
     table: EncodedTable | None = None,
     read_seconds: float | None = None,
+    problems: Sequence[tuple[str, VersapubError]] = (),
 ) -> Release:
-    """The whole job: read (unless ``table`` is given, already read with ``cfg``),
+    """The whole job: read (unless ``table`` is given, already read with ``cfg``; ``problems``:
+    what reading it found, :func:`read_for_publish`),
     publish, measure utility (``utility``: ``"basic"``/``True`` the default measures,
     ``"full"`` also ID3 and count queries on generalized tables, ``"none"``/``False``
     nothing) and write the verified release (on a Dask cluster with ``cfg.backend ==
@@ -598,7 +628,7 @@ def run(
     from versapub.io.safety import check_destination
 
     check_destination(Path(out), overwrite, [*cfg.read_files()])  # a refused --out costs no work
-    release = publish(cfg, table, progress, read_seconds)
+    release = publish(cfg, table, progress, read_seconds, problems)
     model = None
     if level != "none":  # one model per publish: the utility's, then the posterior check's
         from versapub.kinds.build import model_from_release

@@ -203,6 +203,8 @@ class Anatomy:
     The group width comes from the guarantee (``l`` for l-diversity).
     """
 
+    #: Every attribute but the sensitive ones published exactly (PublishesExactly).
+    exact_quasi_identifiers = True
     name = "anatomy"
     max_rules = 1
     parameter_constraints: ClassVar[dict[str, Param]] = {"grouping": Param("choice", choices=tuple(sorted(GROUPINGS)))}

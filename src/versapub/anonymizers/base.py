@@ -197,6 +197,17 @@ class KeepsColumns(Protocol):
 
 
 @runtime_checkable
+class PublishesExactly(Protocol):
+    """Optional capability: a bucketizing anonymizer (Anatomy, multi-SA publishing, the MSA
+    decomposition) publishes every attribute of its table but the enforced rules' sensitive
+    ones exactly, beside the groups.  Declared so the proxy screen can run on the schema
+    before anything is anonymized (every refusal of a job at once, issue 44);
+    ``exact_quasi_identifiers`` is True."""
+
+    exact_quasi_identifiers: bool
+
+
+@runtime_checkable
 class DefaultGuarantees(Protocol):
     """Optional capability: the guarantee of each rule the user gave none for (no rule's
     own and no release guarantee), computed from the data (the MSA decomposition: distinct

@@ -254,6 +254,8 @@ class MSADecomposition:
     ``above_l_per`` is set (the paper: beyond it residual tuples "grow dramatically"); the
     summary then reports the residual tuples and noise it cost."""
 
+    #: Every attribute but the sensitive ones published exactly (PublishesExactly).
+    exact_quasi_identifiers = True
     name = "msa-decomposition"
     #: Why it does not run on the Dask backend (the refusal's reason).
     in_memory_only = "its decomposition tests candidate groupings of the records in memory"

@@ -201,6 +201,8 @@ class MultiSAAnatomy:
     distinct SA combinations (the program's variables) it will attempt.
     """
 
+    #: Every attribute but the sensitive ones published exactly (PublishesExactly).
+    exact_quasi_identifiers = True
     name = "multi-sa"
     #: Why it does not run on the Dask backend (the refusal's reason).
     in_memory_only = "its groups are chosen record by record across several sensitive attributes"

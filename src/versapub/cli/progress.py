@@ -104,10 +104,17 @@ def _run_publish(
         if cfg.backend == "dask":  # read on the cluster
             release = workflow.run(cfg, out_dir, overwrite=overwrite, utility=utility, progress=hook)
         else:
-            table = workflow.read_input(cfg, hook)  # a bad input or rule: reported before the engines load
+            table, problems = workflow.read_for_publish(cfg, hook)  # a bad rule: before the engines load
             read_s = time.perf_counter() - start
             release = workflow.run(
-                cfg, out_dir, overwrite=overwrite, utility=utility, progress=hook, table=table, read_seconds=read_s
+                cfg,
+                out_dir,
+                overwrite=overwrite,
+                utility=utility,
+                progress=hook,
+                table=table,
+                read_seconds=read_s,
+                problems=problems,
             )
     return release, time.perf_counter() - start
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from versapub.errors import InputError
+from versapub.errors import InputError, MissingCellsError
 
 #: How many offending row numbers an error message lists.
 SHOWN_ROWS = 5
@@ -35,14 +35,14 @@ class MissingPolicy(enum.Enum):
             raise InputError(f"Unknown missing-value policy {value!r}; use one of: error, value, drop.") from None
 
 
-def missing_error(source: str, found: Mapping[str, tuple[int, list[int]]]) -> InputError:
+def missing_error(source: str, found: Mapping[str, tuple[int, list[int]]]) -> MissingCellsError:
     """The error for missing cells under the ``error`` policy: every column named, with its
     count and first rows (``found``: column -> (count, first row numbers))."""
     parts = [
         f"{column!r} ({count} cell(s), first at row(s) {', '.join(str(r) for r in rows[:SHOWN_ROWS])})"
         for column, (count, rows) in found.items()
     ]
-    return InputError(
+    return MissingCellsError(
         f"{source}: {len(parts)} column(s) have missing (empty) cells: {'; '.join(parts)} (row 1 is the first "
         "record). Fill them in, or choose a missing-value policy: 'value' keeps an empty cell as an ordinary "
         "value, 'drop' drops those rows and counts them in the report (--missing); --na-values names markers "

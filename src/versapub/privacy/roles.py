@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from versapub.data.source import Source
-from versapub.errors import InputError, RuleError
+from versapub.errors import InputError, RuleError, VersapubError, refuse
 from versapub.privacy.linking import free_text, unit_ids
 from versapub.privacy.rules import Rule
 
@@ -415,44 +415,72 @@ def check_declarations(rules: Sequence[Rule], roles: ColumnRoles) -> None:
         )
 
 
-def decide_columns(
+def column_problems(
     table: Source, rules: Sequence[Rule], roles: ColumnRoles, declared: Iterable[str] = ()
-) -> tuple[ColumnRoles, tuple[str, ...], list[str]]:
-    """Every column decided: refuse columns no rule names and no role declares (unless
-    ``roles.others``), and undeclared likely direct identifiers (one paragraph each, every
-    column named); return the roles with ``others`` given to the rest, the columns it
-    covered, and the notes to record.  ``declared``: columns decided otherwise (a hierarchy)."""
+) -> tuple[ColumnRoles, tuple[str, ...], list[str], list[tuple[str, VersapubError]]]:
+    """:func:`decide_columns` without raising: the roles, the columns ``others`` covered, the
+    notes, and every problem found (titled) — declarations that contradict the rules, likely
+    direct identifiers, undecided columns — so that a job reports them all at once."""
+    problems: list[tuple[str, VersapubError]] = []
     roles.check_columns(table.names)
-    check_declarations(rules, roles)
+    try:
+        check_declarations(rules, roles)
+    except RuleError as exc:
+        problems.append(("declared roles", exc))
     used = {a for r in rules for a in (*r.lhs, r.rhs)}
     suspects, notes = likely_identifiers(table, rules, roles, declared)
     if suspects:
         listed = "; ".join(f"{s.column!r} ({' and '.join(s.reasons)})" for s in suspects)
         covered = [s.column for s in suspects if s.column not in used and s.column not in roles.declared()]
-        raise InputError(
-            f"Column(s) that look like direct identifiers would be published: {listed}. Declare each by name"
-            + (" (--others does not cover them)" if covered and roles.others else "")
-            + ": --identifying COLUMN removes it from the release (ARX's 'identifying'); --allow-unique COLUMN "
-            "publishes a near-unique column as it is; --insensitive/--quasi-identifying/--sensitive COLUMN "
-            "declares a column whose name only looks like an identifier (config: [columns] identifying = [...], "
-            "allow_unique = [...]). A generalization hierarchy (--hierarchy COLUMN=FILE:LEVEL) is another way "
-            "to make a near-unique column coarse enough."
+        problems.append(
+            (
+                "likely direct identifiers",
+                InputError(
+                    f"Column(s) that look like direct identifiers would be published: {listed}. Declare each by name"
+                    + (" (--others does not cover them)" if covered and roles.others else "")
+                    + ": --identifying COLUMN removes it from the release (ARX's 'identifying'); --allow-unique "
+                    "COLUMN publishes a near-unique column as it is; --insensitive/--quasi-identifying/--sensitive "
+                    "COLUMN declares a column whose name only looks like an identifier (config: [columns] "
+                    "identifying = [...], allow_unique = [...]). A generalization hierarchy (--hierarchy "
+                    "COLUMN=FILE:LEVEL) is another way to make a near-unique column coarse enough.",
+                ),
+            )
         )
+    flagged = {s.column for s in suspects}
     undecided = [c for c in table.names if c not in used and c not in roles.declared()]
-    if undecided and roles.others is None:
-        shown = "; ".join(_shown_column(table, c) for c in undecided)
-        raise InputError(
-            f"{len(undecided)} column(s) would be published without a decision: {shown}. No rule names them and no "
-            "role declares them. Decide each: protect it with a rule (it on a rule's right-hand side), or declare "
-            "it --sensitive, --quasi-identifying, --insensitive or --identifying COLUMN (identifying: removed); or "
-            "declare every remaining column at once with --others insensitive|quasi-identifying|identifying "
-            '(config: [columns] others = "insensitive"; Python: ColumnRoles(others=...)). --others never covers a '
-            "column that looks like a direct identifier."
+    if [c for c in undecided if c not in flagged] and roles.others is None:
+        shown = "; ".join(_shown_column(table, c) for c in undecided if c not in flagged)
+        problems.append(
+            (
+                "columns without a decision",
+                InputError(
+                    f"{len([c for c in undecided if c not in flagged])} column(s) would be published without a "
+                    f"decision: {shown}. No rule names them and no role declares them. Decide each: protect it with "
+                    "a rule (it on a rule's right-hand side), or declare it --sensitive, --quasi-identifying, "
+                    "--insensitive or --identifying COLUMN (identifying: removed); or declare every remaining column "
+                    "at once with --others insensitive|quasi-identifying|identifying (config: [columns] others = "
+                    '"insensitive"; Python: ColumnRoles(others=...)). --others never covers a column that looks like '
+                    "a direct identifier.",
+                ),
+            )
         )
     notes += forgotten_quasi_identifiers(table, rules, roles)
     if undecided and roles.others is not None:
         roles = roles.with_role(roles.others, undecided)
-    return roles, tuple(undecided) if roles.others is not None else (), notes
+    return roles, tuple(undecided) if roles.others is not None else (), notes, problems
+
+
+def decide_columns(
+    table: Source, rules: Sequence[Rule], roles: ColumnRoles, declared: Iterable[str] = ()
+) -> tuple[ColumnRoles, tuple[str, ...], list[str]]:
+    """Every column decided: refuse columns no rule names and no role declares (unless
+    ``roles.others``), and undeclared likely direct identifiers (one paragraph each, every
+    column named; several at once: :func:`column_problems`); return the roles with ``others``
+    given to the rest, the columns it covered, and the notes to record.  ``declared``: columns
+    decided otherwise (a hierarchy)."""
+    roles, by_others, notes, problems = column_problems(table, rules, roles, declared)
+    refuse(problems)
+    return roles, by_others, notes
 
 
 def apply_roles(
