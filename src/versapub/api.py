@@ -28,6 +28,7 @@ from versapub.anonymizers.base import (
     PublishesExactly,
     SensitiveGeneralizing,
 )
+from versapub.anonymizers.population import joint_table
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import OutOfCore, Source
 from versapub.data.table import EncodedTable
@@ -293,6 +294,11 @@ def publish(
     reduction = reduce_rules(parsed)
     per_rule = {r: with_population(x, pop) for r, x in effective(reduction, own, g).items()}
     _population_used(pop, [g] if classic else list(per_rule.values()))
+    if pop is not None:  # the input must be drawn from the population: said before any measure of it
+        try:
+            joint_table(cast(EncodedTable, table), _quasi_identifiers(parsed, roles, table.names), pop)
+        except VersapubError as exc:
+            raise refusal([*problems, ("population", exc)]) from None
     own_anon = {r: _anonymizer_of(r, spec) for r, spec in effective_anonymizers(reduction, anonymizers(rules)).items()}
     feas: list[Feasibility] = []
     try:
@@ -406,6 +412,13 @@ def publish(
         rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in own_anon.items()},
         population=pop,
     )
+
+
+def _quasi_identifiers(rules: Sequence[Rule], roles: ColumnRoles, names: Sequence[str]) -> list[str]:
+    """The columns an adversary is taken to know: every rule's left-hand side and the
+    declared quasi-identifiers, in the table's order."""
+    known = {a for r in rules for a in r.lhs} | set(roles.quasi_identifying)
+    return [a for a in names if a in known]
 
 
 def _population(population: Population | EncodedTable | None, table: Source) -> Population | None:

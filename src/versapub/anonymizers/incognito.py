@@ -83,6 +83,32 @@ class Lattice:
 Counted = tuple[list[IntArray], IntArray]
 
 
+#: The most lattice nodes Incognito may have to check: over every subset of the
+#: quasi-identifiers (its search, ``prod(h + 1) - 1``), or every node of the full lattice with
+#: suppression (``prod(h)``); beyond it the job is refused at once with the number.
+MAX_SEARCH = 20_000_000
+
+
+def _require_searchable(lattice: Lattice, qi: Sequence[str], everything: bool) -> None:
+    """Refuse a lattice too large to search, before searching it (issue 44: 18
+    quasi-identifiers sat at 5 % for ten minutes)."""
+    heights = lattice.heights
+    size = math.prod(heights) if everything else math.prod(h + 1 for h in heights) - 1
+    if size > MAX_SEARCH:
+        what = (
+            "its full lattice (with suppression every node is checked)"
+            if everything
+            else "the lattices of every subset"
+        )
+        raise InfeasibleError(
+            f"Incognito would have to check up to {size:,} generalization nodes ({what}: {len(qi)} quasi-identifiers "
+            f"with {', '.join(f'{a} {h}' for a, h in zip(qi, heights, strict=True))} levels), more than "
+            f"{MAX_SEARCH:,}; it would not finish. Use fewer quasi-identifiers (without --detach-others the other "
+            "columns stay exact beside the classes; declare harmless ones --insensitive), give hierarchies with "
+            "fewer levels, or use --anonymizer mondrian, whose cost does not grow with the lattice."
+        )
+
+
 @dataclass(frozen=True)
 class Minimal:
     """Incognito's search result: the minimal satisfying nodes (levels per quasi-identifier,
@@ -178,6 +204,11 @@ class Incognito(KeepingColumns):
             guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality, population=counted
         )
         stats.update(search, suppressed_records=suppressed)
+        if budget and not suppressed:
+            unused = _unused_budget(lattice, keys, counts, guarantee, budget, goal.cardinality)
+            if unused:
+                say(unused)
+                stats["suppression_unused"] = unused
         out = classes_table(table, goal, found.dims, cls, cover, stats)
         return in_table_codes(out, table, found.joint_table) if found.joint_table is not None else out
 
@@ -229,6 +260,7 @@ class Incognito(KeepingColumns):
         s_col = goal
         n = table.n_rows
         budget = math.floor(self.suppression * n)
+        _require_searchable(lattice, qi, budget > 0)
         checked = 0
 
         projected: dict[tuple[int, ...], tuple[list[IntArray], IntArray, Counted | None]] = {}
@@ -383,6 +415,25 @@ def _joint_classes(
 
 #: Spaces of generalized values up to this size are counted densely by the size-only check.
 DENSE_CLASSES = 1 << 16
+
+
+def _unused_budget(
+    lattice: Lattice, keys: Sequence[IntArray], counts: IntArray, guarantee: Guarantee, budget: int, s_card: int
+) -> str | None:
+    """Why a suppression budget went unused though the records failing the guarantee at the
+    original values would fit in it: together they fail it too (ARX's semantics as Incognito
+    reads it here: the suppressed records form one class that must meet the guarantee — with
+    k-anonymity fewer than k outliers can never be suppressed).  None when that is not why."""
+    every = tuple(range(len(lattice.heights)))
+    got = _check(lattice, keys, counts, every, (0,) * len(every), guarantee, budget, s_card)
+    if got.ok or not 0 < got.suppressed <= budget:
+        return None
+    return (
+        f"Incognito could not use its suppression budget ({budget:,} records): the {got.suppressed:,} record(s) that "
+        "fail the guarantee at the original values would fit in it, but suppressed they form one class that must "
+        "meet the guarantee too, and together they fail it (with k-anonymity: fewer than k outliers); none "
+        "suppressed, the quasi-identifiers generalized instead"
+    )
 
 
 def _check(

@@ -48,9 +48,13 @@ def joint_table(table: EncodedTable, qi: Sequence[str], population: Population) 
 def _require_subset(joint: EncodedTable, qi: Sequence[str], n: int, population: Population) -> None:
     """Every combination of quasi-identifier values occurs in the population at least as
     often as among the research records (Nergiz et al.: ``T`` is a subset of ``P``)."""
+    if n > population.size:
+        raise ConfigError(
+            f"The input has {n:,} records, more than the population ({population.file}) has ({population.size:,}): "
+            "the input must be the research subset drawn from the population (delta-presence, k-map against a "
+            "population); give the population the input's records were drawn from."
+        )
     if not qi:
-        if n > population.size:
-            raise ConfigError(f"The input has {n} records, more than the population ({population.file}) has.")
         return
     g = group_rows([joint.codes(a) for a in qi], [joint.cardinality(a) for a in qi], with_inverse=True)
     assert g.inverse is not None

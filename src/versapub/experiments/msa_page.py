@@ -331,8 +331,9 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
                 "the most noise values, 4,733, at (5, 5)",
                 "PASS" if (fa, fb) == ("5", "5") else "DIFFERS",
                 f"on l <= 5 the most, {ftop:,.0f}, at l_Work-class = {fa}, l_Education = {fb}: a primary "
-                "with the smaller l needs noise in almost every group, so the paper's figure must have "
-                "used §5.1's choice",
+                "with the smaller l needs noise in almost every group; the runs fit the figure with §5.1's "
+                "choice of the primary (the PASS above), which the paper may have used — the runs cannot "
+                "tell it from another grid that fits equally",
             )
         )
     attack = [r for r in rows if r["sweep"] == "attack" and r.get("attack")]

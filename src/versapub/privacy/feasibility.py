@@ -87,6 +87,10 @@ def require_feasible(
         raise InfeasibleError(
             f"Under {'; '.join(sorted(how))}, {len(bad)} rule(s) cannot be satisfied even by "
             f"publishing the sensitive attribute alone: {detail}. Lower l, generalize the "
-            "attribute (hierarchy level), or drop the rule."
+            "attribute (hierarchy level), or drop the rule. On a skewed attribute (one value in most records), "
+            "a guarantee that bounds how far a class's distribution may move from the table's own can always "
+            "hold (the whole table is one class): give the rule its own, t-closeness or beta-likeness, with a "
+            "generalizing anonymizer — e.g. --rule 'Q -> S | t-closeness:t=0.2' (TOML: {rule = 'Q -> S', "
+            "guarantee = 't-closeness', t = 0.2}) with --anonymizer mondrian or incognito."
         )
     return result
