@@ -438,13 +438,27 @@ def write_release(
         timings["check"] = time.perf_counter() - t1 - timings["verify"]
         rw.write_json(tmp / "verification.json", {**report.to_json(), "seconds": round(timings["verify"], 4)})
         rw.write_json(tmp / "check.json", check.to_json())
-        (tmp / "report.html").write_text(html_report(tmp, check, release.utility, title=dest.name), encoding="utf-8")
+        html = _or_note(lambda: html_report(tmp, check, release.utility, title=dest.name), "report.html")
+        (tmp / "report.html").write_text(html, encoding="utf-8")
         shown = replace(release, timings=timings)
-        (tmp / "report.md").write_text(
-            markdown_report(shown, report, files, (check.verdict, check.attention)), encoding="utf-8"
-        )
+        md = _or_note(lambda: markdown_report(shown, report, files, (check.verdict, check.attention)), "report.md")
+        (tmp / "report.md").write_text(md, encoding="utf-8")
         rw.commit(tmp, dest, overwrite, inputs)
     return check
+
+
+def _or_note(make: Callable[[], str], name: str) -> str:
+    """A report's text, or — when writing it fails — a page that says so: a verified release
+    is never lost to its report (issue 44; ``versapub report`` writes it again)."""
+    try:
+        return make()
+    except VersapubError:
+        raise
+    except Exception as exc:
+        return (
+            f"{name} could not be written ({type(exc).__name__}: {exc}). The release is complete and verified: "
+            "check.json and verification.json hold its checks; `versapub report RELEASE` writes the report again.\n"
+        )
 
 
 def _model_of(release: Release) -> Callable[[], ReleaseModel]:
@@ -631,9 +645,27 @@ def run(
     release = publish(cfg, table, progress, read_seconds, problems)
     model = None
     if level != "none":  # one model per publish: the utility's, then the posterior check's
-        from versapub.kinds.build import model_from_release
-
-        model = model_from_release(release)
-        release = with_utility(release, progress, model, full=level == "full")
+        release, model = measured(release, progress, full=level == "full")
     write(release, cfg, out, overwrite=overwrite, progress=progress, model=model)
     return release
+
+
+def measured(
+    release: Release, progress: Progress = _silent, *, full: bool = False
+) -> tuple[Release, ReleaseModel | None]:
+    """The release with its utility and the model it was measured on; a step after the
+    release is computed never turns a good release into an error: when the utility cannot
+    be computed, the release is published without it and a note says why (issue 44)."""
+    from versapub.kinds.build import model_from_release
+
+    try:
+        model = model_from_release(release)
+        return with_utility(release, progress, model, full=full), model
+    except VersapubError:  # a user's error or a Cancel: as it is
+        raise
+    except Exception as exc:  # reported in the release, never a lost release
+        note = (
+            f"utility not measured: computing it failed ({type(exc).__name__}: {exc}); the release itself is "
+            "complete and verified — versapub evaluate measures it from the files"
+        )
+        return replace(release, utility=None, notes=[*release.notes, note]), None

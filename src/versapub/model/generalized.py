@@ -183,10 +183,13 @@ class GeneralizedFactor:
     # -- the Factor protocol ----------------------------------------------------------
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         joint, reduced = self._joint(masks, [*by, *(a for m in messages for a in m.attrs)])
-        cols, row, inv = self.expansion(sorted(joint))
-        w = self.p[row] * inv
-        for a in reduced:
-            w = w * self.mass(a, masks[a])[self.columns[a][row]]
+        if len(joint) == 1 and self._expanded_size(next(iter(joint))) > JOIN_MAX_ROWS and self._runs(next(iter(joint))):
+            cols, w = self._leaf_mass(next(iter(joint)), masks, reduced)  # one attribute: no expansion
+        else:
+            cols, row, inv = self.expansion(sorted(joint))
+            w = self.p[row] * inv
+            for a in reduced:
+                w = w * self.mass(a, masks[a])[self.columns[a][row]]
         out, w = _apply(cols, w, {a: m for a, m in masks.items() if a in joint}, messages)
         return group_sum(by, out, _cards(self.cards, messages), w)
 
@@ -205,6 +208,8 @@ class GeneralizedFactor:
         n = len(next(iter(records.values()))) if records else 0
         if not attrs:
             return np.full(n, float(self.p.sum()))
+        if any(self._expanded_size(a) > JOIN_MAX_ROWS for a in attrs) and all(self._runs(a) for a in attrs):
+            return self._prob_runs(attrs, records)
         index = {a: self._inverted(a) for a in attrs}
         pairs = {a: int(np.diff(index[a][0])[records[a]].sum()) for a in attrs}
         drive = min(attrs, key=lambda a: pairs[a])
@@ -227,6 +232,88 @@ class GeneralizedFactor:
                     w = w * self._covers(a, row, records[a][lo:hi][rec]) / self._size(a, row)
             out[lo:hi] = np.bincount(rec, weights=w, minlength=hi - lo)
             lo = hi
+        return out
+
+    def _expanded_size(self, a: str) -> int:
+        """How many (row, leaf) pairs expanding the rows over ``a`` alone would make."""
+        size, _, _ = self._tables(a)
+        return int(size[self.columns[a]].sum())
+
+    def _runs(self, a: str) -> bool:
+        """Whether every label of ``a`` covers a run of one order of its leaves (a position
+        test decides coverage: ranges, sets cut in an order, hierarchy nodes)."""
+        cov = self.covers.get(a)
+        return cov is None or not len(cov.sizes) or cov.position is not None
+
+    def _span(self, a: str) -> tuple[Codes, Codes, Codes]:
+        """Per row, the positions ``[lo, hi)`` its value of ``a`` covers in the attribute's
+        leaf order, and each leaf's position (a leaf covers its own position)."""
+        card = self.cards[a]
+        cov = self.covers.get(a)
+        if cov is None or not len(cov.sizes) or cov.position is None:
+            pos = np.arange(card, dtype=np.int64)
+            code = self.columns[a]
+            return code, code + 1, pos
+        pos = cov.position
+        code = self.columns[a]
+        leaf = code < card
+        lo = np.where(leaf, pos[np.minimum(code, card - 1)], cov.start[np.maximum(code - card, 0)])
+        hi = np.where(leaf, lo + 1, cov.end[np.maximum(code - card, 0)])
+        return lo.astype(np.int64), hi.astype(np.int64), pos
+
+    def _leaf_mass(self, a: str, masks: Masks, reduced: Sequence[str]) -> tuple[dict[str, Codes], Floats]:
+        """Each leaf of ``a`` with the mass the rows spread on it (every row uniformly over its
+        run, weighted by the other attributes' masks), by a difference array over the leaf
+        order: no row is expanded into its leaves."""
+        lo, hi, pos = self._span(a)
+        w = self.p.astype(np.float64)
+        for b in reduced:
+            w = w * self.mass(b, masks[b])[self.columns[b]]
+        share = w / (hi - lo)
+        diff = np.bincount(lo, weights=share, minlength=len(pos) + 1) - np.bincount(
+            hi, weights=share, minlength=len(pos) + 1
+        )
+        density = np.cumsum(diff)[: len(pos)]
+        leaves = np.arange(self.cards[a], dtype=np.int64)
+        return {a: leaves}, density[pos[leaves]]
+
+    def _prob_runs(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
+        """:meth:`prob` without expanding rows into leaves (a continuous attribute — latitude
+        with six decimals — makes that expansion tens of millions of pairs, issue 44): the
+        records sorted by their position on the drive attribute, each row meets the block of
+        records inside its run; (row, record) pairs are made a chunk of rows at a time and
+        tested on the other attributes by position.  Every label a run of one order."""
+        n = len(records[attrs[0]])
+        spans = {a: self._span(a) for a in attrs}
+        at = {a: spans[a][2][records[a]] for a in attrs}  # each record's position per attribute
+        order = {a: np.argsort(at[a], kind="stable") for a in attrs}
+        sorted_at = {a: at[a][order[a]] for a in attrs}
+        hits = {
+            a: np.searchsorted(sorted_at[a], spans[a][1]) - np.searchsorted(sorted_at[a], spans[a][0]) for a in attrs
+        }
+        drive = min(attrs, key=lambda a: int(hits[a].sum()))
+        lo_all = np.searchsorted(sorted_at[drive], spans[drive][0])
+        k_all = hits[drive]
+        weight = self.p.astype(np.float64)
+        for a in attrs:
+            weight = weight / (spans[a][1] - spans[a][0])
+        out = np.zeros(n, dtype=np.float64)
+        done = np.r_[0, np.cumsum(k_all)]
+        r0 = 0
+        rows = len(self.p)
+        while r0 < rows:  # chunks of about PAIR_CHUNK pairs (never a loop over records)
+            r1 = max(int(np.searchsorted(done, done[r0] + PAIR_CHUNK, side="right")) - 1, r0 + 1)
+            k = k_all[r0:r1]
+            row = np.repeat(np.arange(r0, r1, dtype=np.int64), k)
+            offset = np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+            rec = order[drive][lo_all[row] + offset]
+            keep = np.ones(len(row), dtype=bool)
+            for a in attrs:
+                if a != drive:
+                    x = at[a][rec]
+                    keep &= (spans[a][0][row] <= x) & (x < spans[a][1][row])
+            out += np.bincount(rec[keep], weights=weight[row[keep]], minlength=n)
+            r0 = r1
         return out
 
     def _prob_bitsets(self, attrs: Sequence[str], records: Mapping[str, Codes]) -> Floats:
