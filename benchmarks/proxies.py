@@ -10,9 +10,22 @@ pairs at or above ``STRONG`` (refused) and ``LISTED`` (listed in the report), th
 positives (refused pairs that are no documented derivation), the misses (documented
 derivations below ``STRONG``) and the time of one ``pair_counts`` pass over all pairs.
 
-    python benchmarks/proxies.py [--json FILE]
+    python benchmarks/proxies.py [--json FILE] [--trials N]
 
 The numbers are the ones ``docs/choices.md`` item 124 reports.
+
+**Sets of columns** (issue 45, ``versapub.privacy.proxy_sets``): for each real table and
+realistic rules (``SET_RULES``: what an adversary may know about a person, and what a
+steward would protect), every other column published exactly beside the rule's left-hand
+side (one QIT: the widest reach), frequency l-diversity with ``l = 2`` (the bound 1/2, or the
+guarantee's own when its most frequent value is above it: the rule would be infeasible).
+Printed: each refused or listed set with its held-out share against the bound, and whether
+the data's documentation derives it (``DERIVED``) or it is a statistical association; the
+screen's time against the whole publish of the same job (the issue's budget: 20 %); and the
+false-refusal rate: the screen run ``--trials`` times with the protected column permuted
+(a seeded permutation each time: no column is related to it any more), the share of runs
+that refuse anything.  The two synthetic tables that must be caught (an amortisation and a
+sum identity, ``versapub.datasets.synthetic``) are measured too.
 """
 
 from __future__ import annotations
@@ -71,6 +84,12 @@ DERIVED: dict[str, list[tuple[str, str, bool, str]]] = {
         ("Patient.Disposition", "death", False, "death = disposition 'Expired'"),
         ("disposition", "death", False, "death = disposition 'Expired'"),
     ],
+    "synthetic_loans": [
+        ("interest_rate", "installment", False, "the amortisation of (amount, rate, term)"),
+        ("interest_rate", "sub_grade", True, "the lender's rate of each sub-grade"),
+        ("sub_grade", "grade", False, "the sub-grade's letter"),
+    ],
+    "synthetic_panel": [("inpdol", "meddol", False, "meddol = inpdol + outpdol + drugdol + suppdol + mentdol")],
     "informs_demographics": [
         ("RACEX", "RACEWX", False, "MEPS codebook: the one-race flag of the race answer"),
         ("RACEX", "RACEBX", False, "MEPS codebook: the one-race flag of the race answer"),
@@ -125,6 +144,82 @@ def derived_pairs(name: str) -> set[tuple[str, str]]:
     return edges | {(b, a) for a, b in edges}
 
 
+#: Per dataset, rules a steward would state: (left-hand side, protected attributes).
+SET_RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "adult_arx": (("age", "sex", "race", "native-country"), ("occupation", "salary-class")),
+    "adult_uci": (("age", "sex", "race", "native-country"), ("occupation", "income")),
+    "sparcs_survivor": (("age", "Gender", "Race", "Hospital.County"), ("CCSR.Diagnosis.Code",)),
+    "sparcs_musculoskeletal": (("age", "Gender", "Race"), ("CCSR.Diagnosis.Code", "illseveritydesc")),
+    "creditcard_int": (("SEX", "EDUCATION", "MARRIAGE", "AGE"), ("default-payment-next-month", "LIMIT_BAL")),
+    "informs_demographics": (("DOBYY", "SEX", "RACEX"), ("income", "EDUCYEAR")),
+}
+
+
+def _set_screen(t: EncodedTable, lhs: tuple[str, ...], sensitive: tuple[str, ...], l: int = 2) -> list[object]:
+    from versapub.privacy.proxy_sets import screen_sets
+    from versapub.privacy.rules import parse_rule
+
+    rules = [parse_rule(", ".join(lhs) + f" -> {s}") for s in sensitive]
+    layout = [("T1", [c for c in t.names if c not in sensitive])]
+    bounds = {}
+    for r in rules:
+        counts = t.column(r.rhs).counts()
+        bounds[r] = max(1 / l, float(counts.max() / counts.sum()))  # infeasible above: the rule's own share
+    return list(screen_sets(t, rules, layout, bounds))
+
+
+def run_sets(trials: int) -> list[dict[str, object]]:
+    """The multi-column screen on every real table and the two synthetic ones (module docstring)."""
+    import numpy as np
+
+    from versapub.datasets.synthetic import loans, panel
+    from versapub.privacy.proxy_sets import SetProxy
+
+    cases = list(tables())
+    cases.append(("synthetic_loans", EncodedTable.from_columns(loans(10_000, 1))))
+    cases.append(("synthetic_panel", EncodedTable.from_columns(panel(20_000, 1))))
+    rules = {
+        **SET_RULES,
+        "synthetic_loans": (
+            ("state", "emp_title", "emp_length", "homeownership", "annual_income"),
+            ("grade", "sub_grade", "interest_rate"),
+        ),
+        "synthetic_panel": (("site", "xage", "female", "income"), ("inpdol",)),
+    }
+    out = []
+    for name, t in cases:
+        lhs, sensitive = rules[name]
+        start = time.perf_counter()
+        found = [f for f in _set_screen(t, lhs, sensitive) if isinstance(f, SetProxy)]
+        seconds = time.perf_counter() - start
+        known = derived_pairs(name)
+        rows = []
+        for f in found:
+            documented = any((c, f.sensitive) in known for c in f.columns)
+            rows.append({**f.to_json(), "documented": documented})
+        refused_runs = 0
+        rng = np.random.default_rng(45)
+        for _ in range(trials):  # the protected columns permuted: nothing may be refused
+            cols = {c: list(t.column(c).values[t.codes(c)]) for c in t.names}
+            for s in sensitive:
+                cols[s] = list(np.asarray(cols[s], dtype=object)[rng.permutation(t.n_rows)])
+            shuffled = EncodedTable.from_columns(cols)
+            if any(isinstance(f, SetProxy) and f.breach for f in _set_screen(shuffled, lhs, sensitive)):
+                refused_runs += 1
+        out.append(
+            {
+                "dataset": name,
+                "records": t.n_rows,
+                "rules": [f"{', '.join(lhs)} -> {s}" for s in sensitive],
+                "sets": rows,
+                "seconds": round(seconds, 3),
+                "permuted_trials": trials,
+                "permuted_refusals": refused_runs,
+            }
+        )
+    return out
+
+
 def run() -> list[dict[str, object]]:
     out = []
     for name, t in tables():
@@ -166,6 +261,7 @@ def run() -> list[dict[str, object]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="Also write the results as JSON.")
+    ap.add_argument("--trials", type=int, default=20, help="Permutations of each protected column (sets).")
     args = ap.parse_args()
     rows = run()
     print(f"STRONG = {STRONG}, LISTED = {LISTED}")
@@ -185,8 +281,22 @@ def main() -> None:
             print(f"  miss in {r['dataset']}: {m['column']} -> {m['sensitive']} at {m['strength']}")
         for m in r["false_positive_pairs"]:  # type: ignore[attr-defined]
             print(f"  false positive in {r['dataset']}: {m['column']} -> {m['sensitive']} at {m['strength']}")
+    sets = run_sets(args.trials)
+    print("\nSets of columns (l = 2; refused: the held-out share's lower bound above the bound)")
+    for r in sets:
+        print(
+            f"{r['dataset']:<24} {r['records']:>8} records  screen {r['seconds']:>6} s  permuted: "
+            f"{r['permuted_refusals']}/{r['permuted_trials']} refused"
+        )
+        for f in r["sets"]:  # type: ignore[attr-defined]
+            status = "REFUSED" if f["breach"] else "listed"
+            why = "documented derivation" if f["documented"] else "statistical association"
+            print(
+                f"    {status:<8} {', '.join(f['columns'])} -> {f['sensitive']}: {f['share']:.1%} "
+                f"(low {f['low']:.1%}) vs bound {f['bound']:.1%}, base {f['baseline']:.1%}; {f['learner']}; {why}"
+            )
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+        args.json.write_text(json.dumps({"pairs": rows, "sets": sets}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ from versapub.privacy.per_rule import (
 )
 from versapub.privacy.population import Population
 from versapub.privacy.proxies import Association, proxy_error, screen
+from versapub.privacy.proxy_sets import SetProxy, screen_sets, set_proxy_error
 from versapub.privacy.roles import (
     ColumnRoles,
     apply_roles,
@@ -343,7 +344,14 @@ def publish(
     refused = [a for a in early if a.strong and a.column not in roles.allow_proxy]
     if refused:
         problems.append(("proxies of a protected attribute", InputError(proxy_error(refused))))
+    hook("screening sets of columns against the protected attributes", 0, 1)
+    sets = proxy_sets(table, reduction.rules, layout, per_rule, roles, hierarchies)
+    if any(p.refused for p in sets):
+        problems.append(
+            ("proxies made of several columns", InputError(set_proxy_error([p for p in sets if p.refused])))
+        )
     refuse(problems)
+    lap("proxy sets")
     src = cast(EncodedTable, table)  # GD's scorer: in memory only (require_out_of_core)
 
     def scorer() -> Callable[[Schema], float]:
@@ -403,6 +411,7 @@ def publish(
         warnings=warnings,
         notes=notes,
         associations=tuple(associations),
+        proxy_sets=tuple(sets),
         hierarchies={
             r.rhs: hierarchies[r.rhs]
             for r in reduction.rules
@@ -451,6 +460,20 @@ def _population_used(population: Population | None, guarantees: Sequence[Guarant
             f"A population ({population.file}) was given, but no guarantee is checked against it: it serves "
             "delta-presence and k-map without a sampling fraction (e.g. --guarantee delta-presence:delta_max=0.5)."
         )
+
+
+def proxy_sets(
+    table: Source,
+    rules: Sequence[Rule],
+    layout: Sequence[tuple[str, Sequence[str]]],
+    guarantees: Mapping[Rule, Guarantee],
+    roles: ColumnRoles,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> list[SetProxy]:
+    """The multi-column proxy screen (:mod:`versapub.privacy.proxy_sets`) on a release's
+    layout: each rule's bound is its guarantee's posterior limit, bound to the table."""
+    bounds = {r: bind(guarantees[r], table, r.rhs, hierarchies).posterior_limit() for r in rules}
+    return screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy)
 
 
 def predicted_unguarded(sub: SubTable, anon: Anonymizer, keep: Sequence[str] = ()) -> list[str]:

@@ -121,6 +121,9 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
             + ".",
             soft_wrap=True,
         )
+    for p in release.proxy_sets:
+        label = "Allowed set of columns (--allow-proxy)" if p.allowed else "Columns that together predict"
+        out.print(f"{label}: {escape(p.describe())}.", soft_wrap=True)
     for note in release.notes:
         out.print(f"[dim]  note: {escape(note)}.[/]", soft_wrap=True)
     verdict = _written_verdict(out_dir)

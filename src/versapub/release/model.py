@@ -15,6 +15,7 @@ from versapub.privacy.feasibility import Feasibility
 from versapub.privacy.guarantee import Guarantee
 from versapub.privacy.population import Population
 from versapub.privacy.proxies import Association
+from versapub.privacy.proxy_sets import SetProxy
 from versapub.privacy.rules import Reduction, Rule
 from versapub.schema.gnf import GNFVerdict
 from versapub.schema.model import Schema
@@ -90,6 +91,9 @@ class Release:
     #: Unprotected columns associated with protected ones, measured on the input (proxies the
     #: steward allowed among them): :mod:`versapub.privacy.proxies`.
     associations: tuple[Association, ...] = ()
+    #: Sets of unprotected columns that together recover a protected one, measured on held-out
+    #: input records (allowed breaches among them): :mod:`versapub.privacy.proxy_sets`.
+    proxy_sets: tuple[SetProxy, ...] = ()
     #: Hierarchies of sensitive attributes the guarantee measures with (t-closeness's
     #: hierarchical distance), copied into the release for the verifier.
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
@@ -184,5 +188,6 @@ class Release:
             "warnings": self.warnings,
             "notes": self.notes,
             "associations": [a.to_json() for a in self.associations],
+            **({"proxy_sets": [p.to_json() for p in self.proxy_sets]} if self.proxy_sets else {}),
             **({"marginals": self.marginals} if self.marginals is not None else {}),
         }

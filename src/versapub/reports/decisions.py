@@ -59,6 +59,20 @@ def _roles(m: dict[str, Any]) -> list[tuple[str, list[str], str]]:
     return [r for r in rows if r[1]]
 
 
+def _set_row(p: dict[str, Any]) -> dict[str, Any]:
+    """A set of columns that together predict a protected attribute, for the report."""
+    return {
+        "columns": list(p.get("columns") or []),
+        "sensitive": p.get("sensitive", ""),
+        "share": f"{float(p.get('share', 0)):.1%}",
+        "low": f"{float(p.get('low', 0)):.1%}",
+        "bound": f"{float(p.get('bound', 1)):.1%}",
+        "baseline": f"{float(p.get('baseline', 0)):.1%}",
+        "learner": p.get("learner", ""),
+        "status": "allowed breach" if p.get("allowed") else ("breach" if p.get("breach") else ""),
+    }
+
+
 def decisions_html(m: dict[str, Any], check: CheckReport | None) -> str:
     """The "Verdict and your decisions" section (``templates/decisions.html.j2``)."""
     from versapub.reports.templating import render
@@ -86,5 +100,6 @@ def decisions_html(m: dict[str, Any], check: CheckReport | None) -> str:
         listed=f"{LISTED:.0%}",
         strong=f"{STRONG:.0%}",
         associations=[row(a) for a in assoc],
+        sets=[_set_row(p) for p in m.get("proxy_sets") or [] if isinstance(p, dict)],
         notes=[str(n) for n in m.get("notes") or []],
     )

@@ -166,6 +166,9 @@ def decisions_text(release: Release) -> list[str]:
     for a in release.associations:
         label = "Allowed proxy (--allow-proxy)" if a.allowed else "Associated with a protected attribute"
         out.append(f"- {label}: {a.describe()}")
+    for p in release.proxy_sets:
+        label = "Allowed set of columns (--allow-proxy)" if p.allowed else "Columns that together predict"
+        out.append(f"- {label}: {p.describe()}")
     out += [f"- Note: {n}" for n in release.notes]
     return out
 
