@@ -349,6 +349,7 @@ def write_release(
     model: ReleaseModel | None = None,
     max_risk: float | None = None,
     risk_measure: str = "highest",
+    max_singling_out: float | None = None,
 ) -> CheckReport:
     """Write ``release`` to directory ``out`` (CSV or Parquet tables), verified first.
 
@@ -397,6 +398,7 @@ def write_release(
                 k,
                 max_risk,
                 risk_measure,
+                max_singling_out,
             )
         except ValueError as exc:
             raise ConfigError(f"--max-risk/--risk-measure: {exc}.") from None
@@ -412,7 +414,7 @@ def write_release(
             raise VerificationError(
                 f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
             )
-        if not check.ok:
+        if not check.ok and not _only_allowed(check, release):
             floor = (
                 (
                     f" (--k {k} is a floor on every table's smallest published cell: generalize a column with a "
@@ -445,6 +447,22 @@ def write_release(
         (tmp / "report.md").write_text(md, encoding="utf-8")
         rw.commit(tmp, dest, overwrite, inputs)
     return check
+
+
+def _only_allowed(check: CheckReport, release: Release) -> bool:
+    """Whether every failure is an inference breach of a protected attribute the steward
+    allowed a proxy of (``--allow-proxy``: a set of columns or a column, recorded in the
+    manifest): such a release is written as the steward decided, and ``check`` fails it."""
+    allowed = {p.sensitive for p in release.proxy_sets if p.allowed} | {
+        a.sensitive for a in release.associations if a.allowed
+    }
+    adv = check.adversary or {}
+    breaches = [r for r in adv.get("rules", []) if not r["ok"]]
+    if not breaches or not all(r["rule"]["rhs"] in allowed for r in breaches):
+        return False
+    others = {**adv, "rules": [r for r in adv.get("rules", []) if r["ok"]]}
+    others["ok"] = all(t["ok"] for t in adv.get("tables", []))
+    return replace(check, adversary=others).ok
 
 
 def _or_note(make: Callable[[], str], name: str) -> str:
@@ -616,6 +634,7 @@ def write(
         model=model,
         max_risk=cfg.max_risk,
         risk_measure=cfg.risk_measure,
+        max_singling_out=cfg.max_singling_out,
     )
 
 

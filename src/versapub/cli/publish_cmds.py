@@ -115,6 +115,14 @@ if TYPE_CHECKING:
     help="Which prosecutor risk --max-risk bounds: highest (1 / the smallest class, default) or average "
     "(classes / records) (config: [privacy] risk_measure).",
 )
+@click.option(
+    "--max-singling-out",
+    "max_singling_out",
+    type=float,
+    help="A ceiling: refuse the release when a table's measured singling-out risk (the attacks on everything "
+    "published) is above this share — the same test as check --max-singling-out (config: [privacy] "
+    "max_singling_out).",
+)
 def publish(
     out_dir: Path,
     fmt: str | None,
@@ -130,6 +138,7 @@ def publish(
     k_floor: int | None,
     max_risk: float | None,
     risk_measure: str | None,
+    max_singling_out: float | None,
     record_input_path: bool | None,
     population: Path | None,
     detach_others: bool | None,
@@ -163,6 +172,7 @@ def publish(
             k=k_floor,
             max_risk=max_risk,
             risk_measure=risk_measure,
+            max_singling_out=max_singling_out,
             record_input_path=record_input_path,
             detach_others=detach_others,
             population=population,

@@ -215,6 +215,19 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
     show_default=True,
     help="Which prosecutor risk --max-risk bounds: highest (1 / the smallest cell) or average (cells / records).",
 )
+@click.option(
+    "--max-singling-out",
+    "max_singling_out",
+    type=float,
+    help="With --original: fail a table whose measured singling-out risk (the attacks on everything published, "
+    "anonymeter's) is above this share, e.g. 0.05.",
+)
+@click.option(
+    "--attacks",
+    "n_attacks",
+    type=int,
+    help="With --original: how many original records the attacks on everything published target (default 500).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def check(
     release_dir: Path,
@@ -230,6 +243,8 @@ def check(
     k: int | None,
     max_risk: float | None,
     risk_measure: str,
+    max_singling_out: float | None,
+    n_attacks: int | None,
     as_json: bool,
 ) -> None:
     """Verify a release from its files alone and attack it.
@@ -239,7 +254,10 @@ def check(
     columns, or require --k); 1 a check failed; 2 bad input.
 
     Schema (GNF per rule), guarantee in every group, consistency (sums, QIT/ST sizes, file digests, and
-    with --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene.
+    with --original every marginal), intersection attacks, maximum-entropy posterior, row-order hygiene;
+    with --original also the attacks on everything published: inference per rule (failing a rule whose
+    protected attribute an adversary guesses more often than its guarantee allows and than its left-hand
+    side alone does), singling out and linkability per table.
     Checked against your requirement (--policy, --guarantee/--l, --rule) or, without one, against the
     release's own claim (its manifest): the first line of the verdict says which.
     """
@@ -260,6 +278,8 @@ def check(
             max_risk=max_risk,
             risk_measure=risk_measure,
             population=population,
+            max_singling_out=max_singling_out,
+            attacks=n_attacks,
         )
     if as_json:
         click.echo(json_text(rep.to_json(), indent=2))

@@ -237,6 +237,18 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
     for f in rep.findings_of(*rep.COLLECTION_CHECKS):  # a collection of marginals: its own checks
         where = f" {escape(f.file)}" if f.file else ""
         out.print(f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.check)}{where}: {escape(f.message)}", soft_wrap=True)
+    adv = rep.adversary
+    if adv:
+        out.print(
+            f"  attacks on everything published ({adv['n_attacks']} original records as targets, records drawn from "
+            "the release as an adversary reads it; 95 % intervals):",
+            soft_wrap=True,
+        )
+        for r in adv["rules"]:
+            out.print(f"  {'ok  ' if r['ok'] else 'FAIL'} inference {escape(r['message'])}", soft_wrap=True)
+        for t in adv["tables"]:
+            mark = "ok  " if t["ok"] else "FAIL"
+            out.print(f"  {mark} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
     bad_h = [f for f in rep.hygiene if not f.ok]
     out.print(f"  row-order hygiene: {'ok' if not bad_h else f'{len(bad_h)} file(s) out of order'}")
     for f in [*v.failures, *bad_h]:

@@ -44,6 +44,8 @@ def check(
     max_risk: float | None = None,
     risk_measure: str = "highest",
     population: str | Path | None = None,
+    max_singling_out: float | None = None,
+    attacks: int | None = None,
 ) -> CheckReport:
     """Every check of ``versapub check`` (its ``--json`` is ``.to_json()``): the schema (GNF
     per rule), the guarantee in every group, consistency (sums, sizes, digests, and with
@@ -58,7 +60,10 @@ def check(
     ``original``: a data file, a TOML config or an :class:`~versapub.inspect.Original`.
     ``attack``: ``auto``, ``exact``, ``scalable`` or ``both``.  ``population``: the file of
     the population the records were drawn from (delta-presence and k-map without a sampling
-    fraction are checked against it; read as the manifest records the input)."""
+    fraction are checked against it; read as the manifest records the input).  With
+    ``original``, the attacks on everything published (inference per rule, singling out and
+    linkability per table) run on ``attacks`` original records (default 500);
+    ``max_singling_out`` fails a table whose singling-out risk is above it."""
     d = Path(release)
     read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.io.policy import requirement
@@ -84,8 +89,19 @@ def check(
         check_max_risk(max_risk, risk_measure, "--max-risk")
         shown = f"{req.source}, " if req.source else ""
         req = replace(req, max_risk=max_risk, risk_measure=risk_measure, source=f"{shown}--max-risk {max_risk:g}")
+    if max_singling_out is not None:
+        from dataclasses import replace as _replace
+
+        if not 0 <= max_singling_out <= 1:
+            raise ConfigError(f"--max-singling-out is a share in [0, 1], got {max_singling_out!r}.")
+        if original is None:
+            raise ConfigError("--max-singling-out measures the attacks against the original: give --original FILE.")
+        req = _replace(req, max_singling_out=max_singling_out)
+    if attacks is not None and attacks < 10:
+        raise ConfigError(f"--attacks is the number of original records attacked (at least 10), got {attacks}.")
     table = _table(d, original, missing)
     from versapub.inspect.original import population_table
+    from versapub.verify.adversary_check import N_ATTACKS
 
     return run_check(
         d,
@@ -96,6 +112,7 @@ def check(
         requirement=req,
         pairing_max_rows=None,
         population=population_table(d, population, missing) if population is not None else None,
+        n_attacks=attacks or N_ATTACKS,
     )
 
 

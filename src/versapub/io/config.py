@@ -271,6 +271,9 @@ class PublishConfig:
     #: ``highest`` or ``average``) is above ``max_risk`` (``check --max-risk``'s test).
     max_risk: float | None = None
     risk_measure: str = "highest"
+    #: A ceiling on every table's measured singling-out risk (the attacks on everything
+    #: published, ``check --max-singling-out``'s test).
+    max_singling_out: float | None = None
     #: Record the input's and hierarchies' absolute paths in the release (internal use); by
     #: default only their file names are recorded (a path can itself be confidential).
     record_input_path: bool = False
@@ -605,6 +608,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         l=_get(priv, "l", int, where),
         k=_get(priv, "k", int, where),
         max_risk=_get(priv, "max_risk", (int, float), where),
+        max_singling_out=_get(priv, "max_singling_out", (int, float), where),
         risk_measure=_get(priv, "risk_measure", str, where, "highest"),
         record_input_path=_get(pub, "record_input_path", bool, where, False),
         detach_others=_get(pub, "detach_others", bool, where, False),

@@ -31,7 +31,7 @@ from versapub.privacy.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.per_rule import RuleItem, split
 from versapub.verify.requirement import Requirement
 
-_KEYS = {"guarantee", "l", "rules", "k", "max_risk", "risk_measure"}
+_KEYS = {"guarantee", "l", "rules", "k", "max_risk", "risk_measure", "max_singling_out"}
 
 
 def _guarantee(spec: dict[str, Any], where: str) -> dict[str, Any]:
@@ -125,7 +125,10 @@ def read_policy(path: str | Path) -> Requirement:
         )
     max_risk, measure = priv.get("max_risk"), priv.get("risk_measure", "highest")
     check_max_risk(max_risk, measure, where)
-    return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p), k, max_risk, measure)
+    so = priv.get("max_singling_out")
+    if so is not None and (isinstance(so, bool) or not isinstance(so, (int, float)) or not 0 <= so <= 1):
+        raise ConfigError(f"{where}: [privacy] max_singling_out is a share in [0, 1], got {so!r}.")
+    return Requirement(guarantee, tuple(rules) if rules is not None else None, str(p), k, max_risk, measure, so)
 
 
 def requirement(

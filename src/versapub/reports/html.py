@@ -291,7 +291,32 @@ def html_report(
         u=_utility(utility if utility is not None else m.get("utility")),
         check=check,
         risk_rows=_risk_rows(check),
+        adversary_plot=Markup(_adversary_plot(check)),
         failed=failed,
         n_file_checks=len(check.verification.findings) + len(check.hygiene) if check else 0,
         glossary=glossary(),
     )
+
+
+def _adversary_plot(check: CheckReport | None) -> str:
+    """The attacks on everything published as bars against their baselines (and bounds)."""
+    from versapub.reports.svg import attack_bars
+
+    adv = check.adversary if check is not None else None
+    if not adv:
+        return ""
+    rows = []
+    for r in adv.get("rules", []):
+        rule = r["rule"]["rhs"]
+        for label, fig in (("nearest record", r["inference"]["risk"]), ("learned", r["learned"])):
+            base = r["inference"]["baseline"]["rate"]
+            rows.append((f"{rule}: {label}", fig["rate"], base, tuple(fig["ci"]), r["bound"]))
+    for t in adv.get("tables", []):
+        for so in t["singling_out"]:
+            rows.append((f"{t['table']}: singling out, {so['mode']}", so["risk"]["rate"], so["baseline"]["rate"],
+                         tuple(so["risk"]["ci"]), None))  # fmt: skip
+        if t.get("linkability"):
+            link = t["linkability"]
+            rows.append((f"{t['table']}: linkability", link["risk"]["rate"], link["baseline"]["rate"],
+                         tuple(link["risk"]["ci"]), None))  # fmt: skip
+    return attack_bars(rows)

@@ -172,3 +172,46 @@ def graph(attrs: list[str], rules: list[Rule], tables: list[dict[str, Any]], gua
         )
     out.append("".join(legend) + "</ul>")
     return "".join(out)
+
+
+def attack_bars(rows: list[tuple[str, float, float, tuple[float, float], float | None]], width: int = 620) -> str:
+    """Each attack's success rate (a bar with its 95 % interval as a whisker) beside its
+    baseline (a grey bar), and the guarantee's bound where there is one (a red tick): rows of
+    (label, rate, baseline, (low, high), bound)."""
+    if not rows:
+        return ""
+    left, row_h, pad = 230, 22, 26
+    plot_w = width - left - 20
+    height = pad + row_h * len(rows) + 30
+    parts = [
+        f'<svg class="chart" role="img" aria-label="attack success against the baseline" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}">'
+    ]
+    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = left + plot_w * frac
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{pad - 4}" x2="{x:.1f}" y2="{height - 26}" stroke="#ddd"/>'
+            f'<text x="{x:.1f}" y="{pad - 8}" font-size="10" text-anchor="middle">{frac:.0%}</text>'
+        )
+    for i, (label, rate, base, (lo, hi), bound) in enumerate(rows):
+        y = pad + i * row_h
+        parts.append(f'<text x="{left - 6}" y="{y + 14}" font-size="11" text-anchor="end">{_e(label)}</text>')
+        parts.append(
+            f'<rect x="{left}" y="{y + 2}" width="{plot_w * base:.1f}" height="7" fill="#bbb">'
+            f"<title>baseline {base:.1%}</title></rect>"
+            f'<rect x="{left}" y="{y + 10}" width="{plot_w * rate:.1f}" height="9" fill="#1f77b4">'
+            f"<title>{_e(label)}: {rate:.1%} [{lo:.1%}, {hi:.1%}]</title></rect>"
+            f'<line x1="{left + plot_w * lo:.1f}" y1="{y + 14.5}" x2="{left + plot_w * hi:.1f}" y2="{y + 14.5}" '
+            'stroke="#000"/>'
+        )
+        if bound is not None and bound < 1:
+            bx = left + plot_w * bound
+            parts.append(
+                f'<line x1="{bx:.1f}" y1="{y}" x2="{bx:.1f}" y2="{y + 21}" stroke="#c00" stroke-width="2">'
+                f"<title>the guarantee allows {bound:.1%}</title></line>"
+            )
+    parts.append(
+        f'<text x="{left}" y="{height - 8}" font-size="10">blue: attack (95 % interval), grey: baseline, '
+        "red: what the rule's guarantee allows</text></svg>"
+    )
+    return "".join(parts)

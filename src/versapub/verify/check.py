@@ -42,13 +42,14 @@ from versapub.kinds import get_kind, parse_entry
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import group_sum
 from versapub.privacy.rules import Rule
+from versapub.verify.adversary_check import N_ATTACKS, adversary_check
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
 from versapub.verify.group_checks import le
-from versapub.verify.kind_checks import KIND_CHECKS
+from versapub.verify.kind_checks import KIND_CHECKS, drawers
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
@@ -63,7 +64,8 @@ SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
 #: they spill to disk): the checks run side by side, so the shares sum to less than the
 #: whole (at least 1 GB each; a 10^8-record release needs tens of gigabytes unshared).
 MEMORY_SHARES = {
-    "verify": 0.3,
+    "verify": 0.25,
+    "adversary": 0.05,
     "attacks": 0.2,
     "posterior": 0.15,
     "identity": 0.1,
@@ -100,6 +102,10 @@ class CheckReport:
     #: How many rules the steward's requirement states (None: the manifest's rules).
     rules_required: int | None = None
 
+    #: With the original: the attacks on everything published (inference per rule, singling
+    #: out and linkability per table; :mod:`versapub.verify.adversary_check`).
+    adversary: dict[str, Any] | None = None
+
     #: The verification's own checks of a collection of marginals.
     COLLECTION_CHECKS = ("k-link", "k-combinatorial", "maxent-diversity", "collection")
 
@@ -117,6 +123,7 @@ class CheckReport:
             and all(i["ok"] for i in self.identity)
             and all(a["ok"] for a in self.kind_attacks)
             and all(c["ok"] for c in self.collection)
+            and (self.adversary is None or bool(self.adversary.get("ok", True)))
         )
 
     @property
@@ -147,6 +154,9 @@ class CheckReport:
             for c in self.collection
             if not c["ok"]
         ]
+        adv = self.adversary or {}
+        out += [f"[inference attack] {r['message']}" for r in adv.get("rules", []) if not r["ok"]]
+        out += [f"[singling out {t['table']}] {t['message']}" for t in adv.get("tables", []) if not t["ok"]]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -164,6 +174,7 @@ class CheckReport:
             "identity": self.identity,
             "kind_attacks": self.kind_attacks,
             "collection": self.collection,
+            "adversary": self.adversary,
             "k": self.k,
             "max_risk": self.max_risk,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
@@ -647,6 +658,7 @@ def run_check(
     pairing_max_rows: int | None = PAIRING_MAX_ROWS,
     requirement: Requirement | None = None,
     population: Source | None = None,
+    n_attacks: int = N_ATTACKS,
 ) -> CheckReport:
     """Every check; ``model`` is the release's maximum-entropy model (or a function that
     builds it), used for the posterior; ``guarantee`` (``{"name": ..., params}``) and
@@ -727,6 +739,14 @@ def run_check(
             for a in run_attacks(d, rules_g, gg, in_memory, attack, manifest)
         ]
 
+    def adversary() -> dict[str, Any] | None:
+        if in_memory is None:
+            return None
+        groups = _by_guarantee(d, req, manifest)
+        return adversary_check(
+            d, manifest, in_memory, groups, drawers(), n_attacks=n_attacks, max_singling_out=req.max_singling_out
+        )
+
     with ThreadPoolExecutor(max_workers=4) as pool:
         verification_f = pool.submit(
             timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req, parsed, population
@@ -748,6 +768,7 @@ def run_check(
             "identity": pool.submit(timed, "identity", identity_check, d, k, manifest, req.max_risk, req.risk_measure),
             "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, in_memory),
             "collection": pool.submit(timed, "collection", collection_identity, d, k, manifest),
+            "adversary": pool.submit(timed, "adversary", adversary),
         }
         verification = verification_f.result()
         rep = CheckReport(
@@ -770,6 +791,7 @@ def run_check(
         rep.identity = others["identity"].result()
         rep.kind_attacks = others["kind_attacks"].result()
         rep.collection = others["collection"].result()
+        rep.adversary = others["adversary"].result()
         rep.k = k
         if req.max_risk is not None:
             rep.max_risk = {"value": req.max_risk, "measure": req.risk_measure}

@@ -12,6 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from versapub.verify.adversary_records import (
+    Drawer,
+    anatomy_records,
+    generalized_records,
+    plain_records,
+    sa_groups_records,
+)
 from versapub.verify.attack_msa import msa_attack
 from versapub.verify.manifest import Manifest
 from versapub.verify.population_checks import population_ok
@@ -35,6 +42,9 @@ class KindCheck:
     #: Its generalized values are listed in ``labels`` and ``order`` files.
     generalized: bool = False
     attack: Attack | None = None
+    #: Records drawn from its files as an adversary reads them (the attacks on everything
+    #: published, :mod:`versapub.verify.adversary_check`).
+    records: Drawer | None = None
 
 
 def sa_groups_ok(
@@ -510,8 +520,13 @@ def verify_sa_groups(
 
 #: The verifier's kind table: every kind of the release format (docs/release-format.md).
 KIND_CHECKS: dict[str, KindCheck] = {
-    "plain": KindCheck(verify_plain, cells="data"),
-    "anatomy": KindCheck(verify_anatomy, cells="qit"),
-    "generalized": KindCheck(verify_generalized, cells="data", generalized=True),
-    "sa-groups": KindCheck(verify_sa_groups, cells="qit", attack=msa_attack),
+    "plain": KindCheck(verify_plain, cells="data", records=plain_records),
+    "anatomy": KindCheck(verify_anatomy, cells="qit", records=anatomy_records),
+    "generalized": KindCheck(verify_generalized, cells="data", generalized=True, records=generalized_records),
+    "sa-groups": KindCheck(verify_sa_groups, cells="qit", attack=msa_attack, records=sa_groups_records),
 }
+
+
+def drawers() -> dict[str, Drawer]:
+    """Each kind's drawer of adversary records."""
+    return {k: v.records for k, v in KIND_CHECKS.items() if v.records is not None}

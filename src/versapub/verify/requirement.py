@@ -45,6 +45,9 @@ class Requirement:
     #: measure ``risk_measure``: ``highest`` (1 / the smallest cell) or ``average`` (cells / records).
     max_risk: float | None = None
     risk_measure: str = "highest"
+    #: A ceiling on every table's measured singling-out risk (``--max-singling-out``; with the
+    #: original: the attacks on everything published).
+    max_singling_out: float | None = None
 
     def __post_init__(self) -> None:
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2):
@@ -53,6 +56,12 @@ class Requirement:
             isinstance(self.max_risk, bool) or not isinstance(self.max_risk, (int, float)) or not 0 < self.max_risk <= 1
         ):
             raise ValueError(f"the largest re-identification risk is a probability in (0, 1], got {self.max_risk!r}")
+        if self.max_singling_out is not None and (
+            isinstance(self.max_singling_out, bool)
+            or not isinstance(self.max_singling_out, (int, float))
+            or not 0 <= self.max_singling_out <= 1
+        ):
+            raise ValueError(f"the largest singling-out risk is a share in [0, 1], got {self.max_singling_out!r}")
         if self.risk_measure not in RISK_MEASURES:
             raise ValueError(f"the risk measure is one of {', '.join(RISK_MEASURES)}, got {self.risk_measure!r}")
         if self.guarantee is not None and not isinstance(self.guarantee.get("name"), str):
@@ -64,7 +73,13 @@ class Requirement:
     @property
     def stated(self) -> bool:
         """Whether the checker stated anything (else the release is held to its own claim)."""
-        return self.guarantee is not None or self.rules is not None or self.k is not None or self.max_risk is not None
+        return (
+            self.guarantee is not None
+            or self.rules is not None
+            or self.k is not None
+            or self.max_risk is not None
+            or self.max_singling_out is not None
+        )
 
     def default(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The guarantee of a rule (or table) nothing else names one for."""

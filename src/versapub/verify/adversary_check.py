@@ -1,0 +1,194 @@
+"""``check``'s attacks on everything published (issue 45), with the original: per rule, what an
+adversary infers of its protected attribute; per table, singling out and linkability.
+
+Records are drawn from each table as an adversary reads it (the verifier's own kind table,
+:data:`versapub.verify.kind_checks.KIND_CHECKS`), ``n_attacks`` original records are the
+targets (a seeded sample), and:
+
+* **per rule** ``Q -> S`` (the table holding ``S``): anonymeter's inference attack knowing
+  ``Q``; the learned adversary (:mod:`versapub.verify.adversary_learned`) knowing ``Q`` and
+  reading every column published beside ``S`` in the rows it finds; and the population
+  reference (what ``Q`` says of ``S`` in the original without any release).  The rule
+  **fails** when an attack's success is, beyond its 95 % interval, above both the
+  guarantee's bound — the largest posterior it allows an adversary (``1/l`` for frequency
+  l-diversity) — and the reference's interval: the release lets an adversary guess ``S``
+  more often than the rule promises, and more often than knowing ``Q`` does anyway;
+* **per table**: singling out (univariate and multivariate, anonymeter's) and linkability
+  (its non-sensitive columns split in two halves): measured figures beside their baselines,
+  part of the identity verdict; with a ceiling (``--max-singling-out R``) a table whose
+  singling-out risk is above it fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from versapub.verify.adversary import Figure, Records, inference, linkability, sample_targets
+from versapub.verify.adversary_learned import learned_inference, population_reference
+from versapub.verify.adversary_singling import singling_out
+from versapub.verify.manifest import Manifest
+from versapub.verify.thresholds import Threshold
+
+#: Original records attacked (targets) by default.
+N_ATTACKS = 500
+#: Records drawn per table at most (a seeded sample above).
+DRAWN_LIMIT = 100_000
+#: The seed of the targets and draws (the attacks are a measurement: the same every run).
+SEED = 45
+
+Drawers = dict[str, Callable[[Path, dict[str, Any], np.random.Generator, int], Records]]
+
+
+def original_records(original: Any, columns: Sequence[str]) -> Records:
+    """The original's columns as text, record by record."""
+    return {c: np.asarray(original.column(c).values, dtype=object)[original.codes(c)] for c in columns}
+
+
+def _sensitive(entry: dict[str, Any]) -> list[str]:
+    out = []
+    enforces = entry.get("enforces")
+    if isinstance(enforces, dict) and enforces.get("rhs"):
+        out.append(str(enforces["rhs"]))
+    for r in entry.get("also_enforces") or []:
+        if isinstance(r, dict) and r.get("rhs"):
+            out.append(str(r["rhs"]))
+    if entry.get("sensitive"):
+        out.append(str(entry["sensitive"]))
+    return out
+
+
+def _home(manifest: Manifest, rhs: str) -> dict[str, Any] | None:
+    """The table holding ``rhs`` as its protected attribute (else any table holding it)."""
+    tables = [t for t in manifest.get("tables", []) if rhs in (t.get("attributes") or [])]
+    mine = [t for t in tables if rhs in _sensitive(t)]
+    return (mine or tables or [None])[0]
+
+
+def rule_attacks(
+    rule: Any,
+    bound: float,
+    entry: dict[str, Any],
+    ori: Records,
+    syn: Records,
+    targets: np.ndarray,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """The inference figures of one rule on its home table (module docstring)."""
+    attrs = list(entry.get("attributes") or [])
+    known = [a for a in rule.lhs if a in attrs]
+    readable = [a for a in attrs if a not in _sensitive(entry) and a != rule.rhs]
+    knn: Figure = inference(ori, syn, known, rule.rhs, targets, rng)
+    learned, learner = learned_inference(ori, syn, known, readable, rule.rhs, targets, rng)
+    reference = population_reference(ori, known, rule.rhs, targets)
+    worst = max(knn.risk.low, learned.low)
+    ok = not (worst > bound and worst > reference.high)
+    ceiling = max(bound, reference.high)
+    message = (
+        f"'{rule}': an adversary who knows ({', '.join(known) or 'nothing'}) guesses {rule.rhs} for "
+        f"{knn.risk.value:.1%} of targets by the nearest published record and {learned.value:.1%} reading every "
+        f"column published beside it ({learner}); knowing the left-hand side alone guesses {reference.value:.1%} "
+        f"in the population; the guarantee allows {bound:.1%}"
+    )
+    if not ok:
+        message += (
+            f" — the release lets an adversary guess {rule.rhs} more often than the rule promises "
+            f"(at least {worst:.1%} at 95 % confidence, above {ceiling:.1%})"
+        )
+    return {
+        "rule": rule.to_json(),
+        "table": entry.get("name"),
+        "bound": round(bound, 4),
+        "inference": knn.to_json(),
+        "learned": {**learned.to_json(), "learner": learner, "readable": readable},
+        "reference": reference.to_json(),
+        "ok": ok,
+        "message": message,
+    }
+
+
+def table_attacks(
+    entry: dict[str, Any],
+    ori: Records,
+    syn: Records,
+    targets: np.ndarray,
+    n_attacks: int,
+    rng: np.random.Generator,
+    max_singling_out: float | None,
+) -> dict[str, Any]:
+    """Singling out and linkability of one table (module docstring)."""
+    attrs = [a for a in entry.get("attributes") or [] if a in ori]
+    uni = singling_out(ori, syn, attrs, n_attacks, rng, "univariate")
+    multi = singling_out(ori, syn, attrs, n_attacks, rng, "multivariate", n_cols=min(3, len(attrs)))
+    cols = [a for a in attrs if a not in _sensitive(entry)] or attrs
+    link = linkability(ori, syn, cols[0::2], cols[1::2], targets, rng) if len(cols) >= 2 else None
+    risk = max(uni.risk.value, multi.risk.value)
+    ok = max_singling_out is None or risk <= max_singling_out
+    message = (
+        f"singling out {uni.risk.value:.1%} (univariate; baseline {uni.baseline.value:.1%}) and "
+        f"{multi.risk.value:.1%} (multivariate; baseline {multi.baseline.value:.1%}) of {n_attacks} attacks"
+        + (
+            f"; linkability {link.risk.value:.1%} of {len(targets)} targets (baseline {link.baseline.value:.1%})"
+            if link is not None
+            else ""
+        )
+    )
+    if max_singling_out is not None:
+        message += f"; required at most {max_singling_out:.1%}" + ("" if ok else " — above it")
+    return {
+        "table": entry.get("name"),
+        "singling_out": [uni.to_json(), multi.to_json()],
+        "linkability": link.to_json() if link is not None else None,
+        "singling_out_risk": round(risk, 4),
+        "ok": ok,
+        "message": message,
+    }
+
+
+def adversary_check(
+    directory: Path,
+    manifest: Manifest,
+    original: Any,
+    groups: Sequence[tuple[Threshold, Sequence[Any]]],
+    drawers: Drawers,
+    *,
+    n_attacks: int = N_ATTACKS,
+    max_singling_out: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Every attack on everything published (module docstring), as ``check.json`` records it."""
+    say = progress or (lambda _m: None)
+    rng = np.random.default_rng(SEED)
+    tables = [t for t in manifest.get("tables", []) if isinstance(t, dict) and str(t.get("kind")) in drawers]
+    columns = [c for c in dict.fromkeys(a for t in tables for a in t.get("attributes") or []) if c in original.names]
+    ori = original_records(original, columns)
+    targets = sample_targets(ori, n_attacks, rng)
+    drawn: dict[str, Records] = {}
+    for i, t in enumerate(tables):
+        say(f"attacks: drawing the records of {t.get('name')} ({i + 1} of {len(tables)})")
+        drawn[str(t.get("name"))] = drawers[str(t["kind"])](directory, t, rng, DRAWN_LIMIT)
+    rules_out = []
+    for threshold, rules in groups:
+        for rule in rules:
+            home = _home(manifest, rule.rhs)
+            if home is None or str(home.get("name")) not in drawn or rule.rhs not in ori:
+                continue
+            say(f"attacks: inference on '{rule}'")
+            syn = {c: v for c, v in drawn[str(home["name"])].items() if c in ori}
+            rules_out.append(rule_attacks(rule, threshold.posterior_limit(), home, ori, syn, targets, rng))
+    tables_out = []
+    for t in tables:
+        say(f"attacks: singling out and linkability on {t.get('name')}")
+        syn = {c: v for c, v in drawn[str(t.get("name"))].items() if c in ori}
+        if syn:
+            tables_out.append(table_attacks(t, ori, syn, targets, n_attacks, rng, max_singling_out))
+    return {
+        "n_attacks": len(targets),
+        "seed": SEED,
+        "rules": rules_out,
+        "tables": tables_out,
+        "ok": all(r["ok"] for r in rules_out) and all(t["ok"] for t in tables_out),
+    }

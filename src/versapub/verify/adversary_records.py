@@ -1,0 +1,150 @@
+"""Records drawn from a written release as an adversary reads it (issue 45): the verifier's
+own reading of each table kind's files, for the attacks on everything published
+(:mod:`versapub.verify.adversary`).  Shares nothing with the publisher.
+
+* a **plain** table: its rows, each ``count`` times — exactly what it says;
+* an **anatomy** table: each QIT record with a sensitive value drawn from its group's ST
+  rows in proportion to their counts (the group says no more);
+* a **generalized** table: each row's records with every generalized value replaced by a
+  leaf drawn uniformly from the run it covers (the order and labels listings);
+* an **sa-groups** table: each QIT record with each sensitive value drawn uniformly from its
+  group's set of that attribute.
+
+Above ``limit`` records, a seeded uniform sample of them (rows drawn in proportion to their
+counts).  Values are text, as in the files; a missing value is the empty string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from versapub.data.sql import connect, duckdb_source
+
+Records = dict[str, npt.NDArray[np.object_]]
+#: A kind's drawer: ``draw(directory, manifest entry, rng, limit) -> records``.
+Drawer = Callable[[Path, dict[str, Any], np.random.Generator, int], Records]
+
+
+def _read(path: Path) -> pa.Table:
+    with connect() as con:
+        return con.sql(f"SELECT * FROM {duckdb_source(path)}").to_arrow_table()
+
+
+def _text(col: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.object_]:
+    values = col.to_pylist()
+    return np.array(["" if v is None else str(v) for v in values], dtype=object)
+
+
+def _rows(counts: npt.NDArray[np.int64], rng: np.random.Generator, limit: int) -> npt.NDArray[np.int64]:
+    """Each row's index once per record it counts, or a seeded sample of ``limit`` records."""
+    total = int(counts.sum())
+    if total <= limit:
+        return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    cum = np.cumsum(counts)
+    pick = np.sort(rng.choice(total, size=limit, replace=False))
+    return np.searchsorted(cum, pick, side="right").astype(np.int64)
+
+
+def _counts(t: pa.Table) -> npt.NDArray[np.int64]:
+    return np.asarray(t.column("count").to_pylist(), dtype=np.int64)
+
+
+def plain_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+    t = _read(d / entry["files"]["data"])
+    rows = _rows(_counts(t), rng, limit)
+    return {a: _text(t.column(a))[rows] for a in entry["attributes"]}
+
+
+def _draw_grouped(
+    groups: npt.NDArray[np.int64],
+    st_groups: npt.NDArray[np.int64],
+    st_counts: npt.NDArray[np.int64],
+    rng: np.random.Generator,
+) -> npt.NDArray[np.int64]:
+    """For each record of group ``groups[i]``, an ST row of that group drawn in proportion to
+    ``st_counts`` (-1 when the group has no ST row)."""
+    order = np.lexsort((np.arange(len(st_groups)), st_groups))
+    g_sorted, c_sorted = st_groups[order], st_counts[order]
+    cum = np.cumsum(c_sorted)
+    start = np.searchsorted(g_sorted, groups, side="left")
+    end = np.searchsorted(g_sorted, groups, side="right")
+    present = end > start
+    before = np.where(start > 0, cum[np.maximum(start - 1, 0)], 0)
+    total = np.where(present, cum[np.maximum(end - 1, 0)] - before, 0)
+    u = before + np.floor(rng.random(len(groups)) * np.maximum(total, 1)).astype(np.int64)
+    at = np.searchsorted(cum, u, side="right")
+    return np.where(present, order[np.minimum(at, len(order) - 1)], -1)
+
+
+def anatomy_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+    qit = _read(d / entry["files"]["qit"])
+    st = _read(d / entry["files"]["st"])
+    rows = _rows(_counts(qit), rng, limit)
+    groups = np.asarray(qit.column("group_id").to_pylist(), dtype=np.int64)[rows]
+    pick = _draw_grouped(groups, np.asarray(st.column("group_id").to_pylist(), dtype=np.int64), _counts(st), rng)
+    out: Records = {}
+    for a in entry["attributes"]:
+        if a in qit.column_names:
+            out[a] = _text(qit.column(a))[rows]
+        else:  # a sensitive value of the ST, drawn; a withheld group's records stay missing
+            vals = _text(st.column(a))
+            out[a] = np.where(pick >= 0, vals[np.maximum(pick, 0)], "")
+    return out
+
+
+def generalized_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+    data = _read(d / entry["files"]["data"])
+    labels = _read(d / entry["files"]["labels"])
+    order = _read(d / entry["files"]["order"])
+    rows = _rows(_counts(data), rng, limit)
+    lab_attr, lab_value = _text(labels.column("attribute")), _text(labels.column("value"))
+    first = np.asarray([int(x) for x in labels.column("first").to_pylist()], dtype=np.int64)
+    last = np.asarray([int(x) for x in labels.column("last").to_pylist()], dtype=np.int64)
+    ord_attr, ord_leaf = _text(order.column("attribute")), _text(order.column("leaf"))
+    ord_pos = np.asarray([int(x) for x in order.column("position").to_pylist()], dtype=np.int64)
+    out: Records = {}
+    for a in entry["attributes"]:
+        values = _text(data.column(a))[rows]
+        mine = lab_attr == a
+        if not mine.any():
+            out[a] = values
+            continue
+        runs = {str(v): (int(f), int(la)) for v, f, la in zip(lab_value[mine], first[mine], last[mine], strict=True)}
+        leaves = np.empty(int(ord_pos[ord_attr == a].max()) + 1 if (ord_attr == a).any() else 0, dtype=object)
+        leaves[ord_pos[ord_attr == a]] = ord_leaf[ord_attr == a]
+        distinct, inv = np.unique(values.astype(str), return_inverse=True)  # per distinct value, not per record
+        inv = np.asarray(inv, dtype=np.int64).ravel()
+        is_label = np.array([v in runs for v in distinct], dtype=bool)[inv]
+        lo = np.array([runs.get(v, (0, 0))[0] for v in distinct], dtype=np.int64)[inv]
+        hi = np.array([runs.get(v, (0, 0))[1] for v in distinct], dtype=np.int64)[inv]
+        drawn = lo + np.floor(rng.random(len(values)) * (hi - lo + 1)).astype(np.int64)
+        if len(leaves):
+            out[a] = np.where(is_label, leaves[np.minimum(drawn, len(leaves) - 1)], values)
+        else:
+            out[a] = values
+    return out
+
+
+def sa_groups_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+    qit = _read(d / entry["files"]["qit"])
+    sets = _read(d / entry["files"]["sets"])
+    rows = _rows(_counts(qit), rng, limit)
+    groups = np.asarray(qit.column("group_id").to_pylist(), dtype=np.int64)[rows]
+    s_group = np.asarray(sets.column("group_id").to_pylist(), dtype=np.int64)
+    s_attr, s_value = _text(sets.column("attribute")), _text(sets.column("value"))
+    out: Records = {}
+    for a in entry["attributes"]:
+        if a in qit.column_names:
+            out[a] = _text(qit.column(a))[rows]
+            continue
+        mine = s_attr == a
+        pick = _draw_grouped(groups, s_group[mine], np.ones(int(mine.sum()), dtype=np.int64), rng)
+        vals = s_value[mine]
+        out[a] = np.where(pick >= 0, vals[np.maximum(pick, 0)], "")
+    return out

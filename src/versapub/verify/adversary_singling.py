@@ -1,0 +1,263 @@
+"""Singling out (anonymeter's attack, re-implemented on numpy; :mod:`versapub.verify.adversary`):
+predicates built on the records drawn from a release that hold for exactly one of them,
+counted when they hold for exactly one original record.
+
+* **univariate**: a value held by one drawn record, ``<= min`` and ``>= max`` of a numeric
+  column, a column missing in exactly one record — shuffled, the first ``n_attacks`` that single
+  out a drawn record kept;
+* **multivariate**: ``n_cols`` columns of a random drawn record, each ``==`` its value or, for
+  a numeric column, ``>=`` (above the median) or ``<=`` it, generated in batches until
+  ``n_attacks`` distinct predicates single out a drawn record (or ``max_attempts``);
+* **baseline**: random predicates (random columns, values among theirs, random operators).
+
+Both tables are deduplicated first (as anonymeter does); a predicate is evaluated on every
+record at once, a batch of predicates per column (never a loop over records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.verify.adversary import Figure, Records, _numbers, _size, numeric_columns, success_rate
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+#: Predicate x record cells evaluated at once.
+CELLS = 1 << 24
+#: Operators, by code: ==, !=, <=, >=, <, >.
+OPS = ("==", "!=", "<=", ">=", "<", ">")
+Dictionaries = dict[str, npt.NDArray[np.str_]]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A table's columns as numbers (numeric ones; NaN missing) or codes of one dictionary per
+    column shared with the other table (-1: a value the other table lacks)."""
+
+    columns: tuple[str, ...]
+    numeric: frozenset[str]
+    values: dict[str, Floats]
+    n: int
+
+
+def _encode_pair(
+    a: Records, b: Records, columns: Sequence[str], numeric: set[str]
+) -> tuple[Encoded, Encoded, Dictionaries]:
+    va: dict[str, Floats] = {}
+    vb: dict[str, Floats] = {}
+    dicts: dict[str, npt.NDArray[np.str_]] = {}
+    for c in columns:
+        if c in numeric:
+            va[c], vb[c] = _numbers(a[c]), _numbers(b[c])
+            continue
+        values, codes = np.unique(np.concatenate([a[c], b[c]]).astype(str), return_inverse=True)
+        as_float = np.asarray(codes, dtype=np.float64).ravel()
+        dicts[c] = values
+        va[c], vb[c] = as_float[: _size(a)], as_float[_size(a) :]
+    cols = tuple(columns)
+    return Encoded(cols, frozenset(numeric), va, _size(a)), Encoded(cols, frozenset(numeric), vb, _size(b)), dicts
+
+
+@dataclass(frozen=True)
+class Predicates:
+    """``k`` conjunctions of ``width`` terms: column index, operator code and value per term
+    (a NaN value: the column is missing)."""
+
+    col: Ints
+    op: Ints
+    value: Floats
+
+    @property
+    def k(self) -> int:
+        return int(self.col.shape[0])
+
+
+def counts(p: Predicates, t: Encoded) -> Ints:
+    """How many records of ``t`` each predicate holds for (batched per column)."""
+    out = np.zeros(p.k, dtype=np.int64)
+    per = max(1, CELLS // max(t.n, 1))
+    for lo in range(0, p.k, per):
+        hi = min(lo + per, p.k)
+        mask = np.ones((hi - lo, t.n), dtype=bool)
+        for j in range(p.col.shape[1]):
+            cols, ops, vals = p.col[lo:hi, j], p.op[lo:hi, j], p.value[lo:hi, j]
+            for c in np.unique(cols):
+                x = t.values[t.columns[int(c)]][None, :]
+                for o in np.unique(ops[cols == c]):
+                    rows = np.flatnonzero((cols == c) & (ops == o))
+                    v = vals[rows][:, None]
+                    with np.errstate(invalid="ignore"):
+                        if o <= 1:  # == / != (a NaN value: the column is missing)
+                            eq = np.where(np.isnan(v), np.isnan(x), x == v)
+                            cond = eq if o == 0 else ~eq
+                        elif o == 2:
+                            cond = x <= v
+                        elif o == 3:
+                            cond = x >= v
+                        elif o == 4:
+                            cond = x < v
+                        else:
+                            cond = x > v
+                    mask[rows] &= cond
+        out[lo:hi] = mask.sum(axis=1)
+    return out
+
+
+def _univariate(s: Encoded, rng: np.random.Generator) -> Predicates:
+    cols, ops, vals = [], [], []
+    for j, c in enumerate(s.columns):
+        x = s.values[c]
+        if int(np.isnan(x).sum()) == 1:
+            cols.append(j)
+            ops.append(0)
+            vals.append(np.nan)
+        finite = x[np.isfinite(x)]
+        if c in s.numeric and len(finite):
+            cols += [j, j]
+            ops += [2, 3]
+            vals += [float(finite.min()), float(finite.max())]
+        uniq, cnt = np.unique(finite, return_counts=True)
+        rare = uniq[cnt == 1]
+        cols += [j] * len(rare)
+        ops += [0] * len(rare)
+        vals += rare.tolist()
+    order = rng.permutation(len(cols))
+    return Predicates(
+        np.asarray(cols, dtype=np.int64)[order][:, None],
+        np.asarray(ops, dtype=np.int64)[order][:, None],
+        np.asarray(vals, dtype=np.float64)[order][:, None],
+    )
+
+
+def _from_rows(s: Encoded, rows: Ints, chosen: Ints, medians: Floats) -> Predicates:
+    """Predicates from drawn records: each chosen column ``==`` the record's value, or for a
+    numeric column ``>=``/``<=`` it towards the nearer tail (anonymeter's)."""
+    value = np.empty(chosen.shape)
+    op = np.zeros(chosen.shape, dtype=np.int64)
+    for j in range(chosen.shape[1]):
+        for c in np.unique(chosen[:, j]):
+            sel = np.flatnonzero(chosen[:, j] == c)
+            name = s.columns[int(c)]
+            v = s.values[name][rows[sel]]
+            value[sel, j] = v
+            if name in s.numeric:
+                op[sel, j] = np.where(np.isnan(v), 0, np.where(v > medians[int(c)], 3, 2))
+    return Predicates(chosen, op, value)
+
+
+def _multivariate(s: Encoded, width: int, n: int, rng: np.random.Generator, max_attempts: int) -> Predicates:
+    d = len(s.columns)
+    medians = np.array(
+        [
+            float(np.nanmedian(s.values[c])) if c in s.numeric and np.isfinite(s.values[c]).any() else np.nan
+            for c in s.columns
+        ]
+    )
+    found: list[Predicates] = []
+    seen: set[bytes] = set()
+    total, attempts = 0, 0
+    batch = 1000
+    while total < n and attempts < max_attempts:
+        k = min(batch, max_attempts - attempts)
+        attempts += k
+        rows = rng.integers(0, s.n, size=k)
+        chosen = np.sort(np.argsort(rng.random((k, d)), axis=1)[:, :width], axis=1).astype(np.int64)
+        p = _from_rows(s, rows, chosen, medians)
+        keys = np.concatenate([p.col, p.op, np.nan_to_num(p.value, nan=np.inf)], axis=1)
+        fresh = []
+        for i, key in enumerate(keys):
+            b = key.tobytes()
+            if b not in seen:
+                seen.add(b)
+                fresh.append(i)
+        idx = np.asarray(fresh, dtype=np.int64)
+        if not len(idx):
+            continue
+        sub = Predicates(p.col[idx], p.op[idx], p.value[idx])
+        single = np.flatnonzero(counts(sub, s) == 1)[: n - total]
+        found.append(Predicates(sub.col[single], sub.op[single], sub.value[single]))
+        total += len(single)
+    if not found:
+        return Predicates(np.zeros((0, width), np.int64), np.zeros((0, width), np.int64), np.zeros((0, width)))
+    return Predicates(*(np.concatenate([getattr(f, a) for f in found]) for a in ("col", "op", "value")))
+
+
+def _random(s: Encoded, width: int, n: int, rng: np.random.Generator) -> Predicates:
+    d = len(s.columns)
+    chosen = np.sort(np.argsort(rng.random((n, d)), axis=1)[:, :width], axis=1).astype(np.int64)
+    rows = rng.integers(0, s.n, size=(n, width))
+    value = np.empty(chosen.shape)
+    op = np.empty(chosen.shape, dtype=np.int64)
+    for j in range(width):
+        for c in np.unique(chosen[:, j]):
+            sel = np.flatnonzero(chosen[:, j] == c)
+            name = s.columns[int(c)]
+            value[sel, j] = s.values[name][rows[sel, j]]
+            choices = 6 if name in s.numeric else 2
+            op[sel, j] = rng.integers(0, choices, size=len(sel))
+    op = np.where(np.isnan(value), np.minimum(op, 1), op)
+    return Predicates(chosen, op, value)
+
+
+def _distinct(t: Records, columns: Sequence[str]) -> Records:
+    """The table's distinct rows (anonymeter drops duplicates before singling out)."""
+    if not columns:
+        return {}
+    keys = np.unique(np.stack([t[c].astype(str) for c in columns], axis=1), axis=0, return_index=True)[1]
+    first = np.sort(keys)
+    return {c: t[c][first] for c in columns}
+
+
+def describe(p: Predicates, i: int, t: Encoded, dicts: Dictionaries) -> str:
+    terms = []
+    for j in range(p.col.shape[1]):
+        name = t.columns[int(p.col[i, j])]
+        v = p.value[i, j]
+        if np.isnan(v):
+            terms.append(f"{name} is missing" if p.op[i, j] == 0 else f"{name} is not missing")
+        elif name in dicts:
+            terms.append(f"{name} {OPS[int(p.op[i, j])]} {dicts[name][int(v)]}")
+        else:
+            terms.append(f"{name} {OPS[int(p.op[i, j])]} {v:g}")
+    return " and ".join(terms)
+
+
+def singling_out(
+    ori: Records,
+    syn: Records,
+    columns: Sequence[str],
+    n_attacks: int,
+    rng: np.random.Generator,
+    mode: str = "univariate",
+    n_cols: int = 3,
+    max_attempts: int = 100_000,
+) -> Figure:
+    """The attack (module docstring): its success rate over ``n_attacks`` and the baseline's."""
+    o, s = _distinct(ori, columns), _distinct(syn, columns)
+    numeric = set(numeric_columns(o, s, columns=list(columns)))
+    eo, es, dicts = _encode_pair(o, s, columns, numeric)
+    if mode == "univariate":
+        found = _univariate(es, rng)
+        queries = Predicates(*(getattr(found, a)[counts(found, es) == 1][:n_attacks] for a in ("col", "op", "value")))
+        width = 1
+    else:
+        width = min(n_cols, len(columns))
+        queries = _multivariate(es, width, n_attacks, rng, max_attempts)
+    hits = int((counts(queries, eo) == 1).sum())
+    base = _random(es, width, n_attacks, rng)
+    base_hits = int((counts(base, eo) == 1).sum())
+    return Figure(
+        "singling out",
+        f"{mode} ({len(columns)} columns)",
+        success_rate(n_attacks, hits),
+        success_rate(n_attacks, base_hits),
+        {
+            "mode": mode,
+            "queries": queries.k,
+            "examples": [describe(queries, i, es, dicts) for i in range(min(3, queries.k))],
+        },
+    )
