@@ -172,6 +172,9 @@ def compare(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> list[dic
         lo, hi = t["rate"] - t["error"], t["rate"] + t["error"]
         rate = mine["risk"]["rate"]
         inside = lo - 1e-9 <= rate <= hi + 1e-9
+        # two independent estimates: their difference in standard errors (95 %: |z| < 1.96)
+        mine_err = (mine["risk"]["ci"][1] - mine["risk"]["ci"][0]) / 2
+        z = (rate - t["rate"]) / max(((t["error"] / 1.96) ** 2 + (mine_err / 1.96) ** 2) ** 0.5, 1e-9)
         rows.append(
             {
                 "release": name,
@@ -181,6 +184,7 @@ def compare(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> list[dic
                 "anonymeter": round(t["rate"], 4),
                 "anonymeter_ci": [round(max(lo, 0), 4), round(min(hi, 1), 4)],
                 "inside": inside,
+                "z": round(z, 2),
                 "baseline_versapub": mine["baseline"]["rate"],
                 "baseline_anonymeter": round(t["baseline"], 4),
             }
@@ -231,10 +235,13 @@ def main() -> None:
             subprocess.run([str(python), str(driver), str(work)], check=True)
             results += compare(name, ours, json.loads((work / "anonymeter.json").read_text()))
         extra = cost(tmp) if args.cost else {}
-    print(f"{'release':<28}{'attack':<28}{'versapub':>10}{'anonymeter (95 % CI)':>28}{'inside':>8}")
+    print(f"{'release':<28}{'attack':<28}{'versapub':>10}{'anonymeter (95 % CI)':>28}{'inside':>8}{'z':>7}")
     for r in results:
         ci = f"{r['anonymeter']:.3f} [{r['anonymeter_ci'][0]:.3f}, {r['anonymeter_ci'][1]:.3f}]"
-        print(f"{r['release']:<28}{r['attack']:<28}{r['versapub']:>10.3f}{ci:>28}{'yes' if r['inside'] else 'NO':>8}")
+        print(
+            f"{r['release']:<28}{r['attack']:<28}{r['versapub']:>10.3f}{ci:>28}{'yes' if r['inside'] else 'NO':>8}"
+            f"{r['z']:>7.2f}"
+        )
     if extra:
         print(f"check --original on 10^5 records: {extra['check_original_seconds']} s")
     if args.json:

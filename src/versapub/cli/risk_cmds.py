@@ -149,6 +149,14 @@ def _write_records(
     help="A data file only: write each record's risks to this CSV (row number, class size, prosecutor, journalist "
     "and individual risk, MSUs, smallest MSU, SUDA score), in the data's order.",
 )
+@click.option(
+    "--original",
+    "original",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A release only: also attack it with everything it publishes against this original (inference per "
+    "rule, singling out and linkability per table, as check --original runs them).",
+)
+@click.option("--attacks", "n_attacks", type=int, help="With --original: the original records attacked (default 500).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --plot or --records file.")
 @click.option("--json", "as_json", is_flag=True, help="Print every measure as JSON.")
 def risk(
@@ -164,6 +172,8 @@ def risk(
     delimiter: str | None,
     plot_file: Path | None,
     records_file: Path | None,
+    original: Path | None,
+    n_attacks: int | None,
     overwrite: bool,
     as_json: bool,
 ) -> None:
@@ -207,6 +217,12 @@ def risk(
                 suda_max_size,
                 delimiter,
             )
+        if original is not None:
+            if not source.is_dir():
+                raise ConfigError("--original attacks a release; give a release directory as SOURCE.")
+            from versapub.inspect import attacks
+
+            data["attacks"] = attacks(source, original, n_attacks=n_attacks)
     if as_json:
         click.echo(json_text(data, indent=2))
         return
@@ -227,5 +243,12 @@ def risk(
         out.print(worst)
     for note in data["notes"]:
         out.print(escape(f"note: {note}"), soft_wrap=True)
+    adv = data.get("attacks")
+    if adv:
+        out.print(f"[bold]attacks on everything published[/] ({adv['n_attacks']} original records attacked)")
+        for r in adv["rules"]:
+            out.print(f"  {'ok  ' if r['ok'] else 'FAIL'} inference {escape(r['message'])}", soft_wrap=True)
+        for t in adv["tables"]:
+            out.print(f"  {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
     if plot_file is not None:
         out.print(f"Histogram: {escape(str(plot_file))}")

@@ -1,5 +1,5 @@
 """The read side, for every front end: what ``versapub evaluate``, ``query``, ``check``,
-``rules``, ``sample``, ``report``, ``risk`` and ``marginals check`` compute, as Python functions
+``rules``, ``sample``, ``report``, ``risk`` (and its attacks) and ``marginals check`` compute, as Python functions
 that return values (the command line only renders them; the web interface uses the same).
 
 >>> import versapub
@@ -10,7 +10,7 @@ Every function takes a release directory (``str`` or :class:`~pathlib.Path`) and
 :class:`~versapub.errors.VersapubError` with one paragraph on bad input.
 """
 
-from versapub.inspect.checking import Report, check, report
+from versapub.inspect.checking import Report, attacks, check, report
 from versapub.inspect.eligibility import eligible
 from versapub.inspect.evaluation import Evaluation, evaluate
 from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
@@ -32,6 +32,7 @@ __all__ = [
     "Report",
     "RiskReport",
     "RulesReport",
+    "attacks",
     "check",
     "domains",
     "eligible",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from versapub.errors import ConfigError
 from versapub.formats import read_manifest
@@ -139,3 +139,37 @@ def report(release: str | Path, original: str | Path | Original | None = None, m
     rep = run_check(d, model=model, original=table)
     utility = utility_summary(model, table) if table is not None else None
     return Report(html_report(d, rep, utility, title=d.name), rep)
+
+
+def attacks(
+    release: str | Path,
+    original: str | Path | Original,
+    *,
+    missing: str | None = None,
+    n_attacks: int | None = None,
+    max_singling_out: float | None = None,
+) -> dict[str, Any]:
+    """The attacks on everything published (``check --original``'s ``adversary`` section, on
+    its own): per rule the inference figures, per table singling out and linkability
+    (:mod:`versapub.verify.adversary_check`); as ``check.json`` records them."""
+    d = Path(release)
+    read_manifest(d)
+    from versapub.io.policy import requirement
+    from versapub.verify.adversary_check import N_ATTACKS, adversary_check
+    from versapub.verify.check import _by_guarantee
+    from versapub.verify.kind_checks import drawers
+    from versapub.verify.manifest import manifest_of
+
+    table = _table(d, original, missing)
+    assert table is not None
+    manifest = manifest_of(d)
+    req = requirement()
+    return adversary_check(
+        d,
+        manifest,
+        table,
+        _by_guarantee(d, req, manifest),
+        drawers(),
+        n_attacks=n_attacks or N_ATTACKS,
+        max_singling_out=max_singling_out,
+    )

@@ -163,9 +163,11 @@ def encode(
     return ma, mb, len(num)
 
 
-def nearest(queries: Floats, candidates: Floats, n_numeric: int) -> Ints:
+def nearest(queries: Floats, candidates: Floats, n_numeric: int, rng: np.random.Generator) -> Ints:
     """Per query row, the index of its nearest candidate (numeric columns ``|a - b|``, the
-    others 0 when equal and 1 otherwise; the first nearest), in blocks of ``BLOCK`` queries."""
+    others 0 when equal and 1 otherwise), in blocks of ``BLOCK`` queries.  Several equally
+    near candidates (many, on categorical data) are one of them drawn uniformly: an adversary
+    who cannot tell them apart picks one (anonymeter takes whichever its sort puts first)."""
     out = np.empty(len(queries), dtype=np.int64)
     for lo in range(0, len(queries), BLOCK):
         q = queries[lo : lo + BLOCK]
@@ -173,7 +175,8 @@ def nearest(queries: Floats, candidates: Floats, n_numeric: int) -> Ints:
         for j in range(queries.shape[1]):
             diff = q[:, j : j + 1] - candidates[None, :, j]
             dist += np.abs(diff) if j < n_numeric else (diff != 0)
-        out[lo : lo + BLOCK] = np.argmin(dist, axis=1)
+        tied = dist <= dist.min(axis=1, keepdims=True) + 1e-12
+        out[lo : lo + BLOCK] = np.argmax(np.where(tied, rng.random(dist.shape), -1.0), axis=1)
     return out
 
 
@@ -205,7 +208,7 @@ def inference(
     numeric = numeric_columns(ori, syn, columns=[*aux, secret])
     if aux:
         q, c, n_num = encode({a: ori[a][targets] for a in aux}, {a: syn[a] for a in aux}, list(aux), numeric)
-        guess = syn[secret][nearest(q, c, n_num)]
+        guess = syn[secret][nearest(q, c, n_num, rng)]
     else:  # nothing known: a random drawn record
         guess = syn[secret][rng.integers(0, _size(syn), len(targets))]
     truth = ori[secret][targets]
@@ -230,7 +233,7 @@ def linkability(
     numeric = numeric_columns(ori, syn, columns=[*aux_a, *aux_b])
     qa, ca, na = encode({a: ori[a][targets] for a in aux_a}, {a: syn[a] for a in aux_a}, list(aux_a), numeric)
     qb, cb, nb = encode({a: ori[a][targets] for a in aux_b}, {a: syn[a] for a in aux_b}, list(aux_b), numeric)
-    hits = int((nearest(qa, ca, na) == nearest(qb, cb, nb)).sum())
+    hits = int((nearest(qa, ca, na, rng) == nearest(qb, cb, nb, rng)).sum())
     n_syn = _size(syn)
     base_hits = int((rng.integers(0, n_syn, len(targets)) == rng.integers(0, n_syn, len(targets))).sum())
     return Figure(

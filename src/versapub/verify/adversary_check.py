@@ -36,7 +36,7 @@ from versapub.verify.thresholds import Threshold
 #: Original records attacked (targets) by default.
 N_ATTACKS = 500
 #: Records drawn per table at most (a seeded sample above).
-DRAWN_LIMIT = 100_000
+DRAWN_LIMIT = 50_000
 #: The seed of the targets and draws (the attacks are a measurement: the same every run).
 SEED = 45
 

@@ -40,6 +40,9 @@ RATIOS = 5
 PAIRED = 8
 MIN_SUPPORT = 3
 KEEP = 0.3
+#: Seeded starts and concentration steps of the trimmed least squares.
+STARTS = 30
+STEPS = 10
 #: The share of drawn records the adversary holds out to choose its learner.
 VALIDATION = 0.3
 #: A numeric secret's guess is right within this share of the guess (anonymeter's).
@@ -124,25 +127,28 @@ def _right(guess: Ints, secret: Ints, values: Floats | None) -> npt.NDArray[np.b
 
 
 def _trimmed(x: Floats, y: Floats, fit: npt.NDArray[np.bool_]) -> Floats | None:
-    """Least squares refitted on its best-fitting ``KEEP`` of the ``fit`` rows (starting from
-    the best of a few seeded subsets), predictions for every row."""
+    """Least trimmed squares (concentration steps, Rousseeuw & Van Driessen): from the full
+    least squares and from ``STARTS`` seeded small subsets, refitted ``STEPS`` times on the
+    best-fitting ``KEEP`` of the ``fit`` rows; the fit that reproduces the most rows exactly
+    (an identity behind the drawn noise) wins.  Predictions for every row."""
     design = np.column_stack([x, np.ones(len(y))])
     ok = fit & np.isfinite(design).all(axis=1) & np.isfinite(y)
     rows = np.flatnonzero(ok)
-    if len(rows) <= 4 * design.shape[1]:
+    p = design.shape[1]
+    if len(rows) <= 4 * p:
         return None
     rng = np.random.default_rng(0)
-    best, best_err = None, np.inf
-    for _ in range(8):  # seeded starts: a subset the identity holds on
-        start = rng.choice(rows, size=min(len(rows), 4 * design.shape[1]), replace=False)
+    starts = [rows] + [rng.choice(rows, size=2 * p, replace=False) for _ in range(STARTS)]
+    best, best_exact = None, -1
+    for start in starts:
         coef, *_ = np.linalg.lstsq(design[start], y[start], rcond=None)
-        for _ in range(4):
+        for _ in range(STEPS):
             resid = np.abs(design[rows] @ coef - y[rows])
             keep = rows[resid <= np.quantile(resid, KEEP)]
             coef, *_ = np.linalg.lstsq(design[keep], y[keep], rcond=None)
-        err = float(np.quantile(np.abs(design[rows] @ coef - y[rows]), KEEP))
-        if err < best_err:
-            best, best_err = coef, err
+        exact = int((np.abs(design[rows] @ coef - y[rows]) <= 1e-6 * (np.abs(y[rows]) + 1)).sum())
+        if exact > best_exact:
+            best, best_exact = coef, exact
     assert best is not None
     return np.asarray(design @ best, dtype=np.float64)
 

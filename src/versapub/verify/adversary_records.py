@@ -42,13 +42,16 @@ def _text(col: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.object_]:
 
 
 def _rows(counts: npt.NDArray[np.int64], rng: np.random.Generator, limit: int) -> npt.NDArray[np.int64]:
-    """Each row's index once per record it counts, or a seeded sample of ``limit`` records."""
+    """Each row's index once per record it counts, or a seeded sample of ``limit`` records — in
+    a seeded random order: the files' value order must not decide which of equally near
+    records an attack meets first."""
     total = int(counts.sum())
     if total <= limit:
-        return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    cum = np.cumsum(counts)
-    pick = np.sort(rng.choice(total, size=limit, replace=False))
-    return np.searchsorted(cum, pick, side="right").astype(np.int64)
+        rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    else:
+        cum = np.cumsum(counts)
+        rows = np.searchsorted(cum, rng.choice(total, size=limit, replace=False), side="right").astype(np.int64)
+    return rows[rng.permutation(len(rows))]
 
 
 def _counts(t: pa.Table) -> npt.NDArray[np.int64]:

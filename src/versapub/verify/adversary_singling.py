@@ -26,6 +26,9 @@ from versapub.verify.adversary import Figure, Records, _numbers, _size, numeric_
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+#: Multivariate predicates tried per attack asked for, by default (anonymeter tries up to
+#: ten million; past this many a table that resists singling out is reported as it is).
+ATTEMPTS_PER_ATTACK = 20
 #: Predicate x record cells evaluated at once.
 CELLS = 1 << 24
 #: Operators, by code: ==, !=, <=, >=, <, >.
@@ -234,7 +237,7 @@ def singling_out(
     rng: np.random.Generator,
     mode: str = "univariate",
     n_cols: int = 3,
-    max_attempts: int = 100_000,
+    max_attempts: int | None = None,
 ) -> Figure:
     """The attack (module docstring): its success rate over ``n_attacks`` and the baseline's."""
     o, s = _distinct(ori, columns), _distinct(syn, columns)
@@ -246,7 +249,7 @@ def singling_out(
         width = 1
     else:
         width = min(n_cols, len(columns))
-        queries = _multivariate(es, width, n_attacks, rng, max_attempts)
+        queries = _multivariate(es, width, n_attacks, rng, max_attempts or ATTEMPTS_PER_ATTACK * n_attacks)
     hits = int((counts(queries, eo) == 1).sum())
     base = _random(es, width, n_attacks, rng)
     base_hits = int((counts(base, eo) == 1).sum())

@@ -238,8 +238,21 @@ def make_app(
         from versapub.inspect import check as chk
 
         body = await _body(request)
-        rep = chk(_release(str(body.get("release") or "")))
-        return {"verdict": rep.verdict, "failures": rep.failures(), "attention": rep.attention, "report": rep.to_json()}
+        d = _release(str(body.get("release") or ""))
+        original = _recorded_input(d)  # under the root: the attacks on everything published run against it
+        rep = chk(d, original)
+        adv = rep.adversary or {}
+        attacks = [r["message"] for r in adv.get("rules", [])] + [
+            f"{t['table']}: {t['message']}" for t in adv.get("tables", [])
+        ]
+        return {
+            "verdict": rep.verdict,
+            "failures": rep.failures(),
+            "attention": rep.attention,
+            "attacks": attacks,
+            "original": original is not None,
+            "report": rep.to_json(),
+        }
 
     async def evaluate(request: Request) -> dict[str, Any]:
         from versapub.inspect import evaluate as ev

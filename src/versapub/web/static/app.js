@@ -359,8 +359,12 @@ async function runQuery() {
 async function runCheck() {
   const r = await api("/api/check", { release: $("release-list").value });
   const lines = [...r.failures.map((f) => el("li", { class: "bad" }, f)), ...r.attention.map((a) => el("li", {}, a))];
+  const attacks = r.attacks.length
+    ? [el("h4", {}, "Attacks on everything published (against the original found under the folder)"),
+       el("ul", { id: "check-attacks" }, ...r.attacks.map((a) => el("li", {}, a)))]
+    : [el("p", { class: "muted" }, r.original ? "" : "The original is not under the folder: the attacks on everything published did not run.")];
   $("use-result").replaceChildren(el("h3", { id: "check-verdict", class: r.verdict === "failed" ? "bad" : "ok" },
-    `check: ${r.verdict}`), el("ul", {}, ...lines));
+    `check: ${r.verdict}`), el("ul", {}, ...lines), ...attacks);
 }
 
 async function runEvaluate() {
