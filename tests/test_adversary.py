@@ -154,7 +154,7 @@ def test_drawn_anatomy_records_take_their_values_from_their_group(tmp_path: Path
     assert code in (0, 6), stdout + err
     m = manifest_of(out)
     entry = next(t for t in m["tables"] if t["kind"] == "anatomy")
-    drawn = drawers()["anatomy"](out, entry, np.random.default_rng(3), 10_000)
+    drawn = drawers()["anatomy"](out, entry, np.random.default_rng(3), 10_000, 0).records
     groups: dict[tuple[str, ...], set[str]] = {}
     qi = [a for a in entry["attributes"] if a != "disease"]
     with (out / entry["files"]["qit"]).open() as f:

@@ -345,7 +345,7 @@ def publish(
     if refused:
         problems.append(("proxies of a protected attribute", InputError(proxy_error(refused))))
     hook("screening sets of columns against the protected attributes", 0, 1)
-    sets = proxy_sets(table, reduction.rules, layout, per_rule, roles, hierarchies)
+    sets = proxy_sets(table, reduction.rules, layout, per_rule, roles, hierarchies, [a.column for a in refused])
     if any(p.refused for p in sets):
         problems.append(
             ("proxies made of several columns", InputError(set_proxy_error([p for p in sets if p.refused])))
@@ -469,11 +469,13 @@ def proxy_sets(
     guarantees: Mapping[Rule, Guarantee],
     roles: ColumnRoles,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    refused: Sequence[str] = (),
 ) -> list[SetProxy]:
     """The multi-column proxy screen (:mod:`versapub.privacy.proxy_sets`) on a release's
-    layout: each rule's bound is its guarantee's posterior limit, bound to the table."""
+    layout: each rule's bound is its guarantee's posterior limit, bound to the table; the
+    columns the pair screen already refused are left out (one refusal each)."""
     bounds = {r: bind(guarantees[r], table, r.rhs, hierarchies).posterior_limit() for r in rules}
-    return screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy)
+    return screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy, ignore=refused)
 
 
 def predicted_unguarded(sub: SubTable, anon: Anonymizer, keep: Sequence[str] = ()) -> list[str]:

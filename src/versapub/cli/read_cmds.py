@@ -264,7 +264,11 @@ def check(
     from versapub import inspect
 
     with _errors(), _progress(as_json) as bar:
-        bar.add_task("checking the release", total=None)
+        task = bar.add_task("checking the release", total=None)
+
+        def step(desc: str) -> None:
+            bar.update(task, description=desc)
+
         rep = inspect.check(
             release_dir,
             _original(original, release_dir, missing) if original is not None else None,
@@ -280,6 +284,7 @@ def check(
             population=population,
             max_singling_out=max_singling_out,
             attacks=n_attacks,
+            progress=step,
         )
     if as_json:
         click.echo(json_text(rep.to_json(), indent=2))

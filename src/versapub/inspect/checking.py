@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,7 @@ def check(
     population: str | Path | None = None,
     max_singling_out: float | None = None,
     attacks: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> CheckReport:
     """Every check of ``versapub check`` (its ``--json`` is ``.to_json()``): the schema (GNF
     per rule), the guarantee in every group, consistency (sums, sizes, digests, and with
@@ -113,6 +114,7 @@ def check(
         pairing_max_rows=None,
         population=population_table(d, population, missing) if population is not None else None,
         n_attacks=attacks or N_ATTACKS,
+        progress=progress,
     )
 
 

@@ -66,6 +66,8 @@ from versapub.data.source import Source
 from versapub.privacy.proxies import reached
 from versapub.privacy.rules import Rule
 
+#: Held-out records below which nothing is measured (a table of fewer than about 150 records).
+MIN_TEST = 50
 #: Records the screen reads (a seeded uniform sample above it).
 SAMPLE = 12_000
 #: The held-out share of the sample (scored, never fitted on).
@@ -125,11 +127,13 @@ class SetProxy:
     @property
     def refused(self) -> bool:
         """A measured breach of the guarantee's bound (the confidence interval above it)."""
-        return self.low > self.bound and not self.allowed
+        return self.breach and not self.allowed
 
     @property
     def breach(self) -> bool:
-        return self.low > self.bound
+        """Above the bound, and above guessing the most frequent value (a rule whose most
+        frequent value is already above its bound is infeasible: the feasibility test says so)."""
+        return self.low > max(self.bound, self.baseline)
 
     def describe(self) -> str:
         cols = ", ".join(map(repr, self.columns))
@@ -514,7 +518,7 @@ def screen_sets(
             continue
         test = ~data.train
         n_test = int(test.sum())
-        if not n_test:
+        if n_test < MIN_TEST:  # too few records to measure anything on held-out ones
             continue
         ranked = _rank(data, cols)
         used, skipped = ranked[:MAX_COLUMNS], tuple(ranked[MAX_COLUMNS:])
@@ -525,7 +529,7 @@ def screen_sets(
         z = z_for(learner_count(len(_bank(data, used)), numeric))
         low = wilson_low(hits, n_test, z)
         share = hits / n_test
-        if low <= bound and share - baseline < LISTED:
+        if low <= max(bound, baseline) and share - baseline < LISTED:
             continue
         rule = min(members, key=lambda r: bounds.get(r, 1.0))
         tabs = tuple(dict.fromkeys(t for c in best_cols for t in where[(s, cols, lhs)].get(c, ())))

@@ -163,6 +163,32 @@ def encode(
     return ma, mb, len(num)
 
 
+def tied_hits(
+    queries: Floats,
+    candidates: Floats,
+    n_numeric: int,
+    secrets: Sequence[npt.NDArray[np.object_]],
+    truth: npt.NDArray[np.object_],
+) -> Floats:
+    """Per query, the expected exact hit of guessing the secret of one of its nearest
+    candidates picked at random, over every draw of the candidates' secrets (``secrets``):
+    the mean, over draws and equally near candidates, of the secret being the truth."""
+    out = np.zeros(len(queries))
+    truth_s = truth.astype(str)
+    drawn = [np.asarray(x).astype(str) for x in secrets]
+    for lo in range(0, len(queries), BLOCK):
+        q = queries[lo : lo + BLOCK]
+        dist = np.zeros((len(q), len(candidates)))
+        for j in range(queries.shape[1]):
+            diff = q[:, j : j + 1] - candidates[None, :, j]
+            dist += np.abs(diff) if j < n_numeric else (diff != 0)
+        tied = dist <= dist.min(axis=1, keepdims=True) + 1e-12
+        ties = tied.sum(axis=1)
+        hits = sum((tied & (x[None, :] == truth_s[lo : lo + BLOCK, None])).sum(axis=1) for x in drawn)
+        out[lo : lo + BLOCK] = hits / (ties * max(len(drawn), 1))
+    return out
+
+
 def nearest(queries: Floats, candidates: Floats, n_numeric: int, rng: np.random.Generator) -> Ints:
     """Per query row, the index of its nearest candidate (numeric columns ``|a - b|``, the
     others 0 when equal and 1 otherwise), in blocks of ``BLOCK`` queries.  Several equally
@@ -202,25 +228,38 @@ def sample_targets(ori: Records, n_attacks: int, rng: np.random.Generator) -> In
 
 # -- inference -------------------------------------------------------------------------------
 def inference(
-    ori: Records, syn: Records, aux: Sequence[str], secret: str, targets: Ints, rng: np.random.Generator
+    ori: Records,
+    syn: Records,
+    aux: Sequence[str],
+    secret: str,
+    targets: Ints,
+    rng: np.random.Generator,
+    again: Sequence[npt.NDArray[np.object_]] = (),
 ) -> Figure:
-    """anonymeter's inference attack (module docstring) on ``targets`` (original rows)."""
+    """anonymeter's inference attack (module docstring) on ``targets`` (original rows); beside
+    it, ``exact``: the expected share of exact hits of a pick among the nearest records, over
+    the drawn secret and its further draws ``again`` (what the verdict reads: no single draw)."""
     numeric = numeric_columns(ori, syn, columns=[*aux, secret])
+    truth = ori[secret][targets]
+    draws = [syn[secret], *again]
     if aux:
         q, c, n_num = encode({a: ori[a][targets] for a in aux}, {a: syn[a] for a in aux}, list(aux), numeric)
         guess = syn[secret][nearest(q, c, n_num, rng)]
+        expected = tied_hits(q, c, n_num, draws, truth)
     else:  # nothing known: a random drawn record
         guess = syn[secret][rng.integers(0, _size(syn), len(targets))]
-    truth = ori[secret][targets]
+        shares = [np.mean(np.asarray(x).astype(str)[None, :] == truth.astype(str)[:, None], axis=1) for x in draws]
+        expected = np.mean(shares, axis=0)
     hits = int(_right(guess, truth, secret in numeric).sum())
     base = syn[secret][rng.integers(0, _size(syn), len(targets))]
     base_hits = int(_right(base, truth, secret in numeric).sum())
+    exact = success_rate(len(targets), float(expected.sum()))
     return Figure(
         "inference",
         f"{secret} from {', '.join(aux) or 'nothing'}",
         success_rate(len(targets), hits),
         success_rate(len(targets), base_hits),
-        {"aux": list(aux), "secret": secret, "numeric_secret": secret in numeric},
+        {"aux": list(aux), "secret": secret, "numeric_secret": secret in numeric, "exact": exact.to_json()},
     )
 
 

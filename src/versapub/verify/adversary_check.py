@@ -29,6 +29,7 @@ import numpy as np
 
 from versapub.verify.adversary import Figure, Records, inference, linkability, sample_targets
 from versapub.verify.adversary_learned import learned_inference, population_reference
+from versapub.verify.adversary_records import Drawer, Drawn
 from versapub.verify.adversary_singling import singling_out
 from versapub.verify.manifest import Manifest
 from versapub.verify.thresholds import Threshold
@@ -40,7 +41,9 @@ DRAWN_LIMIT = 50_000
 #: The seed of the targets and draws (the attacks are a measurement: the same every run).
 SEED = 45
 
-Drawers = dict[str, Callable[[Path, dict[str, Any], np.random.Generator, int], Records]]
+Drawers = dict[str, Drawer]
+#: Further draws of each randomly drawn value the verdict's nearest-record attack reads.
+REDRAWS = 7
 
 
 def original_records(original: Any, columns: Sequence[str]) -> Records:
@@ -76,20 +79,22 @@ def rule_attacks(
     syn: Records,
     targets: np.ndarray,
     rng: np.random.Generator,
+    again: dict[str, list[np.ndarray]] | None = None,
 ) -> dict[str, Any]:
     """The inference figures of one rule on its home table (module docstring)."""
     attrs = list(entry.get("attributes") or [])
     known = [a for a in rule.lhs if a in attrs]
     readable = [a for a in attrs if a not in _sensitive(entry) and a != rule.rhs]
-    knn: Figure = inference(ori, syn, known, rule.rhs, targets, rng)
+    knn: Figure = inference(ori, syn, known, rule.rhs, targets, rng, (again or {}).get(rule.rhs, []))
     learned, learner = learned_inference(ori, syn, known, readable, rule.rhs, targets, rng)
     reference = population_reference(ori, known, rule.rhs, targets)
-    worst = max(knn.risk.low, learned.low)
+    exact = knn.details["exact"]  # the guarantee speaks of values: the verdict reads exact guesses
+    worst = max(float(exact["ci"][0]), learned.low)
     ok = not (worst > bound and worst > reference.high)
     ceiling = max(bound, reference.high)
     message = (
         f"'{rule}': an adversary who knows ({', '.join(known) or 'nothing'}) guesses {rule.rhs} for "
-        f"{knn.risk.value:.1%} of targets by the nearest published record and {learned.value:.1%} reading every "
+        f"{exact['rate']:.1%} of targets by the nearest published record and {learned.value:.1%} reading every "
         f"column published beside it ({learner}); knowing the left-hand side alone guesses {reference.value:.1%} "
         f"in the population; the guarantee allows {bound:.1%}"
     )
@@ -166,10 +171,10 @@ def adversary_check(
     columns = [c for c in dict.fromkeys(a for t in tables for a in t.get("attributes") or []) if c in original.names]
     ori = original_records(original, columns)
     targets = sample_targets(ori, n_attacks, rng)
-    drawn: dict[str, Records] = {}
+    drawn: dict[str, Drawn] = {}
     for i, t in enumerate(tables):
         say(f"attacks: drawing the records of {t.get('name')} ({i + 1} of {len(tables)})")
-        drawn[str(t.get("name"))] = drawers[str(t["kind"])](directory, t, rng, DRAWN_LIMIT)
+        drawn[str(t.get("name"))] = drawers[str(t["kind"])](directory, t, rng, DRAWN_LIMIT, REDRAWS)
     rules_out = []
     for threshold, rules in groups:
         for rule in rules:
@@ -177,12 +182,13 @@ def adversary_check(
             if home is None or str(home.get("name")) not in drawn or rule.rhs not in ori:
                 continue
             say(f"attacks: inference on '{rule}'")
-            syn = {c: v for c, v in drawn[str(home["name"])].items() if c in ori}
-            rules_out.append(rule_attacks(rule, threshold.posterior_limit(), home, ori, syn, targets, rng))
+            got = drawn[str(home["name"])]
+            syn = {c: v for c, v in got.records.items() if c in ori}
+            rules_out.append(rule_attacks(rule, threshold.posterior_limit(), home, ori, syn, targets, rng, got.again))
     tables_out = []
     for t in tables:
         say(f"attacks: singling out and linkability on {t.get('name')}")
-        syn = {c: v for c, v in drawn[str(t.get("name"))].items() if c in ori}
+        syn = {c: v for c, v in drawn[str(t.get("name"))].records.items() if c in ori}
         if syn:
             tables_out.append(table_attacks(t, ori, syn, targets, n_attacks, rng, max_singling_out))
     return {

@@ -45,8 +45,6 @@ STARTS = 30
 STEPS = 10
 #: The share of drawn records the adversary holds out to choose its learner.
 VALIDATION = 0.3
-#: A numeric secret's guess is right within this share of the guess (anonymeter's).
-TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -109,21 +107,22 @@ def _table(
         mid = np.minimum(start + support // 2, max(len(ys) - 1, 0))
         best = np.where(support > 0, cs[mid] if len(cs) else mode_all, mode_all)
     else:
-        pair = group_rows([k[fit], secret[fit]], [n_keys, n_secret])
         best = np.full(n_keys, mode_all, dtype=np.int64)
-        order = np.lexsort((-pair.counts, pair.keys[0]))
-        first = np.r_[True, np.diff(pair.keys[0][order]) != 0]
-        best[pair.keys[0][order][first]] = pair.keys[1][order][first]
+        if fit.any():
+            pair = group_rows([k[fit], secret[fit]], [n_keys, n_secret])
+            order = np.lexsort((-pair.counts, pair.keys[0]))
+            first = np.r_[True, np.diff(pair.keys[0][order]) != 0]
+            best[pair.keys[0][order][first]] = pair.keys[1][order][first]
     ok = support[k] >= MIN_SUPPORT
     return np.where(ok, best[k], mode_all).astype(np.int64), ok
 
 
 def _right(guess: Ints, secret: Ints, values: Floats | None) -> npt.NDArray[np.bool_]:
-    if values is None:
-        return np.asarray(guess == secret)
-    g, s = values[guess], values[secret]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(np.abs(g - s) / (g + 1e-12) <= TOLERANCE)
+    """A guess is right when it is the secret's value: a numeric guess is first moved to the
+    nearest value of the secret's domain (:func:`_nearest_code`), so what the guarantee
+    promises — about values, not neighbourhoods — is what is scored."""
+    del values
+    return np.asarray(guess == secret)
 
 
 def _trimmed(x: Floats, y: Floats, fit: npt.NDArray[np.bool_]) -> Floats | None:
@@ -174,6 +173,9 @@ def _learn(
     """The best learner (by accuracy on the ``check`` rows) fitted on ``fit``: its guesses for
     every row of ``table`` and its name."""
     n_secret = int(secret.max()) + 1 if len(secret) else 1
+    if int(fit.sum()) < 2 * MIN_SUPPORT:  # too few records to learn from: the most frequent value
+        mode = int(np.argmax(np.bincount(secret, minlength=n_secret))) if len(secret) else 0
+        return np.full(len(secret), mode, dtype=np.int64), "the most frequent value"
     keys = _keys(table, cols, numeric, fit)
     tried: list[tuple[float, Ints, str]] = []
 

@@ -17,6 +17,7 @@ counts).  Values are text, as in the files; a missing value is the empty string.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,20 @@ import pyarrow as pa
 from versapub.data.sql import connect, duckdb_source
 
 Records = dict[str, npt.NDArray[np.object_]]
-#: A kind's drawer: ``draw(directory, manifest entry, rng, limit) -> records``.
-Drawer = Callable[[Path, dict[str, Any], np.random.Generator, int], Records]
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """Records drawn from a table, and ``again``: for each column drawn at random (an Anatomy
+    group's value, a generalized value's leaf), further independent draws of it for the same
+    records — an attack scored over them reads the release's distribution, not one draw."""
+
+    records: Records
+    again: dict[str, list[npt.NDArray[np.object_]]] = field(default_factory=dict)
+
+
+#: A kind's drawer: ``draw(directory, manifest entry, rng, limit, redraws) -> Drawn``.
+Drawer = Callable[[Path, dict[str, Any], np.random.Generator, int, int], Drawn]
 
 
 def _read(path: Path) -> pa.Table:
@@ -58,10 +71,10 @@ def _counts(t: pa.Table) -> npt.NDArray[np.int64]:
     return np.asarray(t.column("count").to_pylist(), dtype=np.int64)
 
 
-def plain_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+def plain_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int, redraws: int = 0) -> Drawn:
     t = _read(d / entry["files"]["data"])
     rows = _rows(_counts(t), rng, limit)
-    return {a: _text(t.column(a))[rows] for a in entry["attributes"]}
+    return Drawn({a: _text(t.column(a))[rows] for a in entry["attributes"]})
 
 
 def _draw_grouped(
@@ -72,6 +85,8 @@ def _draw_grouped(
 ) -> npt.NDArray[np.int64]:
     """For each record of group ``groups[i]``, an ST row of that group drawn in proportion to
     ``st_counts`` (-1 when the group has no ST row)."""
+    if not len(st_groups):  # nothing published to draw from (every value withheld)
+        return np.full(len(groups), -1, dtype=np.int64)
     order = np.lexsort((np.arange(len(st_groups)), st_groups))
     g_sorted, c_sorted = st_groups[order], st_counts[order]
     cum = np.cumsum(c_sorted)
@@ -85,27 +100,36 @@ def _draw_grouped(
     return np.where(present, order[np.minimum(at, len(order) - 1)], -1)
 
 
-def anatomy_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+def anatomy_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int, redraws: int = 0) -> Drawn:
     qit = _read(d / entry["files"]["qit"])
     st = _read(d / entry["files"]["st"])
     rows = _rows(_counts(qit), rng, limit)
     groups = np.asarray(qit.column("group_id").to_pylist(), dtype=np.int64)[rows]
-    pick = _draw_grouped(groups, np.asarray(st.column("group_id").to_pylist(), dtype=np.int64), _counts(st), rng)
+    st_groups = np.asarray(st.column("group_id").to_pylist(), dtype=np.int64)
+    picks = [_draw_grouped(groups, st_groups, _counts(st), rng) for _ in range(1 + redraws)]
     out: Records = {}
+    again: dict[str, list[npt.NDArray[np.object_]]] = {}
     for a in entry["attributes"]:
         if a in qit.column_names:
             out[a] = _text(qit.column(a))[rows]
-        else:  # a sensitive value of the ST, drawn; a withheld group's records stay missing
-            vals = _text(st.column(a))
-            out[a] = np.where(pick >= 0, vals[np.maximum(pick, 0)], "")
-    return out
+            continue
+        vals = _text(st.column(a))  # a sensitive value of the ST, drawn; a withheld group's records stay missing
+        drawn = [
+            np.where(pick >= 0, vals[np.maximum(pick, 0)], "") if len(vals) else np.full(len(rows), "", object)
+            for pick in picks
+        ]
+        out[a], again[a] = drawn[0], drawn[1:]
+    return Drawn(out, again)
 
 
-def generalized_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+def generalized_records(
+    d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int, redraws: int = 0
+) -> Drawn:
     data = _read(d / entry["files"]["data"])
     labels = _read(d / entry["files"]["labels"])
     order = _read(d / entry["files"]["order"])
     rows = _rows(_counts(data), rng, limit)
+    again: dict[str, list[npt.NDArray[np.object_]]] = {}
     lab_attr, lab_value = _text(labels.column("attribute")), _text(labels.column("value"))
     first = np.asarray([int(x) for x in labels.column("first").to_pylist()], dtype=np.int64)
     last = np.asarray([int(x) for x in labels.column("last").to_pylist()], dtype=np.int64)
@@ -126,15 +150,16 @@ def generalized_records(d: Path, entry: dict[str, Any], rng: np.random.Generator
         is_label = np.array([v in runs for v in distinct], dtype=bool)[inv]
         lo = np.array([runs.get(v, (0, 0))[0] for v in distinct], dtype=np.int64)[inv]
         hi = np.array([runs.get(v, (0, 0))[1] for v in distinct], dtype=np.int64)[inv]
-        drawn = lo + np.floor(rng.random(len(values)) * (hi - lo + 1)).astype(np.int64)
+        draws = [lo + np.floor(rng.random(len(values)) * (hi - lo + 1)).astype(np.int64) for _ in range(1 + redraws)]
         if len(leaves):
-            out[a] = np.where(is_label, leaves[np.minimum(drawn, len(leaves) - 1)], values)
+            drawn = [np.where(is_label, leaves[np.minimum(x, len(leaves) - 1)], values) for x in draws]
         else:
-            out[a] = values
-    return out
+            drawn = [values for _ in draws]
+        out[a], again[a] = drawn[0], drawn[1:]
+    return Drawn(out, again)
 
 
-def sa_groups_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int) -> Records:
+def sa_groups_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int, redraws: int = 0) -> Drawn:
     qit = _read(d / entry["files"]["qit"])
     sets = _read(d / entry["files"]["sets"])
     rows = _rows(_counts(qit), rng, limit)
@@ -142,12 +167,18 @@ def sa_groups_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, 
     s_group = np.asarray(sets.column("group_id").to_pylist(), dtype=np.int64)
     s_attr, s_value = _text(sets.column("attribute")), _text(sets.column("value"))
     out: Records = {}
+    again: dict[str, list[npt.NDArray[np.object_]]] = {}
     for a in entry["attributes"]:
         if a in qit.column_names:
             out[a] = _text(qit.column(a))[rows]
             continue
         mine = s_attr == a
-        pick = _draw_grouped(groups, s_group[mine], np.ones(int(mine.sum()), dtype=np.int64), rng)
         vals = s_value[mine]
-        out[a] = np.where(pick >= 0, vals[np.maximum(pick, 0)], "")
-    return out
+        drawn = []
+        for _ in range(1 + redraws):
+            pick = _draw_grouped(groups, s_group[mine], np.ones(int(mine.sum()), dtype=np.int64), rng)
+            drawn.append(
+                np.where(pick >= 0, vals[np.maximum(pick, 0)], "") if len(vals) else np.full(len(rows), "", object)
+            )
+        out[a], again[a] = drawn[0], drawn[1:]
+    return Drawn(out, again)

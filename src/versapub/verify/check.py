@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -40,7 +39,6 @@ from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
 from versapub.kinds import get_kind, parse_entry
 from versapub.model.maxent import ReleaseModel
-from versapub.model.sparse import group_sum
 from versapub.privacy.rules import Rule
 from versapub.verify.adversary_check import N_ATTACKS, adversary_check
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
@@ -48,9 +46,9 @@ from versapub.verify.attack_generalized import generalized_attack, generalizing_
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
-from versapub.verify.group_checks import le
 from versapub.verify.kind_checks import KIND_CHECKS, drawers
 from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.posterior import _holding, group_bounds, posterior_check, posterior_hint
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
 from versapub.verify.release_check import required, verify_release
@@ -239,231 +237,6 @@ def run_attacks(
             out.append(fast_scalable_attack(directory, rules, g, original, manifest))
     if which != "exact" and generalizing_tables(manifest):
         out.append(generalized_attack(directory, rules, g, original, manifest))
-    return out
-
-
-def _given(lhs: tuple[str, ...], q: tuple[str, ...] | list[str]) -> str:
-    """The condition of a posterior, readably: ``sex = F, age = 30-39``, or ``any sex, age``
-    when the bound holds whatever the values (every value shown as ``*``)."""
-    if all(v == "*" for v in q):
-        return f"any {', '.join(lhs)}"
-    return ", ".join(f"{a} = {v}" for a, v in zip(lhs, q, strict=True))
-
-
-def _limit_text(head: str, rel: str, limit: float) -> str:
-    """A posterior against the guarantee's limit; a guarantee that bounds no probability
-    (distinct l-diversity, k-anonymity: limit 1) is said so, the number left for reading."""
-    if limit >= 1:
-        return (
-            f"{head}; the guarantee bounds no probability (it asks for distinct values or records, not for how "
-            "likely each is), so this is a number to read, not a check passed"
-        )
-    return f"{head} {rel} the guarantee's limit {limit:.4f}"
-
-
-def posterior_check(model: ReleaseModel, rules: list[Rule], g: Thresholds) -> list[dict[str, Any]]:
-    """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
-    probability, against ``1/l``.
-
-    When ``S`` is published in one table only and that table is an Anatomy table with ``S``
-    as a sensitive attribute, ``S`` depends on every other attribute only through the
-    record's latent group: ``P(s | q) = Σ_g P(g | q) P(s | g) <= max_g P(s | g)`` whatever
-    ``q`` and whatever the other tables; that bound (exact when a group is alone) is used
-    instead of the exact maximum, which would need every (q, s) pair.  (When the tables are
-    disjoint and ``q`` has nothing in that table, ``P(s | q) = P(s)`` exactly.)  Otherwise
-    the maximum is computed exactly from the model's marginal.
-    """
-    out = []
-    tree = model.tree
-    disjoint = tree is not None and tree.disjoint
-    for r in rules:
-        attrs: tuple[str, ...] = (*r.lhs, r.rhs)
-        method = "exact"
-        worst, s = 0.0, ""
-        q: tuple[str, ...] = ()
-        try:
-            holders = [f for f in model.factors if r.rhs in f.attrs] if tree is not None else []
-            home = holders[0] if len(holders) == 1 else None
-            q_in = tuple(a for a in r.lhs if home is not None and a in home.attrs)
-            wanted = home is not None and (bool(q_in) or not disjoint)
-            bound = home.group_bound(r.rhs, model.cards) if home is not None and wanted else None
-            if bound is not None:
-                worst, method = bound[0], "group bound"
-                q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][bound[1]])
-            else:
-                home = home if disjoint else None  # linked tables: the model's marginal
-                keys = q_in if home is not None else r.lhs
-                m = home.weighted({}, [], (*keys, r.rhs)) if home is not None else model.marginal(attrs)
-                cols = dict(zip(m.attrs, m.codes, strict=True))
-                denom = (
-                    group_sum(keys, cols, model.cards, m.values).lookup(cols)
-                    if keys
-                    else np.full(len(m.values), m.total)
-                )
-                ratio = np.divide(m.values, denom, out=np.zeros_like(m.values), where=denom > 0)
-                if len(ratio):
-                    i = int(np.argmax(ratio))
-                    worst = float(ratio[i])
-                    q = tuple(str(model.domains[a][cols[a][i]]) if a in cols else "*" for a in r.lhs)
-                    s = str(model.domains[r.rhs][cols[r.rhs][i]])
-        except ReleaseError as exc:
-            out.append({"rule": r.to_json(), "ok": True, "skipped": str(exc), "message": f"'{r}': skipped ({exc})"})
-            continue
-        limit = g.posterior_limit()
-        ok = bool(le(worst, limit))
-        rel = "<=" if ok else ">"
-        what = "bound on max" if method == "group bound" else "max"
-        out.append(
-            {
-                "rule": r.to_json(),
-                "ok": ok,
-                "max_posterior": worst,
-                "method": method,
-                "bound": limit,
-                "q": list(q),
-                "s": s,
-                "bounded": limit < 1,
-                "message": _limit_text(
-                    f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f}", rel, limit
-                ),
-            }
-        )
-    return out
-
-
-def _holding(manifest: dict[str, Any], s: str) -> list[dict[str, Any]]:
-    return [t for t in manifest.get("tables", []) if isinstance(t, dict) and s in t.get("attributes", [])]
-
-
-def posterior_hint(manifest: dict[str, Any], r: Rule) -> str:
-    """After a failed posterior: which tables publish the rule's sensitive attribute, how, and
-    what to change (the posterior is taken across every table: a table anonymized for
-    another guarantee, or one publishing ``S`` exactly beside what the adversary knows,
-    lets it exceed the limit)."""
-    parts = []
-    for t in _holding(manifest, r.rhs):
-        rules = [t.get("enforces"), *(t.get("also_enforces") or [])]
-        mine = [x for x in rules if isinstance(x, dict) and x.get("rhs") == r.rhs]
-        known = [a for a in t.get("attributes", []) if a != r.rhs]
-        if mine:
-            parts.append(f"{t['name']} ({t.get('kind')}) protects it for '{', '.join(mine[0]['lhs'])} -> {r.rhs}'")
-        else:
-            parts.append(
-                f"{t['name']} ({t.get('kind')}) publishes it unprotected beside {', '.join(known) or 'nothing'}"
-            )
-    where = "; ".join(parts) or f"no table lists {r.rhs}"
-    return (
-        f" — across the release: {where}. The table protecting {r.rhs} must meet this rule's guarantee too: "
-        f"publish with it on that table (state the rule's guarantee, or a stronger release guarantee), "
-        f"generalize {r.rhs} or remove the unprotected copies, or drop the rule"
-    )
-
-
-def _marginal_posterior(
-    con: duckdb.DuckDBPyConnection, directory: Path, entry: Any, t: dict[str, Any], r: Rule, g: Thresholds
-) -> dict[str, Any]:
-    """``max_s P(S = s)`` from the file of ``S``'s table that holds ``S``: the exact posterior
-    when that table shares no attribute with the others and holds no LHS attribute."""
-    role = next(role for role, cols in get_kind(entry.kind).roles(entry).items() if r.rhs in cols)
-    src = duckdb_source(directory / entry.files[role])
-    s_col = _ident(r.rhs)
-    row = con.execute(
-        f'SELECT {s_col}, CAST(sum(CAST("count" AS BIGINT)) AS DOUBLE) / '
-        f'(SELECT sum(CAST("count" AS BIGINT)) FROM {src}) FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1'
-    ).fetchone()
-    worst, value = (float(row[1]), str(row[0])) if row is not None else (0.0, "")
-    limit = g.posterior_limit()
-    ok = bool(le(worst, limit))
-    q = ["*"] * len(r.lhs)
-    return {
-        "rule": r.to_json(),
-        "ok": ok,
-        "max_posterior": worst,
-        "method": "exact",
-        "bound": limit,
-        "q": q,
-        "s": value,
-        "bounded": limit < 1,
-        "message": _limit_text(
-            f"'{r}': max P({r.rhs} = {value} | {_given(r.lhs, q)}) = {worst:.4f}", "<=" if ok else ">", limit
-        )
-        + f" (no published link to {r.rhs})",
-    }
-
-
-def group_bounds(
-    directory: Path, rules: list[Rule], g: Thresholds, manifest: Manifest | None = None
-) -> dict[Rule, dict[str, Any]]:
-    """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
-    file, for rules whose sensitive attribute is published by one table only, as the
-    sensitive attribute of an Anatomy table (whether or not that table holds an LHS
-    attribute: the bound holds for any condition); and, exactly, ``max_s P(s)`` for rules
-    whose ``S`` sits in a table sharing nothing with the others and holding no LHS
-    attribute.  When every rule is answered here, the release model is never built."""
-    m = manifest_of(directory, manifest)
-    tables = list(m["tables"])
-    out: dict[Rule, dict[str, Any]] = {}
-    per_table: dict[str, tuple[Any, ...] | None] = {}
-    with connect() as con:
-        for r in rules:
-            homes = [t for t in tables if r.rhs in t["attributes"]]
-            if len(homes) != 1:
-                continue
-            t = homes[0]
-            entry = parse_entry(t)
-            alone = not any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t)
-            kind = get_kind(entry.kind)
-            exact = kind.exact_values or r.rhs in kind.sensitive_of(entry)  # S's values as published
-            if alone and exact and not any(a in t["attributes"] for a in r.lhs):
-                out[r] = _marginal_posterior(con, directory, entry, t, r, g)  # P(s | q) = P(s) exactly
-                continue
-            grouped = kind.groups(entry)
-            if grouped is None or kind.sensitive_of(entry) != (r.rhs,):  # none or several: the model
-                continue
-            if t["name"] not in per_table:  # one pass over each table, whatever the number of rules
-                s_role, group_cols = grouped
-                src = duckdb_source(directory / entry.files[s_role])
-                s_col = _ident(r.rhs)
-                c, n = (_ident(fresh_alias(base, t["attributes"])) for base in ("c", "n"))
-                part = ", ".join(_ident(g) for g in group_cols) or "1"
-                runs = kind.sensitive_runs(directory, entry).get(r.rhs)
-                if runs is not None:  # generalized sensitive values: the largest induced frequency of a leaf
-                    leaf, x = (_ident(fresh_alias(base, t["attributes"])) for base in ("leaf", "x"))
-                    per_table[t["name"]] = con.execute(
-                        f'WITH w AS (SELECT {part}, unnest(range(r.f, r.l + 1)) {leaf}, CAST("count" AS DOUBLE) / '
-                        f"(r.l - r.f + 1) {x} FROM {src} d JOIN ({runs[0]}) r ON d.{s_col} = r.pv), "
-                        f"c AS (SELECT {part}, {leaf}, sum({x}) {x} FROM w GROUP BY ALL) "
-                        f"SELECT o.leaf, p.{x} FROM (SELECT {leaf}, {x} / sum({x}) OVER (PARTITION BY {part}) {x} "
-                        f"FROM c) p JOIN ({runs[1]}) o ON o.position = p.{leaf} ORDER BY 2 DESC, 1 LIMIT 1"
-                    ).fetchone()
-                else:
-                    per_table[t["name"]] = con.execute(
-                        f'SELECT {s_col}, CAST({c} AS DOUBLE) / {n} FROM (SELECT {s_col}, sum(CAST("count" AS BIGINT)) '
-                        f'OVER (PARTITION BY {part}, {s_col}) {c}, sum(CAST("count" AS BIGINT)) OVER (PARTITION BY '
-                        f"{part}) {n} FROM {src}) ORDER BY 2 DESC, 1 LIMIT 1"
-                    ).fetchone()
-            row = per_table[t["name"]]
-            if row is None:
-                continue
-            worst = float(row[1])
-            limit = g.posterior_limit()
-            ok = bool(le(worst, limit))
-            q = ["*"] * len(r.lhs)
-            out[r] = {
-                "rule": r.to_json(),
-                "ok": ok,
-                "max_posterior": worst,
-                "method": "group bound",
-                "bound": limit,
-                "q": q,
-                "s": str(row[0]),
-                "bounded": limit < 1,
-                "message": _limit_text(
-                    f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = {worst:.4f}",
-                    "<=" if ok else ">",
-                    limit,
-                ),
-            }
     return out
 
 
@@ -659,6 +432,7 @@ def run_check(
     requirement: Requirement | None = None,
     population: Source | None = None,
     n_attacks: int = N_ATTACKS,
+    progress: Callable[[str], None] | None = None,
 ) -> CheckReport:
     """Every check; ``model`` is the release's maximum-entropy model (or a function that
     builds it), used for the posterior; ``guarantee`` (``{"name": ..., params}``) and
@@ -744,7 +518,14 @@ def run_check(
             return None
         groups = _by_guarantee(d, req, manifest)
         return adversary_check(
-            d, manifest, in_memory, groups, drawers(), n_attacks=n_attacks, max_singling_out=req.max_singling_out
+            d,
+            manifest,
+            in_memory,
+            groups,
+            drawers(),
+            n_attacks=n_attacks,
+            max_singling_out=req.max_singling_out,
+            progress=progress,
         )
 
     with ThreadPoolExecutor(max_workers=4) as pool:
