@@ -285,7 +285,9 @@ def test_posterior_from_the_files_agrees_with_the_model(tmp_path: Path) -> None:
         TEXAS_LIKE_RULES,
         l=5,
         seed=2,
-        columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive"),
+        # thcic (the hospital) locates a county and a ZIP code: the set screen refuses it
+        # unless allowed, and this test is about the posterior, not the screen
+        columns=versapub.ColumnRoles(allow_unique=table.names, others="insensitive", allow_proxy=("thcic",)),
     )
     out = tmp_path / "r"
     versapub.write_release(rel, out)

@@ -97,3 +97,33 @@ def group_rows(
             rest //= card
         keys = tuple(reversed(out))
     return Grouping(keys, counts, inverse)
+
+
+def cell_sizes_among(
+    codes: Sequence[npt.NDArray[np.integer]], wanted: Sequence[npt.NDArray[np.integer]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """How many rows of ``codes`` (one array per column) share each row's combination of
+    ``wanted`` (the same columns): ``(ids, sizes)`` where ``ids[i]`` numbers ``wanted``'s row
+    ``i``'s distinct combination and ``sizes[id]`` counts the rows of ``codes`` holding it.
+    Exact for any number of columns and cardinalities: the key is built column by column and
+    renumbered among ``wanted``'s combinations after each (never above ``len(wanted[0])``),
+    rows holding a combination ``wanted`` lacks dropped on the way."""
+    m = len(wanted[0]) if wanted else 0
+    if not wanted:
+        return np.zeros(m, dtype=np.int64), np.array([len(codes[0]) if codes else 0], dtype=np.int64)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    want = np.zeros(m, dtype=np.int64)
+    have = np.zeros(len(codes[0]), dtype=np.int64)
+    keep = np.ones(len(have), dtype=bool)
+    for c, w in zip(codes, wanted, strict=True):
+        w64, c64 = np.asarray(w, dtype=np.int64), np.asarray(c, dtype=np.int64)
+        card = int(max(w64.max(initial=0), c64.max(initial=0))) + 1
+        known, want = np.unique(want * card + w64, return_inverse=True)
+        want = want.ravel().astype(np.int64)
+        key = have * card + c64
+        at = np.minimum(np.searchsorted(known, key), len(known) - 1)
+        keep &= known[at] == key
+        have = at.astype(np.int64)
+    sizes = np.bincount(have[keep], minlength=int(want.max(initial=-1)) + 1).astype(np.int64)
+    return want, sizes

@@ -31,7 +31,7 @@ in memory; a partitioned one on a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -127,6 +127,17 @@ class Source(Protocol):
 
     def count_queries(self, queries: Sequence[Any]) -> npt.NDArray[np.int64]:
         """Per COUNT query (``{attribute: allowed codes}``), the records it counts."""
+        ...
+
+    def sample_codes(self, names: Sequence[str], size: int, rng: np.random.Generator) -> dict[str, Any]:
+        """The codes of ``names`` for ``size`` records drawn without replacement by ``rng``
+        (every record when there are no more), in input order."""
+        ...
+
+    def cells_among(self, names: Sequence[str], wanted: Mapping[str, Any]) -> tuple[Any, Any]:
+        """For rows of codes ``wanted`` (per column of ``names``): a dense id of each row's
+        combination and, per id, the records of the whole table holding it
+        (:func:`versapub.data.groupby.cell_sizes_among`)."""
         ...
 
     def pair_counts(self, pairs: Sequence[tuple[str, str]]) -> list[PairCounts]:

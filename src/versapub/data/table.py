@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from versapub.data.groupby import cell_sizes_among
 from versapub.errors import InputError
 
 if TYPE_CHECKING:
@@ -231,6 +232,20 @@ class EncodedTable:
             rank[present] = np.arange(len(present), dtype=np.int32)
             cols.append(Column(c.name, rank[codes], c.values[present]))
         return EncodedTable(tuple(cols), source=f"{self.source} (sample of {n})")
+
+    def sample_codes(self, names: Sequence[str], size: int, rng: np.random.Generator) -> dict[str, Codes]:
+        """The codes of ``names`` for ``size`` records drawn without replacement (input order;
+        every record when there are no more)."""
+        n = self.n_rows
+        rows = np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
+        return {c: self.codes(c)[rows] for c in names}
+
+    def cells_among(
+        self, names: Sequence[str], wanted: Mapping[str, npt.NDArray[np.integer]]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:func:`versapub.data.groupby.cell_sizes_among` of ``wanted``'s rows over ``names``
+        in the whole table."""
+        return cell_sizes_among([self.codes(c) for c in names], [wanted[c] for c in names])
 
     def replace(self, column: Column) -> EncodedTable:
         """A table with ``column`` in place of the column of the same name."""

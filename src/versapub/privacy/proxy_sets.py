@@ -450,24 +450,18 @@ def _rank(data: _Data, cols: Sequence[str]) -> list[str]:
     return sorted(cols, key=lambda c: (-score[c], c))
 
 
-def _prepare(table: Source, s: str, cols: Sequence[str], lhs: Sequence[str], seed: int) -> _Data | None:
-    codes_of = getattr(table, "codes", None)
-    if not callable(codes_of):
-        return None
-    n = table.n_rows
-    known = [a for a in lhs if a in table.names]
-    if known:
-        g = group_rows([codes_of(a) for a in known], [table.cardinality(a) for a in known], with_inverse=True)
-        assert g.inverse is not None
-        whole_cell = g.inverse.astype(np.int64)
-        whole_size = g.counts.astype(np.float64)[whole_cell]
-    else:
-        whole_cell, whole_size = np.zeros(n, dtype=np.int64), np.full(n, float(n))
+def _prepare(table: Source, s: str, cols: Sequence[str], lhs: Sequence[str], seed: int) -> _Data:
     rng = np.random.default_rng(seed)
-    rows = np.sort(rng.choice(n, size=SAMPLE, replace=False)) if n > SAMPLE else np.arange(n)
-    m = len(rows)
+    known = [a for a in lhs if a in table.names]
+    drawn = table.sample_codes(list(dict.fromkeys([*cols, s, *known])), SAMPLE, rng)
+    m = len(drawn[s])
     train = np.ones(m, dtype=bool)
     train[rng.permutation(m)[: round(m * TEST_SHARE)]] = False
+    if known:
+        cell, sizes = table.cells_among(known, drawn)
+        size = sizes[cell].astype(np.float64)
+    else:
+        cell, size = np.zeros(m, dtype=np.int64), np.full(m, float(table.n_rows))
     s_col = table.column(s)
     s_values = _numbers(s_col.values)
     regression = s_values is not None and s_col.cardinality > CATEGORICAL_VALUES
@@ -476,15 +470,14 @@ def _prepare(table: Source, s: str, cols: Sequence[str], lhs: Sequence[str], see
     cards: dict[str, int] = {}
     for c in cols:
         col = table.column(c)
-        cc = np.asarray(codes_of(c), dtype=np.int64)[rows]
+        cc = np.asarray(drawn[c], dtype=np.int64)
         codes[c] = cc
         cards[c] = col.cardinality
         num = _numbers(col.values)
         if num is not None:
             numbers[c] = num[cc]
-    s_codes = np.asarray(codes_of(s), dtype=np.int64)[rows]
-    cell = np.unique(whole_cell[rows], return_inverse=True)[1].ravel().astype(np.int64)
-    return _Data(codes, numbers, cards, s_codes, s_values, regression, train, cell, whole_size[rows])
+    s_codes = np.asarray(drawn[s], dtype=np.int64)
+    return _Data(codes, numbers, cards, s_codes, s_values, regression, train, cell, size)
 
 
 def screen_sets(
@@ -514,8 +507,6 @@ def screen_sets(
         where[key] = reach
     for (s, cols, lhs), members in groups.items():
         data = _prepare(table, s, cols, lhs, seed)
-        if data is None:
-            continue
         test = ~data.train
         n_test = int(test.sum())
         if n_test < MIN_TEST:  # too few records to measure anything on held-out ones

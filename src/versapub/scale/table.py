@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.data.counts import GroupSummary
-from versapub.data.groupby import group_rows
+from versapub.data.groupby import cell_sizes_among, group_rows
 from versapub.data.grouping import GROUP_ID, Grouping
 from versapub.data.source import PairCounts
 from versapub.errors import ConfigError, InputError
@@ -123,6 +123,15 @@ def from_parts(directory: Path, names: Sequence[str], dtypes: dict[str, str]) ->
 
     meta = pd.DataFrame({n: pd.Series([], dtype=dtypes.get(n, "int32")) for n in names})
     return dd.from_delayed(part_frames(directory, names), meta=meta, verify_meta=False)
+
+
+def _part_take(file: str, names: Sequence[str], rows: IntArray) -> dict[str, IntArray]:
+    df = _read_part(file, names)
+    return {n: df[n].to_numpy()[rows] for n in names}
+
+
+def _part_cells_among(df: Any, names: Sequence[str], wanted: Sequence[IntArray]) -> IntArray:
+    return cell_sizes_among([df[n].to_numpy() for n in names], wanted)[1]
 
 
 def _bincounts(df: Any, cols: Sequence[str], cards: Sequence[int]) -> dict[str, IntArray]:
@@ -503,6 +512,41 @@ class DaskTable:
     def frame(self, names: Sequence[str]) -> Any:
         """The columns ``names`` as a Dask DataFrame of codes, one partition per part."""
         return from_parts(self.codes_path, names, {})
+
+    def sample_codes(self, names: Sequence[str], size: int, rng: np.random.Generator) -> dict[str, IntArray]:
+        """The codes of ``names`` for ``size`` records drawn without replacement (the memory
+        table's draw over the parts' records in part order), each part reading its own."""
+        import pyarrow.parquet as pq
+        from dask import delayed
+
+        files = sorted(self.codes_path.glob("*.parquet"))
+        lengths = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
+        n = int(lengths.sum())
+        rows = np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        cut = np.searchsorted(rows, starts)
+        jobs = [
+            delayed(_part_take)(str(f), list(names), rows[cut[i] : cut[i + 1]] - starts[i])
+            for i, f in enumerate(files)
+            if cut[i + 1] > cut[i]
+        ]
+        parts = self.runner.run(jobs, "on the cluster: drawing a sample of the records")
+        return {c: np.concatenate([p[c] for p in parts]).astype(np.int64) for c in names}
+
+    def cells_among(
+        self, names: Sequence[str], wanted: Mapping[str, IntArray]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:func:`versapub.data.groupby.cell_sizes_among` of ``wanted``'s rows over ``names``,
+        summed over the parts on the cluster."""
+        from dask import delayed
+
+        w = [np.asarray(wanted[c], dtype=np.int64) for c in names]
+        ids, _ = cell_sizes_among([c[:0] for c in w], w)
+        jobs = [delayed(_part_cells_among)(p, list(names), w) for p in part_frames(self.codes_path, names)]
+        sizes = np.zeros(int(ids.max(initial=-1)) + 1, dtype=np.int64)
+        for part in self.runner.run(jobs, "on the cluster: sizes of the sampled records' cells"):
+            sizes += part
+        return ids, sizes
 
     def _place(self, what: str) -> Path:
         return self.scratch / f"{what}-{uuid.uuid4().hex[:10]}"
