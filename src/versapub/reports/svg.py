@@ -182,15 +182,20 @@ def attack_bars(rows: list[tuple[str, float, float, tuple[float, float], float |
         return ""
     left, row_h, pad = 230, 22, 26
     plot_w = width - left - 20
-    height = pad + row_h * len(rows) + 30
+    height = pad + row_h * len(rows) + 46
     parts = [
         f'<svg class="chart" role="img" aria-label="attack success against the baseline" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}">'
+        f'height="{height}" viewBox="0 0 {width} {height}">',
+        f'<line class="axis x-axis" x1="{left}" y1="{pad - 4}" x2="{left + plot_w}" y2="{pad - 4}" stroke="#333"/>',
+        f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{height - 24}" font-size="11" '
+        'text-anchor="middle">share of targets (inference, linkability) or attacks (singling out) that succeed</text>',
+        f'<line class="axis y-axis" x1="{left}" y1="{pad - 4}" x2="{left}" y2="{height - 40}" stroke="#333"/>',
+        f'<text class="y-label" x="12" y="{pad - 8}" font-size="11">attack</text>',
     ]
     for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = left + plot_w * frac
         parts.append(
-            f'<line x1="{x:.1f}" y1="{pad - 4}" x2="{x:.1f}" y2="{height - 26}" stroke="#ddd"/>'
+            f'<line x1="{x:.1f}" y1="{pad - 4}" x2="{x:.1f}" y2="{height - 40}" stroke="#ddd"/>'
             f'<text x="{x:.1f}" y="{pad - 8}" font-size="10" text-anchor="middle">{frac:.0%}</text>'
         )
     for i, (label, rate, base, (lo, hi), bound) in enumerate(rows):
