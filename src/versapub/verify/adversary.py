@@ -110,29 +110,45 @@ class Figure:
 
 
 # -- encoding -------------------------------------------------------------------------------
-def numeric_columns(*tables: Records, columns: Sequence[str]) -> list[str]:
-    """The columns whose every non-empty value, in every table, reads as a number."""
-    out = []
-    for c in columns:
-        ok = True
-        for t in tables:
-            text = np.char.strip(np.asarray(t[c], dtype=str))
-            filled = text[text != ""]
-            try:
-                filled.astype(np.float64)
-            except ValueError:
-                ok = False
-                break
-        if ok:
-            out.append(c)
+#: The parsed numbers of each column array read during one check (keyed by the array's
+#: identity, the array kept so that the key cannot be reused): the attacks read the same
+#: drawn columns many times.  Emptied by :func:`forget_parsed` when the check ends.
+_PARSED: dict[int, tuple[npt.NDArray[Any], Floats | None]] = {}
+
+
+def _parsed(values: npt.NDArray[Any]) -> Floats | None:
+    """``values`` as numbers (NaN where empty), or None when one is not a number; each
+    distinct value parsed once."""
+    hit = _PARSED.get(id(values))
+    if hit is not None and hit[0] is values:
+        return hit[1]
+    uniq, inv = np.unique(np.asarray(values, dtype=str), return_inverse=True)
+    text = np.char.strip(uniq)
+    numbers = np.full(len(uniq), np.nan)
+    filled = text != ""
+    try:
+        numbers[filled] = text[filled].astype(np.float64)
+        out: Floats | None = numbers[np.asarray(inv).ravel()]
+    except ValueError:
+        out = None
+    _PARSED[id(values)] = (values, out)
     return out
 
 
+def forget_parsed() -> None:
+    """Empty the cache of parsed columns (:data:`_PARSED`)."""
+    _PARSED.clear()
+
+
+def numeric_columns(*tables: Records, columns: Sequence[str]) -> list[str]:
+    """The columns whose every non-empty value, in every table, reads as a number."""
+    return [c for c in columns if all(_parsed(np.asarray(t[c])) is not None for t in tables)]
+
+
 def _numbers(values: npt.NDArray[np.object_]) -> Floats:
-    text = np.char.strip(np.asarray(values, dtype=str))
-    out = np.full(len(text), np.nan)
-    filled = text != ""
-    out[filled] = text[filled].astype(np.float64)
+    out = _parsed(values)
+    if out is None:
+        raise ValueError("a value is not a number")
     return out
 
 
@@ -174,8 +190,10 @@ def tied_hits(
     candidates picked at random, over every draw of the candidates' secrets (``secrets``):
     the mean, over draws and equally near candidates, of the secret being the truth."""
     out = np.zeros(len(queries))
-    truth_s = truth.astype(str)
-    drawn = [np.asarray(x).astype(str) for x in secrets]
+    texts = [np.asarray(x).astype(str) for x in secrets]
+    dictionary = np.unique(np.concatenate([truth.astype(str), *texts]))
+    truth_s = np.searchsorted(dictionary, truth.astype(str))  # codes: integer comparisons below
+    drawn = [np.searchsorted(dictionary, x) for x in texts]
     for lo in range(0, len(queries), BLOCK):
         q = queries[lo : lo + BLOCK]
         dist = np.zeros((len(q), len(candidates)))

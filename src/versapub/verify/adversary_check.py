@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from versapub.verify.adversary import Figure, Records, inference, linkability, sample_targets
+from versapub.verify.adversary import Figure, Records, forget_parsed, inference, linkability, sample_targets
 from versapub.verify.adversary_learned import learned_inference, population_reference
 from versapub.verify.adversary_records import Drawer, Drawn
 from versapub.verify.adversary_singling import singling_out
@@ -154,6 +154,33 @@ def table_attacks(
 
 
 def adversary_check(
+    directory: Path,
+    manifest: Manifest,
+    original: Any,
+    groups: Sequence[tuple[Threshold, Sequence[Any]]],
+    drawers: Drawers,
+    *,
+    n_attacks: int = N_ATTACKS,
+    max_singling_out: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """:func:`_adversary_check`, the columns it parsed forgotten when it ends."""
+    try:
+        return _adversary_check(
+            directory,
+            manifest,
+            original,
+            groups,
+            drawers,
+            n_attacks=n_attacks,
+            max_singling_out=max_singling_out,
+            progress=progress,
+        )
+    finally:
+        forget_parsed()
+
+
+def _adversary_check(
     directory: Path,
     manifest: Manifest,
     original: Any,
