@@ -110,10 +110,28 @@ class Figure:
 
 
 # -- encoding -------------------------------------------------------------------------------
-#: The parsed numbers of each column array read during one check (keyed by the array's
-#: identity, the array kept so that the key cannot be reused): the attacks read the same
-#: drawn columns many times.  Emptied by :func:`forget_parsed` when the check ends.
+#: Each column array read during one check as a dictionary and codes, and its parsed numbers
+#: (keyed by the array's identity, the array kept so that the key cannot be reused): the
+#: attacks read the same columns many times, and the original's arrive with their codes
+#: (:func:`remember_codes`).  Emptied by :func:`forget_parsed` when the check ends.
+_FACTORS: dict[int, tuple[npt.NDArray[Any], npt.NDArray[np.str_], Ints]] = {}
 _PARSED: dict[int, tuple[npt.NDArray[Any], Floats | None]] = {}
+
+
+def remember_codes(values: npt.NDArray[Any], dictionary: npt.NDArray[Any], codes: Ints) -> None:
+    """Record that ``values`` is ``dictionary[codes]`` (distinct dictionary values)."""
+    _FACTORS[id(values)] = (values, np.asarray(dictionary, dtype=str), np.asarray(codes, dtype=np.int64))
+
+
+def factorize(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.str_], Ints]:
+    """``values`` as text: its distinct values and each row's code into them."""
+    hit = _FACTORS.get(id(values))
+    if hit is not None and hit[0] is values:
+        return hit[1], hit[2]
+    uniq, inv = np.unique(np.asarray(values, dtype=str), return_inverse=True)
+    codes = np.asarray(inv, dtype=np.int64).ravel()
+    _FACTORS[id(values)] = (values, uniq, codes)
+    return uniq, codes
 
 
 def _parsed(values: npt.NDArray[Any]) -> Floats | None:
@@ -122,13 +140,13 @@ def _parsed(values: npt.NDArray[Any]) -> Floats | None:
     hit = _PARSED.get(id(values))
     if hit is not None and hit[0] is values:
         return hit[1]
-    uniq, inv = np.unique(np.asarray(values, dtype=str), return_inverse=True)
+    uniq, codes = factorize(values)
     text = np.char.strip(uniq)
     numbers = np.full(len(uniq), np.nan)
     filled = text != ""
     try:
         numbers[filled] = text[filled].astype(np.float64)
-        out: Floats | None = numbers[np.asarray(inv).ravel()]
+        out: Floats | None = numbers[codes]
     except ValueError:
         out = None
     _PARSED[id(values)] = (values, out)
@@ -136,7 +154,8 @@ def _parsed(values: npt.NDArray[Any]) -> Floats | None:
 
 
 def forget_parsed() -> None:
-    """Empty the cache of parsed columns (:data:`_PARSED`)."""
+    """Empty the caches of factorized and parsed columns."""
+    _FACTORS.clear()
     _PARSED.clear()
 
 

@@ -27,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from versapub.verify.adversary import Figure, Records, forget_parsed, inference, linkability, sample_targets
+from versapub.verify.adversary import (
+    Figure,
+    Records,
+    forget_parsed,
+    inference,
+    linkability,
+    remember_codes,
+    sample_targets,
+)
 from versapub.verify.adversary_learned import learned_inference, population_reference
 from versapub.verify.adversary_records import Drawer, Drawn
 from versapub.verify.adversary_singling import singling_out
@@ -47,8 +55,14 @@ REDRAWS = 7
 
 
 def original_records(original: Any, columns: Sequence[str]) -> Records:
-    """The original's columns as text, record by record."""
-    return {c: np.asarray(original.column(c).values, dtype=object)[original.codes(c)] for c in columns}
+    """The original's columns as text, record by record (their codes remembered)."""
+    out = {}
+    for c in columns:
+        dictionary, codes = np.asarray(original.column(c).values, dtype=object), original.codes(c)
+        out[c] = dictionary[codes]
+        if len(set(map(str, dictionary))) == len(dictionary):  # distinct as text: the codes serve
+            remember_codes(out[c], dictionary, codes)
+    return out
 
 
 def _sensitive(entry: dict[str, Any]) -> list[str]:

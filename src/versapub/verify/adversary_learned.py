@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.data.groupby import group_rows
-from versapub.verify.adversary import Rate, Records, _numbers, numeric_columns, success_rate
+from versapub.verify.adversary import Rate, Records, _numbers, factorize, numeric_columns, success_rate
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -58,9 +58,8 @@ class _Key:
 
 
 def _codes(values: npt.NDArray[np.object_]) -> tuple[Ints, int]:
-    _, inv = np.unique(values.astype(str), return_inverse=True)
-    inv = np.asarray(inv, dtype=np.int64).ravel()
-    return inv, int(inv.max()) + 1 if len(inv) else 1
+    dictionary, inv = factorize(values)
+    return inv, len(dictionary) if len(inv) else 1
 
 
 def _binned(x: Floats, fit: npt.NDArray[np.bool_]) -> tuple[Ints, int]:

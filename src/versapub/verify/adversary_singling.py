@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from versapub.verify.adversary import Figure, Records, _numbers, _size, numeric_columns, success_rate
+from versapub.verify.adversary import Figure, Records, _numbers, _size, factorize, numeric_columns, success_rate
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -210,7 +210,7 @@ def _distinct(t: Records, columns: Sequence[str]) -> Records:
     """The table's distinct rows (anonymeter drops duplicates before singling out)."""
     if not columns:
         return {}
-    keys = np.unique(np.stack([t[c].astype(str) for c in columns], axis=1), axis=0, return_index=True)[1]
+    keys = np.unique(np.stack([factorize(t[c])[1] for c in columns], axis=1), axis=0, return_index=True)[1]
     first = np.sort(keys)
     return {c: t[c][first] for c in columns}
 
