@@ -420,7 +420,7 @@ def test_marginals_across_linked_tables_equal_dense(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(QUERY_SCHEMAS))
 def test_posterior_check_on_linked_tables_equals_brute_force(name: str) -> None:
     """``check``'s maxent posterior max P(S = s | Q = q) against the dense joint."""
-    from versapub.verify.check import posterior_check
+    from versapub.model.posterior import posterior_check
 
     model, table = _eligible(name, 4)
     names = list(table.names)

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import versapub
 import versapub.verify.check as check
 from versapub.data.sql import connect, machine_memory, memory_share
 from versapub.model.outofcore import anatomy_term
@@ -112,7 +111,7 @@ def test_checks_side_by_side_each_hold_their_share(monkeypatch: pytest.MonkeyPat
         ("identity", "identity_check"),
     ):
         monkeypatch.setattr(check, fn, probe(name, getattr(check, fn)))
-    rep = check.run_check(TABLE2, model=lambda: versapub.load_release(TABLE2))
+    rep = check.run_check(TABLE2)
     assert set(seen) == {"verify", "attacks", "posterior", "identity"}, rep.verification.explain()
     for name, (limit, spill) in seen.items():
         with connect(check.MEMORY_SHARES[name]) as con:

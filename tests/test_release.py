@@ -274,10 +274,11 @@ def test_posterior_from_the_files_agrees_with_the_model(tmp_path: Path) -> None:
     exact ``max_s P(s)`` when nothing published links S to the rule's left-hand side); the
     release model's exact maximum is never above the bound and equals the exact value."""
     from versapub.datasets import TEXAS_LIKE_RULES, texas_like
+    from versapub.model.posterior import posterior_check
     from versapub.model.sparse import group_sum
     from versapub.privacy import make_guarantee
     from versapub.privacy.rules import parse_rule
-    from versapub.verify.check import group_bounds, posterior_check
+    from versapub.verify.check import group_bounds
 
     table = texas_like(3000, seed=1)
     rel = versapub.publish(

@@ -346,7 +346,6 @@ def write_release(
     utility: Callable[[], dict[str, Any]] | None = None,
     progress: Progress = _silent,
     k: int | None = None,
-    model: ReleaseModel | None = None,
     max_risk: float | None = None,
     risk_measure: str = "highest",
     max_singling_out: float | None = None,
@@ -366,8 +365,8 @@ def write_release(
     smallest published cell of non-sensitive values holds fewer than ``k`` records (and the
     collection checks of ``check --k`` fail); ``max_risk``: a ceiling — refused when a
     table's prosecutor risk (``risk_measure``: ``highest`` = 1 / its smallest cell, or
-    ``average`` = cells / records) is above it.  ``model``: the release's model when already
-    built (else built if the posterior check needs it).  Returns the checks' report
+    ``average`` = cells / records) is above it.  The checks read the written files only
+    (never the model the publisher built).  Returns the checks' report
     (``verdict``: passed, or passed with warnings that need attention).
     """
     from versapub.errors import ConfigError, VerificationError
@@ -404,7 +403,6 @@ def write_release(
             raise ConfigError(f"--max-risk/--risk-measure: {exc}.") from None
         check = run_check(
             tmp,
-            model=model or _model_of(release),
             original=release.source,
             requirement=job,
             population=release.population.table if release.population is not None else None,
@@ -477,18 +475,6 @@ def _or_note(make: Callable[[], str], name: str) -> str:
             f"{name} could not be written ({type(exc).__name__}: {exc}). The release is complete and verified: "
             "check.json and verification.json hold its checks; `versapub report RELEASE` writes the report again.\n"
         )
-
-
-def _model_of(release: Release) -> Callable[[], ReleaseModel]:
-    """The release model, built when a check needs it (in memory only: a release whose
-    records are on a cluster has its posterior checks answered from the files)."""
-    from versapub.errors import ReleaseError
-    from versapub.kinds.build import model_from_release
-
-    def none() -> ReleaseModel:
-        raise ReleaseError("the release model of a table on a cluster is not built in memory")
-
-    return (lambda: model_from_release(release)) if release.source.in_memory else none
 
 
 def run_dask(
@@ -618,10 +604,9 @@ def write(
     *,
     overwrite: bool = False,
     progress: Progress = _silent,
-    model: ReleaseModel | None = None,
 ) -> None:
     """Write, verified from its own files, never over a user's file (the input, hierarchy
-    and configuration files are protected); ``model``: the release's model if built."""
+    and configuration files are protected)."""
     progress("writing and verifying the release", 0, 0)
     write_release(
         release,
@@ -631,7 +616,6 @@ def write(
         protect=[cfg.config_path],
         progress=progress,
         k=cfg.k,
-        model=model,
         max_risk=cfg.max_risk,
         risk_measure=cfg.risk_measure,
         max_singling_out=cfg.max_singling_out,
@@ -662,10 +646,9 @@ def run(
 
     check_destination(Path(out), overwrite, [*cfg.read_files()])  # a refused --out costs no work
     release = publish(cfg, table, progress, read_seconds, problems)
-    model = None
-    if level != "none":  # one model per publish: the utility's, then the posterior check's
-        release, model = measured(release, progress, full=level == "full")
-    write(release, cfg, out, overwrite=overwrite, progress=progress, model=model)
+    if level != "none":
+        release, _ = measured(release, progress, full=level == "full")
+    write(release, cfg, out, overwrite=overwrite, progress=progress)
     return release
 
 

@@ -68,7 +68,6 @@ def check(
     d = Path(release)
     read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.io.policy import requirement
-    from versapub.kinds.load import load_release
     from versapub.verify.check import run_check
 
     req = requirement(
@@ -106,7 +105,6 @@ def check(
 
     return run_check(
         d,
-        model=lambda: load_release(d),
         original=table,
         attack=attack,
         k=k,
@@ -138,7 +136,7 @@ def report(release: str | Path, original: str | Path | Original | None = None, m
 
     model = load_release(d)
     table = _table(d, original, missing, model)
-    rep = run_check(d, model=model, original=table)
+    rep = run_check(d, original=table)
     utility = utility_summary(model, table) if table is not None else None
     return Report(html_report(d, rep, utility, title=d.name), rep)
 

@@ -26,10 +26,11 @@ import duckdb
 from versapub.data.groupby import group_rows
 from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import EncodedTable
-from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.reading import parse_entry
 from versapub.verify.thresholds import Thresholds
 
 #: Leaf combinations the enumeration may build.
@@ -42,7 +43,7 @@ def _lit(text: str) -> str:
 
 def generalizing_tables(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """The manifest's tables whose kind publishes generalized values."""
-    return [t for t in manifest["tables"] if not get_kind(parse_entry(t).kind).exact_values]
+    return [t for t in manifest["tables"] if not reading(parse_entry(t).kind).exact_values]
 
 
 def generalized_attack(
@@ -64,7 +65,7 @@ def generalized_attack(
             con.execute(f"CREATE OR REPLACE TABLE data AS SELECT * FROM {duckdb_source(d / entry.files['data'])}")
             con.execute(f"CREATE OR REPLACE TABLE labels AS SELECT * FROM {duckdb_source(d / entry.files['labels'])}")
             con.execute(f"CREATE OR REPLACE TABLE ord AS SELECT * FROM {duckdb_source(d / entry.files['order'])}")
-            sensitive = get_kind(entry.kind).sensitive_of(entry)  # published exactly; the others generalized
+            sensitive = reading(entry.kind).sensitive_of(entry)  # published exactly; the others generalized
             kept = [str(c) for c in t.get("kept") or ()]  # exact beside the classes, outside them
             for rule in (r for r in rules if r.rhs in sensitive):
                 known = [a for a in rule.lhs if a in entry.attributes]

@@ -23,10 +23,11 @@ import duckdb
 from versapub.data.groupby import group_rows
 from versapub.data.sql import connect, duckdb_source
 from versapub.data.table import EncodedTable
-from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.reading import parse_entry
 from versapub.verify.thresholds import Thresholds
 
 
@@ -47,7 +48,7 @@ def fast_scalable_attack(
     t0 = time.perf_counter()
     d = Path(directory)
     m = manifest_of(d, manifest)
-    tables: list[dict[str, Any]] = [t for t in m["tables"] if get_kind(parse_entry(t).kind).exact_values]
+    tables: list[dict[str, Any]] = [t for t in m["tables"] if reading(parse_entry(t).kind).exact_values]
     result = AttackResult("scalable", guarantee)
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
     opened = ExitStack()  # closed (the connection and its spill directory) below
@@ -66,7 +67,7 @@ def fast_scalable_attack(
         """The table's files joined on the columns they share (an Anatomy QIT and ST on the
         group id, which is exactly the adversary's view; a plain table is its one file)."""
         entry = parse_entry(t)
-        roles = get_kind(entry.kind).roles(entry)
+        roles = reading(entry.kind).roles(entry)
         names = [table(entry.files[role]) for role in roles]
         rel = f"(SELECT * FROM {names[0]}"
         seen = set(roles[next(iter(roles))])
@@ -91,7 +92,7 @@ def fast_scalable_attack(
             q_in = [a for a in rule.lhs if a in t["attributes"]]
             s_q = _q(rule.rhs)
             entry = parse_entry(t)
-            kind = get_kind(entry.kind)
+            kind = reading(entry.kind)
             latent = kind.sensitive_of(entry)
             roles = kind.roles(entry)
             # the file holding the table's other attributes (the QIT; a plain table's only file)

@@ -37,8 +37,6 @@ from versapub.data.sql import connect, duckdb_source, fresh_alias, memory_share
 from versapub.data.sql import ident as _ident
 from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
-from versapub.kinds import get_kind, parse_entry
-from versapub.model.maxent import ReleaseModel
 from versapub.privacy.rules import Rule
 from versapub.verify.adversary_check import N_ATTACKS, adversary_check
 from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
@@ -46,11 +44,12 @@ from versapub.verify.attack_generalized import generalized_attack, generalizing_
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
-from versapub.verify.kind_checks import KIND_CHECKS, drawers
+from versapub.verify.kind_checks import KIND_CHECKS, drawers, reading
 from versapub.verify.manifest import Manifest, manifest_of
-from versapub.verify.posterior import _holding, group_bounds, posterior_check, posterior_hint
+from versapub.verify.posterior import _holding, group_bounds, own_posterior, posterior_hint
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
+from versapub.verify.reading import parse_entry
 from versapub.verify.release_check import required, verify_release
 from versapub.verify.requirement import Requirement
 from versapub.verify.thresholds import Threshold, Thresholds, threshold
@@ -279,7 +278,7 @@ def identity_check(
     with connect() as con:
         for e in m["tables"]:
             entry = parse_entry(e)
-            kind = get_kind(entry.kind)
+            kind = reading(entry.kind)
             role, keys = kind.cells(entry)
             path = directory / entry.files.get(role, "")
             if not path.is_file():
@@ -422,7 +421,6 @@ def kind_attacks(directory: Path, manifest: Manifest, original: EncodedTable | N
 def run_check(
     directory: str | Path,
     *,
-    model: ReleaseModel | Callable[[], ReleaseModel],
     rules: list[Rule] | None = None,
     original: Source | None = None,
     attack: str = "auto",
@@ -434,10 +432,11 @@ def run_check(
     n_attacks: int = N_ATTACKS,
     progress: Callable[[str], None] | None = None,
 ) -> CheckReport:
-    """Every check; ``model`` is the release's maximum-entropy model (or a function that
-    builds it), used for the posterior; ``guarantee`` (``{"name": ..., params}``) and
-    ``rules`` replace the manifest's: the steward checks what they require; ``k``: fail a
-    table whose smallest published cell of non-sensitive values holds fewer than ``k`` records;
+    """Every check, from the release's files alone (the posterior from the files' group
+    bounds or the verifier's own estimate, :mod:`versapub.verify.estimate`); ``guarantee``
+    (``{"name": ..., params}``) and ``rules`` replace the manifest's: the steward checks what
+    they require; ``k``: fail a table whose smallest published cell of non-sensitive values
+    holds fewer than ``k`` records;
     ``population``: the population the records were drawn from (delta-presence, and k-map
     without a fraction, are checked against it).
 
@@ -465,34 +464,14 @@ def run_check(
         finally:
             seconds[name] = time.perf_counter() - t
 
-    built: list[ReleaseModel] = []
-
-    def the_model() -> ReleaseModel:
-        if not built:
-            built.append(model() if callable(model) else model)
-        return built[0]
-
     def posterior(use_rules: list[Rule]) -> list[dict[str, Any]]:
         out: dict[Rule, dict[str, Any]] = {}
         for gg, rules_g in _by_guarantee(d, req, manifest):
-            bounds = group_bounds(d, rules_g, gg, manifest)  # from the files, no model needed
+            bounds = group_bounds(d, rules_g, gg, manifest)  # from the files
             rest = [r for r in rules_g if r not in bounds]
             out.update(bounds)
-            if rest:
-                try:
-                    out.update(zip(rest, posterior_check(the_model(), rest, gg), strict=True))
-                except ReleaseError as exc:  # e.g. a hand-made schema too large for IPF
-                    out.update(
-                        {
-                            r: {
-                                "rule": r.to_json(),
-                                "ok": True,
-                                "skipped": str(exc),
-                                "message": f"'{r}': skipped ({exc})",
-                            }
-                            for r in rest
-                        }
-                    )
+            if rest:  # the verifier's own estimate (never the publisher's model)
+                out.update(own_posterior(d, manifest, rest, gg))
         for r in use_rules:
             if not out[r]["ok"]:
                 out[r] = {

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from versapub.errors import ReleaseError
 from versapub.verify.adversary_records import (
     Drawer,
     anatomy_records,
@@ -23,6 +24,7 @@ from versapub.verify.attack_msa import msa_attack
 from versapub.verify.manifest import Manifest
 from versapub.verify.population_checks import population_ok
 from versapub.verify.primitives import Checker, _lit, _max_flow, _q
+from versapub.verify.reading import ANATOMY, GENERALIZED, PLAIN, SA_GROUPS, Reading
 
 #: A kind's file checks: ``verify(checker, manifest entry, table (name, attributes, enforced
 #: rules), files, the release's guarantee)``.
@@ -45,6 +47,8 @@ class KindCheck:
     #: Records drawn from its files as an adversary reads them (the attacks on everything
     #: published, :mod:`versapub.verify.adversary_check`).
     records: Drawer | None = None
+    #: Its files' roles, groups, cells and the adversary's view (:mod:`versapub.verify.reading`).
+    reading: Reading | None = None
 
 
 def sa_groups_ok(
@@ -520,13 +524,26 @@ def verify_sa_groups(
 
 #: The verifier's kind table: every kind of the release format (docs/release-format.md).
 KIND_CHECKS: dict[str, KindCheck] = {
-    "plain": KindCheck(verify_plain, cells="data", records=plain_records),
-    "anatomy": KindCheck(verify_anatomy, cells="qit", records=anatomy_records),
-    "generalized": KindCheck(verify_generalized, cells="data", generalized=True, records=generalized_records),
-    "sa-groups": KindCheck(verify_sa_groups, cells="qit", attack=msa_attack, records=sa_groups_records),
+    "plain": KindCheck(verify_plain, cells="data", records=plain_records, reading=PLAIN),
+    "anatomy": KindCheck(verify_anatomy, cells="qit", records=anatomy_records, reading=ANATOMY),
+    "generalized": KindCheck(
+        verify_generalized, cells="data", generalized=True, records=generalized_records, reading=GENERALIZED
+    ),
+    "sa-groups": KindCheck(
+        verify_sa_groups, cells="qit", attack=msa_attack, records=sa_groups_records, reading=SA_GROUPS
+    ),
 }
 
 
 def drawers() -> dict[str, Drawer]:
     """Each kind's drawer of adversary records."""
     return {k: v.records for k, v in KIND_CHECKS.items() if v.records is not None}
+
+
+def reading(kind: object) -> Reading:
+    """The verifier's reading of table kind ``kind`` (:mod:`versapub.verify.reading`); an
+    unknown kind is a :class:`ReleaseError`."""
+    check = KIND_CHECKS.get(str(kind))
+    if check is None or check.reading is None:
+        raise ReleaseError(f"Unknown table kind {kind!r}; this verifier reads: {', '.join(sorted(KIND_CHECKS))}.")
+    return check.reading

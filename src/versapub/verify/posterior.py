@@ -8,17 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 
 from versapub.data.sql import connect, duckdb_source, fresh_alias
 from versapub.data.sql import ident as _ident
 from versapub.errors import ReleaseError
-from versapub.kinds import get_kind, parse_entry
-from versapub.model.maxent import ReleaseModel
-from versapub.model.sparse import group_sum
 from versapub.privacy.rules import Rule
 from versapub.verify.group_checks import le
+from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.reading import parse_entry, sensitive_runs
 from versapub.verify.thresholds import Thresholds
 
 
@@ -39,76 +37,6 @@ def _limit_text(head: str, rel: str, limit: float) -> str:
             "likely each is), so this is a number to read, not a check passed"
         )
     return f"{head} {rel} the guarantee's limit {limit:.4f}"
-
-
-def posterior_check(model: ReleaseModel, rules: list[Rule], g: Thresholds) -> list[dict[str, Any]]:
-    """Per rule: the largest ``P(S = s | Q = q)`` over Q-combinations with positive model
-    probability, against ``1/l``.
-
-    When ``S`` is published in one table only and that table is an Anatomy table with ``S``
-    as a sensitive attribute, ``S`` depends on every other attribute only through the
-    record's latent group: ``P(s | q) = Σ_g P(g | q) P(s | g) <= max_g P(s | g)`` whatever
-    ``q`` and whatever the other tables; that bound (exact when a group is alone) is used
-    instead of the exact maximum, which would need every (q, s) pair.  (When the tables are
-    disjoint and ``q`` has nothing in that table, ``P(s | q) = P(s)`` exactly.)  Otherwise
-    the maximum is computed exactly from the model's marginal.
-    """
-    out = []
-    tree = model.tree
-    disjoint = tree is not None and tree.disjoint
-    for r in rules:
-        attrs: tuple[str, ...] = (*r.lhs, r.rhs)
-        method = "exact"
-        worst, s = 0.0, ""
-        q: tuple[str, ...] = ()
-        try:
-            holders = [f for f in model.factors if r.rhs in f.attrs] if tree is not None else []
-            home = holders[0] if len(holders) == 1 else None
-            q_in = tuple(a for a in r.lhs if home is not None and a in home.attrs)
-            wanted = home is not None and (bool(q_in) or not disjoint)
-            bound = home.group_bound(r.rhs, model.cards) if home is not None and wanted else None
-            if bound is not None:
-                worst, method = bound[0], "group bound"
-                q, s = ("*",) * len(r.lhs), str(model.domains[r.rhs][bound[1]])
-            else:
-                home = home if disjoint else None  # linked tables: the model's marginal
-                keys = q_in if home is not None else r.lhs
-                m = home.weighted({}, [], (*keys, r.rhs)) if home is not None else model.marginal(attrs)
-                cols = dict(zip(m.attrs, m.codes, strict=True))
-                denom = (
-                    group_sum(keys, cols, model.cards, m.values).lookup(cols)
-                    if keys
-                    else np.full(len(m.values), m.total)
-                )
-                ratio = np.divide(m.values, denom, out=np.zeros_like(m.values), where=denom > 0)
-                if len(ratio):
-                    i = int(np.argmax(ratio))
-                    worst = float(ratio[i])
-                    q = tuple(str(model.domains[a][cols[a][i]]) if a in cols else "*" for a in r.lhs)
-                    s = str(model.domains[r.rhs][cols[r.rhs][i]])
-        except ReleaseError as exc:
-            out.append({"rule": r.to_json(), "ok": True, "skipped": str(exc), "message": f"'{r}': skipped ({exc})"})
-            continue
-        limit = g.posterior_limit()
-        ok = bool(le(worst, limit))
-        rel = "<=" if ok else ">"
-        what = "bound on max" if method == "group bound" else "max"
-        out.append(
-            {
-                "rule": r.to_json(),
-                "ok": ok,
-                "max_posterior": worst,
-                "method": method,
-                "bound": limit,
-                "q": list(q),
-                "s": s,
-                "bounded": limit < 1,
-                "message": _limit_text(
-                    f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f}", rel, limit
-                ),
-            }
-        )
-    return out
 
 
 def _holding(manifest: dict[str, Any], s: str) -> list[dict[str, Any]]:
@@ -144,7 +72,7 @@ def _marginal_posterior(
 ) -> dict[str, Any]:
     """``max_s P(S = s)`` from the file of ``S``'s table that holds ``S``: the exact posterior
     when that table shares no attribute with the others and holds no LHS attribute."""
-    role = next(role for role, cols in get_kind(entry.kind).roles(entry).items() if r.rhs in cols)
+    role = next(role for role, cols in reading(entry.kind).roles(entry).items() if r.rhs in cols)
     src = duckdb_source(directory / entry.files[role])
     s_col = _ident(r.rhs)
     row = con.execute(
@@ -174,7 +102,8 @@ def _marginal_posterior(
 def group_bounds(
     directory: Path, rules: list[Rule], g: Thresholds, manifest: Manifest | None = None
 ) -> dict[Rule, dict[str, Any]]:
-    """The posterior bound ``max_g P(s | g)`` (see :func:`posterior_check`) read from the ST
+    """The posterior bound ``max_g P(s | g)`` (a mixture over groups never exceeds its
+    largest part) read from the ST
     file, for rules whose sensitive attribute is published by one table only, as the
     sensitive attribute of an Anatomy table (whether or not that table holds an LHS
     attribute: the bound holds for any condition); and, exactly, ``max_s P(s)`` for rules
@@ -192,7 +121,7 @@ def group_bounds(
             t = homes[0]
             entry = parse_entry(t)
             alone = not any(set(t["attributes"]) & set(o["attributes"]) for o in tables if o is not t)
-            kind = get_kind(entry.kind)
+            kind = reading(entry.kind)
             exact = kind.exact_values or r.rhs in kind.sensitive_of(entry)  # S's values as published
             if alone and exact and not any(a in t["attributes"] for a in r.lhs):
                 out[r] = _marginal_posterior(con, directory, entry, t, r, g)  # P(s | q) = P(s) exactly
@@ -206,7 +135,7 @@ def group_bounds(
                 s_col = _ident(r.rhs)
                 c, n = (_ident(fresh_alias(base, t["attributes"])) for base in ("c", "n"))
                 part = ", ".join(_ident(g) for g in group_cols) or "1"
-                runs = kind.sensitive_runs(directory, entry).get(r.rhs)
+                runs = sensitive_runs(directory, entry, kind, duckdb_source).get(r.rhs)
                 if runs is not None:  # generalized sensitive values: the largest induced frequency of a leaf
                     leaf, x = (_ident(fresh_alias(base, t["attributes"])) for base in ("leaf", "x"))
                     per_table[t["name"]] = con.execute(
@@ -242,6 +171,53 @@ def group_bounds(
                     f"'{r}': bound on max P({r.rhs} = {row[0]} | {_given(r.lhs, q)}) = {worst:.4f}",
                     "<=" if ok else ">",
                     limit,
+                ),
+            }
+    return out
+
+
+def own_posterior(
+    directory: Path, manifest: dict[str, Any], rules: list[Rule], g: Thresholds
+) -> dict[Rule, dict[str, Any]]:
+    """The posterior of rules :func:`group_bounds` leaves, from the verifier's own estimate
+    (:mod:`versapub.verify.estimate`): an sa-groups table's group bound under its fitted
+    counts, or the exact maximum under the dense joint of the tables linked to the rule; a
+    rule it cannot estimate is reported as not checked, with the reason."""
+    from versapub.verify.estimate import Unestimable, dense_posterior, sa_groups_bound
+
+    out: dict[Rule, dict[str, Any]] = {}
+    limit = g.posterior_limit()
+    with connect() as con:
+        for r in rules:
+            homes = [t for t in manifest.get("tables", []) if r.rhs in t.get("attributes", [])]
+            try:
+                if len(homes) == 1 and homes[0].get("kind") == "sa-groups":
+                    worst, s = sa_groups_bound(con, directory, parse_entry(homes[0]), r)
+                    q, method = ("*",) * len(r.lhs), "group bound"
+                else:
+                    worst, q, s = dense_posterior(con, directory, manifest, r)
+                    method = "exact"
+            except (Unestimable, ReleaseError) as exc:
+                out[r] = {
+                    "rule": r.to_json(),
+                    "ok": True,
+                    "skipped": str(exc),
+                    "message": f"'{r}': not checked ({exc})",
+                }
+                continue
+            ok = bool(le(worst, limit))
+            what = "bound on max" if method == "group bound" else "max"
+            out[r] = {
+                "rule": r.to_json(),
+                "ok": ok,
+                "max_posterior": worst,
+                "method": method,
+                "bound": limit,
+                "q": list(q),
+                "s": s,
+                "bounded": limit < 1,
+                "message": _limit_text(
+                    f"'{r}': {what} P({r.rhs} = {s} | {_given(r.lhs, q)}) = {worst:.4f}", "<=" if ok else ">", limit
                 ),
             }
     return out

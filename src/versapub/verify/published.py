@@ -1,7 +1,7 @@
 """The published tables of a release, read for the attacks (independently of the writer).
 
 Every published table becomes count tables over named columns, as its kind's *view*
-declares (:mod:`versapub.kinds`): a plain table its rows; an Anatomy table its QIT over
+declares (:mod:`versapub.verify.reading`): a plain table its rows; an Anatomy table its QIT over
 ``QI ∪ {g}`` and its ST over ``{g, S}``, where ``g`` is a latent column named
 ``⟨group of T⟩`` that only these two share.  Values are text, counts integers.  Files are
 read with DuckDB; the manifest's core keys suffice.
@@ -18,10 +18,10 @@ import duckdb
 
 from versapub.data.sql import connect, duckdb_source
 from versapub.errors import ReleaseError
-from versapub.kinds import CountRows, get_kind, parse_entry
-from versapub.kinds.anatomy import group_column
 from versapub.privacy.rules import Rule
+from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.reading import CountRows, group_column, parse_entry
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,13 @@ def read_published(
     suppressed: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]]] = {}
     try:
         for e in entries:
-            kind = get_kind(e.kind)
+            kind = reading(e.kind)
             kinds[e.name] = e.kind
             attrs += [a for a in e.attributes if a not in attrs]
             if not kind.exact_values:  # attacked by verify.attack_generalized; leaving it out only widens
                 continue
             parts = {role: _read(con, d / e.files[role], cols) for role, cols in kind.roles(e).items()}
+            assert kind.view is not None  # every kind with exact values has a view
             view = kind.view(e, parts)
             if view.sensitive:
                 sensitive[e.name] = view.sensitive[0]
