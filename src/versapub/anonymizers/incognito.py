@@ -45,7 +45,6 @@ import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable
 from versapub.anonymizers.generalize import (
-    Dimension,
     IntArray,
     KeepingColumns,
     Target,
@@ -55,6 +54,7 @@ from versapub.anonymizers.generalize import (
     target,
     target_names,
 )
+from versapub.anonymizers.incognito_search import Counted, Lattice, Minimal
 from versapub.anonymizers.population import in_table_codes, joint_table, refuse_suppression
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
@@ -65,22 +65,6 @@ from versapub.privacy.base import Guarantee, Histograms
 from versapub.privacy.rules import Rule
 
 UTILITIES = ("kl", "discernibility", "loss")
-
-
-@dataclass(frozen=True)
-class Lattice:
-    """Per quasi-identifier: node id of each leaf code at every level, leaves per node."""
-
-    gen: tuple[tuple[IntArray, ...], ...]
-    under: tuple[tuple[IntArray, ...], ...]
-
-    @property
-    def heights(self) -> tuple[int, ...]:
-        return tuple(len(g) for g in self.gen)
-
-
-#: Distinct rows (codes per attribute) and how many records each stands for.
-Counted = tuple[list[IntArray], IntArray]
 
 
 #: The most lattice nodes Incognito may have to check: over every subset of the
@@ -107,25 +91,6 @@ def _require_searchable(lattice: Lattice, qi: Sequence[str], everything: bool) -
             "columns stay exact beside the classes; declare harmless ones --insensitive), give hierarchies with "
             "fewer levels, or use --anonymizer mondrian, whose cost does not grow with the lattice."
         )
-
-
-@dataclass(frozen=True)
-class Minimal:
-    """Incognito's search result: the minimal satisfying nodes (levels per quasi-identifier,
-    in ``goal.qi`` order) and what scoring them needs."""
-
-    goal: Target
-    dims: list[Dimension]
-    lattice: Lattice
-    keys: list[IntArray]
-    counts: IntArray
-    minimal: list[tuple[int, ...]]
-    checked: int
-    #: A guarantee checked against the population: the research records' codes per
-    #: quasi-identifier over the joint dictionaries, and the population's distinct rows.
-    joint: list[IntArray] | None = None
-    population: Counted | None = None
-    joint_table: EncodedTable | None = None
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,11 @@ import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.anonymizers.generalize import IntArray, class_stats, leaf_order, published_values
+from versapub.anonymizers.incognito_search import Minimal
 from versapub.data.groupby import group_rows
 from versapub.errors import ConfigError
 
 if TYPE_CHECKING:
-    from versapub.anonymizers.incognito import Minimal
     from versapub.data.counts import CountTable
     from versapub.privacy.base import Guarantee
     from versapub.scale.table import DaskTable
