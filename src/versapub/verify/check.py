@@ -16,7 +16,6 @@ original table and other rules).
 
 from __future__ import annotations
 
-import csv
 import json
 import time
 from collections.abc import Callable
@@ -25,16 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
-
-from versapub.data.parsed import ParsedFiles, arrow_of, sharing
+from versapub.data.parsed import ParsedFiles, sharing
 from versapub.data.source import Source
-from versapub.data.sql import connect, duckdb_source, fresh_alias, memory_share
-from versapub.data.sql import ident as _ident
+from versapub.data.sql import memory_share
 from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
 from versapub.privacy.rules import Rule
@@ -44,12 +36,12 @@ from versapub.verify.attack_generalized import generalized_attack, generalizing_
 from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
-from versapub.verify.kind_checks import KIND_CHECKS, drawers, reading
+from versapub.verify.identity import hygiene_check, identity_check
+from versapub.verify.kind_checks import KIND_CHECKS, drawers
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.posterior import _holding, group_bounds, own_posterior, posterior_hint
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
-from versapub.verify.reading import parse_entry
 from versapub.verify.release_check import required, verify_release
 from versapub.verify.requirement import Requirement
 from versapub.verify.thresholds import Threshold, Thresholds, threshold
@@ -237,169 +229,6 @@ def run_attacks(
     if which != "exact" and generalizing_tables(manifest):
         out.append(generalized_attack(directory, rules, g, original, manifest))
     return out
-
-
-def _read_for_order(path: Path) -> pa.Table:
-    if path.suffix.lower() == ".parquet":
-        return pq.read_table(path)
-    t = arrow_of(path, ("group_id", "count"))  # parsed once for every check (data.parsed)
-    if t is not None:
-        return t
-    with path.open(encoding="utf-8", newline="") as f:  # the header only; the file is parsed once below
-        names = next(csv.reader(f), [])
-    types = {c: (pa.int64() if c in ("group_id", "count") else pa.string()) for c in names}
-    return pacsv.read_csv(
-        path,
-        convert_options=pacsv.ConvertOptions(
-            column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
-        ),
-    )
-
-
-def identity_check(
-    directory: Path,
-    k: int | None = None,
-    manifest: Manifest | None = None,
-    max_risk: float | None = None,
-    risk_measure: str = "highest",
-) -> list[dict[str, Any]]:
-    """Per table, from its file: the cells of its non-sensitive attributes (a plain table's
-    rows; an Anatomy QIT's rows summed over groups), the share of records alone in their
-    cell, the smallest cell and the prosecutor risk (highest: 1 / the smallest cell;
-    average: cells / records, El Emam); with ``k``, a table whose smallest cell is below
-    ``k`` fails (k-anonymity of the published cells); with ``max_risk``, a table whose
-    ``risk_measure`` prosecutor risk is above it fails."""
-    m = manifest_of(directory, manifest)
-    n = int(m["n_records"])
-    decided = m.get("columns") if isinstance(m.get("columns"), dict) else None
-    # columns no decision of their own put there (--others); unknown without the manifest's record
-    loose_cols = None if decided is None else {str(c) for c in decided.get("by_others") or []}
-    out = []
-    with connect() as con:
-        for e in m["tables"]:
-            entry = parse_entry(e)
-            kind = reading(entry.kind)
-            role, keys = kind.cells(entry)
-            path = directory / entry.files.get(role, "")
-            if not path.is_file():
-                continue
-            cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
-            c = _ident(fresh_alias("c", cols))
-            if keys:
-                rows = con.execute(
-                    f"SELECT {c}, count(*) FROM (SELECT "
-                    f'sum(CAST("count" AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
-                    + ", ".join(_ident(a) for a in keys)
-                    + f") GROUP BY {c} ORDER BY {c}"
-                ).fetchall()
-                sizes = {int(size): int(cnt) for size, cnt in rows}
-            else:
-                sizes = {n: 1}
-            unique = sizes.get(1, 0)
-            smallest = min(sizes, default=0)
-            cells = sum(sizes.values())
-            records = sum(size * cnt for size, cnt in sizes.items())
-            share = unique / max(n, 1)
-            prosecutor = {"highest": 1 / smallest if smallest else 0.0, "average": cells / records if records else 0.0}
-            risky = max_risk is not None and prosecutor[risk_measure] > max_risk
-            ok = (k is None or smallest >= k) and not risky
-            shown = ", ".join(keys) or "(none)"
-            loose = list(keys) if loose_cols is None else [a for a in keys if a in loose_cols]
-            attention = ok and unique > 0 and bool(loose)
-            message = (
-                f"{share:.1%} of the records are alone in their cell of ({shown}); smallest cell {smallest} "
-                f"record(s) over {cells} cell(s)"
-                + (
-                    ""
-                    if k is None
-                    else (f" >= k = {k}" if smallest >= k else f" < k = {k}: some records can be singled out")
-                )
-                + f"; prosecutor risk highest {prosecutor['highest']:.4f}, average {prosecutor['average']:.4f}"
-                + (
-                    ""
-                    if max_risk is None
-                    else f" ({risk_measure} {'above' if risky else 'at most'} --max-risk {max_risk:g})"
-                )
-            )
-            if attention:
-                why = (
-                    "the manifest does not record how its columns were declared"
-                    if loose_cols is None
-                    else f"{_listed(loose)} got no decision of their own (--others)"
-                )
-                message += (
-                    f" — needs attention: {why}, and anyone who knows a person's values of these columns finds the "
-                    "person's record there. Generalize a column with a hierarchy, drop or protect columns, or "
-                    "require a smallest cell with --k"
-                )
-            elif unique > 0 and ok:
-                message += (
-                    " — by design: every one of these columns is a declared quasi-identifier or insensitive, "
-                    "published exactly; the guarantee bounds what a found record reveals of a protected attribute, "
-                    "not whether it can be found (require a smallest cell with --k)"
-                )
-            out.append(
-                {
-                    "table": e.get("name"),
-                    "attributes": keys,
-                    "unique_share": share,
-                    "k": smallest,
-                    "cells": cells,
-                    "prosecutor": prosecutor,
-                    "class_sizes": {str(size): cnt for size, cnt in sizes.items()},
-                    "ok": ok,
-                    "attention": attention,
-                    "message": message,
-                }
-            )
-    return out
-
-
-def _listed(cols: list[str]) -> str:
-    shown = ", ".join(repr(c) for c in cols[:8]) + (f" and {len(cols) - 8} more" if len(cols) > 8 else "")
-    return f"column(s) {shown}"
-
-
-def hygiene_check(directory: Path, manifest: Manifest | None = None) -> list[Finding]:
-    """Rows of every table strictly increasing in value order (text order column by
-    column, ``group_id`` numerically), so no row order can link tables or follow the input."""
-    m = manifest_of(directory, manifest)
-    out = []
-    for e in m["tables"]:
-        for f in (e.get("files") or {}).values():
-            path = directory / f
-            if path.is_dir():  # Parquet parts: a row's part is a hash of its values; each part in value order
-                parts = sorted(path.glob("*.parquet"))
-                bad = sum(_out_of_order(_read_for_order(p)) for p in parts)
-                good = f"rows in value order in each of {len(parts)} part(s)"
-            elif path.is_file():
-                bad = _out_of_order(_read_for_order(path))
-                good = "rows in value order"
-            else:
-                continue
-            wrong = f"{bad} row(s) out of value order: row order could carry information"
-            out.append(Finding("hygiene", bad == 0, good if bad == 0 else wrong, f))
-    return out
-
-
-def _out_of_order(t: pa.Table) -> int:
-    """Rows not strictly after the row before them (text order column by column,
-    ``group_id`` numerically; an equal row is a duplicate)."""
-    keys = [c for c in t.column_names if c != "count"]
-    n = t.num_rows
-    if n < 2:
-        return 0
-    decided = np.zeros(n - 1, dtype=bool)
-    ok = np.ones(n - 1, dtype=bool)
-    for c in keys:
-        col = t.column(c).combine_chunks() if isinstance(t.column(c), pa.ChunkedArray) else t.column(c)
-        a, b = col.slice(0, n - 1), col.slice(1)
-        less = pc.less(a, b).to_numpy(zero_copy_only=False)
-        greater = pc.greater(a, b).to_numpy(zero_copy_only=False)
-        ok &= ~(~decided & greater)
-        decided |= less | greater
-    ok &= decided  # equal rows: a duplicate
-    return int((~ok).sum())
 
 
 def collection_identity(directory: Path, k: int | None, manifest: Manifest | None = None) -> list[dict[str, Any]]:
