@@ -48,7 +48,7 @@ def adult_checks(repeat: int) -> None:
     from versapub.marginals.release import collection_release
     from versapub.marginals.space import Space
     from versapub.marginals.spec import Marginal, Requirement
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
     from versapub.verify.collection_check import check_collection
 
     table, hier = adult()

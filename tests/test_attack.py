@@ -190,7 +190,7 @@ def test_exact_attack_refuses_large_releases(tmp_path: Path) -> None:
 def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None:
     """Table 2's decomposition (one Anatomy table per rule) is not in GNF and is attacked:
     the writer refuses it even when handed such a release directly."""
-    from versapub.release.model import InputInfo, PublishedTable, Release
+    from versapub.release.value import InputInfo, PublishedTable, Release
     from versapub.schema import Schema, SubTable, check_gnf
     from versapub.workflow import write_release
 

@@ -83,7 +83,7 @@ def test_figure1_the_verifier_refuses_the_pair_from_its_files(tmp_path) -> None:
     from versapub.io.read import read_table
     from versapub.marginals.collection import Verdict
     from versapub.marginals.release import collection_release
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
     from versapub.verify.release_check import verify_release
     from versapub.workflow import write_release
 
@@ -333,7 +333,7 @@ def test_the_release_model_of_a_collection_is_its_maximum_entropy_estimate(seed:
     """The release model (induced attributes) answers every cell as the brute-force IPF."""
     from versapub.kinds.build import model_from_release
     from versapub.marginals.release import collection_release
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
 
     _, table, hier, ms = _instance(seed)
     space = Space.of_table(table, "s", hier)
@@ -397,7 +397,7 @@ def _written(tmp_path, table: EncodedTable, coll: Collection, req: Requirement, 
     """The collection's files, whatever its checks say (a hand-made release)."""
     from versapub.io import release_writer as rw
     from versapub.marginals.release import collection_release
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
 
     v = coll.check(req)
     fake = type(v)(*(type(o)(o.check, True, o.method) for o in v.outcomes))

@@ -68,7 +68,7 @@ from versapub.privacy.roles import (
     column_problems,
 )
 from versapub.privacy.rules import Rule, reduce_rules, validate_rules
-from versapub.release.model import InputInfo, PublishedTable, Release
+from versapub.release.value import InputInfo, PublishedTable, Release
 from versapub.schema.gnf import require_gnf
 from versapub.schema.model import Schema, SubTable
 

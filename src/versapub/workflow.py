@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from versapub.data.table import EncodedTable
     from versapub.model.maxent import ReleaseModel
     from versapub.privacy.population import Population
-    from versapub.release.model import InputInfo, Release
+    from versapub.release.value import InputInfo, Release
     from versapub.verify.check import CheckReport
 
 #: ``progress(description, completed, total)``; ``total`` 0 means the size is unknown.
@@ -137,7 +137,7 @@ def read_population(cfg: PublishConfig, progress: Progress = _silent) -> Populat
 
 def _input_info(cfg: PublishConfig, table: EncodedTable) -> InputInfo:
     from versapub.formats import file_sha256
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
 
     return InputInfo(
         path=cfg.recorded(cfg.input),  # the file name unless --record-input-path
@@ -223,7 +223,7 @@ def inject(
     from versapub.formats import read_manifest
     from versapub.marginals import job as jobs
     from versapub.marginals.release import collection_release
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
 
     d = Path(release_dir)
     manifest = read_manifest(d)

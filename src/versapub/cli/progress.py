@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from versapub.io.config import PublishConfig
-    from versapub.release.model import Release
+    from versapub.release.value import Release
 
 
 class _Steps:

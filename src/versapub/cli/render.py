@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.table import Table as RichTable
 
     from versapub.inspect import Evaluation, RulesReport
-    from versapub.release.model import Release
+    from versapub.release.value import Release
     from versapub.verify.check import CheckReport
 
 

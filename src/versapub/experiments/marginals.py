@@ -175,7 +175,7 @@ def _publish(table: EncodedTable, space: Any, req: Any, labels: list[str], out: 
     from versapub.marginals.collection import Collection
     from versapub.marginals.release import collection_release
     from versapub.marginals.spec import Marginal
-    from versapub.release.model import InputInfo
+    from versapub.release.value import InputInfo
     from versapub.workflow import with_utility, write_release
 
     coll = Collection(space, tuple(Marginal.parse(x) for x in labels))

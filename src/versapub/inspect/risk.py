@@ -33,7 +33,7 @@ from versapub.privacy.uniqueness import Uniqueness, histogram, population_unique
 
 if TYPE_CHECKING:
     from versapub.data.table import EncodedTable
-    from versapub.release.model import Release
+    from versapub.release.value import Release
 
 #: Bin edges of the record-risk histogram, bins ``(a, b]`` (prosecutor risks 1, 1/2, 1/3 fall
 #: in bins of their own: classes of one, two and three records).
@@ -385,7 +385,7 @@ def risk(
     any value in the class sizes (sdcMicro's reading; by default it is a value like any
     other, ARX's — :mod:`versapub.privacy.missing_match`)."""
     from versapub.data.table import EncodedTable
-    from versapub.release.model import Release
+    from versapub.release.value import Release
 
     threshold = rid.check_threshold(threshold)
     notes: list[str] = []

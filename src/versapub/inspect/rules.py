@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from versapub.privacy.base import Guarantee
     from versapub.privacy.feasibility import Feasibility
     from versapub.privacy.rules import Reduction, Rule
-    from versapub.release.model import Release
+    from versapub.release.value import Release
 
 Progress = Callable[[str, int, int], None]
 

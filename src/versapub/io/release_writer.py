@@ -27,7 +27,7 @@ from versapub.formats import json_text
 from versapub.io import workdirs
 from versapub.io.safety import check_destination
 from versapub.kinds import entry_of, get_kind
-from versapub.release.model import Release
+from versapub.release.value import Release
 
 
 def _write_listing(columns: list[str], rows: list[tuple[str, ...]], path: Path, fmt: str) -> None:

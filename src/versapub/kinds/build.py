@@ -13,7 +13,7 @@ from versapub.model.factors import Factor
 from versapub.model.induced import release_model
 from versapub.model.maxent import ReleaseModel
 from versapub.model.sparse import Codes
-from versapub.release.model import Release
+from versapub.release.value import Release
 
 
 def factor_of(table: AnonymizedTable, n: int, cards: Mapping[str, int], name: str = "T") -> Factor:

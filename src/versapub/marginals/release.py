@@ -24,7 +24,7 @@ from versapub.marginals.collection import Collection, Verdict
 from versapub.marginals.spec import Marginal, Requirement
 from versapub.privacy.kanonymity import KAnonymity
 from versapub.privacy.rules import Reduction
-from versapub.release.model import InputInfo, PublishedTable, Release
+from versapub.release.value import InputInfo, PublishedTable, Release
 from versapub.schema.gnf import check_gnf
 from versapub.schema.model import Schema, SubTable
 

@@ -33,7 +33,7 @@ from versapub.data.sql import connect
 from versapub.errors import ReleaseError
 from versapub.model.sparse import Codes
 from versapub.model.utility import RelativeError, draw_queries
-from versapub.release.model import Release
+from versapub.release.value import Release
 
 Progress = Callable[[str, int, int], None]
 

@@ -1,5 +1,5 @@
-"""Release model: the published tables and their description (format versapub-release/1)."""
+"""The release value: the published tables and their description (format versapub-release/1)."""
 
-from versapub.release.model import FORMAT, InputInfo, PublishedTable, Release
+from versapub.release.value import FORMAT, InputInfo, PublishedTable, Release
 
 __all__ = ["FORMAT", "InputInfo", "PublishedTable", "Release"]

@@ -44,7 +44,7 @@ def k_of(guarantee: Mapping[str, Any]) -> int | None:
 
 
 def release_metrics(release: Any) -> dict[str, dict[str, Any]]:
-    """Per table with groups, from an in-memory :class:`~versapub.release.model.Release`."""
+    """Per table with groups, from an in-memory :class:`~versapub.release.value.Release`."""
     n = release.n_records
     k = k_of(release.guarantee.to_manifest())
     out = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from versapub.release.model import Release
+from versapub.release.value import Release
 from versapub.verify.release_check import VerificationReport
 
 #: What each summary column means, for a reader who has not read the papers.
