@@ -5,8 +5,9 @@ original table and other rules).
   (:mod:`versapub.verify.release_check`);
 * intersection attacks: exact (possible worlds, CP-SAT) for releases of at most
   ``EXACT_MAX_RECORDS`` records, and scalable (propagation) for any size;
-* the maximum-entropy posterior: the largest ``P(S = s | Q = q)`` under the release model,
-  against ``1/l``;
+* the maximum-entropy posterior: the largest ``P(S = s | Q = q)`` the files allow (their
+  group bounds, or the verifier's own estimate), against ``1/l``; a rule it cannot
+  estimate needs attention;
 * identity risk: per table, the share of records alone in their cell of the table's
   non-sensitive attributes and the smallest cell (k-anonymity of the published cells;
   with ``k`` it must be at least ``k``);
@@ -118,9 +119,11 @@ class CheckReport:
     @property
     def attention(self) -> list[str]:
         """Warnings that need the steward's attention though every check passed: tables that
-        leave records alone in their cell of columns that got no decision of their own, and an older
-        release whose files cannot be shown unchanged (no digests)."""
+        leave records alone in their cell of columns that got no decision of their own, an older
+        release whose files cannot be shown unchanged (no digests), and a rule whose posterior
+        could not be checked (the reason said)."""
         out = [f"[{f.check}] {f.message}" for f in self.verification.findings if f.ok and f.attention]
+        out += [f"[posterior] {p['message']}" for p in self.posterior if p.get("skipped")]
         return out + [f"[identity {i['table']}] {i['message']}" for i in self.identity if i.get("attention")]
 
     @property
