@@ -13,6 +13,9 @@ Written from ``docs/release-format.md`` and the definitions, reading the written
   sensitive values are independent, so ``P(s | q, anything else) <= max_g P(s | the other
   sensitive values, g)`` (a mixture never exceeds its largest part; conditioning on every
   other sensitive value bounds what an adversary who knows any of them learns).
+* **a bucketized table with several sensitive attributes** (Anatomy under the multi-SA
+  decomposition): the same bound, ``max_g P(s | the other sensitive values, g)``, read from
+  its ST with SQL;
 * **several tables** (``S`` published in more than one, or linked to the left-hand side
   through others): the maximum-entropy joint of the tables connected to the rule's
   attributes on the product of their domains, fitted by IPF to each table's distribution
@@ -157,6 +160,34 @@ def sa_groups_bound(con: duckdb.DuckDBPyConnection, directory: Path, entry: Entr
     return float(ratio[i]), str(s_vals[int(keys[i] % len(s_vals))])
 
 
+# -- bucketized tables with several sensitive attributes ------------------------------------
+def grouped_bound(con: duckdb.DuckDBPyConnection, directory: Path, entry: Entry, rule: Rule) -> tuple[float, str]:
+    """``max_g P(S = s | the other sensitive values, g)`` read from the file of a table whose
+    groups publish their sensitive counts (an Anatomy ST with several sensitive
+    attributes): a bound on any posterior of ``S`` given the table's other attributes."""
+    kind = reading(entry.kind)
+    grouped = kind.groups(entry)
+    if grouped is None:
+        raise Unestimable(f"table {entry.name!r} publishes no groups with counts")
+    role, group_cols = grouped
+    others = [a for a in kind.sensitive_of(entry) if a != rule.rhs]
+    part = ", ".join(_ident(c) for c in [*group_cols, *others])
+    s_col = _ident(rule.rhs)
+    row = con.execute(
+        f'WITH t AS (SELECT {part}, {s_col}, sum(CAST("count" AS DOUBLE)) c '
+        f"FROM {duckdb_source(directory / entry.files[role])} GROUP BY ALL) "
+        f"SELECT CAST({s_col} AS VARCHAR), c / sum(c) OVER (PARTITION BY {part}) FROM t ORDER BY 2 DESC, 1 LIMIT 1"
+    ).fetchone()
+    worst, value = (float(row[1]), str(row[0])) if row is not None else (0.0, "")
+    if entry.raw.get("suppressed_group") is not None:  # its records' values withheld: uniform
+        declared = (entry.raw.get("domains") or {}).get(rule.rhs)
+        if not declared:
+            raise Unestimable(f"table {entry.name!r} suppresses a group without declaring the domain of {rule.rhs}")
+        if 1.0 / len(declared) > worst:
+            worst, value = 1.0 / len(declared), str(sorted(str(v) for v in declared)[0])
+    return worst, value
+
+
 # -- several tables: a dense joint ------------------------------------------------------------
 def _distribution(
     con: duckdb.DuckDBPyConnection, directory: Path, e: Entry
@@ -250,4 +281,4 @@ def dense_posterior(
     return float(ratio[best]), q, str(domains[rule.rhs][best[-1]])
 
 
-__all__ = ["DENSE_MAX_CELLS", "Unestimable", "dense_posterior", "sa_groups_bound"]
+__all__ = ["DENSE_MAX_CELLS", "Unestimable", "dense_posterior", "grouped_bound", "sa_groups_bound"]

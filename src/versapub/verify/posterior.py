@@ -183,7 +183,7 @@ def own_posterior(
     (:mod:`versapub.verify.estimate`): an sa-groups table's group bound under its fitted
     counts, or the exact maximum under the dense joint of the tables linked to the rule; a
     rule it cannot estimate is reported as not checked, with the reason."""
-    from versapub.verify.estimate import Unestimable, dense_posterior, sa_groups_bound
+    from versapub.verify.estimate import Unestimable, dense_posterior, grouped_bound, sa_groups_bound
 
     out: dict[Rule, dict[str, Any]] = {}
     limit = g.posterior_limit()
@@ -191,8 +191,15 @@ def own_posterior(
         for r in rules:
             homes = [t for t in manifest.get("tables", []) if r.rhs in t.get("attributes", [])]
             try:
-                if len(homes) == 1 and homes[0].get("kind") == "sa-groups":
-                    worst, s = sa_groups_bound(con, directory, parse_entry(homes[0]), r)
+                entry = parse_entry(homes[0]) if len(homes) == 1 else None
+                kind = reading(entry.kind) if entry is not None else None
+                if entry is not None and kind is not None and r.rhs in kind.sensitive_of(entry):
+                    # S published apart in its one table: the groups' bound (counts in a
+                    # file, or fitted to value sets and T^S)
+                    if kind.groups(entry) is not None:
+                        worst, s = grouped_bound(con, directory, entry, r)
+                    else:
+                        worst, s = sa_groups_bound(con, directory, entry, r)
                     q, method = ("*",) * len(r.lhs), "group bound"
                 else:
                     worst, q, s = dense_posterior(con, directory, manifest, r)
