@@ -180,9 +180,11 @@ def own_posterior(
     directory: Path, manifest: dict[str, Any], rules: list[Rule], g: Thresholds
 ) -> dict[Rule, dict[str, Any]]:
     """The posterior of rules :func:`group_bounds` leaves, from the verifier's own estimate
-    (:mod:`versapub.verify.estimate`): an sa-groups table's group bound under its fitted
-    counts, or the exact maximum under the dense joint of the tables linked to the rule; a
-    rule it cannot estimate is reported as not checked, with the reason."""
+    (:mod:`versapub.verify.estimate`): the group bound of the one table publishing ``S``
+    apart (read from its groups' counts, or under an sa-groups table's fitted counts), or
+    the exact maximum under the dense joint of the tables linked to the rule; a rule it
+    cannot estimate is reported as not checked, with the reason (the release then needs
+    attention)."""
     from versapub.verify.estimate import Unestimable, dense_posterior, grouped_bound, sa_groups_bound
 
     out: dict[Rule, dict[str, Any]] = {}
