@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import versapub
 from versapub.anonymizers import Anatomy, publish_plain
+from versapub.anonymizers.base import PublishRequest
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError, ReleaseError
 from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
@@ -120,7 +121,7 @@ def _published(table: EncodedTable, schema: list[tuple[tuple[str, ...], Rule | N
             rows = tuple(zip(*(map(str, ct.decoded(c)) for c in ct.names), strict=True))
             tables.append(CountRows(f"T{i}", ct.names, rows, tuple(int(c) for c in ct.counts)))
             continue
-        out = Anatomy().publish(sub, rule, LDiversity(2), rng)
+        out = Anatomy().publish(PublishRequest.of(sub, rule, LDiversity(2), rng))
         g = group_column(f"T{i}")
         for role in ("qit", "st"):
             ct = out.parts[role]
@@ -199,7 +200,9 @@ def test_publish_refuses_a_release_that_check_would_fail(tmp_path: Path) -> None
     schema = Schema(tuple(SubTable(f"T{i + 1}", r.attributes, r) for i, r in enumerate(rules)))
     rng = np.random.default_rng(0)
     tables = tuple(
-        PublishedTable(t.name, Anatomy().publish(table.select(t.attributes), t.enforces, LDiversity(2), rng))
+        PublishedTable(
+            t.name, Anatomy().publish(PublishRequest.of(table.select(t.attributes), t.enforces, LDiversity(2), rng))
+        )
         for t in schema.tables
         if t.enforces is not None
     )
@@ -296,7 +299,7 @@ def test_attacks_on_one_multi_sa_table_agree_with_the_oracle(n: int, seed: int) 
     table = EncodedTable.from_columns({a: [str(v) for v in rng.integers(0, 3, n)] for a in ("q", "s1", "s2")})
     rules = [Rule(("q", "s2"), "s1"), Rule(("q", "s1"), "s2")]
     try:
-        out = MultiSAAnatomy().publish(table, rules, L2, rng)
+        out = MultiSAAnatomy().publish(PublishRequest.of(table, rules, L2, rng))
     except InfeasibleError:
         return
     if out.stats["suppressed_records"]:

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import versapub
 from versapub.anonymizers import ALIASES, ANONYMIZERS, make_anonymizer
+from versapub.anonymizers.base import PublishRequest
 from versapub.data.table import EncodedTable
 from versapub.decompositions import DECOMPOSITIONS
 from versapub.errors import ConfigError, InfeasibleError
@@ -352,8 +353,8 @@ def test_a_kind_no_registered_anonymizer_emits_is_reached(tmp_path: Path, monkey
         def params(self) -> dict[str, object]:
             return {}
 
-        def publish(self, *args: object, **kwargs: object) -> object:
-            return replace(Anatomy().publish(*args, **kwargs), kind="anatomy-copy")  # type: ignore[arg-type]
+        def publish(self, request: PublishRequest) -> object:
+            return replace(Anatomy().publish(request), kind="anatomy-copy")
 
     monkeypatch.setitem(KINDS, "anatomy-copy", Copy())
     monkeypatch.setitem(KIND_CHECKS, "anatomy-copy", KIND_CHECKS["anatomy"])

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from versapub.anonymizers.base import PublishRequest
 from versapub.anonymizers.mondrian import Mondrian
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
@@ -141,12 +142,12 @@ def test_mondrian_on_cluster_equals_in_memory(
     memory = read_table(single)
     assert isinstance(memory, EncodedTable)
     g_mem = bind(make_guarantee(guarantee), memory, "occupation", hierarchies)
-    want = Mondrian().publish(memory, rule, g_mem, np.random.default_rng(0), hierarchies=hierarchies)
+    want = Mondrian().publish(PublishRequest.of(memory, rule, g_mem, np.random.default_rng(0), hierarchies=hierarchies))
     with Client(cluster.address) as client:
         steps: list[str] = []
         table = read_dask(parts, Runner(client), tmp_path / "scratch")
         g = bind(make_guarantee(guarantee), table, "occupation", hierarchies)
-        got = Mondrian().publish(table, rule, g, np.random.default_rng(0), steps.append, hierarchies)
+        got = Mondrian().publish(PublishRequest.of(table, rule, g, np.random.default_rng(0), steps.append, hierarchies))
     assert got.stats["cluster"]["rounds"] >= 3 and any("round 3" in s for s in steps)
     assert _decoded(got) == _decoded(want)
     for key in ("groups", "group_sizes", "discernibility", "rows"):
@@ -269,12 +270,21 @@ def test_incognito_on_cluster_equals_in_memory(
     memory = read_table(single)
     assert isinstance(memory, EncodedTable)
     want = Incognito(**params).publish(
-        memory, rule, bind(make_guarantee(guarantee), memory, "occupation"), np.random.default_rng(0), None, hierarchies
+        PublishRequest.of(
+            memory,
+            rule,
+            bind(make_guarantee(guarantee), memory, "occupation"),
+            np.random.default_rng(0),
+            None,
+            hierarchies,
+        )
     )
     with Client(cluster.address) as client:
         table = read_dask(parts, Runner(client), tmp_path / "scratch")
         g = bind(make_guarantee(guarantee), table, "occupation")
-        got = Incognito(**params).publish(table, rule, g, np.random.default_rng(0), None, hierarchies)
+        got = Incognito(**params).publish(
+            PublishRequest.of(table, rule, g, np.random.default_rng(0), None, hierarchies)
+        )
     assert _decoded(got) == _decoded(want)
     assert set(got.stats) == set(want.stats)
     for key, value in want.stats.items():

@@ -15,6 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import versapub
+from versapub.anonymizers.base import PublishRequest
 from versapub.anonymizers.generalize import dimension
 from versapub.anonymizers.mondrian import Mondrian
 from versapub.data.hierarchy import Hierarchy
@@ -134,7 +135,7 @@ def test_mondrian_stops_only_when_no_median_cut_is_allowable(seed: int, spec: di
     g = bind(make_guarantee(spec), table, "s")
     hierarchies = {"zip": ZIP_HIERARCHY} if hier else {}
     try:
-        out = Mondrian().publish(table, rule, g, rng, hierarchies=hierarchies)
+        out = Mondrian().publish(PublishRequest.of(table, rule, g, rng, hierarchies=hierarchies))
     except InfeasibleError:
         # refused only when the whole table, as one class, fails the guarantee
         assert not g.groups_satisfied(Histograms(*_hist(table.codes("s")))).all()
@@ -185,7 +186,7 @@ def test_pycanon_agrees_with_mondrian_outputs(seed: int) -> None:
     table = _table(rng, int(rng.integers(40, 120)))
     for spec in ({"name": "k-anonymity", "k": 3}, {"name": "distinct-l", "l": 2}, {"name": "t-closeness", "t": 0.3}):
         g = bind(make_guarantee(spec), table, "s")
-        out = Mondrian().publish(table, Rule(("age", "zip"), "s"), g, rng)
+        out = Mondrian().publish(PublishRequest.of(table, Rule(("age", "zip"), "s"), g, rng))
         ct = out.parts["data"]
         df = pd.DataFrame({a: np.repeat(ct.decoded(a).astype(str), ct.counts) for a in ct.names})
         if spec["name"] == "k-anonymity":
@@ -282,7 +283,7 @@ def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
         assert minimal == brute
     if brute:
         out = Incognito(suppression=suppression).publish(
-            table, Rule(("age", "zip"), "s"), g, rng, hierarchies=hierarchies
+            PublishRequest.of(table, Rule(("age", "zip"), "s"), g, rng, hierarchies=hierarchies)
         )
         assert tuple(out.stats["node"].values()) in brute
         ct = out.parts["data"]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from versapub.anonymizers import Anatomy
 from versapub.anonymizers.anatomy import GROUPINGS, greedy_schedule
+from versapub.anonymizers.base import PublishRequest
 from versapub.data.groupby import group_rows
 from versapub.errors import InfeasibleError
 from versapub.privacy import LDiversity, parse_rule
@@ -79,9 +80,9 @@ def test_anatomy_groups_are_l_diverse_and_lose_no_record(
     rule = parse_rule("q1, q2 -> s")
     if ell * int(s_counts.max()) > n:
         with pytest.raises(InfeasibleError):
-            Anatomy(grouping).publish(table, rule, LDiversity(ell), rng)
+            Anatomy(grouping).publish(PublishRequest.of(table, rule, LDiversity(ell), rng))
         return
-    out = Anatomy(grouping).publish(table, rule, LDiversity(ell), rng)
+    out = Anatomy(grouping).publish(PublishRequest.of(table, rule, LDiversity(ell), rng))
     qit, st_ = out.parts["qit"], out.parts["st"]
     # every group: l * max_count <= |group|, sizes l or l+1, floor(n/l) groups
     sizes = Counter()
@@ -118,7 +119,7 @@ def test_anatomy_group_ids_are_a_permutation_not_creation_order() -> None:
     from versapub.data.table import EncodedTable
 
     t = EncodedTable.from_columns({"q": [str(i) for i in range(200)], "s": [str(i % 50) for i in range(200)]})
-    out = Anatomy().publish(t, parse_rule("q -> s"), LDiversity(4), np.random.default_rng(3))
+    out = Anatomy().publish(PublishRequest.of(t, parse_rule("q -> s"), LDiversity(4), np.random.default_rng(3)))
     qit = out.parts["qit"]
     assert sorted(set(qit.column("group_id").tolist())) == list(range(50))
     # in input (= q) order, the group ids are not simply 0, 0, 0, 0, 1, ... (creation order)
@@ -137,7 +138,7 @@ def test_anatomy_is_reproducible_with_a_seed() -> None:
     rng_table = np.random.default_rng(0)
     t = random_table(rng_table, 200, {"q": 4, "s": 9})
     r = parse_rule("q -> s")
-    a = Anatomy().publish(t, r, LDiversity(3), np.random.default_rng(7))
-    b = Anatomy().publish(t, r, LDiversity(3), np.random.default_rng(7))
+    a = Anatomy().publish(PublishRequest.of(t, r, LDiversity(3), np.random.default_rng(7)))
+    b = Anatomy().publish(PublishRequest.of(t, r, LDiversity(3), np.random.default_rng(7)))
     assert np.array_equal(a.parts["st"].codes[0], b.parts["st"].codes[0])
     assert np.array_equal(a.parts["qit"].counts, b.parts["qit"].counts)

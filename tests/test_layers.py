@@ -36,6 +36,7 @@ FLOORS: dict[str, float] = {
     "reports": 8,
     # the application layer: publish side (api, workflow), read side (inspect)
     "api": 9,
+    "publishing": 9,
     "workflow": 9,
     "inspect": 9,
     # front ends and what only they use

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import versapub
 from versapub.anonymizers import Anatomy, publish_plain
+from versapub.anonymizers.base import PublishRequest
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError, ReleaseError
 from versapub.kinds.build import factor_of, model_from_release
@@ -91,7 +92,9 @@ def build(
     parts, factors = [], []
     for attrs, rule in schema:
         sub = table.select(attrs)
-        out = publish_plain(sub) if rule is None else Anatomy().publish(sub, rule, LDiversity(2), rng)
+        out = (
+            publish_plain(sub) if rule is None else Anatomy().publish(PublishRequest.of(sub, rule, LDiversity(2), rng))
+        )
         parts.append(out)
         factors.append(factor_of(out, table.n_rows, cards))
     domains = {c.name: c.values for c in table.columns}
@@ -479,7 +482,7 @@ def test_anatomy_record_probabilities_by_join_equal_the_expanded_joint(
     monkeypatch.setattr(factors, "DENSE_ST_CELLS", (1 << 26) if dense_st else 0)
     rng = np.random.default_rng(11)
     table = random_table(rng, 60, {"a": 3, "b": 2, "s": 5}, skew=0.2)
-    out = Anatomy().publish(table, Rule(("a", "b"), "s"), LDiversity(2), rng)
+    out = Anatomy().publish(PublishRequest.of(table, Rule(("a", "b"), "s"), LDiversity(2), rng))
     f = factor_of(out, table.n_rows, {c.name: c.cardinality for c in table.columns})
     grids = np.meshgrid(*[np.arange(table.cardinality(a)) for a in f.attrs], indexing="ij")
     recs = {a: gr.ravel().astype(np.int64) for a, gr in zip(f.attrs, grids, strict=True)}

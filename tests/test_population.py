@@ -255,7 +255,7 @@ def test_refusals_are_one_paragraph() -> None:
 
 
 def test_the_dask_backend_refuses_a_population() -> None:
-    from versapub.api import _population
+    from versapub.publishing.screens import population_of as _population
 
     class OnCluster:
         in_memory = False

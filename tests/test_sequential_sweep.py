@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import versapub
 from versapub.anonymizers import sequential_sweep as ss
+from versapub.anonymizers.base import PublishRequest
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -498,7 +499,9 @@ def test_not_registered_twice_and_refuses_other_guarantees() -> None:
     table = EncodedTable.from_columns({"q": list("aabb"), "s": list("xyxy")})
     with pytest.raises(ConfigError, match="k-anonymity is not one"):
         ss.SequentialSweep().publish(
-            table, Rule(("q",), "s"), make_guarantee({"name": "k-anonymity", "k": 2}), np.random.default_rng(0)
+            PublishRequest.of(
+                table, Rule(("q",), "s"), make_guarantee({"name": "k-anonymity", "k": 2}), np.random.default_rng(0)
+            )
         )
     with pytest.raises((HierarchyError, RuleError)):
         versapub.publish(

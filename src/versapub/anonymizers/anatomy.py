@@ -31,20 +31,15 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from versapub.anonymizers.base import AnonymizedTable, as_rules
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.grouping import GROUP_ID, Grouping
-from versapub.data.hierarchy import Hierarchy
-from versapub.data.source import Source
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.plugins import Param, validated
-from versapub.privacy.guarantee import Guarantee
-from versapub.privacy.rules import Rule
 
 
 def _check_eligible(counts: np.ndarray, width: int) -> int:
@@ -223,16 +218,9 @@ class Anatomy:
     #: Runs on any backend (its groups come from counts and ranks: ``versapub.data.source``).
     out_of_core = True
 
-    def publish(
-        self,
-        table: Source,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable:
-        (rule,) = as_rules(rules, self.name, self.max_rules)
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table, guarantee, rng = request.table, request.guarantee, request.rng
+        (rule,) = as_rules(request.rules, self.name, self.max_rules)
         s_col = table.column(rule.rhs)
         qi = [a for a in table.names if a != rule.rhs]
         width = guarantee.group_width()

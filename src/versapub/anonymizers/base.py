@@ -12,7 +12,7 @@ multi-sensitive-attribute decomposition implement the same protocol and register
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -114,6 +114,73 @@ class AnonymizedTable:
         return tuple(r.rhs for r in self.enforced_rules)
 
 
+def _quiet(message: str) -> None:
+    del message
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    """What an anonymizer is asked to publish: ``table`` (the sub-table: the input
+    restricted to its attributes; an :class:`~versapub.data.table.EncodedTable`, or any
+    :class:`~versapub.data.source.Source` for an anonymizer that runs out of core), the
+    ``rules`` it enforces (none: identities only, the classic job), their ``guarantees``
+    (one for every rule, or one per rule for a :class:`PerRuleAnonymizer`), the seeded
+    ``rng``, ``progress`` (receives lines about long steps), the attributes'
+    generalization ``hierarchies`` (generalizing anonymizers use them, the others ignore
+    them) and the columns to ``keep`` exactly beside a generalizing anonymizer's classes
+    (:class:`KeepsColumns`).  The population a guarantee is checked against travels with
+    the guarantee (:attr:`population`)."""
+
+    table: Any
+    rules: tuple[Rule, ...]
+    guarantees: tuple[Guarantee, ...]
+    rng: np.random.Generator
+    progress: Callable[[str], None] | None = None
+    hierarchies: Mapping[str, Hierarchy] | None = None
+    keep: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.guarantees) not in {1, len(self.rules)}:
+            raise ValueError(
+                f"a request has one guarantee for every rule or one per rule: {len(self.guarantees)} guarantee(s) "
+                f"for {len(self.rules)} rule(s)"
+            )
+
+    @classmethod
+    def of(
+        cls,
+        table: Any,
+        rules: Rule | Sequence[Rule],
+        guarantee: Guarantee | Sequence[Guarantee],
+        rng: np.random.Generator,
+        progress: Callable[[str], None] | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+        keep: Sequence[str] = (),
+    ) -> PublishRequest:
+        """A request from loose arguments: one rule or several, one guarantee or one per rule."""
+        rs = (rules,) if isinstance(rules, Rule) else tuple(rules)
+        gs = tuple(guarantee) if isinstance(guarantee, Sequence) else (guarantee,)
+        return cls(table, rs, gs, rng, progress, hierarchies, tuple(keep))
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee of the request's (first) rule: every rule's, unless per rule."""
+        return self.guarantees[0]
+
+    def per_rule(self) -> tuple[Guarantee, ...]:
+        """Each rule's guarantee, in the order of :attr:`rules`."""
+        return self.guarantees if len(self.guarantees) == len(self.rules) else self.guarantees * len(self.rules)
+
+    @property
+    def say(self) -> Callable[[str], None]:
+        """``progress``, or a callback that says nothing."""
+        return self.progress or _quiet
+
+    def with_table(self, table: Any, rules: Sequence[Rule] | None = None) -> PublishRequest:
+        """The same request for another table (and rules)."""
+        return replace(self, table=table, rules=self.rules if rules is None else tuple(rules))
+
+
 class Anonymizer(Protocol):
     """Publishes one sub-table so that it satisfies its rule(s) under ``guarantee``.
 
@@ -140,33 +207,19 @@ class Anonymizer(Protocol):
         """Constructor parameters, recorded in the manifest."""
         ...
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable: ...
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        """The sub-table of ``request`` published under its rule(s) and guarantee(s)."""
+        ...
 
 
 @runtime_checkable
 class PerRuleAnonymizer(Protocol):
     """Optional capability: an anonymizer that enforces several rules, each under its own
-    guarantee (``guarantees[i]`` for ``rules[i]``), instead of their conjunction
-    (the MSA decomposition: one ``l_i`` per sensitive attribute).  The workflow calls
-    ``publish_rules`` when an anonymizer has it."""
+    guarantee (``request.guarantees[i]`` for ``request.rules[i]``), instead of their
+    conjunction (the MSA decomposition: one ``l_i`` per sensitive attribute).  The workflow
+    then binds each rule's guarantee to its own sensitive attribute."""
 
-    def publish_rules(
-        self,
-        table: EncodedTable,
-        rules: Sequence[Rule],
-        guarantees: Sequence[Guarantee],
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable: ...
+    guarantees_per_rule: bool
 
 
 @runtime_checkable
@@ -182,18 +235,9 @@ class KeepsColumns(Protocol):
     """Optional capability of a generalizing anonymizer: the classic job's one table —
     equivalence classes over the quasi-identifiers, the ``keep`` columns published exactly in
     each record's row (ARX's insensitive attributes), under the table's one rule or none
-    (identities only)."""
+    (identities only): ``request.keep`` names them."""
 
-    def publish_keeping(
-        self,
-        table: EncodedTable,
-        keep: Sequence[str],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-        rules: Sequence[Rule] = (),
-    ) -> AnonymizedTable: ...
+    keeps_columns: bool
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ label's leaves are listed for the reader (``docs/release-format.md``, kind
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -276,25 +276,13 @@ class Target:
 
 
 class KeepingColumns:
-    """``publish_keeping`` (:class:`~versapub.anonymizers.base.KeepsColumns`) for a
-    generalizing anonymizer whose ``publish`` takes ``keep`` (passed to :func:`target`)."""
+    """The :class:`~versapub.anonymizers.base.KeepsColumns` capability of a generalizing
+    anonymizer whose ``publish`` passes ``request.keep`` to :func:`target`: the classic
+    job's one table, classes over every column but ``keep`` (and the rule's sensitive
+    attribute), ``keep`` published exactly in each record's row (ARX's insensitive
+    attributes)."""
 
-    def publish_keeping(
-        self,
-        table: EncodedTable,
-        keep: Sequence[str],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-        rules: Sequence[Rule] = (),
-    ) -> AnonymizedTable:
-        """The classic job's one table: classes over every column but ``keep`` (and the
-        rule's sensitive attribute), ``keep`` published exactly in each record's row (ARX's
-        insensitive attributes)."""
-        publish = self.publish  # type: ignore[attr-defined]
-        out: AnonymizedTable = publish(table, tuple(rules), guarantee, rng, progress, hierarchies, keep=keep)
-        return out
+    keeps_columns = True
 
 
 def target(table: EncodedTable, rules: Rule | Sequence[Rule], name: str, keep: Sequence[str] = ()) -> Target:

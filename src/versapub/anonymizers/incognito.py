@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest
 from versapub.anonymizers.generalize import (
     IntArray,
     KeepingColumns,
@@ -128,25 +128,16 @@ class Incognito(KeepingColumns):
     def params(self) -> dict[str, Any]:
         return {"suppression": self.suppression, "utility": self.utility}
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-        keep: Sequence[str] = (),
-    ) -> AnonymizedTable:
-        del rng  # deterministic
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table, guarantee = request.table, request.guarantee
         if guarantee.checked_population() is not None:
             refuse_suppression(self.name, self.suppression)
-        found = self.minimal_nodes(table, rules, guarantee, progress, hierarchies, keep)
+        found = self.minimal_nodes(table, request.rules, guarantee, request.progress, request.hierarchies, request.keep)
         goal, lattice, keys, counts, minimal = found.goal, found.lattice, found.keys, found.counts, found.minimal
         qi = list(goal.qi)
         n = table.n_rows
         budget = math.floor(self.suppression * n)
-        say = progress or (lambda msg: None)
+        say = request.say
         say(f"Incognito: {found.checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
         scores = [self._score(lattice, keys, counts, v, guarantee, budget, goal.cardinality, n) for v in minimal]
         best = minimal[int(np.argmin(scores))]
@@ -162,7 +153,7 @@ class Incognito(KeepingColumns):
             g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(best, keys, strict=False))]
             cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(best)], len(counts))
             sup = _failing(cls, keys[-1], counts, guarantee, goal.cardinality)[cls]
-            return publish_on_cluster(table, found, best, sup, guarantee, search)  # type: ignore[arg-type]
+            return publish_on_cluster(table, found, best, sup, guarantee, search)
         codes = found.joint or [table.codes(a).astype(np.int64) for a in qi]
         cls, cover, suppressed, counted = _classes(lattice, codes, best, guarantee, budget, goal, found.population)
         stats = class_stats(

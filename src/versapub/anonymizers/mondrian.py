@@ -29,13 +29,13 @@ attribute, the lowest node covering its records.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest
 from versapub.anonymizers.generalize import (
     IntArray,
     KeepingColumns,
@@ -51,7 +51,6 @@ from versapub.anonymizers.generalize import (
 from versapub.anonymizers.mondrian_cuts import partition, segment_starts
 from versapub.anonymizers.population import in_table_codes, joint_table, refuse_suppression
 from versapub.data.hierarchy import Hierarchy
-from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
 from versapub.plugins import Param, validated
@@ -96,20 +95,16 @@ class Mondrian(KeepingColumns):
             )
         return None
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-        keep: Sequence[str] = (),
-    ) -> AnonymizedTable:
-        del rng  # deterministic
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table, guarantee, progress, hierarchies = (
+            request.table,
+            request.guarantee,
+            request.progress,
+            request.hierarchies,
+        )
         if not table.in_memory:  # a table on a Dask cluster: the same algorithm in rounds there
-            return self._on_cluster(table, rules, guarantee, progress, hierarchies, keep)
-        goal = target(table, rules, self.name, keep)
+            return self._on_cluster(request)
+        goal = target(table, request.rules, self.name, request.keep)
         qi = list(goal.qi)
         population = guarantee.checked_population()
         if population is not None:  # delta-presence, k-map: the population's records cut alongside
@@ -141,22 +136,15 @@ class Mondrian(KeepingColumns):
             stats["suppressed_records"] = int(np.bincount(seg, minlength=len(seg_start))[sup].sum())
         return classes_table(table, goal, dims, cls, cover, stats)
 
-    def _on_cluster(
-        self,
-        table: Source,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        progress: Callable[[str], None] | None,
-        hierarchies: Mapping[str, Hierarchy] | None,
-        keep: Sequence[str],
-    ) -> AnonymizedTable:
+    def _on_cluster(self, request: PublishRequest) -> AnonymizedTable:
         from versapub.anonymizers.mondrian_cluster import publish_on_cluster
 
-        rule, qi, kept = target_names(table, rules, self.name, keep)
+        table, guarantee = request.table, request.guarantee
+        rule, qi, kept = target_names(table, request.rules, self.name, request.keep)
         counts = table.column(rule.rhs).counts() if rule else np.array([table.n_rows], dtype=np.int64)
         _require_whole(guarantee, counts, rule, list(qi))
-        dims = dimensions(table, qi, hierarchies)
-        return publish_on_cluster(table, rule, kept, dims, guarantee, progress)  # type: ignore[arg-type]
+        dims = dimensions(table, qi, request.hierarchies)
+        return publish_on_cluster(table, rule, kept, dims, guarantee, request.progress)
 
 
 def _against_population(

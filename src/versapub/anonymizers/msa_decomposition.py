@@ -25,18 +25,17 @@ at random (seeded) among the linkable values the group lacks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable, as_rules
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest, as_rules
 from versapub.data import bitsets
 from versapub.data.counts import count_table
 from versapub.data.groupby import group_rows
-from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.plugins import Param, validated
@@ -299,33 +298,15 @@ class MSADecomposition:
             out[r] = DistinctLDiversity(lp)
         return out
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable:
-        """Every rule under ``guarantee`` (one ``l`` for all); see :meth:`publish_rules`."""
-        rs = as_rules(rules, self.name, self.max_rules)
-        return self.publish_rules(table, rs, [guarantee] * len(rs), rng, progress, hierarchies)
+    #: Each rule under its own guarantee (:class:`~versapub.anonymizers.base.PerRuleAnonymizer`).
+    guarantees_per_rule = True
 
-    def publish_rules(
-        self,
-        table: EncodedTable,
-        rules: Sequence[Rule],
-        guarantees: Sequence[Guarantee],
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable:
-        """Algorithm 1 with ``l_i`` from each rule's own guarantee (``guarantees[i]`` is the
-        guarantee of ``rules[i]``)."""
-        del hierarchies
-        say = progress or (lambda msg: None)
-        rules = as_rules(rules, self.name, self.max_rules)
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        """Algorithm 1 with ``l_i`` from each rule's own guarantee (``request.per_rule()[i]``
+        is the guarantee of ``request.rules[i]``; one guarantee: the same ``l`` for all)."""
+        table, rng, say = request.table, request.rng, request.say
+        rules = as_rules(request.rules, self.name, self.max_rules)
+        guarantees = request.per_rule()
         sens = [r.rhs for r in rules]
         qi = [a for a in table.names if a not in sens]
         ls = [diversity_of(r, g) for r, g in zip(rules, guarantees, strict=True)]

@@ -38,23 +38,20 @@ combination in constraints; above ``max_combinations`` distinct combinations it 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.anatomy import Anatomy
-from versapub.anonymizers.base import AnonymizedTable, as_rules
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest, as_rules
 from versapub.data.counts import CountTable
 from versapub.data.groupby import group_rows
-from versapub.data.hierarchy import Hierarchy
-from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.plugins import Param, validated
 from versapub.privacy.guarantee import Guarantee, Histograms, LDiversity
-from versapub.privacy.rules import Rule
 
 if TYPE_CHECKING:  # OR-Tools (and the pandas it imports) load only when a solver runs
     from ortools.sat.python import cp_model
@@ -227,21 +224,14 @@ class MultiSAAnatomy:
     def params(self) -> dict[str, Any]:
         return {"time_limit_s": self.time_limit_s, "max_combinations": self.max_combinations}
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable:
-        """Publish ``table`` (all attributes) so that every rule in ``rules`` holds;
-        ``progress`` receives a line before and after the integer program."""
-        rules = as_rules(rules, self.name, self.max_rules)
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        """Publish the request's table (all attributes) so that every one of its rules
+        holds; ``progress`` receives a line before and after the integer program."""
+        table, guarantee, rng = request.table, request.guarantee, request.rng
+        rules = as_rules(request.rules, self.name, self.max_rules)
         if len(rules) == 1:  # one sensitive attribute: Appendix B's groups are Anatomy's (docs/choices.md)
-            return Anatomy().publish(table, rules, guarantee, rng)
-        say = progress or (lambda msg: None)
+            return Anatomy().publish(replace(request, progress=None, hierarchies=None))
+        say = request.say
         sens = [r.rhs for r in rules]
         qi = [a for a in table.names if a not in sens]
         if not isinstance(guarantee, LDiversity):  # the integer program encodes l * count <= size

@@ -26,20 +26,16 @@ l-eligible group meets (functional diversity with ``l = max_k ceil(k/phi(k))``, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest
 from versapub.anonymizers.generalize import class_cover, class_stats, classes_table, dimensions, target
-from versapub.data.hierarchy import Hierarchy
-from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.plugins import Param
-from versapub.privacy.base import Guarantee
-from versapub.privacy.rules import Rule
 
 IntArray = npt.NDArray[np.int64]
 
@@ -126,17 +122,9 @@ class OneDLDiversity:
     def params(self) -> dict[str, Any]:
         return {}
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable:
-        del rng  # deterministic
-        goal = target(table, rules, self.name)
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table, guarantee, hierarchies = request.table, request.guarantee, request.hierarchies
+        goal = target(table, request.rules, self.name)
         if goal.rule is None:
             raise ValueError("one-d-l-diversity protects a sensitive attribute")
         if guarantee.cumulative_bound() is None:
@@ -146,7 +134,7 @@ class OneDLDiversity:
             )
         width = guarantee.group_width()
         l = int(width) if width is not None else 2
-        say = progress or (lambda msg: None)
+        say = request.say
         qi = list(goal.qi)
         dims = dimensions(table, qi, hierarchies)
         codes = [table.codes(a).astype(np.int64) for a in qi]

@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.base import AnonymizedTable, SensitiveReach
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest, SensitiveReach
 from versapub.anonymizers.generalize import Dimension, cells_table, dimension, published_histograms, target
 from versapub.data.groupby import combined_key, group_rows
 from versapub.data.hierarchy import Hierarchy
@@ -294,16 +294,10 @@ class SequentialSweep:
         )
         return SensitiveReach(level, induced(col, h, level) * table.n_rows, note)
 
-    def publish(
-        self,
-        table: EncodedTable,
-        rules: Rule | Sequence[Rule],
-        guarantee: Guarantee,
-        rng: np.random.Generator,
-        progress: Callable[[str], None] | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-    ) -> AnonymizedTable:
-        goal = target(table, rules, self.name)
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table, guarantee, hierarchies = request.table, request.guarantee, request.hierarchies
+        rng = request.rng
+        goal = target(table, request.rules, self.name)
         if goal.rule is None:
             raise ValueError("sequential-sweep protects a sensitive attribute")
         bound = guarantee.cumulative_bound()
@@ -313,7 +307,7 @@ class SequentialSweep:
                 f"diversity, or frequency l-diversity (its case tau = 1/l, lambda = l); {guarantee.name} is not one. "
                 "Use mondrian or incognito for it."
             )
-        say = progress or (lambda msg: None)
+        say = request.say
         hier = dict(hierarchies or {})
         s = goal.rule.rhs
         s_dim = dimension(table, s, hier.get(s) or flat_hierarchy(table, s))

@@ -1,0 +1,86 @@
+"""The classic job: quasi-identifiers and no rule (k-anonymity, Sweeney 2002)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from versapub.anonymizers import make_anonymizer, publish_plain
+from versapub.anonymizers.base import KeepsColumns, PublishRequest
+from versapub.errors import ConfigError, InfeasibleError
+from versapub.kinds import get_kind
+from versapub.privacy.rules import Reduction
+from versapub.publishing.steps import Clock, Columns, Job, input_of
+from versapub.publishing.tables import identity_risk, step_hook, table_rng
+from versapub.release.value import PublishedTable, Release
+from versapub.schema.gnf import require_gnf
+from versapub.schema.model import Schema, SubTable
+
+
+def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock) -> Release:
+    """The classic job with quasi-identifiers and no rule: one generalized table whose every
+    class of quasi-identifier values holds at least ``k`` records (k-anonymity, Sweeney
+    2002), the other columns published exactly in each record's row (ARX's insensitive
+    attributes: they stay analysable by the quasi-identifiers), or with ``detach_others``
+    as a plain table never linked to the first.  Only a guarantee about identities applies
+    (one that needs no sensitive value)."""
+    g, table, roles = job.guarantee, cols.table, cols.roles
+    if g.min_possible_values() > 1 or g.needs() - {"population"}:
+        raise ConfigError(
+            f"Quasi-identifiers without a rule are protected by k-anonymity only; {g.name} protects a sensitive "
+            "attribute: name it with --sensitive COLUMN (the rule is then 'QI -> COLUMN') or give --rule."
+        )
+    anon = make_anonymizer("mondrian") if job.asked_anonymizer is None else job.anon
+    violation = g.single_attribute_violation(np.array([table.n_rows]))
+    if violation is not None:
+        raise InfeasibleError(f"Under {g.describe()}: {violation.explanation}.")
+    qi = tuple(a for a in table.names if a in roles.quasi_identifying)
+    others = tuple(a for a in table.names if a not in qi)
+    together = bool(others) and not job.detach_others
+    if together and not isinstance(anon, KeepsColumns):
+        raise ConfigError(
+            f"The {anon.name} anonymizer cannot keep the other columns ({', '.join(others)}) in the records of "
+            "its generalized table; use mondrian or incognito, or publish them apart with --detach-others."
+        )
+    first_sub = SubTable("T1", table.names) if together else SubTable("T1", qi)
+    schema = Schema((first_sub,) if together else (first_sub, *((SubTable("T2", others),) if others else ())))
+    verdict = require_gnf(schema, [], "k-anonymity of the quasi-identifiers")
+    clock.lap("decompose")
+    job.hook(f"anonymizing T1 ({len(qi)} quasi-identifiers)", 0, len(schema.tables))
+    part = table if together else table.select(qi)
+    rng = table_rng(job.seed, first_sub)
+    request = PublishRequest(
+        part, (), (g,), rng, step_hook(job.hook, 0, 1), job.hierarchies, others if together else ()
+    )
+    try:
+        first = anon.publish(request)
+    except ValueError:
+        raise ConfigError(
+            f"The {anon.name} anonymizer protects a sensitive attribute; k-anonymity of quasi-identifiers needs a "
+            "generalizing anonymizer (mondrian or incognito)."
+        ) from None
+    get_kind(first.kind).validate(first)
+    published = [PublishedTable("T1", first)]
+    if others and not together:
+        published.append(PublishedTable("T2", publish_plain(table.select(others))))
+    job.hook("anonymized", 1, 1)
+    clock.lap("anonymize")
+    return Release(
+        tables=tuple(published),
+        source=table,  # type: ignore[arg-type]  # or a table on a cluster: the same seam
+        guarantee=g,
+        reduction=reduction,
+        feasibility=(),
+        schema=schema,
+        gnf=verdict,
+        decomposition="none",
+        anonymizer=anon.name,
+        anonymizer_params=anon.params(),
+        seed=job.seed,
+        input=input_of(job, table),
+        timings=clock.timings,
+        columns=roles.to_manifest(removed=list(roles.identifying), by_others=cols.by_others),
+        identity={p.name: identity_risk(table, p.table) for p in published},
+        warnings=cols.warnings,
+        notes=list(cols.notes or []),
+        population=job.population,
+    )

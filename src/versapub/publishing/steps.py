@@ -1,0 +1,376 @@
+"""The named steps of :func:`versapub.api.publish`, in order: :func:`prepare` (the request
+as values), :func:`decide_columns` (rules valid, every column decided, roles applied),
+:func:`decide_guarantees` (each rule's guarantee and anonymizer, the population, feasibility),
+:func:`decompose` (the schema in GNF), :func:`screen_schema` (proxies on the schema's layout,
+before anything is anonymized), :func:`refine` (GD), :func:`anonymize_all` and
+:func:`assemble` (the screens on what is published, the :class:`Release`).  Every problem
+found before anonymizing is collected in ``problems`` and refused at once, in sections."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+
+from versapub.anonymizers.base import Anonymizer, DefaultGuarantees
+from versapub.anonymizers.population import joint_table
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.source import Source
+from versapub.data.table import EncodedTable
+from versapub.decompositions import Decomposition
+from versapub.errors import InfeasibleError, InputError, RuleError, SchemaError, VersapubError, refusal, refuse
+from versapub.kinds.scoring import KLScorer
+from versapub.privacy.context import with_population
+from versapub.privacy.feasibility import Feasibility, require_feasible
+from versapub.privacy.guarantee import Guarantee, make_guarantee
+from versapub.privacy.per_rule import (
+    RuleItem,
+    anonymizers,
+    effective,
+    effective_anonymizers,
+    needs_default,
+    split,
+    with_defaults,
+)
+from versapub.privacy.population import Population
+from versapub.privacy.proxies import Association, proxy_error, screen
+from versapub.privacy.proxy_sets import SetProxy, set_proxy_error
+from versapub.privacy.roles import ColumnRoles, apply_roles, column_problems
+from versapub.privacy.rules import Reduction, Rule, reduce_rules, validate_rules
+from versapub.publishing.choice import anon_for, anonymizer_of, plugins_for, reach_of, require_out_of_core
+from versapub.publishing.screens import population_of, population_used, proxies, proxy_sets, quasi_identifiers
+from versapub.publishing.tables import (
+    ProgressHook,
+    anonymize,
+    identity_risk,
+    insensitive_columns,
+    no_progress,
+    predicted_unguarded,
+    step_hook,
+)
+from versapub.release.value import InputInfo, PublishedTable, Release
+from versapub.schema.gnf import GNFVerdict, require_gnf
+from versapub.schema.model import Schema
+
+#: A problem found before anonymizing: its section's title and the error.
+Problem = tuple[str, VersapubError]
+
+
+class Clock:
+    """Each step's wall time, in the order the steps ran (the manifest's ``timings``)."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = now - self._last
+        self._last = now
+
+
+@dataclass(frozen=True)
+class Job:
+    """A publish request as values: the table, the rules as written (``items``; ``parsed``
+    and each rule's ``own`` guarantee), the release guarantee (with the population bound),
+    the plug-ins, the seed and its generator, the column roles and what goes with them."""
+
+    table: Source
+    items: tuple[RuleItem, ...]
+    parsed: tuple[Rule, ...]
+    own: Mapping[Rule, Sequence[Guarantee | None]]
+    guarantee: Guarantee
+    guarantee_given: bool
+    dec: Decomposition
+    anon: Anonymizer
+    asked_anonymizer: str | Anonymizer | None
+    seed: int
+    rng: np.random.Generator
+    roles: ColumnRoles
+    hierarchies: Mapping[str, Hierarchy] | None
+    detach_others: bool
+    population: Population | None
+    input_info: InputInfo | None
+    hook: ProgressHook = no_progress
+
+
+def prepare(
+    table: Source | Mapping[str, Iterable[str]],
+    rules: Iterable[RuleItem],
+    *,
+    l: int | None,
+    guarantee: Guarantee | Mapping[str, Any] | None,
+    plugins: Mapping[str, Any],
+    seed: int,
+    columns: ColumnRoles | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    population: Population | EncodedTable | None,
+    detach_others: bool = False,
+    input_info: InputInfo | None = None,
+    progress: ProgressHook | None = None,
+) -> Job:
+    """The request checked and turned into values; ``plugins`` holds
+    :func:`~versapub.publishing.choice.plugins_for`'s arguments (``decomposition``,
+    ``anonymizer``, their parameters and ``defaults``).  The Dask backend's limits are
+    checked here, before any record is read."""
+    if isinstance(table, Mapping):
+        table = EncodedTable.from_columns({k: list(v) for k, v in table.items()})
+    elif not isinstance(table, EncodedTable) and not hasattr(table, "grouped_count_tables"):
+        raise InputError(
+            "The table to publish must be an EncodedTable (read with versapub.read_table), a table on a Dask cluster "
+            f"(versapub.scale), or a mapping {{column: [values]}}, got {type(table).__name__}."
+        )
+    given = guarantee is not None or l is not None
+    if isinstance(guarantee, Mapping):
+        guarantee = make_guarantee(dict(guarantee))
+    g: Guarantee = guarantee if guarantee is not None else make_guarantee({"name": "l-diversity", "l": l or 2})
+    pop = population_of(population, table)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
+    dec, anon = plugins_for(**plugins)
+    items = tuple(rules)
+    parsed, own = split(items)
+    roles = columns if columns is not None else ColumnRoles()
+    if not table.in_memory:
+        require_out_of_core(dec, anon, items, roles, plugins.get("anonymizer"))
+    return Job(
+        table=cast(Source, table),
+        items=items,
+        parsed=tuple(parsed),
+        own=own,
+        guarantee=with_population(g, pop),
+        guarantee_given=given,
+        dec=dec,
+        anon=anon,
+        asked_anonymizer=plugins.get("anonymizer"),
+        seed=int(seed),
+        rng=np.random.default_rng(int(seed)),
+        roles=roles,
+        hierarchies=hierarchies,
+        detach_others=detach_others,
+        population=pop,
+        input_info=input_info,
+        hook=progress or no_progress,
+    )
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Every column decided: the table with the roles applied, the roles, the columns
+    decided by ``--others``, notes and warnings for the report, the columns kept exactly
+    beside a generalized table's classes, and whether the job is the classic one
+    (quasi-identifiers alone, no rule)."""
+
+    table: Source
+    roles: ColumnRoles
+    by_others: tuple[str, ...]
+    notes: list[str]
+    warnings: list[str]
+    keep: tuple[str, ...]
+    classic: bool
+
+
+def decide_columns(job: Job, problems: list[Problem]) -> Columns:
+    """The rules are valid (refused at once otherwise: the later checks need them), every
+    column is decided (rules, roles, ``--others``; likely identifiers declared one by one:
+    their problems join ``problems``) and the roles are applied."""
+    roles, table = job.roles, job.table
+    qi_only = bool(roles.quasi_identifying or roles.others == "quasi-identifying")
+    try:
+        validate_rules(job.parsed, table.names, none_ok=qi_only)
+    except RuleError as exc:
+        raise refusal([*problems, ("rules", exc)]) from None
+    roles, by_others, notes, column_issues = column_problems(table, job.parsed, roles, declared=job.hierarchies or ())
+    problems += column_issues
+    classic = not job.parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
+    keep = () if job.detach_others else insensitive_columns(table.names, job.parsed, roles)
+    try:
+        table, warnings = apply_roles(table, job.parsed, roles, by_others)
+    except VersapubError as exc:
+        raise refusal([*problems, ("column roles", exc)]) from None
+    if classic:
+        warnings = []  # every quasi-identifier is protected, by the generalized table
+    return Columns(table, roles, tuple(by_others), notes, warnings, keep, classic)
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """Each rule's guarantee and anonymizer: the reduced rules, their effective guarantees
+    (``per_rule``), the rules' own anonymizers and their feasibility."""
+
+    reduction: Reduction
+    per_rule: Mapping[Rule, Guarantee]
+    own_anon: Mapping[Rule, Anonymizer]
+    feasibility: tuple[Feasibility, ...]
+
+
+def decide_guarantees(job: Job, cols: Columns, problems: list[Problem]) -> Guarded:
+    """Each rule's guarantee (its own, the release's, or the anonymizer's default when the
+    user gave none), the population used and the input drawn from it, each rule's own
+    anonymizer, and feasibility (judged on what that anonymizer can reach)."""
+    own, pop, table = job.own, job.population, cast(EncodedTable, cols.table)
+    if not job.guarantee_given and isinstance(job.anon, DefaultGuarantees):  # the anonymizer's default
+        plain = [r for r in dict.fromkeys(job.parsed) if needs_default(r, own)]
+        own = with_defaults(own, job.anon.default_guarantees(table, plain))
+    reduction = reduce_rules(job.parsed)
+    per_rule = {r: with_population(x, pop) for r, x in effective(reduction, own, job.guarantee).items()}
+    population_used(pop, [job.guarantee] if cols.classic else list(per_rule.values()))
+    if pop is not None:  # the input must be drawn from the population: said before any measure of it
+        try:
+            joint_table(table, quasi_identifiers(job.parsed, cols.roles, table.names), pop)
+        except VersapubError as exc:
+            raise refusal([*problems, ("population", exc)]) from None
+    own_anon = {r: anonymizer_of(r, s) for r, s in effective_anonymizers(reduction, anonymizers(job.items)).items()}
+    feas: list[Feasibility] = []
+    try:
+        reach = reach_of(table, reduction.rules, per_rule, own_anon, job.anon, job.hierarchies)
+        feas = require_feasible(table, reduction.rules, per_rule, reach)
+    except InfeasibleError as exc:
+        problems.append(("feasibility", exc))
+    return Guarded(reduction, per_rule, own_anon, tuple(feas))
+
+
+def decompose(job: Job, cols: Columns, rules: Guarded, problems: list[Problem]) -> tuple[Schema, GNFVerdict]:
+    """The decomposition's schema and its verdict: in Guardian Normal Form, or refused."""
+    job.hook("decomposing", 0, 1)
+    try:
+        schema = job.dec.decompose(cols.table, rules.reduction.rules, job.rng)
+        return schema, require_gnf(schema, rules.reduction.rules, job.dec.name)
+    except VersapubError as exc:
+        raise refusal([*problems, ("decomposition", exc)]) from None
+
+
+@dataclass(frozen=True)
+class Screened:
+    """The proxy screens on the schema's layout: each table's exactly published columns,
+    the associations found, and the sets of columns that together recover a protected one."""
+
+    layout: list[tuple[str, list[str]]]
+    early: list[Association]
+    sets: list[SetProxy]
+
+
+def screen_schema(job: Job, cols: Columns, rules: Guarded, schema: Schema, problems: list[Problem]) -> Screened:
+    """The proxy screens on the schema's layout, before anything is anonymized (their
+    refusals join the others; the screen after anonymizing reuses this one when the layout
+    is the same), then every problem found so far refused at once."""
+    rs = list(rules.reduction.rules)
+    layout = [(s.name, predicted_unguarded(s, anon_for(s, job.anon, rules.own_anon), cols.keep)) for s in schema.tables]
+    early = screen(cols.table, rs, layout)
+    refused = [a for a in early if a.strong and a.column not in cols.roles.allow_proxy]
+    if refused:
+        problems.append(("proxies of a protected attribute", InputError(proxy_error(refused))))
+    job.hook("screening sets of columns against the protected attributes", 0, 1)
+    sets = proxy_sets(cols.table, rs, layout, rules.per_rule, cols.roles, job.hierarchies, [a.column for a in refused])
+    if any(p.refused for p in sets):
+        problems.append(
+            ("proxies made of several columns", InputError(set_proxy_error([p for p in sets if p.refused])))
+        )
+    refuse(problems)
+    return Screened(layout, early, sets)
+
+
+def refine(
+    job: Job, cols: Columns, rules: Guarded, schema: Schema, verdict: GNFVerdict
+) -> tuple[Schema, GNFVerdict, list[Any]]:
+    """GD's refinement (other decompositions return the schema unchanged): candidate schemas
+    scored by the KL-divergence of their release model, each table anonymized as it would
+    be published; the refined schema is checked for GNF again and must publish every column."""
+    src = cast(EncodedTable, cols.table)  # GD's scorer: in memory only (require_out_of_core)
+
+    def scorer() -> Callable[[Schema], float]:
+        def one(sub: Any) -> Any:
+            mine = anon_for(sub, job.anon, rules.own_anon)
+            return anonymize(src, sub, mine, rules.per_rule, job.seed, hierarchies=job.hierarchies)
+
+        return KLScorer(src, one).score
+
+    rs = rules.reduction.rules
+    schema, trace = job.dec.refine(schema, rs, scorer, job.rng, job.hook, cols.table.names)
+    if trace:
+        verdict = require_gnf(schema, rs, job.dec.name)
+    if schema.attributes != frozenset(cols.table.names):
+        missing = sorted(set(cols.table.names) - schema.attributes)
+        raise SchemaError(
+            f"Internal error: the {job.dec.name} decomposition left attribute(s) {missing} "
+            "unpublished, so nothing was published. Please report this as a bug."
+        )
+    return schema, verdict, list(trace)
+
+
+def anonymize_all(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> list[PublishedTable]:
+    """Every sub-table of the schema published by its anonymizer, progress per table."""
+    published = []
+    total = len(schema.tables)
+    for i, sub in enumerate(schema.tables):
+        job.hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
+        mine = anon_for(sub, job.anon, rules.own_anon)
+        out = anonymize(
+            cols.table, sub, mine, rules.per_rule, job.seed, step_hook(job.hook, i, total), job.hierarchies, cols.keep
+        )
+        published.append(PublishedTable(sub.name, out))
+    job.hook("anonymized", total, total)
+    return published
+
+
+def input_of(job: Job, table: Source) -> InputInfo:
+    """What was read: the caller's account, else the table's rows and those dropped."""
+    return job.input_info or InputInfo(rows_read=table.n_rows + table.n_dropped, rows_dropped_missing=table.n_dropped)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the steps produced: the schema and its verdict, GD's trace, the published
+    tables, the screens on the schema's layout and the clock."""
+
+    schema: Schema
+    verdict: GNFVerdict
+    trace: list[Any]
+    published: list[PublishedTable]
+    screened: Screened
+    clock: Clock = field(default_factory=Clock)
+
+
+def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
+    """The proxy screen on what is published (refusing a proxy the steward has not allowed),
+    each table's identity risk, and the :class:`Release`."""
+    table, published = cols.table, out.published
+    associations = proxies(
+        table, rules.reduction.rules, published, cols.roles, (out.screened.layout, out.screened.early)
+    )
+    out.clock.lap("proxies")
+    hierarchies = job.hierarchies or {}
+    return Release(
+        tables=tuple(published),
+        source=cast(EncodedTable, table),  # or a table on a cluster: the same seam (versapub.data.source)
+        guarantee=job.guarantee,
+        reduction=rules.reduction,
+        feasibility=rules.feasibility,
+        schema=out.schema,
+        gnf=out.verdict,
+        decomposition=job.dec.name,
+        decomposition_params=job.dec.params(),
+        decomposition_trace=out.trace,
+        anonymizer=job.anon.name,
+        anonymizer_params=job.anon.params(),
+        seed=job.seed,
+        input=input_of(job, table),
+        timings=out.clock.timings,
+        columns=cols.roles.to_manifest(removed=list(cols.roles.identifying), by_others=cols.by_others),
+        identity={p.name: identity_risk(table, p.table) for p in published},
+        warnings=cols.warnings,
+        notes=cols.notes,
+        associations=tuple(associations),
+        proxy_sets=tuple(out.screened.sets),
+        hierarchies={
+            r.rhs: hierarchies[r.rhs]
+            for r in rules.reduction.rules
+            if r.rhs in hierarchies and "taxonomy" in rules.per_rule[r].needs()
+        },
+        rule_guarantees=dict(rules.per_rule),
+        rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in rules.own_anon.items()},
+        population=job.population,
+    )

@@ -1,0 +1,154 @@
+"""Publishing one sub-table: its generator, its anonymizer's request, what its cells
+reveal of identities, and which of its columns it publishes exactly (from the schema
+alone, before anything is anonymized)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from versapub.anonymizers import publish_plain
+from versapub.anonymizers.base import (
+    AnonymizedTable,
+    Anonymizer,
+    KeepsColumns,
+    PerRuleAnonymizer,
+    PublishesExactly,
+    PublishRequest,
+)
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.source import Source
+from versapub.errors import ConfigError
+from versapub.kinds import entry_of, get_kind
+from versapub.privacy.context import bind
+from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.per_rule import for_rules
+from versapub.privacy.roles import ColumnRoles, cell_risk
+from versapub.privacy.rules import Rule
+from versapub.schema.model import SubTable
+
+#: ``progress(description, completed, total)`` is called as work advances.
+ProgressHook = Callable[[str, int, int], None]
+
+
+def no_progress(description: str, completed: int, total: int) -> None:
+    del description, completed, total
+
+
+def step_hook(hook: ProgressHook, completed: int, total: int) -> Callable[[str], None]:
+    """A one-argument progress callback for work inside one step."""
+
+    def say(description: str) -> None:
+        hook(description, completed, total)
+
+    return say
+
+
+def table_rng(seed: int, sub: SubTable) -> np.random.Generator:
+    """The generator for one sub-table: derived from the seed and the sub-table itself."""
+    key = zlib.crc32(("\x1f".join(sub.attributes) + "\x1e" + (sub.sensitive or "")).encode("utf-8"))
+    return np.random.default_rng([seed, key])
+
+
+def anonymize(
+    table: Source,
+    sub: SubTable,
+    anon: Anonymizer,
+    g: Guarantee | Mapping[Rule, Guarantee],
+    seed: int,
+    progress: Callable[[str], None] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    keep: Sequence[str] = (),
+) -> AnonymizedTable:
+    """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
+    (which refuses more rules than it can enforce at once) under the guarantee of its
+    rule(s) (``g``: one for every rule, or each rule's), bound to the table's sensitive
+    attribute; the output is checked against its kind before anything is written.  The
+    columns of ``keep`` the sub-table holds are published exactly beside a generalizing
+    anonymizer's classes (the classic job's insensitive columns)."""
+    part = table.select(sub.attributes)
+    if sub.enforces is None:
+        out = publish_plain(part)
+    else:
+        kept = tuple(a for a in sub.attributes if a in set(keep)) if isinstance(anon, KeepsColumns) else ()
+        bound = bound_guarantees(sub, anon, g, part, hierarchies)
+        request = PublishRequest(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept)
+        try:
+            out = anon.publish(request)
+        except ConfigError as exc:
+            raise ConfigError(str(exc) + derived_from(sub, g)) from None
+    get_kind(out.kind).validate(out)
+    return out
+
+
+def bound_guarantees(
+    sub: SubTable,
+    anon: Anonymizer,
+    g: Guarantee | Mapping[Rule, Guarantee],
+    part: Source,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> tuple[Guarantee, ...]:
+    """The guarantee(s) a sub-table is published under, bound to it: each rule's own bound
+    to its sensitive attribute for an anonymizer that takes one per rule
+    (:class:`~versapub.anonymizers.base.PerRuleAnonymizer`), else the one guarantee of the
+    table's rules bound to the first rule's sensitive attribute."""
+    if isinstance(anon, PerRuleAnonymizer):
+        return tuple(
+            bind(for_rules((r,), g) if isinstance(g, Mapping) else g, part, r.rhs, hierarchies)
+            for r in sub.enforced_rules
+        )
+    mine = for_rules(sub.enforced_rules, g) if isinstance(g, Mapping) else g
+    return (bind(mine, part, sub.enforced_rules[0].rhs, hierarchies),)
+
+
+def derived_from(sub: SubTable, g: Guarantee | Mapping[Rule, Guarantee]) -> str:
+    """For a refusal naming a table's enforced rule that the user never wrote: which of the
+    user's rules it was derived from (a decomposition's guardian table enforces the rule's
+    sensitive attribute against every other attribute it holds)."""
+    yours = list(g) if isinstance(g, Mapping) else []
+    derived = [r for r in sub.enforced_rules if r not in yours]
+    sources = [r for r in yours if any(r.rhs == d.rhs for d in derived)]
+    if not derived or not sources:
+        return ""
+    return (
+        f" (Table {sub.name}'s rule '{derived[0]}' is not one you wrote: the decomposition derived it from your "
+        f"rule(s) {', '.join(repr(str(r)) for r in sources)}, as the table that guards {derived[0].rhs} against "
+        "every other attribute it holds.)"
+    )
+
+
+def identity_risk(table: Source, published: AnonymizedTable) -> dict[str, float | int]:
+    """Identity risk of one published table: the cells its kind publishes the non-sensitive
+    attributes in (a plain table's rows, an Anatomy QIT's values, a generalized table's
+    classes), counted from what is published."""
+    role, cols = get_kind(published.kind).cells(entry_of("T", published))
+    if not cols:
+        return {"unique_share": 0.0, "k": table.n_rows, "cells": 1}
+    return cell_risk(published.parts[role].cell_sizes(cols), table.n_rows)
+
+
+def predicted_unguarded(sub: SubTable, anon: Anonymizer, keep: Sequence[str] = ()) -> list[str]:
+    """The columns a sub-table will publish exactly beside its guarantee, from the schema
+    alone (what its kind's ``unguarded`` will say once published): a plain table's every
+    column; a bucketizing anonymizer's (:class:`PublishesExactly`) every column but the
+    enforced rules' sensitive ones; a generalizing anonymizer's kept columns."""
+    if sub.enforces is None:
+        return list(sub.attributes)
+    if isinstance(anon, PublishesExactly):
+        return [a for a in sub.attributes if a not in {r.rhs for r in sub.enforced_rules}]
+    return [a for a in sub.attributes if a in set(keep)] if isinstance(anon, KeepsColumns) else []
+
+
+def insensitive_columns(names: Sequence[str], rules: Sequence[Rule], roles: ColumnRoles) -> tuple[str, ...]:
+    """The classic job with sensitive attributes (``--qi`` with ``--sensitive``: every rule's
+    left-hand side is the declared quasi-identifiers): the columns no rule names and no role
+    makes quasi-identifying, which a generalizing anonymizer publishes exactly in each
+    record's row (ARX's insensitive attributes) instead of generalizing them as if an
+    adversary knew them; none for any other job."""
+    qi = set(roles.quasi_identifying)
+    if not rules or not qi or any(set(r.lhs) != qi for r in rules):
+        return ()
+    named = {a for r in rules for a in (*r.lhs, r.rhs)}
+    return tuple(a for a in names if a not in named and a not in qi)
