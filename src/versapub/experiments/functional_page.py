@@ -210,7 +210,8 @@ def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return float(spearmanr(x, y).statistic)
 
 
-def findings(results: Sequence[Result]) -> list[Finding]:
+def _eligible(results: Sequence[Result]) -> list[Finding]:
+    """Table 1 and §1.1: the eligible ranges of each data set."""
     out: list[Finding] = []
     # Table 1 / §1.1: eligible ranges.
     text = []
@@ -233,6 +234,12 @@ def findings(results: Sequence[Result]) -> list[Finding]:
             "; ".join(text),
         )
     )
+    return out
+
+
+def _against_baselines(results: Sequence[Result]) -> list[Finding]:
+    """§1.2: requirements the baselines cannot meet, and the comparisons with them."""
+    out: list[Finding] = []
     # §1.2: requirements the baselines cannot meet.
     only = total = ss_ok = 0
     for res in results:
@@ -294,6 +301,12 @@ def findings(results: Sequence[Result]) -> list[Finding]:
     for fig, claim, metric, better in comparisons:
         counts, text_ = _compare(results, metric, better, at_least=metric == "rules")
         out.append(Finding(fig, claim, _pass(counts, results, metric), f"{text_}. {_medians(results, metric)}"))
+    return out
+
+
+def _queries(results: Sequence[Result]) -> list[Finding]:
+    """Count queries: small 1-D errors that grow as the requirement gets stronger."""
+    out: list[Finding] = []
     # Count queries: 1-D errors small; errors grow as the requirement gets stronger.
     one = [_value(r[k], "q1") for res in results for r in res.picked.values() for k, *_ in _methods(results)]
     one = [v for v in one if math.isfinite(v)]
@@ -328,6 +341,12 @@ def findings(results: Sequence[Result]) -> list[Finding]:
             + ", ".join(f"{n} {r:+.2f}" for n, r in rhos),
         )
     )
+    return out
+
+
+def _penalty(results: Sequence[Result]) -> list[Finding]:
+    """Figure 22: little performance penalty."""
+    out: list[Finding] = []
     # Figure 22: little performance penalty.
     text = []
     penalty = True
@@ -352,6 +371,11 @@ def findings(results: Sequence[Result]) -> list[Finding]:
         )
     )
     return out
+
+
+def findings(results: Sequence[Result]) -> list[Finding]:
+    """Every finding of the page, in the paper's order."""
+    return [*_eligible(results), *_against_baselines(results), *_queries(results), *_penalty(results)]
 
 
 def load_result(directory: Path) -> Result:

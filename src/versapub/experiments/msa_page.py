@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -141,7 +142,8 @@ def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) -> list[Finding]:
+def _table7(table7: list[dict[str, object]]) -> list[Finding]:
+    """Table 7: each attribute's distinct values and l_per against the paper's."""
     out: list[Finding] = []
     for t in table7:
         if t["paper_l_per"] is None and t["column"] != "workclass":
@@ -164,6 +166,12 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
                 f"{t['distinct']} values, l_per = {t['l_per']} (column {t['column']})",
             )
         )
+    return out
+
+
+def _single(rows: Sequence[dict[str, str]]) -> list[Finding]:
+    """Figures 2–6: one sensitive attribute, decomposition against Mondrian and Anatomy."""
+    out: list[Finding] = []
     kl = means(rows, "ssa", ("q", "l", "method"), "kl")
     qs, ls = _axes(rows, "ssa", "q"), _axes(rows, "ssa", "l")
     if qs and ls:
@@ -238,6 +246,12 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
                 f"correlation with l {_spearman(ls, mon):+.2f}",
             )
         )
+    return out
+
+
+def _several(rows: Sequence[dict[str, str]]) -> list[Finding]:
+    """Figures 7–8: several sensitive attributes, KL against log(prod l_i) and time."""
+    out: list[Finding] = []
     kl_m = means(rows, "msa", ("d", "l"), "kl")
     paper_m = means(rows, "msa", ("d", "l"), "kl_paper")
     bound = means(rows, "msa", ("d", "l"), "log_prod_l")
@@ -284,6 +298,12 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
                 + ", ".join(_range_s(sec, d, lps) for d in ds),
             )
         )
+    return out
+
+
+def _noise(rows: Sequence[dict[str, str]]) -> list[Finding]:
+    """Figure 9: the noise values, with §5.1's primary and with Work-class primary."""
+    out: list[Finding] = []
     noise = {
         k[1:]: v for k, v in means(rows, "noise", ("method", "l", "l2"), "noise").items() if k[0] == "msa-decomposition"
     }
@@ -336,6 +356,12 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
                 "tell it from another grid that fits equally",
             )
         )
+    return out
+
+
+def _attack(rows: Sequence[dict[str, str]]) -> list[Finding]:
+    """§5.2: background knowledge on other sensitive values against the noise."""
+    out: list[Finding] = []
     attack = [r for r in rows if r["sweep"] == "attack" and r.get("attack")]
     if attack:
         res = json.loads(attack[0]["attack"])
@@ -358,6 +384,11 @@ def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) ->
     return out
 
 
+def findings(rows: Sequence[dict[str, str]], table7: list[dict[str, object]]) -> list[Finding]:
+    """Every finding of the page, in the paper's order."""
+    return [*_table7(table7), *_single(rows), *_several(rows), *_noise(rows), *_attack(rows)]
+
+
 def _margin(value: float, threshold: float) -> str:
     """A threshold verdict's margin, so a PASS on the edge reads as one: "threshold 25%,
     margin 1.3 points" (negative: beyond it)."""
@@ -369,19 +400,8 @@ def _range_s(sec: dict[tuple[str, ...], float], d: int, lps: Sequence[int]) -> s
     return f"d = {d}: {min(vals):.2f}–{max(vals):.2f} s"
 
 
-def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
-    """Draw the figures next to ``page`` and write it (``notes``: Markdown placed after the
-    introduction, e.g. why a finding differs)."""
-    rows = read_runs(directory / "runs.csv")
-    t7 = (
-        json.loads((directory / "table7.json").read_text(encoding="utf-8"))
-        if (directory / "table7.json").is_file()
-        else []
-    )
-    settings = json.loads((directory / "settings.json").read_text(encoding="utf-8"))
-    figs = page.parent / "results-msa"
-    found = findings(rows, t7)
-    rel = os.path.relpath
+def _figures(rows: Sequence[dict[str, str]], figs: Path) -> dict[str, Path]:
+    """The figures the runs have points for, drawn into ``figs``."""
     drawn = {}
     if _axes(rows, "ssa", "q"):
         drawn["Fig. 2–5"] = fig_ssa(rows, figs / "fig02-05_kl_ssa.png")
@@ -393,8 +413,13 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
         )
     if _axes(rows, "noise", "l"):
         drawn["Fig. 9"] = fig_noise(rows, figs / "fig09_noise.png")
-    errors = [r for r in rows if r.get("error")]
-    lines = [
+    return drawn
+
+
+def _intro(directory: Path, page: Path, rows: Sequence[dict[str, str]], settings: dict[str, Any]) -> list[str]:
+    """The page's title and what was run on which data."""
+    rel = os.path.relpath
+    return [
         "# Reproducing §6 of Ye et al., *Decomposition: privacy preservation for multiple sensitive attributes* "
         "(DASFAA 2009)",
         "",
@@ -417,6 +442,66 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
         "of the runs at each point.",
         "",
     ]
+
+
+def _table7_section(t7: list[dict[str, object]], found: Sequence[Finding]) -> list[str]:
+    """Table 7 against the paper's, and its verdicts."""
+    lines: list[str] = []
+    if not t7:
+        return lines
+    lines += [
+        "## Table 7",
+        "",
+        "| attribute | column | distinct (paper) | distinct (ours) | l_per (paper) | l_per (ours) |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {t['attribute']} | `{t['column']}` | {t['paper_distinct']} | {t['distinct']} | "
+        f"{t['paper_l_per'] if t['paper_l_per'] is not None else 'N/A'} | "
+        f"{t['l_per'] if t['l_per'] is not None else 'N/A'} |"
+        for t in t7
+    ]
+    lines += ["", "Why a row differs: the notes above.", ""]
+    lines += _verdicts(found, "Table 7")
+    return lines
+
+
+#: The page's end: thresholds for the paper's informal words, and how to regenerate it.
+_CLOSING = [
+    "",
+    "Thresholds for the paper's informal words: *almost does not grow* = range at most 10% of the mean; "
+    "*the same KL* = within 10%; *close to* = within 25%; *about the same time* = range at most 25% of "
+    "the mean; *flat* = range at most half the mean; Figure 9's count = within 25% at the same grid "
+    "point.",
+    "",
+    "## Regenerating",
+    "",
+    "```sh",
+    "versapub experiment msa --runs 3 --out experiments/msa",
+    "versapub experiment msa-page --out experiments/msa --page docs/results-msa.md",
+    "```",
+    "",
+    "The first command resumes: completed runs in `runs.csv` are not recomputed.",
+    "",
+]
+
+
+def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
+    """Draw the figures next to ``page`` and write it (``notes``: Markdown placed after the
+    introduction, e.g. why a finding differs)."""
+    rows = read_runs(directory / "runs.csv")
+    t7 = (
+        json.loads((directory / "table7.json").read_text(encoding="utf-8"))
+        if (directory / "table7.json").is_file()
+        else []
+    )
+    settings = json.loads((directory / "settings.json").read_text(encoding="utf-8"))
+    figs = page.parent / "results-msa"
+    found = findings(rows, t7)
+    rel = os.path.relpath
+    drawn = _figures(rows, figs)
+    errors = [r for r in rows if r.get("error")]
+    lines = _intro(directory, page, rows, settings)
     lines += why_differs(rows, t7)
     if notes:
         lines += [notes.strip(), ""]
@@ -426,21 +511,7 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
             f"{errors[0]['method']}: {errors[0]['error']}",
             "",
         ]
-    if t7:
-        lines += [
-            "## Table 7",
-            "",
-            "| attribute | column | distinct (paper) | distinct (ours) | l_per (paper) | l_per (ours) |",
-            "|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {t['attribute']} | `{t['column']}` | {t['paper_distinct']} | {t['distinct']} | "
-            f"{t['paper_l_per'] if t['paper_l_per'] is not None else 'N/A'} | "
-            f"{t['l_per'] if t['l_per'] is not None else 'N/A'} |"
-            for t in t7
-        ]
-        lines += ["", "Why a row differs: the notes above.", ""]
-        lines += _verdicts(found, "Table 7")
+    lines += _table7_section(t7, found)
     for fig, path in drawn.items():
         lines += [f"## {fig}", "", f"![{fig}]({rel(path, page.parent)})", ""]
         lines += _verdicts(found, fig)
@@ -459,23 +530,7 @@ def write_page(directory: Path, page: Path, notes: str = "") -> list[Finding]:
         "|---|---|---|---|",
     ]
     lines += [f"| {f.figure} | {f.paper} | **{f.verdict}** | {f.ours.replace('|', '/')} |" for f in found]
-    lines += [
-        "",
-        "Thresholds for the paper's informal words: *almost does not grow* = range at most 10% of the mean; "
-        "*the same KL* = within 10%; *close to* = within 25%; *about the same time* = range at most 25% of "
-        "the mean; *flat* = range at most half the mean; Figure 9's count = within 25% at the same grid "
-        "point.",
-        "",
-        "## Regenerating",
-        "",
-        "```sh",
-        "versapub experiment msa --runs 3 --out experiments/msa",
-        "versapub experiment msa-page --out experiments/msa --page docs/results-msa.md",
-        "```",
-        "",
-        "The first command resumes: completed runs in `runs.csv` are not recomputed.",
-        "",
-    ]
+    lines += _CLOSING
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text("\n".join(lines), encoding="utf-8")
     return found

@@ -10,6 +10,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,8 @@ def _x(x: int | float) -> str:
     return str(x) if isinstance(x, int) else f"{x:g}"
 
 
-def adult(rows: Rows, bip: list[dict[str, object]] | None) -> str:
+def _adult_stats(rows: Rows) -> dict[str, Any]:
+    """The figures the Adult note quotes, from the runs."""
     cs = [int(c) for c in _xs(rows, "c")]
     runs = len(_sel(rows, sweep="c", x=cs[0], method="uad"))
     methods = sorted({r["method"] for r in rows})
@@ -114,6 +116,55 @@ def adult(rows: Rows, bip: list[dict[str, object]] | None) -> str:
         ),
         None,
     )
+    return {
+        "cs": cs,
+        "runs": runs,
+        "methods": methods,
+        "m": m,
+        "later": later,
+        "same1": same1,
+        "beat_single": beat_single,
+        "beat_multi": beat_multi,
+        "mono": mono,
+        "speed": speed,
+        "kl_gain": kl_gain,
+        "re_gain": re_gain,
+        "below": below,
+        "equal2": equal2,
+        "four": four,
+        "rhs": rhs,
+        "n": n,
+        "sup": sup,
+        "lower_re": lower_re,
+        "ms_uad": ms_uad,
+        "gd_ms": gd_ms,
+        "worse_from": worse_from,
+    }
+
+
+def adult(rows: Rows, bip: list[dict[str, object]] | None) -> str:
+    st = _adult_stats(rows)
+    cs = st["cs"]
+    runs = st["runs"]
+    methods = st["methods"]
+    m = st["m"]
+    later = st["later"]
+    same1 = st["same1"]
+    beat_single = st["beat_single"]
+    beat_multi = st["beat_multi"]
+    mono = st["mono"]
+    speed = st["speed"]
+    kl_gain = st["kl_gain"]
+    re_gain = st["re_gain"]
+    below = st["below"]
+    equal2 = st["equal2"]
+    four = st["four"]
+    rhs = st["rhs"]
+    sup = st["sup"]
+    lower_re = st["lower_re"]
+    ms_uad = st["ms_uad"]
+    gd_ms = st["gd_ms"]
+    worse_from = st["worse_from"]
     text = [
         f"**Adult (Figures 1–3).** {len(methods)} methods × c = {cs[0]}..{cs[-1]} × {runs} random rule sets, "
         f"{len(_sel(rows, sweep='c')):,} publications and evaluations. "

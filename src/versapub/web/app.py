@@ -68,25 +68,27 @@ async def _body(request: Request) -> dict[str, Any]:
     return data
 
 
-def make_app(
-    root: str | Path, token: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), max_upload: int = MAX_UPLOAD
-) -> Guard:
-    """The application serving ``root`` to holders of ``token``."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
+class _Site:
+    """The routes of one served folder: each a thin call into the read and publish sides."""
 
-    base = Root.of(root)
-    tasks = jobs.Tasks()
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
+    def __init__(self, root: str | Path, token: str, max_upload: int) -> None:
+        from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-    async def index(request: Request) -> Response:
+        self.base = Root.of(root)
+        self.tasks = jobs.Tasks()
+        self.token = token
+        self.max_upload = max_upload
+        self.env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
+
+    async def index(self, request: Request) -> Response:
         from versapub import __version__
         from versapub.anonymizers import ANONYMIZERS
         from versapub.decompositions import DECOMPOSITIONS
         from versapub.privacy.guarantee import GUARANTEES
 
-        page = env.get_template("index.html").render(
-            token=token,
-            root=str(base.path),
+        page = self.env.get_template("index.html").render(
+            token=self.token,
+            root=str(self.base.path),
             version=__version__,
             anonymizers=sorted(ANONYMIZERS),
             decompositions=sorted(DECOMPOSITIONS),
@@ -94,14 +96,14 @@ def make_app(
         )
         return HTMLResponse(page)
 
-    async def files(request: Request) -> dict[str, Any]:
-        return base.listing()
+    async def files(self, request: Request) -> dict[str, Any]:
+        return self.base.listing()
 
-    async def upload(request: Request) -> dict[str, Any]:
-        too_big = f"The file is larger than the {max_upload // (1024 * 1024)} MB this server accepts."
-        if int(request.headers.get("content-length") or 0) > max_upload + 64 * 1024:
+    async def upload(self, request: Request) -> dict[str, Any]:
+        too_big = f"The file is larger than the {self.max_upload // (1024 * 1024)} MB this server accepts."
+        if int(request.headers.get("content-length") or 0) > self.max_upload + 64 * 1024:
             raise ConfigError(too_big)
-        form = await request.form(max_files=1, max_fields=4, max_part_size=max_upload)
+        form = await request.form(max_files=1, max_fields=4, max_part_size=self.max_upload)
         item = form.get("file")
         if item is None or isinstance(item, str) or not item.filename:
             raise ConfigError("Choose a file to upload.")
@@ -109,96 +111,96 @@ def make_app(
         if not name or name.startswith("."):
             raise ConfigError(f"Upload name {item.filename!r}: give the file a plain name.")
         folder = str(form.get("folder") or UPLOADS)
-        dest_dir = base.resolve(folder)
+        dest_dir = self.base.resolve(folder)
         dest_dir.mkdir(parents=True, exist_ok=True)
-        dest = base.resolve(f"{base.relative(dest_dir)}/{name}")
+        dest = self.base.resolve(f"{self.base.relative(dest_dir)}/{name}")
         if dest.exists():
-            raise ConfigError(f"{base.relative(dest)} exists already; rename the file or remove the old one.")
+            raise ConfigError(f"{self.base.relative(dest)} exists already; rename the file or remove the old one.")
         written = 0
         with dest.open("xb") as f:
             while chunk := await item.read(1 << 20):
                 written += len(chunk)
-                if written > max_upload:
+                if written > self.max_upload:
                     f.close()
                     dest.unlink()
                     raise ConfigError(
-                        f"The file is larger than the {max_upload // (1024 * 1024)} MB this server accepts."
+                        f"The file is larger than the {self.max_upload // (1024 * 1024)} MB this server accepts."
                     )
                 f.write(chunk)
-        return {"path": base.relative(dest), "bytes": written}
+        return {"path": self.base.relative(dest), "bytes": written}
 
-    async def profile(request: Request) -> dict[str, Any]:
+    async def profile(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import profile as prof
 
         job = (await _body(request)).get("job") or {}
-        return prof(jobs.job_config(base, job)).to_dict() | {"input": job.get("input")}
+        return prof(jobs.job_config(self.base, job)).to_dict() | {"input": job.get("input")}
 
-    async def rules(request: Request) -> dict[str, Any]:
+    async def rules(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import marginals_check, rules_report
 
         job = (await _body(request)).get("job") or {}
-        cfg = jobs.job_config(base, job)
+        cfg = jobs.job_config(self.base, job)
         if cfg.marginals is not None:  # a collection: its checks (k-link, k-combinatorial, maxent diversity)
             return {"marginals": marginals_check(cfg).to_dict(), "input": job.get("input")}
         return rules_report(cfg).to_dict() | {"input": job.get("input")}
 
-    async def toml(request: Request) -> dict[str, Any]:
+    async def toml(self, request: Request) -> dict[str, Any]:
         body = await _body(request)
         path = str(body.get("path") or jobs.UNSAVED)
-        base.resolve(path)
+        self.base.resolve(path)
         return {"toml": jobs.job_toml(body.get("job") or {}, path)}
 
-    async def save_job(request: Request) -> dict[str, Any]:
+    async def save_job(self, request: Request) -> dict[str, Any]:
         body = await _body(request)
         path = str(body.get("path") or "")
         if not path.endswith(".toml"):
             raise ConfigError("Save the job as a .toml file, e.g. jobs/my-job.toml.")
-        dest = base.resolve(path)
+        dest = self.base.resolve(path)
         text = jobs.job_toml(body.get("job") or {}, path)
         jobs.parse_config(text, dest)  # what the CLI would refuse is never written
         if dest.exists() and not body.get("overwrite"):
             raise ConfigError(f"{path} exists; tick 'replace' to overwrite it.")
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(text, encoding="utf-8")
-        return {"path": base.relative(dest), "toml": text}
+        return {"path": self.base.relative(dest), "toml": text}
 
-    async def load_job(request: Request) -> dict[str, Any]:
+    async def load_job(self, request: Request) -> dict[str, Any]:
         path = str((await _body(request)).get("path") or "")
-        src = base.resolve(path)
+        src = self.base.resolve(path)
         if not src.is_file():
             raise ConfigError(f"{path} is not a file under the served folder.")
-        return {"job": jobs.job_of_toml(src.read_text(encoding="utf-8"), base.relative(src))}
+        return {"job": jobs.job_of_toml(src.read_text(encoding="utf-8"), self.base.relative(src))}
 
-    async def publish(request: Request) -> dict[str, Any]:
+    async def publish(self, request: Request) -> dict[str, Any]:
         body = await _body(request)
         out = str(body.get("out") or "")
         if not out:
             raise ConfigError("Name the release folder (e.g. releases/first).")
-        cfg = jobs.job_config(base, body.get("job") or {})
-        return tasks.start_publish(base, cfg, out, overwrite=bool(body.get("overwrite"))).to_dict()
+        cfg = jobs.job_config(self.base, body.get("job") or {})
+        return self.tasks.start_publish(self.base, cfg, out, overwrite=bool(body.get("overwrite"))).to_dict()
 
-    async def task(request: Request) -> dict[str, Any]:
-        return tasks.get(request.path_params["task_id"]).to_dict()
+    async def task(self, request: Request) -> dict[str, Any]:
+        return self.tasks.get(request.path_params["task_id"]).to_dict()
 
-    async def cancel(request: Request) -> dict[str, Any]:
-        t = tasks.get(request.path_params["task_id"])
+    async def cancel(self, request: Request) -> dict[str, Any]:
+        t = self.tasks.get(request.path_params["task_id"])
         t.cancel.set()
         return t.to_dict()
 
-    def _release(rel: str) -> Path:
-        d = base.resolve(rel)
+    def _release(self, rel: str) -> Path:
+        d = self.base.resolve(rel)
         if not (d / "manifest.json").is_file():
             raise ConfigError(f"{rel} is not a release folder (it has no manifest.json).")
         return d
 
-    async def release(request: Request) -> dict[str, Any]:
+    async def release(self, request: Request) -> dict[str, Any]:
         rel = request.query_params.get("path", "")
-        d = _release(rel)
+        d = self._release(rel)
         manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
         check = json.loads((d / "check.json").read_text(encoding="utf-8")) if (d / "check.json").is_file() else None
         listing = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
         return {
-            "path": base.relative(d),
+            "path": self.base.relative(d),
             "files": listing,
             "tables": [
                 {"name": t["name"], "kind": t["kind"], "attributes": t["attributes"]} for t in manifest["tables"]
@@ -208,38 +210,38 @@ def make_app(
             "report": "report.html" if (d / "report.html").is_file() else None,
         }
 
-    async def query(request: Request) -> dict[str, Any]:
+    async def query(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import query as q
 
         body = await _body(request)
-        d = _release(str(body.get("release") or ""))
-        res = q(d, str(body.get("text") or ""), original=_recorded_input(d))
+        d = self._release(str(body.get("release") or ""))
+        res = q(d, str(body.get("text") or ""), original=self._recorded_input(d))
         return res.to_dict() | {"relative_error": res.relative_error}
 
-    def _recorded_input(d: Path) -> Path | None:
+    def _recorded_input(self, d: Path) -> Path | None:
         """The input the release records, found anywhere under the root by its name and
         SHA-256 (the CLI looks beside the release and in the current folder)."""
         from versapub.formats import file_sha256
 
         inp = json.loads((d / "manifest.json").read_text(encoding="utf-8")).get("input") or {}
         name, digest = Path(str(inp.get("path") or "")).name, inp.get("sha256")
-        for rel in base.listing()["data"]:
-            p = base.resolve(rel)
+        for rel in self.base.listing()["data"]:
+            p = self.base.resolve(rel)
             if name and p.name == name and digest and file_sha256(p) == digest:
                 return p
         return None
 
-    async def domains(request: Request) -> dict[str, Any]:
+    async def domains(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import domains as dom
 
-        return {"domains": dom(_release(request.query_params.get("path", "")))}
+        return {"domains": dom(self._release(request.query_params.get("path", "")))}
 
-    async def check(request: Request) -> dict[str, Any]:
+    async def check(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import check as chk
 
         body = await _body(request)
-        d = _release(str(body.get("release") or ""))
-        original = _recorded_input(d)  # under the root: the attacks on everything published run against it
+        d = self._release(str(body.get("release") or ""))
+        original = self._recorded_input(d)  # under the root: the attacks on everything published run against it
         rep = chk(d, original)
         adv = rep.adversary or {}
         attacks = [r["message"] for r in adv.get("rules", [])] + [
@@ -254,13 +256,13 @@ def make_app(
             "report": rep.to_json(),
         }
 
-    async def evaluate(request: Request) -> dict[str, Any]:
+    async def evaluate(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import evaluate as ev
 
         body = await _body(request)
-        return ev(_release(str(body.get("release") or ""))).to_dict()
+        return ev(self._release(str(body.get("release") or ""))).to_dict()
 
-    async def risk(request: Request) -> dict[str, Any]:
+    async def risk(self, request: Request) -> dict[str, Any]:
         """Re-identification risk of a release (or a data file with ``qi``), as ``versapub risk --json``."""
         from versapub.errors import InputError
         from versapub.inspect import risk as measure
@@ -272,11 +274,11 @@ def make_app(
         except (TypeError, ValueError):
             raise InputError(f"The sampling fraction is a number in (0, 1], got {fraction!r}.") from None
         release = body.get("release")
-        source = _release(str(release)) if release else base.resolve(str(body.get("data") or ""))
+        source = self._release(str(release)) if release else self.base.resolve(str(body.get("data") or ""))
         qi = [c for c in body.get("qi") or [] if isinstance(c, str)] or None
         return measure(source, qi=qi, sampling_fraction=pi, delimiter=body.get("delimiter") or None).to_json()
 
-    async def eligible(request: Request) -> dict[str, Any]:
+    async def eligible(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import eligible as elig
 
         body = await _body(request)
@@ -284,27 +286,27 @@ def make_app(
         level = body.get("max_level")
         return {
             "ranges": elig(
-                base.resolve(str(body.get("data") or "")),
+                self.base.resolve(str(body.get("data") or "")),
                 str(body.get("sensitive") or ""),
-                base.resolve(str(taxonomy)) if taxonomy else None,
+                self.base.resolve(str(taxonomy)) if taxonomy else None,
                 int(level) if level not in (None, "") else None,
                 body.get("delimiter") or None,
             )
         }
 
-    async def hierarchy_build(request: Request) -> dict[str, Any]:
+    async def hierarchy_build(self, request: Request) -> dict[str, Any]:
         from versapub.web import hierarchies
 
-        return hierarchies.build(base, await _body(request))
+        return hierarchies.build(self.base, await _body(request))
 
-    async def hierarchy_show(request: Request) -> dict[str, Any]:
+    async def hierarchy_show(self, request: Request) -> dict[str, Any]:
         from versapub.web import hierarchies
 
-        return hierarchies.show(base, await _body(request))
+        return hierarchies.show(self.base, await _body(request))
 
-    async def raw(request: Request) -> Response:
+    async def raw(self, request: Request) -> Response:
         try:
-            p = base.resolve(request.path_params["path"])
+            p = self.base.resolve(request.path_params["path"])
         except VersapubError as exc:
             return JSONResponse({"error": str(exc)}, status_code=403)
         if not p.is_file():
@@ -313,9 +315,9 @@ def make_app(
         # its scripts cannot read the page's token or call the API.
         return FileResponse(p, headers={"content-security-policy": "sandbox allow-scripts allow-popups"})
 
-    async def zipped(request: Request) -> Response:
+    async def zipped(self, request: Request) -> Response:
         try:
-            d = _release(request.query_params.get("path", ""))
+            d = self._release(request.query_params.get("path", ""))
         except VersapubError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         buf = io.BytesIO()
@@ -327,29 +329,37 @@ def make_app(
         headers = {"content-disposition": f'attachment; filename="{d.name}.zip"'}
         return StreamingResponse(buf, media_type="application/zip", headers=headers)
 
-    routes = [
-        Route("/", index),
-        Route("/api/files", _json_errors(files)),
-        Route("/api/upload", _json_errors(upload), methods=["POST"]),
-        Route("/api/profile", _json_errors(profile), methods=["POST"]),
-        Route("/api/rules", _json_errors(rules), methods=["POST"]),
-        Route("/api/job/toml", _json_errors(toml), methods=["POST"]),
-        Route("/api/job/save", _json_errors(save_job), methods=["POST"]),
-        Route("/api/job/load", _json_errors(load_job), methods=["POST"]),
-        Route("/api/publish", _json_errors(publish), methods=["POST"]),
-        Route("/api/tasks/{task_id}", _json_errors(task)),
-        Route("/api/tasks/{task_id}/cancel", _json_errors(cancel), methods=["POST"]),
-        Route("/api/release", _json_errors(release)),
-        Route("/api/domains", _json_errors(domains)),
-        Route("/api/query", _json_errors(query), methods=["POST"]),
-        Route("/api/check", _json_errors(check), methods=["POST"]),
-        Route("/api/evaluate", _json_errors(evaluate), methods=["POST"]),
-        Route("/api/eligible", _json_errors(eligible), methods=["POST"]),
-        Route("/api/risk", _json_errors(risk), methods=["POST"]),
-        Route("/api/hierarchy/build", _json_errors(hierarchy_build), methods=["POST"]),
-        Route("/api/hierarchy/show", _json_errors(hierarchy_show), methods=["POST"]),
-        Route("/api/zip", zipped),
-        Route("/raw/{path:path}", raw),
-        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-    ]
-    return Guard(Starlette(routes=routes), token, hosts)
+    def routes(self) -> list[Route | Mount]:
+        """Every route: the page, the JSON API, raw files and the static assets."""
+        return [
+            Route("/", self.index),
+            Route("/api/files", _json_errors(self.files)),
+            Route("/api/upload", _json_errors(self.upload), methods=["POST"]),
+            Route("/api/profile", _json_errors(self.profile), methods=["POST"]),
+            Route("/api/rules", _json_errors(self.rules), methods=["POST"]),
+            Route("/api/job/toml", _json_errors(self.toml), methods=["POST"]),
+            Route("/api/job/save", _json_errors(self.save_job), methods=["POST"]),
+            Route("/api/job/load", _json_errors(self.load_job), methods=["POST"]),
+            Route("/api/publish", _json_errors(self.publish), methods=["POST"]),
+            Route("/api/tasks/{task_id}", _json_errors(self.task)),
+            Route("/api/tasks/{task_id}/cancel", _json_errors(self.cancel), methods=["POST"]),
+            Route("/api/release", _json_errors(self.release)),
+            Route("/api/domains", _json_errors(self.domains)),
+            Route("/api/query", _json_errors(self.query), methods=["POST"]),
+            Route("/api/check", _json_errors(self.check), methods=["POST"]),
+            Route("/api/evaluate", _json_errors(self.evaluate), methods=["POST"]),
+            Route("/api/eligible", _json_errors(self.eligible), methods=["POST"]),
+            Route("/api/risk", _json_errors(self.risk), methods=["POST"]),
+            Route("/api/hierarchy/build", _json_errors(self.hierarchy_build), methods=["POST"]),
+            Route("/api/hierarchy/show", _json_errors(self.hierarchy_show), methods=["POST"]),
+            Route("/api/zip", self.zipped),
+            Route("/raw/{path:path}", self.raw),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ]
+
+
+def make_app(
+    root: str | Path, token: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), max_upload: int = MAX_UPLOAD
+) -> Guard:
+    """The application serving ``root`` to holders of ``token``."""
+    return Guard(Starlette(routes=_Site(root, token, max_upload).routes()), token, hosts)
