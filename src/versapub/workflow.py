@@ -519,22 +519,7 @@ def run_dask(
         try:
             t0 = time.perf_counter()
             workdirs.claim(scratch)
-            hier = {h.attribute: (h.load(), h.level) for h in cfg.hierarchies if h.level is not None}
-            table = read_dask(
-                cfg.input,
-                runner,
-                scratch,
-                delimiter=cfg.delimiter,
-                missing=cfg.missing,
-                columns=cfg.columns,
-                hierarchies=hier,
-                format=cfg.input_format,
-                header=cfg.header,
-                names=cfg.names,
-                na_values=cfg.na_values,
-                strip=cfg.strip,
-                date_formats=cfg.date_formats,
-            )
+            table = read_dask(cfg.input, runner, scratch, cfg.read_options())
             validate_rules(split(cfg.rules)[0], table.names, none_ok=bool(cfg.roles.quasi_identifying))
             release = publish(cfg, table, progress, time.perf_counter() - t0)  # type: ignore[arg-type]
             release = replace(

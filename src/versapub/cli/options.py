@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
     from versapub.privacy.roles import ColumnRoles
 
 
-def _config_options(f: F) -> F:
-    opts = [
+def _job_options() -> list[Callable[[F], F]]:
+    """The configuration file, the input and the rules with their guarantee."""
+    return [
         click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path)),
         click.option(
             "--input",
@@ -49,6 +51,12 @@ def _config_options(f: F) -> F:
             "delta-presence:delta_min=,delta_max= (against --population).",
         ),
         click.option("--l", "ell", type=int, help="Short for --guarantee l-diversity:l=L."),
+    ]
+
+
+def _reading_options() -> list[Callable[[F], F]]:
+    """How the input is read: its format, missing cells, columns and hierarchies."""
+    return [
         click.option(
             "--delimiter",
             help="CSV delimiter, any text (default ',' or the config's; '\\t' for a tab; e.g. ', ').",
@@ -97,6 +105,12 @@ def _config_options(f: F) -> F:
             metavar="DIR",
             help="Every hierarchy of a folder, ARX's naming (*_hierarchy_ATTR.csv or ATTR.csv), without level.",
         ),
+    ]
+
+
+def _decomposition_options() -> list[Callable[[F], F]]:
+    """The decomposition and its parameters."""
+    return [
         click.option(
             "--decomposition",
             metavar="NAME[:P=V,...]",
@@ -128,6 +142,12 @@ def _config_options(f: F) -> F:
             type=int,
             help="multi-sa: refuse above this many distinct sensitive-value combinations (default 50,000).",
         ),
+    ]
+
+
+def _role_options() -> list[Callable[[F], F]]:
+    """Column roles, sensitive columns and their anonymizers' per-column settings."""
+    return [
         click.option(
             "--identifying",
             multiple=True,
@@ -194,6 +214,12 @@ def _config_options(f: F) -> F:
             help="Publish a column that strongly reveals a protected attribute as it is (recorded in the manifest; "
             "a,b lists).",
         ),
+    ]
+
+
+def _anonymizer_options() -> list[Callable[[F], F]]:
+    """The anonymizer and the seed."""
+    return [
         click.option(
             "--anonymizer",
             metavar="NAME[:P=V,...]",
@@ -208,6 +234,11 @@ def _config_options(f: F) -> F:
         ),
         click.option("--seed", type=int, help="Random seed (default 0)."),
     ]
+
+
+def _config_options(f: F) -> F:
+    """Every option of a publishing command, in --help's order."""
+    opts = [*_job_options(), *_reading_options(), *_decomposition_options(), *_role_options(), *_anonymizer_options()]
     for o in reversed(opts):
         f = o(f)
     return f

@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Any
 from versapub.data.dates import dated_hierarchy, require_formats
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import MissingPolicy
+from versapub.data.reading import ReadOptions
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
 from versapub.io.read import file_sha256, read_table
@@ -361,22 +362,24 @@ class PublishConfig:
         applies where it has one, e.g. msa-decomposition's ``l_per``)."""
         return self.l is not None or self.guarantee != "l-diversity" or bool(self.guarantee_params)
 
-    def read(self) -> EncodedTable:
-        """Read and encode the input as configured (hierarchies applied)."""
-        hier = {h.attribute: (h.load(), h.level) for h in self.hierarchies if h.level is not None}
-        return read_table(
-            self.input,
+    def read_options(self) -> ReadOptions:
+        """How the input is read, as configured (hierarchies with a level applied when read)."""
+        return ReadOptions(
             delimiter=self.delimiter,
-            missing=self.missing,
-            columns=self.columns,
-            hierarchies=hier,
+            missing=MissingPolicy.parse(self.missing),
+            columns=None if self.columns is None else tuple(self.columns),
+            hierarchies={h.attribute: (h.load(), h.level) for h in self.hierarchies if h.level is not None},
             format=self.input_format,
             header=self.header,
-            names=self.names,
-            na_values=self.na_values,
+            names=None if self.names is None else tuple(self.names),
+            na_values=tuple(self.na_values),
             strip=self.strip,
-            date_formats=self.date_formats,
+            date_formats=dict(self.date_formats),
         )
+
+    def read(self) -> EncodedTable:
+        """Read and encode the input as configured (hierarchies applied)."""
+        return read_table(self.input, self.read_options())
 
     def _load(self, spec: HierarchySpec) -> Hierarchy:
         """A hierarchy as read, its dates in ISO 8601 when its column has a date format."""

@@ -28,9 +28,9 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from versapub.data.dates import dated_hierarchy, to_iso
-from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
 from versapub.data.order import is_number
+from versapub.data.reading import ReadOptions
 from versapub.data.table import CODE_DTYPE, Column, EncodedTable, is_missing_value
 from versapub.errors import InputError
 from versapub.formats import file_sha256
@@ -461,38 +461,59 @@ def _parquet_batches(
     return header, gen()
 
 
-def read_table(
-    path: str | Path,
-    *,
-    delimiter: str | None = None,
-    missing: str | MissingPolicy = "error",
-    columns: Sequence[str] | None = None,
-    hierarchies: dict[str, tuple[Hierarchy, int]] | None = None,
-    format: str | None = None,
-    header: bool = True,
-    names: Sequence[str] | None = None,
-    na_values: Sequence[str] = (),
-    strip: bool = False,
-    date_formats: Mapping[str, str] | None = None,
-) -> EncodedTable:
-    """Read a CSV (optionally ``.gz``) or Parquet file as an encoded table.
+def read_table(path: str | Path, options: ReadOptions | None = None, **overrides: Any) -> EncodedTable:
+    """Read a CSV (optionally ``.gz``) or Parquet file as an encoded table, as ``options``
+    say (:class:`~versapub.data.reading.ReadOptions`), or its fields given by name:
+    ``read_table(path, delimiter=";", missing="drop")``.
 
-        ``columns`` selects attributes (default: all); ``hierarchies`` maps an attribute to
-        ``(hierarchy, level)`` and publishes it generalized to that level; ``missing`` is the
-        missing-value policy (``error`` | ``value`` | ``drop``).  ``delimiter`` may be any
-        string (a multi-character one, e.g. ``", "``, may not occur inside quoted fields);
-        ``header=False`` reads a file without a header line, its columns named by ``names``
-        (default ``column1, column2, ...``; with a header, ``names`` renames its columns);
-        ``na_values`` are markers (e.g. ``?``, ``-9``) that make a cell missing, compared after
-        removing surrounding whitespace; ``strip`` removes surrounding whitespace from every cell;
+    ``columns`` selects attributes (default: all); ``hierarchies`` maps an attribute to
+    ``(hierarchy, level)`` and publishes it generalized to that level; ``missing`` is the
+    missing-value policy (``error`` | ``value`` | ``drop``).  ``delimiter`` may be any
+    string (a multi-character one, e.g. ``", "``, may not occur inside quoted fields);
+    ``header=False`` reads a file without a header line, its columns named by ``names``
+    (default ``column1, column2, ...``; with a header, ``names`` renames its columns);
+    ``na_values`` are markers (e.g. ``?``, ``-9``) that make a cell missing, compared after
+    removing surrounding whitespace; ``strip`` removes surrounding whitespace from every cell;
     ``date_formats`` maps a column to the format its dates are written in (``%d/%m/%Y``): they
     are read in it and published in ISO 8601 (:mod:`versapub.data.dates`), and a hierarchy of
-    that column is read with its leaves in the same format.
-        Every problem of one kind is reported at once: all columns with missing cells, the
-        first lines with the wrong number of fields.
+    that column is read with its leaves in the same format.  Every problem of one kind is
+    reported at once: all columns with missing cells, the first lines with the wrong number
+    of fields.
     """
+    opts = ReadOptions.of(options, **overrides)
     p = Path(path)
-    policy = MissingPolicy.parse(missing)
+    _require_file(p)
+    digest: list[str] = []
+    header_names, batches = _batches(p, opts, digest)
+    _require_selection(p, opts.columns, header_names)
+    selected = opts.selected(header_names)
+    encoders = {n: _Encoder(n, opts.markers) for n in selected}
+    n = 0
+    for batch in batches:
+        for name, arr in zip(batch.schema.names, batch.columns, strict=True):
+            encoders[name].add(pc.utf8_trim_whitespace(arr) if opts.strip else arr, n)
+        n += batch.num_rows
+    if n == 0:
+        raise InputError(f"{p} has no records; there is nothing to publish.")
+    keep = _missing_keep(encoders, n, opts.missing, str(p))
+    cols = tuple(encoders[name].finish(keep) for name in selected)
+    n_dropped = 0 if keep is None else int((~keep).sum())
+    if n_dropped == n:
+        raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
+    table = EncodedTable(cols, n_dropped=n_dropped, source=str(p), sha256=digest[0] if digest else None)
+    table = apply_date_formats(table, opts.date_formats, str(p))
+    for attr, (h, level) in opts.hierarchies.items():
+        if attr not in table:
+            raise InputError(
+                f"A hierarchy is given for {attr!r}, which is not a column of {p} (columns: {', '.join(table.names)})."
+            )
+        if attr in opts.date_formats:
+            h = dated_hierarchy(h, opts.date_formats[attr])
+        table = table.replace(h.generalize(table.column(attr), level))
+    return table
+
+
+def _require_file(p: Path) -> None:
     if p.is_dir():
         raise InputError(
             f"Input {p} is a directory; the in-memory backend reads one CSV or Parquet file. A dataset "
@@ -500,53 +521,31 @@ def read_table(
         )
     if not p.is_file():
         raise InputError(f"Input file {p} does not exist.")
-    if names is not None:
-        names = [str(x) for x in names]
-    digest: list[str] = []
-    if _is_parquet(p, format):
-        header_names, batches = _parquet_batches(p, columns, names)
-    else:
-        delim = delimiter or _default_delimiter(p)
-        if delim.strip("\r\n") != delim or not delim or delim == '"':
-            raise InputError(f"The delimiter {delim!r} cannot separate fields; use e.g. ',' or ';' or ', '.")
-        header_names = _read_header(p, delim, header, names, strip)
-        batches = _csv_batches(p, delim, header_names, columns, header, digest)
-    if columns is not None:
-        unknown = [c for c in columns if c not in header_names]
-        if unknown:
-            raise InputError(
-                f"{p}: selected column(s) {', '.join(map(repr, unknown))} are not in the file; "
-                f"its columns are: {', '.join(map(repr, header_names))}."
-            )
-        dup = sorted({c for c in columns if list(columns).count(c) > 1})
-        if dup:
-            raise InputError(f"Column(s) {dup} are selected twice.")
-    selected = list(columns) if columns is not None else header_names
-    markers = frozenset(v.strip() for v in na_values)
-    encoders = {n: _Encoder(n, markers) for n in selected}
-    n = 0
-    for batch in batches:
-        for name, arr in zip(batch.schema.names, batch.columns, strict=True):
-            encoders[name].add(pc.utf8_trim_whitespace(arr) if strip else arr, n)
-        n += batch.num_rows
-    if n == 0:
-        raise InputError(f"{p} has no records; there is nothing to publish.")
-    keep = _missing_keep(encoders, n, policy, str(p))
-    cols = tuple(encoders[name].finish(keep) for name in selected)
-    n_dropped = 0 if keep is None else int((~keep).sum())
-    if n_dropped == n:
-        raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
-    table = EncodedTable(cols, n_dropped=n_dropped, source=str(p), sha256=digest[0] if digest else None)
-    table = apply_date_formats(table, date_formats or {}, str(p))
-    for attr, (h, level) in (hierarchies or {}).items():
-        if attr not in table:
-            raise InputError(
-                f"A hierarchy is given for {attr!r}, which is not a column of {p} (columns: {', '.join(table.names)})."
-            )
-        if attr in (date_formats or {}):
-            h = dated_hierarchy(h, (date_formats or {})[attr])
-        table = table.replace(h.generalize(table.column(attr), level))
-    return table
+
+
+def _batches(p: Path, opts: ReadOptions, digest: list[str]) -> tuple[list[str], Iterator[pa.RecordBatch]]:
+    """The file's column names and its records in batches (a CSV's digest into ``digest``)."""
+    if _is_parquet(p, opts.format):
+        return _parquet_batches(p, opts.columns, opts.names)
+    delim = opts.delimiter or _default_delimiter(p)
+    if delim.strip("\r\n") != delim or not delim or delim == '"':
+        raise InputError(f"The delimiter {delim!r} cannot separate fields; use e.g. ',' or ';' or ', '.")
+    header_names = _read_header(p, delim, opts.header, opts.names, opts.strip)
+    return header_names, _csv_batches(p, delim, header_names, opts.columns, opts.header, digest)
+
+
+def _require_selection(p: Path, columns: Sequence[str] | None, header_names: Sequence[str]) -> None:
+    if columns is None:
+        return
+    unknown = [c for c in columns if c not in header_names]
+    if unknown:
+        raise InputError(
+            f"{p}: selected column(s) {', '.join(map(repr, unknown))} are not in the file; "
+            f"its columns are: {', '.join(map(repr, header_names))}."
+        )
+    dup = sorted({c for c in columns if list(columns).count(c) > 1})
+    if dup:
+        raise InputError(f"Column(s) {dup} are selected twice.")
 
 
 def apply_date_formats(table: EncodedTable, formats: Mapping[str, str], where: str) -> EncodedTable:

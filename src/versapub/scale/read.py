@@ -29,8 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.data.dates import dated_hierarchy, iso_values
-from versapub.data.hierarchy import Hierarchy
 from versapub.data.missing import SHOWN_ROWS, MissingPolicy, missing_error
+from versapub.data.reading import ReadOptions
 from versapub.data.table import check_names
 from versapub.errors import InputError
 from versapub.scale.cluster import Runner
@@ -160,30 +160,68 @@ def read_dask(
     path: str | Path,
     runner: Runner,
     scratch: Path,
+    options: ReadOptions | None = None,
     *,
-    delimiter: str | None = None,
-    missing: str | MissingPolicy = "error",
-    columns: Sequence[str] | None = None,
-    hierarchies: Mapping[str, tuple[Hierarchy, int]] | None = None,
-    format: str | None = None,
-    header: bool = True,
-    names: Sequence[str] | None = None,
-    na_values: Sequence[str] = (),
-    strip: bool = False,
-    date_formats: Mapping[str, str] | None = None,
     blocksize: str = "64MiB",
+    **overrides: Any,
 ) -> DaskTable:
-    """The input as a :class:`DaskTable` (module docstring); ``scratch`` is created and
-    holds the codes (it must be visible to every worker)."""
-    import dask.dataframe as dd
-    import pyarrow as pa
+    """The input as a :class:`DaskTable` (module docstring), read as ``options`` say
+    (:class:`~versapub.data.reading.ReadOptions`, or its fields by name); ``scratch`` is
+    created and holds the codes (it must be visible to every worker)."""
     from dask import delayed
 
+    opts = ReadOptions.of(options, **overrides)
     p = Path(path)
-    policy = MissingPolicy.parse(missing)
+    frame = _frame(p, opts, blocksize)
+    selected = list(frame.columns)
+    parts = frame.to_delayed()
+    scans = runner.run(
+        [delayed(_scan)(d, selected, opts.strip, opts.markers) for d in parts], "reading: value counts of every column"
+    )
+    n_total, drop = _missing(p, scans, selected, opts.missing)
+    dictionaries = _dictionaries(scans, selected)
+    codes_path = scratch / "codes"
+    codes_path.mkdir(parents=True, exist_ok=False)
+    done = runner.run(
+        [
+            delayed(_encode)(
+                d, selected, _shared(runner, dictionaries), opts.strip, opts.markers, drop, part_file(codes_path, i)
+            )
+            for i, d in enumerate(parts)
+        ],
+        "reading: encoding the records",
+    )
+    n = sum(d["rows"] for d in done)
+    if n == 0:
+        raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
+    counts = {c: np.sum([d["counts"][c] for d in done], axis=0) for c in selected}
+    maps = _fold(p, selected, dictionaries, counts, opts)
+    if maps:
+        runner.run(
+            [delayed(_remap)(str(f), maps) for f in sorted(codes_path.glob("*.parquet"))],
+            "reading: folding in hierarchy levels and unused values",
+        )
+    stats = {c: ColumnStats(c, np.asarray(dictionaries[c], dtype=object), counts[c]) for c in selected}
+    return DaskTable(
+        stats,
+        n,
+        codes_path,
+        scratch,
+        runner,
+        n_dropped=n_total - n,
+        source=str(p),
+        sha256=dataset_sha256(p),
+        _order=tuple(selected),
+    )
+
+
+def _frame(p: Path, opts: ReadOptions, blocksize: str) -> Any:
+    """The input as a Dask data frame of text, its columns named and selected."""
+    import dask.dataframe as dd
+
     files = _files(p)
-    parquet = _is_parquet(files, format)
-    if parquet:
+    names = opts.names
+    if _is_parquet(files, opts.format):
         frame = dd.read_parquet([str(f) for f in files], dtype_backend="pyarrow")
         stored = list(frame.columns)
         if names is not None:
@@ -191,7 +229,7 @@ def read_dask(
                 raise InputError(f"{p}: --names gives {len(names)} name(s) but the data has {len(stored)} column(s).")
             frame = frame.rename(columns=dict(zip(stored, names, strict=True)))
     else:
-        delim = delimiter or ("\t" if str(files[0]).lower().endswith((".tsv", ".tab")) else ",")
+        delim = opts.delimiter or ("\t" if str(files[0]).lower().endswith((".tsv", ".tab")) else ",")
         if len(delim) != 1:
             raise InputError(
                 f"The Dask backend reads CSV with a one-character delimiter, got {delim!r}; convert the "
@@ -207,32 +245,38 @@ def read_dask(
             dtype=str,
             keep_default_na=False,
             na_filter=False,
-            header=0 if header else None,
+            header=0 if opts.header else None,
             names=list(names) if names is not None else None,
             blocksize=blocksize,
         )
-        if not header and names is None:
+        if not opts.header and names is None:
             frame = frame.rename(columns={c: f"column{i + 1}" for i, c in enumerate(frame.columns)})
     header_names = [str(c) for c in frame.columns]
     dups = sorted({h for h in header_names if header_names.count(h) > 1})
     if dups:
         raise InputError(f"{p}: duplicate column name(s): {', '.join(map(repr, dups))}.")
-    if columns is not None:
-        unknown = [c for c in columns if c not in header_names]
+    if opts.columns is not None:
+        unknown = [c for c in opts.columns if c not in header_names]
         if unknown:
             raise InputError(
                 f"{p}: selected column(s) {', '.join(map(repr, unknown))} are not in the data; its "
                 f"columns are: {', '.join(map(repr, header_names))}."
             )
-        frame = frame[list(columns)]
-    selected = list(columns) if columns is not None else header_names
+        frame = frame[list(opts.columns)]
+    selected = opts.selected(header_names)
     check_names(selected, str(p))
-    markers = frozenset(v.strip() for v in na_values)
+    unknown = [c for c in opts.date_formats if c not in selected]
+    if unknown:
+        raise InputError(
+            f"A date format is given for {', '.join(map(repr, unknown))}, which is not a column of {p} "
+            f"(columns: {', '.join(selected)})."
+        )
+    return frame
 
-    parts = frame.to_delayed()
-    scans = runner.run(
-        [delayed(_scan)(d, selected, strip, markers) for d in parts], "reading: value counts of every column"
-    )
+
+def _missing(p: Path, scans: list[dict[str, Any]], selected: list[str], policy: MissingPolicy) -> tuple[int, bool]:
+    """The records read and whether records with a missing cell are dropped; the ``error``
+    policy refuses missing cells, every column named with its first rows."""
     n_total = sum(s["rows"] for s in scans)
     if n_total == 0:
         raise InputError(f"{p} has no records; there is nothing to publish.")
@@ -245,45 +289,41 @@ def read_dask(
         offset += s["rows"]
     if found and policy is MissingPolicy.ERROR:
         raise missing_error(str(p), {n: found[n] for n in selected if n in found})
-    drop = bool(found) and policy is MissingPolicy.DROP
+    return n_total, bool(found) and policy is MissingPolicy.DROP
+
+
+def _dictionaries(scans: list[dict[str, Any]], selected: list[str]) -> dict[str, Any]:
+    """Each column's global dictionary: its values over every part, sorted."""
     dictionaries: dict[str, Any] = {}
     for n in selected:
         seen: set[str] = set()
         for s in scans:
             seen.update(s["values"][n][0])
-        values = np.array(sorted(seen), dtype=object) if seen else np.zeros(0, dtype=object)
-        dictionaries[n] = values
-    codes_path = scratch / "codes"
-    codes_path.mkdir(parents=True, exist_ok=False)
-    sets = {n: pa.array(list(dictionaries[n]), type=pa.string()) for n in selected}
-    shared = runner.share(sets)
-    done = runner.run(
-        [
-            delayed(_encode)(d, selected, shared, strip, markers, drop, part_file(codes_path, i))
-            for i, d in enumerate(parts)
-        ],
-        "reading: encoding the records",
-    )
-    n = sum(d["rows"] for d in done)
-    if n == 0:
-        raise InputError(f"{p}: every record has a missing cell; the 'drop' policy left no records.")
-    counts = {c: np.sum([d["counts"][c] for d in done], axis=0) for c in selected}
+        dictionaries[n] = np.array(sorted(seen), dtype=object) if seen else np.zeros(0, dtype=object)
+    return dictionaries
+
+
+def _shared(runner: Runner, dictionaries: Mapping[str, Any]) -> Any:
+    import pyarrow as pa
+
+    return runner.share({n: pa.array(list(v), type=pa.string()) for n, v in dictionaries.items()})
+
+
+def _fold(
+    p: Path, selected: list[str], dictionaries: dict[str, Any], counts: dict[str, Any], opts: ReadOptions
+) -> dict[str, npt.NDArray[np.int32]]:
+    """Each column's code map folding in dates (to ISO 8601), unused values (``drop``) and
+    hierarchy levels applied when reading; ``dictionaries`` and ``counts`` updated."""
     maps: dict[str, npt.NDArray[np.int32]] = {}
-    unknown = [c for c in (date_formats or {}) if c not in selected]
-    if unknown:
-        raise InputError(
-            f"A date format is given for {', '.join(map(repr, unknown))}, which is not a column of {p} "
-            f"(columns: {', '.join(selected)})."
-        )
-    for c in selected:  # fold in dates, unused values (drop) and hierarchy levels applied when reading
+    for c in selected:
         values, cnt = dictionaries[c], counts[c]
         target = values.astype(str)
-        fmt = (date_formats or {}).get(c)
+        fmt = opts.date_formats.get(c)
         if fmt:
             iso = iso_values(c, values, cnt, fmt)
             target = np.array([iso.get(v, v) for v in target], dtype=object).astype(str)
-        if hierarchies and c in hierarchies:
-            h, level = hierarchies[c]
+        if c in opts.hierarchies:
+            h, level = opts.hierarchies[c]
             if fmt:
                 h = dated_hierarchy(h, fmt)
             values = target.astype(object)
@@ -302,26 +342,9 @@ def read_dask(
             maps[c] = remap
             counts[c] = np.bincount(remap[keep], weights=cnt[keep], minlength=len(new_values)).astype(np.int64)
             dictionaries[c] = new_values.astype(object)
-    if maps:
-        runner.run(
-            [delayed(_remap)(str(f), maps) for f in sorted(codes_path.glob("*.parquet"))],
-            "reading: folding in hierarchy levels and unused values",
-        )
-    if hierarchies:
-        for a in hierarchies:
-            if a not in selected:
-                raise InputError(
-                    f"A hierarchy is given for {a!r}, which is not a column of {p} (columns: {', '.join(selected)})."
-                )
-    stats = {c: ColumnStats(c, np.asarray(dictionaries[c], dtype=object), counts[c]) for c in selected}
-    return DaskTable(
-        stats,
-        n,
-        codes_path,
-        scratch,
-        runner,
-        n_dropped=n_total - n,
-        source=str(p),
-        sha256=dataset_sha256(p),
-        _order=tuple(selected),
-    )
+    for a in opts.hierarchies:
+        if a not in selected:
+            raise InputError(
+                f"A hierarchy is given for {a!r}, which is not a column of {p} (columns: {', '.join(selected)})."
+            )
+    return maps
