@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -277,98 +277,29 @@ def run_check(
     they run side by side; when the verification finds unreadable or inconsistent files,
     the other results are discarded (attacking such files would prove nothing).
     """
-    d = Path(directory)
-    seconds: dict[str, float] = {}
     req = requirement or required(rules, guarantee)
-    try:  # parsed once, handed to every check (the verification reports a manifest it cannot parse)
-        parsed: Manifest | None = manifest_of(d)
-    except (OSError, ValueError):
-        parsed = None
-    manifest: Manifest = parsed or {}
+    run = _Run(Path(directory), req, original, n_attacks, progress)
+    run.attack = attack
     k = k if k is not None else req.k
-    files = ParsedFiles(d)  # the release's CSV files, parsed once for every check (issue 31)
-
-    def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            with memory_share(MEMORY_SHARES[name]), sharing(files):  # the checks run side by side: each its share
-                return fn(*args)
-        finally:
-            seconds[name] = time.perf_counter() - t
-
-    def posterior(use_rules: list[Rule]) -> list[dict[str, Any]]:
-        out: dict[Rule, dict[str, Any]] = {}
-        for gg, rules_g in _by_guarantee(d, req, manifest):
-            bounds = group_bounds(d, rules_g, gg, manifest)  # from the files
-            rest = [r for r in rules_g if r not in bounds]
-            out.update(bounds)
-            if rest:  # the verifier's own estimate (never the publisher's model)
-                out.update(own_posterior(d, manifest, rest, gg))
-        for r in use_rules:
-            if not out[r]["ok"]:
-                out[r] = {
-                    **out[r],
-                    "tables": [t["name"] for t in _holding(manifest, r.rhs)],
-                    "message": out[r]["message"] + posterior_hint(manifest, r),
-                }
-        return [out[r] for r in use_rules]
-
-    # The attacks enumerate targets from an original in memory; a table on a cluster is not
-    # listed record by record (they then take their targets from the release).
-    in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
-
-    def attacks() -> list[AttackResult]:
-        return [
-            a
-            for gg, rules_g in _by_guarantee(d, req, manifest)
-            for a in run_attacks(d, rules_g, gg, in_memory, attack, manifest)
-        ]
-
-    def adversary() -> dict[str, Any] | None:
-        if in_memory is None:
-            return None
-        groups = _by_guarantee(d, req, manifest)
-        return adversary_check(
-            d,
-            manifest,
-            in_memory,
-            groups,
-            drawers(),
-            n_attacks=n_attacks,
-            max_singling_out=req.max_singling_out,
-            progress=progress,
-        )
-
     with ThreadPoolExecutor(max_workers=4) as pool:
-        verification_f = pool.submit(
-            timed, "verify", verify_release, d, original, None, None, pairing_max_rows, req, parsed, population
-        )
+        verify_args = (run.d, original, None, None, pairing_max_rows, req, run.parsed, population)
+        verification_f = pool.submit(run.timed, "verify", verify_release, *verify_args)
         try:
-            if parsed is None:
+            if run.parsed is None:
                 raise ValueError("the manifest cannot be parsed")  # the verification says why
-            manifest = parsed
-            use_rules = [Rule.from_json(r) for r, _ in req.rule_specs(manifest)]
-            g = _guarantee(d, req, manifest)
-            _by_guarantee(d, req, manifest)  # every guarantee readable before the attacks start
+            use_rules = [Rule.from_json(r) for r, _ in req.rule_specs(run.manifest)]
+            g = _guarantee(run.d, req, run.manifest)
+            _by_guarantee(run.d, req, run.manifest)  # every guarantee readable before the attacks start
         except (OSError, ValueError, KeyError, TypeError, VersapubError):  # the verifier names what is wrong
-            verification = verification_f.result()
-            return CheckReport(str(d), req.guarantee or {}, verification, seconds=seconds)
-        others = {
-            "attacks": pool.submit(timed, "attacks", attacks),
-            "posterior": pool.submit(timed, "posterior", posterior, use_rules),
-            "hygiene": pool.submit(timed, "hygiene", hygiene_check, d, manifest),
-            "identity": pool.submit(timed, "identity", identity_check, d, k, manifest, req.max_risk, req.risk_measure),
-            "kind_attacks": pool.submit(timed, "kind_attacks", kind_attacks, d, manifest, in_memory),
-            "collection": pool.submit(timed, "collection", collection_identity, d, k, manifest),
-            "adversary": pool.submit(timed, "adversary", adversary),
-        }
+            return CheckReport(str(run.d), req.guarantee or {}, verification_f.result(), seconds=run.seconds)
+        others = run.submit(pool, use_rules, k)
         verification = verification_f.result()
         rep = CheckReport(
-            str(d),
+            str(run.d),
             g.to_manifest(),
             verification,
-            seconds=seconds,
-            checked_against=req.describe(manifest),
+            seconds=run.seconds,
+            checked_against=req.describe(run.manifest),
             required=req.stated,
             rules_required=len(req.rules) if req.rules is not None else None,
         )
@@ -377,14 +308,92 @@ def run_check(
             for f in others.values():
                 f.exception()  # wait, and discard
             return rep
-        rep.attacks = others["attacks"].result()
-        rep.posterior = others["posterior"].result()
-        rep.hygiene = others["hygiene"].result()
-        rep.identity = others["identity"].result()
-        rep.kind_attacks = others["kind_attacks"].result()
-        rep.collection = others["collection"].result()
-        rep.adversary = others["adversary"].result()
+        for name, future in others.items():
+            setattr(rep, name, future.result())
         rep.k = k
         if req.max_risk is not None:
             rep.max_risk = {"value": req.max_risk, "measure": req.risk_measure}
     return rep
+
+
+class _Run:
+    """One check's shared state: the release's manifest and files parsed once, the
+    requirement, the original held in memory (the attacks enumerate targets from it; a
+    table on a cluster is not listed record by record: they then take their targets from
+    the release) and each check's time."""
+
+    def __init__(
+        self, d: Path, req: Requirement, original: Source | None, n_attacks: int, progress: Callable[[str], None] | None
+    ) -> None:
+        self.d, self.req, self.n_attacks, self.progress = d, req, n_attacks, progress
+        try:  # parsed once, handed to every check (the verification reports a manifest it cannot parse)
+            self.parsed: Manifest | None = manifest_of(d)
+        except (OSError, ValueError):
+            self.parsed = None
+        self.manifest: Manifest = self.parsed or {}
+        self.files = ParsedFiles(d)  # the release's CSV files, parsed once for every check (issue 31)
+        self.seconds: dict[str, float] = {}
+        self.attack = "auto"  # exact | scalable | auto
+        self.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
+
+    def timed(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            with memory_share(MEMORY_SHARES[name]), sharing(self.files):  # side by side: each its memory share
+                return fn(*args)
+        finally:
+            self.seconds[name] = time.perf_counter() - t
+
+    def submit(self, pool: ThreadPoolExecutor, use_rules: list[Rule], k: int | None) -> dict[str, Future[Any]]:
+        """Every check but the verification, started (by the report's field names)."""
+        d, m, req = self.d, self.manifest, self.req
+        return {
+            "attacks": pool.submit(self.timed, "attacks", self.attacks),
+            "posterior": pool.submit(self.timed, "posterior", self.posterior, use_rules),
+            "hygiene": pool.submit(self.timed, "hygiene", hygiene_check, d, m),
+            "identity": pool.submit(self.timed, "identity", identity_check, d, k, m, req.max_risk, req.risk_measure),
+            "kind_attacks": pool.submit(self.timed, "kind_attacks", kind_attacks, d, m, self.in_memory),
+            "collection": pool.submit(self.timed, "collection", collection_identity, d, k, m),
+            "adversary": pool.submit(self.timed, "adversary", self.adversary),
+        }
+
+    def posterior(self, use_rules: list[Rule]) -> list[dict[str, Any]]:
+        """Each rule's posterior: from the files' group bounds, else the verifier's own
+        estimate (never the publisher's model)."""
+        out: dict[Rule, dict[str, Any]] = {}
+        for gg, rules_g in _by_guarantee(self.d, self.req, self.manifest):
+            bounds = group_bounds(self.d, rules_g, gg, self.manifest)  # from the files
+            rest = [r for r in rules_g if r not in bounds]
+            out.update(bounds)
+            if rest:
+                out.update(own_posterior(self.d, self.manifest, rest, gg))
+        for r in use_rules:
+            if not out[r]["ok"]:
+                out[r] = {
+                    **out[r],
+                    "tables": [t["name"] for t in _holding(self.manifest, r.rhs)],
+                    "message": out[r]["message"] + posterior_hint(self.manifest, r),
+                }
+        return [out[r] for r in use_rules]
+
+    def attacks(self) -> list[AttackResult]:
+        return [
+            a
+            for gg, rules_g in _by_guarantee(self.d, self.req, self.manifest)
+            for a in run_attacks(self.d, rules_g, gg, self.in_memory, self.attack, self.manifest)
+        ]
+
+    def adversary(self) -> dict[str, Any] | None:
+        if self.in_memory is None:
+            return None
+        groups = _by_guarantee(self.d, self.req, self.manifest)
+        return adversary_check(
+            self.d,
+            self.manifest,
+            self.in_memory,
+            groups,
+            drawers(),
+            n_attacks=self.n_attacks,
+            max_singling_out=self.req.max_singling_out,
+            progress=self.progress,
+        )

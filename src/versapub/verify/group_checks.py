@@ -154,111 +154,180 @@ def sample_k(spec: dict[str, Any]) -> int:
     return c
 
 
+def _l_diversity(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """frequency l-diversity (Jin et al. §6.1; Xiao & Tao Def. 2)"""
+    del parents
+    l = _number(spec, "l", True, 2)
+    return GroupTest(name, f"l * max_count <= size with l = {l:g}", lambda c, q: le(l * c.max(axis=1), c.sum(axis=1)))
+
+
+def _distinct_l_diversity(
+    name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None
+) -> GroupTest:
+    """Machanavajjhala et al. §4.1"""
+    del parents
+    l = _number(spec, "l", True, 2)
+    return GroupTest(name, f"at least {l:g} distinct values", lambda c, q: (c > 0).sum(axis=1) >= l)
+
+
+def _entropy_l_diversity(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """Machanavajjhala et al. Definition 4.1"""
+    del parents
+    l = _number(spec, "l", False, 1.0000001)
+    return GroupTest(name, f"entropy >= log({l:g})", lambda c, q: le(math.log(l), _entropy(c)))
+
+
+def _recursive_cl_diversity(
+    name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None
+) -> GroupTest:
+    """Machanavajjhala et al. Definition 4.2"""
+    del parents
+    cc, l = _number(spec, "c", False, 1e-12), int(_number(spec, "l", True, 2))
+
+    def recursive(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+        r = _sorted_desc(c)
+        return lt(r[:, 0], cc * r[:, l - 1 :].sum(axis=1)) if r.shape[1] >= l else np.zeros(len(c), bool)
+
+    return GroupTest(name, f"r_1 < {cc:g} (r_{l} + ... + r_m)", recursive)
+
+
+def _k_anonymity(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """Sweeney 2002"""
+    del parents
+    k = _number(spec, "k", True, 2)
+    return GroupTest(name, f"at least {k:g} records", lambda c, q: c.sum(axis=1) >= k)
+
+
+def _t_closeness(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """Li, Li, Venkatasubramanian 2007, Definition 2"""
+    t = _number(spec, "t", False, 1e-12, 1.0)
+    distance = str(spec.get("distance", "auto"))
+    if distance not in ("auto", "equal", "hierarchical"):
+        raise SpecError(f"t-closeness: unknown ground distance {distance!r}")
+    if distance == "hierarchical" and parents is None:
+        raise SpecError("t-closeness with the hierarchical distance, but the release holds no hierarchy for it")
+    if distance == "equal" or parents is None:
+        return GroupTest(name, f"EMD (equal distance) <= {t:g}", lambda c, q: le(_emd_equal(c, q), t))
+    tree = parents
+    return GroupTest(name, f"EMD (hierarchical distance) <= {t:g}", lambda c, q: le(emd_hierarchical(c, q, tree), t))
+
+
+def _beta_likeness(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """Cao & Karras 2012, §3: basic, or enhanced (min(beta, -ln p))"""
+    del parents
+    beta = _number(spec, "beta", False, 1e-300)
+    enhanced = spec.get("enhanced", False)
+    if not isinstance(enhanced, bool):
+        raise SpecError(f"beta-likeness: enhanced must be true or false, manifest has {enhanced!r}")
+
+    def likeness(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+        size = c.sum(axis=1, keepdims=True)
+        share = c / np.maximum(size, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            allowed = np.minimum(beta, -np.log(q)) if enhanced else np.full_like(q, beta)
+            # share <= p (1 + allowance) wherever the share grows; p = 0 allows no share
+            ok = np.where(q > 0, le(share, q * (1 + allowed)), share == 0)
+        return np.asarray(ok.all(axis=1) | (size[:, 0] == 0))
+
+    return GroupTest(name, f"share <= p (1 + {'min(beta, -ln p)' if enhanced else 'beta'}), beta = {beta:g}", likeness)
+
+
+def _delta_disclosure(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """Brickell & Shmatikov 2008, §3: |ln(p(<t>, s) / p(T, s))| < delta for all s"""
+    del parents
+    delta = _number(spec, "delta", False, 1e-300)
+
+    def disclosure(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+        size = c.sum(axis=1, keepdims=True)
+        share = c / np.maximum(size, 1)
+        held = q > 0  # every value of the table, in every class: e^-delta p < share < e^delta p
+        lower, upper = q * math.exp(-delta), q * math.exp(delta)
+        inside = lt(lower, share) & lt(share, upper)
+        return np.asarray(np.where(held, inside, True).all(axis=1))
+
+    return GroupTest(name, f"e^-{delta:g} p < share < e^{delta:g} p for every value", disclosure)
+
+
+def _population(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """Nergiz et al. 2007; Sweeney 2001: the population finding tests it"""
+    del parents
+    if name == "delta-presence":
+        lo, hi = presence_bounds(spec)
+        wording = f"records / population covered in [{lo:g}, {hi:g}], tested against the population"
+    else:
+        wording = f"at least {_number(spec, 'k', True, 2):g} population records, tested against the population"
+    return GroupTest(name, wording, lambda c, q: np.ones(len(c), dtype=bool), needs_population=True)
+
+
+def _k_map(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """El Emam & Dankar 2008: k'-anonymity of the sample, k' from Poisson(f k)"""
+    del parents
+    k_need = sample_k(spec)
+    return GroupTest(name, f"at least {k_need} records (k-map estimate)", lambda c, q: c.sum(axis=1) >= k_need)
+
+
+def _functional_diversity(
+    name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None
+) -> GroupTest:
+    """functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))"""
+    del parents
+    phi = bounding_function(spec)
+
+    def functional(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+        size = c.sum(axis=1, keepdims=True)
+        f_cum = np.cumsum(_sorted_desc(c), axis=1) / np.maximum(size, 1)
+        k = min(len(phi), f_cum.shape[1])
+        return np.asarray(le(f_cum[:, :k], phi[None, :k]).all(axis=1))
+
+    shown = ", ".join(f"{v:.3g}" for v in phi)
+    return GroupTest(name, f"F(k) <= phi(k) = {shown}, then 1", functional)
+
+
+def _all_of(name: str, spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
+    """several rules' guarantees at once: every one must hold"""
+    parts = spec.get("guarantees")
+    if not isinstance(parts, list) or len(parts) < 2 or not all(isinstance(p, dict) for p in parts):
+        raise SpecError("all-of needs a list of at least two guarantees")
+    tests = [group_test(p, parents) for p in parts]
+    population = any(t.needs_population for t in tests)
+
+    def every(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
+        ok = np.ones(len(c), dtype=bool)
+        for t in tests:
+            ok &= t.test(c, q)
+        return ok
+
+    return GroupTest(name, " and ".join(f"{t.name}: {t.wording}" for t in tests), every, population)
+
+
+#: Each guarantee the verifier reads, by its manifest name: the builder of its group test.
+_TESTS: dict[str, Callable[[str, dict[str, Any], Sequence[npt.NDArray[np.int64]] | None], GroupTest]] = {
+    "l-diversity": _l_diversity,
+    "distinct-l-diversity": _distinct_l_diversity,
+    "entropy-l-diversity": _entropy_l_diversity,
+    "recursive-cl-diversity": _recursive_cl_diversity,
+    "k-anonymity": _k_anonymity,
+    "t-closeness": _t_closeness,
+    "beta-likeness": _beta_likeness,
+    "delta-disclosure": _delta_disclosure,
+    "k-map": _k_map,
+    "functional-diversity": _functional_diversity,
+    "all-of": _all_of,
+}
+
+
 def group_test(spec: dict[str, Any], parents: Sequence[npt.NDArray[np.int64]] | None) -> GroupTest:
     """The verifier's test for the manifest's guarantee ``spec`` (``parents``: the
-    sensitive attribute's taxonomy over the table's value columns, for t-closeness)."""
+    sensitive attribute's taxonomy over the table's value columns, for t-closeness): the
+    verifier's own reading of each guarantee (:data:`_TESTS`), sharing no code with the
+    guarantees the publisher enforces."""
     name = str(spec.get("name", "")).lower()
-    if name == "l-diversity":  # frequency l-diversity (Jin et al. §6.1; Xiao & Tao Def. 2)
-        l = _number(spec, "l", True, 2)
-        return GroupTest(
-            name, f"l * max_count <= size with l = {l:g}", lambda c, q: le(l * c.max(axis=1), c.sum(axis=1))
-        )
-    if name == "distinct-l-diversity":  # Machanavajjhala et al. §4.1
-        l = _number(spec, "l", True, 2)
-        return GroupTest(name, f"at least {l:g} distinct values", lambda c, q: (c > 0).sum(axis=1) >= l)
-    if name == "entropy-l-diversity":  # Machanavajjhala et al. Definition 4.1
-        l = _number(spec, "l", False, 1.0000001)
-        return GroupTest(name, f"entropy >= log({l:g})", lambda c, q: le(math.log(l), _entropy(c)))
-    if name == "recursive-cl-diversity":  # Machanavajjhala et al. Definition 4.2
-        cc, l = _number(spec, "c", False, 1e-12), int(_number(spec, "l", True, 2))
-
-        def recursive(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
-            r = _sorted_desc(c)
-            return lt(r[:, 0], cc * r[:, l - 1 :].sum(axis=1)) if r.shape[1] >= l else np.zeros(len(c), bool)
-
-        return GroupTest(name, f"r_1 < {cc:g} (r_{l} + ... + r_m)", recursive)
-    if name == "k-anonymity":  # Sweeney 2002
-        k = _number(spec, "k", True, 2)
-        return GroupTest(name, f"at least {k:g} records", lambda c, q: c.sum(axis=1) >= k)
-    if name == "t-closeness":  # Li, Li, Venkatasubramanian 2007, Definition 2
-        t = _number(spec, "t", False, 1e-12, 1.0)
-        distance = str(spec.get("distance", "auto"))
-        if distance not in ("auto", "equal", "hierarchical"):
-            raise SpecError(f"t-closeness: unknown ground distance {distance!r}")
-        if distance == "hierarchical" and parents is None:
-            raise SpecError("t-closeness with the hierarchical distance, but the release holds no hierarchy for it")
-        if distance == "equal" or parents is None:
-            return GroupTest(name, f"EMD (equal distance) <= {t:g}", lambda c, q: le(_emd_equal(c, q), t))
-        tree = parents
-        return GroupTest(
-            name, f"EMD (hierarchical distance) <= {t:g}", lambda c, q: le(emd_hierarchical(c, q, tree), t)
-        )
-    if name == "beta-likeness":  # Cao & Karras 2012, §3: basic, or enhanced (min(beta, -ln p))
-        beta = _number(spec, "beta", False, 1e-300)
-        enhanced = spec.get("enhanced", False)
-        if not isinstance(enhanced, bool):
-            raise SpecError(f"beta-likeness: enhanced must be true or false, manifest has {enhanced!r}")
-
-        def likeness(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
-            size = c.sum(axis=1, keepdims=True)
-            share = c / np.maximum(size, 1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                allowed = np.minimum(beta, -np.log(q)) if enhanced else np.full_like(q, beta)
-                # share <= p (1 + allowance) wherever the share grows; p = 0 allows no share
-                ok = np.where(q > 0, le(share, q * (1 + allowed)), share == 0)
-            return np.asarray(ok.all(axis=1) | (size[:, 0] == 0))
-
-        return GroupTest(
-            name, f"share <= p (1 + {'min(beta, -ln p)' if enhanced else 'beta'}), beta = {beta:g}", likeness
-        )
-    if name == "delta-disclosure":  # Brickell & Shmatikov 2008, §3: |ln(p(<t>, s) / p(T, s))| < delta for all s
-        delta = _number(spec, "delta", False, 1e-300)
-
-        def disclosure(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
-            size = c.sum(axis=1, keepdims=True)
-            share = c / np.maximum(size, 1)
-            held = q > 0  # every value of the table, in every class: e^-delta p < share < e^delta p
-            lower, upper = q * math.exp(-delta), q * math.exp(delta)
-            inside = lt(lower, share) & lt(share, upper)
-            return np.asarray(np.where(held, inside, True).all(axis=1))
-
-        return GroupTest(name, f"e^-{delta:g} p < share < e^{delta:g} p for every value", disclosure)
     if against_population(spec):  # Nergiz et al. 2007; Sweeney 2001: the population finding tests it
-        if name == "delta-presence":
-            lo, hi = presence_bounds(spec)
-            wording = f"records / population covered in [{lo:g}, {hi:g}], tested against the population"
-        else:
-            wording = f"at least {_number(spec, 'k', True, 2):g} population records, tested against the population"
-        return GroupTest(name, wording, lambda c, q: np.ones(len(c), dtype=bool), needs_population=True)
-    if name == "k-map":  # El Emam & Dankar 2008: k'-anonymity of the sample, k' from Poisson(f k)
-        k_need = sample_k(spec)
-        return GroupTest(name, f"at least {k_need} records (k-map estimate)", lambda c, q: c.sum(axis=1) >= k_need)
-    if name == "functional-diversity":  # functional (tau, lambda)-diversity (reading notes: F(k) <= phi(k))
-        phi = bounding_function(spec)
-
-        def functional(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
-            size = c.sum(axis=1, keepdims=True)
-            f_cum = np.cumsum(_sorted_desc(c), axis=1) / np.maximum(size, 1)
-            k = min(len(phi), f_cum.shape[1])
-            return np.asarray(le(f_cum[:, :k], phi[None, :k]).all(axis=1))
-
-        shown = ", ".join(f"{v:.3g}" for v in phi)
-        return GroupTest(name, f"F(k) <= phi(k) = {shown}, then 1", functional)
-    if name == "all-of":  # several rules' guarantees at once: every one must hold
-        parts = spec.get("guarantees")
-        if not isinstance(parts, list) or len(parts) < 2 or not all(isinstance(p, dict) for p in parts):
-            raise SpecError("all-of needs a list of at least two guarantees")
-        tests = [group_test(p, parents) for p in parts]
-        population = any(t.needs_population for t in tests)
-
-        def every(c: Matrix, q: Matrix) -> npt.NDArray[np.bool_]:
-            ok = np.ones(len(c), dtype=bool)
-            for t in tests:
-                ok &= t.test(c, q)
-            return ok
-
-        return GroupTest(name, " and ".join(f"{t.name}: {t.wording}" for t in tests), every, population)
-    raise SpecError(f"cannot verify unknown guarantee {name!r}")
+        return _population(name, spec, parents)
+    build = _TESTS.get(name)
+    if build is None:
+        raise SpecError(f"cannot verify unknown guarantee {name!r}")
+    return build(name, spec, parents)
 
 
 def failing_groups(

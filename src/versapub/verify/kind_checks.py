@@ -86,77 +86,12 @@ def sa_groups_ok(
             name,
         )
         for a in sens:
-            missing = c.con.execute(
-                f"SELECT count(*), min(g) FROM (SELECT DISTINCT CAST({gid} AS BIGINT) g FROM {qit}) q "
-                f"FULL OUTER JOIN (SELECT DISTINCT g FROM sg WHERE a = {_lit(a)}) s USING (g) "
-                "WHERE q.g IS NULL OR s.g IS NULL"
-            ).fetchone()
-            miss = int(missing[0]) if missing else -1
-            c.report.add(
-                "sa-groups",
-                miss == 0,
-                f"every group has a set of {a!r}"
-                if miss == 0
-                else f"{miss} group(s) lack a set of {a!r} or are not in the QIT (e.g. group {missing[1]})"
-                if missing
-                else "cannot read the sets",
-                name,
-            )
-            c.con.execute(
-                f"CREATE TEMP VIEW set_view AS SELECT g AS {gid}, v AS {_q(a)}, 1 AS {_q('count')} "
-                f"FROM sg WHERE a = {_lit(a)}"
-            )
-            try:
-                c.groups_ok(
-                    "set_view", [f"CAST({gid} AS BIGINT)"], a, c.guarantee_of(a, guarantee), name, "group's set"
-                )
-            finally:
-                c.con.execute("DROP VIEW set_view")
-            want = ((entry.get("diversity") or {}).get(a) or {}).get("l")
-            if isinstance(want, int) and not isinstance(want, bool):
-                short = c.con.execute(
-                    f"SELECT count(*), arg_min(g, n), min(n) FROM (SELECT g, count(*) n FROM sg "
-                    f"WHERE a = {_lit(a)} GROUP BY g) WHERE n < {want}"
-                ).fetchone()
-                k = int(short[0]) if short else -1
-                c.report.add(
-                    "sa-groups",
-                    k == 0,
-                    f"every set of {a!r} holds at least l = {want} values"
-                    if k == 0
-                    else f"{k} set(s) of {a!r} hold fewer than l = {want} values (e.g. group {short[1]}: {short[2]})"
-                    if short
-                    else "",
-                    name,
-                )
+            _sets_ok(c, qit, a, entry, guarantee, name)
         primary = entry.get("primary")
         if primary not in sens:
             c.report.add("manifest", False, f"primary {primary!r} is not one of the sensitive attributes {sens}", name)
             return
-        p = _q(str(primary))
-        for a in sens:
-            if a == primary:
-                continue
-            # LSV(a, G) = π_a(T^S ⋈ G.S^pri), then the set values outside it (an anti-join).
-            row = c.con.execute(
-                f"WITH pairs AS (SELECT DISTINCT {p} AS pv, {_q(a)} AS v FROM {ts}), lsv AS (SELECT DISTINCT "
-                f"pr.g, t.v FROM sg pr JOIN pairs t ON pr.a = {_lit(str(primary))} AND pr.v = t.pv) "
-                "SELECT count(*), min(s.g), min(s.v) FROM sg s "
-                f"LEFT JOIN lsv USING (g, v) WHERE s.a = {_lit(a)} AND lsv.g IS NULL"
-            ).fetchone()
-            k = int(row[0]) if row else -1
-            c.report.add(
-                "linkable",
-                k == 0,
-                f"every value in a set of {a!r} is linkable (co-occurs in T^S with the group's "
-                f"{primary} values, Definition 4)"
-                if k == 0
-                else f"{k} value(s) in sets of {a!r} are not linkable through T^S to the group's {primary} "
-                f"values (e.g. group {row[1]}: {row[2]!r}): an adversary can strike them out"
-                if row
-                else "",
-                name,
-            )
+        _linkable_ok(c, ts, sens, str(primary), name)
         small = c.con.execute(
             f"SELECT count(*), min(q.g) FROM (SELECT CAST({gid} AS BIGINT) g, sum(CAST({_q('count')} AS BIGINT)) n "
             f"FROM {qit} GROUP BY 1) q JOIN (SELECT g, count(*) m FROM sg WHERE a = {_lit(str(primary))} "
@@ -173,6 +108,81 @@ def sa_groups_ok(
             c.grouping_ok(qit, qi, sens, name)
     finally:
         c.con.execute("DROP TABLE IF EXISTS sg")
+
+
+def _sets_ok(c: Checker, qit: str, a: str, entry: dict[str, Any], guarantee: dict[str, Any], name: str) -> None:
+    """Every group has a set of ``a``; each set satisfies the rule's guarantee (each value
+    counted once, Definition 3) and holds at least the manifest's ``l`` values."""
+    gid = _q("group_id")
+    missing = c.con.execute(
+        f"SELECT count(*), min(g) FROM (SELECT DISTINCT CAST({gid} AS BIGINT) g FROM {qit}) q "
+        f"FULL OUTER JOIN (SELECT DISTINCT g FROM sg WHERE a = {_lit(a)}) s USING (g) "
+        "WHERE q.g IS NULL OR s.g IS NULL"
+    ).fetchone()
+    miss = int(missing[0]) if missing else -1
+    c.report.add(
+        "sa-groups",
+        miss == 0,
+        f"every group has a set of {a!r}"
+        if miss == 0
+        else f"{miss} group(s) lack a set of {a!r} or are not in the QIT (e.g. group {missing[1]})"
+        if missing
+        else "cannot read the sets",
+        name,
+    )
+    c.con.execute(
+        f"CREATE TEMP VIEW set_view AS SELECT g AS {gid}, v AS {_q(a)}, 1 AS {_q('count')} FROM sg WHERE a = {_lit(a)}"
+    )
+    try:
+        c.groups_ok("set_view", [f"CAST({gid} AS BIGINT)"], a, c.guarantee_of(a, guarantee), name, "group's set")
+    finally:
+        c.con.execute("DROP VIEW set_view")
+    want = ((entry.get("diversity") or {}).get(a) or {}).get("l")
+    if isinstance(want, int) and not isinstance(want, bool):
+        short = c.con.execute(
+            f"SELECT count(*), arg_min(g, n), min(n) FROM (SELECT g, count(*) n FROM sg "
+            f"WHERE a = {_lit(a)} GROUP BY g) WHERE n < {want}"
+        ).fetchone()
+        k = int(short[0]) if short else -1
+        c.report.add(
+            "sa-groups",
+            k == 0,
+            f"every set of {a!r} holds at least l = {want} values"
+            if k == 0
+            else f"{k} set(s) of {a!r} hold fewer than l = {want} values (e.g. group {short[1]}: {short[2]})"
+            if short
+            else "",
+            name,
+        )
+
+
+def _linkable_ok(c: Checker, ts: str, sens: list[str], primary: str, name: str) -> None:
+    """Every value of a non-primary set is linkable: it occurs in ``T^S`` with a value of
+    the group's primary set (Definition 4)."""
+    p = _q(str(primary))
+    for a in sens:
+        if a == primary:
+            continue
+        # LSV(a, G) = π_a(T^S ⋈ G.S^pri), then the set values outside it (an anti-join).
+        row = c.con.execute(
+            f"WITH pairs AS (SELECT DISTINCT {p} AS pv, {_q(a)} AS v FROM {ts}), lsv AS (SELECT DISTINCT "
+            f"pr.g, t.v FROM sg pr JOIN pairs t ON pr.a = {_lit(primary)} AND pr.v = t.pv) "
+            "SELECT count(*), min(s.g), min(s.v) FROM sg s "
+            f"LEFT JOIN lsv USING (g, v) WHERE s.a = {_lit(a)} AND lsv.g IS NULL"
+        ).fetchone()
+        k = int(row[0]) if row else -1
+        c.report.add(
+            "linkable",
+            k == 0,
+            f"every value in a set of {a!r} is linkable (co-occurs in T^S with the group's "
+            f"{primary} values, Definition 4)"
+            if k == 0
+            else f"{k} value(s) in sets of {a!r} are not linkable through T^S to the group's {primary} "
+            f"values (e.g. group {row[1]}: {row[2]!r}): an adversary can strike them out"
+            if row
+            else "",
+            name,
+        )
 
 
 def anatomy_ok(
@@ -234,6 +244,16 @@ def generalized_ok(
     table is a true generalization of it: every record can be given to a row whose values
     (its sensitive value included) cover its values (a maximum flow that saturates)."""
     qi = [a for a in attrs if a != s and a not in kept]
+    if not _listings_ok(c, labels, order, attrs, name):
+        return
+    _classes_ok(c, data, labels, order, qi, s, guarantee, name)
+    if c.original is not None and _cover_size_ok(c, data, name):
+        _covers_original(c, data, labels, order, attrs, name)
+
+
+def _listings_ok(c: Checker, labels: str, order: str, attrs: list[str], name: str) -> bool:
+    """A generalized table's listings: only its attributes, leaves numbered 0 .. m-1, every
+    generalized value a run of leaves and none also a leaf (False: the runs cannot be read)."""
     names = ", ".join(_lit(a) for a in attrs) or "NULL"
     bad = c.con.execute(
         f"SELECT (SELECT count(*) FROM {labels} WHERE attribute NOT IN ({names})) + "
@@ -272,7 +292,7 @@ def generalized_ok(
         name,
     )
     if (runs and runs[0]) or (numbering and numbering[0]):
-        return
+        return False
     clash = c.con.execute(
         f"SELECT count(*) FROM {labels} l JOIN {order} o ON o.attribute = l.attribute AND o.leaf = l.value "
         "WHERE NOT (CAST(l.first AS BIGINT) = CAST(o.position AS BIGINT) AND l.first = l.last)"
@@ -284,6 +304,14 @@ def generalized_ok(
         "{} generalized value(s) are also leaves of their attribute (ambiguous)",
         name,
     )
+    return True
+
+
+def _classes_ok(
+    c: Checker, data: str, labels: str, order: str, qi: list[str], s: str | None, guarantee: dict[str, Any], name: str
+) -> None:
+    """Every equivalence class satisfies the guarantee: on induced frequencies when the
+    sensitive attribute's values are generalized too (Sequential Sweep)."""
     g = c.guarantee_of(s, guarantee) if s is not None else guarantee
     spread = None
     if s is not None and c.sensitive_generalized(labels, s):
@@ -304,8 +332,10 @@ def generalized_ok(
         )
     c.groups_ok(data, [_q(a) for a in qi] or ["1"], s, g, name, "equivalence class", spread)
     c.con.execute("DROP TABLE IF EXISTS s_runs")
-    if c.original is None:
-        return
+
+
+def _cover_size_ok(c: Checker, data: str, name: str) -> bool:
+    """Whether the generalization check runs at this size (else said, skipped)."""
     size = c.con.execute(f"SELECT count(*) FROM {data}").fetchone()
     limit = c.pairing_max_rows
     if limit is not None and size and int(size[0]) > limit:
@@ -315,7 +345,15 @@ def generalized_ok(
             f"skipped: more than {limit:,} rows (versapub check --original runs it at any size)",
             name,
         )
-        return
+        return False
+    return True
+
+
+def _covers_original(c: Checker, data: str, labels: str, order: str, attrs: list[str], name: str) -> None:
+    """The table is a true generalization of the input: every record can be given to a row
+    whose values (its sensitive value included) cover its values (a maximum flow that
+    saturates)."""
+    limit = c.pairing_max_rows
     for i, a in enumerate(attrs):  # published value -> the input's code of every leaf it covers
         c.con.execute(
             f"CREATE TEMP TABLE map{i} AS SELECT l.value AS pv, d.code AS leaf FROM {labels} l "

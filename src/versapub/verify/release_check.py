@@ -61,22 +61,49 @@ class _Checker(Checker):
 
     # -- driver -------------------------------------------------------------------
     def run(self, parsed: Manifest | None = None) -> VerificationReport:
+        """Every check of the release's files: the manifest, the files it lists, the
+        requirement, coverage, GNF, each table by its kind's check, a collection's checks."""
+        rep = self.report
+        read = self._manifest(parsed)
+        if read is None or not self._listing_ok(read[0]):
+            return rep
+        manifest, specs, rules, tables = read
+        guarantee = self._requirement(manifest, specs, rules)
+        self._coverage(manifest, tables)
+        for v in gnf_verdicts([(r.lhs, r.rhs) for r in rules], tables):
+            rep.add("schema", v.holds, v.explain())
+
+        for entry, sub in zip(manifest["tables"], tables, strict=True):
+            files = entry.get("files") or {}
+            check = KIND_CHECKS.get(str(entry["kind"]))
+            if check is None:
+                rep.add("manifest", False, f"table {sub.name!r} has unknown kind {entry['kind']!r}", "manifest.json")
+            else:
+                check.verify(self, entry, sub, files, guarantee)
+            self.drop_relations()
+        if isinstance(manifest.get("marginals"), dict):  # a collection of marginals: its own checks
+            for found in check_collection(self.dir, manifest=manifest):
+                rep.add(found.check, found.ok, found.message, found.file)
+        return rep
+
+    def _manifest(self, parsed: Manifest | None) -> tuple[Manifest, Any, list[Rule], list[Any]] | None:
+        """The manifest, its rule specifications, rules and tables (None: a failure said why)."""
         rep = self.report
         try:
             manifest = manifest_of(self.dir, parsed)
         except FileNotFoundError:
             rep.add("manifest", False, "manifest.json is missing", "manifest.json")
-            return rep
+            return None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             rep.add("manifest", False, f"manifest.json is not valid JSON ({exc})", "manifest.json")
-            return rep
+            return None
         if not isinstance(manifest, dict):
             rep.add("manifest", False, "manifest.json is not a JSON object", "manifest.json")
-            return rep
+            return None
         missing = [k for k in _CORE if k not in manifest]
         if missing:
             rep.add("manifest", False, f"core key(s) {missing} are missing", "manifest.json")
-            return rep
+            return None
         if manifest["format"] != FORMAT:
             rep.add(
                 "manifest",
@@ -84,11 +111,11 @@ class _Checker(Checker):
                 f"unknown format {manifest['format']!r} (expected {FORMAT!r})",
                 "manifest.json",
             )
-            return rep
+            return None
         n = manifest["n_records"]
         if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
             rep.add("manifest", False, f"n_records must be a positive integer, got {n!r}", "manifest.json")
-            return rep
+            return None
         self.n = n
         try:
             specs = self.requirement.rule_specs(manifest)
@@ -96,13 +123,17 @@ class _Checker(Checker):
             tables = read_tables(manifest["tables"])
         except Exception as exc:
             rep.add("manifest", False, f"malformed rules or tables: {exc}", "manifest.json")
-            return rep
+            return None
         rep.add("manifest", True, f"format {FORMAT}, {len(tables)} table(s), n_records = {n}", "manifest.json")
+        return manifest, specs, rules, tables
 
+    def _listing_ok(self, manifest: Manifest) -> bool:
+        """The hierarchies are file names, and the directory holds only the listed files."""
+        rep = self.report
         hier = manifest.get("hierarchies") or {}
         if not isinstance(hier, dict) or not all(isinstance(v, str) and "/" not in v for v in hier.values()):
             rep.add("manifest", False, f"hierarchies must map attributes to file names, got {hier!r}", "manifest.json")
-            return rep
+            return False
         self.hierarchies = {str(k): str(v) for k, v in hier.items()}
         listed = {str(f) for e in manifest["tables"] for f in (e.get("files") or {}).values()} | _EXTRAS
         listed |= set(self.hierarchies.values())
@@ -114,6 +145,11 @@ class _Checker(Checker):
             if not foreign
             else f"file(s) the manifest does not list: {', '.join(foreign[:10])} (a leak: a reader sees them too)",
         )
+        return True
+
+    def _requirement(self, manifest: Manifest, specs: Any, rules: list[Rule]) -> dict[str, Any]:
+        """The digests, and the requirement checked against (each rule's guarantee)."""
+        rep = self.report
         digest = digests_ok(self.dir, manifest)
         rep.findings.append(Finding(digest.check, digest.ok, digest.message, "manifest.json", digest.attention))
         guarantee = self.requirement.default(manifest)
@@ -129,6 +165,11 @@ class _Checker(Checker):
         rep.add("guarantee", True, self.requirement.describe(manifest))
         if self.requirement.rules is not None:
             rep.add("schema", True, f"rules checked: the {len(rules)} rule(s) of your requirement")
+        return guarantee
+
+    def _coverage(self, manifest: Manifest, tables: list[Any]) -> None:
+        """The tables publish exactly the manifest's attributes (and the input's)."""
+        rep, n = self.report, self.n
         attrs = manifest["attributes"]
         published = set().union(*(set(t.attributes) for t in tables)) if tables else set()
         rep.add(
@@ -151,22 +192,6 @@ class _Checker(Checker):
             if self.original.n_rows != n:
                 rep.add("coverage", False, f"n_records = {n} but the input has {self.original.n_rows} records")
             self.original.register_duckdb(self.con)  # original_codes and dict_<attribute>, in memory or on disk
-
-        for v in gnf_verdicts([(r.lhs, r.rhs) for r in rules], tables):
-            rep.add("schema", v.holds, v.explain())
-
-        for entry, sub in zip(manifest["tables"], tables, strict=True):
-            files = entry.get("files") or {}
-            check = KIND_CHECKS.get(str(entry["kind"]))
-            if check is None:
-                rep.add("manifest", False, f"table {sub.name!r} has unknown kind {entry['kind']!r}", "manifest.json")
-            else:
-                check.verify(self, entry, sub, files, guarantee)
-            self.drop_relations()
-        if isinstance(manifest.get("marginals"), dict):  # a collection of marginals: its own checks
-            for found in check_collection(self.dir, manifest=manifest):
-                rep.add(found.check, found.ok, found.message, found.file)
-        return rep
 
 
 def joined_by_attribute(rules: list[Any], release: dict[str, Any]) -> dict[str, dict[str, Any]]:
