@@ -120,3 +120,14 @@ def test_no_file_over_800_lines() -> None:
 def test_the_formatter_is_the_exception_not_the_rule() -> None:
     skips = sum(f.read_text().count("fmt: skip") for f in SRC.rglob("*.py"))
     assert skips <= 60, skips
+
+
+def test_no_function_over_100_lines() -> None:
+    """Small functions (the house rule): none over 100 lines, its docstring included."""
+    long = [
+        f"{f.relative_to(SRC)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+        for f in SRC.rglob("*.py")
+        for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and (n.end_lineno or n.lineno) - n.lineno + 1 > 100
+    ]
+    assert not long, long

@@ -336,6 +336,23 @@ def with_utility(
     return out
 
 
+def _floors_hint(k: int | None, max_risk: float | None, risk_measure: str) -> str:
+    """What a failed ``--k`` floor or ``--max-risk`` ceiling means, and the ways out."""
+    floor = (
+        f" (--k {k} is a floor on every table's smallest published cell: generalize a column with a "
+        "hierarchy, drop or protect columns, or lower it)"
+        if k
+        else ""
+    )
+    ceiling = (
+        f" (--max-risk {max_risk:g} is a ceiling on every table's {risk_measure} prosecutor risk: "
+        "generalize a column with a hierarchy, drop or protect columns, or raise it)"
+        if max_risk
+        else ""
+    )
+    return floor + ceiling
+
+
 def write_release(
     release: Release,
     out: str | Path,
@@ -413,25 +430,10 @@ def write_release(
                 f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
             )
         if not check.ok and not _only_allowed(check, release):
-            floor = (
-                (
-                    f" (--k {k} is a floor on every table's smallest published cell: generalize a column with a "
-                    "hierarchy, drop or protect columns, or lower it)"
-                )
-                if k
-                else ""
-            ) + (
-                (
-                    f" (--max-risk {max_risk:g} is a ceiling on every table's {risk_measure} prosecutor risk: "
-                    "generalize a column with a hierarchy, drop or protect columns, or raise it)"
-                )
-                if max_risk
-                else ""
-            )
             raise VerificationError(
                 f"The release failed its privacy checks, so nothing was written to {dest}: "
                 + "; ".join(check.failures()[:10])
-                + floor
+                + _floors_hint(k, max_risk, risk_measure)
             )
         timings = dict(release.timings)
         timings["verify"] = check.seconds.get("verify", 0.0)

@@ -538,6 +538,50 @@ def _buckets(size: IntArray) -> IntArray:
     return dense.astype(np.int64).ravel()
 
 
+def _published(
+    spec: Spec, closed: list[dict[str, Any]]
+) -> tuple[dict[int, Any], dict[str, Any], dict[str, Labels], list[str]]:
+    """Per dimension, the published values of the cells every bucket used: the code maps,
+    the dictionaries, the generalized labels' leaves and notes on renamed hierarchy nodes."""
+    maps: dict[int, Any] = {}
+    dicts: dict[str, Any] = {}
+    leaves: dict[str, Labels] = {}
+    notes: list[str] = []
+    for j, dim in enumerate(spec.dims):
+        used = np.unique(np.concatenate([c["used"][j] for c in closed], axis=1), axis=1)
+        keys, codes, dictionary, (labels, spans), width = published_values(dim, used)
+        maps[j] = (keys, codes, width)
+        dicts[dim.attribute] = dictionary
+        if spans:
+            leaves[dim.attribute] = Labels(leaf_order(dim), spans)
+        shown = set(labels)
+        notes += [
+            f"the hierarchy of {dim.attribute!r} names two things {old!r}: its level-{k} node is published as {new!r}"
+            for old, k, new in dim.renamed
+            if new in shown
+        ]
+    return maps, dicts, leaves, notes
+
+
+def _summary(
+    guarantee: Guarantee, stats: list[dict[str, Any]], rows: int, cluster: dict[str, int], notes: list[str]
+) -> dict[str, Any]:
+    """The table's figures for the report, from every bucket's."""
+    sizes: dict[int, int] = {}
+    for st in stats:
+        for k, v in st["group_sizes"].items():
+            sizes[int(k)] = sizes.get(int(k), 0) + int(v)
+    return {
+        "rows": rows,
+        "groups": sum(int(st["groups"]) for st in stats),
+        "group_sizes": dict(sorted(sizes.items())),
+        "achieved": combine_achieved(guarantee, [float(st["achieved"]) for st in stats]) if stats else None,
+        "discernibility": sum(int(st["discernibility"]) for st in stats),
+        "cluster": cluster,
+        **({"notes": notes} if notes else {}),
+    }
+
+
 def _close(
     table: DaskTable,
     spec: Spec,
@@ -597,20 +641,7 @@ def _close(
         "on the cluster: Mondrian, cutting each bucket's partitions in memory",
     )
     shutil.rmtree(spread, ignore_errors=True)
-    maps, dicts, leaves, notes = {}, {}, {}, []
-    for j, dim in enumerate(spec.dims):
-        used = np.unique(np.concatenate([c["used"][j] for c in closed], axis=1), axis=1)
-        keys, codes, dictionary, (labels, spans), width = published_values(dim, used)
-        maps[j] = (keys, codes, width)
-        dicts[dim.attribute] = dictionary
-        if spans:
-            leaves[dim.attribute] = Labels(leaf_order(dim), spans)
-        shown = set(labels)
-        notes += [
-            f"the hierarchy of {dim.attribute!r} names two things {old!r}: its level-{k} node is published as {new!r}"
-            for old, k, new in dim.renamed
-            if new in shown
-        ]
+    maps, dicts, leaves, notes = _published(spec, closed)
     where: dict[str, tuple[str, int]] = {d.attribute: ("dim", j) for j, d in enumerate(spec.dims)}
     if spec.s:
         where[spec.s] = ("s", 0)
@@ -633,20 +664,8 @@ def _close(
         table.scratch / f"generalized-{uuid.uuid4().hex[:10]}",
         [dicts[n] for n in order],
     )
-    stats = [c["stats"] for c in closed]
-    sizes: dict[int, int] = {}
-    for st in stats:
-        for k, v in st["group_sizes"].items():
-            sizes[int(k)] = sizes.get(int(k), 0) + int(v)
-    summary: dict[str, Any] = {
-        "rows": ct.n_rows,
-        "groups": sum(int(st["groups"]) for st in stats),
-        "group_sizes": dict(sorted(sizes.items())),
-        "achieved": combine_achieved(guarantee, [float(st["achieved"]) for st in stats]) if stats else None,
-        "discernibility": sum(int(st["discernibility"]) for st in stats),
-        "cluster": {"rounds": rounds, "buckets": n_buckets},
-        **({"notes": notes} if notes else {}),
-    }
+    cluster = {"rounds": rounds, "buckets": n_buckets}
+    summary = _summary(guarantee, [c["stats"] for c in closed], ct.n_rows, cluster, notes)
     return AnonymizedTable(
         table.names,
         "generalized",

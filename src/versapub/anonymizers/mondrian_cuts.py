@@ -7,6 +7,7 @@ docstring)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -90,14 +91,7 @@ def partition(
     # Per hierarchical dimension: node ids (levels x codes) and leaves under each node (levels x nodes).
     nodes = {j: np.stack(dim.nodes) for j, dim in enumerate(dims) if dim.nodes is not None}
     under = {j: np.stack([np.bincount(lv, minlength=int(m.max()) + 1) for lv in m]) for j, m in nodes.items()}
-    if start is None:
-        seg_start = np.zeros(1, dtype=np.int64)
-        level = np.array([[dim.top for dim in dims]], dtype=np.int64).reshape(1, d)
-        tried = np.zeros((1, d), dtype=bool)
-        open_ = np.ones(1, dtype=bool)
-    else:
-        seg_start, level = np.array(start[0], dtype=np.int64), np.array(start[1], dtype=np.int64)
-        tried, open_ = np.array(start[2], dtype=bool), np.array(start[3], dtype=bool)
+    seg_start, level, tried, open_ = _initial(dims, start)
     sup = np.zeros(len(seg_start), dtype=bool)
     budget_left = int(budget)
     rounds = 0
@@ -108,16 +102,7 @@ def partition(
         oseg, rec = seg[pos], perm[pos]
         segs = np.flatnonzero(open_)
         first = np.searchsorted(oseg, segs)
-        # Normalized width of every dimension inside every open segment.
-        widths = np.zeros((len(segs), d))
-        for j, dim in enumerate(dims):
-            if j in nodes:
-                lvl = level[segs, j]
-                node = nodes[j][lvl, codes[j][rec[first]]]
-                widths[:, j] = np.where(lvl > 0, under[j][lvl, node] / len(dim.values), 0.0)
-            elif spans[j] > 0:
-                w = dim.width[codes[j][rec]]
-                widths[:, j] = (np.maximum.reduceat(w, first) - np.minimum.reduceat(w, first)) / spans[j]
+        widths = _widths(dims, codes, (nodes, under, spans), level[segs], rec, first)
         widths[tried[segs]] = -1.0
         # A partition smaller than two of the smallest groups the guarantee accepts cannot be cut.
         widths[np.diff(np.r_[first, len(oseg)]) < 2 * smallest] = -1.0
@@ -135,29 +120,10 @@ def partition(
         order = np.lexsort((rank[dpos, rec], oseg))  # segments keep their places; sorted inside
         rec, oseg, dpos = rec[order], oseg[order], dpos[order]
         perm[pos] = rec
-        key = rank[dpos, rec]
-        starts = np.flatnonzero(np.r_[True, oseg[1:] != oseg[:-1]])
-        length = np.diff(np.r_[starts, len(oseg)])
-        # Ordered dimensions: left of the (lower) median, or strictly below it when nothing is above.
-        med = np.repeat(key[starts + (length - 1) // 2], length)
-        left = key <= med
-        everything = np.repeat(np.add.reduceat(left.astype(np.int64), starts) == length, length)
-        part_key = np.where(np.where(everything, key < med, left), 0, 1)
-        # Hierarchical dimensions: the child node one level down.
-        for j, m in nodes.items():
-            at = np.flatnonzero(dpos == j)
-            if len(at):
-                part_key[at] = m[level[oseg[at], j] - 1, codes[j][rec[at]]]
+        part_key = _part_keys(rank[dpos, rec], oseg, dpos, rec, nodes, level, codes)
         change = np.r_[True, (oseg[1:] != oseg[:-1]) | (part_key[1:] != part_key[:-1])]
         part = np.cumsum(change) - 1
-        n_parts = int(part[-1]) + 1
-        if research is None:
-            ok = guarantee.groups_satisfied(_histograms(part, s[rec], n_parts, s_card))
-        else:  # research records' histograms, the population's records counted per part
-            mine = rec < research
-            h = _histograms(part[mine], s[rec[mine]], n_parts, s_card)
-            pop = np.bincount(part[~mine], minlength=n_parts)
-            ok = guarantee.groups_satisfied(Histograms(h.group, h.count, n_parts, h.value, pop))
+        ok = _parts_ok(guarantee, part, rec, s, s_card, research)
         part_start = np.flatnonzero(change)
         part_seg = oseg[part_start]
         parts_of = np.bincount(part_seg, minlength=len(seg_start))
@@ -165,17 +131,7 @@ def partition(
         np.logical_and.at(seg_ok, part_seg, ok)
         drop = np.zeros(len(part_start), dtype=bool)  # failing parts suppressed within the budget
         if budget_left > 0:
-            part_size = np.diff(np.r_[part_start, len(oseg)])
-            bad = np.bincount(part_seg, weights=np.where(ok, 0, part_size), minlength=len(seg_start)).astype(np.int64)
-            good = np.bincount(part_seg, weights=ok, minlength=len(seg_start))
-            cand = np.flatnonzero(~seg_ok & (parts_of >= 2) & (good >= 1))
-            take = cand[np.cumsum(bad[cand]) <= budget_left]  # in the records' order while the budget lasts
-            if len(take):
-                budget_left -= int(bad[take].sum())
-                rescued = np.zeros(len(seg_start), dtype=bool)
-                rescued[take] = True
-                seg_ok |= rescued
-                drop = rescued[part_seg] & ~ok
+            budget_left, drop = _rescue(budget_left, part_start, len(oseg), part_seg, ok, seg_ok, parts_of)
         cut_hier = np.zeros(len(seg_start), dtype=bool)
         cut_hier[segs] = hier[choice]
         split = seg_ok & (parts_of >= 2)
@@ -185,20 +141,145 @@ def partition(
         failed &= ~(split | descend)
         tried[failed, dim_of[failed]] = True
         level[descend, dim_of[descend]] -= 1
-        # Allowed cuts: each cut segment is replaced by its parts (fresh: nothing tried yet).
-        new = split[part_seg]
-        owner = part_seg[new]
-        kept = ~split
-        child_level = level[owner]
-        went_down = hier[dim_of[owner]]
-        child_level[np.flatnonzero(went_down), dim_of[owner][went_down]] -= 1
-        starts_all = np.r_[seg_start[kept], pos[part_start[new]]]
-        o = np.argsort(starts_all, kind="stable")
-        seg_start = starts_all[o]
-        level = np.vstack([level[kept], child_level])[o]
-        tried = np.vstack([tried[kept], np.zeros((len(owner), d), dtype=bool)])[o]
-        open_ = np.r_[open_[kept], ~drop[new]][o]
-        sup = np.r_[sup[kept], drop[new]][o]
+        state = (seg_start, level, tried, open_, sup)
+        seg_start, level, tried, open_, sup = _replace_cut(state, split, part_seg, pos[part_start], drop, hier, dim_of)
         if progress is not None:
             progress(f"Mondrian round {rounds}: {len(seg_start):,} partitions, {int(open_.sum()):,} still open")
     return perm, seg_start, level, sup
+
+
+def _part_keys(
+    key: npt.NDArray[np.integer],
+    oseg: IntArray,
+    dpos: IntArray,
+    rec: IntArray,
+    nodes: dict[int, Any],
+    level: IntArray,
+    codes: Sequence[IntArray],
+) -> IntArray:
+    """Each record's part of its segment's cut (records sorted by segment, then by ``key``,
+    their rank on the segment's chosen dimension ``dpos``): an ordered dimension's left of
+    the (lower) median, or strictly below it when nothing is above; a hierarchical one's
+    child node one level down."""
+    starts = np.flatnonzero(np.r_[True, oseg[1:] != oseg[:-1]])
+    length = np.diff(np.r_[starts, len(oseg)])
+    med = np.repeat(key[starts + (length - 1) // 2], length)
+    left = key <= med
+    everything = np.repeat(np.add.reduceat(left.astype(np.int64), starts) == length, length)
+    part_key = np.where(np.where(everything, key < med, left), 0, 1)
+    for j, m in nodes.items():
+        at = np.flatnonzero(dpos == j)
+        if len(at):
+            part_key[at] = m[level[oseg[at], j] - 1, codes[j][rec[at]]]
+    return part_key
+
+
+def _parts_ok(
+    guarantee: Guarantee, part: IntArray, rec: IntArray, s: IntArray, s_card: int, research: int | None
+) -> npt.NDArray[np.bool_]:
+    """Whether each part satisfies the guarantee: its records' histogram, or with a
+    population (``research``: the first records are published) the research records'
+    histograms and the population's records counted per part."""
+    n_parts = int(part[-1]) + 1
+    if research is None:
+        return guarantee.groups_satisfied(_histograms(part, s[rec], n_parts, s_card))
+    mine = rec < research
+    h = _histograms(part[mine], s[rec[mine]], n_parts, s_card)
+    pop = np.bincount(part[~mine], minlength=n_parts)
+    return guarantee.groups_satisfied(Histograms(h.group, h.count, n_parts, h.value, pop))
+
+
+def _replace_cut(
+    state: tuple[Any, Any, Any, Any, Any],
+    split: npt.NDArray[np.bool_],
+    part_seg: IntArray,
+    part_pos: IntArray,
+    drop: npt.NDArray[np.bool_],
+    hier: npt.NDArray[np.bool_],
+    dim_of: IntArray,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """The allowed cuts made: each cut segment (``split``) replaced by its parts (fresh:
+    nothing tried yet; a hierarchical cut's parts one level down), in the records' order;
+    ``state`` is (segment starts, levels, tried dimensions, open, suppressed)."""
+    seg_start, level, tried, open_, sup = state
+    new = split[part_seg]
+    owner = part_seg[new]
+    kept = ~split
+    child_level = level[owner]
+    went_down = hier[dim_of[owner]]
+    child_level[np.flatnonzero(went_down), dim_of[owner][went_down]] -= 1
+    starts_all = np.r_[seg_start[kept], part_pos[new]]
+    o = np.argsort(starts_all, kind="stable")
+    tried = np.vstack([tried[kept], np.zeros((len(owner), tried.shape[1]), dtype=bool)])[o]
+    return (
+        starts_all[o],
+        np.vstack([level[kept], child_level])[o],
+        tried,
+        np.r_[open_[kept], ~drop[new]][o],
+        np.r_[sup[kept], drop[new]][o],
+    )
+
+
+def _initial(dims: Sequence[Dimension], start: State | None) -> tuple[IntArray, IntArray, Any, Any]:
+    """The partitions' state to start from: one partition of every record at the tops, or
+    ``start`` (partitions already cut elsewhere)."""
+    d = len(dims)
+    if start is None:
+        level = np.array([[dim.top for dim in dims]], dtype=np.int64).reshape(1, d)
+        return np.zeros(1, dtype=np.int64), level, np.zeros((1, d), dtype=bool), np.ones(1, dtype=bool)
+    seg_start, level = np.array(start[0], dtype=np.int64), np.array(start[1], dtype=np.int64)
+    return seg_start, level, np.array(start[2], dtype=bool), np.array(start[3], dtype=bool)
+
+
+def _widths(
+    dims: Sequence[Dimension],
+    codes: Sequence[IntArray],
+    shape: tuple[dict[int, Any], dict[int, Any], npt.NDArray[np.float64]],
+    level: IntArray,
+    rec: IntArray,
+    first: IntArray,
+) -> npt.NDArray[np.float64]:
+    """The normalized width of every dimension inside every open segment (``level``: the
+    segments' levels; ``rec``: their records, each segment contiguous from ``first``;
+    ``shape``: the hierarchical dimensions' nodes and leaves under each, and the ordered
+    ones' spans)."""
+    nodes, under, spans = shape
+    widths = np.zeros((len(first), len(dims)))
+    for j, dim in enumerate(dims):
+        if j in nodes:
+            lvl = level[:, j]
+            node = nodes[j][lvl, codes[j][rec[first]]]
+            widths[:, j] = np.where(lvl > 0, under[j][lvl, node] / len(dim.values), 0.0)
+        elif spans[j] > 0:
+            w = dim.width[codes[j][rec]]
+            widths[:, j] = (np.maximum.reduceat(w, first) - np.minimum.reduceat(w, first)) / spans[j]
+    return widths
+
+
+def _rescue(
+    budget_left: int,
+    part_start: IntArray,
+    n_open: int,
+    part_seg: IntArray,
+    ok: npt.NDArray[np.bool_],
+    seg_ok: npt.NDArray[np.bool_],
+    parts_of: IntArray,
+) -> tuple[int, npt.NDArray[np.bool_]]:
+    """Local suppression within the budget: cuts with a failing part are allowed when another
+    part satisfies the guarantee and the failing parts' records fit in what is left, in the
+    records' order while the budget lasts.  Returns the budget left and the parts dropped;
+    ``seg_ok`` is updated (the rescued segments)."""
+    n_seg = len(seg_ok)
+    part_size = np.diff(np.r_[part_start, n_open])
+    bad = np.bincount(part_seg, weights=np.where(ok, 0, part_size), minlength=n_seg).astype(np.int64)
+    good = np.bincount(part_seg, weights=ok, minlength=n_seg)
+    cand = np.flatnonzero(~seg_ok & (parts_of >= 2) & (good >= 1))
+    take = cand[np.cumsum(bad[cand]) <= budget_left]
+    drop = np.zeros(len(part_start), dtype=bool)
+    if len(take):
+        budget_left -= int(bad[take].sum())
+        rescued = np.zeros(n_seg, dtype=bool)
+        rescued[take] = True
+        seg_ok |= rescued
+        drop = rescued[part_seg] & ~ok
+    return budget_left, drop

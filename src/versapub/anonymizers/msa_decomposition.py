@@ -128,22 +128,7 @@ def decompose(
 
     n_groups = 0
     if counts_only and not oth:  # the schedule on counts (pure integers), then records by position
-        sizes = bucket_size.tolist()
-        takes: list[list[int]] = [[] for _ in range(n_buckets)]
-        while sum(1 for c in sizes if c > 0) >= l_pri:
-            for b in sorted(range(n_buckets), key=lambda b: (-sizes[b], b))[:l_pri]:
-                sizes[b] -= 1
-                takes[b].append(n_groups)
-            n_groups += 1
-        rng.random(n_groups)  # the general loop's draws for the first tuples (one profile per bucket)
-        prof_of = np.full(n_buckets, -1, dtype=np.int64)
-        prof_of[p_pri] = np.arange(len(p_pri))
-        for b, gs in enumerate(takes):
-            if gs:  # the general loop takes a profile's records from the end of its shuffled run
-                p = int(prof_of[b])
-                pos = start[p] + remaining[p] - 1 - np.arange(len(gs))
-                group[order[pos]] = gs
-                remaining[p] -= len(gs)
+        n_groups = _on_counts(bucket_size, l_pri, rng, p_pri, (group, order, start, remaining))
     sizes = bucket_size.tolist()  # Python-side counters: the loop runs once per group
     live = sum(1 for c in sizes if c > 0)
     py_vals = [v.tolist() for v in p_vals]
@@ -196,16 +181,80 @@ def decompose(
             f"Fewer than l = {l_pri} distinct values of the primary sensitive attribute: no SA-group can be formed."
         )
     stacked = [m[:n_groups] for m in stacked]
-    for r in left:  # at most l_pri - 1 when l_pri <= l_per (Corollary 1)
+    _place_left(left, group, stacked, ls, oth, n_groups)
+    noise = _add_noise(group, pri, oth, stacked, cards, ls, rng)
+    return Decomposed(group, n_groups, tuple(stacked), len(left), tuple(noise))
+
+
+def _place_left(
+    left: npt.NDArray[np.intp],
+    group: npt.NDArray[np.int64],
+    stacked: Sequence[npt.NDArray[np.bool_]],
+    ls: Sequence[int],
+    oth: Sequence[npt.NDArray[np.int64]],
+    n_groups: int,
+) -> None:
+    """The records left once fewer than ``l_pri`` buckets remain (at most ``l_pri - 1`` when
+    ``l_pri <= l_per``, Corollary 1), each to the group it penalizes least (ties: the group
+    created first); their values join the group's sets."""
+    for r in left:
         sizes_g = [m.sum(axis=1) for m in stacked]
         pen = np.zeros(n_groups, dtype=np.int64)
         for m, size, l_i, col in zip(stacked, sizes_g, ls, oth, strict=True):
             pen += np.where((size < l_i) & m[:, col[r]], l_i - size, 0)
-        g = int(np.argmin(pen))  # ties: the group created first
+        g = int(np.argmin(pen))
         group[r] = g
         for m, col in zip(stacked, oth, strict=True):
             m[g, col[r]] = True
-    # Noise: values linkable through T^S (co-occurring with a group's primary values).
+
+
+def _on_counts(
+    bucket_size: npt.NDArray[np.int64],
+    l_pri: int,
+    rng: np.random.Generator,
+    p_pri: npt.NDArray[np.int64],
+    records: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
+) -> int:
+    """One sensitive attribute: Algorithm 1's schedule on the bucket counts alone (each
+    group takes one record of each of the ``l_pri`` largest buckets), then the records by
+    position — a profile's records from the end of its shuffled run, as the general loop
+    takes them, with the same draws.  ``records`` is (group, order, start, remaining),
+    updated; returns the number of groups."""
+    group, order, start, remaining = records
+    n_buckets = len(bucket_size)
+    sizes = bucket_size.tolist()
+    takes: list[list[int]] = [[] for _ in range(n_buckets)]
+    n_groups = 0
+    while sum(1 for c in sizes if c > 0) >= l_pri:
+        for b in sorted(range(n_buckets), key=lambda b: (-sizes[b], b))[:l_pri]:
+            sizes[b] -= 1
+            takes[b].append(n_groups)
+        n_groups += 1
+    rng.random(n_groups)  # the general loop's draws for the first tuples (one profile per bucket)
+    prof_of = np.full(n_buckets, -1, dtype=np.int64)
+    prof_of[p_pri] = np.arange(len(p_pri))
+    for b, gs in enumerate(takes):
+        if gs:
+            p = int(prof_of[b])
+            pos = start[p] + remaining[p] - 1 - np.arange(len(gs))
+            group[order[pos]] = gs
+            remaining[p] -= len(gs)
+    return n_groups
+
+
+def _add_noise(
+    group: npt.NDArray[np.int64],
+    pri: npt.NDArray[np.int64],
+    oth: Sequence[npt.NDArray[np.int64]],
+    stacked: Sequence[npt.NDArray[np.bool_]],
+    cards: Sequence[int],
+    ls: Sequence[int],
+    rng: np.random.Generator,
+) -> list[int]:
+    """Noise (§5.2): each group's set of a non-primary attribute short of ``l_i`` filled with
+    values linkable through T^S (co-occurring with the group's primary values), drawn
+    uniformly; returns the noise values added per attribute."""
+    n_groups, n_buckets = len(stacked[0]) if stacked else int(group.max()) + 1, int(pri.max()) + 1
     noise = []
     primary_in = np.zeros((n_groups, n_buckets), dtype=bool)
     primary_in[group, pri] = True
@@ -225,7 +274,7 @@ def decompose(
             m[short, rng.choice(missing, size=need, replace=False)] = True
             added += need
         noise.append(added)
-    return Decomposed(group, n_groups, tuple(stacked), len(left), tuple(noise))
+    return noise
 
 
 def diversity_of(rule: Rule, g: Guarantee) -> int:

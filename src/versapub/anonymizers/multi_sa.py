@@ -274,20 +274,7 @@ class MultiSAAnatomy:
         chosen = rank < sel.take[combos.inverse]
         order = by_combo[chosen[by_combo]]  # selected records, combination after combination
         n_sel = len(order)
-        group = np.full(table.n_rows, -1, dtype=np.int64)
-        n_groups = 0
-        if n_sel:
-            k = max(n_sel // (l ** len(sens)), 1)
-            while True:
-                gid = deal(n_sel, k)
-                ok = groups_ok(gid, [c[order] for c in sa_codes], sa_cards, k, guarantee)
-                if ok.all() or k == 1:
-                    break
-                k = max(int(k * 0.8), 1) if k > 5 else k - 1
-            if not ok.all():
-                raise InfeasibleError("Internal error: the multi-SA selection violates its own constraints.")
-            group[order] = gid
-            n_groups = k
+        group, n_groups = _dealt(order, table.n_rows, [c[order] for c in sa_codes], sa_cards, l, guarantee)
         n_suppressed = table.n_rows - n_sel
         total_groups = n_groups + (1 if n_suppressed else 0)
         perm = rng.permutation(total_groups).astype(np.int64)
@@ -329,6 +316,35 @@ class MultiSAAnatomy:
             suppressed_group=suppressed_id,
             domains={a: tuple(str(v) for v in table.column(a).values) for a in sens},
         )
+
+
+def _dealt(
+    order: npt.NDArray[np.int64],
+    n_rows: int,
+    codes: Sequence[npt.NDArray[np.integer]],
+    cards: Sequence[int],
+    l: int,
+    guarantee: Guarantee,
+) -> tuple[npt.NDArray[np.int64], int]:
+    """The selected records (``order``: combination after combination; ``codes``: their
+    sensitive values) dealt into as many groups as keep every group l-diverse, starting from
+    ``n / l^d`` and lowering the count until they do; each record's group (-1: not selected)
+    and the number of groups."""
+    group = np.full(n_rows, -1, dtype=np.int64)
+    n_sel = len(order)
+    if not n_sel:
+        return group, 0
+    k = max(n_sel // (l ** len(codes)), 1)
+    while True:
+        gid = deal(n_sel, k)
+        ok = groups_ok(gid, list(codes), cards, k, guarantee)
+        if ok.all() or k == 1:
+            break
+        k = max(int(k * 0.8), 1) if k > 5 else k - 1
+    if not ok.all():
+        raise InfeasibleError("Internal error: the multi-SA selection violates its own constraints.")
+    group[order] = gid
+    return group, k
 
 
 def _achieved(

@@ -421,9 +421,7 @@ def _sweep(
     prio = rng.permutation(len(svals))  # tuples of one (class, value) cell move in this order
     row = np.arange(len(svals), dtype=np.int64)  # open parts: distinct-row index and records
     cnt = counts.copy()
-    closed_rows: list[IntArray] = []
-    closed_item: list[IntArray] = []
-    closed_cnt: list[IntArray] = []
+    closed: list[tuple[IntArray, IntArray, IntArray]] = []  # rows, their item, their records kept
     moves = 0
     shown = -1
     # Per attribute, node ids as one (levels x codes) array; mixed radix over leaf counts.
@@ -437,34 +435,13 @@ def _sweep(
         room = (1 << 62) // ((p if wide else space) * m)
         b_n = max(1, min(batch, n_items - 1 - j, BATCH_CELLS // p, room))
         its = items[j : j + b_n]
-        if wide:
-            keys = np.stack(
-                [
-                    np.unique(
-                        combined_key([node_tab[i][its[b, i]][qcodes[i][row]] for i in range(d)], radix)[0],
-                        return_inverse=True,
-                    )[1].ravel()
-                    for b in range(b_n)
-                ]
-            ).astype(np.int64)
-            width = p
-        else:
-            keys = np.zeros((b_n, p), dtype=np.int64)
-            for i in range(d):
-                levels = its[:, i]
-                if (levels == levels[0]).all():  # one level across the batch: a broadcast row
-                    keys = keys * radix[i] + node_tab[i][levels[0]][qcodes[i][row]][None, :]
-                else:
-                    keys = keys * radix[i] + node_tab[i][:, qcodes[i][row]][levels]
-            width = space
+        keys, width = _batch_keys(node_tab, radix, its, [qcodes[i][row] for i in range(d)], space, wide)
         ec_comp = (np.arange(b_n, dtype=np.int64)[:, None] * width + keys).ravel()  # a class: (item, key)
         weights = np.tile(cnt, b_n)
         # Prefilter: a class needs at least ``need`` records to keep any; hashing the class keys into
         # buckets, a bucket's records bound its classes' sizes from above, so rows in small buckets
         # are hopeless without sorting them.
-        bits = max(10, int(2 * len(ec_comp)).bit_length())
-        bucket = ((ec_comp.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)).astype(np.int64)
-        kept = np.flatnonzero(np.bincount(bucket, weights=weights, minlength=1 << bits)[bucket] >= need)
+        kept = _prefilter(ec_comp, weights, need)
         cand_any = False
         if len(kept):
             # One sort gives the classes (item, key) and their cells (item, key, value).
@@ -502,21 +479,9 @@ def _sweep(
         moving = cell_cnt.copy()  # hopeless classes send everything on
         moving[cand_idx[cells.perm]] = cells.count - state_after(cells, remove)
         lo, hi = np.searchsorted(kept, [b * p, (b + 1) * p])
-        moved = cnt.copy()  # rows outside the kept ones (hopeless at item b) move whole
-        at = kept[lo:hi] - b * p
-        cell = cell_of[lo:hi]
-        rorder = np.argsort(cell * len(prio) + prio[row[at]])  # a cell's rows move in a seeded random priority
-        c_sorted, cell_sorted = cnt[at][rorder], cell[rorder]
-        before = np.cumsum(c_sorted) - c_sorted
-        first = np.r_[0, np.flatnonzero(np.diff(cell_sorted)) + 1] if len(cell_sorted) else np.zeros(0, np.int64)
-        start_of = np.zeros(len(cell_cnt), dtype=np.int64)
-        start_of[cell_sorted[first]] = before[first]
-        moved[at[rorder]] = np.clip(moving[cell_sorted] - (before - start_of[cell_sorted]), 0, c_sorted)
-        keep = cnt - moved
-        k = keep > 0
-        closed_rows.append(row[k])
-        closed_item.append(np.full(int(k.sum()), j + b, dtype=np.int64))
-        closed_cnt.append(keep[k])
+        moved = _moved(cnt, kept[lo:hi] - b * p, cell_of[lo:hi], moving, prio[row])
+        k = cnt - moved > 0
+        closed.append((row[k], np.full(int(k.sum()), j + b, dtype=np.int64), (cnt - moved)[k]))
         moves += b * int(cnt.sum()) + int(moved.sum())
         nxt = moved > 0
         row, cnt = row[nxt], moved[nxt]
@@ -528,12 +493,75 @@ def _sweep(
         moves += (skip - b - 1) * int(cnt.sum())
         j += skip
         batch = max(1, 2 * b)
-        pct = 100 * j // max(n_items - 1, 1)
-        if pct // 10 != shown:
-            shown = pct // 10
-            say(f"Sequential Sweep: item {j:,} of {n_items:,} ({pct}%), {int(cnt.sum()):,} records still open")
-    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)  # noqa: E731
-    return Sweep((cat(closed_rows), cat(closed_item), cat(closed_cnt)), (row, cnt), moves, min(j, n_items - 1))
+        shown = _say_progress(say, j, n_items, int(cnt.sum()), shown)
+    cat = lambda i: np.concatenate([c[i] for c in closed]) if closed else np.zeros(0, dtype=np.int64)  # noqa: E731
+    return Sweep((cat(0), cat(1), cat(2)), (row, cnt), moves, min(j, n_items - 1))
+
+
+def _say_progress(say: Callable[[str], None], j: int, n_items: int, still_open: int, shown: int) -> int:
+    """A line at every tenth of the items; returns the tenth last shown."""
+    pct = 100 * j // max(n_items - 1, 1)
+    if pct // 10 != shown:
+        say(f"Sequential Sweep: item {j:,} of {n_items:,} ({pct}%), {still_open:,} records still open")
+    return pct // 10
+
+
+def _batch_keys(
+    node_tab: Sequence[IntArray],
+    radix: Sequence[int],
+    its: IntArray,
+    row_codes: Sequence[IntArray],
+    space: int,
+    wide: bool,
+) -> tuple[IntArray, int]:
+    """The open tuples' class keys at each item of the batch (``its``: items x attributes'
+    levels; ``row_codes``: the open tuples' codes per attribute), and the key space's width:
+    mixed radix over the nodes, or compressed item by item when the space exceeds int64
+    (``wide``)."""
+    b_n, p = len(its), len(row_codes[0]) if row_codes else 0
+    if wide:
+        keys = np.stack(
+            [
+                np.unique(
+                    combined_key([node_tab[i][its[b, i]][c] for i, c in enumerate(row_codes)], radix)[0],
+                    return_inverse=True,
+                )[1].ravel()
+                for b in range(b_n)
+            ]
+        ).astype(np.int64)
+        return keys, p
+    keys = np.zeros((b_n, p), dtype=np.int64)
+    for i, c in enumerate(row_codes):
+        levels = its[:, i]
+        if (levels == levels[0]).all():  # one level across the batch: a broadcast row
+            keys = keys * radix[i] + node_tab[i][levels[0]][c][None, :]
+        else:
+            keys = keys * radix[i] + node_tab[i][:, c][levels]
+    return keys, space
+
+
+def _prefilter(ec_comp: IntArray, weights: IntArray, need: int) -> IntArray:
+    """The rows whose class may keep tuples: a class needs at least ``need`` records; hashing
+    the class keys into buckets, a bucket's records bound its classes' sizes from above, so
+    rows in small buckets are hopeless without sorting them."""
+    bits = max(10, int(2 * len(ec_comp)).bit_length())
+    bucket = ((ec_comp.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)).astype(np.int64)
+    return np.flatnonzero(np.bincount(bucket, weights=weights, minlength=1 << bits)[bucket] >= need)
+
+
+def _moved(cnt: IntArray, at: IntArray, cell: IntArray, moving: IntArray, prio: IntArray) -> IntArray:
+    """How many of each open row's records move on at the applied item: rows outside the
+    kept ones (hopeless there) move whole; a cell's ``moving`` records are taken from its
+    rows (``at``, in cells ``cell``) in a seeded random priority (``prio``, per open row)."""
+    moved = cnt.copy()
+    rorder = np.argsort(cell * (int(prio.max()) + 1 if len(prio) else 1) + prio[at])
+    c_sorted, cell_sorted = cnt[at][rorder], cell[rorder]
+    before = np.cumsum(c_sorted) - c_sorted
+    first = np.r_[0, np.flatnonzero(np.diff(cell_sorted)) + 1] if len(cell_sorted) else np.zeros(0, np.int64)
+    start_of = np.zeros(len(moving), dtype=np.int64)
+    start_of[cell_sorted[first]] = before[first]
+    moved[at[rorder]] = np.clip(moving[cell_sorted] - (before - start_of[cell_sorted]), 0, c_sorted)
+    return moved
 
 
 def _classes_of(

@@ -538,6 +538,40 @@ def load_config(path: str | Path) -> PublishConfig:
     return parse_config(text, p)
 
 
+def _rules_and_guarantee(priv: dict[str, Any], where: str) -> tuple[list[Any], tuple[str, dict[str, Any]]]:
+    """``[privacy]``'s rules and the release guarantee's name and parameters."""
+    rules = _get(priv, "rules", list, where, [])
+    g_raw = priv.get("guarantee", "l-diversity")
+    if isinstance(g_raw, dict):
+        if "name" not in g_raw or not isinstance(g_raw["name"], str):
+            raise ConfigError(f'{where}: [privacy.guarantee] needs name = "..." (e.g. "l-diversity").')
+        g_name, g_params = g_raw["name"], {k: v for k, v in g_raw.items() if k != "name"}
+    elif isinstance(g_raw, str):
+        g_name, g_params = g_raw, {}
+    else:
+        raise ConfigError(f"{where}: [privacy] guarantee must be a name or a table [privacy.guarantee].")
+    if not all(isinstance(r, str | dict) for r in rules):
+        raise ConfigError(
+            f"{where}: [privacy] rules must be a list of strings like 'a, b -> c', or tables with their own "
+            "guarantee like {rule = 'zip, sex -> diagnosis', guarantee = 't-closeness', t = 0.2}."
+        )
+    return rules, (g_name, g_params)
+
+
+def _hierarchy_specs(inp: dict[str, Any], base: Path, where: str) -> list[HierarchySpec]:
+    """``[input.hierarchies.ATTR]``: each hierarchy's file (relative to the configuration's
+    folder), level and delimiter."""
+    out = []
+    for attr, spec in _get(inp, "hierarchies", dict, where, {}).items():
+        if not isinstance(spec, dict) or "file" not in spec:
+            raise ConfigError(
+                f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and, to generalize the column "
+                "when reading, 'level' (an integer)."
+            )
+        out.append(HierarchySpec(attr, base / str(spec["file"]), spec.get("level"), str(spec.get("delimiter", ";"))))
+    return out
+
+
 def parse_config(text: str, path: str | Path) -> PublishConfig:
     """A TOML publishing configuration from its text, as if read from ``path`` (relative
     paths are relative to its folder; the file itself need not exist: the web interface
@@ -555,31 +589,8 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
     if "path" not in inp:
         raise ConfigError(f"{where}: [input] needs 'path', the data file to publish.")
     base = p.parent
-    rules = _get(priv, "rules", list, where, [])
-    g_raw = priv.get("guarantee", "l-diversity")
-    if isinstance(g_raw, dict):
-        if "name" not in g_raw or not isinstance(g_raw["name"], str):
-            raise ConfigError(f'{where}: [privacy.guarantee] needs name = "..." (e.g. "l-diversity").')
-        g_name, g_params = g_raw["name"], {k: v for k, v in g_raw.items() if k != "name"}
-    elif isinstance(g_raw, str):
-        g_name, g_params = g_raw, {}
-    else:
-        raise ConfigError(f"{where}: [privacy] guarantee must be a name or a table [privacy.guarantee].")
-    if not all(isinstance(r, str | dict) for r in rules):
-        raise ConfigError(
-            f"{where}: [privacy] rules must be a list of strings like 'a, b -> c', or tables with their own "
-            "guarantee like {rule = 'zip, sex -> diagnosis', guarantee = 't-closeness', t = 0.2}."
-        )
-    hier_specs = []
-    for attr, spec in _get(inp, "hierarchies", dict, where, {}).items():
-        if not isinstance(spec, dict) or "file" not in spec:
-            raise ConfigError(
-                f"{where}: [input.hierarchies.{attr}] needs 'file' (ARX CSV) and, to generalize the column "
-                "when reading, 'level' (an integer)."
-            )
-        hier_specs.append(
-            HierarchySpec(attr, base / str(spec["file"]), spec.get("level"), str(spec.get("delimiter", ";")))
-        )
+    rules, (g_name, g_params) = _rules_and_guarantee(priv, where)
+    hier_specs = _hierarchy_specs(inp, base, where)
     hdir = _get(inp, "hierarchy_dir", str, where)
     columns = _get(inp, "columns", list, where)
     dec_name, dec_params = _plugin(pub, "decomposition", where, None)

@@ -303,6 +303,58 @@ def support_join(tables: Sequence[Table], cards: dict[Key, int], max_rows: int) 
     return cols
 
 
+def _program(
+    tables: Sequence[Table], cells: dict[Key, Any], cards: dict[Key, int], n_cells: int
+) -> tuple[Any, list[Any], Any]:
+    """The integer program over the join of the supports: a count per joined cell, bounded
+    by every marginal's count there, each marginal's cell the sum of its joined cells."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    bound = np.full(n_cells, np.iinfo(np.int64).max, dtype=np.int64)
+    rows_of = []
+    for t in tables:
+        at = (
+            match_rows([t.column(kk) for kk in t.keys], [cells[kk] for kk in t.keys], [cards[kk] for kk in t.keys])
+            if t.keys
+            else np.zeros(n_cells, dtype=np.int64)
+        )
+        bound = np.minimum(bound, np.rint(t.counts[at]).astype(np.int64))
+        rows_of.append(at)
+    x = [model.new_int_var(0, int(b), f"x{i}") for i, b in enumerate(bound)]
+    for t, at in zip(tables, rows_of, strict=True):
+        order = np.argsort(at, kind="stable")
+        starts = np.searchsorted(at[order], np.arange(len(t.counts) + 1))
+        for r in range(len(t.counts)):
+            members = order[starts[r] : starts[r + 1]]
+            if not len(members):
+                raise ConfigError(
+                    f"The marginals disagree: a non-zero cell of {t.name} extends to no cell that the "
+                    "other marginals allow (they are not marginals of one table)."
+                )
+            model.add(sum(x[int(i)] for i in members) == round(float(t.counts[r])))
+    return model, x, bound
+
+
+def _domain_cells(
+    cells: dict[Key, Any], cards: dict[Key, int], ns_keys: list[Key], bound: Any
+) -> tuple[Any, list[Any], Any]:
+    """The cells of the non-sensitive domain: a representative joined row of each, its joined
+    rows (with their sensitive values), and its capacity (the sum of their bounds)."""
+    n_cells = len(bound)
+    if ns_keys:
+        g = group_rows([cells[kk] for kk in ns_keys], [cards[kk] for kk in ns_keys], with_inverse=True)
+        assert g.inverse is not None
+        cell_of, n_t = g.inverse, len(g.counts)
+    else:
+        cell_of, n_t = np.zeros(n_cells, dtype=np.int64), 1
+    first = np.full(n_t, -1, dtype=np.int64)
+    first[cell_of[::-1]] = np.arange(n_cells - 1, -1, -1)
+    members_of = np.split(np.argsort(cell_of, kind="stable"), np.cumsum(np.bincount(cell_of, minlength=n_t))[:-1])
+    cap = np.bincount(cell_of, weights=bound.astype(np.float64), minlength=n_t).astype(np.int64)
+    return first, members_of, cap
+
+
 def _by_ilp(
     tables: Sequence[Table],
     cards: dict[Key, int],
@@ -327,41 +379,11 @@ def _by_ilp(
         ) from None
     keys = list(cells)
     n_cells = len(cells[keys[0]]) if keys else 1
-    model = cp_model.CpModel()
-    bound = np.full(n_cells, np.iinfo(np.int64).max, dtype=np.int64)
-    rows_of = []
-    for t in tables:
-        at = (
-            match_rows([t.column(kk) for kk in t.keys], [cells[kk] for kk in t.keys], [cards[kk] for kk in t.keys])
-            if t.keys
-            else np.zeros(n_cells, dtype=np.int64)
-        )
-        bound = np.minimum(bound, np.rint(t.counts[at]).astype(np.int64))
-        rows_of.append(at)
-    x = [model.new_int_var(0, int(b), f"x{i}") for i, b in enumerate(bound)]
-    for t, at in zip(tables, rows_of, strict=True):
-        order = np.argsort(at, kind="stable")
-        starts = np.searchsorted(at[order], np.arange(len(t.counts) + 1))
-        for r in range(len(t.counts)):
-            members = order[starts[r] : starts[r + 1]]
-            if not len(members):
-                raise ConfigError(
-                    f"The marginals disagree: a non-zero cell of {t.name} extends to no cell that the "
-                    "other marginals allow (they are not marginals of one table)."
-                )
-            model.add(sum(x[int(i)] for i in members) == round(float(t.counts[r])))
+    model, x, bound = _program(tables, cells, cards, n_cells)
     # The cells t of the non-sensitive domain: the join's rows without S (each with its S values).
     ns_keys = [kk for kk in keys if kk != sensitive]
-    if ns_keys:
-        g = group_rows([cells[kk] for kk in ns_keys], [cards[kk] for kk in ns_keys], with_inverse=True)
-        assert g.inverse is not None
-        cell_of, n_t = g.inverse, len(g.counts)
-    else:
-        cell_of, n_t = np.zeros(n_cells, dtype=np.int64), 1
-    first = np.full(n_t, -1, dtype=np.int64)
-    first[cell_of[::-1]] = np.arange(n_cells - 1, -1, -1)  # a representative row of each cell
-    members_of = np.split(np.argsort(cell_of, kind="stable"), np.cumsum(np.bincount(cell_of, minlength=n_t))[:-1])
-    cap = np.bincount(cell_of, weights=bound.astype(np.float64), minlength=n_t).astype(np.int64)
+    first, members_of, cap = _domain_cells(cells, cards, ns_keys, bound)
+    n_t = len(first)
     known = np.zeros(n_t, dtype=np.int64)
     if witness is not None:
         wk = [kk for kk in witness.keys if kk in ns_keys]
