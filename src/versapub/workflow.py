@@ -284,7 +284,7 @@ def inject(
     )
     if utility:
         release = with_utility(release, progress)
-    first = next(iter((manifest["tables"][0].get("files") or {}).values()), "x.csv")
+    first = next(iter(manifest.entries()[0].files.values()), "x.csv")
     fmt = "parquet" if str(first).endswith(".parquet") else "csv"
     progress("writing and verifying the release", 0, 0)
     write_release(release, out, format=fmt, overwrite=overwrite, protect=[d])

@@ -44,7 +44,7 @@ def original_table(
     path = Path(original) if original is not None else None
     cfg = original_reader(manifest, path, missing, d)
     if path is None:
-        recorded = (manifest.get("input") or {}).get("sha256")
+        recorded = manifest.input.get("sha256")
         if recorded and file_sha256(cfg.input) != recorded:
             raise ConfigError(
                 f"{cfg.input} is not the input the release was published from (its sha256 differs from the "

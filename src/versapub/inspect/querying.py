@@ -50,7 +50,7 @@ def query(
 
     model = load_release(d)
     q = parse_query(text).with_labels(published_labels(d))  # a published range reads as what it covers
-    q = q.with_dates((manifest.get("input") or {}).get("date_formats") or {})  # 14/03/2021 as 2021-03-14
+    q = q.with_dates(manifest.input.get("date_formats") or {})  # 14/03/2021 as 2021-03-14
     est = count(model, q)
     from versapub.errors import VersapubError
 

@@ -317,8 +317,7 @@ def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool
     manifest = read_manifest(directory)
     out = []
     with connect() as con:
-        for e in manifest["tables"]:
-            entry = parse_entry(e)
+        for entry in map(parse_entry, manifest.entries()):
             role, cols = get_kind(entry.kind).cells(entry)
             cols = _published(cols, qi)
             src = duckdb_source(directory / entry.files[role])

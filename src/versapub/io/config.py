@@ -67,7 +67,7 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -664,7 +664,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
 
 
 def original_reader(
-    manifest: dict[str, Any], path: Path | None = None, missing: str | None = None, release_dir: Path | None = None
+    manifest: Mapping[str, Any], path: Path | None = None, missing: str | None = None, release_dir: Path | None = None
 ) -> PublishConfig:
     """How to read the original table of a release: ``path`` (a data file read with the
     settings the manifest records — delimiter, header, names, markers, hierarchies and

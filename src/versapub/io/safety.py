@@ -9,12 +9,11 @@ naming the directory and what is in the way.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 from versapub.errors import ReleaseError
-from versapub.formats import FORMAT
+from versapub.formats import FORMAT, manifest_json
 
 #: Files a release directory holds besides the tables its manifest lists.
 RELEASE_EXTRAS = frozenset({"manifest.json", "verification.json", "check.json", "report.md", "report.html"})
@@ -37,10 +36,10 @@ def foreign_entries(directory: Path) -> list[str] | None:
     """``None`` when ``directory`` is not a versapub release; otherwise the names of the
     entries in it that the release does not own (empty: safe to replace)."""
     try:
-        manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        manifest = manifest_json(directory)  # the release format's one reader of the file
+    except (OSError, ReleaseError):
         return None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if manifest.get("format") != FORMAT:
         return None
     own = RELEASE_EXTRAS | _listed_files(manifest)
     return sorted(p.name + ("/" if p.is_dir() else "") for p in directory.iterdir() if p.name not in own)

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.data.counts import CountTable
 from versapub.errors import ReleaseError
+from versapub.formats import TableEntry
 from versapub.model.factors import Factor
 from versapub.model.sparse import Codes
 from versapub.privacy.guarantee import Guarantee
@@ -74,14 +75,10 @@ LeafSets = dict[str, Labels]
 
 
 @dataclass(frozen=True)
-class Entry:
-    """A manifest table entry, parsed: the keys every kind has, and the kind's own."""
+class Entry(TableEntry):
+    """A manifest table entry, parsed (:class:`versapub.formats.TableEntry`: the keys every
+    kind has, and the kind's own in ``raw``), with what reading its files adds."""
 
-    name: str
-    attributes: tuple[str, ...]
-    kind: str
-    files: dict[str, str]
-    raw: dict[str, Any] = field(default_factory=dict)
     #: Generalized tables: each label's leaves, and each label's code in the count parts
     #: (leaves have codes ``0 .. card-1``, labels ``card`` and above).
     leaf_sets: LeafSets = field(default_factory=dict)
@@ -217,18 +214,10 @@ def get_kind(name: object) -> TableKind:
 
 
 def parse_entry(entry: object, where: str = "manifest.json") -> Entry:
-    """A manifest table entry with the keys every kind has checked."""
-    if not isinstance(entry, dict):
-        raise ReleaseError(f"A table entry of {where} is not an object: {entry!r}.")
-    try:
-        name, attrs, kind, files = entry["name"], entry["attributes"], entry["kind"], entry["files"]
-    except KeyError as exc:
-        raise ReleaseError(f"A table entry of {where} lacks {exc.args[0]!r} (name/attributes/kind/files).") from None
-    if not isinstance(attrs, list) or not isinstance(files, dict):
-        raise ReleaseError(f"Table {name!r} of {where}: 'attributes' must be a list and 'files' an object.")
-    return Entry(
-        str(name), tuple(str(a) for a in attrs), str(kind), {str(k): str(v) for k, v in files.items()}, dict(entry)
-    )
+    """A manifest table entry with the keys every kind has checked (the release format's
+    one reading of them: :meth:`versapub.formats.TableEntry.parse`)."""
+    e = entry if isinstance(entry, TableEntry) else TableEntry.parse(entry, where)
+    return Entry(e.name, e.attributes, e.kind, e.files, e.raw)
 
 
 class LeavesOnly:

@@ -69,8 +69,7 @@ def published_labels(directory: str | Path) -> dict[str, dict[str, tuple[str, ..
     d = Path(directory)
     manifest = read_manifest(d)
     out: dict[str, dict[str, tuple[str, ...]]] = {}
-    for raw in manifest["tables"]:
-        entry = parse_entry(raw, str(d / "manifest.json"))
+    for entry in map(parse_entry, manifest.entries()):
         kind = get_kind(entry.kind)
         listings = {}
         for role, columns in kind.listing_roles(entry).items():
@@ -88,10 +87,9 @@ def load_release(directory: str | Path) -> ReleaseModel:
     """The maximum-entropy model of the release in ``directory``."""
     d = Path(directory)
     manifest = read_manifest(d)
-    n = int(manifest["n_records"])
+    n = manifest.n_records
     specs: list[tuple[Entry, dict[str, pa.Table]]] = []
-    for raw in manifest["tables"]:
-        entry = parse_entry(raw, str(d / "manifest.json"))
+    for entry in map(parse_entry, manifest.entries()):
         kind = get_kind(entry.kind)
         listings = {}
         for role, columns in kind.listing_roles(entry).items():

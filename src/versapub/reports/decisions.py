@@ -6,6 +6,7 @@ with protected ones, and which warnings still need attention."""
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any
 
 from versapub.privacy.proxies import LISTED, STRONG
@@ -29,7 +30,7 @@ def verdict_badge(check: CheckReport | None) -> str:
     return f'<span class="badge {cls}">{_e(text)}</span>'
 
 
-def _roles(m: dict[str, Any]) -> list[tuple[str, list[str], str]]:
+def _roles(m: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     """(role, columns, how) rows: each column once, with how it got its role."""
     raw = m.get("columns")
     cols: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -73,7 +74,7 @@ def _set_row(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def decisions_html(m: dict[str, Any], check: CheckReport | None) -> str:
+def decisions_html(m: Mapping[str, Any], check: CheckReport | None) -> str:
     """The "Verdict and your decisions" section (``templates/decisions.html.j2``)."""
     from versapub.reports.templating import render
 

@@ -17,11 +17,10 @@ def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
     summary; the loss from a generalized table's labels and order listings)."""
     d = Path(directory)
     m = read_manifest(d)
-    n = int(m["n_records"])
+    n = m.n_records
     k = k_of(m.get("guarantee") or {})
     out = {}
-    for raw in m["tables"]:
-        entry = parse_entry(raw)
+    for entry in map(parse_entry, m.entries()):
         kind = get_kind(entry.kind)
         summary = kind.summary(d, entry, None)
         sizes = summary.get("group_sizes")
@@ -31,7 +30,7 @@ def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
         generalized = not kind.exact_values
         loss, info = _loss_from_files(d, entry, set(kind.sensitive_of(entry))) if generalized else (0.0, 1.0)
         met["generalization_loss"], met["information"] = loss, info
-        met["suppressed_records"] = int((raw.get("stats") or {}).get("suppressed_records") or 0)
+        met["suppressed_records"] = int((entry.raw.get("stats") or {}).get("suppressed_records") or 0)
         out[entry.name] = met
     return out
 
@@ -75,8 +74,7 @@ def file_functional_measures(directory: str | Path, original: Any | None, seed: 
     m = read_manifest(d)
     own = {str(r["rhs"]): r["guarantee"] for r in m.get("rules") or [] if isinstance(r, dict) and r.get("guarantee")}
     out = {}
-    for raw in m["tables"]:
-        entry = parse_entry(raw)
+    for entry in map(parse_entry, m.entries()):
         kind = get_kind(entry.kind)
         s = kind.sensitive_of(entry)
         if kind.exact_values or len(s) != 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def _collection(section: dict[str, Any], check: CheckReport | None) -> Markup:
     )
 
 
-def _rule_rows(m: dict[str, Any], rules: list[Rule], check: CheckReport | None) -> list[dict[str, Any]]:
+def _rule_rows(m: Mapping[str, Any], rules: list[Rule], check: CheckReport | None) -> list[dict[str, Any]]:
     """The user's rules first, in plain words (their enforced forms are listed apart)."""
     g = m.get("guarantee", {})
     gnf = (m.get("gnf") or {}).get("rules", [])
@@ -262,7 +263,7 @@ def html_report(
         tool_version=tool.get("version", ""),
         backend=backend_text(m.get("backend")),
         checked_against=(check.checked_against[:1].upper() + check.checked_against[1:]) if check else "",
-        attrs=list(m["attributes"]),
+        attrs=list(m.attributes),
         rules=rules,
         tables=tables,
         g_params="per rule" if per_rule else ", ".join(f"{k} = {v}" for k, v in g.items() if k != "name"),
@@ -286,7 +287,7 @@ def html_report(
             for r in [t.get("enforces"), *(t.get("also_enforces") or [])]
             if r
         ],
-        graph=Markup(graph(list(m["attributes"]), rules, tables, {x for x in guardians if x})),
+        graph=Markup(graph(list(m.attributes), rules, tables, {x for x in guardians if x})),
         table_rows=_table_rows(d, tables, guarantee, check),
         u=_utility(utility if utility is not None else m.get("utility")),
         check=check,

@@ -42,16 +42,11 @@ from versapub.verify.digests import digests_ok
 from versapub.verify.finding import Finding
 from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.kind_checks import KIND_CHECKS
-from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.manifest import Manifest, ManifestProblem, contents, manifest_of
 from versapub.verify.primitives import PAIRING_MAX_ROWS, Checker, VerificationReport
 from versapub.verify.requirement import Requirement
 
 FORMAT = "versapub-release/1"
-_CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
-
-
-FORMAT = "versapub-release/1"
-_CORE = ("format", "n_records", "attributes", "guarantee", "rules", "tables")
 #: Files a release holds besides the tables its manifest lists.
 _EXTRAS = {"manifest.json", "verification.json", "check.json", "report.md", "report.html"}
 
@@ -97,26 +92,12 @@ class _Checker(Checker):
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             rep.add("manifest", False, f"manifest.json is not valid JSON ({exc})", "manifest.json")
             return None
-        if not isinstance(manifest, dict):
-            rep.add("manifest", False, "manifest.json is not a JSON object", "manifest.json")
+        try:
+            self.contents = contents(manifest, FORMAT)
+        except ManifestProblem as exc:
+            rep.add("manifest", False, str(exc), "manifest.json")
             return None
-        missing = [k for k in _CORE if k not in manifest]
-        if missing:
-            rep.add("manifest", False, f"core key(s) {missing} are missing", "manifest.json")
-            return None
-        if manifest["format"] != FORMAT:
-            rep.add(
-                "manifest",
-                False,
-                f"unknown format {manifest['format']!r} (expected {FORMAT!r})",
-                "manifest.json",
-            )
-            return None
-        n = manifest["n_records"]
-        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
-            rep.add("manifest", False, f"n_records must be a positive integer, got {n!r}", "manifest.json")
-            return None
-        self.n = n
+        self.n = n = self.contents.n_records
         try:
             specs = self.requirement.rule_specs(manifest)
             rules = [Rule.from_json(r) for r, _ in specs]
@@ -130,13 +111,12 @@ class _Checker(Checker):
     def _listing_ok(self, manifest: Manifest) -> bool:
         """The hierarchies are file names, and the directory holds only the listed files."""
         rep = self.report
-        hier = manifest.get("hierarchies") or {}
-        if not isinstance(hier, dict) or not all(isinstance(v, str) and "/" not in v for v in hier.values()):
-            rep.add("manifest", False, f"hierarchies must map attributes to file names, got {hier!r}", "manifest.json")
+        problem = self.contents.hierarchy_problem()
+        if problem is not None or self.contents.hierarchies is None:
+            rep.add("manifest", False, str(problem), "manifest.json")
             return False
-        self.hierarchies = {str(k): str(v) for k, v in hier.items()}
-        listed = {str(f) for e in manifest["tables"] for f in (e.get("files") or {}).values()} | _EXTRAS
-        listed |= set(self.hierarchies.values())
+        self.hierarchies = self.contents.hierarchies
+        listed = self.contents.listed_files() | _EXTRAS
         foreign = sorted(p.name for p in self.dir.iterdir() if p.name not in listed)
         rep.add(
             "files",

@@ -21,7 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from versapub.errors import ConfigError, VersapubError
-from versapub.formats import json_text
+from versapub.formats import json_text, read_manifest
 from versapub.web import jobs
 from versapub.web.paths import Root
 from versapub.web.security import Guard
@@ -196,16 +196,14 @@ class _Site:
     async def release(self, request: Request) -> dict[str, Any]:
         rel = request.query_params.get("path", "")
         d = self._release(rel)
-        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_manifest(d)
         check = json.loads((d / "check.json").read_text(encoding="utf-8")) if (d / "check.json").is_file() else None
         listing = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
         return {
             "path": self.base.relative(d),
             "files": listing,
-            "tables": [
-                {"name": t["name"], "kind": t["kind"], "attributes": t["attributes"]} for t in manifest["tables"]
-            ],
-            "notes": manifest.get("notes", []),
+            "tables": [{"name": t.name, "kind": t.kind, "attributes": list(t.attributes)} for t in manifest.entries()],
+            "notes": list(manifest.notes),
             "check": check,
             "report": "report.html" if (d / "report.html").is_file() else None,
         }
@@ -223,7 +221,7 @@ class _Site:
         SHA-256 (the CLI looks beside the release and in the current folder)."""
         from versapub.formats import file_sha256
 
-        inp = json.loads((d / "manifest.json").read_text(encoding="utf-8")).get("input") or {}
+        inp = read_manifest(d).input
         name, digest = Path(str(inp.get("path") or "")).name, inp.get("sha256")
         for rel in self.base.listing()["data"]:
             p = self.base.resolve(rel)
