@@ -80,7 +80,7 @@ def ensure_venv() -> Path:
 def releases(tmp: Path, only: str | None = None) -> list[tuple[str, Path, Any, str]]:
     """(name, release, the original as the release read it, protected attribute)."""
     from versapub import PublishConfig, datasets, workflow
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     adult = datasets.data_path("adult", "adult.csv.gz")
     qi = ["age", "sex", "race", "native-country"]
@@ -228,7 +228,7 @@ def cost(tmp: Path) -> dict[str, float]:
     """``versapub check --original`` on a 10^5-record release (the budget: 60 s)."""
     from versapub import PublishConfig, workflow
     from versapub.datasets.synthetic import loans, write_csv
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     data = tmp / "loans100k.csv"
     write_csv(loans(100_000, 9), str(data))

@@ -121,7 +121,7 @@ def texas(seed: int) -> None:
 
 def bip(seed: int, cs: list[int], runs: int, out: str | None = None) -> None:
     """Multi-SA's selection program on the Adult sample: per SA combination vs per tuple."""
-    from versapub.anonymizers.multi_sa import select, select_per_tuple
+    from versapub.anonymizers.bucketizing.multi_sa import select, select_per_tuple
     from versapub.data.groupby import group_rows
 
     table = sample(versapub.datasets.adult(), 10_000, seed)

@@ -48,9 +48,9 @@ def main() -> None:
 
     import versapub
     from versapub.experiments.functional import Settings, load
-    from versapub.privacy.functional import linear_phi
-    from versapub.privacy.roles import ColumnRoles
-    from versapub.privacy.strength import weakest_c
+    from versapub.privacy.guarantees.functional import linear_phi
+    from versapub.privacy.guarantees.strength import weakest_c
+    from versapub.privacy.screens.roles import ColumnRoles
 
     for name, tau, lam, n in (
         ("adult", 0.3, 6, None),

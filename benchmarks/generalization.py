@@ -55,9 +55,9 @@ def kl_of_classes(records: np.ndarray, cls: np.ndarray, s: np.ndarray, spread: n
 
 
 def mondrian_adult(peer: bool) -> list[str]:
-    from versapub.anonymizers.mondrian import Mondrian
-    from versapub.privacy.context import bind
-    from versapub.privacy.guarantee import make_guarantee
+    from versapub.anonymizers.generalizing.mondrian import Mondrian
+    from versapub.privacy.guarantees.context import bind
+    from versapub.privacy.guarantees.guarantee import make_guarantee
     from versapub.privacy.rules import Rule
 
     table, hier = adult()
@@ -142,8 +142,8 @@ def _anonypy(table, qi, s_name, codes, s) -> str:  # type: ignore[no-untyped-def
 
 
 def incognito_adult() -> list[str]:
-    from versapub.anonymizers.incognito import Incognito
-    from versapub.privacy.guarantee import make_guarantee
+    from versapub.anonymizers.generalizing.incognito import Incognito
+    from versapub.privacy.guarantees.guarantee import make_guarantee
 
     table, hier = adult()
     lines = []
@@ -167,8 +167,8 @@ def incognito_adult() -> list[str]:
 MILLION = """
 import time, sys, numpy as np
 from versapub.datasets import texas_like
-from versapub.anonymizers.mondrian import Mondrian
-from versapub.privacy.guarantee import make_guarantee
+from versapub.anonymizers.generalizing.mondrian import Mondrian
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 t = texas_like(int(sys.argv[1]), seed=0)
 rule = Rule(tuple(a for a in t.names if a != "ad_diag"), "ad_diag")

@@ -37,8 +37,8 @@ def main() -> None:
     args = ap.parse_args()
 
     import versapub
-    from versapub.anonymizers.anatomy import greedy_groups
-    from versapub.anonymizers.msa_decomposition import decompose, l_per
+    from versapub.anonymizers.bucketizing.anatomy import greedy_groups
+    from versapub.anonymizers.bucketizing.msa_decomposition import decompose, l_per
     from versapub.experiments.msa import Settings, adult_table
     from versapub.kinds.build import model_from_release
     from versapub.model import kl_divergence

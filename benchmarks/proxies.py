@@ -1,7 +1,7 @@
 """The proxy screen on every real dataset in the repository: false positives, misses, cost.
 
 For every ordered pair (protected S, unprotected C) of columns of each real table, the
-screen's measure (``versapub.privacy.proxies``: Goodman-Kruskal lambda both ways, values
+screen's measure (``versapub.privacy.screens.proxies``: Goodman-Kruskal lambda both ways, values
 seen in fewer than ``MIN_SUPPORT`` records revealing nothing).  A pair is a **documented
 derivation** when the datasets' own documentation says one column is computed from the
 other (a code and its description, a county and its service area, ...; listed below with
@@ -14,7 +14,7 @@ derivations below ``STRONG``) and the time of one ``pair_counts`` pass over all 
 
 The numbers are the ones ``docs/choices.md`` item 124 reports.
 
-**Sets of columns** (issue 45, ``versapub.privacy.proxy_sets``): for each real table and
+**Sets of columns** (issue 45, ``versapub.privacy.screens.proxy_sets``): for each real table and
 realistic rules (``SET_RULES``: what an adversary may know about a person, and what a
 steward would protect), every other column published exactly beside the rule's left-hand
 side (one QIT: the widest reach), frequency l-diversity with ``l = 2`` (the bound 1/2, or the
@@ -39,7 +39,7 @@ from pathlib import Path
 from versapub import datasets
 from versapub.data.table import EncodedTable
 from versapub.io.read import read_table
-from versapub.privacy.proxies import LISTED, STRONG, measure
+from versapub.privacy.screens.proxies import LISTED, STRONG, measure
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -170,8 +170,8 @@ SET_RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def _set_screen(t: EncodedTable, lhs: tuple[str, ...], sensitive: tuple[str, ...], l: int = 2) -> list[object]:
-    from versapub.privacy.proxy_sets import screen_sets
     from versapub.privacy.rules import parse_rule
+    from versapub.privacy.screens.proxy_sets import screen_sets
 
     rules = [parse_rule(", ".join(lhs) + f" -> {s}") for s in sensitive]
     layout = [("T1", [c for c in t.names if c not in sensitive])]
@@ -187,7 +187,7 @@ def run_sets(trials: int) -> list[dict[str, object]]:
     import numpy as np
 
     from versapub.datasets.synthetic import loans, panel
-    from versapub.privacy.proxy_sets import SetProxy
+    from versapub.privacy.screens.proxy_sets import SetProxy
 
     cases = list(tables())
     cases.append(("synthetic_loans", EncodedTable.from_columns(loans(10_000, 1))))
@@ -284,7 +284,7 @@ def run_cost(tmp: Path) -> list[dict[str, object]]:
 
     from versapub import PublishConfig, api, workflow
     from versapub.datasets import TEXAS_LIKE_RULES, texas_like
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     spent: list[float] = []
     inner = api.proxy_sets

@@ -138,7 +138,7 @@ def main() -> None:
                 import numpy as np
 
                 import versapub
-                from versapub.privacy.suda import suda as ours
+                from versapub.privacy.risk.suda import suda as ours
 
                 t = versapub.read_table(plain, delimiter=";", columns=ADULT_QI)
                 mine = ours(

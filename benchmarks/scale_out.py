@@ -41,7 +41,7 @@ from pathlib import Path
 import psutil
 from versapub.datasets import TEXAS_LIKE_RULES, TEXAS_LIKE_DOMAINS
 from versapub.io.config import PublishConfig
-from versapub.privacy.roles import ColumnRoles
+from versapub.privacy.screens.roles import ColumnRoles
 from versapub import workflow
 
 data, out, backend, memory, result, job = sys.argv[1], Path(sys.argv[2]), *sys.argv[3:7]

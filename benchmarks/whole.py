@@ -310,10 +310,10 @@ def gd_hospital(tmp: Path) -> list[Line]:
 
 INCOGNITO = r"""
 import time, numpy as np, versapub
-from versapub.anonymizers.incognito import Incognito
+from versapub.anonymizers.generalizing.incognito import Incognito
 from versapub.data.hierarchy import Hierarchy
 from versapub.datasets import data_path
-from versapub.privacy.guarantee import make_guarantee
+from versapub.privacy.guarantees.guarantee import make_guarantee
 t = versapub.read_table(data_path("adult", "adult.csv.gz"), delimiter=";")
 h = {a: Hierarchy.read(data_path("adult", "hierarchies") / f"adult_hierarchy_{a}.csv", a) for a in t.names}
 best = float("inf")
@@ -361,8 +361,8 @@ def incognito_adult(tmp: Path) -> list[Line]:
 MILLION = r"""
 import time, sys, numpy as np
 from versapub.datasets import texas_like
-from versapub.anonymizers.mondrian import Mondrian
-from versapub.privacy.guarantee import make_guarantee
+from versapub.anonymizers.generalizing.mondrian import Mondrian
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 t = texas_like(int(sys.argv[1]), seed=0)
 rule = Rule(tuple(a for a in t.names if a != "ad_diag"), "ad_diag")

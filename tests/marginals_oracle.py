@@ -19,7 +19,7 @@ import numpy as np
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.marginals.spec import Marginal
-from versapub.privacy.base import Guarantee, Histograms
+from versapub.privacy.guarantees.base import Guarantee, Histograms
 
 
 def random_instance(

@@ -18,10 +18,10 @@ from pycanon import anonymity
 import versapub
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
-from versapub.privacy.base import GuaranteeContext
-from versapub.privacy.context import bind
-from versapub.privacy.guarantee import Histograms, make_guarantee
-from versapub.privacy.kmap import derived_k
+from versapub.privacy.guarantees.base import GuaranteeContext
+from versapub.privacy.guarantees.context import bind
+from versapub.privacy.guarantees.guarantee import Histograms, make_guarantee
+from versapub.privacy.guarantees.kmap import derived_k
 from versapub.verify.group_checks import group_test, sample_k
 from versapub.verify.release_check import verify_release
 

@@ -293,7 +293,7 @@ def test_hygiene_flags_rows_out_of_value_order(tmp_path: Path) -> None:
 def test_attacks_on_one_multi_sa_table_agree_with_the_oracle(n: int, seed: int) -> None:
     """One table, two sensitive attributes (multi-SA): both attacks answer it without a
     solver (every row of the QIT-ST join is possible); the possible-worlds oracle agrees."""
-    from versapub.anonymizers.multi_sa import MultiSAAnatomy
+    from versapub.anonymizers.bucketizing.multi_sa import MultiSAAnatomy
 
     rng = np.random.default_rng(seed)
     table = EncodedTable.from_columns({a: [str(v) for v in rng.integers(0, 3, n)] for a in ("q", "s1", "s2")})

@@ -33,8 +33,8 @@ from versapub.data.table import EncodedTable
 from versapub.decompositions import DECOMPOSITIONS
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import KINDS
-from versapub.privacy.context import bind
-from versapub.privacy.guarantee import GUARANTEES, Histograms, make_guarantee
+from versapub.privacy.guarantees.context import bind
+from versapub.privacy.guarantees.guarantee import GUARANTEES, Histograms, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.release_check import verify_release
 

@@ -21,16 +21,16 @@ import pytest
 from click.testing import CliRunner
 
 from versapub.anonymizers.base import PublishRequest
-from versapub.anonymizers.mondrian import Mondrian
+from versapub.anonymizers.generalizing.mondrian import Mondrian
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
 from versapub.io.read import read_table
-from versapub.privacy.guarantee import make_guarantee
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 
 pytest.importorskip("distributed", reason="the Dask extra is installed by make test (pip install '.[test,dask]')")
 
-import versapub.anonymizers.mondrian_cluster as mc
+import versapub.anonymizers.generalizing.mondrian_cluster as mc
 from tests.test_dask import RUN_S, Cluster, _leftovers, _run_cli
 from tests.test_dask import cluster as cluster  # the fixture: a scheduler and two workers
 
@@ -116,7 +116,7 @@ AGAINST_POPULATION = {"delta-presence"}
 
 
 def test_every_registered_guarantee_is_tried_on_the_cluster() -> None:
-    from versapub.privacy.guarantee import GUARANTEES
+    from versapub.privacy.guarantees.guarantee import GUARANTEES
 
     assert {g["name"] for g in GUARANTEES_TRIED} == set(GUARANTEES) - AGAINST_POPULATION
 
@@ -131,7 +131,7 @@ def test_mondrian_on_cluster_equals_in_memory(
     from distributed import Client
 
     from versapub.data.hierarchy import Hierarchy
-    from versapub.privacy.context import bind
+    from versapub.privacy.guarantees.context import bind
     from versapub.scale.cluster import Runner
     from versapub.scale.read import read_dask
 
@@ -258,9 +258,9 @@ def test_incognito_on_cluster_equals_in_memory(
     same suppressed records, the same cells as Incognito in memory."""
     from distributed import Client
 
-    from versapub.anonymizers.incognito import Incognito
+    from versapub.anonymizers.generalizing.incognito import Incognito
     from versapub.data.hierarchy import Hierarchy
-    from versapub.privacy.context import bind
+    from versapub.privacy.guarantees.context import bind
     from versapub.scale.cluster import Runner
     from versapub.scale.read import read_dask
 

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import versapub
 from versapub.errors import RuleError
-from versapub.privacy.base import Histograms
-from versapub.privacy.functional import FunctionalDiversity, linear_phi
-from versapub.privacy.guarantee import make_guarantee, parse_guarantee
+from versapub.privacy.guarantees.base import Histograms
+from versapub.privacy.guarantees.functional import FunctionalDiversity, linear_phi
+from versapub.privacy.guarantees.guarantee import make_guarantee, parse_guarantee
 from versapub.verify.group_checks import failing_groups, group_test
 from versapub.verify.release_check import verify_release
 
@@ -102,7 +102,7 @@ def test_anatomy_and_mondrian_releases_pass_the_verifier(tmp_path: Path) -> None
 
 
 def test_eligible_ranges_by_hand() -> None:
-    from versapub.privacy.eligible import eligible
+    from versapub.privacy.guarantees.eligible import eligible
 
     r = eligible(np.array([4.0, 2, 1, 1]))  # f = 1/2, 1/4, 1/8, 1/8
     assert r.m == 4 and r.max_l == 2
@@ -115,7 +115,7 @@ def test_eligible_ranges_by_hand() -> None:
 def test_smallest_eligible_tau_is_tight(counts: list[int], lam_pick: int) -> None:
     """The column meets (tau, lambda) at the smallest eligible tau and fails just below it
     (when that is still a valid tau)."""
-    from versapub.privacy.eligible import eligible
+    from versapub.privacy.guarantees.eligible import eligible
 
     lam = 2 + lam_pick % (len(counts) - 1)
     tau = eligible(np.array(counts, dtype=float)).min_tau[lam]
@@ -132,7 +132,7 @@ def test_induced_frequencies_and_the_eligible_command(tmp_path: Path) -> None:
     from versapub.cli.main import cli
     from versapub.data.hierarchy import Hierarchy
     from versapub.data.table import EncodedTable
-    from versapub.privacy.eligible import induced, ranges
+    from versapub.privacy.guarantees.eligible import induced, ranges
 
     col = EncodedTable.from_columns({"d": ["flu"] * 6 + ["cold"] * 2 + ["ulcer"] * 2}).column("d")
     tax = Hierarchy.from_rows(

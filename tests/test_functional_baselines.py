@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import versapub
-from versapub.anonymizers.one_d import eligible_groups, hilbert_keys
+from versapub.anonymizers.generalizing.one_d import eligible_groups, hilbert_keys
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
-from versapub.privacy.functional import linear_phi
-from versapub.privacy.strength import (
+from versapub.privacy.guarantees.functional import linear_phi
+from versapub.privacy.guarantees.strength import (
     cl_is_stronger,
     simple_is_stronger,
     sup_cumulative,

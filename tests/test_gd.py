@@ -179,7 +179,7 @@ def test_gd_speed_ups_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch, 
     """GD with every speed-up switched off (explained GNF verdicts for pruning, networkx's
     junction tree, no cached Anatomy schedule, no kept factors) picks the same schemas
     with the same KL trace."""
-    import versapub.anonymizers.anatomy as anatomy_mod
+    import versapub.anonymizers.bucketizing.anatomy as anatomy_mod
     import versapub.decompositions.gd as gd_mod
     import versapub.kinds.scoring as scoring_mod
 

@@ -16,16 +16,16 @@ from hypothesis import strategies as st
 
 import versapub
 from versapub.anonymizers.base import PublishRequest
-from versapub.anonymizers.generalize import dimension
-from versapub.anonymizers.mondrian import Mondrian
+from versapub.anonymizers.generalizing.generalize import dimension
+from versapub.anonymizers.generalizing.mondrian import Mondrian
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
 from versapub.model.factors import PlainFactor
 from versapub.model.generalized import GeneralizedFactor, cover_from_sets
 from versapub.model.maxent import ReleaseModel
-from versapub.privacy.context import bind
-from versapub.privacy.guarantee import Histograms, make_guarantee
+from versapub.privacy.guarantees.context import bind
+from versapub.privacy.guarantees.guarantee import Histograms, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.group_checks import failing_groups, group_test
 from versapub.verify.release_check import verify_release
@@ -250,7 +250,7 @@ AGE_HIERARCHY_ROWS = [[str(a), f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"] for a 
 def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
     seed: int, spec: dict[str, object], suppression: float
 ) -> None:
-    from versapub.anonymizers.incognito import Incognito, Lattice, _check, _search
+    from versapub.anonymizers.generalizing.incognito import Incognito, Lattice, _check, _search
 
     rng = np.random.default_rng(seed)
     table = _table(rng, int(rng.integers(30, 120)))
@@ -393,7 +393,7 @@ def test_every_hierarchy_node_covers_a_run_of_the_leaf_order() -> None:
     so every node's leaves must be contiguous at every level — ARX's age hierarchy, whose
     labels sort "0-4" < "10-14" < "5-9" (a level-1-first order split "0-9"), and a 4-level
     taxonomy."""
-    from versapub.anonymizers.generalize import dimension
+    from versapub.anonymizers.generalizing.generalize import dimension
     from versapub.datasets import data_path
     from versapub.io.read import read_table
 

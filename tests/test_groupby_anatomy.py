@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from versapub.anonymizers import Anatomy
-from versapub.anonymizers.anatomy import GROUPINGS, greedy_schedule
 from versapub.anonymizers.base import PublishRequest
+from versapub.anonymizers.bucketizing.anatomy import GROUPINGS, greedy_schedule
 from versapub.data.groupby import group_rows
 from versapub.errors import InfeasibleError
 from versapub.privacy import LDiversity, parse_rule

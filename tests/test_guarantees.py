@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from versapub.errors import RuleError
-from versapub.privacy.base import GuaranteeContext, Histograms, Taxonomy
-from versapub.privacy.closeness import emd
-from versapub.privacy.guarantee import make_guarantee
+from versapub.privacy.guarantees.base import GuaranteeContext, Histograms, Taxonomy
+from versapub.privacy.guarantees.closeness import emd
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.verify.group_checks import emd_hierarchical, failing_groups, group_test, taxonomy_parents
 
 # Li et al.'s disease taxonomy (ICDE 2007, Figure 2), as in ARX's test fixture.

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from versapub.anonymizers.msa_decomposition import decompose, l_per, penalty
+from versapub.anonymizers.bucketizing.msa_decomposition import decompose, l_per, penalty
 from versapub.errors import InfeasibleError
 
 

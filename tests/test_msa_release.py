@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 import versapub
-from versapub.anonymizers.msa_decomposition import l_per
+from versapub.anonymizers.bucketizing.msa_decomposition import l_per
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import versapub
-from versapub.anonymizers.multi_sa import select, select_per_tuple
+from versapub.anonymizers.bucketizing.multi_sa import select, select_per_tuple
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError

@@ -37,7 +37,7 @@ def test_kl_reads_without_a_zero_and_with_its_reference() -> None:
 
 
 def test_a_bound_met_exactly_is_said_so() -> None:
-    from versapub.privacy.guarantee import make_guarantee
+    from versapub.privacy.guarantees.guarantee import make_guarantee
 
     functional = make_guarantee({"name": "functional", "tau": 0.5, "lambda": 3})
     assert functional.achieved_text(0.0) == "met exactly"

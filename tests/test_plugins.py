@@ -17,7 +17,7 @@ from versapub.datasets import data_path
 from versapub.decompositions import DECOMPOSITIONS, make_decomposition
 from versapub.errors import ConfigError, RuleError
 from versapub.plugins import Param, parameters, parse_spec
-from versapub.privacy.guarantee import GUARANTEES, make_guarantee, parse_guarantee
+from versapub.privacy.guarantees.guarantee import GUARANTEES, make_guarantee, parse_guarantee
 
 #: The running example's columns that no rule names are published as they are (issue 27).
 OTHERS = versapub.ColumnRoles(others="insensitive")

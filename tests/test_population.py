@@ -17,8 +17,8 @@ import versapub
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError, RuleError
-from versapub.privacy.guarantee import make_guarantee
-from versapub.privacy.population import Population
+from versapub.privacy.guarantees.guarantee import make_guarantee
+from versapub.privacy.guarantees.population import Population
 from versapub.verify.release_check import verify_release
 
 from .conftest import seal

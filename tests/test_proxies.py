@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 import versapub
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
-from versapub.privacy.proxies import LISTED, MIN_SUPPORT, STRONG, Association, measure, reached
-from versapub.privacy.roles import ColumnRoles
 from versapub.privacy.rules import Rule
+from versapub.privacy.screens.proxies import LISTED, MIN_SUPPORT, STRONG, Association, measure, reached
+from versapub.privacy.screens.roles import ColumnRoles
 
 
 def _measure_records(c: list[str], s: list[str]) -> tuple[float, float]:

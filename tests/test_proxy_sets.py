@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
 from versapub.datasets.synthetic import installment, loans, panel, write_csv
-from versapub.privacy.proxy_sets import screen_sets, wilson_low, z_for
 from versapub.privacy.rules import parse_rule
+from versapub.privacy.screens.proxy_sets import screen_sets, wilson_low, z_for
 
 LOAN_Q = "state, emp_title, emp_length, homeownership, annual_income"
 

@@ -219,7 +219,7 @@ def test_individual_risk_matches_its_integral_for_every_class_size() -> None:
     import numpy as np
     from scipy import integrate
 
-    from versapub.privacy.reidentification import individual_risk
+    from versapub.privacy.risk.reidentification import individual_risk
 
     def integral(f: float, p: float) -> float:
         def g(t: float) -> float:
@@ -467,7 +467,7 @@ def test_missing_matches_any_as_sdcmicro_counts_it(tmp_path: Path) -> None:
     --missing-matches-any` measures so, against a pairwise count, and says which reading it used."""
     import numpy as np
 
-    from versapub.privacy.missing_match import compatible_sizes
+    from versapub.privacy.risk.missing_match import compatible_sizes
 
     rng = np.random.default_rng(11)
     for _ in range(30):
@@ -606,7 +606,7 @@ def test_a_continuous_attribute_is_measured_without_enumerating_its_leaves(
 
     data = _coordinates(tmp_path / "stops.csv")
     from versapub import PublishConfig, workflow
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     cfg = PublishConfig(
         input=data,

@@ -11,7 +11,7 @@ from versapub.anonymizers import ANONYMIZERS
 from versapub.cli.main import cli
 from versapub.decompositions import DECOMPOSITIONS
 from versapub.kinds import KINDS
-from versapub.privacy.guarantee import ALIASES, GUARANTEES
+from versapub.privacy.guarantees.guarantee import ALIASES, GUARANTEES
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Written by versapub, never chosen with --guarantee: the manifest form of rules that carry

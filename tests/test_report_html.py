@@ -33,7 +33,7 @@ def test_markup_in_names_and_values_is_shown_as_text(tmp_path: Path) -> None:
 def test_the_glossary_holds_every_plugin_description() -> None:
     from versapub.anonymizers import ANONYMIZERS
     from versapub.kinds import KINDS
-    from versapub.privacy.guarantee import GUARANTEES
+    from versapub.privacy.guarantees.guarantee import GUARANTEES
 
     words = glossary()
     assert set(TERMS) <= set(words)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from versapub.cli.main import cli
 from versapub.experiments.functional_notes import one_d_slack
-from versapub.privacy.functional import linear_phi
+from versapub.privacy.guarantees.functional import linear_phi
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [

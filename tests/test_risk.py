@@ -21,7 +21,7 @@ from versapub.errors import ConfigError, InputError
 from versapub.inspect.risk import Classes, measure, risk
 from versapub.privacy import reidentification as rid
 from versapub.privacy import uniqueness as un
-from versapub.privacy.suda import score_weight, suda
+from versapub.privacy.risk.suda import score_weight, suda
 
 # -- prosecutor, journalist, marketer: by hand ------------------------------------------------
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import versapub
 from versapub.cli.main import cli
 from versapub.errors import InputError, RuleError
-from versapub.privacy.roles import ColumnRoles, name_looks_identifying, unique_share
+from versapub.privacy.screens.roles import ColumnRoles, name_looks_identifying, unique_share
 from versapub.verify.check import identity_check
 
 

@@ -10,7 +10,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError, RuleError
 from versapub.privacy import LDiversity, Rule, make_guarantee, parse_rule, reduce_rules, validate_rules
 from versapub.privacy.feasibility import require_feasible
-from versapub.privacy.guarantee import Histograms
+from versapub.privacy.guarantees.guarantee import Histograms
 from versapub.privacy.rules import format_attribute
 
 from .conftest import rule_sets

@@ -23,8 +23,8 @@ from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, HierarchyError, InfeasibleError, RuleError
-from versapub.privacy.functional import linear_phi
-from versapub.privacy.guarantee import make_guarantee
+from versapub.privacy.guarantees.functional import linear_phi
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.verify.release_check import verify_release
 
@@ -251,9 +251,9 @@ def _release_roundtrip(tmp_path: Path, seed: int) -> None:
         )
     except InfeasibleError as exc:  # only under a cap, and then the column itself fails at the cap
         assert cap is not None and "eligible" in str(exc)
-        from versapub.privacy.diversity import one_group
-        from versapub.privacy.eligible import induced
-        from versapub.privacy.functional import FunctionalDiversity
+        from versapub.privacy.guarantees.diversity import one_group
+        from versapub.privacy.guarantees.eligible import induced
+        from versapub.privacy.guarantees.functional import FunctionalDiversity
 
         g = FunctionalDiversity(bound[0], lam)
         f = induced(table.column("s"), hier["s"], min(cap, hier["s"].height - 1))

@@ -23,7 +23,7 @@ from versapub.data.table import EncodedTable
 from versapub.decompositions import make_decomposition
 from versapub.errors import ConfigError
 from versapub.model.utility import kl_divergence
-from versapub.privacy.roles import ColumnRoles
+from versapub.privacy.screens.roles import ColumnRoles
 from versapub.verify.release_check import verify_release
 
 from .conftest import random_table, seal

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from versapub.cli.main import cli
-from versapub.privacy.base import Histograms
-from versapub.privacy.guarantee import make_guarantee
+from versapub.privacy.guarantees.base import Histograms
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.verify.group_checks import group_test
 
 
@@ -82,7 +82,7 @@ def test_every_guarantee_suggests_parameters_it_accepts() -> None:
     """A missing parameter's hint is a value the guarantee accepts (t-closeness once suggested
     t=2, which it refuses), and range messages read as English."""
     from versapub.errors import RuleError
-    from versapub.privacy.guarantee import GUARANTEES, parse_guarantee
+    from versapub.privacy.guarantees.guarantee import GUARANTEES, parse_guarantee
 
     for name, cls in GUARANTEES.items():
         if name == "all-of":

@@ -30,10 +30,10 @@ FORBIDDEN = (
     "versapub.schema",
     "versapub.model",
     "versapub.kinds",
-    "versapub.privacy.guarantee",
-    "versapub.privacy.diversity",
-    "versapub.privacy.closeness",
-    "versapub.privacy.kanonymity",
+    "versapub.privacy.guarantees.guarantee",
+    "versapub.privacy.guarantees.diversity",
+    "versapub.privacy.guarantees.closeness",
+    "versapub.privacy.guarantees.kanonymity",
 )
 
 

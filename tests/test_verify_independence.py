@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from versapub.privacy.guarantee import make_guarantee
+from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.schema import Schema, SubTable, check_gnf
 from versapub.verify.gnf import PublishedTable, gnf_verdicts
@@ -133,6 +133,6 @@ def test_the_verifiers_thresholds_equal_the_publishers(spec: dict[str, object]) 
 
 
 def test_every_registered_guarantee_has_thresholds_in_the_verifier() -> None:
-    from versapub.privacy.guarantee import GUARANTEES
+    from versapub.privacy.guarantees.guarantee import GUARANTEES
 
     assert {str(s["name"]) for s in GRID} == set(GUARANTEES)

@@ -43,7 +43,7 @@ _EXPORTS = {
     "Schema": "versapub.schema",
     "SubTable": "versapub.schema",
     "check_gnf": "versapub.schema",
-    "ColumnRoles": "versapub.privacy.roles",
+    "ColumnRoles": "versapub.privacy.screens.roles",
 }
 
 #: Exports that are modules (``versapub.inspect.evaluate(...)``), not names inside one.
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from versapub.kinds.load import load_release
     from versapub.model import ReleaseModel
     from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
     from versapub.release import Release
     from versapub.schema import Schema, SubTable, check_gnf
     from versapub.workflow import write_release

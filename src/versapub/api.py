@@ -18,10 +18,10 @@ from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition
 from versapub.errors import VersapubError, refuse
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee
+from versapub.privacy.guarantees.population import Population
 from versapub.privacy.per_rule import RuleItem
-from versapub.privacy.population import Population
-from versapub.privacy.roles import ColumnRoles
+from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
 from versapub.publishing.identities import identities_only
 from versapub.publishing.steps import (
@@ -105,14 +105,14 @@ def publish(
     table of their own that cannot be linked to it).  ``plugin_defaults``: per
     ``("decomposition" | "anonymizer", name)``, parameters the plug-in takes when it is the
     one chosen (a configuration's shorthand keys; :func:`plugins_for`).  ``columns`` declares column roles
-    (:class:`~versapub.privacy.roles.ColumnRoles`): identifying columns are removed, and
+    (:class:`~versapub.privacy.screens.roles.ColumnRoles`): identifying columns are removed, and
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
     anonymized with a generator derived from ``seed`` and the sub-table, so the same
     sub-table is anonymized identically wherever it occurs.  ``hierarchies``
     (``{attribute: Hierarchy}``) go to generalizing anonymizers (``mondrian``) and to
     guarantees that use a sensitive attribute's taxonomy (t-closeness's hierarchical
     distance).  ``population``: the population ``table`` (then the research subset) was
-    drawn from (a :class:`~versapub.privacy.population.Population`, or a table read with
+    drawn from (a :class:`~versapub.privacy.guarantees.population.Population`, or a table read with
     :func:`versapub.read_table`), for delta-presence and k-map without a sampling fraction,
     which are checked against it (Mondrian and Incognito count each class's population).
     Every problem found before anonymizing (``known_problems``: the reader's, e.g. missing

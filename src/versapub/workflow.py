@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from versapub.data.hierarchy import Hierarchy
     from versapub.data.table import EncodedTable
     from versapub.model.maxent import ReleaseModel
-    from versapub.privacy.population import Population
+    from versapub.privacy.guarantees.population import Population
     from versapub.release.value import InputInfo, Release
     from versapub.verify.check import CheckReport
 
@@ -128,7 +128,7 @@ def read_population(cfg: PublishConfig, progress: Progress = _silent) -> Populat
     if cfg.population is None:
         return None
     from versapub.formats import file_sha256
-    from versapub.privacy.population import Population
+    from versapub.privacy.guarantees.population import Population
 
     progress(f"reading the population {cfg.population.name}", 0, 0)
     table = replace(cfg, input=cfg.population, columns=None).read()

@@ -8,14 +8,14 @@ Registered by name; :func:`make_anonymizer` builds one with its parameters
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from versapub.anonymizers.anatomy import Anatomy
 from versapub.anonymizers.base import AnonymizedTable, Anonymizer, publish_plain
-from versapub.anonymizers.incognito import Incognito
-from versapub.anonymizers.mondrian import Mondrian
-from versapub.anonymizers.msa_decomposition import MSADecomposition
-from versapub.anonymizers.multi_sa import MultiSAAnatomy
-from versapub.anonymizers.one_d import OneDLDiversity
-from versapub.anonymizers.sequential_sweep import SequentialSweep
+from versapub.anonymizers.bucketizing.anatomy import Anatomy
+from versapub.anonymizers.bucketizing.msa_decomposition import MSADecomposition
+from versapub.anonymizers.bucketizing.multi_sa import MultiSAAnatomy
+from versapub.anonymizers.generalizing.incognito import Incognito
+from versapub.anonymizers.generalizing.mondrian import Mondrian
+from versapub.anonymizers.generalizing.one_d import OneDLDiversity
+from versapub.anonymizers.generalizing.sequential_sweep import SequentialSweep
 from versapub.plugins import build
 
 ANONYMIZERS: dict[str, Callable[..., Anonymizer]] = {

@@ -24,7 +24,7 @@ from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
 from versapub.plugins import Param
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee
 from versapub.privacy.rules import Rule
 
 #: The table kind's registered name (``versapub.kinds``: plain, anatomy, ...).

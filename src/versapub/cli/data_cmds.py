@@ -236,7 +236,7 @@ def eligible(
     """Which l, (c, l) and (tau, lambda) requirements the sensitive column admits at all
     (the eligible ranges), without and with generalizing its values up a taxonomy."""
     from versapub.data.hierarchy import Hierarchy
-    from versapub.privacy.eligible import ranges
+    from versapub.privacy.guarantees.eligible import ranges
 
     with _errors():
         if plot_file is not None:

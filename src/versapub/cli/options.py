@@ -17,7 +17,7 @@ from versapub.errors import ConfigError
 
 if TYPE_CHECKING:
     from versapub.io.config import HierarchySpec, PublishConfig
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
 
 def _job_options() -> list[Callable[[F], F]]:
@@ -291,7 +291,7 @@ def _csv_list(text: str | None, flag: str) -> tuple[str, ...] | None:
 
 def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     """The config's column roles extended by the role flags (None: no flag given)."""
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     def listed(key: str, flag: str) -> tuple[str, ...]:  # every role flag takes comma lists, as --qi does
         return tuple(c for item in opts.get(key) or () for c in (_csv_list(item, flag) or ()))
@@ -361,7 +361,7 @@ def _guarantee_override(text: str | None, ell: int | None) -> dict[str, Any]:
         return {}
     if ell is not None:
         raise ConfigError("Give the guarantee either with --guarantee or with --l, not both.")
-    from versapub.privacy.guarantee import parse_guarantee
+    from versapub.privacy.guarantees.guarantee import parse_guarantee
 
     spec = parse_guarantee(text)
     return {"guarantee": spec.pop("name"), "guarantee_params": spec}
@@ -512,7 +512,7 @@ def _marginals_config(opts: dict[str, Any], fmt: str | None = None) -> PublishCo
         raise ConfigError("Give the diversity either with --diversity or with --l, not both.")
     div: dict[str, Any] | None = None
     if opts["diversity"] is not None:
-        from versapub.privacy.guarantee import parse_guarantee
+        from versapub.privacy.guarantees.guarantee import parse_guarantee
 
         div = parse_guarantee(opts["diversity"])
     elif opts["ell"] is not None:

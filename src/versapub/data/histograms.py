@@ -1,5 +1,5 @@
 """Per-group histograms of one sensitive attribute, the data structure every guarantee
-reads (:mod:`versapub.privacy.base` says how): parallel arrays ``group`` (group index of
+reads (:mod:`versapub.privacy.guarantees.base` says how): parallel arrays ``group`` (group index of
 each entry), ``count`` (records of the group holding one sensitive value; fractional for
 induced counts) and, when a guarantee compares distributions, ``value`` (the value's
 code); only non-zero entries are listed.  Kept in the data layer so that a backend can

@@ -3,7 +3,7 @@
 One table over every attribute.  SA = the attributes on some rule's right-hand side,
 QI = the others; the table enforces ``A \\ A_i -> A_i`` for every SA ``A_i`` (which implies
 every given rule ``Q -> A_i`` by Theorem 3.1, since ``Q ⊆ A \\ A_i``).  The anonymizer for
-such a table is :class:`versapub.anonymizers.multi_sa.MultiSAAnatomy`.
+such a table is :class:`versapub.anonymizers.bucketizing.multi_sa.MultiSAAnatomy`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Methods, per requirement (tau, lambda) of the grid (``grid``):
 
 * ``ss``: Sequential Sweep, sensitive values free to generalize;
 * ``cld-theorem``: Incognito with recursive (c, l)-diversity, for every ``l`` the weakest
-  ``c`` that implies (tau, lambda) (Theorem 23 / Corollary 24, :mod:`versapub.privacy.strength`);
+  ``c`` that implies (tau, lambda) (Theorem 23 / Corollary 24, :mod:`versapub.privacy.guarantees.strength`);
   the page takes, per requirement, the output of highest information;
 * ``cld``: Incognito on a grid of (c, l) once — the brute-force search: per requirement,
   the output of highest information among those that satisfy it;
@@ -205,7 +205,7 @@ def _publish(
     table: EncodedTable, ds: Dataset, hier: dict[str, Hierarchy], anonymizer: str, guarantee: dict[str, Any], seed: int
 ) -> tuple[Any, float]:
     from versapub.api import publish
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     t0 = time.perf_counter()
     rel = publish(
@@ -243,7 +243,7 @@ class Measurer:
         self.actuals = {d: count_actuals(table, w) for d, w in self.workloads.items()}
 
     def measure(self, anon: Any) -> dict[str, Any]:
-        from versapub.privacy.functional import linear_phi
+        from versapub.privacy.guarantees.functional import linear_phi
         from versapub.release.cells import Cells
         from versapub.release.functional import count_estimates, excessive_protection
         from versapub.release.id3 import classification, reference_evaluation
@@ -283,8 +283,8 @@ def execute(
 ) -> dict[str, Any]:
     """Publish and measure one task (``cld-theorem``: every l's weakest c, the output of
     highest information kept); a method that cannot publish gives a row with ``error``."""
-    from versapub.privacy.functional import linear_phi
-    from versapub.privacy.strength import weakest_cl_pairs
+    from versapub.privacy.guarantees.functional import linear_phi
+    from versapub.privacy.guarantees.strength import weakest_cl_pairs
 
     row: dict[str, Any] = {
         "dataset": ds.name,
@@ -331,7 +331,7 @@ def execute(
 
 def run_experiment(settings: Settings, out: Path, progress: Progress | None = None) -> Path:
     """Run (or resume) into ``out``; returns ``runs.csv``."""
-    from versapub.privacy.eligible import ranges
+    from versapub.privacy.guarantees.eligible import ranges
 
     hook = progress or (lambda d, i, n: None)
     record_settings(out, asdict(settings))

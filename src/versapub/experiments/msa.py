@@ -176,7 +176,7 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
     from versapub.api import publish
     from versapub.kinds.build import model_from_release
     from versapub.model import kl_divergence
-    from versapub.privacy.roles import ColumnRoles
+    from versapub.privacy.screens.roles import ColumnRoles
 
     row: dict[str, Any] = {
         "sweep": task.sweep,

@@ -41,9 +41,9 @@ from versapub.experiments.runs import Runs, record_settings
 from versapub.kinds.build import model_from_release
 from versapub.model import kl_divergence, make_workload, relative_error
 from versapub.model.utility import Workload
-from versapub.privacy.guarantee import LDiversity
+from versapub.privacy.guarantees.guarantee import LDiversity
 from versapub.privacy.random_rules import random_rules
-from versapub.privacy.roles import ColumnRoles
+from versapub.privacy.screens.roles import ColumnRoles
 
 DATASETS = ("adult", "texas-like", "sparcs")
 ADULT_METHODS = ("multi-sa", "single-attribute", "gd", "uad")

@@ -23,7 +23,7 @@ def eligible(
     from versapub.data.hierarchy import Hierarchy
     from versapub.errors import ConfigError
     from versapub.io.read import read_table
-    from versapub.privacy.eligible import ranges
+    from versapub.privacy.guarantees.eligible import ranges
 
     if max_level is not None and max_level < 0:
         raise ConfigError(f"The largest sensitive level must be 0 or more, got {max_level}.")

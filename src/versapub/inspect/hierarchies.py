@@ -38,7 +38,7 @@ def hierarchy_fit(
 ) -> HierarchyFit:
     """Check the hierarchy in ``file`` against column ``attribute`` of ``data`` (a
     :class:`~versapub.errors.HierarchyError` names what does not fit)."""
-    from versapub.anonymizers.generalize import dimension
+    from versapub.anonymizers.generalizing.generalize import dimension
     from versapub.data.hierarchy import Hierarchy
     from versapub.io.read import read_table
 

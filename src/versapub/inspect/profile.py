@@ -14,7 +14,7 @@ import numpy as np
 from versapub.data.order import date_key
 from versapub.io.config import PublishConfig
 from versapub.io.read import marker_notes, sniff_delimiter
-from versapub.privacy.roles import ColumnRoles, forgotten_quasi_identifiers, likely_identifiers, unique_share
+from versapub.privacy.screens.roles import ColumnRoles, forgotten_quasi_identifiers, likely_identifiers, unique_share
 
 #: Rows shown.
 PREVIEW_ROWS = 12

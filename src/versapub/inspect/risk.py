@@ -6,8 +6,8 @@ Each table becomes its *classes*: rows grouped by the quasi-identifiers, with th
 cells its kind publishes the non-sensitive attributes in (``TableKind.cells``: a plain
 table's rows, an Anatomy or MSA QIT's exact values summed over groups, a generalized
 table's classes of published values), each with its ``count``. The measures
-(:mod:`versapub.privacy.reidentification`, :mod:`versapub.privacy.uniqueness`,
-:mod:`versapub.privacy.suda`) read only the classes, so a release read from its files and
+(:mod:`versapub.privacy.risk.reidentification`, :mod:`versapub.privacy.risk.uniqueness`,
+:mod:`versapub.privacy.risk.suda`) read only the classes, so a release read from its files and
 the same release in memory give the same figures. A release of several tables is reported
 per table and, at the top, measure by measure the worst over its tables (choice 160).
 """
@@ -27,9 +27,9 @@ import pyarrow.compute as pc
 from versapub.data.groupby import group_rows
 from versapub.errors import InputError
 from versapub.privacy import reidentification as rid
-from versapub.privacy.missing_match import compatible_sizes
-from versapub.privacy.suda import Suda, suda
-from versapub.privacy.uniqueness import Uniqueness, histogram, population_uniques
+from versapub.privacy.risk.missing_match import compatible_sizes
+from versapub.privacy.risk.suda import Suda, suda
+from versapub.privacy.risk.uniqueness import Uniqueness, histogram, population_uniques
 
 if TYPE_CHECKING:
     from versapub.data.table import EncodedTable
@@ -382,7 +382,7 @@ def risk(
     ``population_size`` say what share of the population the data is; ``weights`` names a
     column of sampling weights (data only); ``missing_matches_any``: a missing value matches
     any value in the class sizes (sdcMicro's reading; by default it is a value like any
-    other, ARX's — :mod:`versapub.privacy.missing_match`)."""
+    other, ARX's — :mod:`versapub.privacy.risk.missing_match`)."""
     from versapub.data.table import EncodedTable
     from versapub.release.value import Release
 

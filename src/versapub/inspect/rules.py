@@ -10,8 +10,8 @@ from versapub.errors import VersapubError
 
 if TYPE_CHECKING:
     from versapub.io.config import PublishConfig
-    from versapub.privacy.base import Guarantee
     from versapub.privacy.feasibility import Feasibility
+    from versapub.privacy.guarantees.base import Guarantee
     from versapub.privacy.rules import Reduction, Rule
     from versapub.release.value import Release
 

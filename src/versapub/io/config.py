@@ -80,7 +80,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
 from versapub.io.read import file_sha256, read_table
 from versapub.io.sections import SECTIONS, check_sections
-from versapub.privacy.roles import ColumnRoles
+from versapub.privacy.screens.roles import ColumnRoles
 
 if TYPE_CHECKING:
     from versapub.marginals.spec import MarginalsSpec

@@ -27,7 +27,7 @@ from typing import Any
 from versapub.errors import ConfigError
 from versapub.io.config import check_max_risk
 from versapub.io.sections import check_sections
-from versapub.privacy.guarantee import make_guarantee, parse_guarantee
+from versapub.privacy.guarantees.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.per_rule import RuleItem, split
 from versapub.verify.requirement import Requirement
 

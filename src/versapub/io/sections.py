@@ -59,7 +59,7 @@ def _guarantee_params_beside(priv: dict[str, Any], where: str) -> None:
     """``[privacy]`` keys that are parameters of the named guarantee (``guarantee =
     "recursive-cl"`` with ``c = 3``) move into ``[privacy.guarantee]``."""
     from versapub.plugins import parameters
-    from versapub.privacy.guarantee import ALIASES, GUARANTEES
+    from versapub.privacy.guarantees.guarantee import ALIASES, GUARANTEES
 
     g = priv.get("guarantee")
     if not isinstance(g, str):

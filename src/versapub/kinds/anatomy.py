@@ -18,7 +18,7 @@ from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
 from versapub.model.factors import AnatomyFactor, Factor
-from versapub.privacy.guarantee import Guarantee, Histograms
+from versapub.privacy.guarantees.guarantee import Guarantee, Histograms
 
 #: Largest product of sensitive domains a suppressed group is spread over.
 MAX_SUPPRESSED_CELLS = 2_000_000

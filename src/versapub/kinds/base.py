@@ -31,7 +31,7 @@ from versapub.errors import ReleaseError
 from versapub.formats import TableEntry
 from versapub.model.factors import Factor
 from versapub.model.sparse import Codes
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class TableKind(Protocol):
         """The columns a record's row publishes exactly *beside* the table's guarantee rather
         than under it: someone who finds a person's row reads them, and an unprotected one
         among them may reveal a protected attribute (the proxy screen,
-        :mod:`versapub.privacy.proxies`).  A plain table's every column; Anatomy's QIT
+        :mod:`versapub.privacy.screens.proxies`).  A plain table's every column; Anatomy's QIT
         columns; none for a generalized table, whose every class meets the guarantee with
         its published values."""
         ...

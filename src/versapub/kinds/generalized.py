@@ -21,7 +21,7 @@ from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
 from versapub.model.factors import Factor
 from versapub.model.generalized import Cover, GeneralizedFactor
-from versapub.privacy.guarantee import Guarantee, Histograms
+from versapub.privacy.guarantees.guarantee import Guarantee, Histograms
 
 LABELS = ["attribute", "value", "first", "last"]
 ORDER = ["attribute", "leaf", "position"]

@@ -10,7 +10,7 @@ from versapub.anonymizers.base import AnonymizedTable
 from versapub.data.counts import CountTable
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
 from versapub.model.factors import Factor, PlainFactor
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee
 
 
 class Plain(LeavesOnly):

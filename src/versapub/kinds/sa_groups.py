@@ -27,7 +27,7 @@ from versapub.kinds.anatomy import group_column
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
 from versapub.model.factors import AnatomyFactor, Factor
 from versapub.model.set_groups import allowed_pairs, fit
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee
 
 SETS_COLUMNS = ["group_id", "attribute", "value"]
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from versapub.anonymizers.incognito import Incognito
+from versapub.anonymizers.generalizing.incognito import Incognito
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.marginals.collection import Collection
 from versapub.marginals.space import Space
 from versapub.marginals.spec import Marginal, Requirement
-from versapub.privacy.combined import AllOf
-from versapub.privacy.kanonymity import KAnonymity
+from versapub.privacy.guarantees.combined import AllOf
+from versapub.privacy.guarantees.kanonymity import KAnonymity
 from versapub.privacy.rules import Rule
 
 

@@ -47,7 +47,7 @@ from versapub.marginals import graph
 from versapub.marginals.identity import Failure, Outcome
 from versapub.marginals.space import Codes, Floats, Key, Table, shown
 from versapub.model.sparse import JoinTooLarge, join_on, joint_ids, match_rows
-from versapub.privacy.base import Guarantee, Histograms
+from versapub.privacy.guarantees.base import Guarantee, Histograms
 
 #: Linear programs (hull membership tests) per check.
 HULL_LP_BUDGET = 5_000

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable
-from versapub.anonymizers.generalize import Target, cells_table
+from versapub.anonymizers.generalizing.generalize import Target, cells_table
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.marginals.collection import Collection, Verdict
 from versapub.marginals.spec import Marginal, Requirement
-from versapub.privacy.kanonymity import KAnonymity
+from versapub.privacy.guarantees.kanonymity import KAnonymity
 from versapub.privacy.rules import Reduction
 from versapub.release.value import InputInfo, PublishedTable, Release
 from versapub.schema.gnf import check_gnf

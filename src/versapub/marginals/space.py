@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from versapub.anonymizers.generalize import Dimension, dimension
+from versapub.anonymizers.generalizing.generalize import Dimension, dimension
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable

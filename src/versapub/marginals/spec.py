@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from versapub.errors import ConfigError
-from versapub.privacy.guarantee import Guarantee, make_guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
 
 #: Guarantees maxent diversity accepts: their satisfying histograms are a convex cone
 #: (a positive mixture of satisfying groups satisfies), which makes the pruning of

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from versapub.privacy.feasibility import Feasibility, feasibility, require_feasible
-    from versapub.privacy.guarantee import Guarantee, LDiversity, make_guarantee
+    from versapub.privacy.guarantees.guarantee import Guarantee, LDiversity, make_guarantee
     from versapub.privacy.rules import (
         DroppedRule,
         Reduction,
@@ -27,9 +27,9 @@ _WHERE = {
     "Feasibility": "feasibility",
     "feasibility": "feasibility",
     "require_feasible": "feasibility",
-    "Guarantee": "guarantee",
-    "LDiversity": "guarantee",
-    "make_guarantee": "guarantee",
+    "Guarantee": "guarantees.guarantee",
+    "LDiversity": "guarantees.guarantee",
+    "make_guarantee": "guarantees.guarantee",
     "DroppedRule": "rules",
     "Reduction": "rules",
     "Rule": "rules",

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from versapub.data.source import Source
 from versapub.errors import InfeasibleError
-from versapub.privacy.guarantee import Guarantee, IntArray, SingleAttributeViolation
+from versapub.privacy.guarantees.guarantee import Guarantee, IntArray, SingleAttributeViolation
 from versapub.privacy.rules import Rule
 
 

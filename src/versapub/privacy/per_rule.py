@@ -4,7 +4,7 @@ configuration, ``"zip, sex -> diagnosis | t-closeness:t=0.2"`` on the command li
 rule without one has the release's.
 
 After reduction (Theorem 3.1) a kept rule also answers for the rules it implies, so its
-guarantee is the conjunction (:class:`~versapub.privacy.combined.AllOf`) of its own and
+guarantee is the conjunction (:class:`~versapub.privacy.guarantees.combined.AllOf`) of its own and
 theirs; a table enforcing several rules satisfies the conjunction of theirs.  A rule given
 several times (its left-hand side in any order) is one rule whose guarantee is the
 conjunction of every occurrence's: its own where the occurrence carries one, the release's
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from versapub.errors import RuleError
-from versapub.privacy.base import Guarantee
-from versapub.privacy.combined import all_of
-from versapub.privacy.guarantee import make_guarantee, parse_guarantee
+from versapub.privacy.guarantees.base import Guarantee
+from versapub.privacy.guarantees.combined import all_of
+from versapub.privacy.guarantees.guarantee import make_guarantee, parse_guarantee
 from versapub.privacy.rules import Reduction, Rule, parse_rule
 
 RuleItem = str | Rule | Mapping[str, Any]

@@ -15,10 +15,10 @@ from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition, make_decomposition
 from versapub.errors import ConfigError
 from versapub.privacy.feasibility import Feasibility, feasibility
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee
 from versapub.privacy.per_rule import RuleItem, anonymizers, effective, effective_anonymizers, split
-from versapub.privacy.roles import ColumnRoles
 from versapub.privacy.rules import Rule, reduce_rules, validate_rules
+from versapub.privacy.screens.roles import ColumnRoles
 from versapub.schema.model import SubTable
 
 

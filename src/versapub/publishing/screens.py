@@ -12,13 +12,13 @@ from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InputError
 from versapub.kinds import entry_of, get_kind
-from versapub.privacy.context import bind, require_population
-from versapub.privacy.guarantee import Guarantee
-from versapub.privacy.population import Population
-from versapub.privacy.proxies import Association, proxy_error, screen
-from versapub.privacy.proxy_sets import SetProxy, screen_sets
-from versapub.privacy.roles import ColumnRoles
+from versapub.privacy.guarantees.context import bind, require_population
+from versapub.privacy.guarantees.guarantee import Guarantee
+from versapub.privacy.guarantees.population import Population
 from versapub.privacy.rules import Rule
+from versapub.privacy.screens.proxies import Association, proxy_error, screen
+from versapub.privacy.screens.proxy_sets import SetProxy, screen_sets
+from versapub.privacy.screens.roles import ColumnRoles
 from versapub.release.value import PublishedTable
 
 
@@ -70,7 +70,7 @@ def proxy_sets(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     refused: Sequence[str] = (),
 ) -> list[SetProxy]:
-    """The multi-column proxy screen (:mod:`versapub.privacy.proxy_sets`) on a release's
+    """The multi-column proxy screen (:mod:`versapub.privacy.screens.proxy_sets`) on a release's
     layout: each rule's bound is its guarantee's posterior limit, bound to the table; the
     columns the pair screen already refused are left out (one refusal each)."""
     bounds = {r: bind(guarantees[r], table, r.rhs, hierarchies).posterior_limit() for r in rules}
@@ -84,7 +84,7 @@ def proxies(
     roles: ColumnRoles,
     screened: tuple[list[tuple[str, list[str]]], list[Association]] | None = None,
 ) -> list[Association]:
-    """The proxy screen (:mod:`versapub.privacy.proxies`): every unprotected column the
+    """The proxy screen (:mod:`versapub.privacy.screens.proxies`): every unprotected column the
     release publishes exactly within reach of a rule's left-hand side, measured against the
     rule's protected attribute on the input.  A proxy the steward has not allowed
     (``roles.allow_proxy``) is an :class:`InputError` naming each with the ways out;

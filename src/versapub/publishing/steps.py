@@ -16,16 +16,17 @@ from typing import Any, cast
 import numpy as np
 
 from versapub.anonymizers.base import Anonymizer, DefaultGuarantees
-from versapub.anonymizers.population import joint_table
+from versapub.anonymizers.generalizing.population import joint_table
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition
 from versapub.errors import InfeasibleError, InputError, RuleError, SchemaError, VersapubError, refusal, refuse
 from versapub.kinds.scoring import KLScorer
-from versapub.privacy.context import with_population
 from versapub.privacy.feasibility import Feasibility, require_feasible
-from versapub.privacy.guarantee import Guarantee, make_guarantee
+from versapub.privacy.guarantees.context import with_population
+from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
+from versapub.privacy.guarantees.population import Population
 from versapub.privacy.per_rule import (
     RuleItem,
     anonymizers,
@@ -35,11 +36,10 @@ from versapub.privacy.per_rule import (
     split,
     with_defaults,
 )
-from versapub.privacy.population import Population
-from versapub.privacy.proxies import Association, proxy_error, screen
-from versapub.privacy.proxy_sets import SetProxy, set_proxy_error
-from versapub.privacy.roles import ColumnRoles, apply_roles, column_problems
 from versapub.privacy.rules import Reduction, Rule, reduce_rules, validate_rules
+from versapub.privacy.screens.proxies import Association, proxy_error, screen
+from versapub.privacy.screens.proxy_sets import SetProxy, set_proxy_error
+from versapub.privacy.screens.roles import ColumnRoles, apply_roles, column_problems
 from versapub.publishing.choice import anon_for, anonymizer_of, plugins_for, reach_of, require_out_of_core
 from versapub.publishing.screens import population_of, population_used, proxies, proxy_sets, quasi_identifiers
 from versapub.publishing.tables import (

@@ -22,11 +22,11 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.errors import ConfigError
 from versapub.kinds import entry_of, get_kind
-from versapub.privacy.context import bind
-from versapub.privacy.guarantee import Guarantee
+from versapub.privacy.guarantees.context import bind
+from versapub.privacy.guarantees.guarantee import Guarantee
 from versapub.privacy.per_rule import for_rules
-from versapub.privacy.roles import ColumnRoles, cell_risk
 from versapub.privacy.rules import Rule
+from versapub.privacy.screens.roles import ColumnRoles, cell_risk
 from versapub.schema.model import SubTable
 
 #: ``progress(description, completed, total)`` is called as work advances.

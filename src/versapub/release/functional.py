@@ -26,9 +26,9 @@ import numpy.typing as npt
 
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
-from versapub.privacy.base import Histograms
-from versapub.privacy.functional import slack
-from versapub.privacy.induced import induced_histograms
+from versapub.privacy.guarantees.base import Histograms
+from versapub.privacy.guarantees.functional import slack
+from versapub.privacy.guarantees.induced import induced_histograms
 from versapub.release.cells import Cells
 
 IntArray = npt.NDArray[np.int64]

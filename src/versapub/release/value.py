@@ -12,11 +12,11 @@ from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.formats import FORMAT
 from versapub.privacy.feasibility import Feasibility
-from versapub.privacy.guarantee import Guarantee
-from versapub.privacy.population import Population
-from versapub.privacy.proxies import Association
-from versapub.privacy.proxy_sets import SetProxy
+from versapub.privacy.guarantees.guarantee import Guarantee
+from versapub.privacy.guarantees.population import Population
 from versapub.privacy.rules import Reduction, Rule
+from versapub.privacy.screens.proxies import Association
+from versapub.privacy.screens.proxy_sets import SetProxy
 from versapub.schema.gnf import GNFVerdict
 from versapub.schema.model import Schema
 
@@ -89,10 +89,10 @@ class Release:
     #: looks like a date or zip code left undeclared, ...).
     notes: list[str] = field(default_factory=list)
     #: Unprotected columns associated with protected ones, measured on the input (proxies the
-    #: steward allowed among them): :mod:`versapub.privacy.proxies`.
+    #: steward allowed among them): :mod:`versapub.privacy.screens.proxies`.
     associations: tuple[Association, ...] = ()
     #: Sets of unprotected columns that together recover a protected one, measured on held-out
-    #: input records (allowed breaches among them): :mod:`versapub.privacy.proxy_sets`.
+    #: input records (allowed breaches among them): :mod:`versapub.privacy.screens.proxy_sets`.
     proxy_sets: tuple[SetProxy, ...] = ()
     #: Hierarchies of sensitive attributes the guarantee measures with (t-closeness's
     #: hierarchical distance), copied into the release for the verifier.

@@ -9,7 +9,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from versapub.privacy.proxies import LISTED, STRONG
+from versapub.privacy.screens.proxies import LISTED, STRONG
 from versapub.verify.check import CheckReport
 
 #: The report's badge per verdict: (CSS class, text).

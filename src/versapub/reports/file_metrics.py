@@ -66,7 +66,7 @@ def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, f
 def file_functional_measures(directory: str | Path, original: Any | None, seed: int = 1) -> dict[str, dict[str, Any]]:
     """:func:`versapub.kinds.metrics.functional_measures` from a release's files (the rule's own guarantee from the
     manifest, else the release's), against ``original`` when given."""
-    from versapub.privacy.guarantee import make_guarantee
+    from versapub.privacy.guarantees.guarantee import make_guarantee
     from versapub.release.cells import Cells
     from versapub.release.functional import table_measures
 

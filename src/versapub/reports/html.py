@@ -20,7 +20,7 @@ from markupsafe import Markup
 from versapub.errors import VersapubError
 from versapub.formats import read_manifest
 from versapub.kinds import get_kind, parse_entry
-from versapub.privacy.guarantee import Guarantee, make_guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.reports.decisions import decisions_html, verdict_badge
 from versapub.reports.summary import backend_text, functional_text, kl_text, share_text, workload_text
@@ -43,7 +43,7 @@ def _risk_rows(check: CheckReport | None) -> list[dict[str, Any]]:
     sizes, read from the files) and a histogram of record risks."""
     import numpy as np
 
-    from versapub.privacy.reidentification import prosecutor_of_sizes, risk_histogram
+    from versapub.privacy.risk.reidentification import prosecutor_of_sizes, risk_histogram
 
     edges = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 1 / 3, 0.5, 1.0)
     out = []

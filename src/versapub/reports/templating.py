@@ -64,7 +64,7 @@ def glossary() -> dict[str, str]:
     from versapub.anonymizers import ANONYMIZERS
     from versapub.decompositions import DECOMPOSITIONS
     from versapub.kinds import KINDS
-    from versapub.privacy.guarantee import GUARANTEES
+    from versapub.privacy.guarantees.guarantee import GUARANTEES
 
     out = dict(TERMS)
     for registry in (KINDS, GUARANTEES, ANONYMIZERS, DECOMPOSITIONS):

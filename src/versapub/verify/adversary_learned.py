@@ -1,7 +1,7 @@
 """The learned adversary of ``check`` (issue 45): what an adversary who knows a rule's
 left-hand side recovers of its protected attribute from everything a release publishes, and
 what the left-hand side alone says of it in the population — the verifier's own learners
-(nothing shared with the publisher's screen, :mod:`versapub.privacy.proxy_sets`).
+(nothing shared with the publisher's screen, :mod:`versapub.privacy.screens.proxy_sets`).
 
 * **Learning from the release.**  The drawn records (:mod:`versapub.verify.adversary_records`:
   an Anatomy group's sensitive value drawn among its group's, so most drawn pairs are wrong

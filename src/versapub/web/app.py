@@ -84,7 +84,7 @@ class _Site:
         from versapub import __version__
         from versapub.anonymizers import ANONYMIZERS
         from versapub.decompositions import DECOMPOSITIONS
-        from versapub.privacy.guarantee import GUARANTEES
+        from versapub.privacy.guarantees.guarantee import GUARANTEES
 
         page = self.env.get_template("index.html").render(
             token=self.token,

@@ -17,7 +17,7 @@ import tomli_w
 
 from versapub.errors import ConfigError, VersapubError
 from versapub.io.config import PublishConfig, parse_config
-from versapub.privacy.guarantee import parse_guarantee
+from versapub.privacy.guarantees.guarantee import parse_guarantee
 from versapub.web.paths import Root
 
 #: Column roles as the browser names them, and their ``[columns]`` keys.

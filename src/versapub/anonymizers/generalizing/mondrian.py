@@ -1,0 +1,217 @@
+"""Mondrian (LeFevre, DeWitt, Ramakrishnan, ICDE 2006): strict multidimensional
+partitioning.
+
+Algorithm (the paper's ``Anonymize(partition)``): if no allowable cut exists, the
+partition becomes an equivalence class; otherwise choose a dimension, cut it, and recurse
+on both sides.  Here:
+
+* **dimension**: the one with the widest *normalized range* inside the partition — an
+  ordered attribute's ``(max − min) / (max − min over the table)`` (values as numbers when
+  every value is one, else their ranks in value order), a hierarchical attribute's share
+  of the leaves under the partition's current node; when the cut on that dimension is not
+  allowable, the next widest is tried (``docs/choices.md``);
+* **cut**: an ordered attribute at the median (``lhs = {t: t.A <= median}``, the rest
+  ``rhs``; when every record is ``<= median``, ``lhs = {t: t.A < median}``); a
+  hierarchical attribute is specialized one level down its hierarchy, one part per child
+  node present (a multiway cut; a partition whose values all lie under one child just
+  descends);
+* **allowable**: every part is non-empty and satisfies the guarantee (its own per-group
+  test: k-anonymity, any l-diversity, t-closeness against the table's distribution).
+
+Vectorized: the records are a permutation in which every partition is a contiguous range;
+each round cuts *every* open partition at once (one ``lexsort`` over the open records,
+``reduceat`` for ranges and medians, one group-by for the parts' histograms); there is no
+Python loop over records or partitions.  A class publishes, per ordered attribute, the
+range of values its records hold (``[lo, hi]``, or the value) and, per hierarchical
+attribute, the lowest node covering its records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest
+from versapub.anonymizers.generalizing.generalize import (
+    IntArray,
+    KeepingColumns,
+    Target,
+    class_cover,
+    class_stats,
+    classes_table,
+    dimensions,
+    root_cover,
+    target,
+    target_names,
+)
+from versapub.anonymizers.generalizing.mondrian_cuts import partition, segment_starts
+from versapub.anonymizers.generalizing.population import in_table_codes, joint_table, refuse_suppression
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.table import EncodedTable
+from versapub.errors import InfeasibleError
+from versapub.plugins import Param, validated
+from versapub.privacy.guarantees.base import Guarantee, Histograms
+from versapub.privacy.guarantees.population import Population
+from versapub.privacy.rules import Rule
+
+
+class Mondrian(KeepingColumns):
+    """Strict multidimensional Mondrian (see the module docstring).  Ordered attributes are
+    cut at the median; attributes with a hierarchy (``--hierarchy ATTR=FILE``) are
+    specialized down it.  ``suppression``: the largest share of records that may be
+    suppressed (0 to < 1, ARX's semantics): a cut whose failing parts fit in the budget is
+    made and those parts' records are published with every quasi-identifier at its root
+    (one more class, which must satisfy the guarantee too: ``docs/choices.md``)."""
+
+    name = "mondrian"
+    max_rules = 1
+    #: Runs on the Dask backend too (rounds of cuts from per-partition histograms there).
+    out_of_core = True
+    parameter_constraints: ClassVar[dict[str, Param]] = {"suppression": Param("number", low=0, high=1, high_open=True)}
+    glossary: ClassVar[str] = (
+        "Mondrian (LeFevre, DeWitt & Ramakrishnan, ICDE 2006): strict multidimensional partitioning; partitions are "
+        "cut at the median of one attribute at a time while both halves still meet the guarantee."
+    )
+
+    def __init__(self, suppression: float = 0.0) -> None:
+        self.suppression = float(
+            validated(self.name, self.parameter_constraints, {"suppression": suppression})["suppression"]
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {"suppression": self.suppression}
+
+    @property
+    def in_memory_only(self) -> str | None:
+        """Why this configuration needs the records in memory (None: it runs on Dask too)."""
+        if self.suppression > 0:
+            return (
+                "its local suppression (suppression > 0) spends one budget across every partition's cuts in memory; "
+                "use suppression = 0 or incognito with suppression there"
+            )
+        return None
+
+    def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table, guarantee, progress, hierarchies = (
+            request.table,
+            request.guarantee,
+            request.progress,
+            request.hierarchies,
+        )
+        if not table.in_memory:  # a table on a Dask cluster: the same algorithm in rounds there
+            return self._on_cluster(request)
+        goal = target(table, request.rules, self.name, request.keep)
+        qi = list(goal.qi)
+        population = guarantee.checked_population()
+        if population is not None:  # delta-presence, k-map: the population's records cut alongside
+            refuse_suppression(self.name, self.suppression)
+            return _against_population(table, goal, qi, guarantee, population, progress, hierarchies)
+        dims = dimensions(table, qi, hierarchies)
+        codes = [table.codes(a).astype(np.int64) for a in qi]
+        s = goal.codes
+        _require_whole(guarantee, np.bincount(s, minlength=goal.cardinality), goal.rule, qi)
+        budget = math.floor(self.suppression * len(s))
+        perm, seg_start, level, sup = partition(dims, codes, s, goal.cardinality, guarantee, progress, budget=budget)
+        if sup.any() and not _suppressed_class_ok(guarantee, perm, seg_start, sup, s, goal.cardinality):
+            if progress is not None:  # together they fail: suppress nothing, generalize instead
+                progress("Mondrian: the records suppression would remove fail the guarantee together; none suppressed")
+            perm, seg_start, level, sup = partition(dims, codes, s, goal.cardinality, guarantee, progress)
+        seg, _ = segment_starts(seg_start, len(s))
+        # Suppressed partitions are one class (the last), every quasi-identifier at its root.
+        ids = np.cumsum(~sup) - 1
+        n_cls = int((~sup).sum()) + int(sup.any())
+        ids[sup] = n_cls - 1
+        cls = np.empty(len(s), dtype=np.int64)
+        cls[perm] = ids[seg]
+        top = np.vstack([level[~sup], np.array([[dim.top for dim in dims]], dtype=np.int64)])[:n_cls]
+        cover = class_cover(dims, codes, cls, n_cls, top)
+        if sup.any():
+            root_cover(dims, cover, n_cls - 1)
+        stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality)
+        if budget:  # suppression asked for: how many records it took (0 when none could be)
+            stats["suppressed_records"] = int(np.bincount(seg, minlength=len(seg_start))[sup].sum())
+        return classes_table(table, goal, dims, cls, cover, stats)
+
+    def _on_cluster(self, request: PublishRequest) -> AnonymizedTable:
+        from versapub.anonymizers.generalizing.mondrian_cluster import publish_on_cluster
+
+        table, guarantee = request.table, request.guarantee
+        rule, qi, kept = target_names(table, request.rules, self.name, request.keep)
+        counts = table.column(rule.rhs).counts() if rule else np.array([table.n_rows], dtype=np.int64)
+        _require_whole(guarantee, counts, rule, list(qi))
+        dims = dimensions(table, qi, request.hierarchies)
+        return publish_on_cluster(table, rule, kept, dims, guarantee, request.progress)
+
+
+def _against_population(
+    table: EncodedTable,
+    goal: Target,
+    qi: list[str],
+    guarantee: Guarantee,
+    population: Population,
+    progress: Callable[[str], None] | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> AnonymizedTable:
+    """Mondrian for a guarantee checked against the population (delta-presence, k-map):
+    the research records and the population's are partitioned together (every cut splits
+    both; a part's test counts its research records and its population records), so each
+    class covers the population records of its region and no other class's
+    (``docs/choices.md``).  Parts without research records publish nothing."""
+    joint = joint_table(table, qi, population)
+    n, big_n = table.n_rows, population.size
+    dims = dimensions(joint, qi, hierarchies)
+    codes = [joint.codes(a).astype(np.int64) for a in qi]
+    s = goal.codes.astype(np.int64)
+    _require_whole(guarantee, np.bincount(s, minlength=goal.cardinality), goal.rule, qi, big_n)
+    points = np.concatenate([s, np.zeros(big_n, dtype=np.int64)])
+    perm, seg_start, level, _ = partition(dims, codes, points, goal.cardinality, guarantee, progress, research=n)
+    seg, _ = segment_starts(seg_start, n + big_n)
+    part = np.empty(n + big_n, dtype=np.int64)
+    part[perm] = seg
+    held = np.bincount(part[:n], minlength=len(seg_start)) > 0
+    n_cls = int(held.sum())
+    cls_all = (np.cumsum(held) - 1)[part]
+    inside = held[part]
+    cover = class_cover(dims, [c[inside] for c in codes], cls_all[inside], n_cls, level[held])
+    counted = np.bincount(cls_all[n:][inside[n:]], minlength=n_cls)
+    cls = cls_all[:n]
+    stats = class_stats(guarantee, cls, s, n_cls, goal.cardinality, population=counted)
+    return in_table_codes(classes_table(table, goal, dims, cls, cover, stats), table, joint)
+
+
+def _suppressed_class_ok(
+    guarantee: Guarantee, perm: IntArray, seg_start: IntArray, sup: npt.NDArray[np.bool_], s: IntArray, s_card: int
+) -> bool:
+    """Do the suppressed partitions' records, as one class, satisfy the guarantee?"""
+    seg, _ = segment_starts(seg_start, len(s))
+    held = np.bincount(s[perm[sup[seg]]], minlength=s_card)
+    return bool(_one_class(guarantee, held))
+
+
+def _one_class(guarantee: Guarantee, counts: IntArray, population: int | None = None) -> bool:
+    v = np.flatnonzero(counts)
+    whole = Histograms(
+        np.zeros(len(v), dtype=np.int64),
+        np.asarray(counts)[v].astype(np.int64),
+        1,
+        v.astype(np.int64),
+        None if population is None else np.array([population], dtype=np.int64),
+    )
+    return bool(guarantee.groups_satisfied(whole).all())
+
+
+def _require_whole(
+    guarantee: Guarantee, counts: IntArray, rule: Rule | None, qi: list[str], population: int | None = None
+) -> None:
+    """Mondrian's first step: the whole table, as one class, must satisfy the guarantee
+    (``population``: the population's size, for a guarantee checked against it)."""
+    if not _one_class(guarantee, counts, population):
+        what = f"rule '{rule}'" if rule else f"quasi-identifiers {qi}"
+        raise InfeasibleError(
+            f"Mondrian cannot satisfy {guarantee.describe()} for {what}: even the whole table, "
+            "as one equivalence class, does not."
+        )

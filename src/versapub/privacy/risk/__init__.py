@@ -1,0 +1,2 @@
+"""Risk measures: re-identification (prosecutor, journalist, marketer), population
+uniqueness estimates, SUDA and sdcMicro's reading of missing values."""
