@@ -131,3 +131,32 @@ def test_no_function_over_100_lines() -> None:
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and (n.end_lineno or n.lineno) - n.lineno + 1 > 100
     ]
     assert not long, long
+
+
+#: What the independent verifier never loads, however deep (issue 46): the publisher's
+#: anonymizers, decompositions, schema, release model, table kinds and guarantees.
+PUBLISHER = (
+    "versapub.anonymizers",
+    "versapub.decompositions",
+    "versapub.schema",
+    "versapub.model",
+    "versapub.kinds",
+    "versapub.privacy.guarantees",
+)
+
+
+def test_the_verifier_reaches_nothing_of_the_publisher() -> None:
+    """The transitive import rule: from any module of ``versapub.verify``, following every
+    import (function-level ones included), no module of the publisher is reached."""
+    mods = _modules()
+    graph = nx.DiGraph()
+    for name, path in mods.items():
+        for module, _, imported in _imports(path):
+            for target in (module, imported):
+                if target in mods and target != name:
+                    graph.add_edge(name, target)
+    starts = [m for m in mods if m == "versapub.verify" or m.startswith("versapub.verify.")]
+    reached = set().union(*(nx.descendants(graph, m) for m in starts if m in graph))
+    bad = sorted(m for m in reached if m.startswith(PUBLISHER))
+    paths = [nx.shortest_path(graph, next(s for s in starts if nx.has_path(graph, s, b)), b) for b in bad[:3]]
+    assert not bad, paths
