@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import versapub
-from versapub.anonymizers import msa_decomposition as md
+from versapub.anonymizers.bucketizing import msa_decomposition as md
 from versapub.data import bitsets, parallel
 from versapub.data.table import EncodedTable
 from versapub.kinds.build import model_from_release

@@ -160,3 +160,18 @@ def test_the_verifier_reaches_nothing_of_the_publisher() -> None:
     bad = sorted(m for m in reached if m.startswith(PUBLISHER))
     paths = [nx.shortest_path(graph, next(s for s in starts if nx.has_path(graph, s, b)), b) for b in bad[:3]]
     assert not bad, paths
+
+
+def test_the_architecture_names_every_file() -> None:
+    """``docs/architecture.md`` holds the map of every file as the code is (regenerate it with
+    ``python scripts/architecture_files.py --write``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "architecture_files", SRC.parents[1] / "scripts/architecture_files.py"
+    )
+    assert spec is not None and spec.loader is not None
+    files = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(files)
+    text = files.DOC.read_text(encoding="utf-8")
+    assert files.replaced(text, FLOORS) == text, "run: python scripts/architecture_files.py --write"

@@ -19,8 +19,8 @@ from scipy import stats
 import versapub
 from versapub.errors import ConfigError, InputError
 from versapub.inspect.risk import Classes, measure, risk
-from versapub.privacy import reidentification as rid
-from versapub.privacy import uniqueness as un
+from versapub.privacy.risk import reidentification as rid
+from versapub.privacy.risk import uniqueness as un
 from versapub.privacy.risk.suda import score_weight, suda
 
 # -- prosecutor, journalist, marketer: by hand ------------------------------------------------

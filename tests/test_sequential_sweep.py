@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import versapub
-from versapub.anonymizers import sequential_sweep as ss
 from versapub.anonymizers.base import PublishRequest
+from versapub.anonymizers.generalizing import sequential_sweep as ss
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from versapub.data.groupby import group_rows
 from versapub.errors import InputError
-from versapub.privacy import reidentification as rid
+from versapub.privacy.risk import reidentification as rid
 from versapub.privacy.risk.missing_match import compatible_sizes
 from versapub.privacy.risk.suda import Suda, suda
 from versapub.privacy.risk.uniqueness import Uniqueness, histogram, population_uniques
