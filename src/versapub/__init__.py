@@ -31,6 +31,7 @@ _EXPORTS = {
     "PublishConfig": "versapub.io.config",
     "load_config": "versapub.io.config",
     "read_table": "versapub.io.read",
+    "ReadOptions": "versapub.data.reading",
     "load_release": "versapub.kinds.load",
     "write_release": "versapub.workflow",
     "ReleaseModel": "versapub.model",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from versapub import datasets, inspect, workflow
     from versapub.api import publish
     from versapub.data import EncodedTable, Hierarchy, MissingPolicy
+    from versapub.data.reading import ReadOptions
     from versapub.errors import VersapubError
     from versapub.io.config import PublishConfig, load_config
     from versapub.io.read import read_table
@@ -86,6 +88,7 @@ __all__ = [
     "LDiversity",
     "MissingPolicy",
     "PublishConfig",
+    "ReadOptions",
     "Release",
     "ReleaseModel",
     "Rule",
