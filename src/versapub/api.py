@@ -31,6 +31,7 @@ from versapub.publishing.steps import (
     Problem,
     anonymize_all,
     assemble,
+    cell_floor,
     decide_columns,
     decide_guarantees,
     decompose,
@@ -72,6 +73,9 @@ def publish(
     detach_others: bool = False,
     population: Population | EncodedTable | None = None,
     known_problems: Sequence[tuple[str, VersapubError]] = (),
+    k: int | None = None,
+    max_risk: float | None = None,
+    risk_measure: str = "highest",
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -117,6 +121,11 @@ def publish(
     which are checked against it (Mondrian and Incognito count each class's population).
     Every problem found before anonymizing (``known_problems``: the reader's, e.g. missing
     cells; the rules, the columns' decisions, feasibility) is reported at once, in sections.
+    ``k`` and ``max_risk`` (with ``risk_measure`` ``highest``: ``k = ceil(1/max_risk)``) are a
+    floor on published cells that Mondrian and Incognito meet while they generalize (every
+    record shares its exactly published non-sensitive values with at least ``k - 1`` others,
+    as ``versapub check --k`` tests); other anonymizers' tables are checked against it when
+    the release is written (:func:`versapub.write_release`).
     """
     job = prepare(
         table,
@@ -137,6 +146,7 @@ def publish(
         detach_others=detach_others,
         input_info=input_info,
         progress=progress,
+        floor=cell_floor(k, max_risk, risk_measure),
     )
     return _run(job, list(known_problems))
 

@@ -108,6 +108,9 @@ def publish(
         columns=cfg.roles,
         population=population,
         known_problems=problems,
+        k=cfg.k,
+        max_risk=cfg.max_risk,
+        risk_measure=cfg.risk_measure,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes

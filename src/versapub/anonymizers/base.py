@@ -128,7 +128,8 @@ class PublishRequest:
     ``rng``, ``progress`` (receives lines about long steps), the attributes'
     generalization ``hierarchies`` (generalizing anonymizers use them, the others ignore
     them) and the columns to ``keep`` exactly beside a generalizing anonymizer's classes
-    (:class:`KeepsColumns`).  The population a guarantee is checked against travels with
+    (:class:`KeepsColumns`), and the job's floor ``k`` on published cells
+    (:class:`MeetsCellFloor`).  The population a guarantee is checked against travels with
     the guarantee (:attr:`population`)."""
 
     table: Any
@@ -138,8 +139,14 @@ class PublishRequest:
     progress: Callable[[str], None] | None = None
     hierarchies: Mapping[str, Hierarchy] | None = None
     keep: tuple[str, ...] = ()
+    #: The job's floor on published cells (``--k``, and ``--max-risk`` as ``1/k``): every
+    #: record shares its exactly published non-sensitive values with at least ``k - 1``
+    #: others.  Set only for an anonymizer that meets it (:class:`MeetsCellFloor`); 1: none.
+    k: int = 1
 
     def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"a request's cell floor k is a whole number >= 1, got {self.k!r}")
         if len(self.guarantees) not in {1, len(self.rules)}:
             raise ValueError(
                 f"a request has one guarantee for every rule or one per rule: {len(self.guarantees)} guarantee(s) "
@@ -156,11 +163,12 @@ class PublishRequest:
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
         keep: Sequence[str] = (),
+        k: int = 1,
     ) -> PublishRequest:
         """A request from loose arguments: one rule or several, one guarantee or one per rule."""
         rs = (rules,) if isinstance(rules, Rule) else tuple(rules)
         gs = tuple(guarantee) if isinstance(guarantee, Sequence) else (guarantee,)
-        return cls(table, rs, gs, rng, progress, hierarchies, tuple(keep))
+        return cls(table, rs, gs, rng, progress, hierarchies, tuple(keep), k)
 
     @property
     def guarantee(self) -> Guarantee:
@@ -238,6 +246,16 @@ class KeepsColumns(Protocol):
     (identities only): ``request.keep`` names them."""
 
     keeps_columns: bool
+
+
+@runtime_checkable
+class MeetsCellFloor(Protocol):
+    """Optional capability: the anonymizer meets the job's floor on published cells
+    (``--k``; ``--max-risk`` with the highest prosecutor risk, as ``k = ceil(1/R)``) while it
+    anonymizes — Mondrian stops cutting, Incognito climbs the lattice — instead of being
+    refused after the fact: ``request.k`` is set for it (docs/choices.md)."""
+
+    meets_k: bool
 
 
 @runtime_checkable

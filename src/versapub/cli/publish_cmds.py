@@ -98,16 +98,19 @@ if TYPE_CHECKING:
     "--k",
     "k_floor",
     type=int,
-    help="A floor: refuse the release (exit 3, nothing written) when a table's smallest published cell of "
-    "non-sensitive values holds fewer than K records — the same test as check --k (config: [privacy] k).",
+    help="A floor on published cells: every record shares its exactly published non-sensitive values with at "
+    "least K-1 others — the same test as check --k (config: [privacy] k). Mondrian and Incognito meet it while "
+    "they generalize (an unreachable K is refused naming the largest one); another anonymizer's release is "
+    "refused (exit 3, nothing written) when a table falls below it.",
 )
 @click.option(
     "--max-risk",
     "max_risk",
     type=float,
-    help="A ceiling: refuse the release (exit 3, nothing written) when a table's prosecutor re-identification "
-    "risk is above R (0.2: every record in a class of at least 5) — the same test as check --max-risk "
-    "(config: [privacy] max_risk).",
+    help="A ceiling on each table's prosecutor re-identification risk (0.2: every record in a class of at least "
+    "5) — the same test as check --max-risk (config: [privacy] max_risk). With the highest risk (the default "
+    "measure) Mondrian and Incognito meet it as the floor K = ceil(1/R); otherwise a release above it is refused "
+    "(exit 3, nothing written).",
 )
 @click.option(
     "--risk-measure",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from versapub.anonymizers import make_anonymizer, publish_plain
-from versapub.anonymizers.base import KeepsColumns, PublishRequest
+from versapub.anonymizers.base import KeepsColumns, MeetsCellFloor, PublishRequest
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import get_kind
 from versapub.privacy.rules import Reduction
@@ -48,9 +48,9 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     job.hook(f"anonymizing T1 ({len(qi)} quasi-identifiers)", 0, len(schema.tables))
     part = table if together else table.select(qi)
     rng = table_rng(job.seed, first_sub)
-    request = PublishRequest(
-        part, (), (g,), rng, step_hook(job.hook, 0, 1), job.hierarchies, others if together else ()
-    )
+    floor = job.floor if isinstance(anon, MeetsCellFloor) else 1
+    keep = others if together else ()
+    request = PublishRequest(part, (), (g,), rng, step_hook(job.hook, 0, 1), job.hierarchies, keep, floor)
     try:
         first = anon.publish(request)
     except ValueError:

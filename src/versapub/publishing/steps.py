@@ -8,6 +8,7 @@ found before anonymizing is collected in ``problems`` and refused at once, in se
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,23 @@ class Job:
     population: Population | None
     input_info: InputInfo | None
     hook: ProgressHook = no_progress
+    #: The floor on published cells (``--k``, ``--max-risk``): 1 for none.
+    floor: int = 1
+
+
+def cell_floor(k: int | None, max_risk: float | None, risk_measure: str = "highest") -> int:
+    """The floor on published cells a job states: ``k``, and a ceiling ``R`` on the highest
+    prosecutor risk as ``ceil(1/R)`` (the average risk, cells / records, is no floor: it is
+    checked when the release is written)."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise InputError(f"k is a whole number >= 1 (every published cell holds at least k records), got {k!r}.")
+    floor = k or 1
+    if max_risk is not None:
+        if isinstance(max_risk, bool) or not isinstance(max_risk, int | float) or not 0 < max_risk <= 1:
+            raise InputError(f"max_risk is a probability in (0, 1], got {max_risk!r}.")
+        if risk_measure == "highest":
+            floor = max(floor, math.ceil(1 / max_risk - 1e-9))
+    return floor
 
 
 def prepare(
@@ -111,6 +129,7 @@ def prepare(
     detach_others: bool = False,
     input_info: InputInfo | None = None,
     progress: ProgressHook | None = None,
+    floor: int = 1,
 ) -> Job:
     """The request checked and turned into values; ``plugins`` holds
     :func:`~versapub.publishing.choice.plugins_for`'s arguments (``decomposition``,
@@ -154,6 +173,7 @@ def prepare(
         population=pop,
         input_info=input_info,
         hook=progress or no_progress,
+        floor=floor,
     )
 
 
@@ -284,7 +304,7 @@ def refine(
     def scorer() -> Callable[[Schema], float]:
         def one(sub: Any) -> Any:
             mine = anon_for(sub, job.anon, rules.own_anon)
-            return anonymize(src, sub, mine, rules.per_rule, job.seed, hierarchies=job.hierarchies)
+            return anonymize(src, sub, mine, rules.per_rule, job.seed, hierarchies=job.hierarchies, floor=job.floor)
 
         return KLScorer(src, one).score
 
@@ -308,9 +328,8 @@ def anonymize_all(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> li
     for i, sub in enumerate(schema.tables):
         job.hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         mine = anon_for(sub, job.anon, rules.own_anon)
-        out = anonymize(
-            cols.table, sub, mine, rules.per_rule, job.seed, step_hook(job.hook, i, total), job.hierarchies, cols.keep
-        )
+        say = step_hook(job.hook, i, total)
+        out = anonymize(cols.table, sub, mine, rules.per_rule, job.seed, say, job.hierarchies, cols.keep, job.floor)
         published.append(PublishedTable(sub.name, out))
     job.hook("anonymized", total, total)
     return published

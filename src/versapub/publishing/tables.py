@@ -14,6 +14,7 @@ from versapub.anonymizers.base import (
     AnonymizedTable,
     Anonymizer,
     KeepsColumns,
+    MeetsCellFloor,
     PerRuleAnonymizer,
     PublishesExactly,
     PublishRequest,
@@ -61,20 +62,25 @@ def anonymize(
     progress: Callable[[str], None] | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     keep: Sequence[str] = (),
+    floor: int = 1,
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
     (which refuses more rules than it can enforce at once) under the guarantee of its
     rule(s) (``g``: one for every rule, or each rule's), bound to the table's sensitive
     attribute; the output is checked against its kind before anything is written.  The
     columns of ``keep`` the sub-table holds are published exactly beside a generalizing
-    anonymizer's classes (the classic job's insensitive columns)."""
+    anonymizer's classes (the classic job's insensitive columns).  ``floor``: the job's
+    floor on published cells, for an anonymizer that meets it while it anonymizes
+    (:class:`~versapub.anonymizers.base.MeetsCellFloor`; the others' tables are checked
+    against it when the release is written)."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
     else:
         kept = tuple(a for a in sub.attributes if a in set(keep)) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
-        request = PublishRequest(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept)
+        k = floor if isinstance(anon, MeetsCellFloor) else 1
+        request = PublishRequest(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept, k)
         try:
             out = anon.publish(request)
         except ConfigError as exc:

@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, PublishRequest
+from versapub.anonymizers.generalizing.floor import floored, kept_cells, require_floor
 from versapub.anonymizers.generalizing.generalize import (
     IntArray,
     KeepingColumns,
@@ -108,6 +109,8 @@ class Incognito(KeepingColumns):
     ``utility``: ``kl``, ``discernibility`` or ``loss`` chooses among minimal nodes."""
 
     name = "incognito"
+    #: Meets the job's floor on published cells while it climbs the lattice.
+    meets_k = True
     #: Runs on the Dask backend too (the lattice over distinct rows counted there).
     out_of_core = True
     parameter_constraints: ClassVar[dict[str, Param]] = {
@@ -132,14 +135,20 @@ class Incognito(KeepingColumns):
         table, guarantee = request.table, request.guarantee
         if guarantee.checked_population() is not None:
             refuse_suppression(self.name, self.suppression)
-        found = self.minimal_nodes(table, request.rules, guarantee, request.progress, request.hierarchies, request.keep)
+        # The job's floor on published cells: every class at least k records (with kept columns,
+        # their (class, kept values) cells are checked when the release is written).
+        tested = floored(guarantee, request.k)
+        if request.k > 1 and table.in_memory:
+            kept = target(table, request.rules, self.name, request.keep).kept
+            require_floor(request.k, kept_cells(table, kept), self.name, kept)
+        found = self.minimal_nodes(table, request.rules, tested, request.progress, request.hierarchies, request.keep)
         goal, lattice, keys, counts, minimal = found.goal, found.lattice, found.keys, found.counts, found.minimal
         qi = list(goal.qi)
         n = table.n_rows
         budget = math.floor(self.suppression * n)
         say = request.say
         say(f"Incognito: {found.checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
-        scores = [self._score(lattice, keys, counts, v, guarantee, budget, goal.cardinality, n) for v in minimal]
+        scores = [self._score(lattice, keys, counts, v, tested, budget, goal.cardinality, n) for v in minimal]
         best = minimal[int(np.argmin(scores))]
         search = {
             "node": dict(zip(qi, best, strict=True)),
@@ -152,16 +161,16 @@ class Incognito(KeepingColumns):
 
             g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(best, keys, strict=False))]
             cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(best)], len(counts))
-            sup = _failing(cls, keys[-1], counts, guarantee, goal.cardinality)[cls]
+            sup = _failing(cls, keys[-1], counts, tested, goal.cardinality)[cls]
             return publish_on_cluster(table, found, best, sup, guarantee, search)
         codes = found.joint or [table.codes(a).astype(np.int64) for a in qi]
-        cls, cover, suppressed, counted = _classes(lattice, codes, best, guarantee, budget, goal, found.population)
+        cls, cover, suppressed, counted = _classes(lattice, codes, best, tested, budget, goal, found.population)
         stats = class_stats(
             guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality, population=counted
         )
         stats.update(search, suppressed_records=suppressed)
         if budget and not suppressed:
-            unused = _unused_budget(lattice, keys, counts, guarantee, budget, goal.cardinality)
+            unused = _unused_budget(lattice, keys, counts, tested, budget, goal.cardinality)
             if unused:
                 say(unused)
                 stats["suppression_unused"] = unused

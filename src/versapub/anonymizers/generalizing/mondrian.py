@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, PublishRequest
+from versapub.anonymizers.generalizing.floor import floored, kept_cells, require_floor
 from versapub.anonymizers.generalizing.generalize import (
     IntArray,
     KeepingColumns,
@@ -69,6 +70,8 @@ class Mondrian(KeepingColumns):
 
     name = "mondrian"
     max_rules = 1
+    #: Meets the job's floor on published cells while it cuts (in memory).
+    meets_k = True
     #: Runs on the Dask backend too (rounds of cuts from per-partition histograms there).
     out_of_core = True
     parameter_constraints: ClassVar[dict[str, Param]] = {"suppression": Param("number", low=0, high=1, high_open=True)}
@@ -114,12 +117,19 @@ class Mondrian(KeepingColumns):
         codes = [table.codes(a).astype(np.int64) for a in qi]
         s = goal.codes
         _require_whole(guarantee, np.bincount(s, minlength=goal.cardinality), goal.rule, qi)
+        cells = kept_cells(table, goal.kept) if request.k > 1 else None
+        if cells is not None:
+            require_floor(request.k, cells, self.name, goal.kept)
+        # The floor on published cells: k-anonymity of the classes, or of (class, kept values) cells.
+        search = floored(guarantee, request.k) if not goal.kept else guarantee
+        cell_floor = (cells, request.k) if cells is not None and goal.kept else None
         budget = math.floor(self.suppression * len(s))
-        perm, seg_start, level, sup = partition(dims, codes, s, goal.cardinality, guarantee, progress, budget=budget)
-        if sup.any() and not _suppressed_class_ok(guarantee, perm, seg_start, sup, s, goal.cardinality):
+        args = (dims, codes, s, goal.cardinality, search, progress)
+        perm, seg_start, level, sup = partition(*args, budget=budget, floor=cell_floor)
+        if sup.any() and not _suppressed_class_ok(search, perm, seg_start, sup, s, goal.cardinality, cell_floor):
             if progress is not None:  # together they fail: suppress nothing, generalize instead
                 progress("Mondrian: the records suppression would remove fail the guarantee together; none suppressed")
-            perm, seg_start, level, sup = partition(dims, codes, s, goal.cardinality, guarantee, progress)
+            perm, seg_start, level, sup = partition(*args, floor=cell_floor)
         seg, _ = segment_starts(seg_start, len(s))
         # Suppressed partitions are one class (the last), every quasi-identifier at its root.
         ids = np.cumsum(~sup) - 1
@@ -184,12 +194,23 @@ def _against_population(
 
 
 def _suppressed_class_ok(
-    guarantee: Guarantee, perm: IntArray, seg_start: IntArray, sup: npt.NDArray[np.bool_], s: IntArray, s_card: int
+    guarantee: Guarantee,
+    perm: IntArray,
+    seg_start: IntArray,
+    sup: npt.NDArray[np.bool_],
+    s: IntArray,
+    s_card: int,
+    floor: tuple[IntArray, int] | None = None,
 ) -> bool:
-    """Do the suppressed partitions' records, as one class, satisfy the guarantee?"""
+    """Do the suppressed partitions' records, as one class, satisfy the guarantee (and the
+    floor on its (class, kept values) cells)?"""
     seg, _ = segment_starts(seg_start, len(s))
-    held = np.bincount(s[perm[sup[seg]]], minlength=s_card)
-    return bool(_one_class(guarantee, held))
+    held = perm[sup[seg]]
+    if floor is not None and len(held):
+        per_cell = np.bincount(floor[0][held])
+        if per_cell[per_cell > 0].min() < floor[1]:
+            return False
+    return bool(_one_class(guarantee, np.bincount(s[held], minlength=s_card)))
 
 
 def _one_class(guarantee: Guarantee, counts: IntArray, population: int | None = None) -> bool:

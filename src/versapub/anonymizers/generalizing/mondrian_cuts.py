@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from versapub.anonymizers.generalizing.floor import cells_ok
 from versapub.anonymizers.generalizing.generalize import Dimension, IntArray
 from versapub.privacy.guarantees.base import Guarantee, Histograms
 
@@ -60,6 +61,7 @@ def partition(
     start: State | None = None,
     budget: int = 0,
     research: int | None = None,
+    floor: tuple[IntArray, int] | None = None,
 ) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]]:
     """Mondrian's partitions: (permutation of the records, start of every partition in it,
     each partition's current hierarchy level per dimension, whether it is suppressed).
@@ -76,9 +78,10 @@ def partition(
     table.  ``research``: only the first ``research`` records are published, the others are
     the population's (a guarantee checked against the population: each part's histogram
     counts the research records, its ``population`` the others; ``s`` of the population's
-    records is ignored)."""
+    records is ignored).  ``floor``: each record's kept-values cell and ``k``, every (part,
+    cell) holding at least ``k`` records (:mod:`versapub.anonymizers.generalizing.floor`)."""
     n, d = len(s), len(dims)
-    smallest = smallest_group(guarantee)
+    smallest = max(smallest_group(guarantee), floor[1] if floor is not None else 1)
     perm = np.arange(n, dtype=np.int64)
     # Every record's rank per dimension (int32: 4 bytes per record and dimension).
     rank = (
@@ -124,6 +127,8 @@ def partition(
         change = np.r_[True, (oseg[1:] != oseg[:-1]) | (part_key[1:] != part_key[:-1])]
         part = np.cumsum(change) - 1
         ok = _parts_ok(guarantee, part, rec, s, s_card, research)
+        if floor is not None:
+            ok &= cells_ok(part, rec, *floor)
         part_start = np.flatnonzero(change)
         part_seg = oseg[part_start]
         parts_of = np.bincount(part_seg, minlength=len(seg_start))

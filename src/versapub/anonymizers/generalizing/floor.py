@@ -1,0 +1,81 @@
+"""The job's floor on published cells (``--k``; ``--max-risk`` with the highest prosecutor
+risk, as ``k = ceil(1/R)``), met while a generalizing anonymizer generalizes (issue 47).
+
+A published cell is a record's exactly published non-sensitive values: in a generalized
+table its class's labels, and the kept columns' values beside them (the classic job's
+insensitive columns).  Without kept columns the floor is k-anonymity of the classes, folded
+into the guarantee the search tests (:func:`floored`); with them it is tested on the
+(class, kept values) cells (:func:`cells_ok`).  Both are monotone in generalization — a
+coarser class holds every cell of the finer ones — so Mondrian's cuts and Incognito's
+lattice pruning stay sound.  ``versapub check --k`` tests the same cells (one definition:
+``docs/risk.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.data.groupby import group_rows
+from versapub.data.table import EncodedTable
+from versapub.errors import InfeasibleError
+from versapub.privacy.guarantees.base import Guarantee
+from versapub.privacy.guarantees.combined import AllOf
+from versapub.privacy.guarantees.kanonymity import KAnonymity
+
+IntArray = npt.NDArray[np.int64]
+
+
+def floored(guarantee: Guarantee, k: int) -> Guarantee:
+    """``guarantee`` and every class holding at least ``k`` records (the search's test)."""
+    if k <= 1:
+        return guarantee
+    if isinstance(guarantee, KAnonymity) and guarantee.k >= k:
+        return guarantee
+    return AllOf((guarantee, KAnonymity(k)))
+
+
+def kept_cells(table: EncodedTable, kept: Sequence[str]) -> IntArray:
+    """Each record's combination of the kept columns' values, as one code (all 0: none)."""
+    if not kept:
+        return np.zeros(table.n_rows, dtype=np.int64)
+    g = group_rows([table.codes(a) for a in kept], [table.cardinality(a) for a in kept], with_inverse=True)
+    assert g.inverse is not None
+    return g.inverse.astype(np.int64)
+
+
+def largest_k(cells: IntArray) -> int:
+    """The largest floor any generalization meets: the smallest cell of the whole table as
+    one class (every record when nothing is kept)."""
+    return int(np.bincount(cells).min(initial=len(cells))) if len(cells) else 0
+
+
+def require_floor(k: int, cells: IntArray, name: str, kept: Sequence[str]) -> None:
+    """The whole table as one class must meet the floor, else no release can: the error
+    names the largest floor that can be met."""
+    most = largest_k(cells)
+    if k > most:
+        why = (
+            f"the kept columns {', '.join(map(repr, kept))} are published exactly, and even with every other "
+            f"column generalized to one class their rarest combination holds {most} record(s)"
+            if kept
+            else f"the table holds {most} record(s)"
+        )
+        raise InfeasibleError(
+            f"{name} cannot meet a floor of k = {k} on published cells (--k, or --max-risk as 1/k): {why}. The "
+            f"largest k any release of this table meets is {most}; lower --k (or raise --max-risk), or publish "
+            "the kept columns apart (--detach-others) or generalized."
+        )
+
+
+def cells_ok(part: IntArray, rec: IntArray, cells: IntArray, k: int) -> npt.NDArray[np.bool_]:
+    """Per part (``part``: each open record's part, records ``rec``): does every (part, kept
+    values) cell hold at least ``k`` records?"""
+    n_parts = int(part[-1]) + 1 if len(part) else 0
+    m = int(cells.max()) + 1 if len(cells) else 1
+    key = part.astype(np.int64) * m + cells[rec]
+    uniq, count = np.unique(key, return_counts=True)
+    low = np.full(n_parts, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(low, uniq // m, count)
+    return np.asarray(low >= k)
