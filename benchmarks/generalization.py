@@ -55,6 +55,7 @@ def kl_of_classes(records: np.ndarray, cls: np.ndarray, s: np.ndarray, spread: n
 
 
 def mondrian_adult(peer: bool) -> list[str]:
+    from versapub.anonymizers.base import PublishRequest
     from versapub.anonymizers.generalizing.mondrian import Mondrian
     from versapub.privacy.guarantees.context import bind
     from versapub.privacy.guarantees.guarantee import make_guarantee
@@ -76,7 +77,8 @@ def mondrian_adult(peer: bool) -> list[str]:
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()
-            out = Mondrian().publish(table, rule, g, np.random.default_rng(0), hierarchies=hierarchies)
+            request = PublishRequest.of(table, rule, g, np.random.default_rng(0), hierarchies=hierarchies)
+            out = Mondrian().publish(request)
             best = min(best, time.perf_counter() - t0)
         ct = out.parts["data"]
         kl = _model_kl(table, out)
@@ -142,6 +144,7 @@ def _anonypy(table, qi, s_name, codes, s) -> str:  # type: ignore[no-untyped-def
 
 
 def incognito_adult() -> list[str]:
+    from versapub.anonymizers.base import PublishRequest
     from versapub.anonymizers.generalizing.incognito import Incognito
     from versapub.privacy.guarantees.guarantee import make_guarantee
 
@@ -152,7 +155,13 @@ def incognito_adult() -> list[str]:
         for _ in range(3):
             t0 = time.perf_counter()
             out = Incognito().publish(
-                table, (), make_guarantee({"name": "k-anonymity", "k": k}), np.random.default_rng(0), hierarchies=hier
+                PublishRequest.of(
+                    table,
+                    (),
+                    make_guarantee({"name": "k-anonymity", "k": k}),
+                    np.random.default_rng(0),
+                    hierarchies=hier,
+                )
             )
             best = min(best, time.perf_counter() - t0)
         assert out is not None
@@ -167,13 +176,15 @@ def incognito_adult() -> list[str]:
 MILLION = """
 import time, sys, numpy as np
 from versapub.datasets import texas_like
+from versapub.anonymizers.base import PublishRequest
 from versapub.anonymizers.generalizing.mondrian import Mondrian
 from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 t = texas_like(int(sys.argv[1]), seed=0)
 rule = Rule(tuple(a for a in t.names if a != "ad_diag"), "ad_diag")
 t0 = time.perf_counter()
-out = Mondrian().publish(t, rule, make_guarantee({"name": "l-diversity", "l": 2}), np.random.default_rng(0))
+g = make_guarantee({"name": "l-diversity", "l": 2})
+out = Mondrian().publish(PublishRequest.of(t, rule, g, np.random.default_rng(0)))
 print(f"{time.perf_counter() - t0:.2f} {out.stats['groups']} {out.parts['data'].n_rows}")
 """
 

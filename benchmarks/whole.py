@@ -310,6 +310,7 @@ def gd_hospital(tmp: Path) -> list[Line]:
 
 INCOGNITO = r"""
 import time, numpy as np, versapub
+from versapub.anonymizers.base import PublishRequest
 from versapub.anonymizers.generalizing.incognito import Incognito
 from versapub.data.hierarchy import Hierarchy
 from versapub.datasets import data_path
@@ -320,7 +321,7 @@ best = float("inf")
 for _ in range(3):
     t0 = time.perf_counter()
     g = make_guarantee({"name": "k-anonymity", "k": 5})
-    out = Incognito().publish(t, (), g, np.random.default_rng(0), hierarchies=h)
+    out = Incognito().publish(PublishRequest.of(t, (), g, np.random.default_rng(0), hierarchies=h))
     best = min(best, time.perf_counter() - t0)
 print(best, out.stats["nodes_checked"], out.stats["node"])
 """
@@ -361,13 +362,15 @@ def incognito_adult(tmp: Path) -> list[Line]:
 MILLION = r"""
 import time, sys, numpy as np
 from versapub.datasets import texas_like
+from versapub.anonymizers.base import PublishRequest
 from versapub.anonymizers.generalizing.mondrian import Mondrian
 from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 t = texas_like(int(sys.argv[1]), seed=0)
 rule = Rule(tuple(a for a in t.names if a != "ad_diag"), "ad_diag")
 t0 = time.perf_counter()
-out = Mondrian().publish(t, rule, make_guarantee({"name": "l-diversity", "l": 2}), np.random.default_rng(0))
+g = make_guarantee({"name": "l-diversity", "l": 2})
+out = Mondrian().publish(PublishRequest.of(t, rule, g, np.random.default_rng(0)))
 print(f"{time.perf_counter() - t0:.2f}")
 """
 
