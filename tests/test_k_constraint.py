@@ -186,3 +186,38 @@ def test_an_unreachable_floor_names_the_largest_k(tmp_path: Path) -> None:
             table, [], guarantee={"name": "k-anonymity", "k": 2}, columns=roles, anonymizer="mondrian", k=50
         )
     assert all(repr(c) in str(exc.value) for c in kept)
+
+
+@pytest.mark.parametrize(("seed", "k"), [(s, k) for s in range(5) for k in (2, 4)])
+def test_incognito_meets_the_floor_on_cells_of_kept_columns(seed: int, k: int) -> None:
+    """The classic job's kept column is published exactly beside the classes: Incognito's node
+    is minimal among those whose every (class, kept value) cell holds k records."""
+    rng = np.random.default_rng(200 + seed)
+    base = _table(rng, int(rng.integers(60, 160)))
+    kept = [f"w{v}" for v in rng.choice(3, base.n_rows, p=[0.6, 0.3, 0.1])]
+    table = EncodedTable.from_columns(
+        {"age": list(base.column("age").decode()), "zip": list(base.column("zip").decode()), "w": kept}
+    )
+    hierarchies = {"zip": ZIP_HIERARCHY, "age": Hierarchy.from_rows("age", AGE_HIERARCHY_ROWS)}
+    g = make_guarantee({"name": "k-anonymity", "k": 2})
+    frame = pd.DataFrame({c: table.column(c).decode() for c in ("age", "zip", "w")})
+
+    def good(node: tuple[int, int]) -> bool:
+        gen = [frame[a].map(hierarchies[a].mapping(lv)) for a, lv in zip(("age", "zip"), node, strict=True)]
+        classes = frame.groupby(gen).size()
+        cells = frame.groupby([*gen, frame["w"]]).size()
+        return bool(classes.min() >= 2 and cells.min() >= k)
+
+    heights = [hierarchies[a].height for a in ("age", "zip")]
+    every = [v for v in itertools.product(*(range(h) for h in heights)) if good(v)]
+    minimal = {v for v in every if not any(u != v and all(x <= y for x, y in zip(u, v, strict=True)) for u in every)}
+    request = PublishRequest.of(table, (), g, rng, hierarchies=hierarchies, keep=("w",), k=k)
+    if not minimal:
+        with pytest.raises(InfeasibleError):
+            Incognito().publish(request)
+        return
+    out = Incognito().publish(request)
+    assert tuple(out.stats["node"].values()) in minimal
+    ct = out.parts["data"]
+    cells = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).assign(n=np.asarray(ct.counts))
+    assert cells.groupby(["age", "zip", "w"])["n"].sum().min() >= k

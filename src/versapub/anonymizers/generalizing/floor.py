@@ -13,6 +13,8 @@ lattice pruning stay sound.  ``versapub check --k`` tests the same cells (one de
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +22,7 @@ import numpy.typing as npt
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
-from versapub.privacy.guarantees.base import Guarantee
+from versapub.privacy.guarantees.base import Guarantee, Histograms
 from versapub.privacy.guarantees.combined import AllOf
 from versapub.privacy.guarantees.kanonymity import KAnonymity
 
@@ -34,6 +36,38 @@ def floored(guarantee: Guarantee, k: int) -> Guarantee:
     if isinstance(guarantee, KAnonymity) and guarantee.k >= k:
         return guarantee
     return AllOf((guarantee, KAnonymity(k)))
+
+
+@dataclass(frozen=True)
+class CellFloor:
+    """A guarantee read on histograms whose values are ``s * cells + cell`` (the sensitive
+    value and the record's kept-values cell, as Incognito's search groups them): a group
+    satisfies it when ``guarantee`` holds on its sensitive values and every (group, cell)
+    holds at least ``k`` records.  Everything else is the inner guarantee's."""
+
+    guarantee: Guarantee
+    cells: int
+    k: int
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.guarantee, name)
+
+    def groups_satisfied(self, h: Histograms) -> npt.NDArray[np.bool_]:
+        value = h.value if h.value is not None else np.zeros(len(h.group), dtype=np.int64)
+        s, cell = value // self.cells, value % self.cells
+        on_s = group_rows([h.group, s], [h.n_groups, int(s.max()) + 1 if len(s) else 1], with_inverse=True)
+        assert on_s.inverse is not None
+        count = np.bincount(on_s.inverse, weights=h.count, minlength=len(on_s.counts)).astype(np.int64)
+        inner = Histograms(
+            on_s.keys[0].astype(np.int64), count, h.n_groups, on_s.keys[1].astype(np.int64), h.population
+        )
+        ok = np.asarray(self.guarantee.groups_satisfied(inner))
+        key = h.group.astype(np.int64) * self.cells + cell
+        uniq, inv = np.unique(key, return_inverse=True)
+        per_cell = np.bincount(inv.ravel(), weights=h.count).astype(np.int64)
+        low = np.full(h.n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(low, uniq // self.cells, per_cell)
+        return ok & (low >= self.k)
 
 
 def kept_cells(table: EncodedTable, kept: Sequence[str]) -> IntArray:

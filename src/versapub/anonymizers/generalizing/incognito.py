@@ -38,13 +38,14 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, PublishRequest
-from versapub.anonymizers.generalizing.floor import floored, kept_cells, require_floor
+from versapub.anonymizers.generalizing.floor import CellFloor, floored, kept_cells, require_floor
 from versapub.anonymizers.generalizing.generalize import (
     IntArray,
     KeepingColumns,
@@ -135,20 +136,18 @@ class Incognito(KeepingColumns):
         table, guarantee = request.table, request.guarantee
         if guarantee.checked_population() is not None:
             refuse_suppression(self.name, self.suppression)
-        # The job's floor on published cells: every class at least k records (with kept columns,
-        # their (class, kept values) cells are checked when the release is written).
-        tested = floored(guarantee, request.k)
-        if request.k > 1 and table.in_memory:
-            kept = target(table, request.rules, self.name, request.keep).kept
-            require_floor(request.k, kept_cells(table, kept), self.name, kept)
-        found = self.minimal_nodes(table, request.rules, tested, request.progress, request.hierarchies, request.keep)
+        tested, cells = self._floor(request)
+        found = self.minimal_nodes(
+            table, request.rules, tested, request.progress, request.hierarchies, request.keep, cells
+        )
         goal, lattice, keys, counts, minimal = found.goal, found.lattice, found.keys, found.counts, found.minimal
+        s_card = _searched_card(goal.cardinality, cells)
         qi = list(goal.qi)
         n = table.n_rows
         budget = math.floor(self.suppression * n)
         say = request.say
         say(f"Incognito: {found.checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
-        scores = [self._score(lattice, keys, counts, v, tested, budget, goal.cardinality, n) for v in minimal]
+        scores = [self._score(lattice, keys, counts, v, tested, budget, s_card, n) for v in minimal]
         best = minimal[int(np.argmin(scores))]
         search = {
             "node": dict(zip(qi, best, strict=True)),
@@ -161,21 +160,37 @@ class Incognito(KeepingColumns):
 
             g = [lattice.gen[j][lv][k] for j, (lv, k) in enumerate(zip(best, keys, strict=False))]
             cls = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(best)], len(counts))
-            sup = _failing(cls, keys[-1], counts, tested, goal.cardinality)[cls]
+            sup = _failing(cls, keys[-1], counts, tested, s_card)[cls]
             return publish_on_cluster(table, found, best, sup, guarantee, search)
         codes = found.joint or [table.codes(a).astype(np.int64) for a in qi]
-        cls, cover, suppressed, counted = _classes(lattice, codes, best, tested, budget, goal, found.population)
+        searched = goal if cells is None else SimpleNamespace(codes=_searched(goal.codes, cells), cardinality=s_card)
+        cls, cover, suppressed, counted = _classes(lattice, codes, best, tested, budget, searched, found.population)
         stats = class_stats(
             guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality, population=counted
         )
         stats.update(search, suppressed_records=suppressed)
         if budget and not suppressed:
-            unused = _unused_budget(lattice, keys, counts, tested, budget, goal.cardinality)
+            unused = _unused_budget(lattice, keys, counts, tested, budget, s_card)
             if unused:
                 say(unused)
                 stats["suppression_unused"] = unused
         out = classes_table(table, goal, found.dims, cls, cover, stats)
         return in_table_codes(out, table, found.joint_table) if found.joint_table is not None else out
+
+    def _floor(self, request: PublishRequest) -> tuple[Guarantee, IntArray | None]:
+        """The guarantee the search tests and the kept-values cells searched beside the
+        sensitive value: the job's floor on published cells is k-anonymity of the classes,
+        or, with kept columns, every (class, kept values) cell holding ``k`` records
+        (:class:`~versapub.anonymizers.generalizing.floor.CellFloor`)."""
+        guarantee, table = request.guarantee, request.table
+        if request.k <= 1 or not table.in_memory:
+            return floored(guarantee, request.k), None
+        kept = target(table, request.rules, self.name, request.keep).kept
+        cells = kept_cells(table, kept)
+        require_floor(request.k, cells, self.name, kept)
+        if not kept:
+            return floored(guarantee, request.k), None
+        return CellFloor(floored(guarantee, request.k), int(cells.max()) + 1, request.k), cells
 
     def minimal_nodes(
         self,
@@ -185,9 +200,12 @@ class Incognito(KeepingColumns):
         progress: Callable[[str], None] | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
         keep: Sequence[str] = (),
+        cells: IntArray | None = None,
     ) -> Minimal:
         """Every minimal node satisfying the guarantee (no other satisfying node is below
-        it in every level), in order of level sum; :class:`InfeasibleError` when none."""
+        it in every level), in order of level sum; :class:`InfeasibleError` when none.
+        ``cells``: each record's kept-values cell, searched beside the sensitive value (the
+        distinct rows then carry ``s * cells + cell``: the guarantee is a :class:`CellFloor`)."""
         say = progress or (lambda msg: None)
         population = guarantee.checked_population()
         joint: list[IntArray] | None = None
@@ -203,8 +221,8 @@ class Incognito(KeepingColumns):
                 )
                 counted = ([k.astype(np.int64) for k in pop.keys], pop.counts.astype(np.int64))
             base = group_rows(
-                [*(joint or [table.codes(a).astype(np.int64) for a in goal.qi]), goal.codes],
-                [*(source.cardinality(a) for a in goal.qi), goal.cardinality],
+                [*(joint or [table.codes(a).astype(np.int64) for a in goal.qi]), _searched(goal.codes, cells)],
+                [*(source.cardinality(a) for a in goal.qi), _searched_card(goal.cardinality, cells)],
             )
             keys, base_counts = [k.astype(np.int64) for k in base.keys], base.counts.astype(np.int64)
         else:  # a table on a Dask cluster: the distinct rows counted there (a distributed group-by)
@@ -222,7 +240,7 @@ class Incognito(KeepingColumns):
             tuple(tuple(dim.nodes or ()) for dim in dims),
             tuple(tuple(np.bincount(lv) for lv in (dim.nodes or ())) for dim in dims),
         )
-        s_col = goal
+        s_card = _searched_card(goal.cardinality, cells)
         n = table.n_rows
         budget = math.floor(self.suppression * n)
         _require_searchable(lattice, qi, budget > 0)
@@ -246,7 +264,7 @@ class Incognito(KeepingColumns):
                 total = np.bincount(g.inverse, weights=base_counts, minlength=len(g.counts)).astype(np.int64)
                 projected[attrs] = (sub_keys, total, _project(counted, attrs, len(qi)))
             sub_keys, total, pop_rows = projected[attrs]
-            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_col.cardinality, pop_rows)
+            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_card, pop_rows)
 
         everything = tuple(range(len(qi)))
         if budget:  # the pruning properties fail with suppression: every node of the full lattice
@@ -261,7 +279,7 @@ class Incognito(KeepingColumns):
         ]
         if not qi:
             minimal = [()]
-            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_col.cardinality, counted)
+            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_card, counted)
             if not whole.ok:
                 minimal = []
         if not minimal:
@@ -311,6 +329,17 @@ class Incognito(KeepingColumns):
         p = counts / n
         q = cell / n / spread
         return float(np.sum(p * (np.log(p) - np.log(q))))
+
+
+def _searched(codes: IntArray, cells: IntArray | None) -> IntArray:
+    """The sensitive codes the search groups by: with kept cells, ``s * cells + cell``."""
+    if cells is None:
+        return codes
+    return codes.astype(np.int64) * (int(cells.max()) + 1) + cells
+
+
+def _searched_card(cardinality: int, cells: IntArray | None) -> int:
+    return cardinality if cells is None else cardinality * (int(cells.max()) + 1)
 
 
 def _flat(table: EncodedTable, attribute: str) -> Hierarchy:
