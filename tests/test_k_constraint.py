@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -115,20 +116,8 @@ def test_incognito_meets_the_floor_at_a_minimal_node(seed: int, k: int) -> None:
                 return False
         return True
 
-    heights = [levels[a].height for a in ("age", "zip")]
-    every = [v for v in itertools.product(*(range(h) for h in heights)) if good(v)]
-    minimal = {v for v in every if not any(u != v and all(x <= y for x, y in zip(u, v, strict=True)) for u in every)}
     request = PublishRequest.of(table, Rule(("age", "zip"), "s"), g, rng, hierarchies=hierarchies, k=k)
-    if not minimal:
-        with pytest.raises(InfeasibleError):
-            Incognito().publish(request)
-        return
-    out = Incognito().publish(request)
-    assert tuple(out.stats["node"].values()) in minimal
-    ct = out.parts["data"]
-    frame_out = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).assign(count=np.asarray(ct.counts))
-    sizes = frame_out.groupby(["age", "zip"])["count"].sum()
-    assert sizes.min() >= k
+    _publishes_a_minimal_node(request, levels, good, ["age", "zip"], k)
 
 
 def test_the_floor_from_k_and_max_risk() -> None:
@@ -208,10 +197,19 @@ def test_incognito_meets_the_floor_on_cells_of_kept_columns(seed: int, k: int) -
         cells = frame.groupby([*gen, frame["w"]]).size()
         return bool(classes.min() >= 2 and cells.min() >= k)
 
-    heights = [hierarchies[a].height for a in ("age", "zip")]
+    request = PublishRequest.of(table, (), g, rng, hierarchies=hierarchies, keep=("w",), k=k)
+    _publishes_a_minimal_node(request, hierarchies, good, ["age", "zip", "w"], k)
+
+
+def _publishes_a_minimal_node(
+    request: PublishRequest, levels: dict[str, Hierarchy], good: Callable[[tuple[int, int]], bool],
+    cell: list[str], k: int,
+) -> None:  # fmt: skip
+    """The brute-force minimal nodes over the lattice of age and zip; Incognito publishes one
+    of them (or refuses when there is none), and every published ``cell`` holds k records."""
+    heights = [levels[a].height for a in ("age", "zip")]
     every = [v for v in itertools.product(*(range(h) for h in heights)) if good(v)]
     minimal = {v for v in every if not any(u != v and all(x <= y for x, y in zip(u, v, strict=True)) for u in every)}
-    request = PublishRequest.of(table, (), g, rng, hierarchies=hierarchies, keep=("w",), k=k)
     if not minimal:
         with pytest.raises(InfeasibleError):
             Incognito().publish(request)
@@ -219,5 +217,5 @@ def test_incognito_meets_the_floor_on_cells_of_kept_columns(seed: int, k: int) -
     out = Incognito().publish(request)
     assert tuple(out.stats["node"].values()) in minimal
     ct = out.parts["data"]
-    cells = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).assign(n=np.asarray(ct.counts))
-    assert cells.groupby(["age", "zip", "w"])["n"].sum().min() >= k
+    frame = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).assign(n=np.asarray(ct.counts))
+    assert frame.groupby(cell)["n"].sum().min() >= k
