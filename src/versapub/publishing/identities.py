@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from versapub.anonymizers import make_anonymizer, publish_plain
-from versapub.anonymizers.base import KeepsColumns, MeetsCellFloor, PublishRequest
+from versapub.anonymizers.base import Anonymizer, KeepsColumns, MeetsCellFloor, PublishRequest
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import get_kind
 from versapub.privacy.rules import Reduction
@@ -16,13 +16,11 @@ from versapub.schema.gnf import require_gnf
 from versapub.schema.model import Schema, SubTable
 
 
-def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock) -> Release:
-    """The classic job with quasi-identifiers and no rule: one generalized table whose every
-    class of quasi-identifier values holds at least ``k`` records (k-anonymity, Sweeney
-    2002), the other columns published exactly in each record's row (ARX's insensitive
-    attributes: they stay analysable by the quasi-identifiers), or with ``detach_others``
-    as a plain table never linked to the first.  Only a guarantee about identities applies
-    (one that needs no sensitive value)."""
+def _classic_job(job: Job, cols: Columns) -> tuple[Anonymizer, tuple[str, ...], tuple[str, ...], bool]:
+    """The classic job's anonymizer (Mondrian unless one was asked for), its
+    quasi-identifiers, the other columns and whether they are kept in the generalized
+    table's rows; a guarantee about sensitive values, an infeasible one, or an anonymizer
+    that cannot keep the other columns is refused."""
     g, table, roles = job.guarantee, cols.table, cols.roles
     if g.min_possible_values() > 1 or g.needs() - {"population"}:
         raise ConfigError(
@@ -41,6 +39,18 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
             f"The {anon.name} anonymizer cannot keep the other columns ({', '.join(others)}) in the records of "
             "its generalized table; use mondrian or incognito, or publish them apart with --detach-others."
         )
+    return anon, qi, others, together
+
+
+def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock) -> Release:
+    """The classic job with quasi-identifiers and no rule: one generalized table whose every
+    class of quasi-identifier values holds at least ``k`` records (k-anonymity, Sweeney
+    2002), the other columns published exactly in each record's row (ARX's insensitive
+    attributes: they stay analysable by the quasi-identifiers), or with ``detach_others``
+    as a plain table never linked to the first.  Only a guarantee about identities applies
+    (one that needs no sensitive value)."""
+    g, table, roles = job.guarantee, cols.table, cols.roles
+    anon, qi, others, together = _classic_job(job, cols)
     first_sub = SubTable("T1", table.names) if together else SubTable("T1", qi)
     schema = Schema((first_sub,) if together else (first_sub, *((SubTable("T2", others),) if others else ())))
     verdict = require_gnf(schema, [], "k-anonymity of the quasi-identifiers")
