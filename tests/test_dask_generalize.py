@@ -156,7 +156,7 @@ def test_mondrian_on_cluster_equals_in_memory(
     assert got.leaves == want.leaves
 
 
-@pytest.mark.parametrize("anonymizer", ["mondrian", "incognito:suppression=0.05"])
+@pytest.mark.parametrize("anonymizer", ["mondrian", "incognito:suppression=0.05,suppression_mode=class"])
 def test_classic_job_on_cluster_equals_in_memory_and_checks(
     cluster: Cluster, adult: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anonymizer: str
 ) -> None:
@@ -248,7 +248,10 @@ def test_killed_worker_during_mondrian_leaves_nothing(adult: tuple[Path, Path], 
 
 @pytest.mark.parametrize(
     ("guarantee", "params"),
-    [({"name": "k-anonymity", "k": 10}, {}), ({"name": "distinct-l-diversity", "l": 3}, {"suppression": 0.02})],
+    [
+        ({"name": "k-anonymity", "k": 10}, {}),
+        ({"name": "distinct-l-diversity", "l": 3}, {"suppression": 0.02, "suppression_mode": "class"}),
+    ],
     ids=["k-anonymity", "l-diversity-with-suppression"],
 )
 def test_incognito_on_cluster_equals_in_memory(

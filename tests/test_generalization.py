@@ -246,9 +246,14 @@ AGE_HIERARCHY_ROWS = [[str(a), f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"] for a 
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 100_000), spec=st.sampled_from(SPECS), suppression=st.sampled_from([0.0, 0.1]))
+@given(
+    seed=st.integers(0, 100_000),
+    spec=st.sampled_from(SPECS),
+    suppression=st.sampled_from([0.0, 0.1]),
+    mode=st.sampled_from(["remove", "class"]),
+)
 def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
-    seed: int, spec: dict[str, object], suppression: float
+    seed: int, spec: dict[str, object], suppression: float, mode: str
 ) -> None:
     from versapub.anonymizers.generalizing.incognito import Incognito, Lattice, _check, _search
 
@@ -269,7 +274,7 @@ def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
     budget = int(suppression * table.n_rows)
 
     def check(attrs: tuple[int, ...], levels: tuple[int, ...]) -> bool:
-        return _check(lattice, keys, base.counts, attrs, levels, g, budget, s.cardinality).ok
+        return _check(lattice, keys, base.counts, attrs, levels, g, budget, s.cardinality, None, mode == "remove").ok
 
     every = list(itertools.product(*(range(h) for h in lattice.heights)))
     good = [v for v in every if check((0, 1), v)]
@@ -282,7 +287,7 @@ def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
         minimal = {v for v in sat if not any(u != v and all(a <= b for a, b in zip(u, v, strict=True)) for u in sat)}
         assert minimal == brute
     if brute:
-        out = Incognito(suppression=suppression).publish(
+        out = Incognito(suppression=suppression, suppression_mode=mode).publish(
             PublishRequest.of(table, Rule(("age", "zip"), "s"), g, rng, hierarchies=hierarchies)
         )
         assert tuple(out.stats["node"].values()) in brute
@@ -290,6 +295,8 @@ def test_incognito_finds_exactly_the_minimal_nodes_of_a_brute_force_search(
         cls = pd.DataFrame({a: ct.decoded(a) for a in ct.names}).groupby(["age", "zip"]).ngroup().to_numpy()
         value = pd.Categorical(ct.decoded("s"), categories=sorted(s.values)).codes.astype(np.int64)
         assert len(failing_groups(group_test(make_guarantee(spec).to_manifest(), None), cls, value, ct.counts)) == 0
+        gone = 0 if out.removed is None else len(out.removed)
+        assert gone <= budget and int(ct.counts.sum()) + gone == table.n_rows
 
 
 def test_incognito_kl_criterion_is_the_release_models_kl() -> None:

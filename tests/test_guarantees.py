@@ -335,7 +335,10 @@ def test_a_rule_may_name_the_anonymizer_of_its_table(tmp_path: Path) -> None:
     assert all(k == "anatomy" for r, k in kinds.items() if r != "zip, sex -> dx")
     versapub.write_release(rel, tmp_path / "r")
     m = json.loads((tmp_path / "r" / "manifest.json").read_text())
-    assert m["rules"][0]["anonymizer"] == {"name": "mondrian", "params": {"suppression": 0.0}}
+    assert m["rules"][0]["anonymizer"] == {
+        "name": "mondrian",
+        "params": {"suppression": 0.0, "suppression_mode": "remove"},
+    }
     with pytest.raises(RE, match="asks for two anonymizers"):
         versapub.publish(
             t,

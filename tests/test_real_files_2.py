@@ -558,11 +558,19 @@ def test_messages_say_what_is_wrong_and_the_ways_out(tmp_path: Path) -> None:
     hier = tmp_path / "a.csv"
     hier.write_text("a1;*\na2;*\na3;*\n")
     code, stdout, err = run("publish", "--input", str(outliers), "--qi", "a", "--guarantee", "k-anonymity:k=3",
-                            "--anonymizer", "incognito:suppression=0.25", "--hierarchy", f"a={hier}", "--others",
-                            "insensitive", "--out", str(tmp_path / "r3"))  # fmt: skip
+                            "--anonymizer", "incognito:suppression=0.25,suppression_mode=class", "--hierarchy",
+                            f"a={hier}", "--others", "insensitive", "--out", str(tmp_path / "r3"))  # fmt: skip
     assert code == 0, stdout + err
     msg = " ".join(err.split())
     assert "could not use its suppression budget (5 records): the 2 record(s)" in msg
+    # ARX's semantics, the default since issue 47: the two outliers removed, a1 and a2 exact
+    code, stdout, err = run("publish", "--input", str(outliers), "--qi", "a", "--guarantee", "k-anonymity:k=3",
+                            "--anonymizer", "incognito:suppression=0.25", "--hierarchy", f"a={hier}", "--others",
+                            "insensitive", "--out", str(tmp_path / "r3b"))  # fmt: skip
+    assert code == 0, stdout + err
+    published = (tmp_path / "r3b" / "T1.csv").read_text().splitlines()[1:]
+    assert sorted({line.split(",")[0].strip('"') for line in published}) == ["a1", "a2"]
+    assert "Suppression removed 2 of 20 input records" in " ".join(stdout.split())
     wide = tmp_path / "wide.csv"
     cols = [f"q{i}" for i in range(18)]
     wide.write_text(

@@ -1,7 +1,9 @@
-"""Local suppression for Mondrian and Incognito (issue 34, item 2; ARX's semantics): the
-records of parts that cannot meet the guarantee are published with every quasi-identifier
-at its root, at most ``floor(suppression x n)`` of them, shown in the stats and metrics and
-checked by the verifier (counted, never dropped)."""
+"""Local suppression for Mondrian and Incognito as one class (issue 34, item 2; since issue
+47 the named alternative ``suppression_mode="class"``, ARX's record removal being the
+default: ``tests/test_suppression_removal.py``): the records of parts that cannot meet the
+guarantee are published with every quasi-identifier at its root, at most
+``floor(suppression x n)`` of them, shown in the stats and metrics and checked by the
+verifier (counted, never dropped)."""
 
 from __future__ import annotations
 
@@ -57,14 +59,14 @@ def test_mondrian_suppresses_the_small_children_by_hand() -> None:
     assert plain.tables[0].table.stats["groups"] == 1
     rel = versapub.publish(
         t, [], guarantee={"name": "k-anonymity", "k": 2}, columns=roles, hierarchies=h,
-        anonymizer="mondrian", anonymizer_params={"suppression": 0.34},
+        anonymizer="mondrian", anonymizer_params={"suppression": 0.34, "suppression_mode": "class"},
     )  # fmt: skip
     st = rel.tables[0].table.stats
     assert st["suppressed_records"] == 2 and st["groups"] == 3 and _classes(rel) == {"2": 3}
     # a budget of one record cannot pay for both: nothing suppressed
     one = versapub.publish(
         t, [], guarantee={"name": "k-anonymity", "k": 2}, columns=roles, hierarchies=h,
-        anonymizer="mondrian", anonymizer_params={"suppression": 0.2},
+        anonymizer="mondrian", anonymizer_params={"suppression": 0.2, "suppression_mode": "class"},
     )  # fmt: skip
     assert one.tables[0].table.stats.get("suppressed_records") == 0 and one.tables[0].table.stats["groups"] == 1
 
@@ -77,7 +79,8 @@ def test_suppressed_together_must_satisfy_or_none_is_suppressed() -> None:
     said: list[str] = []
     rel = versapub.publish(
         t, [], guarantee={"name": "k-anonymity", "k": 3}, columns=roles, hierarchies=h,
-        anonymizer="mondrian", anonymizer_params={"suppression": 0.5}, progress=lambda msg, *_: said.append(msg),
+        anonymizer="mondrian", anonymizer_params={"suppression": 0.5, "suppression_mode": "class"},
+        progress=lambda msg, *_: said.append(msg),
     )  # fmt: skip
     assert rel.tables[0].table.stats["suppressed_records"] == 0
     assert any("none suppressed" in m for m in said)
@@ -93,7 +96,7 @@ def test_budget_respected_and_verified(tmp_path: Path, anonymizer: str, share: f
     table = random_table(np.random.default_rng(3), 800, {"q1": 9, "q2": 7, "q3": 5, "s": 6}, skew=1.2)
     rel = versapub.publish(
         table, ["q1, q2, q3 -> s"], guarantee={"name": "distinct-l-diversity", "l": 3},
-        anonymizer=anonymizer, anonymizer_params={"suppression": share}, seed=2,
+        anonymizer=anonymizer, anonymizer_params={"suppression": share, "suppression_mode": "class"}, seed=2,
     )  # fmt: skip
     st = rel.tables[0].table.stats
     assert st.get("suppressed_records", 0) <= math.floor(share * 800)
@@ -130,7 +133,7 @@ def test_suppression_improves_mondrian_on_adult(tmp_path: Path) -> None:
             columns=roles,
             hierarchies=h,
             anonymizer="mondrian",
-            anonymizer_params={"suppression": s},
+            anonymizer_params={"suppression": s, "suppression_mode": "class"},
         )
         for s in (0.0, 0.02)
     ]
@@ -147,7 +150,7 @@ def test_forged_suppression_claims_fail(tmp_path: Path) -> None:
     roles = ColumnRoles(quasi_identifying=("x",), insensitive=("other",))
     rel = versapub.publish(
         t, [], guarantee={"name": "k-anonymity", "k": 2}, columns=roles, hierarchies=h,
-        anonymizer="mondrian", anonymizer_params={"suppression": 0.34},
+        anonymizer="mondrian", anonymizer_params={"suppression": 0.34, "suppression_mode": "class"},
     )  # fmt: skip
     out = tmp_path / "r"
     versapub.write_release(rel, out, format="csv")
@@ -172,7 +175,8 @@ def test_cli_summary_and_dask_refusal(tmp_path: Path) -> None:
     pd.DataFrame(table.to_pydict()).to_csv(data, index=False)
     code, stdout, stderr = run(
         "publish", "--input", str(data), "--qi", "q1,q2", "--others", "insensitive", "--guarantee",
-        "k-anonymity:k=10", "--anonymizer", "mondrian:suppression=0.03", "--out", str(tmp_path / "r"),
+        "k-anonymity:k=10", "--anonymizer", "mondrian:suppression=0.03,suppression_mode=class",
+        "--out", str(tmp_path / "r"),
     )  # fmt: skip
     assert code == 0, stderr
     assert "+ suppressed (" in stdout and "suppressed records" in (tmp_path / "r" / "report.md").read_text()

@@ -24,6 +24,7 @@ from versapub.privacy.per_rule import RuleItem
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
 from versapub.publishing.identities import identities_only
+from versapub.publishing.recoding import for_floor
 from versapub.publishing.steps import (
     Clock,
     Job,
@@ -167,9 +168,11 @@ def _run(job: Job, problems: list[Problem]) -> Release:
     clock.lap("rules")
     schema, verdict = decompose(job, cols, rules, problems)
     screened = screen_schema(job, cols, rules, schema, problems)
+    cols, recoding = for_floor(job, cols, rules, schema)
+    recoded = recoding.to_manifest() if recoding is not None else None
     clock.lap("proxy sets")
     schema, verdict, trace = refine(job, cols, rules, schema, verdict)
     clock.lap("decompose")
     published = anonymize_all(job, cols, rules, schema)
     clock.lap("anonymize")
-    return assemble(job, cols, rules, Outcome(schema, verdict, trace, published, screened, clock))
+    return assemble(job, cols, rules, Outcome(schema, verdict, trace, published, screened, clock, recoded))

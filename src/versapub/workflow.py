@@ -423,7 +423,7 @@ def write_release(
             raise ConfigError(f"--max-risk/--risk-measure: {exc}.") from None
         check = run_check(
             tmp,
-            original=release.source,
+            original=release.checked_against,
             requirement=job,
             population=release.population.table if release.population is not None else None,
         )

@@ -96,6 +96,11 @@ class AnonymizedTable:
     #: Columns a generalized table publishes exactly in each record's row beside its classes
     #: without being part of them (the classic job's other columns: ARX's insensitive ones).
     kept: tuple[str, ...] = ()
+    #: Records removed by suppression (ARX's semantics, ``suppression_mode="remove"``): their
+    #: row numbers in the anonymizer's input, published in no table; and their number by
+    #: reason (:func:`~versapub.anonymizers.generalizing.suppression.reasons`).
+    removed: npt.NDArray[np.int64] | None = field(default=None, compare=False)
+    removed_by_reason: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.parts:

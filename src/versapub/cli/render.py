@@ -99,6 +99,10 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         + f"; {_guarantee_text(release)}.",
         soft_wrap=True,
     )
+    if release.removed is not None:
+        from versapub.release.value import removal_text
+
+        out.print(escape(removal_text(release.removed, release.n_records)), soft_wrap=True)
     removed = release.columns.get("removed") or []
     if removed:
         out.print(f"Removed as identifying: {', '.join(show(c) for c in removed)}.", soft_wrap=True)

@@ -233,6 +233,12 @@ class EncodedTable:
             cols.append(Column(c.name, rank[codes], c.values[present]))
         return EncodedTable(tuple(cols), source=f"{self.source} (sample of {n})")
 
+    def take(self, rows: npt.NDArray[np.integer]) -> EncodedTable:
+        """The records at ``rows`` (in that order); every dictionary kept whole, so codes keep
+        their meaning (records removed by suppression: ``docs/choices.md``)."""
+        cols = tuple(Column(c.name, c.codes[rows], c.values) for c in self.columns)
+        return EncodedTable(cols, n_dropped=self.n_dropped, source=self.source, sha256=self.sha256)
+
     def sample_codes(self, names: Sequence[str], size: int, rng: np.random.Generator) -> dict[str, Codes]:
         """The codes of ``names`` for ``size`` records drawn without replacement (input order;
         every record when there are no more)."""

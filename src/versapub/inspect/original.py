@@ -38,6 +38,7 @@ def original_table(
     from versapub.io.config import original_reader
     from versapub.kinds.load import load_release
     from versapub.model import original_mismatch
+    from versapub.release.recoded import as_published
 
     d = Path(release)
     manifest = read_manifest(d)
@@ -51,7 +52,7 @@ def original_table(
                 f"manifest's {recorded[:16]}…): it changed since, or another file has its name. Give the original "
                 "with --original."
             )
-    table = cfg.read()
+    table = as_published(cfg.read(), manifest.raw.get("recoded"))  # columns recoded to meet --k
     return Original(table, tuple(original_mismatch(model or load_release(d), table)))
 
 

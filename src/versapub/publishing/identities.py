@@ -9,6 +9,7 @@ from versapub.anonymizers.base import Anonymizer, KeepsColumns, MeetsCellFloor, 
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import get_kind
 from versapub.privacy.rules import Reduction
+from versapub.publishing.removal import without_removed
 from versapub.publishing.steps import Clock, Columns, Job, input_of
 from versapub.publishing.tables import identity_risk, step_hook, table_rng
 from versapub.release.value import PublishedTable, Release
@@ -72,6 +73,8 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     published = [PublishedTable("T1", first)]
     if others and not together:
         published.append(PublishedTable("T2", publish_plain(table.select(others))))
+    whole = table
+    table, published, removal = without_removed(table, published)
     job.hook("anonymized", 1, 1)
     clock.lap("anonymize")
     return Release(
@@ -93,4 +96,6 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         warnings=cols.warnings,
         notes=list(cols.notes or []),
         population=job.population,
+        removed=removal,
+        verified_against=whole if removal is not None else None,  # type: ignore[arg-type]
     )

@@ -42,6 +42,7 @@ from versapub.privacy.screens.proxies import Association, proxy_error, screen
 from versapub.privacy.screens.proxy_sets import SetProxy, set_proxy_error
 from versapub.privacy.screens.roles import ColumnRoles, apply_roles, column_problems
 from versapub.publishing.choice import anon_for, anonymizer_of, plugins_for, reach_of, require_out_of_core
+from versapub.publishing.removal import without_removed
 from versapub.publishing.screens import population_of, population_used, proxies, proxy_sets, quasi_identifiers
 from versapub.publishing.tables import (
     ProgressHook,
@@ -191,6 +192,9 @@ class Columns:
     warnings: list[str]
     keep: tuple[str, ...]
     classic: bool
+    #: The table before its exactly published columns were recoded to meet the floor
+    #: (:mod:`versapub.publishing.recoding`; ``None``: not recoded).
+    unrecoded: Source | None = None
 
 
 def decide_columns(job: Job, problems: list[Problem]) -> Columns:
@@ -351,12 +355,14 @@ class Outcome:
     published: list[PublishedTable]
     screened: Screened
     clock: Clock = field(default_factory=Clock)
+    #: The recoding that met the floor, as the manifest's ``recoded`` (``None``: none).
+    recoded: dict[str, Any] | None = None
 
 
 def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
     """The proxy screen on what is published (refusing a proxy the steward has not allowed),
     each table's identity risk, and the :class:`Release`."""
-    table, published = cols.table, out.published
+    table, published, removal = without_removed(cols.table, out.published)
     associations = proxies(
         table, rules.reduction.rules, published, cols.roles, (out.screened.layout, out.screened.early)
     )
@@ -392,4 +398,16 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         rule_guarantees=dict(rules.per_rule),
         rule_anonymizers={r: {"name": a.name, "params": a.params()} for r, a in rules.own_anon.items()},
         population=job.population,
+        removed=removal,
+        recoded=out.recoded,
+        verified_against=whole_input(cols, removal is not None),
     )
+
+
+def whole_input(cols: Columns, removed: bool) -> EncodedTable | None:
+    """The table a release is checked against when that is not its ``source``: the input
+    before recoding (the verifier recodes it from the manifest) or with the records
+    suppression removed (the verifier finds them in no table)."""
+    if cols.unrecoded is not None:
+        return cast(EncodedTable, cols.unrecoded)
+    return cast(EncodedTable, cols.table) if removed else None

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from versapub.anonymizers import publish_plain
+from versapub.anonymizers import make_anonymizer, publish_plain
 from versapub.anonymizers.base import (
     AnonymizedTable,
     Anonymizer,
@@ -24,7 +25,7 @@ from versapub.data.source import Source
 from versapub.errors import ConfigError
 from versapub.kinds import entry_of, get_kind
 from versapub.privacy.guarantees.context import bind
-from versapub.privacy.guarantees.guarantee import Guarantee
+from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
 from versapub.privacy.per_rule import for_rules
 from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles, cell_risk
@@ -76,6 +77,8 @@ def anonymize(
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
+        if floor > 1 and int(out.parts["data"].counts.min(initial=floor)) < floor:
+            out = floored_plain(part, sub, seed, progress, hierarchies, floor)
     else:
         kept = tuple(a for a in sub.attributes if a in set(keep)) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
@@ -87,6 +90,29 @@ def anonymize(
             raise ConfigError(str(exc) + derived_from(sub, g)) from None
     get_kind(out.kind).validate(out)
     return out
+
+
+def floored_plain(
+    part: Source,
+    sub: SubTable,
+    seed: int,
+    progress: Callable[[str], None] | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    floor: int,
+) -> AnonymizedTable:
+    """A sub-table that enforces no rule, under a floor on published cells its plain rows do
+    not meet: generalized by Mondrian until every class of its values holds ``floor``
+    records (k-anonymity of all its columns, no rule: a generalized table that protects
+    identities only), the table's note saying so."""
+    g = make_guarantee({"name": "k-anonymity", "k": floor})
+    request = PublishRequest(part, (), (g,), table_rng(seed, sub), progress, hierarchies, (), 1)
+    out = make_anonymizer("mondrian").publish(request)
+    note = (
+        f"{sub.name} enforces no rule, but its rows left records in cells of fewer than {floor}: its values are "
+        f"generalized by Mondrian until every cell holds {floor} records (k-anonymity of its columns)"
+    )
+    notes = [*out.stats.get("notes", []), note]
+    return replace(out, stats={**out.stats, "notes": notes})
 
 
 def bound_guarantees(

@@ -62,6 +62,43 @@ class InputInfo:
 
 
 @dataclass(frozen=True)
+class Removal:
+    """Records removed by suppression (ARX's semantics): their number, by reason, the
+    anonymizer's share and budget (``floor(share x input records)``) and the table whose
+    classes they failed."""
+
+    records: int
+    by_reason: dict[str, int]
+    share: float
+    budget: int
+    table: str
+
+    def __post_init__(self) -> None:
+        if self.records < 1 or self.records > self.budget or sum(self.by_reason.values()) != self.records:
+            raise ValueError("removed records are at least one, within the budget, and every one has a reason")
+
+    def to_manifest(self, n_records: int) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "by_reason": dict(self.by_reason),
+            "suppression": self.share,
+            "budget": self.budget,
+            "table": self.table,
+            "input_records": n_records + self.records,
+        }
+
+
+def removal_text(removed: Removal, n_records: int) -> str:
+    """The records removed by suppression, in one sentence for the summary and the report."""
+    why = "; ".join(f"{c:,} {r}" for r, c in removed.by_reason.items())
+    return (
+        f"Suppression removed {removed.records:,} of {n_records + removed.records:,} input records from every table "
+        f"(at most floor({removed.share:g} x {n_records + removed.records:,}) = {removed.budget:,} allowed): {why}. "
+        f"The utility figures and the release model cover the {n_records:,} published records."
+    )
+
+
+@dataclass(frozen=True)
 class Release:
     """Everything one publishing run produced.  ``source`` is the (encoded) input the
     release is verified against before it is written; it is never written."""
@@ -109,6 +146,21 @@ class Release:
     #: The population the records were drawn from, when a guarantee is checked against it
     #: (delta-presence, k-map with ``--population``); never written, recorded by digest.
     population: Population | None = None
+    #: Records removed by suppression (ARX's semantics): ``source`` holds the records kept.
+    removed: Removal | None = None
+    #: Exactly published columns recoded to meet ``--k`` (the manifest's ``recoded``:
+    #: :mod:`versapub.publishing.recoding`): ``source`` holds the recoded values.
+    recoded: dict[str, Any] | None = None
+    #: The input as read, when the release is checked against more than ``source``: before
+    #: recoding, with the records suppression removed (never written).
+    verified_against: EncodedTable | None = None
+
+    @property
+    def checked_against(self) -> EncodedTable:
+        """The table the release is verified against before it is written: the whole input
+        as read (the verifier recodes it from the manifest, and finds the records removed by
+        suppression in no table)."""
+        return self.verified_against if self.verified_against is not None else self.source
 
     def rule_json(self, rule: Rule) -> dict[str, Any]:
         """A rule in the manifest, with its guarantee when it is not the release's."""
@@ -150,6 +202,8 @@ class Release:
             "tables": tables,
             "hierarchies": self.hierarchy_files(),
             **({"population": self.population.to_manifest()} if self.population is not None else {}),
+            **({"removed": self.removed.to_manifest(self.n_records)} if self.removed is not None else {}),
+            **({"recoded": self.recoded} if self.recoded else {}),
             # Provenance (optional to a checker):
             "tool": {"name": "versapub", "version": __version__},
             "input": {

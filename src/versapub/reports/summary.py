@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from versapub.release.value import Release
+from versapub.release.value import Release, removal_text
 from versapub.verify.release_check import VerificationReport
 
 #: What each summary column means, for a reader who has not read the papers.
@@ -190,6 +190,7 @@ def markdown_report(
             if release.input.rows_dropped_missing
             else ""
         ),
+        *([f"- {removal_text(release.removed, release.n_records)}"] if release.removed is not None else []),
         f"- Attributes: {', '.join(release.attributes)}",
         f"- Guarantee: {guarantees_text(release)}",
         f"- Decomposition: {release.decomposition}; anonymizer: {release.anonymizer}; seed: {release.seed}",

@@ -43,6 +43,7 @@ from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.posterior import _holding, group_bounds, own_posterior, posterior_hint
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
+from versapub.verify.recoding import recoded_original
 from versapub.verify.release_check import required, verify_release
 from versapub.verify.requirement import Requirement
 from versapub.verify.thresholds import Threshold, Thresholds, threshold
@@ -279,6 +280,8 @@ def run_check(
     """
     req = requirement or required(rules, guarantee)
     run = _Run(Path(directory), req, original, n_attacks, progress)
+    original = recoded_original(original, run.parsed)  # columns recoded to meet --k: read as published
+    run.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
     run.attack = attack
     k = k if k is not None else req.k
     with ThreadPoolExecutor(max_workers=4) as pool:

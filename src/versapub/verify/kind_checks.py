@@ -248,7 +248,7 @@ def generalized_ok(
         return
     _classes_ok(c, data, labels, order, qi, s, guarantee, name)
     if c.original is not None and _cover_size_ok(c, data, name):
-        _covers_original(c, data, labels, order, attrs, name)
+        _covers_original(c, data, labels, order, attrs, name, qi if _removed_from(c, name) else None)
 
 
 def _listings_ok(c: Checker, labels: str, order: str, attrs: list[str], name: str) -> bool:
@@ -349,10 +349,20 @@ def _cover_size_ok(c: Checker, data: str, name: str) -> bool:
     return True
 
 
-def _covers_original(c: Checker, data: str, labels: str, order: str, attrs: list[str], name: str) -> None:
+def _removed_from(c: Checker, name: str) -> bool:
+    """Whether the manifest says records were removed from table ``name``'s classes."""
+    gone = c.removed
+    return gone is not None and gone.table == name
+
+
+def _covers_original(
+    c: Checker, data: str, labels: str, order: str, attrs: list[str], name: str, qi: list[str] | None = None
+) -> None:
     """The table is a true generalization of the input: every record can be given to a row
     whose values (its sensitive value included) cover its values (a maximum flow that
-    saturates)."""
+    saturates).  ``qi`` (records removed by suppression): every published record is an
+    input record, and the input records the classes (``qi``'s values) cover are exactly
+    the published ones — the removed records lie in no published class."""
     limit = c.pairing_max_rows
     for i, a in enumerate(attrs):  # published value -> the input's code of every leaf it covers
         c.con.execute(
@@ -411,15 +421,58 @@ def _covers_original(c: Checker, data: str, labels: str, order: str, attrs: list
         c.report.add(
             "generalization",
             flow == total == c.n,
-            "every input record is covered by a published row with its sensitive value (a true generalization)"
+            f"every {'published' if qi is not None else 'input'} record is covered by a published row with its "
+            "sensitive value (a true generalization)"
             if flow == total == c.n
-            else f"only {flow} of {c.n} input records can be given to published rows that cover their values: "
+            else f"only {flow} of {c.n} records can be given to published rows that cover their values: "
             "the table is not a generalization of the input",
             name,
         )
+        if qi is not None:
+            _removed_outside(c, [attrs.index(a) for a in qi], attrs, name)
     finally:
         for t in ("cells", "pr", *(f"map{i}" for i in range(len(attrs)))):
             c.con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def _removed_outside(c: Checker, idx: list[int], attrs: list[str], name: str) -> None:
+    """Records removed by suppression lie in no published class: the input records whose
+    class values (``attrs[i]`` for ``i`` in ``idx``, each matched through ``map{i}``) some
+    published row covers number exactly ``n_records`` (the temp tables ``pr`` and ``map{i}``
+    of :func:`_covers_original`)."""
+    qi = [attrs[i] for i in idx]
+    keys = ", ".join(f"{_q(a)} AS k{i}" for i, a in zip(idx, qi, strict=True)) or "1 AS k"
+    c.con.execute(
+        f"CREATE OR REPLACE TEMP TABLE qcells AS SELECT {keys}, count(*) AS c FROM original_codes GROUP BY ALL"
+    )
+    prev = "qcells"
+    for j, (i, a) in enumerate(zip(idx, qi, strict=True)):
+        match = " AND ".join(
+            [*(f"q.{_q(b)} = x.p{t}" for t, b in zip(idx[:j], qi[:j], strict=True)), f"q.{_q(a)} = m.pv"]
+        )
+        c.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE qstep{j} AS SELECT x.*, m.pv AS p{i} FROM {prev} x "
+            f"JOIN map{i} m ON m.leaf = x.k{i} SEMI JOIN (SELECT DISTINCT "
+            f"{', '.join(_q(b) for b in qi[: j + 1])} FROM pr) q ON {match}"
+        )
+        prev = f"qstep{j}"
+    cell = ", ".join(f"k{i}" for i in idx) or "k"
+    got = c.con.execute(f"SELECT coalesce(sum(c), 0) FROM (SELECT DISTINCT {cell}, c FROM {prev})").fetchone()
+    covered = int(got[0]) if got else 0
+    for j in range(len(qi)):
+        c.con.execute(f"DROP TABLE IF EXISTS qstep{j}")
+    c.con.execute("DROP TABLE IF EXISTS qcells")
+    gone = c.removed.records if c.removed is not None else 0
+    c.report.add(
+        "removal",
+        covered == c.n,
+        f"the {gone:,} removed record(s) lie in no published class: the classes cover {covered:,} input records, "
+        "the published ones"
+        if covered == c.n
+        else f"the published classes cover {covered:,} input records but publish {c.n:,}: records were removed from "
+        "classes that are published",
+        name,
+    )
 
 
 #: The generalization check's first join (input cells x the published values covering each of

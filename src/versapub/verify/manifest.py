@@ -41,6 +41,19 @@ class TableFiles:
 
 
 @dataclass(frozen=True)
+class Removed:
+    """Records removed by suppression (the manifest's optional ``removed``): how many, the
+    anonymizer's share and budget, the table whose classes they failed, and the input's
+    number of records (``n_records`` + ``records``)."""
+
+    records: int
+    suppression: float
+    budget: int
+    table: str
+    input_records: int
+
+
+@dataclass(frozen=True)
 class Contents:
     """The manifest's core, checked and typed: the ``format``, ``n_records``, the published
     ``attributes`` (``None`` when not a list: the coverage check says so), every table's
@@ -53,6 +66,7 @@ class Contents:
     attributes: tuple[str, ...] | None
     tables: tuple[TableFiles, ...] = ()
     hierarchies: dict[str, str] | None = field(default_factory=dict)
+    removed: Removed | None = None
 
     def hierarchy_problem(self) -> str | None:
         """Why the hierarchies cannot be read (``None``: they can)."""
@@ -88,7 +102,21 @@ def contents(raw: object, expected_format: str) -> Contents:
         tuple(str(a) for a in attrs) if isinstance(attrs, list) else None,
         tuple(_files(e) for e in raw["tables"]) if isinstance(raw["tables"], list) else (),
         {str(k): str(v) for k, v in hier.items()} if good else None,
+        _removed(raw.get("removed")),
     )
+
+
+def _removed(raw: object) -> Removed | None:
+    """The ``removed`` block, typed (:class:`ManifestProblem` when malformed)."""
+    if raw is None:
+        return None
+    whole = ("records", "budget", "input_records")
+    if not isinstance(raw, dict) or any(isinstance(raw.get(k), bool) or not isinstance(raw.get(k), int) for k in whole):
+        raise ManifestProblem(f"removed must give whole numbers {list(whole)}, got {raw!r}")
+    share, table = raw.get("suppression"), raw.get("table")
+    if isinstance(share, bool) or not isinstance(share, int | float) or not isinstance(table, str):
+        raise ManifestProblem(f"removed must give the suppression share and the table, got {raw!r}")
+    return Removed(int(raw["records"]), float(share), int(raw["budget"]), table, int(raw["input_records"]))
 
 
 def _files(entry: object) -> TableFiles:

@@ -19,6 +19,7 @@ from versapub.data.source import Source
 from versapub.data.sql import duckdb_source
 from versapub.verify.finding import Finding
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
+from versapub.verify.manifest import Removed
 from versapub.verify.requirement import Requirement
 
 FORMAT = "versapub-release/1"
@@ -126,6 +127,8 @@ class Checker:
         self.report = VerificationReport(str(directory))
         self.con = con
         self.n = 0
+        #: Records removed by suppression, as the manifest states them (``None``: none).
+        self.removed: Removed | None = None
         self.views = 0
         self.hierarchies: dict[str, str] = {}
         #: Sensitive attribute -> the guarantee of every rule checked on it (all of them).
@@ -194,7 +197,7 @@ class Checker:
     def marginal_ok(self, view: str, attrs: list[str], file: str, at_most: bool = False) -> None:
         """The published marginal over ``attrs`` equals the original's projection (with
         ``at_most``: is cell by cell at most the original's — an ST whose suppressed
-        records are withheld).
+        records are withheld, a release whose removed records are in no table).
 
         Published values are translated to the original's dictionary codes (a value the
         input does not have is a failure by itself); both sides are then aggregated on
@@ -202,6 +205,7 @@ class Checker:
         """
         if self.original is None:
             return
+        at_most = at_most or self.removed is not None  # records removed by suppression are in no table
         joins = " ".join(f"LEFT JOIN {_q('dict_' + a)} d{i} ON p.{_q(a)} = d{i}.value" for i, a in enumerate(attrs))
         codes = ", ".join(f"d{i}.code AS k{i}" for i in range(len(attrs)))
         unknown = " OR ".join(f"k{i} IS NULL" for i in range(len(attrs)))

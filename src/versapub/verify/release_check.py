@@ -44,6 +44,8 @@ from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.kind_checks import KIND_CHECKS
 from versapub.verify.manifest import Manifest, ManifestProblem, contents, manifest_of
 from versapub.verify.primitives import PAIRING_MAX_ROWS, Checker, VerificationReport
+from versapub.verify.recoding import recoded_original, recoding_problems
+from versapub.verify.removal import removal_ok
 from versapub.verify.requirement import Requirement
 
 FORMAT = "versapub-release/1"
@@ -65,6 +67,7 @@ class _Checker(Checker):
         manifest, specs, rules, tables = read
         guarantee = self._requirement(manifest, specs, rules)
         self._coverage(manifest, tables)
+        removal_ok(self, manifest)
         for v in gnf_verdicts([(r.lhs, r.rhs) for r in rules], tables):
             rep.add("schema", v.holds, v.explain())
 
@@ -98,6 +101,7 @@ class _Checker(Checker):
             rep.add("manifest", False, str(exc), "manifest.json")
             return None
         self.n = n = self.contents.n_records
+        self.removed = self.contents.removed
         try:
             specs = self.requirement.rule_specs(manifest)
             rules = [Rule.from_json(r) for r, _ in specs]
@@ -169,8 +173,15 @@ class _Checker(Checker):
                 else f"input attributes {sorted(names - published)} are not published"
                 + (f"; {sorted(published - names)} are not input attributes" if published - names else ""),
             )
-            if self.original.n_rows != n:
-                rep.add("coverage", False, f"n_records = {n} but the input has {self.original.n_rows} records")
+            gone = self.removed.records if self.removed is not None else 0
+            if self.original.n_rows != n + gone:
+                rep.add(
+                    "coverage",
+                    False,
+                    f"n_records = {n}"
+                    + (f" and {gone} record(s) removed by suppression" if gone else "")
+                    + f", but the input has {self.original.n_rows} records",
+                )
             self.original.register_duckdb(self.con)  # original_codes and dict_<attribute>, in memory or on disk
 
 
@@ -213,8 +224,24 @@ def verify_release(
     # spills the rest into a temporary directory of its own, removed afterwards.
     with connect(ordered=False) as con:
         req = requirement or required(rules, guarantee)
+        try:
+            parsed = manifest_of(Path(directory), manifest)
+        except (OSError, ValueError):
+            parsed = None  # the checker reports it
+        original = recoded_original(original, parsed)
         checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con, population=population)
-        return checker.run(manifest)
+        report = checker.run(manifest)
+        if isinstance(parsed, dict) and parsed.get("recoded") is not None:
+            problems = recoding_problems(parsed["recoded"])
+            report.add(
+                "recoding",
+                not problems,
+                "; ".join(problems)
+                or f"{', '.join(parsed['recoded'])} recoded: one published value per leaf"
+                + (", the input recoded likewise before every comparison" if original is not None else ""),
+                "manifest.json",
+            )
+        return report
 
 
 def required(rules: list[Rule] | None, guarantee: dict[str, Any] | None, source: str = "") -> Requirement:

@@ -17,12 +17,14 @@ between its parts', its size above theirs).  Counts come from one group-by of th
 quasi-identifier and the sensitive attribute; a node's classes are that group-by's rows
 mapped to the node's levels and summed (never a re-scan of the records).
 
-**Suppression** (``suppression`` = the largest share of records, as ARX allows): the
-records of classes that fail the guarantee are published with every quasi-identifier at
-its root, one more class, which must satisfy the guarantee too (``docs/choices.md``).
-That class breaks both pruning properties (a generalization may suppress fewer records,
-too few to satisfy the guarantee together), so with suppression every node of the full
-lattice is checked.
+**Suppression** (``suppression`` = the largest share of records, as ARX allows): a node
+satisfies when the records of its classes that fail the guarantee number at most
+``floor(suppression x n)``; with ``suppression_mode="remove"`` (the default, ARX's
+semantics) those records are removed — published in no table — and with ``"class"`` they
+are published with every quasi-identifier at its root, one more class, which must satisfy
+the guarantee too (:mod:`~versapub.anonymizers.generalizing.suppression`,
+``docs/choices.md``).  A budget breaks both pruning properties (a generalization may
+suppress fewer records), so with suppression every node of the full lattice is checked.
 
 **Choice among the minimal satisfying nodes** (``utility``): ``"kl"`` (default) the lowest
 KL-divergence of the table's maximum-entropy estimate (each class spread uniformly over
@@ -58,6 +60,7 @@ from versapub.anonymizers.generalizing.generalize import (
 )
 from versapub.anonymizers.generalizing.incognito_search import Counted, Lattice, Minimal
 from versapub.anonymizers.generalizing.population import in_table_codes, joint_table, refuse_suppression
+from versapub.anonymizers.generalizing.suppression import MODES, kept_rows, reasons, with_removed
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
@@ -107,7 +110,9 @@ class Incognito(KeepingColumns):
     """Full-domain generalization with Incognito's search (see the module docstring).
 
     ``suppression``: the largest share of records that may be suppressed (0 to < 1);
-    ``utility``: ``kl``, ``discernibility`` or ``loss`` chooses among minimal nodes."""
+    ``utility``: ``kl``, ``discernibility`` or ``loss`` chooses among minimal nodes;
+    ``suppression_mode``: ``remove`` (ARX: suppressed records in no table) or ``class``
+    (published as one class at the roots)."""
 
     name = "incognito"
     #: Meets the job's floor on published cells while it climbs the lattice.
@@ -117,6 +122,7 @@ class Incognito(KeepingColumns):
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "suppression": Param("number", low=0, high=1, high_open=True),
         "utility": Param("choice", choices=tuple(UTILITIES)),
+        "suppression_mode": Param("choice", choices=MODES),
     }
     glossary: ClassVar[str] = (
         "Incognito (LeFevre, DeWitt & Ramakrishnan, SIGMOD 2005): full-domain generalization; every quasi-"
@@ -124,13 +130,28 @@ class Incognito(KeepingColumns):
     )
     max_rules = 1
 
-    def __init__(self, suppression: float = 0.0, utility: str = "kl") -> None:
-        got = validated(self.name, self.parameter_constraints, {"suppression": suppression, "utility": utility})
+    def __init__(self, suppression: float = 0.0, utility: str = "kl", suppression_mode: str = "remove") -> None:
+        got = validated(
+            self.name,
+            self.parameter_constraints,
+            {"suppression": suppression, "utility": utility, "suppression_mode": suppression_mode},
+        )
         self.suppression = float(got["suppression"])
         self.utility = got["utility"]
+        self.suppression_mode = str(got["suppression_mode"])
 
     def params(self) -> dict[str, Any]:
-        return {"suppression": self.suppression, "utility": self.utility}
+        return {"suppression": self.suppression, "utility": self.utility, "suppression_mode": self.suppression_mode}
+
+    @property
+    def in_memory_only(self) -> str | None:
+        """Why this configuration needs the records in memory (None: it runs on Dask too)."""
+        if self.suppression > 0 and self.suppression_mode == "remove":
+            return (
+                "removing suppressed records (suppression > 0, suppression_mode = remove) takes them out of the "
+                "records in memory; use suppression_mode = class there"
+            )
+        return None
 
     def publish(self, request: PublishRequest) -> AnonymizedTable:
         table, guarantee = request.table, request.guarantee
@@ -164,18 +185,49 @@ class Incognito(KeepingColumns):
             return publish_on_cluster(table, found, best, sup, guarantee, search)
         codes = found.joint or [table.codes(a).astype(np.int64) for a in qi]
         searched = goal if cells is None else SimpleNamespace(codes=_searched(goal.codes, cells), cardinality=s_card)
-        cls, cover, suppressed, counted = _classes(lattice, codes, best, tested, budget, searched, found.population)
+        cls, cover, gone, counted = _classes(lattice, codes, best, tested, budget, searched, found.population)
+        suppressed = int(gone.sum())
+        if self.suppression_mode == "remove" and suppressed:
+            return self._removing(request, found, best, cls, cover, gone, search)
         stats = class_stats(
             guarantee, cls, goal.codes.astype(np.int64), int(cls.max()) + 1, goal.cardinality, population=counted
         )
         stats.update(search, suppressed_records=suppressed)
-        if budget and not suppressed:
+        if budget and not suppressed and self.suppression_mode == "class":
             unused = _unused_budget(lattice, keys, counts, tested, budget, s_card)
             if unused:
                 say(unused)
                 stats["suppression_unused"] = unused
         out = classes_table(table, goal, found.dims, cls, cover, stats)
         return in_table_codes(out, table, found.joint_table) if found.joint_table is not None else out
+
+    def _removing(
+        self,
+        request: PublishRequest,
+        found: Minimal,
+        best: tuple[int, ...],
+        cls: IntArray,
+        cover: list[tuple[IntArray, IntArray]],
+        gone: npt.NDArray[np.bool_],
+        search: dict[str, Any],
+    ) -> AnonymizedTable:
+        """The table of the classes kept at ``best``, the failing classes' records removed
+        (class 0 of :func:`_classes`; their rows and reasons with it)."""
+        keep, removed = kept_rows(gone)
+        lattice = found.lattice
+        codes = found.joint or [request.table.codes(a).astype(np.int64) for a in found.goal.qi]
+        g = [lattice.gen[j][lv][c[removed]] for j, (c, lv) in enumerate(zip(codes, best, strict=True))]
+        by_class = _group(g, [len(lattice.under[j][lv]) for j, lv in enumerate(best)], len(removed))
+        sizes = np.bincount(by_class).astype(np.int64)
+        table = request.table.take(keep)
+        mine = target(table, request.rules, self.name, request.keep)
+        mine_cls = cls[keep] - 1  # class 0 held the removed records
+        n_cls = int(mine_cls.max()) + 1 if len(mine_cls) else 0
+        stats = class_stats(request.guarantee, mine_cls, mine.codes, n_cls, mine.cardinality)
+        stats.update(search, suppressed_records=0)
+        out = classes_table(table, mine, found.dims, mine_cls, [(lv[1:], nd[1:]) for lv, nd in cover], stats)
+        why = reasons(sizes[sizes > 0], request.k, request.guarantee)
+        return with_removed(out, removed, why, self.suppression, request.table.n_rows)
 
     def _floor(self, request: PublishRequest) -> tuple[Guarantee, IntArray | None]:
         """The guarantee the search tests and the kept-values cells searched beside the
@@ -244,8 +296,7 @@ class Incognito(KeepingColumns):
         n = table.n_rows
         budget = math.floor(self.suppression * n)
         _require_searchable(lattice, qi, budget > 0)
-        checked = 0
-
+        checked, removing = 0, self.suppression_mode == "remove"
         projected: dict[tuple[int, ...], tuple[list[IntArray], IntArray, Counted | None]] = {}
 
         def check(attrs: tuple[int, ...], levels: tuple[int, ...]) -> Outcome:
@@ -264,7 +315,7 @@ class Incognito(KeepingColumns):
                 total = np.bincount(g.inverse, weights=base_counts, minlength=len(g.counts)).astype(np.int64)
                 projected[attrs] = (sub_keys, total, _project(counted, attrs, len(qi)))
             sub_keys, total, pop_rows = projected[attrs]
-            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_card, pop_rows)
+            return _check(lattice, sub_keys, total, attrs, levels, guarantee, budget, s_card, pop_rows, removing)
 
         everything = tuple(range(len(qi)))
         if budget:  # the pruning properties fail with suppression: every node of the full lattice
@@ -279,7 +330,7 @@ class Incognito(KeepingColumns):
         ]
         if not qi:
             minimal = [()]
-            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_card, counted)
+            whole = _check(lattice, keys, base_counts, (), (), guarantee, budget, s_card, counted, removing)
             if not whole.ok:
                 minimal = []
         if not minimal:
@@ -440,6 +491,7 @@ def _check(
     budget: int,
     s_card: int,
     population: Counted | None = None,
+    remove: bool = False,
 ) -> Outcome:
     """Does the node (``levels`` of quasi-identifiers ``attrs``) satisfy the guarantee,
     suppressing at most ``budget`` records (whose class must satisfy it too)?  With the
@@ -474,6 +526,8 @@ def _check(
     n_sup = int(counts[sup].sum())
     if n_sup > budget:
         return Outcome(False, n_sup)
+    if remove:  # ARX's semantics: the failing classes' records are published nowhere
+        return Outcome(True, n_sup)
     rest = _failing(np.zeros(int(sup.sum()), dtype=np.int64), s[sup], counts[sup], guarantee, s_card)
     return Outcome(not rest.any(), n_sup)
 
@@ -541,10 +595,10 @@ def _classes(
     budget: int,
     s_col: Any,
     population: Counted | None = None,
-) -> tuple[IntArray, list[tuple[IntArray, IntArray]], int, IntArray | None]:
+) -> tuple[IntArray, list[tuple[IntArray, IntArray]], npt.NDArray[np.bool_], IntArray | None]:
     """Every record's class at ``node`` (failing classes merged into one class at the
-    roots), each class's (level, node) per quasi-identifier, and (with the population's
-    rows) each class's population count."""
+    roots, class 0), each class's (level, node) per quasi-identifier, which records are
+    suppressed, and (with the population's rows) each class's population count."""
     g = [lattice.gen[j][lv][c] for j, (c, lv) in enumerate(zip(codes, node, strict=True))]
     cards = [len(lattice.under[j][lv]) for j, lv in enumerate(node)]
     n = len(codes[0]) if codes else len(s_col.codes)
@@ -558,7 +612,7 @@ def _classes(
         mine = where[pcls] >= 0
         counted = np.bincount(where[pcls][mine], weights=pcounts[mine], minlength=len(ids)).astype(np.int64)
         cls = cls.astype(np.int64).ravel()
-        return cls, _cover(lattice, g, cls, node, False), 0, counted
+        return cls, _cover(lattice, g, cls, node, False), np.zeros(n, dtype=bool), counted
     cls = _group(g, cards, n)
     s = s_col.codes.astype(np.int64)
     fail = (
@@ -571,7 +625,7 @@ def _classes(
         cls = np.where(sup, -1, cls)
     ids, cls = np.unique(cls, return_inverse=True)
     cls = cls.astype(np.int64).ravel()
-    return cls, _cover(lattice, g, cls, node, bool(ids[0] == -1)), int(sup.sum()), None
+    return cls, _cover(lattice, g, cls, node, bool(ids[0] == -1)), sup, None
 
 
 def _cover(

@@ -29,7 +29,7 @@ attribute, the lowest node covering its records.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,6 +38,7 @@ import numpy.typing as npt
 from versapub.anonymizers.base import AnonymizedTable, PublishRequest
 from versapub.anonymizers.generalizing.floor import floored, kept_cells, require_floor
 from versapub.anonymizers.generalizing.generalize import (
+    Dimension,
     IntArray,
     KeepingColumns,
     Target,
@@ -51,6 +52,7 @@ from versapub.anonymizers.generalizing.generalize import (
 )
 from versapub.anonymizers.generalizing.mondrian_cuts import partition, segment_starts
 from versapub.anonymizers.generalizing.population import in_table_codes, joint_table, refuse_suppression
+from versapub.anonymizers.generalizing.suppression import MODES, kept_rows, reasons, with_removed
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
@@ -65,8 +67,9 @@ class Mondrian(KeepingColumns):
     cut at the median; attributes with a hierarchy (``--hierarchy ATTR=FILE``) are
     specialized down it.  ``suppression``: the largest share of records that may be
     suppressed (0 to < 1, ARX's semantics): a cut whose failing parts fit in the budget is
-    made and those parts' records are published with every quasi-identifier at its root
-    (one more class, which must satisfy the guarantee too: ``docs/choices.md``)."""
+    made and those parts' records are removed, in no table (``suppression_mode="remove"``,
+    the default) or published with every quasi-identifier at its root (``"class"``: one
+    more class, which must satisfy the guarantee too: ``docs/choices.md``)."""
 
     name = "mondrian"
     max_rules = 1
@@ -74,19 +77,24 @@ class Mondrian(KeepingColumns):
     meets_k = True
     #: Runs on the Dask backend too (rounds of cuts from per-partition histograms there).
     out_of_core = True
-    parameter_constraints: ClassVar[dict[str, Param]] = {"suppression": Param("number", low=0, high=1, high_open=True)}
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "suppression": Param("number", low=0, high=1, high_open=True),
+        "suppression_mode": Param("choice", choices=MODES),
+    }
     glossary: ClassVar[str] = (
         "Mondrian (LeFevre, DeWitt & Ramakrishnan, ICDE 2006): strict multidimensional partitioning; partitions are "
         "cut at the median of one attribute at a time while both halves still meet the guarantee."
     )
 
-    def __init__(self, suppression: float = 0.0) -> None:
-        self.suppression = float(
-            validated(self.name, self.parameter_constraints, {"suppression": suppression})["suppression"]
+    def __init__(self, suppression: float = 0.0, suppression_mode: str = "remove") -> None:
+        got = validated(
+            self.name, self.parameter_constraints, {"suppression": suppression, "suppression_mode": suppression_mode}
         )
+        self.suppression = float(got["suppression"])
+        self.suppression_mode = str(got["suppression_mode"])
 
     def params(self) -> dict[str, Any]:
-        return {"suppression": self.suppression}
+        return {"suppression": self.suppression, "suppression_mode": self.suppression_mode}
 
     @property
     def in_memory_only(self) -> str | None:
@@ -126,11 +134,18 @@ class Mondrian(KeepingColumns):
         budget = math.floor(self.suppression * len(s))
         args = (dims, codes, s, goal.cardinality, search, progress)
         perm, seg_start, level, sup = partition(*args, budget=budget, floor=cell_floor)
-        if sup.any() and not _suppressed_class_ok(search, perm, seg_start, sup, s, goal.cardinality, cell_floor):
+        removing = self.suppression_mode == "remove"
+        if (
+            sup.any()
+            and not removing
+            and not _suppressed_class_ok(search, perm, seg_start, sup, s, goal.cardinality, cell_floor)
+        ):
             if progress is not None:  # together they fail: suppress nothing, generalize instead
                 progress("Mondrian: the records suppression would remove fail the guarantee together; none suppressed")
             perm, seg_start, level, sup = partition(*args, floor=cell_floor)
         seg, _ = segment_starts(seg_start, len(s))
+        if removing and sup.any():  # ARX's semantics: the failing parts' records are published nowhere
+            return _removing(request, goal, dims, codes, (perm, seg, level, sup), guarantee, self.suppression)
         # Suppressed partitions are one class (the last), every quasi-identifier at its root.
         ids = np.cumsum(~sup) - 1
         n_cls = int((~sup).sum()) + int(sup.any())
@@ -155,6 +170,38 @@ class Mondrian(KeepingColumns):
         _require_whole(guarantee, counts, rule, list(qi))
         dims = dimensions(table, qi, request.hierarchies)
         return publish_on_cluster(table, rule, kept, dims, guarantee, request.progress)
+
+
+def _removing(
+    request: PublishRequest,
+    goal: Target,
+    dims: Sequence[Dimension],
+    codes: Sequence[IntArray],
+    parts: tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]],
+    guarantee: Guarantee,
+    share: float,
+) -> AnonymizedTable:
+    """The table of the partitions kept, the suppressed partitions' records removed (their
+    rows and the reasons with it); ``parts``: :func:`partition`'s permutation, each record's
+    segment (in permutation order), the levels and the suppressed segments."""
+    perm, seg, level, sup = parts
+    n = len(goal.codes)
+    gone = np.empty(n, dtype=bool)
+    gone[perm] = sup[seg]
+    ids = np.cumsum(~sup) - 1
+    part = np.empty(n, dtype=np.int64)
+    part[perm] = seg
+    cls = np.empty(n, dtype=np.int64)
+    cls[perm] = ids[seg]
+    keep, removed = kept_rows(gone)
+    n_cls = int((~sup).sum())
+    cover = class_cover(dims, [c[keep] for c in codes], cls[keep], n_cls, level[~sup])
+    table = request.table.take(keep)
+    mine = target(table, request.rules, "mondrian", request.keep)
+    stats = class_stats(guarantee, cls[keep], mine.codes, n_cls, mine.cardinality)
+    sizes = np.bincount(part[removed], minlength=len(sup))[sup].astype(np.int64)
+    out = classes_table(table, mine, dims, cls[keep], cover, stats)
+    return with_removed(out, removed, reasons(sizes, request.k, request.guarantee), share, n)
 
 
 def _against_population(

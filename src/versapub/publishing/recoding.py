@@ -1,0 +1,221 @@
+"""Global recoding of the exactly published columns to meet the job's floor on published
+cells (``--k``, ``--max-risk``; issue 47): Anatomy's QIT, the MSA decomposition's and a
+plain sub-table publish their non-sensitive columns exactly, so with ``--k K`` those columns
+are generalized — the same way in every table, one level of a hierarchy per column (the
+user's where given, else one built from the values: consecutive values in pairs, then pairs
+of pairs, ...) — until every such table's cells hold ``K`` records.  The lowest total level
+that does is chosen (full-domain generalization, as ARX's global recoding; among equally
+low nodes the one that loses least: ``docs/choices.md``).  The recoded table is published;
+the manifest's ``recoded`` says which leaves each published value covers, so the verifier
+recodes the original itself and every check reads the release as one over the recoded
+values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from versapub.anonymizers.base import MeetsCellFloor
+from versapub.data.groupby import group_rows
+from versapub.data.hierarchy import Hierarchy
+from versapub.data.hierarchy_build import grouped
+from versapub.data.table import EncodedTable
+from versapub.errors import HierarchyError, InfeasibleError
+from versapub.publishing.choice import anon_for
+from versapub.publishing.steps import Columns, Guarded, Job
+from versapub.publishing.tables import predicted_unguarded
+from versapub.schema.model import Schema
+
+#: Nodes of the recoding lattice checked at most before the search gives up (and says how).
+MAX_NODES = 20_000
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """Per recoded attribute its hierarchy and level (> 0), and whether the hierarchy was
+    built from the values (not given)."""
+
+    hierarchies: Mapping[str, Hierarchy]
+    levels: Mapping[str, int]
+    built: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if set(self.levels) != set(self.hierarchies) or any(lv < 1 for lv in self.levels.values()):
+            raise ValueError("a recoding gives every recoded attribute a hierarchy and a level above the leaves")
+
+    def apply(self, table: EncodedTable) -> EncodedTable:
+        """``table`` with every recoded column replaced by its values at their level."""
+        for a, lv in self.levels.items():
+            table = table.replace(self.hierarchies[a].generalize(table.column(a), lv))
+        return table
+
+    def to_manifest(self) -> dict[str, Any]:
+        """Per attribute: its level, the hierarchy's name and each published value with the
+        leaves it covers (values covering only themselves left out)."""
+        out: dict[str, Any] = {}
+        for a, lv in self.levels.items():
+            covers: dict[str, list[str]] = {}
+            for leaf, value in self.hierarchies[a].mapping(lv).items():
+                covers.setdefault(value, []).append(leaf)
+            out[a] = {
+                "level": lv,
+                "hierarchy": "built from the values (pairs of consecutive values)"
+                if a in self.built
+                else self.hierarchies[a].source,
+                "covers": {v: sorted(ls) for v, ls in sorted(covers.items()) if ls != [v]},
+            }
+        return out
+
+    def notes(self) -> list[str]:
+        """One sentence per recoded attribute, for the summary and the report."""
+        out = []
+        for a, lv in self.levels.items():
+            h = self.hierarchies[a]
+            if lv == h.height - 1:
+                what = f"{a} is published as its root (*) in every table"
+            else:
+                where = (
+                    "a hierarchy built from its values (pairs of consecutive values)"
+                    if a in self.built
+                    else "its hierarchy"
+                )
+                n = len(set(h.mapping(lv).values()))
+                what = f"{a} is published at level {lv} of {h.height - 1} of {where} ({n} values) in every table"
+            out.append(what + ", so that every cell of exactly published values holds the k you asked for")
+        return out
+
+
+def hierarchy_for(table: EncodedTable, attribute: str, given: Mapping[str, Hierarchy]) -> tuple[Hierarchy, bool]:
+    """The user's hierarchy of ``attribute``, or one built from its values (consecutive
+    values in pairs, level after level, then ``*``); whether it was built."""
+    if attribute in given:
+        return given[attribute], False
+    values = [str(v) for v in table.column(attribute).values]
+    try:
+        return grouped(attribute, values, 2), True
+    except HierarchyError:  # a single value: only the root above it
+        return Hierarchy.from_rows(attribute, [[v, "*"] for v in values], source="<values, *>"), True
+
+
+def choose(
+    table: EncodedTable,
+    tables: Sequence[tuple[str, Sequence[str]]],
+    floor: int,
+    given: Mapping[str, Hierarchy],
+    protected: frozenset[str],
+    fallback: frozenset[str] = frozenset(),
+) -> Recoding | None:
+    """The recoding of the columns of ``tables`` (name, exactly published columns) that are
+    not ``protected`` (a rule's sensitive attribute stays exact) that brings every table's
+    smallest cell to ``floor``; ``None`` when every table meets it already or nothing can
+    be recoded.  A table that even the roots leave short is refused
+    (:class:`InfeasibleError`, naming the largest k it can meet) unless it is in
+    ``fallback`` (a plain table, then generalized on its own: ``tables.floored_plain``)."""
+    need = [(name, list(cols)) for name, cols in tables if cols and _smallest(table, cols) < floor]
+    short = [(name, cols, _smallest(table, [a for a in cols if a in protected])) for name, cols in need]
+    refused = [(name, cols, top) for name, cols, top in short if top < floor and name not in fallback]
+    if refused:
+        name, cols, top = refused[0]
+        kept = [a for a in cols if a in protected]
+        raise InfeasibleError(
+            f"--k {floor} cannot be met in table {name}: even with {', '.join(a for a in cols if a not in kept)} "
+            f"generalized to their roots a cell of {', '.join(kept)} (exact: a rule protects them) holds {top} "
+            f"record(s). The largest k this table can meet is {top}; lower --k, or drop or protect columns."
+        )
+    need = [(name, cols) for name, cols, top in short if top >= floor]
+    recodable = sorted({a for _, cols in need for a in cols if a not in protected}, key=table.names.index)
+    if not need or not recodable:
+        return None
+    built: set[str] = set()
+    hier: dict[str, Hierarchy] = {}
+    for a in recodable:
+        hier[a], was_built = hierarchy_for(table, a, given)
+        if was_built:
+            built.add(a)
+    every = sorted({a for _, cols in need for a in cols}, key=table.names.index)
+    rows = group_rows([table.codes(a) for a in every], [table.cardinality(a) for a in every])
+    codes = {a: rows.keys[i].astype(np.int64) for i, a in enumerate(every)}
+    nodes = {a: hier[a].node_codes(table.column(a)) for a in recodable}
+    heights = [hier[a].height for a in recodable]
+
+    def smallest(levels: Sequence[int]) -> int:
+        at = dict(zip(recodable, levels, strict=True))
+        low = np.iinfo(np.int64).max
+        for _, cols in need:
+            keys = [nodes[a][at[a]][codes[a]] if a in at else codes[a] for a in cols]
+            g = group_rows(keys, [int(k.max()) + 1 for k in keys], with_inverse=True)
+            assert g.inverse is not None
+            low = min(low, int(np.bincount(g.inverse, weights=rows.counts).min()))
+        return int(low)
+
+    checked = 0
+    for total in range(1, sum(h - 1 for h in heights) + 1):
+        found = []
+        for levels in _with_sum(heights, total):
+            checked += 1
+            if checked > MAX_NODES:
+                raise InfeasibleError(
+                    f"--k {floor}: more than {MAX_NODES:,} ways to generalize {', '.join(recodable)} were tried "
+                    "without meeting it; give hierarchies with fewer levels (--hierarchy ATTR=FILE) or use a "
+                    "generalizing anonymizer (--anonymizer mondrian)."
+                )
+            if smallest(levels) >= floor:
+                found.append(levels)
+        if found:
+            best = min(found, key=lambda v: sum(lv / (h - 1) for lv, h in zip(v, heights, strict=True)))
+            chosen = {a: lv for a, lv in zip(recodable, best, strict=True) if lv}
+            return Recoding({a: hier[a] for a in chosen}, chosen, frozenset(built & set(chosen)))
+    raise InfeasibleError(  # a hierarchy whose top level holds several nodes
+        f"--k {floor} cannot be met by generalizing {', '.join(recodable)}: at the top level of their hierarchies "
+        f"a cell holds {smallest([h - 1 for h in heights])} record(s); give hierarchies that end in one root (*)."
+    )
+
+
+def _smallest(table: EncodedTable, cols: Sequence[str]) -> int:
+    """The smallest cell of ``cols`` (the whole table without columns)."""
+    if not cols:
+        return table.n_rows
+    g = group_rows([table.codes(a) for a in cols], [table.cardinality(a) for a in cols])
+    return int(g.counts.min()) if len(g.counts) else 0
+
+
+def _with_sum(heights: Sequence[int], total: int) -> Iterator[tuple[int, ...]]:
+    """Every node (a level per attribute, below its height) whose levels sum to ``total``,
+    in lexicographic order."""
+    if not heights:
+        if total == 0:
+            yield ()
+        return
+    rest = sum(h - 1 for h in heights[1:])
+    for first in range(max(0, total - rest), min(heights[0] - 1, total) + 1):
+        for tail in _with_sum(heights[1:], total - first):
+            yield (first, *tail)
+
+
+def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[Columns, Recoding | None]:
+    """The job's columns with the exactly published ones recoded to meet its floor (in
+    memory; the tables a generalizing anonymizer meets it in are left to it), and the
+    recoding (``None``: none needed)."""
+    if job.floor <= 1 or not isinstance(cols.table, EncodedTable):
+        return cols, None
+    exact, plain = [], set()
+    for sub in schema.tables:
+        anon = anon_for(sub, job.anon, rules.own_anon)
+        if sub.enforces is not None and isinstance(anon, MeetsCellFloor):
+            continue
+        exact.append((sub.name, predicted_unguarded(sub, anon, cols.keep)))
+        if sub.enforces is None:
+            plain.add(sub.name)
+    protected = frozenset(r.rhs for r in rules.reduction.rules)
+    job.hook(f"generalizing exactly published columns to meet k = {job.floor}", 0, 1)
+    recoding = choose(cols.table, exact, job.floor, job.hierarchies or {}, protected, frozenset(plain))
+    if recoding is None:
+        return cols, None
+    notes = [*cols.notes, *recoding.notes()]
+    return replace(cols, table=recoding.apply(cols.table), notes=notes, unrecoded=cols.table), recoding
+
+
+__all__ = ["MAX_NODES", "Recoding", "choose", "for_floor", "hierarchy_for"]
