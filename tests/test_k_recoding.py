@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import versapub
 from versapub.data.table import EncodedTable
@@ -34,10 +36,10 @@ def _cells(table: EncodedTable, cols: list[str]) -> int:
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_the_recoding_meets_the_floor_at_the_lowest_total_level(seed: int) -> None:
+def test_the_recoding_is_the_minimal_node_that_loses_least(seed: int) -> None:
     """Brute force over every node of the lattice: the chosen recoding brings every table's
-    smallest cell to k, and no node of a smaller total level does; a table already at k
-    leaves its columns alone."""
+    smallest cell to k, no node below it does, and no other such minimal node loses less
+    (the mean normalized level); a table already at k leaves its columns alone."""
     rng = np.random.default_rng(seed)
     table = random_table(rng, int(rng.integers(40, 160)), {"a": 9, "b": 5, "c": 4, "s": 3}, skew=1.2)
     tables = [("T1", ["a", "b"]), ("T2", ["b", "c"])]
@@ -48,18 +50,25 @@ def test_the_recoding_meets_the_floor_at_the_lowest_total_level(seed: int) -> No
         assert got is None
         return
     assert got is not None
-    out = got.apply(table)
-    assert all(_cells(out, c) >= k for _, c in tables)
+    assert all(_cells(got.apply(table), c) >= k for _, c in tables)
     cols = sorted({a for _, c in need for a in c})
     hier = {a: hierarchy_for(table, a, {})[0] for a in cols}
-    best = sum(got.levels.values())
-    for levels in itertools.product(*(range(hier[a].height) for a in cols)):
-        if sum(levels) >= best:
-            continue
+
+    def meets(levels: tuple[int, ...]) -> bool:
         t = table
         for a, lv in zip(cols, levels, strict=True):
             t = t.replace(hier[a].generalize(t.column(a), lv))
-        assert any(_cells(t, c) < k for _, c in need), levels
+        return all(_cells(t, c) >= k for _, c in need)
+
+    def loss(levels: tuple[int, ...]) -> float:
+        return sum(lv / (hier[a].height - 1) for a, lv in zip(cols, levels, strict=True))
+
+    every = list(itertools.product(*(range(hier[a].height) for a in cols)))
+    good = [v for v in every if meets(v)]
+    minimal = [v for v in good if not any(u != v and all(x <= y for x, y in zip(u, v, strict=True)) for u in good)]
+    chosen = tuple(got.levels.get(a, 0) for a in cols)
+    assert chosen in minimal
+    assert loss(chosen) == pytest.approx(min(loss(v) for v in minimal))
 
 
 def test_a_table_the_roots_cannot_help_is_refused_naming_the_largest_k() -> None:
@@ -133,3 +142,95 @@ def test_msa_decomposition_meets_k(tmp_path: Path) -> None:
     out = tmp_path / "r"
     versapub.write_release(rel, out, format="csv", k=4)
     assert run_check(out, original=t, k=4).ok
+
+
+def test_without_k_the_release_says_what_k_3_and_k_5_would_cost(tmp_path: Path) -> None:
+    """The preview (computed on the input while publishing): the share of records in cells
+    below k is the one the published tables show, and the recoding it names for k = 5 is the
+    one ``--k 5`` applies; the summary, the report and the manifest carry it."""
+    table = versapub.read_table(DATA)
+    roles = ColumnRoles(identifying=("patient_id",), insensitive=("race", "hours"))
+    rules = ["age, sex -> disease", "zip -> education"]
+    rel = versapub.publish(table, rules, l=2, columns=roles)
+    assert rel.k_preview is not None and set(rel.k_preview["k"]) == {"3", "5"}
+    t1 = next(p.table for p in rel.tables if p.table.kind == "anatomy")
+    qit = pd.DataFrame({a: t1.parts["qit"].decoded(a) for a in ("age", "sex", "race", "education", "hours")})
+    qit["n"] = t1.parts["qit"].counts
+    cell = qit.groupby(["age", "sex", "race", "education", "hours"])["n"].sum()
+    for k in (3, 5):
+        assert rel.k_preview["k"][str(k)]["records_below"] == int(cell[cell < k].sum())
+    with_k = versapub.publish(table, rules, l=2, columns=roles, k=5)
+    assert with_k.k_preview is None
+    assert set(rel.k_preview["k"]["5"]["recoded"]) == set(with_k.recoded or {})
+    assert rel.k_preview["k"]["5"]["kl_recoded_columns"] > 0
+    out = tmp_path / "r"
+    versapub.write_release(rel, out, format="csv")
+    assert json.loads((out / "manifest.json").read_text())["k_preview"] == rel.k_preview
+    assert "Without --k:" in (out / "report.md").read_text() and "Without --k:" in (out / "report.html").read_text()
+
+
+def test_the_preview_kl_by_hand() -> None:
+    """a x 3, b x 1 recoded to *: p = (3/4, 1/4) against the spread (1/2, 1/2):
+    KL = 3/4 ln(3/2) + 1/4 ln(1/2)."""
+    from versapub.data.hierarchy import Hierarchy
+    from versapub.publishing.preview import _kl
+    from versapub.publishing.recoding import Recoding
+
+    t = EncodedTable.from_columns({"x": ["a", "a", "a", "b"]})
+    h = Hierarchy.from_rows("x", [["a", "*"], ["b", "*"]])
+    got = _kl(t, Recoding({"x": h}, {"x": 1}))
+    assert got == pytest.approx(0.75 * np.log(1.5) + 0.25 * np.log(0.5))
+
+
+def _outlier_job() -> tuple[EncodedTable, list[str]]:
+    """ARX's outlier case under Anatomy: a1 x 9, a2 x 9, a3 x 2 beside a sensitive s."""
+    a = ["a1"] * 9 + ["a2"] * 9 + ["a3"] * 2
+    s = [f"s{i % 4}" for i in range(20)]
+    return EncodedTable.from_columns({"a": a, "s": s}), ["a -> s"]
+
+
+def test_suppression_with_k_removes_the_outliers_instead_of_generalizing(tmp_path: Path) -> None:
+    """--k 3 alone generalizes a (its two a3 records sit in a cell of 2); with --suppression
+    0.25 (5 records) the two are removed, a stays exact, and the release verifies against
+    the whole input; the manifest counts them, with no table (every table lost them)."""
+    t, rules = _outlier_job()
+    plain = versapub.publish(t, rules, l=2, k=3)
+    assert plain.recoded and "a" in plain.recoded and plain.removed is None
+    rel = versapub.publish(t, rules, l=2, k=3, suppression=0.25)
+    assert rel.removed is not None and rel.removed.records == 2 and rel.removed.table is None
+    assert not rel.recoded and rel.n_records == 18
+    out = tmp_path / "r"
+    versapub.write_release(rel, out, format="csv", k=3)
+    qit = pd.read_csv(out / "T1_qit.csv", dtype=str)
+    assert sorted(qit["a"].unique()) == ["a1", "a2"]
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["removed"]["records"] == 2 and m["removed"]["table"] is None and m["removed"]["budget"] == 5
+    rep = run_check(out, original=t, k=3)
+    assert rep.ok, rep.failures()
+    assert any(f.check == "removal" and f.ok for f in rep.verification.findings)
+    with pytest.raises(Exception, match="suppression"):
+        versapub.publish(t, rules, l=2, k=3, suppression=1.5)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 6), share=st.sampled_from([0.0, 0.02, 0.1, 0.3]))
+def test_the_floor_budget_is_never_exceeded(seed: int, k: int, share: float) -> None:
+    """Over random tables: the records the floor removes are at most floor(share x n), and
+    after the recoding and the removal every table's cells hold k records (pandas, not the
+    search's own counting)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 150))
+    table = random_table(rng, n, {"a": 8, "b": 5, "c": 3, "s": 3}, skew=1.4)
+    tables = [("T1", ["a", "b"]), ("T2", ["b", "c"])]
+    budget = int(share * n)
+    try:
+        got = choose(table, tables, k, {}, frozenset({"s"}), budget=budget)
+    except InfeasibleError:
+        return
+    if got is None:
+        assert all(_cells(table, c) >= k for _, c in tables)
+        return
+    gone = got.removed if got.removed is not None else np.zeros(0, dtype=np.int64)
+    assert len(gone) <= budget
+    kept = got.apply(table).take(np.setdiff1d(np.arange(n), gone))
+    assert all(_cells(kept, c) >= k for _, c in tables)

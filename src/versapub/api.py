@@ -24,6 +24,7 @@ from versapub.privacy.per_rule import RuleItem
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
 from versapub.publishing.identities import identities_only
+from versapub.publishing.preview import k_preview
 from versapub.publishing.recoding import for_floor
 from versapub.publishing.steps import (
     Clock,
@@ -77,6 +78,7 @@ def publish(
     k: int | None = None,
     max_risk: float | None = None,
     risk_measure: str = "highest",
+    suppression: float = 0.0,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -125,8 +127,12 @@ def publish(
     ``k`` and ``max_risk`` (with ``risk_measure`` ``highest``: ``k = ceil(1/max_risk)``) are a
     floor on published cells that Mondrian and Incognito meet while they generalize (every
     record shares its exactly published non-sensitive values with at least ``k - 1`` others,
-    as ``versapub check --k`` tests); other anonymizers' tables are checked against it when
-    the release is written (:func:`versapub.write_release`).
+    as ``versapub check --k`` tests); the columns Anatomy, the MSA decomposition and plain
+    tables publish exactly are recoded the same way in every table until they meet it
+    (:mod:`versapub.publishing.recoding`), where ``suppression`` (a share of the records,
+    ARX's limit) lets the records of the cells still short be removed instead of
+    generalizing further; other tables are checked against it when the release is written
+    (:func:`versapub.write_release`).
     """
     job = prepare(
         table,
@@ -148,6 +154,7 @@ def publish(
         input_info=input_info,
         progress=progress,
         floor=cell_floor(k, max_risk, risk_measure),
+        suppression=suppression,
     )
     return _run(job, list(known_problems))
 
@@ -175,4 +182,6 @@ def _run(job: Job, problems: list[Problem]) -> Release:
     clock.lap("decompose")
     published = anonymize_all(job, cols, rules, schema)
     clock.lap("anonymize")
-    return assemble(job, cols, rules, Outcome(schema, verdict, trace, published, screened, clock, recoded))
+    preview = k_preview(job, cols, rules, schema, published)
+    outcome = Outcome(schema, verdict, trace, published, screened, clock, recoded, preview)
+    return assemble(job, cols, rules, outcome)

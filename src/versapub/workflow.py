@@ -111,6 +111,7 @@ def publish(
         k=cfg.k,
         max_risk=cfg.max_risk,
         risk_measure=cfg.risk_measure,
+        suppression=cfg.suppression,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes

@@ -100,8 +100,18 @@ if TYPE_CHECKING:
     type=int,
     help="A floor on published cells: every record shares its exactly published non-sensitive values with at "
     "least K-1 others — the same test as check --k (config: [privacy] k). Mondrian and Incognito meet it while "
-    "they generalize (an unreachable K is refused naming the largest one); another anonymizer's release is "
-    "refused (exit 3, nothing written) when a table falls below it.",
+    "they generalize; the columns Anatomy, the MSA decomposition and plain tables publish exactly are generalized "
+    "the same way in every table (a level of your hierarchy, or of one built from the values) until they meet it "
+    "(an unreachable K is refused naming the largest one). Without --k, the summary says what --k 3 and --k 5 "
+    "would cost.",
+)
+@click.option(
+    "--suppression",
+    "k_suppression",
+    type=float,
+    help="With --k (or --max-risk): the largest share of records that may be removed, published in no table, "
+    "instead of generalizing the exactly published columns further (ARX's suppression limit; 0.02: at most 2 %; "
+    "config: [privacy] suppression). The manifest and the summary count them.",
 )
 @click.option(
     "--max-risk",
@@ -109,8 +119,8 @@ if TYPE_CHECKING:
     type=float,
     help="A ceiling on each table's prosecutor re-identification risk (0.2: every record in a class of at least "
     "5) — the same test as check --max-risk (config: [privacy] max_risk). With the highest risk (the default "
-    "measure) Mondrian and Incognito meet it as the floor K = ceil(1/R); otherwise a release above it is refused "
-    "(exit 3, nothing written).",
+    "measure) it is met as the floor K = ceil(1/R), as --k is; with the average risk a release above it is "
+    "refused (exit 3, nothing written).",
 )
 @click.option(
     "--risk-measure",
@@ -139,6 +149,7 @@ def publish(
     worker_memory: str | None,
     scratch: Path | None,
     k_floor: int | None,
+    k_suppression: float | None,
     max_risk: float | None,
     risk_measure: str | None,
     max_singling_out: float | None,
@@ -173,6 +184,7 @@ def publish(
             worker_memory=worker_memory,
             scratch=scratch,
             k=k_floor,
+            suppression=k_suppression,
             max_risk=max_risk,
             risk_measure=risk_measure,
             max_singling_out=max_singling_out,

@@ -99,6 +99,11 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         + f"; {_guarantee_text(release)}.",
         soft_wrap=True,
     )
+    if release.k_preview:
+        from versapub.release.value import k_preview_text
+
+        for line in k_preview_text(release.k_preview):
+            out.print(f"[dim]  {escape(line)}[/]", soft_wrap=True)
     if release.removed is not None:
         from versapub.release.value import removal_text
 

@@ -53,7 +53,15 @@ def original_table(
                 "with --original."
             )
     table = as_published(cfg.read(), manifest.raw.get("recoded"))  # columns recoded to meet --k
-    return Original(table, tuple(original_mismatch(model or load_release(d), table)))
+    mismatch = tuple(original_mismatch(model or load_release(d), table))
+    gone = manifest.raw.get("removed")
+    records = gone.get("records") if isinstance(gone, dict) else None
+    if mismatch and isinstance(records, int) and table.n_rows == manifest.n_records + records:
+        mismatch = (  # the records suppression removed are in the original, in no table
+            f"the release removed {records:,} of the original's {table.n_rows:,} records by suppression (they are "
+            "in no table): the figures compare it with the whole original, those records included",
+        )
+    return Original(table, mismatch)
 
 
 def population_table(release: str | Path, population: str | Path, missing: str | None = None) -> EncodedTable:

@@ -272,6 +272,9 @@ class PublishConfig:
     #: ``highest`` or ``average``) is above ``max_risk`` (``check --max-risk``'s test).
     max_risk: float | None = None
     risk_measure: str = "highest"
+    #: With ``k``: the share of records the recoding that meets it may remove instead of
+    #: generalizing further (ARX's suppression limit; ``[privacy] suppression``).
+    suppression: float = 0.0
     #: A ceiling on every table's measured singling-out risk (the attacks on everything
     #: published, ``check --max-singling-out``'s test).
     max_singling_out: float | None = None
@@ -312,6 +315,12 @@ class PublishConfig:
                 f"of non-sensitive values holds at least k records), got {self.k!r}."
             )
         check_max_risk(self.max_risk, self.risk_measure, str(self.source))
+        s = self.suppression
+        if isinstance(s, bool) or not isinstance(s, int | float) or not 0 <= s < 1:
+            raise ConfigError(
+                f"{self.source}: suppression is the share of records --k may remove instead of generalizing "
+                f"further, in [0, 1) (0.02: at most 2 %), got {s!r}."
+            )
         if self.delimiter is not None and (not self.delimiter or self.delimiter.strip("\r\n") != self.delimiter):
             raise ConfigError(f"{self.source}: the delimiter must be non-empty text without line breaks.")
         if self.backend not in BACKENDS:
@@ -622,6 +631,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         l=_get(priv, "l", int, where),
         k=_get(priv, "k", int, where),
         max_risk=_get(priv, "max_risk", (int, float), where),
+        suppression=_get(priv, "suppression", (int, float), where, 0.0),
         max_singling_out=_get(priv, "max_singling_out", (int, float), where),
         risk_measure=_get(priv, "risk_measure", str, where, "highest"),
         record_input_path=_get(pub, "record_input_path", bool, where, False),

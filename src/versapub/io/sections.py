@@ -24,7 +24,7 @@ SECTIONS = {
         "date_formats",
         "population",
     },
-    "privacy": {"guarantee", "l", "rules", "k", "max_risk", "risk_measure", "max_singling_out"},
+    "privacy": {"guarantee", "l", "rules", "k", "max_risk", "risk_measure", "max_singling_out", "suppression"},
     "columns": {
         "identifying",
         "quasi_identifying",

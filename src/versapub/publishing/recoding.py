@@ -12,8 +12,10 @@ values."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,10 +29,14 @@ from versapub.errors import HierarchyError, InfeasibleError
 from versapub.publishing.choice import anon_for
 from versapub.publishing.steps import Columns, Guarded, Job
 from versapub.publishing.tables import predicted_unguarded
+from versapub.release.value import Removal
 from versapub.schema.model import Schema
 
 #: Nodes of the recoding lattice checked at most before the search gives up (and says how).
 MAX_NODES = 20_000
+#: Lattices up to this many nodes are searched whole for their minimal nodes; larger ones
+#: by increasing total level.
+LATTICE_MAX = 20_000
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class Recoding:
     hierarchies: Mapping[str, Hierarchy]
     levels: Mapping[str, int]
     built: frozenset[str] = frozenset()
+    #: The records removed instead of generalizing further (the job's ``suppression``).
+    removed: np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if set(self.levels) != set(self.hierarchies) or any(lv < 1 for lv in self.levels.values()):
@@ -72,6 +80,8 @@ class Recoding:
     def notes(self) -> list[str]:
         """One sentence per recoded attribute, for the summary and the report."""
         out = []
+        if self.levels == {} and self.removed is not None:
+            return ["no column needed generalizing: removing the records of the short cells met the k you asked for"]
         for a, lv in self.levels.items():
             h = self.hierarchies[a]
             if lv == h.height - 1:
@@ -107,14 +117,84 @@ def choose(
     given: Mapping[str, Hierarchy],
     protected: frozenset[str],
     fallback: frozenset[str] = frozenset(),
+    budget: int = 0,
 ) -> Recoding | None:
     """The recoding of the columns of ``tables`` (name, exactly published columns) that are
     not ``protected`` (a rule's sensitive attribute stays exact) that brings every table's
     smallest cell to ``floor``; ``None`` when every table meets it already or nothing can
-    be recoded.  A table that even the roots leave short is refused
-    (:class:`InfeasibleError`, naming the largest k it can meet) unless it is in
+    be recoded.  ``budget``: records that may be removed instead (ARX's suppression limit:
+    the records of cells still short, and of the cells their removal leaves short, until
+    none is), the recoding then carrying them.  A table that even the roots leave short is
+    refused (:class:`InfeasibleError`, naming the largest k it can meet) unless it is in
     ``fallback`` (a plain table, then generalized on its own: ``tables.floored_plain``)."""
     need = [(name, list(cols)) for name, cols in tables if cols and _smallest(table, cols) < floor]
+    if not need:
+        return None
+    search = _Search(table, need, floor, given, protected)
+    if search.removed(search.top) > budget:  # even the roots leave too many short: those tables go
+        need = _feasible(table, need, floor, protected, fallback)
+        if not need:
+            return None
+        search = _Search(table, need, floor, given, protected)
+    if not search.recodable and not budget:
+        return None
+    if math.prod(search.heights) <= LATTICE_MAX:  # every minimal node, the one that loses least
+        best = _minimal(search, budget)
+        if best is not None:
+            return search.recoding(best)
+    else:  # a large lattice: the nodes of the lowest total level that meet the floor
+        checked = 0
+        for total in range(0 if budget else 1, sum(h - 1 for h in search.heights) + 1):
+            found = []
+            for levels in _with_sum(search.heights, total):
+                checked += 1
+                if checked > MAX_NODES:
+                    raise InfeasibleError(
+                        f"--k {floor}: more than {MAX_NODES:,} ways to generalize {', '.join(search.recodable)} "
+                        "were tried without meeting it; give hierarchies with fewer levels (--hierarchy ATTR=FILE) "
+                        "or use a generalizing anonymizer (--anonymizer mondrian)."
+                    )
+                gone = search.removed(levels)
+                if gone <= budget:
+                    found.append((search.loss(levels), gone, levels))
+            if found:
+                return search.recoding(min(found)[2])
+    raise InfeasibleError(  # a hierarchy whose top level holds several nodes
+        f"--k {floor} cannot be met by generalizing {', '.join(search.recodable)}: at the top level of their "
+        "hierarchies some cells stay short; give hierarchies that end in one root (*), or allow --suppression."
+    )
+
+
+def _minimal(search: _Search, budget: int) -> tuple[int, ...] | None:
+    """Among the nodes that meet the floor within the budget and generalize no other such
+    node (Incognito's minimal nodes: a node above one that meets it meets it too, its cells
+    being unions of that one's), the one that loses least, then removes fewest; visited
+    from the exact values up, a node above one found never checked."""
+    found: list[tuple[int, ...]] = []
+    best: tuple[float, int, tuple[int, ...]] | None = None
+    order = sorted(itertools.product(*(range(h) for h in search.heights)), key=lambda v: (sum(v), v))
+    for levels in order:
+        if not budget and not any(levels):
+            continue
+        if any(all(a >= b for a, b in zip(levels, f, strict=True)) for f in found):
+            continue
+        gone = search.removed(levels)
+        if gone <= budget:
+            found.append(levels)
+            key = (search.loss(levels), gone, levels)
+            best = key if best is None or key < best else best
+    return None if best is None else best[2]
+
+
+def _feasible(
+    table: EncodedTable,
+    need: list[tuple[str, list[str]]],
+    floor: int,
+    protected: frozenset[str],
+    fallback: frozenset[str],
+) -> list[tuple[str, list[str]]]:
+    """The tables the roots can bring to ``floor`` (a ``fallback`` table that they cannot
+    is left out; any other is refused, naming the largest k it can meet)."""
     short = [(name, cols, _smallest(table, [a for a in cols if a in protected])) for name, cols in need]
     refused = [(name, cols, top) for name, cols, top in short if top < floor and name not in fallback]
     if refused:
@@ -123,55 +203,73 @@ def choose(
         raise InfeasibleError(
             f"--k {floor} cannot be met in table {name}: even with {', '.join(a for a in cols if a not in kept)} "
             f"generalized to their roots a cell of {', '.join(kept)} (exact: a rule protects them) holds {top} "
-            f"record(s). The largest k this table can meet is {top}; lower --k, or drop or protect columns."
+            f"record(s). The largest k this table can meet is {top}; lower --k, allow --suppression, or drop or "
+            "protect columns."
         )
-    need = [(name, cols) for name, cols, top in short if top >= floor]
-    recodable = sorted({a for _, cols in need for a in cols if a not in protected}, key=table.names.index)
-    if not need or not recodable:
-        return None
-    built: set[str] = set()
-    hier: dict[str, Hierarchy] = {}
-    for a in recodable:
-        hier[a], was_built = hierarchy_for(table, a, given)
-        if was_built:
-            built.add(a)
-    every = sorted({a for _, cols in need for a in cols}, key=table.names.index)
-    rows = group_rows([table.codes(a) for a in every], [table.cardinality(a) for a in every])
-    codes = {a: rows.keys[i].astype(np.int64) for i, a in enumerate(every)}
-    nodes = {a: hier[a].node_codes(table.column(a)) for a in recodable}
-    heights = [hier[a].height for a in recodable]
+    return [(name, cols) for name, cols, top in short if top >= floor]
 
-    def smallest(levels: Sequence[int]) -> int:
-        at = dict(zip(recodable, levels, strict=True))
-        low = np.iinfo(np.int64).max
-        for _, cols in need:
-            keys = [nodes[a][at[a]][codes[a]] if a in at else codes[a] for a in cols]
+
+class _Search:
+    """The recoding lattice of the tables ``need``: their columns' distinct rows, the
+    recodable columns' hierarchies and node codes, and what a node leaves short."""
+
+    def __init__(
+        self,
+        table: EncodedTable,
+        need: list[tuple[str, list[str]]],
+        floor: int,
+        given: Mapping[str, Hierarchy],
+        protected: frozenset[str],
+    ) -> None:
+        self.need, self.floor = need, floor
+        self.recodable = sorted({a for _, c in need for a in c if a not in protected}, key=table.names.index)
+        self.hier: dict[str, Hierarchy] = {}
+        self.built: set[str] = set()
+        for a in self.recodable:
+            self.hier[a], was_built = hierarchy_for(table, a, given)
+            if was_built:
+                self.built.add(a)
+        every = sorted({a for _, c in need for a in c}, key=table.names.index)
+        self.rows = group_rows(
+            [table.codes(a) for a in every], [table.cardinality(a) for a in every], with_inverse=True
+        )
+        self.codes = {a: self.rows.keys[i].astype(np.int64) for i, a in enumerate(every)}
+        self.nodes = {a: self.hier[a].node_codes(table.column(a)) for a in self.recodable}
+        self.heights = [self.hier[a].height for a in self.recodable]
+        self.top = tuple(h - 1 for h in self.heights)
+
+    def short(self, levels: Sequence[int]) -> np.ndarray:
+        """Per distinct row: removed, because its cell in some table holds fewer than the
+        floor — once the rows removed before are gone (repeated until none is added)."""
+        at = dict(zip(self.recodable, levels, strict=True))
+        inverses = []
+        for _, cols in self.need:
+            keys = [self.nodes[a][at[a]][self.codes[a]] if a in at else self.codes[a] for a in cols]
             g = group_rows(keys, [int(k.max()) + 1 for k in keys], with_inverse=True)
             assert g.inverse is not None
-            low = min(low, int(np.bincount(g.inverse, weights=rows.counts).min()))
-        return int(low)
+            inverses.append(g.inverse)
+        gone = np.zeros(len(self.rows.counts), dtype=bool)
+        while True:
+            kept = np.where(gone, 0, self.rows.counts)
+            more = gone.copy()
+            for inv in inverses:
+                more |= (np.bincount(inv, weights=kept)[inv] < self.floor) & ~gone
+            if (more == gone).all():
+                return gone
+            gone = more
 
-    checked = 0
-    for total in range(1, sum(h - 1 for h in heights) + 1):
-        found = []
-        for levels in _with_sum(heights, total):
-            checked += 1
-            if checked > MAX_NODES:
-                raise InfeasibleError(
-                    f"--k {floor}: more than {MAX_NODES:,} ways to generalize {', '.join(recodable)} were tried "
-                    "without meeting it; give hierarchies with fewer levels (--hierarchy ATTR=FILE) or use a "
-                    "generalizing anonymizer (--anonymizer mondrian)."
-                )
-            if smallest(levels) >= floor:
-                found.append(levels)
-        if found:
-            best = min(found, key=lambda v: sum(lv / (h - 1) for lv, h in zip(v, heights, strict=True)))
-            chosen = {a: lv for a, lv in zip(recodable, best, strict=True) if lv}
-            return Recoding({a: hier[a] for a in chosen}, chosen, frozenset(built & set(chosen)))
-    raise InfeasibleError(  # a hierarchy whose top level holds several nodes
-        f"--k {floor} cannot be met by generalizing {', '.join(recodable)}: at the top level of their hierarchies "
-        f"a cell holds {smallest([h - 1 for h in heights])} record(s); give hierarchies that end in one root (*)."
-    )
+    def removed(self, levels: Sequence[int]) -> int:
+        return int(self.rows.counts[self.short(levels)].sum())
+
+    def loss(self, levels: Sequence[int]) -> float:
+        return sum(lv / (h - 1) for lv, h in zip(levels, self.heights, strict=True))
+
+    def recoding(self, levels: Sequence[int]) -> Recoding:
+        chosen = {a: lv for a, lv in zip(self.recodable, levels, strict=True) if lv}
+        gone = self.short(levels)
+        assert self.rows.inverse is not None
+        records = np.flatnonzero(gone[self.rows.inverse]).astype(np.int64) if gone.any() else None
+        return Recoding({a: self.hier[a] for a in chosen}, chosen, frozenset(self.built & set(chosen)), records)
 
 
 def _smallest(table: EncodedTable, cols: Sequence[str]) -> int:
@@ -211,11 +309,21 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
             plain.add(sub.name)
     protected = frozenset(r.rhs for r in rules.reduction.rules)
     job.hook(f"generalizing exactly published columns to meet k = {job.floor}", 0, 1)
-    recoding = choose(cols.table, exact, job.floor, job.hierarchies or {}, protected, frozenset(plain))
+    n = cols.table.n_rows
+    budget = math.floor(job.suppression * n)
+    recoding = choose(cols.table, exact, job.floor, job.hierarchies or {}, protected, frozenset(plain), budget)
     if recoding is None:
         return cols, None
+    table, removal = recoding.apply(cols.table), None
+    if recoding.removed is not None:
+        keep = np.setdiff1d(np.arange(n, dtype=np.int64), recoding.removed, assume_unique=True)
+        table = table.take(keep)
+        why = {
+            f"in a cell of fewer than {job.floor} exactly published values (the k you asked for)": len(recoding.removed)
+        }
+        removal = Removal(len(recoding.removed), why, job.suppression, budget, None)
     notes = [*cols.notes, *recoding.notes()]
-    return replace(cols, table=recoding.apply(cols.table), notes=notes, unrecoded=cols.table), recoding
+    return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
 
 
 __all__ = ["MAX_NODES", "Recoding", "choose", "for_floor", "hierarchy_for"]

@@ -53,7 +53,7 @@ from versapub.publishing.tables import (
     predicted_unguarded,
     step_hook,
 )
-from versapub.release.value import InputInfo, PublishedTable, Release
+from versapub.release.value import InputInfo, PublishedTable, Release, Removal
 from versapub.schema.gnf import GNFVerdict, require_gnf
 from versapub.schema.model import Schema
 
@@ -99,6 +99,8 @@ class Job:
     hook: ProgressHook = no_progress
     #: The floor on published cells (``--k``, ``--max-risk``): 1 for none.
     floor: int = 1
+    #: The share of records the floor's recoding may remove instead of generalizing further.
+    suppression: float = 0.0
 
 
 def cell_floor(k: int | None, max_risk: float | None, risk_measure: str = "highest") -> int:
@@ -131,6 +133,7 @@ def prepare(
     input_info: InputInfo | None = None,
     progress: ProgressHook | None = None,
     floor: int = 1,
+    suppression: float = 0.0,
 ) -> Job:
     """The request checked and turned into values; ``plugins`` holds
     :func:`~versapub.publishing.choice.plugins_for`'s arguments (``decomposition``,
@@ -151,6 +154,8 @@ def prepare(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     dec, anon = plugins_for(**plugins)
+    if isinstance(suppression, bool) or not isinstance(suppression, int | float) or not 0 <= suppression < 1:
+        raise InputError(f"suppression is the share of records that may be removed, in [0, 1), got {suppression!r}.")
     items = tuple(rules)
     parsed, own = split(items)
     roles = columns if columns is not None else ColumnRoles()
@@ -175,6 +180,7 @@ def prepare(
         input_info=input_info,
         hook=progress or no_progress,
         floor=floor,
+        suppression=float(suppression),
     )
 
 
@@ -195,6 +201,8 @@ class Columns:
     #: The table before its exactly published columns were recoded to meet the floor
     #: (:mod:`versapub.publishing.recoding`; ``None``: not recoded).
     unrecoded: Source | None = None
+    #: Records that recoding removed (the job's ``suppression``): how many, why, the budget.
+    removed: Removal | None = None
 
 
 def decide_columns(job: Job, problems: list[Problem]) -> Columns:
@@ -357,12 +365,20 @@ class Outcome:
     clock: Clock = field(default_factory=Clock)
     #: The recoding that met the floor, as the manifest's ``recoded`` (``None``: none).
     recoded: dict[str, Any] | None = None
+    #: Without ``--k``: what ``--k 3`` and ``--k 5`` would cost (:mod:`versapub.publishing.preview`).
+    k_preview: dict[str, Any] | None = None
 
 
 def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
     """The proxy screen on what is published (refusing a proxy the steward has not allowed),
     each table's identity risk, and the :class:`Release`."""
     table, published, removal = without_removed(cols.table, out.published)
+    if removal is not None and cols.removed is not None:
+        raise InputError(
+            f"Both --suppression (the floor's, {cols.removed.records:,} record(s)) and the {job.anon.name} "
+            f"anonymizer's suppression ({removal.records:,}) removed records; use one of them."
+        )
+    removal = removal or cols.removed
     associations = proxies(
         table, rules.reduction.rules, published, cols.roles, (out.screened.layout, out.screened.early)
     )
@@ -400,6 +416,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         population=job.population,
         removed=removal,
         recoded=out.recoded,
+        k_preview=out.k_preview,
         verified_against=whole_input(cols, removal is not None),
     )
 
@@ -408,6 +425,6 @@ def whole_input(cols: Columns, removed: bool) -> EncodedTable | None:
     """The table a release is checked against when that is not its ``source``: the input
     before recoding (the verifier recodes it from the manifest) or with the records
     suppression removed (the verifier finds them in no table)."""
-    if cols.unrecoded is not None:
+    if cols.unrecoded is not None:  # recoded (and perhaps reduced): the input as read
         return cast(EncodedTable, cols.unrecoded)
     return cast(EncodedTable, cols.table) if removed else None

@@ -3,6 +3,7 @@ and verify them (format ``versapub-release/1``, documented in ``docs/release-for
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +72,9 @@ class Removal:
     by_reason: dict[str, int]
     share: float
     budget: int
-    table: str
+    #: The generalized table whose classes they failed (``None``: every table, removed by the
+    #: recoding that met ``--k``, with the job's ``--suppression``).
+    table: str | None
 
     def __post_init__(self) -> None:
         if self.records < 1 or self.records > self.budget or sum(self.by_reason.values()) != self.records:
@@ -86,6 +89,59 @@ class Removal:
             "table": self.table,
             "input_records": n_records + self.records,
         }
+
+
+def k_preview_text(preview: dict[str, Any]) -> list[str]:
+    """What ``--k 3`` and ``--k 5`` would cost, one sentence each (the summary, the report)."""
+    out = []
+    for k, one in preview.get("k", {}).items():
+        now = f"{one['share_below']:.1%} of records are in cells of fewer than {k} exactly published values"
+        if one.get("refused"):
+            cost = f"--k {k} would be refused: {one['refused']}"
+        else:
+            recoded = one.get("recoded") or {}
+            parts = [f"{a} {v}" for a, v in recoded.items()]
+            cost = f"--k {k} would publish " + ("; ".join(parts) if parts else "every exact column as it is")
+            if recoded:
+                cost += f" (information lost on those columns: KL {one['kl_recoded_columns']:.3f})"
+            if one.get("generalized_further"):
+                cost += f", and generalize {', '.join(one['generalized_further'])} further (cost not estimated)"
+        out.append(f"Without --k: {now}; {cost} ({preview.get('computed', 'computed')}).")
+    return out
+
+
+def manifest_facts(m: Mapping[str, Any]) -> list[str]:
+    """What a release's manifest says of records removed by suppression, of columns recoded
+    to meet ``--k`` and of what ``--k 3`` and ``--k 5`` would cost, as sentences (the HTML
+    report, from the files)."""
+    out = []
+    gone = m.get("removed")
+    if isinstance(gone, dict):
+        try:
+            removal = Removal(
+                int(gone["records"]),
+                dict(gone["by_reason"]),
+                float(gone["suppression"]),
+                int(gone["budget"]),
+                str(gone["table"]),
+            )
+            out.append(removal_text(removal, int(m["n_records"])))
+        except (KeyError, TypeError, ValueError):
+            out.append(f"The manifest's removed block cannot be read: {gone!r}.")
+    recoded = m.get("recoded")
+    if isinstance(recoded, dict) and recoded:
+        out.append(
+            "To meet --k, these columns are published coarser in every table: "
+            + "; ".join(
+                f"{a} at level {spec.get('level')} of {spec.get('hierarchy')}"
+                for a, spec in recoded.items()
+                if isinstance(spec, dict)
+            )
+            + "."
+        )
+    if isinstance(m.get("k_preview"), dict):
+        out += k_preview_text(m["k_preview"])
+    return out
 
 
 def removal_text(removed: Removal, n_records: int) -> str:
@@ -151,6 +207,8 @@ class Release:
     #: Exactly published columns recoded to meet ``--k`` (the manifest's ``recoded``:
     #: :mod:`versapub.publishing.recoding`): ``source`` holds the recoded values.
     recoded: dict[str, Any] | None = None
+    #: Without ``--k``: what ``--k 3`` and ``--k 5`` would cost (the manifest's ``k_preview``).
+    k_preview: dict[str, Any] | None = None
     #: The input as read, when the release is checked against more than ``source``: before
     #: recoding, with the records suppression removed (never written).
     verified_against: EncodedTable | None = None
@@ -204,6 +262,7 @@ class Release:
             **({"population": self.population.to_manifest()} if self.population is not None else {}),
             **({"removed": self.removed.to_manifest(self.n_records)} if self.removed is not None else {}),
             **({"recoded": self.recoded} if self.recoded else {}),
+            **({"k_preview": self.k_preview} if self.k_preview else {}),
             # Provenance (optional to a checker):
             "tool": {"name": "versapub", "version": __version__},
             "input": {

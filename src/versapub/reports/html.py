@@ -22,6 +22,7 @@ from versapub.formats import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
+from versapub.release.value import manifest_facts
 from versapub.reports.decisions import decisions_html, verdict_badge
 from versapub.reports.summary import backend_text, functional_text, kl_text, share_text, workload_text
 from versapub.reports.svg import bars, graph, kl_scale
@@ -277,6 +278,7 @@ def html_report(
         ),
         removed=(m.get("columns") or {}).get("removed") or [],
         warnings=m.get("warnings") or [],
+        facts=manifest_facts(m.raw),
         decisions=Markup(decisions_html(m, check)),
         collection=_collection(m["marginals"], check) if isinstance(m.get("marginals"), dict) else "",
         rule_rows=_rule_rows(m, rules, check),

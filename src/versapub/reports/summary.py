@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from versapub.release.value import Release, removal_text
+from versapub.release.value import Release, k_preview_text, removal_text
 from versapub.verify.release_check import VerificationReport
 
 #: What each summary column means, for a reader who has not read the papers.
@@ -191,6 +191,7 @@ def markdown_report(
             else ""
         ),
         *([f"- {removal_text(release.removed, release.n_records)}"] if release.removed is not None else []),
+        *[f"- {line}" for line in k_preview_text(release.k_preview or {})],
         f"- Attributes: {', '.join(release.attributes)}",
         f"- Guarantee: {guarantees_text(release)}",
         f"- Decomposition: {release.decomposition}; anonymizer: {release.anonymizer}; seed: {release.seed}",

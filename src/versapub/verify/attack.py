@@ -85,6 +85,9 @@ class AttackResult:
     seconds: float = 0.0
     disclosed: int = 0
     records_at_risk: int | None = None
+    #: The release removed records by suppression: an original record whose values no table
+    #: publishes is one of them (nothing is published about it), not a disclosure.
+    removed: bool = False
 
     def disclose(self, d: Disclosure, records: int | None = None) -> None:
         """Count a disclosed target (held by ``records`` records of the original, when known)
@@ -205,6 +208,8 @@ def _report(
         items = [(q, possible[tuple(q[i] for i in idx)]) for q in sorted(held)]
         result.records_at_risk = result.records_at_risk or 0
     for q, vals in items:
+        if not vals and pub is not None and pub.removed:
+            continue  # a removed record's values: in no table, nothing published about it
         result.targets += 1
         result.possible[(rule, q)] = vals
         if len(vals) < result.guarantee.min_possible_values():

@@ -50,6 +50,8 @@ def fast_scalable_attack(
     m = manifest_of(d, manifest)
     tables: list[dict[str, Any]] = [t for t in m["tables"] if reading(parse_entry(t).kind).exact_values]
     result = AttackResult("scalable", guarantee)
+    gone = m.get("removed")
+    result.removed = bool(isinstance(gone, dict) and gone.get("records"))
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
     opened = ExitStack()  # closed (the connection and its spill directory) below
     con = opened.enter_context(connect())
@@ -179,6 +181,8 @@ def _linked_rule(
         for q_in, sets in bounds:
             vals = sets.get(tuple(known[a] for a in q_in), frozenset())
             possible = vals if possible is None else possible & vals
+        if possible is not None and not possible and result.removed:
+            continue  # a removed record's values: in no table, nothing published about it
         if possible is not None and len(possible) < l:
             result.disclose(Disclosure(rule, tuple(known[a] for a in rule.lhs), tuple(sorted(possible))), int(held))
 

@@ -49,7 +49,9 @@ class Removed:
     records: int
     suppression: float
     budget: int
-    table: str
+    #: The generalized table whose classes they failed; ``None``: removed from every table
+    #: by the recoding that met ``--k`` (the job's ``--suppression``).
+    table: str | None
     input_records: int
 
 
@@ -114,7 +116,7 @@ def _removed(raw: object) -> Removed | None:
     if not isinstance(raw, dict) or any(isinstance(raw.get(k), bool) or not isinstance(raw.get(k), int) for k in whole):
         raise ManifestProblem(f"removed must give whole numbers {list(whole)}, got {raw!r}")
     share, table = raw.get("suppression"), raw.get("table")
-    if isinstance(share, bool) or not isinstance(share, int | float) or not isinstance(table, str):
+    if isinstance(share, bool) or not isinstance(share, int | float) or not isinstance(table, str | None):
         raise ManifestProblem(f"removed must give the suppression share and the table, got {raw!r}")
     return Removed(int(raw["records"]), float(share), int(raw["budget"]), table, int(raw["input_records"]))
 

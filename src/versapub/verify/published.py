@@ -40,6 +40,9 @@ class PublishedRelease:
     suppressed: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...], dict[str, frozenset[str]]]] = field(
         default_factory=dict
     )
+    #: Records removed by suppression (the manifest's ``removed``): in no table, so an
+    #: original record whose values no table publishes is one of them, not a disclosure.
+    removed: int = 0
 
 
 def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> CountRows:
@@ -117,7 +120,14 @@ def read_published(
         kinds,
         sensitive,
         suppressed,
+        _removed_records(m),
     )
+
+
+def _removed_records(m: Manifest) -> int:
+    gone = m.get("removed")
+    records = gone.get("records") if isinstance(gone, dict) else 0
+    return records if isinstance(records, int) and not isinstance(records, bool) else 0
 
 
 __all__ = ["CountRows", "PublishedRelease", "group_column", "read_published"]

@@ -1,7 +1,9 @@
 """Records removed by suppression (ARX's semantics), checked from the files alone: the
 manifest's ``removed`` block against the budget it states (``floor(suppression x input
 records)``, the share the anonymizer's parameters give), the input's size against
-``n_records``, and the table it names (a generalized one, whose stats count as many).  With
+``n_records``, and the table it names (a generalized one, whose stats count as many) — or
+none: the recoding that met ``--k`` removed them from every table, with the job's
+``--suppression`` (the block's own share).  With
 the original, :mod:`versapub.verify.kind_checks` checks that the removed records lie in no
 published class."""
 
@@ -29,13 +31,14 @@ def removal_ok(c: Checker, manifest: Manifest) -> None:
     entry: dict[str, Any] = next(
         (t for t in manifest["tables"] if isinstance(t, dict) and t.get("name") == gone.table), {}
     )
-    share = c.suppression_share((entry.get("enforces") or {}).get("rhs") if entry else None)
+    whole = gone.table is None  # removed from every table by the recoding that met --k
+    share = gone.suppression if whole else c.suppression_share((entry.get("enforces") or {}).get("rhs"))
     limit = math.floor(float(share) * gone.input_records) if isinstance(share, int | float) else -1
-    stated = (entry.get("stats") or {}).get("removed_records")
+    stated = gone.records if whole else (entry.get("stats") or {}).get("removed_records")
     problems = [
         *(
             [f"table {gone.table!r} is not a generalized table of the release"]
-            if entry.get("kind") != "generalized"
+            if not whole and entry.get("kind") != "generalized"
             else []
         ),
         *(
@@ -67,5 +70,5 @@ def removal_ok(c: Checker, manifest: Manifest) -> None:
         f"{gone.input_records:,}) = {gone.budget:,}), {c.n:,} published"
         if not problems
         else "; ".join(problems),
-        gone.table,
+        gone.table or "manifest.json",
     )
