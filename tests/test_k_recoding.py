@@ -234,3 +234,25 @@ def test_the_floor_budget_is_never_exceeded(seed: int, k: int, share: float) -> 
     assert len(gone) <= budget
     kept = got.apply(table).take(np.setdiff1d(np.arange(n), gone))
     assert all(_cells(kept, c) >= k for _, c in tables)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_descent_of_a_large_lattice_ends_at_a_minimal_node(seed: int) -> None:
+    """Searched as a lattice too large to search whole: the node found meets the floor and
+    no node one level lower in any column does (so, by monotony, none below it does)."""
+    rng = np.random.default_rng(100 + seed)
+    table = random_table(rng, int(rng.integers(40, 160)), {"a": 9, "b": 5, "c": 4, "s": 3}, skew=1.2)
+    tables = [("T1", ["a", "b"]), ("T2", ["b", "c"])]
+    k = int(rng.integers(2, 6))
+    got = choose(table, tables, k, {}, frozenset({"s"}), lattice_max=0)
+    if got is None:
+        return
+    assert all(_cells(got.apply(table), c) >= k for _, c in tables)
+    cols = sorted({a for _, c in tables for a in c})
+    hier = {a: hierarchy_for(table, a, {})[0] for a in cols}
+    levels = {a: got.levels.get(a, 0) for a in cols}
+    for a in [a for a in cols if levels[a]]:
+        t = table
+        for b in cols:
+            t = t.replace(hier[b].generalize(t.column(b), levels[b] - (b == a)))
+        assert any(_cells(t, c) < k for _, c in tables), a

@@ -3,9 +3,10 @@ cells (``--k``, ``--max-risk``; issue 47): Anatomy's QIT, the MSA decomposition'
 plain sub-table publish their non-sensitive columns exactly, so with ``--k K`` those columns
 are generalized — the same way in every table, one level of a hierarchy per column (the
 user's where given, else one built from the values: consecutive values in pairs, then pairs
-of pairs, ...) — until every such table's cells hold ``K`` records.  The lowest total level
-that does is chosen (full-domain generalization, as ARX's global recoding; among equally
-low nodes the one that loses least: ``docs/choices.md``).  The recoded table is published;
+of pairs, ...) — until every such table's cells hold ``K`` records, or (``--suppression``)
+until the records of the cells still short fit in the budget and are removed.  Of the
+minimal such nodes the one that loses least is chosen (full-domain generalization, as ARX's
+global recoding, searched as Incognito searches: ``docs/choices.md``).  The recoded table is published;
 the manifest's ``recoded`` says which leaves each published value covers, so the verifier
 recodes the original itself and every check reads the release as one over the recoded
 values."""
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,11 +33,9 @@ from versapub.publishing.tables import predicted_unguarded
 from versapub.release.value import Removal
 from versapub.schema.model import Schema
 
-#: Nodes of the recoding lattice checked at most before the search gives up (and says how).
-MAX_NODES = 20_000
-#: Lattices up to this many nodes are searched whole for their minimal nodes; larger ones
-#: by increasing total level.
-LATTICE_MAX = 20_000
+#: Lattices up to this many nodes are searched whole for their minimal nodes; in a larger
+#: one a minimal node is found by descending from the roots.
+LATTICE_MAX = 1024
 
 
 @dataclass(frozen=True)
@@ -118,6 +117,7 @@ def choose(
     protected: frozenset[str],
     fallback: frozenset[str] = frozenset(),
     budget: int = 0,
+    lattice_max: int = LATTICE_MAX,
 ) -> Recoding | None:
     """The recoding of the columns of ``tables`` (name, exactly published columns) that are
     not ``protected`` (a rule's sensitive attribute stays exact) that brings every table's
@@ -126,7 +126,9 @@ def choose(
     the records of cells still short, and of the cells their removal leaves short, until
     none is), the recoding then carrying them.  A table that even the roots leave short is
     refused (:class:`InfeasibleError`, naming the largest k it can meet) unless it is in
-    ``fallback`` (a plain table, then generalized on its own: ``tables.floored_plain``)."""
+    ``fallback`` (a plain table, then generalized on its own: ``tables.floored_plain``).
+    ``lattice_max``: the largest lattice searched whole (in a larger one a minimal node is
+    found by descending from the roots)."""
     need = [(name, list(cols)) for name, cols in tables if cols and _smallest(table, cols) < floor]
     if not need:
         return None
@@ -138,27 +140,10 @@ def choose(
         search = _Search(table, need, floor, given, protected)
     if not search.recodable and not budget:
         return None
-    if math.prod(search.heights) <= LATTICE_MAX:  # every minimal node, the one that loses least
-        best = _minimal(search, budget)
-        if best is not None:
-            return search.recoding(best)
-    else:  # a large lattice: the nodes of the lowest total level that meet the floor
-        checked = 0
-        for total in range(0 if budget else 1, sum(h - 1 for h in search.heights) + 1):
-            found = []
-            for levels in _with_sum(search.heights, total):
-                checked += 1
-                if checked > MAX_NODES:
-                    raise InfeasibleError(
-                        f"--k {floor}: more than {MAX_NODES:,} ways to generalize {', '.join(search.recodable)} "
-                        "were tried without meeting it; give hierarchies with fewer levels (--hierarchy ATTR=FILE) "
-                        "or use a generalizing anonymizer (--anonymizer mondrian)."
-                    )
-                gone = search.removed(levels)
-                if gone <= budget:
-                    found.append((search.loss(levels), gone, levels))
-            if found:
-                return search.recoding(min(found)[2])
+    whole = math.prod(search.heights) <= lattice_max
+    best = _minimal(search, budget) if whole else _descend(search, budget)
+    if best is not None:
+        return search.recoding(best)
     raise InfeasibleError(  # a hierarchy whose top level holds several nodes
         f"--k {floor} cannot be met by generalizing {', '.join(search.recodable)}: at the top level of their "
         "hierarchies some cells stay short; give hierarchies that end in one root (*), or allow --suppression."
@@ -184,6 +169,25 @@ def _minimal(search: _Search, budget: int) -> tuple[int, ...] | None:
             key = (search.loss(levels), gone, levels)
             best = key if best is None or key < best else best
     return None if best is None else best[2]
+
+
+def _descend(search: _Search, budget: int) -> tuple[int, ...] | None:
+    """A minimal node of a lattice too large to search whole: from the roots down, one
+    level at a time, each time lowering the column that gains most (the fewest levels) while
+    the floor is still met; where no column can be lowered the node is minimal — every node
+    below it lies below one of the nodes just refused, which meet the floor no better."""
+    levels = list(search.top)
+    if search.removed(levels) > budget:
+        return None
+    while True:
+        order = sorted((j for j, lv in enumerate(levels) if lv), key=lambda j: (search.heights[j], j))
+        for j in order:
+            trial = [*levels[:j], levels[j] - 1, *levels[j + 1 :]]
+            if search.removed(trial) <= budget:
+                levels = trial
+                break
+        else:
+            return tuple(levels)
 
 
 def _feasible(
@@ -280,19 +284,6 @@ def _smallest(table: EncodedTable, cols: Sequence[str]) -> int:
     return int(g.counts.min()) if len(g.counts) else 0
 
 
-def _with_sum(heights: Sequence[int], total: int) -> Iterator[tuple[int, ...]]:
-    """Every node (a level per attribute, below its height) whose levels sum to ``total``,
-    in lexicographic order."""
-    if not heights:
-        if total == 0:
-            yield ()
-        return
-    rest = sum(h - 1 for h in heights[1:])
-    for first in range(max(0, total - rest), min(heights[0] - 1, total) + 1):
-        for tail in _with_sum(heights[1:], total - first):
-            yield (first, *tail)
-
-
 def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[Columns, Recoding | None]:
     """The job's columns with the exactly published ones recoded to meet its floor (in
     memory; the tables a generalizing anonymizer meets it in are left to it), and the
@@ -326,4 +317,4 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
 
 
-__all__ = ["MAX_NODES", "Recoding", "choose", "for_floor", "hierarchy_for"]
+__all__ = ["LATTICE_MAX", "Recoding", "choose", "for_floor", "hierarchy_for"]
