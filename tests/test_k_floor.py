@@ -1,9 +1,11 @@
-"""``publish --k K`` refuses exactly when ``check --k K`` fails (issue 27): the same test,
-on the same release, nothing written when refused; ``[privacy] k`` in a job and a policy."""
+"""``publish --k K`` and ``check --k K`` test the same thing (issue 27; since issue 47
+``publish`` meets the floor instead of refusing: ``tests/test_k_recoding.py``);
+``[privacy] k`` in a job and a policy."""
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +40,10 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_publish_k_refuses_exactly_when_check_k_fails(job: list[str], tmp_path: Path, seed: int) -> None:
+def test_publish_k_meets_the_floor_that_check_k_tests(job: list[str], tmp_path: Path, seed: int) -> None:
+    """Since issue 47 the default job meets ``--k`` (Anatomy's exactly published columns
+    recoded): where ``check --k`` passes on the release without a floor, the same release is
+    written; where it fails, the release written with ``--k`` recodes columns and passes it."""
     base = tmp_path / "base"
     assert run("publish", *job, "--seed", str(seed), "--out", str(base))[0] == 0
     outcomes = []
@@ -47,12 +52,12 @@ def test_publish_k_refuses_exactly_when_check_k_fails(job: list[str], tmp_path: 
         assert checked in (0, 1, 6)
         out = tmp_path / f"k{k}"
         code, _, err = run("publish", *job, "--seed", str(seed), "--k", str(k), "--out", str(out))
-        assert (code == 3) == (checked == 1), (k, checked, code, err)
-        assert out.exists() == (code == 0)
-        if code == 3:
-            assert f"< k = {k}" in err and f"--k {k} is a floor" in err and "nothing was written" in err
-        outcomes.append(code)
-    assert 0 in outcomes and 3 in outcomes  # both sides of the floor are exercised
+        assert code == 0, (k, err)
+        recoded = json.loads((out / "manifest.json").read_text()).get("recoded")
+        assert bool(recoded) == (checked == 1), (k, checked, recoded)
+        assert run("check", str(out), "--k", str(k))[0] in (0, 6)
+        outcomes.append(bool(recoded))
+    assert True in outcomes and False in outcomes  # both sides of the floor are exercised
 
 
 def test_k_in_the_job_file_and_in_a_policy(job: list[str], tmp_path: Path) -> None:
@@ -62,8 +67,10 @@ def test_k_in_the_job_file_and_in_a_policy(job: list[str], tmp_path: Path) -> No
         f'[input]\npath = "{data}"\n[columns]\ninsensitive = ["town"]\n'
         '[privacy]\nl = 2\nk = 40\nrules = ["age, sex -> disease"]\n'
     )
-    code, _, err = run("publish", str(cfg), "--out", str(tmp_path / "r"), "--no-utility")
-    assert code == 3 and "< k = 40" in err and not (tmp_path / "r").exists()
+    code, _, err = run("publish", str(cfg), "--out", str(tmp_path / "r40"), "--no-utility")
+    assert code == 0, err  # met: the exactly published columns recoded until every cell holds 40
+    assert json.loads((tmp_path / "r40" / "manifest.json").read_text())["recoded"]
+    assert run("check", str(tmp_path / "r40"), "--policy", str(cfg))[0] in (0, 6)
     assert run("publish", str(cfg), "--k", "2", "--out", str(tmp_path / "r"), "--no-utility")[0] == 0
     code, stdout, _ = run("check", str(tmp_path / "r"), "--policy", str(cfg))  # the policy's k = 40
     assert code == 1 and "smallest published cell at least k = 40" in stdout

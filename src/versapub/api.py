@@ -124,15 +124,12 @@ def publish(
     which are checked against it (Mondrian and Incognito count each class's population).
     Every problem found before anonymizing (``known_problems``: the reader's, e.g. missing
     cells; the rules, the columns' decisions, feasibility) is reported at once, in sections.
-    ``k`` and ``max_risk`` (with ``risk_measure`` ``highest``: ``k = ceil(1/max_risk)``) are a
-    floor on published cells that Mondrian and Incognito meet while they generalize (every
-    record shares its exactly published non-sensitive values with at least ``k - 1`` others,
-    as ``versapub check --k`` tests); the columns Anatomy, the MSA decomposition and plain
-    tables publish exactly are recoded the same way in every table until they meet it
-    (:mod:`versapub.publishing.recoding`), where ``suppression`` (a share of the records,
-    ARX's limit) lets the records of the cells still short be removed instead of
-    generalizing further; other tables are checked against it when the release is written
-    (:func:`versapub.write_release`).
+    ``k`` and ``max_risk`` (``risk_measure`` ``highest``: ``k = ceil(1/max_risk)``) are a floor
+    on published cells (``versapub check --k``'s test) that Mondrian and Incognito meet while
+    they generalize; the columns Anatomy, the MSA decomposition and plain tables publish
+    exactly are recoded alike in every table until they meet it
+    (:mod:`versapub.publishing.recoding`; ``suppression``: a share of records that may be
+    removed instead, ARX's limit); other tables are checked when the release is written.
     """
     job = prepare(
         table,

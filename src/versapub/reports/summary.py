@@ -190,8 +190,7 @@ def markdown_report(
             if release.input.rows_dropped_missing
             else ""
         ),
-        *([f"- {removal_text(release.removed, release.n_records)}"] if release.removed is not None else []),
-        *[f"- {line}" for line in k_preview_text(release.k_preview or {})],
+        *[f"- {line}" for line in release_facts(release)],
         f"- Attributes: {', '.join(release.attributes)}",
         f"- Guarantee: {guarantees_text(release)}",
         f"- Decomposition: {release.decomposition}; anonymizer: {release.anonymizer}; seed: {release.seed}",
@@ -333,3 +332,9 @@ def kl_text(u: dict[str, Any]) -> str:
             "attributes' relationships; consider fewer or coarser rules, or another decomposition"
         )
     return out
+
+
+def release_facts(release: Release) -> list[str]:
+    """Records removed by suppression and the cost of a floor, as the report's lines."""
+    gone = [removal_text(release.removed, release.n_records)] if release.removed is not None else []
+    return gone + k_preview_text(release.k_preview or {})

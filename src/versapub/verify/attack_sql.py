@@ -50,8 +50,7 @@ def fast_scalable_attack(
     m = manifest_of(d, manifest)
     tables: list[dict[str, Any]] = [t for t in m["tables"] if reading(parse_entry(t).kind).exact_values]
     result = AttackResult("scalable", guarantee)
-    gone = m.get("removed")
-    result.removed = bool(isinstance(gone, dict) and gone.get("records"))
+    result.removed = bool(isinstance(m.get("removed"), dict) and m["removed"].get("records"))
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
     opened = ExitStack()  # closed (the connection and its spill directory) below
     con = opened.enter_context(connect())
