@@ -123,7 +123,7 @@ def manifest_facts(m: Mapping[str, Any]) -> list[str]:
                 dict(gone["by_reason"]),
                 float(gone["suppression"]),
                 int(gone["budget"]),
-                str(gone["table"]),
+                None if gone.get("table") is None else str(gone["table"]),
             )
             out.append(removal_text(removal, int(m["n_records"])))
         except (KeyError, TypeError, ValueError):
