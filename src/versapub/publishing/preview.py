@@ -17,7 +17,7 @@ import numpy as np
 from versapub.anonymizers.base import MeetsCellFloor
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
-from versapub.errors import InfeasibleError
+from versapub.errors import VersapubError
 from versapub.kinds import entry_of, get_kind
 from versapub.publishing.choice import anon_for
 from versapub.publishing.recoding import Recoding, choose
@@ -54,7 +54,7 @@ def k_preview(
         one: dict[str, Any] = {"records_below": below, "share_below": below / max(table.n_rows, 1)}
         try:
             recoding = choose(table, exact, k, job.hierarchies or {}, protected, plain)
-        except InfeasibleError as exc:
+        except VersapubError as exc:  # infeasible, or a hierarchy that cannot be used: said, never raised
             one["refused"] = str(exc)
             recoding = None
         if recoding is not None:
