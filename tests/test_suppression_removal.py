@@ -191,3 +191,11 @@ def test_dask_refuses_removal_and_takes_the_class_alternative() -> None:
         ColumnRoles(quasi_identifying=("q1",)),
         "incognito",
     )
+
+
+@pytest.mark.parametrize("anonymizer", ["sequential-sweep", "one-d-l-diversity"])
+def test_anonymizers_with_overlapping_classes_decline_suppression_and_say_why(anonymizer: str) -> None:
+    """A removed record would still lie in a published class: the refusal says so and names
+    the anonymizers that take it (docs/choices.md item 197)."""
+    with pytest.raises(ConfigError, match=r"overlap.*mondrian or incognito with suppression=S"):
+        make_anonymizer(anonymizer, suppression=0.1)

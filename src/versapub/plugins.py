@@ -152,7 +152,8 @@ def build(
     """``registry[name](**params)`` with every parameter checked first; ``aliases`` map other
     names to a registered name with fixed parameters (e.g. ``anatomy-wraparound`` ->
     ``anatomy`` with ``grouping``).  A parameter a plug-in spells differently from its field
-    (``lambda`` -> ``lam``) is listed in the plug-in's ``spelled``."""
+    (``lambda`` -> ``lam``) is listed in the plug-in's ``spelled``; a parameter it declines
+    on purpose, with the reason the refusal gives, in its ``not_offered``."""
     key = str(name).strip().lower()
     fixed: dict[str, Any] = {}
     if aliases and key in aliases:
@@ -167,8 +168,11 @@ def build(
     unknown = sorted(set(given) - set(valid))
     if unknown:
         listed = ", ".join(valid) if valid else "none"
+        why: Mapping[str, str] = getattr(factory, "not_offered", {})  # parameters a plug-in declines, and why
+        reasons = " ".join(why[p] for p in unknown if p in why)
         raise error(
             f"The {what} {key!r} has no parameter(s) {', '.join(map(repr, unknown))}; its parameters are: {listed}."
+            + (f" {reasons}" if reasons else "")
         )
     constraints: Mapping[str, Param] = getattr(factory, "parameter_constraints", None) or {}
     missing = [p for p, c in constraints.items() if c.required and p not in given]

@@ -113,6 +113,18 @@ class OneDLDiversity:
     #: Why it does not run on the Dask backend (the refusal's reason).
     in_memory_only = "its groups follow the records' order along one attribute"
     max_rules = 1
+    #: Parameters other generalizing anonymizers take that this one declines, and why.
+    not_offered: ClassVar[dict[str, str]] = {
+        "suppression": (
+            "Suppression as ARX does it removes whole classes that fail, so a removed record lies in no published "
+            "class and the verifier can check it against the input; "
+            "1-D l-diversity's groups are cut along the Hilbert order and their ranges overlap, "
+            "so a removed record would still lie "
+            "in a published class (docs/choices.md). Its own remedy for a skewed table is "
+            "a lower l or a generalized sensitive attribute; or use mondrian or "
+            "incognito with suppression=S."
+        )
+    }
     parameter_constraints: ClassVar[dict[str, Param]] = {}
     glossary: ClassVar[str] = (
         "1-D l-diversity (Ghinita et al., VLDB J. 2009): records are ordered along one dimension and cut into "

@@ -258,6 +258,17 @@ class SequentialSweep:
     in_memory_only = "its sweeps move single records between groups"
     max_rules = 1
 
+    #: Parameters other generalizing anonymizers take that this one declines, and why.
+    not_offered: ClassVar[dict[str, str]] = {
+        "suppression": (
+            "Suppression as ARX does it removes whole classes that fail, so a removed record lies in no published "
+            "class and the verifier can check it against the input; "
+            "Sequential Sweep's classes are local recodings whose regions overlap, so a removed record would still lie "
+            "in a published class (docs/choices.md). Its own remedy for a skewed table is "
+            "generalizing the sensitive values (max_sensitive_level); or use mondrian or "
+            "incognito with suppression=S."
+        )
+    }
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "max_sensitive_level": Param("whole", low=0, optional=True, why="0: never generalize sensitive values")
     }
