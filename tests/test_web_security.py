@@ -195,3 +195,26 @@ def test_risk_of_a_release_and_of_a_data_file(root: Path) -> None:
     assert r.status_code == 400 and "--qi" in r.json()["error"]
     r = c.post("/api/risk", json={"release": "rel", "sampling_fraction": "lots"}, headers=POST)
     assert r.status_code == 400 and "sampling fraction" in r.json()["error"]
+
+
+def test_the_release_view_says_what_k_would_cost(root: Path) -> None:
+    """Without --k the release view lists what --k 3 and --k 5 would cost (issue 47, item 3),
+    the sentences of the summary and the report, read from the manifest."""
+    import json
+
+    import versapub
+    from versapub.release.value import k_preview_text
+
+    table = versapub.read_table(root / "data.csv")
+    rel = versapub.publish(
+        table,
+        ["age, sex -> disease"],
+        l=2,
+        columns=versapub.ColumnRoles(identifying=("patient_id",), others="insensitive"),
+    )
+    versapub.write_release(rel, root / "rel")
+    r = authed(root).get("/api/release?path=rel")
+    assert r.status_code == 200
+    preview = json.loads((root / "rel" / "manifest.json").read_text())["k_preview"]
+    facts = r.json()["facts"]
+    assert facts and all(s in facts for s in k_preview_text(preview)) and any("--k 5" in s for s in facts)

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from versapub.errors import ConfigError, VersapubError
 from versapub.formats import json_text, read_manifest
+from versapub.release.value import manifest_facts
 from versapub.web import jobs
 from versapub.web.paths import Root
 from versapub.web.security import Guard
@@ -206,6 +207,8 @@ class _Site:
             "notes": list(manifest.notes),
             "check": check,
             "report": "report.html" if (d / "report.html").is_file() else None,
+            # records removed, columns recoded for --k, and what --k 3 / --k 5 would cost
+            "facts": manifest_facts(json.loads((d / "manifest.json").read_text(encoding="utf-8"))),
         }
 
     async def query(self, request: Request) -> dict[str, Any]:

@@ -331,6 +331,7 @@ async function showRelease(path, target) {
   target.replaceChildren(
     el("h3", { id: "verdict", class: r.check && r.check.ok ? "ok" : "bad" }, `${r.path}: ${verdict}`),
     el("p", {}, r.tables.map((t) => `${t.name} (${t.kind}): ${t.attributes.join(", ")}`).join(" · ")),
+    ...((r.facts || []).length ? [el("ul", { id: "release-facts" }, ...r.facts.map((f) => el("li", {}, f)))] : []),
     el("p", {}, el("a", { href: `/api/zip?path=${encodeURIComponent(r.path)}`, id: "download" }, "Download the release (zip)")),
     el("details", {}, el("summary", {}, `${r.files.length} files`), el("ul", {}, ...files)),
     ...(r.report ? [el("iframe", { src: `/raw/${r.path}/${r.report}`, class: "report", title: "report" })] : []));
