@@ -77,6 +77,10 @@ def test_a_table_the_roots_cannot_help_is_refused_naming_the_largest_k() -> None
     with pytest.raises(InfeasibleError, match="largest k this table can meet is 2"):
         choose(t, [("T1", ["q", "p"])], 3, {}, frozenset({"p"}))
     assert choose(t, [("T1", ["q", "p"])], 3, {}, frozenset({"p"}), fallback=frozenset({"T1"})) is None
+    # a budget too small: the refusal names the share that would do (floor(0.167 x 12) = 2)
+    with pytest.raises(InfeasibleError, match=r"allow --suppression 0.167 or more \(at the roots 2 of 12 records"):
+        choose(t, [("T1", ["q", "p"])], 3, {}, frozenset({"p"}), budget=1)
+    assert choose(t, [("T1", ["q", "p"])], 3, {}, frozenset({"p"}), budget=2) is not None
 
 
 def test_the_default_job_meets_k_5_and_check_k_5_passes(tmp_path: Path) -> None:

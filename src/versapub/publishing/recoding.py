@@ -134,7 +134,7 @@ def choose(
         return None
     search = _Search(table, need, floor, given, protected)
     if search.removed(search.top) > budget:  # even the roots leave too many short: those tables go
-        need = _feasible(table, need, floor, protected, fallback)
+        need = _feasible(table, need, floor, protected, fallback, (search.removed(search.top), budget))
         if not need:
             return None
         search = _Search(table, need, floor, given, protected)
@@ -196,9 +196,11 @@ def _feasible(
     floor: int,
     protected: frozenset[str],
     fallback: frozenset[str],
+    removal: tuple[int, int] = (0, 0),
 ) -> list[tuple[str, list[str]]]:
     """The tables the roots can bring to ``floor`` (a ``fallback`` table that they cannot
-    is left out; any other is refused, naming the largest k it can meet)."""
+    is left out; any other is refused, naming the largest k it can meet and, ``removal``,
+    the records suppression would remove at the roots against its budget)."""
     short = [(name, cols, _smallest(table, [a for a in cols if a in protected])) for name, cols in need]
     refused = [(name, cols, top) for name, cols, top in short if top < floor and name not in fallback]
     if refused:
@@ -207,8 +209,15 @@ def _feasible(
         raise InfeasibleError(
             f"--k {floor} cannot be met in table {name}: even with {', '.join(a for a in cols if a not in kept)} "
             f"generalized to their roots a cell of {', '.join(kept)} (exact: a rule protects them) holds {top} "
-            f"record(s). The largest k this table can meet is {top}; lower --k, allow --suppression, or drop or "
-            "protect columns."
+            f"record(s). The largest k this table can meet is {top}; lower --k, "
+            + (
+                f"allow --suppression {math.ceil(1000 * removal[0] / table.n_rows) / 1000:g} or more (at the roots "
+                f"{removal[0]:,} of {table.n_rows:,} records stay in cells of fewer than {floor}; --suppression "
+                f"allows {removal[1]:,}), "
+                if removal[0]
+                else "allow --suppression, "
+            )
+            + "or drop or protect columns."
         )
     return [(name, cols) for name, cols, top in short if top >= floor]
 

@@ -46,6 +46,8 @@ STEPS = 10
 #: Rows the concentration steps read (a seeded sample above it; the winner is refitted on
 #: every row): FAST-LTS's subsampling, which keeps the cost flat in the drawn records.
 LTS_ROWS = 5_000
+#: The original's records the population reference learns from at most (a seeded sample).
+REFERENCE_ROWS = 50_000
 #: The share of drawn records the adversary holds out to choose its learner.
 VALIDATION = 0.3
 
@@ -276,7 +278,15 @@ def learned_inference(
 
 def population_reference(ori: Records, known: Sequence[str], secret: str, targets: Ints) -> Rate:
     """What ``known`` says of ``secret`` in the original without any release: decision tables
-    on the known columns fitted on the original's other records, scored on ``targets``."""
+    on the known columns fitted on the original's other records (a seeded sample of
+    ``REFERENCE_ROWS`` of them in a larger original: the reference is a rate with its
+    interval, and the learners' accuracy settles long before), scored on ``targets``."""
+    size = len(ori[secret])
+    if size > REFERENCE_ROWS + len(targets):
+        others = np.setdiff1d(np.arange(size, dtype=np.int64), targets)
+        rows = np.union1d(targets, np.random.default_rng(0).choice(others, REFERENCE_ROWS, replace=False))
+        ori = {c: ori[c][rows] for c in dict.fromkeys([*known, secret])}
+        targets = np.searchsorted(rows, targets)
     numeric = set(numeric_columns(ori, columns=[*known, secret]))
     codes, _ = _codes(ori[secret])
     values = None

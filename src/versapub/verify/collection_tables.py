@@ -49,6 +49,20 @@ class _Table:
     cols: list[str] = field(default_factory=list)  # induced columns after reduction
 
 
+def _held(e: dict[str, Any], want: set[str]) -> list[str]:
+    """The attributes of ``want`` a manifest entry's table of counts holds (an Anatomy or
+    sa-groups QIT: not the sensitive values it keeps in other files)."""
+    kind = KIND_CHECKS.get(str(e.get("kind")))
+    role = kind.cells if kind is not None else None
+    if role is None or role not in (e.get("files") or {}):
+        raise Unreadable(f"table {e.get('name')!r}: kind {e.get('kind')!r} is not a table of counts")
+    elsewhere: set[str] = set()
+    if role != "data":
+        rules = [e.get("enforces"), *(e.get("also_enforces") or [])]
+        elsewhere = {str(r.get("rhs")) for r in rules if isinstance(r, dict)}
+    return [a for a in e.get("attributes", []) if a in want and a not in elsewhere]
+
+
 class Collection:
     """The release's tables over ``attrs`` (non-sensitive ones, and ``sensitive`` where a
     table holds it), reduced to induced columns."""
@@ -71,19 +85,16 @@ class Collection:
         self.free = {*protected, *([sensitive] if sensitive else [])}
         self.tables: list[_Table] = []
         want = set(attrs) | self.free
-        for i, e in enumerate(manifest.get("tables", [])):
+        entries = list(manifest.get("tables", []))
+        helds = [_held(e, want) for e in entries]
+        helds = [h if only_with is None or only_with in h else [] for h in helds]
+        # Only an attribute two tables hold needs its generalized values' leaves (see _induce):
+        # reading them for one table's many overlapping ranges would list every class's leaves.
+        shared = {a for a in want if sum(a in h for h in helds) > 1}
+        for i, (e, held) in enumerate(zip(entries, helds, strict=True)):
             kind = KIND_CHECKS.get(str(e.get("kind")))
-            role = kind.cells if kind is not None else None
             files = e.get("files") or {}
-            if role is None or role not in files:
-                raise Unreadable(f"table {e.get('name')!r}: kind {e.get('kind')!r} is not a table of counts")
-            elsewhere: set[str] = set()
-            if role != "data":  # an Anatomy or sa-groups QIT: the table's sensitive values are in other files
-                rules = [e.get("enforces"), *(e.get("also_enforces") or [])]
-                elsewhere = {str(r.get("rhs")) for r in rules if isinstance(r, dict)}
-            held = [a for a in e.get("attributes", []) if a in want and a not in elsewhere]
-            if only_with is not None and only_with not in held:
-                continue
+            role = kind.cells if kind is not None else ""
             if not held:
                 continue
             rel = f"t{i}"
@@ -95,14 +106,17 @@ class Collection:
                 f'BIGINT)) AS "count" FROM {src}{grp}'
             )
             t = _Table(str(e.get("name")), rel, held)
-            if kind is not None and kind.generalized and "labels" in files and "order" in files:
+            if kind is not None and kind.generalized and "labels" in files and "order" in files and shared & set(held):
                 lab, order = duckdb_source(directory / files["labels"]), duckdb_source(directory / files["order"])
+                mine = sorted(shared & set(held))
                 rows = con.execute(
                     f"SELECT l.attribute, l.value, o.leaf FROM {lab} l JOIN {order} o ON o.attribute = l.attribute "
-                    "AND CAST(o.position AS BIGINT) BETWEEN CAST(l.first AS BIGINT) AND CAST(l.last AS BIGINT)"
+                    "AND CAST(o.position AS BIGINT) BETWEEN CAST(l.first AS BIGINT) AND CAST(l.last AS BIGINT) "
+                    f"WHERE l.attribute IN ({', '.join('?' for _ in mine)})",
+                    mine,
                 ).fetchall()
                 for a, v, leaf in rows:
-                    if a in held:
+                    if a in mine:
                         t.cover.setdefault(a, {}).setdefault(v, frozenset())
                         t.cover[a][v] = t.cover[a][v] | {leaf}
             self.tables.append(t)
@@ -133,6 +147,7 @@ class Collection:
         level_of: dict[tuple[str, str], int] = {}  # (table, attr) -> its level in the chain
         for a, held in parts.items():
             leaves = sorted(set().union(*(frozenset().union(*b.values()) for _, b in held)))
+            position = {leaf: i for i, leaf in enumerate(leaves)}
             mine: list[dict[str, int]] = []
             for t, blocks in held:
                 label: dict[str, int] = {}
@@ -142,7 +157,7 @@ class Collection:
                             raise Unreadable(f"in table {t.name}, two values of {a!r} cover the leaf {leaf!r}")
                         label[leaf] = j
                 for leaf in leaves:  # a leaf the table never mentions: its own block
-                    label.setdefault(leaf, len(blocks) + leaves.index(leaf))
+                    label.setdefault(leaf, len(blocks) + position[leaf])
                 canon: dict[int, int] = {}
                 mine.append({leaf: canon.setdefault(label[leaf], len(canon)) for leaf in leaves})
             distinct: list[dict[str, int]] = []
