@@ -214,6 +214,9 @@ def _feasible(
                 f"allow --suppression {math.ceil(1000 * removal[0] / table.n_rows) / 1000:g} or more (at the roots "
                 f"{removal[0]:,} of {table.n_rows:,} records stay in cells of fewer than {floor}; --suppression "
                 f"allows {removal[1]:,}), "
+                if 0 < math.ceil(1000 * removal[0] / max(table.n_rows, 1)) < 1000
+                else "(no --suppression would do: removing the short cells' records leaves others short until no "
+                "record is left) "
                 if removal[0]
                 else "allow --suppression, "
             )
