@@ -111,8 +111,9 @@ def test_the_default_job_meets_k_5_and_check_k_5_passes(tmp_path: Path) -> None:
 
 
 def test_a_forged_recoding_fails(tmp_path: Path) -> None:
-    """A leaf under two published values fails from the files alone; a recoding that does
-    not describe the published values fails against the original."""
+    """Two published values claiming the rest, or overlapping ranges, fail from the files
+    alone; a recoding that does not describe the published values fails against the
+    original."""
     table = versapub.read_table(DATA)
     roles = ColumnRoles(identifying=("patient_id",), insensitive=("race", "hours"))
     rel = versapub.publish(table, ["age, sex -> disease", "zip -> education"], l=2, columns=roles, k=5)
@@ -120,20 +121,56 @@ def test_a_forged_recoding_fails(tmp_path: Path) -> None:
     versapub.write_release(rel, out, format="csv")
     m = json.loads((out / "manifest.json").read_text())
     a = next(iter(m["recoded"]))
-    values = list(m["recoded"][a]["covers"])
-    twice = json.loads(json.dumps(m))
-    first = twice["recoded"][a]["covers"][values[0]]
-    twice["recoded"][a]["covers"]["extra"] = first[:1]
-    (out / "manifest.json").write_text(json.dumps(twice))
-    seal(out)
+
+    def forged(covers: dict) -> dict:
+        twice = json.loads(json.dumps(m))
+        twice["recoded"][a]["covers"] = covers
+        (out / "manifest.json").write_text(json.dumps(twice))
+        seal(out)
+        return twice
+
+    forged({"*": {"rest": True}, "extra": {"rest": True}})
     bad = [f for f in verify_release(out).failures if f.check == "recoding"]
-    assert bad and "covered by both" in bad[0].message
-    lying = json.loads(json.dumps(m))
-    every = sorted(x for ls in m["recoded"][a]["covers"].values() for x in ls)
-    lying["recoded"][a]["covers"] = {"not what was published": every}
-    (out / "manifest.json").write_text(json.dumps(lying))
-    seal(out)
+    assert bad and "all claim the rest" in bad[0].message
+    forged({"[1, 5]": {"from": "1", "to": "5"}, "[5, 9]": {"from": "5", "to": "9"}})
+    bad = [f for f in verify_release(out).failures if f.check == "recoding"]
+    assert bad and "overlapping ranges" in bad[0].message
+    forged({"not what was published": {"rest": True}})
     assert not verify_release(out, original=table.select(rel.attributes)).ok
+
+
+def test_the_manifest_names_no_value_the_recoding_hides(tmp_path: Path) -> None:
+    """Generalized to their root, hours and race are written as the rest, none of their
+    values listed; a built group of numbers as the bounds its label shows; text is never
+    grouped alphabetically.  The verifier, ``as_published`` and the recoding itself map
+    every value alike."""
+    from versapub.publishing.recoding import Recoding, hierarchy_for
+    from versapub.release.recoded import as_published
+    from versapub.verify.recoding import recoded_original, recoding_problems
+
+    table = versapub.read_table(DATA)
+    roles = ColumnRoles(identifying=("patient_id",), insensitive=("race", "hours"))
+    rel = versapub.publish(table, ["age, sex -> disease", "zip -> education"], l=2, columns=roles, k=5)
+    out = tmp_path / "r"
+    versapub.write_release(rel, out, format="csv")
+    text = (out / "manifest.json").read_text()
+    recoded = json.loads(text)["recoded"]
+    assert recoded["hours"]["covers"] == {"*": {"rest": True}}
+    for value in table.column("hours").values:  # no hours value appears in the recoded block
+        assert f'"{value}"' not in json.dumps(recoded)
+    race, built = hierarchy_for(table, "race", {})
+    assert built and race.height == 2  # text: its values, then *
+    hours, _ = hierarchy_for(table, "hours", {})
+    rec = Recoding({"hours": hours}, {"hours": 2}, frozenset({"hours"}))
+    spec = rec.to_manifest()
+    assert not recoding_problems(spec)
+    covers = spec["hours"]["covers"]
+    assert covers and all(set(c) == {"from", "to"} and f"[{c['from']}, {c['to']}]" == v for v, c in covers.items())
+    want = rec.apply(table).column("hours").decode()
+    verifier = recoded_original(table, {"recoded": spec})
+    assert verifier is not None
+    assert list(verifier.column("hours").decode()) == list(want)
+    assert list(as_published(table, spec).column("hours").decode()) == list(want)
 
 
 def test_msa_decomposition_meets_k(tmp_path: Path) -> None:

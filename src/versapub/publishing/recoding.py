@@ -2,14 +2,15 @@
 cells (``--k``, ``--max-risk``; issue 47): Anatomy's QIT, the MSA decomposition's and a
 plain sub-table publish their non-sensitive columns exactly, so with ``--k K`` those columns
 are generalized — the same way in every table, one level of a hierarchy per column (the
-user's where given, else one built from the values: consecutive values in pairs, then pairs
-of pairs, ...) — until every such table's cells hold ``K`` records, or (``--suppression``)
-until the records of the cells still short fit in the budget and are removed.  Of the
-minimal such nodes the one that loses least is chosen (full-domain generalization, as ARX's
-global recoding, searched as Incognito searches: ``docs/choices.md``).  The recoded table is published;
-the manifest's ``recoded`` says which leaves each published value covers, so the verifier
-recodes the original itself and every check reads the release as one over the recoded
-values."""
+user's where given, else one built from the values: numbers in consecutive pairs, then
+pairs of pairs, ...; text and dates straight to ``*``) — until every such table's cells hold
+``K`` records, or (``--suppression``) until the records of the cells still short fit in the
+budget and are removed.  Of the minimal such nodes the one that loses least is chosen
+(full-domain generalization, as ARX's global recoding, searched as Incognito searches:
+``docs/choices.md``).  The recoded table is published; the manifest's ``recoded`` says what
+each published value covers (never listing a value it hides: the root as the rest, a built
+group of numbers by its bounds), so the verifier recodes the original itself and every
+check reads the release as one over the recoded values."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from versapub.anonymizers.base import MeetsCellFloor
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.hierarchy_build import grouped
-from versapub.data.table import EncodedTable
+from versapub.data.table import EncodedTable, is_missing_value
 from versapub.errors import HierarchyError, InfeasibleError
 from versapub.publishing.choice import anon_for
 from versapub.publishing.steps import Columns, Guarded, Job
@@ -60,19 +61,24 @@ class Recoding:
         return table
 
     def to_manifest(self) -> dict[str, Any]:
-        """Per attribute: its level, the hierarchy's name and each published value with the
-        leaves it covers (values covering only themselves left out)."""
+        """Per attribute: its level, the hierarchy's name and each published value with what
+        it covers (values covering only themselves left out), without listing the input's
+        values the recoding hides (docs/release-format.md): the root covers ``{"rest":
+        true}`` — every value no other published value covers —, a built hierarchy's group
+        of numbers ``{"from": lowest, "to": highest}`` (the bounds its label shows), and
+        only a level of a hierarchy the steward gave lists its leaves."""
         out: dict[str, Any] = {}
         for a, lv in self.levels.items():
-            covers: dict[str, list[str]] = {}
-            for leaf, value in self.hierarchies[a].mapping(lv).items():
-                covers.setdefault(value, []).append(leaf)
+            h = self.hierarchies[a]
+            groups: dict[str, list[str]] = {}
+            for leaf, value in h.mapping(lv).items():
+                groups.setdefault(value, []).append(leaf)
             out[a] = {
                 "level": lv,
-                "hierarchy": "built from the values (pairs of consecutive values)"
+                "hierarchy": "built from the values (numbers in pairs of consecutive values)"
                 if a in self.built
-                else self.hierarchies[a].source,
-                "covers": {v: sorted(ls) for v, ls in sorted(covers.items()) if ls != [v]},
+                else h.source,
+                "covers": _covers(groups, lv == h.height - 1 and len(groups) == 1, a in self.built),
             }
         return out
 
@@ -98,15 +104,54 @@ class Recoding:
 
 
 def hierarchy_for(table: EncodedTable, attribute: str, given: Mapping[str, Hierarchy]) -> tuple[Hierarchy, bool]:
-    """The user's hierarchy of ``attribute``, or one built from its values (consecutive
-    values in pairs, level after level, then ``*``); whether it was built."""
+    """The user's hierarchy of ``attribute``, or one built from its values: numbers in
+    consecutive pairs, level after level, then ``*``; other values (text, dates) straight
+    to ``*`` — alphabetical neighbours are no meaningful group, and a group of them could
+    only be written in the manifest by listing the values it hides; whether it was built."""
     if attribute in given:
         return given[attribute], False
     values = [str(v) for v in table.column(attribute).values]
+    flat = Hierarchy.from_rows(attribute, [[v, "*"] for v in values], source="<values, *>")
+    if not all(_number(v) is not None for v in values if not is_missing_value(v)):
+        return flat, True
     try:
         return grouped(attribute, values, 2), True
     except HierarchyError:  # a single value: only the root above it
-        return Hierarchy.from_rows(attribute, [[v, "*"] for v in values], source="<values, *>"), True
+        return flat, True
+
+
+def _number(text: str) -> float | None:
+    """``text`` as a finite number (``None``: not one)."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _covers(groups: Mapping[str, list[str]], root: bool, built: bool) -> dict[str, Any]:
+    """The ``covers`` of one recoded attribute (see :meth:`Recoding.to_manifest`): the root
+    as ``rest``; a built group of numbers as its bounds when every group's bounds are
+    disjoint as numbers; any other group as its leaves."""
+    out: dict[str, Any] = {}
+    spans: list[tuple[float, float]] = []
+    for value, leaves in sorted(groups.items()):
+        if leaves == [value]:
+            continue
+        nums = {x: _number(x) for x in leaves}
+        if root:
+            out[value] = {"rest": True}
+        elif built and all(x is not None for x in nums.values()):
+            lo = min(leaves, key=lambda x: nums[x] or 0.0)
+            hi = max(leaves, key=lambda x: nums[x] or 0.0)
+            out[value] = {"from": lo, "to": hi}
+            spans.append((nums[lo] or 0.0, nums[hi] or 0.0))
+        else:
+            out[value] = sorted(leaves)
+    spans.sort()
+    if any(a[1] >= b[0] for a, b in itertools.pairwise(spans)):  # "1" and "1.0" apart: list them
+        return {v: sorted(groups[v]) if isinstance(c, dict) and "from" in c else c for v, c in out.items()}
+    return out
 
 
 def choose(

@@ -19,8 +19,30 @@ def as_published(table: EncodedTable, recoded: Mapping[str, Any] | None) -> Enco
     for a, spec in (recoded or {}).items():
         if a not in table.names or not isinstance(spec, Mapping):
             continue
-        to = {str(leaf): str(v) for v, leaves in (spec.get("covers") or {}).items() for leaf in leaves}
         col = table.column(a)
-        mapped = encode_values(a, np.array([to.get(str(v), str(v)) for v in col.values], dtype=object))
+        mapped = encode_values(a, np.array(_covering(spec.get("covers") or {}, col.values), dtype=object))
         table = table.replace(Column(a, mapped.codes[col.codes], mapped.values))
     return table
+
+
+def _covering(covers: Mapping[str, Any], values: Any) -> list[str]:
+    """Per input value the published value covering it (the manifest's three forms: a list
+    of leaves, ``{"from", "to"}`` numbers inclusive, ``{"rest": true}``)."""
+    listed = {str(leaf): str(v) for v, c in covers.items() if isinstance(c, list) for leaf in c}
+    ranges = [
+        (float(c["from"]), float(c["to"]), str(v)) for v, c in covers.items() if isinstance(c, Mapping) and "from" in c
+    ]
+    rest = next((str(v) for v, c in covers.items() if isinstance(c, Mapping) and c.get("rest")), None)
+    out = []
+    for raw in values:
+        v = str(raw)
+        if v in listed:
+            out.append(listed[v])
+            continue
+        try:
+            x = float(v)
+        except ValueError:
+            x = None
+        hit = next((p for lo, hi, p in ranges if x is not None and lo <= x <= hi), None)
+        out.append(hit if hit is not None else rest if rest is not None else v)
+    return out
