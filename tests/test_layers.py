@@ -25,6 +25,7 @@ FLOORS: dict[str, float] = {
     "schema": 3,
     "decompositions": 4,
     "anonymizers": 5,
+    "treatments": 5,
     # the release model and utility, table kinds, collections of marginals
     "release": 6,
     "model": 6,

@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from versapub.anonymizers.base import Anonymizer
@@ -42,7 +43,9 @@ from versapub.publishing.steps import (
     screen_schema,
 )
 from versapub.publishing.tables import ProgressHook, anonymize, identity_risk, table_rng
+from versapub.publishing.treating import treat
 from versapub.release.value import InputInfo, Release
+from versapub.treatments import Treatment
 
 __all__ = [
     "ProgressHook",
@@ -79,6 +82,7 @@ def publish(
     max_risk: float | None = None,
     risk_measure: str = "highest",
     suppression: float = 0.0,
+    treatments: Sequence[str | Mapping[str, Any] | Treatment] = (),
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -119,9 +123,8 @@ def publish(
     (``{attribute: Hierarchy}``) go to generalizing anonymizers (``mondrian``) and to
     guarantees that use a sensitive attribute's taxonomy (t-closeness's hierarchical
     distance).  ``population``: the population ``table`` (then the research subset) was
-    drawn from (a :class:`~versapub.privacy.guarantees.population.Population`, or a table read with
-    :func:`versapub.read_table`), for delta-presence and k-map without a sampling fraction,
-    which are checked against it (Mondrian and Incognito count each class's population).
+    drawn from (a :class:`~versapub.privacy.guarantees.population.Population` or a table), for
+    delta-presence and k-map without a sampling fraction (Mondrian and Incognito count it).
     Every problem found before anonymizing (``known_problems``: the reader's, e.g. missing
     cells; the rules, the columns' decisions, feasibility) is reported at once, in sections.
     ``k`` and ``max_risk`` (``risk_measure`` ``highest``: ``k = ceil(1/max_risk)``) are a floor
@@ -130,7 +133,8 @@ def publish(
     exactly are recoded alike in every table until they meet it
     (:mod:`versapub.publishing.recoding`; ``suppression``: a share of records that may be
     removed instead, ARX's limit); other tables are checked when the release is written.
-    """
+    ``treatments`` (:mod:`versapub.treatments`, ``"rounding:columns=age,base=5"`` or a mapping)
+    treat the input first, in order; the verifier applies their rules to the original itself."""
     job = prepare(
         table,
         rules,
@@ -152,6 +156,7 @@ def publish(
         progress=progress,
         floor=cell_floor(k, max_risk, risk_measure),
         suppression=suppression,
+        treatments=treatments,
     )
     return _run(job, list(known_problems))
 
@@ -162,8 +167,11 @@ def _run(job: Job, problems: list[Problem]) -> Release:
     screens on the schema → refine → anonymize → screens on the release; the classic job
     (quasi-identifiers alone) takes its own path after the checks."""
     clock = Clock()
+    job = treat(job)
     job.hook("checking rules", 0, 1)
     cols = decide_columns(job, problems)
+    if job.treatment_notes:
+        cols = replace(cols, notes=[*job.treatment_notes, *cols.notes])
     rules = decide_guarantees(job, cols, problems)
     if cols.classic:
         refuse(problems)

@@ -21,14 +21,15 @@ from versapub.errors import ConfigError, VersapubError
 
 T = TypeVar("T")
 
-Kind = Literal["whole", "number", "numbers", "flag", "choice", "text"]
+Kind = Literal["whole", "number", "numbers", "flag", "choice", "text", "names"]
 
 
 @dataclass(frozen=True)
 class Param:
     """A parameter's constraint: ``whole`` (an integer), ``number`` (a real), ``numbers`` (a
     list of reals, each within the bounds), ``flag`` (true or false), ``choice`` (one of
-    ``choices``) or ``text``; numbers within ``[low, high]``
+    ``choices``), ``text`` or ``names`` (column names: a list, or one text with the names
+    separated by ``;``: ``columns=amount;installment``); numbers within ``[low, high]``
     (open ends with ``low_open``/``high_open``); ``optional``: None is accepted; ``required``:
     the parameter has no default; ``why``: what the bound means, added to the error."""
 
@@ -43,7 +44,7 @@ class Param:
     why: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind not in ("whole", "number", "numbers", "flag", "choice", "text"):
+        if self.kind not in ("whole", "number", "numbers", "flag", "choice", "text", "names"):
             raise ValueError(f"unknown parameter kind {self.kind!r}")
         if self.kind == "choice" and not self.choices:
             raise ValueError("a choice parameter lists its choices")
@@ -56,6 +57,8 @@ class Param:
             text = "one of " + ", ".join(self.choices)
         elif self.kind == "text":
             text = "a non-empty text"
+        elif self.kind == "names":
+            text = "one or more column names (a;b)"
         else:
             noun = {"whole": "a whole number", "number": "a number", "numbers": "a list of numbers"}[self.kind]
             if self.low is not None and self.high is not None:
@@ -86,6 +89,10 @@ class Param:
             return value if isinstance(value, str) and value in self.choices else _BAD
         if self.kind == "text":
             return value if isinstance(value, str) and value.strip() else _BAD
+        if self.kind == "names":
+            items = value.split(";") if isinstance(value, str) else value if isinstance(value, list | tuple) else None
+            names = tuple(str(v).strip() for v in items or () if isinstance(v, str) and v.strip())
+            return names if items and len(names) == len(items) else _BAD
         if self.kind == "numbers":
             if not isinstance(value, list | tuple) or not value:
                 return _BAD

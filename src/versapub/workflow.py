@@ -112,6 +112,7 @@ def publish(
         max_risk=cfg.max_risk,
         risk_measure=cfg.risk_measure,
         suppression=cfg.suppression,
+        treatments=cfg.treatments,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes

@@ -106,6 +106,15 @@ if TYPE_CHECKING:
     "would cost.",
 )
 @click.option(
+    "--treat",
+    "treat",
+    multiple=True,
+    help="A treatment applied to the input before anything else, repeatable, in order (config: [[treatment]]): "
+    "top-coding:columns=income,threshold=100000 (or quantile=0.99; value=V publishes V instead), "
+    "bottom-coding:columns=age,threshold=18, rounding:columns=income;rent,base=1000. The manifest records them "
+    "and the verifier applies them to the original itself.",
+)
+@click.option(
     "--suppression",
     "k_suppression",
     type=float,
@@ -150,6 +159,7 @@ def publish(
     scratch: Path | None,
     k_floor: int | None,
     k_suppression: float | None,
+    treat: tuple[str, ...],
     max_risk: float | None,
     risk_measure: str | None,
     max_singling_out: float | None,
@@ -192,6 +202,8 @@ def publish(
             detach_others=detach_others,
             population=population,
         )
+        if treat:  # after the configuration's [[treatment]]s, in order
+            cfg = replace(cfg, treatments=(*cfg.treatments, *treat))
         if cfg.backend == "dask" and fmt is None:
             cfg = replace(cfg, format="parquet")
         release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility="none" if no_utility else utility_level)

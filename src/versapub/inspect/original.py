@@ -39,6 +39,7 @@ def original_table(
     from versapub.kinds.load import load_release
     from versapub.model import original_mismatch
     from versapub.release.recoded import as_published
+    from versapub.release.treated import as_treated
 
     d = Path(release)
     manifest = read_manifest(d)
@@ -52,8 +53,15 @@ def original_table(
                 f"manifest's {recorded[:16]}…): it changed since, or another file has its name. Give the original "
                 "with --original."
             )
-    table = as_published(cfg.read(), manifest.raw.get("recoded"))  # columns recoded to meet --k
+    treated, skipped = as_treated(cfg.read(), manifest.raw.get("treatments"))  # treated before anonymizing
+    table = as_published(treated, manifest.raw.get("recoded"))  # columns recoded to meet --k
     mismatch = tuple(original_mismatch(model or load_release(d), table))
+    if skipped:  # a treatment's random draws are secret: the original cannot be treated again
+        mismatch = (
+            *mismatch,
+            f"the release was treated with {', '.join(skipped)} before anonymizing, whose random draws are secret: "
+            "the figures compare it with the untreated original",
+        )
     gone = manifest.raw.get("removed")
     records = gone.get("records") if isinstance(gone, dict) else None
     if mismatch and isinstance(records, int) and table.n_rows == manifest.n_records + records:

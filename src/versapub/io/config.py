@@ -275,6 +275,9 @@ class PublishConfig:
     #: With ``k``: the share of records the recoding that meets it may remove instead of
     #: generalizing further (ARX's suppression limit; ``[privacy] suppression``).
     suppression: float = 0.0
+    #: Treatments applied to the input in order before anything else (``--treat``, TOML
+    #: ``[[treatment]]``; :mod:`versapub.treatments`): specs ``NAME:p=v,...`` or tables.
+    treatments: tuple[Any, ...] = ()
     #: A ceiling on every table's measured singling-out risk (the attacks on everything
     #: published, ``check --max-singling-out``'s test).
     max_singling_out: float | None = None
@@ -632,6 +635,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         k=_get(priv, "k", int, where),
         max_risk=_get(priv, "max_risk", (int, float), where),
         suppression=_get(priv, "suppression", (int, float), where, 0.0),
+        treatments=tuple(dict(t) for t in data.get("treatment", [])),
         max_singling_out=_get(priv, "max_singling_out", (int, float), where),
         risk_measure=_get(priv, "risk_measure", str, where, "highest"),
         record_input_path=_get(pub, "record_input_path", bool, where, False),

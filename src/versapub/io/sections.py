@@ -71,6 +71,9 @@ def _guarantee_params_beside(priv: dict[str, Any], where: str) -> None:
         priv["guarantee"] = {"name": g, **beside}
 
 
+#: The one array of tables: ``[[treatment]]``, in order (:mod:`versapub.treatments`).
+LISTED = "treatment"
+
 #: The keys of a hierarchy's table in ``[input.hierarchies.ATTR]``.
 _HIERARCHY_KEYS = {"file", "level", "delimiter"}
 
@@ -82,8 +85,17 @@ def check_sections(data: dict[str, Any], where: str) -> list[str]:
     the notes of what was read differently."""
     notes: list[str] = []
     for name, value in data.items():
+        if name == LISTED:  # [[treatment]]: a list of tables, each checked by the plug-in builder
+            if not isinstance(value, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("name"), str) for t in value
+            ):
+                raise ConfigError(
+                    f"{where}: each [[treatment]] is a table with a name and its parameters, e.g. [[treatment]] "
+                    'name = "top-coding", columns = ["income"], quantile = 0.99.'
+                )
+            continue
         if name not in SECTIONS:
-            raise ConfigError(f"{where}: unknown section [{name}]; known: {', '.join(SECTIONS)}.")
+            raise ConfigError(f"{where}: unknown section [{name}]; known: {', '.join([*SECTIONS, LISTED])}.")
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: '{name}' must be a table ([{name}]).")
         for key in [k for k in value if "-" in k and k.replace("-", "_") in SECTIONS[name]]:

@@ -10,7 +10,7 @@ from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import get_kind
 from versapub.privacy.rules import Reduction
 from versapub.publishing.removal import without_removed
-from versapub.publishing.steps import Clock, Columns, Job, input_of
+from versapub.publishing.steps import Clock, Columns, Job, input_of, whole_input
 from versapub.publishing.tables import identity_risk, step_hook, table_rng
 from versapub.release.value import PublishedTable, Release
 from versapub.schema.gnf import require_gnf
@@ -97,5 +97,10 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         notes=list(cols.notes or []),
         population=job.population,
         removed=removal,
-        verified_against=whole if removal is not None else None,  # type: ignore[arg-type]
+        verified_against=whole_input(cols, removal is not None, job.untreated)
+        if job.untreated is not None
+        else whole
+        if removal is not None
+        else None,  # type: ignore[arg-type]
+        treatments=job.treated,
     )

@@ -56,6 +56,7 @@ from versapub.publishing.tables import (
 from versapub.release.value import InputInfo, PublishedTable, Release, Removal
 from versapub.schema.gnf import GNFVerdict, require_gnf
 from versapub.schema.model import Schema
+from versapub.treatments import parse_treatment
 
 #: A problem found before anonymizing: its section's title and the error.
 Problem = tuple[str, VersapubError]
@@ -101,6 +102,13 @@ class Job:
     floor: int = 1
     #: The share of records the floor's recoding may remove instead of generalizing further.
     suppression: float = 0.0
+    #: Treatments applied to the input before anything else (:mod:`versapub.treatments`).
+    treatments: tuple[Any, ...] = ()
+    #: Once treated (:mod:`versapub.publishing.treating`): the input as read, each
+    #: treatment's manifest record and its sentence for the summary and the report.
+    untreated: Source | None = None
+    treated: tuple[dict[str, Any], ...] = ()
+    treatment_notes: tuple[str, ...] = ()
 
 
 def cell_floor(k: int | None, max_risk: float | None, risk_measure: str = "highest") -> int:
@@ -134,6 +142,7 @@ def prepare(
     progress: ProgressHook | None = None,
     floor: int = 1,
     suppression: float = 0.0,
+    treatments: Sequence[Any] = (),
 ) -> Job:
     """The request checked and turned into values; ``plugins`` holds
     :func:`~versapub.publishing.choice.plugins_for`'s arguments (``decomposition``,
@@ -181,6 +190,7 @@ def prepare(
         hook=progress or no_progress,
         floor=floor,
         suppression=float(suppression),
+        treatments=tuple(parse_treatment(t) for t in treatments),
     )
 
 
@@ -417,14 +427,18 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         removed=removal,
         recoded=out.recoded,
         k_preview=out.k_preview,
-        verified_against=whole_input(cols, removal is not None),
+        verified_against=whole_input(cols, removal is not None, job.untreated),
+        treatments=job.treated,
     )
 
 
-def whole_input(cols: Columns, removed: bool) -> EncodedTable | None:
+def whole_input(cols: Columns, removed: bool, untreated: Source | None = None) -> EncodedTable | None:
     """The table a release is checked against when that is not its ``source``: the input
-    before recoding (the verifier recodes it from the manifest) or with the records
-    suppression removed (the verifier finds them in no table)."""
+    before treatments and recoding (the verifier applies them from the manifest) or with the
+    records suppression removed (the verifier finds them in no table)."""
+    if untreated is not None:  # treated: the input as read, its columns as published
+        names = list((cols.unrecoded if cols.unrecoded is not None else cols.table).names)
+        return cast(EncodedTable, untreated).select(names)
     if cols.unrecoded is not None:  # recoded (and perhaps reduced): the input as read
         return cast(EncodedTable, cols.unrecoded)
     return cast(EncodedTable, cols.table) if removed else None

@@ -209,6 +209,9 @@ class Release:
     recoded: dict[str, Any] | None = None
     #: Without ``--k``: what ``--k 3`` and ``--k 5`` would cost (the manifest's ``k_preview``).
     k_preview: dict[str, Any] | None = None
+    #: Treatments applied to the input before anonymizing (the manifest's ``treatments``:
+    #: :mod:`versapub.treatments`), in order; ``source`` holds the treated values.
+    treatments: tuple[dict[str, Any], ...] = ()
     #: The input as read, when the release is checked against more than ``source``: before
     #: recoding, with the records suppression removed (never written).
     verified_against: EncodedTable | None = None
@@ -263,6 +266,7 @@ class Release:
             **({"removed": self.removed.to_manifest(self.n_records)} if self.removed is not None else {}),
             **({"recoded": self.recoded} if self.recoded else {}),
             **({"k_preview": self.k_preview} if self.k_preview else {}),
+            **({"treatments": list(self.treatments)} if self.treatments else {}),
             # Provenance (optional to a checker):
             "tool": {"name": "versapub", "version": __version__},
             "input": {

@@ -47,6 +47,7 @@ from versapub.verify.recoding import recoded_original
 from versapub.verify.release_check import required, verify_release
 from versapub.verify.requirement import Requirement
 from versapub.verify.thresholds import Threshold, Thresholds, threshold
+from versapub.verify.treatments import treated_original
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -280,7 +281,8 @@ def run_check(
     """
     req = requirement or required(rules, guarantee)
     run = _Run(Path(directory), req, original, n_attacks, progress)
-    original = recoded_original(original, run.parsed)  # columns recoded to meet --k: read as published
+    # treated columns (top/bottom coding, rounding) and columns recoded to meet --k: read as published
+    original = recoded_original(treated_original(original, run.parsed), run.parsed)
     run.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
     run.attack = attack
     k = k if k is not None else req.k

@@ -47,6 +47,7 @@ from versapub.verify.primitives import PAIRING_MAX_ROWS, Checker, VerificationRe
 from versapub.verify.recoding import recoded_original, recoding_problems
 from versapub.verify.removal import removal_ok
 from versapub.verify.requirement import Requirement
+from versapub.verify.treatments import treated_original, treatment_findings
 
 FORMAT = "versapub-release/1"
 #: Files a release holds besides the tables its manifest lists.
@@ -228,7 +229,7 @@ def verify_release(
             parsed = manifest_of(Path(directory), manifest)
         except (OSError, ValueError):
             parsed = None  # the checker reports it
-        original = recoded_original(original, parsed)
+        original = recoded_original(treated_original(original, parsed), parsed)
         checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con, population=population)
         report = checker.run(manifest)
         if isinstance(parsed, dict) and parsed.get("recoded") is not None:
@@ -241,6 +242,9 @@ def verify_release(
                 + (", the input recoded likewise before every comparison" if original is not None else ""),
                 "manifest.json",
             )
+        if isinstance(parsed, dict) and parsed.get("treatments") is not None:
+            for ok, message in treatment_findings(Path(directory), parsed, con):
+                report.add("treatment", ok, message, "manifest.json")
         return report
 
 

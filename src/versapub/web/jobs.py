@@ -105,6 +105,11 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{job_path} is not valid TOML: {exc}.") from None
+    if doc.get("treatment"):  # never dropped silently: the browser has no treatments screen yet
+        raise ConfigError(
+            f"{job_path} treats columns before publishing ([[treatment]]), which this page does not show yet; run "
+            f"it with: versapub publish {Path(job_path).name} --out RELEASE."
+        )
     here = Path(job_path).parent
     inp, priv = doc.get("input") or {}, doc.get("privacy") or {}
     cols, pub = doc.get("columns") or {}, doc.get("publish") or {}

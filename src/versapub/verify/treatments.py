@@ -1,0 +1,166 @@
+"""Treatments applied before anonymization (the manifest's optional ``treatments``,
+``docs/release-format.md``), read by the verifier itself: top and bottom coding and
+rounding change each value by a rule the manifest states, so from the files alone every
+published number of a treated column must obey it (a generalized range by both of its
+bounds), and with the original the verifier applies the rules to it before any
+comparison.  Written from the format, sharing nothing with :mod:`versapub.treatments`."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from versapub.data.source import Source
+from versapub.data.sql import duckdb_source
+from versapub.data.table import Column, EncodedTable, encode_values
+
+#: The treatments whose rule the verifier applies (value by value).
+VALUE_RULES = ("top-coding", "bottom-coding", "rounding")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+TOL = 1e-9
+
+
+def _finite(text: str) -> float | None:
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _written(x: float) -> str:
+    """A number as the format writes a treated value: whole numbers without a decimal point,
+    others with at most 12 significant digits."""
+    short = float(f"{x:.12g}")
+    return str(int(short)) if short == int(short) and abs(short) < 1e15 else f"{short:.12g}"
+
+
+def _rule(record: dict[str, Any], column: str) -> tuple[str, float, float] | None:
+    """(kind, parameter, replacement) of one treated column, or None when unreadable."""
+    name = record.get("name")
+    try:
+        if name in ("top-coding", "bottom-coding"):
+            return str(name), float(record["threshold"][column]), float(record["replacement"][column])
+        if name == "rounding":
+            base = float(record["base"])
+            return ("rounding", base, base) if base > 0 else None
+    except (KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
+def _apply(kind: str, p: float, v: float, x: float) -> float:
+    if kind == "top-coding":
+        return v if x > p else x
+    if kind == "bottom-coding":
+        return v if x < p else x
+    return math.floor(x / p + 0.5) * p
+
+
+def _records(manifest: Any) -> list[dict[str, Any]]:
+    raw = manifest.get("treatments") if isinstance(manifest, dict) else None
+    return [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
+
+
+def treated_original(original: Source | None, manifest: Any) -> Source | None:
+    """``original`` with every value rule of the manifest's ``treatments`` applied, in
+    order (values that are not finite numbers stay); unchanged without treatments or for a
+    table not in memory."""
+    records = _records(manifest)
+    if original is None or not records or not isinstance(original, EncodedTable):
+        return original
+    table = original
+    for record in records:
+        for column in record.get("columns") or []:
+            rule = _rule(record, str(column))
+            if rule is None or column not in table.names:
+                continue
+            col = table.column(column)
+            new = []
+            for raw in col.values:
+                x = _finite(str(raw))
+                y = None if x is None else _apply(*rule, x)
+                new.append(str(raw) if y is None or y == x else _written(y))
+            mapped = encode_values(column, np.array(new, dtype=object))
+            table = table.replace(Column(column, mapped.codes[col.codes], mapped.values))
+    return table
+
+
+def _published_texts(
+    directory: Path, manifest: dict[str, Any], column: str, con: duckdb.DuckDBPyConnection
+) -> set[str]:
+    """Every text any file of the release publishes in ``column`` (a generalized table's
+    leaves too)."""
+    out: set[str] = set()
+    for t in manifest.get("tables", []):
+        if not isinstance(t, dict) or column not in (t.get("attributes") or []):
+            continue
+        for role, name in (t.get("files") or {}).items():
+            src = duckdb_source(directory / str(name))
+            cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
+            q = '"' + column.replace('"', '""') + '"'
+            if column in cols:
+                out |= {str(r[0]) for r in con.execute(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {src}").fetchall()}
+            elif role == "order" and {"attribute", "leaf"} <= set(cols):
+                rows = con.execute(f"SELECT DISTINCT CAST(leaf AS VARCHAR) FROM {src} WHERE attribute = ?", [column])
+                out |= {str(r[0]) for r in rows.fetchall()}
+    return out
+
+
+def _obeys(kind: str, p: float, v: float, number: float) -> bool:
+    if kind == "top-coding":
+        return number <= max(p, v) + TOL * (abs(p) + 1)
+    if kind == "bottom-coding":
+        return number >= min(p, v) - TOL * (abs(p) + 1)
+    q = number / p
+    return abs(q - round(q)) <= 1e-6
+
+
+def treatment_findings(
+    directory: Path, manifest: dict[str, Any], con: duckdb.DuckDBPyConnection
+) -> list[tuple[bool, str]]:
+    """Per treatment of the manifest: does every published number of its columns obey its
+    rule (a treatment that draws at random is named, not checked from the files; a column
+    that a later treatment changes again is checked by the last one only)?"""
+    out: list[tuple[bool, str]] = []
+    raw = manifest.get("treatments")
+    if not isinstance(raw, list):
+        return [(False, f"treatments must be a list of the treatments applied, got {raw!r}")]
+    last = {str(c): i for i, r in enumerate(raw) if isinstance(r, dict) for c in r.get("columns") or []}
+    for i, record in enumerate(raw):
+        if not isinstance(record, dict) or not isinstance(record.get("columns"), list):
+            out.append((False, f"a treatment must name itself and its columns, got {record!r}"))
+            continue
+        name = record.get("name")
+        if name not in VALUE_RULES:
+            out.append((True, f"{name}: applied before anonymizing (not checkable from the files)"))
+            continue
+        for column in record["columns"]:
+            rule = _rule(record, str(column))
+            if rule is None:
+                out.append((False, f"{name} of {column!r}: its parameters cannot be read"))
+                continue
+            if last[str(column)] != i:  # a later treatment changes the column: only the last one shows
+                out.append((True, f"{name} of {column!r}: a later treatment changes it (checked with the original)"))
+                continue
+            texts = _published_texts(directory, manifest, str(column), con)
+            bad = sorted(t for t in texts for n in _NUMBER.findall(t) if not _obeys(*rule, float(n)))
+            what = {
+                "top-coding": f"at most {_written(max(rule[1], rule[2]))}",
+                "bottom-coding": f"at least {_written(min(rule[1], rule[2]))}",
+                "rounding": f"multiples of {_written(rule[1])}",
+            }[rule[0]]
+            out.append(
+                (
+                    not bad,
+                    f"{name}: every published value of {column!r} is {what}"
+                    if not bad
+                    else f"{name}: {column!r} publishes {bad[:3]}, not {what}",
+                )
+            )
+    return out
