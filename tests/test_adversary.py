@@ -168,3 +168,23 @@ def test_drawn_anatomy_records_take_their_values_from_their_group(tmp_path: Path
     for i in range(1000):
         key = tuple(str(drawn[a][i]) for a in qi)
         assert drawn["disease"][i] in set().union(*(values[g] for g in groups[key]))
+
+
+def test_singling_out_reads_the_distinct_rows_in_first_occurrence_order() -> None:
+    """anonymeter drops duplicates before singling out: the distinct rows, each at its first
+    occurrence, in input order (brute force on a table with repeats)."""
+    from versapub.verify.adversary_singling import _distinct
+
+    rng = np.random.default_rng(1)
+    t = {
+        "a": rng.choice(["x", "y", "z"], 3000).astype(object),
+        "b": rng.integers(0, 40, 3000).astype(str).astype(object),
+    }
+    seen: set[tuple[str, str]] = set()
+    rows = []
+    for i, pair in enumerate(zip(t["a"], t["b"], strict=True)):
+        if pair not in seen:
+            seen.add(pair)
+            rows.append(i)
+    got = _distinct(t, ["a", "b"])
+    assert list(got["a"]) == [t["a"][i] for i in rows] and list(got["b"]) == [t["b"][i] for i in rows]

@@ -283,7 +283,9 @@ def population_reference(ori: Records, known: Sequence[str], secret: str, target
     interval, and the learners' accuracy settles long before), scored on ``targets``."""
     size = len(ori[secret])
     if size > REFERENCE_ROWS + len(targets):
-        others = np.setdiff1d(np.arange(size, dtype=np.int64), targets)
+        free = np.ones(size, dtype=bool)
+        free[targets] = False
+        others = np.flatnonzero(free)
         rows = np.union1d(targets, np.random.default_rng(0).choice(others, REFERENCE_ROWS, replace=False))
         ori = {c: ori[c][rows] for c in dict.fromkeys([*known, secret])}
         targets = np.searchsorted(rows, targets)

@@ -210,8 +210,14 @@ def _distinct(t: Records, columns: Sequence[str]) -> Records:
     """The table's distinct rows (anonymeter drops duplicates before singling out)."""
     if not columns:
         return {}
-    keys = np.unique(np.stack([factorize(t[c])[1] for c in columns], axis=1), axis=0, return_index=True)[1]
-    first = np.sort(keys)
+    factors = [factorize(t[c]) for c in columns]
+    cards = [max(len(u), 1) for u, _ in factors]
+    if float(np.prod(np.asarray(cards, dtype=np.float64))) < 2.0**62:  # one integer key per row: a 1-D unique
+        key = np.ravel_multi_index(tuple(codes for _, codes in factors), tuple(cards))
+        first = np.sort(np.unique(key, return_index=True)[1])
+    else:
+        keys = np.unique(np.stack([codes for _, codes in factors], axis=1), axis=0, return_index=True)[1]
+        first = np.sort(keys)
     return {c: t[c][first] for c in columns}
 
 
