@@ -409,6 +409,11 @@ TREATMENT_PARAMS: dict[str, list[dict[str, object]]] = {
     "top-coding": [{"threshold": 40}, {"quantile": 0.9, "value": 99}],
     "bottom-coding": [{"threshold": 10}, {"quantile": 0.2}],
     "rounding": [{"base": 5}, {"base": 2.5}],
+    "microaggregation": [{"k": 3}, {"k": 2, "method": "optimal", "aggregate": "median"}],
+    "noise": [{"magnitude": 10}, {"magnitude": 20, "method": "correlated"}],
+    "pram": [{"retention": 0.8}, {"retention": 0.6, "invariant": True}],
+    "rank-swapping": [{"p": 10}],
+    "targeted-swapping": [{"keys": ["q1"], "rate": 0.2}],
 }
 
 

@@ -65,7 +65,9 @@ def test_bad_treatments_are_one_paragraph() -> None:
         make_treatment("top-coding", columns="x")
     with pytest.raises(ConfigError, match="base of rounding must be a number > 0"):
         make_treatment("rounding", columns="x", base=0)
-    with pytest.raises(ConfigError, match="Unknown treatment 'noise'"):
+    with pytest.raises(ConfigError, match="Unknown treatment 'blur'"):
+        parse_treatment("blur:columns=x")
+    with pytest.raises(ConfigError, match="needs a value for magnitude"):
         parse_treatment("noise:columns=x")
     with pytest.raises(InputError, match="column 'x' holds 'ten'"):
         parse_treatment("rounding:columns=x,base=2").apply(_x(["1", "ten"]), RNG)

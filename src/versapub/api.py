@@ -67,7 +67,7 @@ def publish(
     guarantee: Guarantee | Mapping[str, Any] | None = None,
     decomposition: str | Decomposition | None = None,
     anonymizer: str | Anonymizer | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     input_info: InputInfo | None = None,
     progress: ProgressHook | None = None,
     columns: ColumnRoles | None = None,

@@ -55,12 +55,19 @@ def original_table(
             )
     treated, skipped = as_treated(cfg.read(), manifest.raw.get("treatments"))  # treated before anonymizing
     table = as_published(treated, manifest.raw.get("recoded"))  # columns recoded to meet --k
-    mismatch = tuple(original_mismatch(model or load_release(d), table))
-    if skipped:  # a treatment's random draws are secret: the original cannot be treated again
+    perturbed = {
+        str(c)
+        for r in manifest.raw.get("treatments") or []
+        if isinstance(r, dict) and r.get("name") in skipped
+        for c in r.get("columns") or []
+    }
+    mismatch = tuple(original_mismatch(model or load_release(d), table, ignore=perturbed))
+    if skipped:  # noise, PRAM, swapping, microaggregation: the original cannot be treated again
         mismatch = (
             *mismatch,
-            f"the release was treated with {', '.join(skipped)} before anonymizing, whose random draws are secret: "
-            "the figures compare it with the untreated original",
+            f"the release perturbed {', '.join(sorted(perturbed))} before anonymizing ({', '.join(skipped)}): the "
+            "figures compare it with the original's own values of those columns, so they include what the "
+            "perturbation changed",
         )
     gone = manifest.raw.get("removed")
     records = gone.get("records") if isinstance(gone, dict) else None

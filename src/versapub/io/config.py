@@ -237,7 +237,7 @@ class PublishConfig:
     anonymizer: str | None = None
     decomposition_params: dict[str, Any] = field(default_factory=dict)
     anonymizer_params: dict[str, Any] = field(default_factory=dict)
-    seed: int = 0
+    seed: int | None = None
     format: str = "csv"
     gd_stop_when_worse: bool = False
     gd_max_candidates: int | None = None
@@ -308,7 +308,7 @@ class PublishConfig:
         MissingPolicy.parse(self.missing)
         if self.format not in ("csv", "parquet"):
             raise ConfigError(f"{self.source}: output format must be csv or parquet, got {self.format!r}.")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
             raise ConfigError(f"{self.source}: seed must be a whole number >= 0, got {self.seed!r}.")
         if self.l is not None and (isinstance(self.l, bool) or not isinstance(self.l, int)):
             raise ConfigError(f"{self.source}: l must be a whole number, got {self.l!r}.")
@@ -659,7 +659,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         decomposition_params=dec_params,
         anonymizer=anon_name,
         anonymizer_params=anon_params,
-        seed=_get(pub, "seed", int, where, 0),
+        seed=_get(pub, "seed", int, where, None),
         format=_get(pub, "format", str, where, "csv"),
         gd_stop_when_worse=_get(pub, "gd_stop_when_worse", bool, where, False),
         gd_max_candidates=_get(pub, "gd_max_candidates", int, where),

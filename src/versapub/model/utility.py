@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,10 +36,11 @@ Progress = Callable[[str, int, int], None]
 MAX_REDRAWS_PER_QUERY = 100
 
 
-def original_mismatch(model: ReleaseModel, original: EncodedTable) -> list[str]:
+def original_mismatch(model: ReleaseModel, original: EncodedTable, ignore: Collection[str] = ()) -> list[str]:
     """How ``original`` differs from the table the release was published from, as far as
-    the release shows: the number of records, and per attribute the records whose value the
-    release never publishes (each a sentence; empty when nothing differs)."""
+    the release shows: the number of records, and per attribute (but those in ``ignore``:
+    perturbed before anonymizing) the records whose value the release never publishes (each
+    a sentence; empty when nothing differs)."""
     out = []
     if original.n_rows != model.n:
         out.append(f"the original has {original.n_rows} records, the release {model.n}")
@@ -48,6 +49,8 @@ def original_mismatch(model: ReleaseModel, original: EncodedTable) -> list[str]:
         out.append(f"the original lacks the release's attribute(s) {', '.join(map(repr, missing))}")
     mapping = to_model_codes(model, original) if not missing else {}
     for a, codes in mapping.items():
+        if a in ignore:
+            continue
         unknown = np.flatnonzero(codes < 0)
         if len(unknown):
             counts = original.column(a).counts()[unknown]

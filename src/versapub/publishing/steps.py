@@ -109,6 +109,9 @@ class Job:
     untreated: Source | None = None
     treated: tuple[dict[str, Any], ...] = ()
     treatment_notes: tuple[str, ...] = ()
+    #: The seed was given (``--seed``): treatments that draw use it and say so loudly;
+    #: otherwise they draw from the operating system's entropy (the draws stay secret).
+    seed_given: bool = False
 
 
 def cell_floor(k: int | None, max_risk: float | None, risk_measure: str = "highest") -> int:
@@ -133,7 +136,7 @@ def prepare(
     l: int | None,
     guarantee: Guarantee | Mapping[str, Any] | None,
     plugins: Mapping[str, Any],
-    seed: int,
+    seed: int | None,
     columns: ColumnRoles | None,
     hierarchies: Mapping[str, Hierarchy] | None,
     population: Population | EncodedTable | None,
@@ -160,6 +163,8 @@ def prepare(
         guarantee = make_guarantee(dict(guarantee))
     g: Guarantee = guarantee if guarantee is not None else make_guarantee({"name": "l-diversity", "l": l or 2})
     pop = population_of(population, table)
+    seed_given = seed is not None
+    seed = 0 if seed is None else seed
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}.")
     dec, anon = plugins_for(**plugins)
@@ -182,6 +187,7 @@ def prepare(
         asked_anonymizer=plugins.get("anonymizer"),
         seed=int(seed),
         rng=np.random.default_rng(int(seed)),
+        seed_given=seed_given,
         roles=roles,
         hierarchies=hierarchies,
         detach_others=detach_others,

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, cast
 
+import numpy as np
+
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.publishing.steps import Job
@@ -26,9 +28,27 @@ def treat(job: Job) -> Job:
     table = cast(EncodedTable, job.table)
     records: list[dict[str, Any]] = []
     notes: list[str] = []
+    rng = draws_of(job)
     for i, t in enumerate(job.treatments):
         job.hook(f"treating {', '.join(t.columns)} ({t.name})", i, len(job.treatments))
-        out = t.apply(table, job.rng)
-        table, records = out.table, [*records, out.record]
+        out = t.apply(table, rng)
+        record = dict(out.record)
+        if getattr(t, "draws", False):
+            record["draws"] = "seeded" if job.seed_given else "secret"
+        table, records = out.table, [*records, record]
         notes.append(f"Treated before anonymizing — {out.note}")
+        if getattr(t, "draws", False) and job.seed_given:
+            notes.append(
+                f"WARNING: {t.name} drew its random numbers from the given seed {job.seed}, which the manifest "
+                "records: anyone who has the release can redo the draws and undo the treatment. Use --seed for "
+                "reproducible tests only; without it the draws come from the operating system and stay secret"
+            )
     return replace(job, table=table, untreated=job.table, treated=tuple(records), treatment_notes=tuple(notes))
+
+
+def draws_of(job: Job) -> np.random.Generator:
+    """The generator treatments draw from: derived from the seed when it was given (a
+    reproducible test), else fresh entropy from the operating system, never recorded."""
+    if job.seed_given:
+        return np.random.default_rng([job.seed, 48])
+    return np.random.default_rng()

@@ -1,5 +1,6 @@
 """Treatments: perturbative methods applied to named columns before the job's anonymization
-(issue 48; :mod:`versapub.treatments.base`): top and bottom coding, rounding.
+(issue 48; :mod:`versapub.treatments.base`): top and bottom coding, rounding, microaggregation,
+noise, PRAM, rank swapping and targeted record swapping.
 
 Registered by name; :func:`make_treatment` builds one with its parameters
 (``make_treatment("top-coding", columns="income", threshold=100000)``), :func:`parse_treatment`
@@ -12,11 +13,20 @@ from typing import Any
 from versapub.plugins import build, parse_spec
 from versapub.treatments.base import Treated, Treatment
 from versapub.treatments.coding import BottomCoding, Rounding, TopCoding
+from versapub.treatments.microaggregation import Microaggregation
+from versapub.treatments.noise import Noise
+from versapub.treatments.pram import Pram
+from versapub.treatments.swapping import RankSwapping, TargetedSwapping
 
 TREATMENTS: dict[str, Callable[..., Treatment]] = {
     "top-coding": TopCoding,
     "bottom-coding": BottomCoding,
     "rounding": Rounding,
+    "microaggregation": Microaggregation,
+    "noise": Noise,
+    "pram": Pram,
+    "rank-swapping": RankSwapping,
+    "targeted-swapping": TargetedSwapping,
 }
 
 
@@ -41,7 +51,12 @@ def parse_treatment(spec: str | Mapping[str, Any] | Treatment) -> Treatment:
 __all__ = [
     "TREATMENTS",
     "BottomCoding",
+    "Microaggregation",
+    "Noise",
+    "Pram",
+    "RankSwapping",
     "Rounding",
+    "TargetedSwapping",
     "TopCoding",
     "Treated",
     "Treatment",

@@ -106,3 +106,53 @@ def replaced(table: EncodedTable, column: str, new: Sequence[str] | npt.NDArray[
 def records_changed(table: EncodedTable, column: str, changed: npt.NDArray[np.bool_]) -> int:
     """Records whose value of ``column`` is one of the dictionary values ``changed``."""
     return int(table.column(column).counts()[changed].sum())
+
+
+def record_numbers(table: EncodedTable, column: str, treatment: str) -> tuple[Floats, npt.NDArray[np.bool_]]:
+    """Every record's value of ``column`` as a number, and which records miss it."""
+    nums, missing = numbers_of(table, column, treatment)
+    codes = table.column(column).codes
+    return nums[codes], missing[codes]
+
+
+def no_missing(table: EncodedTable, column: str, missing: npt.NDArray[np.bool_], treatment: str) -> None:
+    """Refuse a column with missing values for a treatment that needs every record's number."""
+    if missing.any():
+        raise InputError(
+            f"The {treatment} treatment needs a number in every record, but column {column!r} is missing in "
+            f"{int(missing.sum()):,} record(s). Drop or impute them first (--missing drop), or treat other columns."
+        )
+
+
+def decimals(table: EncodedTable, column: str) -> int:
+    """The most decimals any value of ``column`` is written with (what a treated value is
+    rounded to, so a noisy amount in cents stays in cents)."""
+    texts = np.char.strip(table.column(column).values.astype(str))
+    parts = np.char.partition(texts, ".")
+    plain = np.char.find(texts, "e") < 0  # 1e5 and the like: no decimals of their own
+    widths = np.char.str_len(parts[:, 2])[plain & (parts[:, 1] == ".")]
+    return int(widths.max()) if len(widths) else 0
+
+
+def with_numbers(
+    table: EncodedTable, column: str, numbers: Floats, missing: npt.NDArray[np.bool_] | None = None
+) -> EncodedTable:
+    """``table`` with every record's value of ``column`` replaced by ``numbers`` (written
+    by :func:`text_of`), records ``missing`` keeping their text."""
+    old = table.column(column)
+    miss = np.zeros(len(numbers), dtype=bool) if missing is None else missing
+    uniq, inverse = np.unique(np.where(miss, 0.0, numbers), return_inverse=True)
+    texts = np.concatenate([texts_of(uniq), old.values.astype(str).astype(object)])
+    index = np.where(miss, len(uniq) + old.codes, inverse.ravel())
+    used, compact = np.unique(index, return_inverse=True)
+    words, code_of = np.unique(texts[used].astype(str), return_inverse=True)
+    return table.replace(Column(column, code_of.ravel()[compact.ravel()].astype(np.int32), words.astype(object)))
+
+
+def changed_records(before: EncodedTable, after: EncodedTable, column: str) -> int:
+    """Records whose text in ``column`` differs between ``before`` and ``after``."""
+    a, b = before.column(column), after.column(column)
+    old, new = a.values.astype(str), b.values.astype(str)
+    at = np.minimum(np.searchsorted(new, old), max(len(new) - 1, 0))
+    same = np.where(new[at] == old, at, -1)  # each old text's code in the new dictionary, -1 if gone
+    return int((same[a.codes] != b.codes).sum())

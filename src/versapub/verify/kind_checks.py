@@ -247,7 +247,7 @@ def generalized_ok(
     if not _listings_ok(c, labels, order, attrs, name):
         return
     _classes_ok(c, data, labels, order, qi, s, guarantee, name)
-    if c.original is not None and _cover_size_ok(c, data, name):
+    if c.original is not None and c.unperturbed(attrs, "generalization", name) and _cover_size_ok(c, data, name):
         _covers_original(c, data, labels, order, attrs, name, qi if _removed_from(c, name) else None)
 
 

@@ -43,11 +43,12 @@ from versapub.verify.finding import Finding
 from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.kind_checks import KIND_CHECKS
 from versapub.verify.manifest import Manifest, ManifestProblem, contents, manifest_of
+from versapub.verify.perturbation import changed_findings, perturbation_findings
 from versapub.verify.primitives import PAIRING_MAX_ROWS, Checker, VerificationReport
 from versapub.verify.recoding import recoded_original, recoding_problems
 from versapub.verify.removal import removal_ok
 from versapub.verify.requirement import Requirement
-from versapub.verify.treatments import treated_original, treatment_findings
+from versapub.verify.treatments import perturbed_columns, treated_original, treatment_findings
 
 FORMAT = "versapub-release/1"
 #: Files a release holds besides the tables its manifest lists.
@@ -231,6 +232,7 @@ def verify_release(
             parsed = None  # the checker reports it
         original = recoded_original(treated_original(original, parsed), parsed)
         checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con, population=population)
+        checker.perturbed = perturbed_columns(parsed)
         report = checker.run(manifest)
         if isinstance(parsed, dict) and parsed.get("recoded") is not None:
             problems = recoding_problems(parsed["recoded"])
@@ -243,7 +245,12 @@ def verify_release(
                 "manifest.json",
             )
         if isinstance(parsed, dict) and parsed.get("treatments") is not None:
-            for ok, message in treatment_findings(Path(directory), parsed, con):
+            found = treatment_findings(Path(directory), parsed, con)
+            if isinstance(parsed.get("treatments"), list):
+                found += perturbation_findings(Path(directory), parsed, con)
+                if original is not None:
+                    found += changed_findings(Path(directory), parsed, original, con)
+            for ok, message in found:
                 report.add("treatment", ok, message, "manifest.json")
         return report
 

@@ -1,0 +1,246 @@
+"""The verifier's checks of treatments that change values at random or by groups (the
+manifest's ``treatments``, ``docs/release-format.md``), from the files and, with the
+original, against it — written from the format, sharing nothing with
+:mod:`versapub.treatments`:
+
+* **microaggregation**: every combination a file publishes of each microaggregated set of
+  columns (``sets``) is held by at least ``k`` records (the file's counts, summed);
+* **PRAM**: every published matrix is stochastic (entries in [0, 1], rows summing to 1); one
+  claimed invariant leaves its stationary distribution (the frequencies it was built on)
+  unchanged, and the column's published counts lie within ``PRAM_SIGMAS`` standard
+  deviations of what that distribution expects;
+* **noise and swapping**: named, with whether the draws were secret;
+* **targeted swapping**: the units swapped are at least the declared rate of the units;
+* **with the original**: each declared count of changed values (records) is at least what
+  the files show — the records a published count lacks against the input's,
+  ``sum over cells of max(0, input - published)`` — and a PRAM column's changed count lies
+  within ``PRAM_SIGMAS`` standard deviations of the matrix's expectation on the input.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from versapub.data.source import Source
+from versapub.data.sql import duckdb_source
+from versapub.verify.treatments import PRAM_SIGMAS, VALUE_RULES
+
+Finding = tuple[bool, str]
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def published_counts(
+    directory: Path,
+    manifest: dict[str, Any],
+    columns: list[str],
+    con: duckdb.DuckDBPyConnection,
+    exact: bool = False,
+) -> dict[tuple[str, ...], int] | None:
+    """The published count of every combination of ``columns`` in the first file that
+    publishes them all beside a ``count`` (None: no file does); ``exact``: only a table
+    that publishes values as they are (a plain or Anatomy table, no column recoded)."""
+    recoded = manifest.get("recoded") if isinstance(manifest.get("recoded"), dict) else {}
+    if exact and (set(columns) & set(recoded or {}) or manifest.get("removed")):
+        return None
+    for t in manifest.get("tables", []):
+        if not isinstance(t, dict) or not set(columns) <= set(t.get("attributes") or []):
+            continue
+        if exact and t.get("kind") not in ("plain", "anatomy"):
+            continue
+        for name in (t.get("files") or {}).values():
+            src = duckdb_source(directory / str(name))
+            have = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
+            if not set(columns) <= set(have) or "count" not in have:
+                continue
+            keys = ", ".join(f"CAST({_q(c)} AS VARCHAR)" for c in columns)
+            rows = con.execute(f"SELECT {keys}, sum(CAST({_q('count')} AS BIGINT)) FROM {src} GROUP BY ALL").fetchall()
+            return {tuple(str(v) for v in r[:-1]): int(r[-1]) for r in rows}
+    return None
+
+
+def _microaggregation(directory: Path, manifest: dict[str, Any], record: dict[str, Any], con: Any) -> list[Finding]:
+    k, sets = record.get("k"), record.get("sets")
+    if isinstance(k, bool) or not isinstance(k, int) or not isinstance(sets, list):
+        return [(False, "microaggregation: its k and sets cannot be read")]
+    out: list[Finding] = []
+    for cols in sets:
+        counts = published_counts(directory, manifest, [str(c) for c in cols], con)
+        if counts is None:
+            out.append((True, f"microaggregation of {cols}: no file publishes them together"))
+            continue
+        small = sorted(v for v, n in counts.items() if n < k)
+        out.append(
+            (
+                not small,
+                f"microaggregation: every published combination of {cols} is held by at least {k} records"
+                if not small
+                else f"microaggregation: {len(small)} published combination(s) of {cols} held by fewer than {k} "
+                f"records, e.g. {small[0]}",
+            )
+        )
+    return out
+
+
+def _matrix(entry: Any) -> tuple[list[str], np.ndarray] | None:
+    try:
+        values = [str(v) for v in entry["values"]]
+        m = np.array(entry["matrix"], dtype=float)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (values, m) if m.shape == (len(values), len(values)) else None
+
+
+def stationary(m: np.ndarray) -> np.ndarray:
+    """The distribution ``pi`` with ``pi m = pi`` (the left eigenvector of eigenvalue 1)."""
+    w, v = np.linalg.eig(m.T)
+    pi = np.real(v[:, int(np.argmin(np.abs(w - 1)))])
+    return pi / pi.sum()
+
+
+def _pram(directory: Path, manifest: dict[str, Any], record: dict[str, Any], con: Any) -> list[Finding]:
+    out: list[Finding] = []
+    entries = record.get("matrices")
+    if not isinstance(entries, list) or not entries:
+        return [(False, "pram: the manifest publishes no transition matrix")]
+    for entry in entries:
+        got = _matrix(entry) if isinstance(entry, dict) else None
+        column = str(entry.get("column")) if isinstance(entry, dict) else "?"
+        if got is None:
+            out.append((False, f"pram of {column!r}: a matrix cannot be read"))
+            continue
+        values, m = got
+        stochastic = bool((m >= -1e-12).all() and (m <= 1 + 1e-12).all() and np.abs(m.sum(axis=1) - 1).max() < 1e-6)
+        where = f" (stratum {entry.get('stratum')})" if entry.get("stratum") else ""
+        out.append(
+            (
+                stochastic,
+                f"pram of {column!r}{where}: the matrix is " + ("stochastic" if stochastic else "not stochastic"),
+            )
+        )
+        if stochastic and record.get("invariant") is True and not entry.get("stratum"):
+            out.append(_invariant(directory, manifest, column, values, m, con))
+    return out
+
+
+def _invariant(
+    directory: Path, manifest: dict[str, Any], column: str, values: list[str], m: np.ndarray, con: Any
+) -> Finding:
+    """An invariant matrix's stationary distribution against the published counts."""
+    pi = stationary(m)
+    if np.abs(pi @ m - pi).max() > 1e-6 or (pi < -1e-9).any():
+        return (False, f"pram of {column!r}: the matrix claimed invariant has no stationary distribution")
+    counts = published_counts(directory, manifest, [column], con)
+    if counts is None:
+        return (True, f"pram of {column!r}: invariant; no file publishes the column beside a count")
+    n = sum(counts.values())
+    got = np.array([counts.get((v,), 0) for v in values], dtype=float)
+    if got.sum() != n:
+        return (True, f"pram of {column!r}: invariant; the column is published generalized (not compared)")
+    far = np.abs(got - n * pi) > PRAM_SIGMAS * np.sqrt(np.maximum(n * pi, 1.0))
+    return (
+        not far.any(),
+        f"pram of {column!r}: invariant, and the published frequencies agree with it"
+        if not far.any()
+        else f"pram of {column!r}: the published counts of {[values[i] for i in np.flatnonzero(far)][:3]} lie "
+        f"more than {PRAM_SIGMAS:g} standard deviations from what the invariant matrix keeps",
+    )
+
+
+def perturbation_findings(directory: Path, manifest: dict[str, Any], con: Any) -> list[Finding]:
+    """From the files: each treatment that is not a value rule, checked as the module says."""
+    out: list[Finding] = []
+    for record in manifest.get("treatments") or []:
+        if not isinstance(record, dict) or record.get("name") in VALUE_RULES:
+            continue
+        name = record.get("name")
+        if name == "microaggregation":
+            out += _microaggregation(directory, manifest, record, con)
+        elif name == "pram":
+            out += _pram(directory, manifest, record, con)
+        elif name in ("noise", "rank-swapping"):
+            out.append(
+                (True, f"{name} of {record.get('columns')}: applied before anonymizing (values drawn at random)")
+            )
+        elif name == "targeted-swapping":
+            units, swapped, rate = record.get("units"), record.get("swapped_units"), record.get("rate")
+            try:
+                left = int(record.get("unmatched_units", 0))
+                ok = int(swapped) + 2 * left >= math.floor(float(rate) * int(units))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                ok = False
+            out.append((ok, f"targeted swapping: {swapped} of {units} units swapped, rate {rate} declared"))
+        draws = record.get("draws")
+        if draws is not None:
+            out.append(
+                (
+                    draws in ("secret", "seeded"),
+                    f"{name}: its random draws are secret (not recorded)"
+                    if draws == "secret"
+                    else f"{name}: WARNING: its draws came from the seed the manifest records (a test release)",
+                )
+            )
+    return out
+
+
+def changed_findings(directory: Path, manifest: dict[str, Any], original: Source, con: Any) -> list[Finding]:
+    """With the original: each declared count of changed values is at least what the files
+    show, and a PRAM column's lies near the matrix's expectation (module docstring)."""
+    out: list[Finding] = []
+    if not hasattr(original, "column"):
+        return out
+    records = [r for r in manifest.get("treatments") or [] if isinstance(r, dict)]
+    last = {str(c): i for i, r in enumerate(records) for c in r.get("columns") or []}
+    for i, record in enumerate(records):
+        if record.get("name") in VALUE_RULES:
+            continue
+        raw = record.get("changed")
+        changed: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for column in record.get("columns") or []:
+            declared = changed.get(column)
+            if column not in getattr(original, "names", ()) or not isinstance(declared, int) or last[column] != i:
+                continue
+            counts = published_counts(directory, manifest, [str(column)], con, exact=True)
+            col = original.column(column)
+            mine = dict(zip((str(v) for v in col.values), (int(c) for c in col.counts()), strict=True))
+            if counts is None or any(k[0] not in mine and n for k, n in counts.items() if record["name"] == "pram"):
+                continue
+            shown = sum(max(0, c - counts.get((v,), 0)) for v, c in mine.items())
+            out.append(
+                (
+                    shown <= declared,
+                    f"{record['name']} of {column!r}: {declared:,} value(s) declared changed, at least {shown:,} shown"
+                    if shown <= declared
+                    else f"{record['name']} of {column!r}: {declared:,} value(s) declared changed, but the files show "
+                    f"{shown:,} records moved from their input values",
+                )
+            )
+            if record["name"] == "pram":
+                out += _pram_expected(record, str(column), mine, declared)
+    return out
+
+
+def _pram_expected(record: dict[str, Any], column: str, counts: dict[str, int], declared: int) -> list[Finding]:
+    """The changed count against ``sum_i n_i (1 - P[i, i])`` (one matrix for all strata)."""
+    entries = [e for e in record.get("matrices") or [] if isinstance(e, dict) and e.get("column") == column]
+    if len(entries) != 1 or (got := _matrix(entries[0])) is None:
+        return []  # a matrix per stratum: the strata's counts are not in the manifest
+    values, m = got
+    stay = np.diag(m)
+    n = np.array([counts.get(v, 0) for v in values], dtype=float)
+    mean, var = float((n * (1 - stay)).sum()), float((n * stay * (1 - stay)).sum())
+    ok = abs(declared - mean) <= PRAM_SIGMAS * math.sqrt(max(var, 1.0))
+    return [
+        (
+            ok,
+            f"pram of {column!r}: {declared:,} changed, the matrix expects {mean:,.0f} on the input"
+            + ("" if ok else f" (more than {PRAM_SIGMAS:g} standard deviations away)"),
+        )
+    ]
