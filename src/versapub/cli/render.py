@@ -104,6 +104,11 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
 
         for line in k_preview_text(release.k_preview):
             out.print(f"[dim]  {escape(line)}[/]", soft_wrap=True)
+    if release.perturbation:
+        from versapub.release.perturbed import perturbation_text
+
+        for line in perturbation_text(release.perturbation):
+            out.print(f"  {escape(line)}", soft_wrap=True)
     if release.removed is not None:
         from versapub.release.value import removal_text
 
@@ -258,6 +263,12 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
         for t in adv["tables"]:
             mark = "ok  " if t["ok"] else "FAIL"
             out.print(f"  {mark} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
+    if rep.perturbation:
+        from versapub.verify.perturbation_effect import effect_lines
+
+        out.print("  what the treatments changed (the files against the original):")
+        for line in effect_lines(rep.perturbation):
+            out.print(f"  info {escape(line)}", soft_wrap=True)
     bad_h = [f for f in rep.hygiene if not f.ok]
     out.print(f"  row-order hygiene: {'ok' if not bad_h else f'{len(bad_h)} file(s) out of order'}")
     for f in [*v.failures, *bad_h]:
@@ -299,6 +310,12 @@ def render_evaluation(ev: Evaluation) -> None:
 
     for name, fm in ev.functional.items():
         out.print(escape(functional_text(name, fm)), soft_wrap=True)
+    if ev.perturbation:
+        from versapub.verify.perturbation_effect import effect_lines
+
+        out.print("What the treatments changed (the files against the original):")
+        for line in effect_lines(ev.perturbation):
+            out.print(f"  {escape(line)}", soft_wrap=True)
     t = ev.timings_s
     out.print(f"Timings: load {t['load']:.2f} s, KL {t['kl']:.2f} s, queries {t['queries']:.2f} s")
 

@@ -223,6 +223,10 @@ def risk(
             from versapub.inspect import attacks
 
             data["attacks"] = attacks(source, original, n_attacks=n_attacks)
+        if source.is_dir():
+            from versapub.inspect import treatment_effect
+
+            data["perturbation"] = treatment_effect(source, original)
     if as_json:
         click.echo(json_text(data, indent=2))
         return
@@ -250,5 +254,13 @@ def risk(
             out.print(f"  {'ok  ' if r['ok'] else 'FAIL'} inference {escape(r['message'])}", soft_wrap=True)
         for t in adv["tables"]:
             out.print(f"  {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
+    if data.get("perturbation"):
+        from versapub.verify.perturbation_effect import effect_lines
+
+        out.print(
+            "[bold]what the treatments changed[/]" + ("" if original else " (give --original for the files' view)")
+        )
+        for line in effect_lines(data["perturbation"]):
+            out.print(f"  {escape(line)}", soft_wrap=True)
     if plot_file is not None:
         out.print(f"Histogram: {escape(str(plot_file))}")

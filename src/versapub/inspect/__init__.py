@@ -10,7 +10,7 @@ Every function takes a release directory (``str`` or :class:`~pathlib.Path`) and
 :class:`~versapub.errors.VersapubError` with one paragraph on bad input.
 """
 
-from versapub.inspect.checking import Report, attacks, check, report
+from versapub.inspect.checking import Report, attacks, check, report, treatment_effect
 from versapub.inspect.eligibility import eligible
 from versapub.inspect.evaluation import Evaluation, evaluate
 from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
@@ -46,4 +46,5 @@ __all__ = [
     "risk",
     "rules_report",
     "sample",
+    "treatment_effect",
 ]

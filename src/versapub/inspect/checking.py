@@ -173,3 +173,27 @@ def attacks(
         n_attacks=n_attacks or N_ATTACKS,
         max_singling_out=max_singling_out,
     )
+
+
+def treatment_effect(
+    release: str | Path, original: str | Path | Original | None = None, *, missing: str | None = None
+) -> dict[str, Any] | None:
+    """What a treated release's treatments changed (None without treatments): the
+    publisher's record-by-record measures from the manifest (``publisher``) and, with the
+    original, the verifier's from the files (``versapub risk``'s ``perturbation``)."""
+    import json
+
+    from versapub.data.sql import connect
+    from versapub.verify.perturbation_effect import CLAIMED, perturbation_effect
+
+    d = Path(release)
+    read_manifest(d)
+    raw = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    if not raw.get("treatments"):
+        return None
+    claimed = raw.get("perturbation") if isinstance(raw.get("perturbation"), dict) else {}
+    table = _table(d, original, missing)
+    if table is None:
+        return {"columns": {}, "correlations": [], "publisher": {k: claimed[k] for k in CLAIMED if k in claimed}}
+    with connect() as con:
+        return perturbation_effect(d, raw, table, con)

@@ -39,6 +39,9 @@ class Evaluation:
     model_path: str
     original_mismatch: tuple[str, ...] = ()
     timings_s: dict[str, float] = field(default_factory=dict)
+    #: A treated release: what the treatments changed, from the files and the original
+    #: (:func:`versapub.verify.perturbation_effect.perturbation_effect`).
+    perturbation: dict[str, Any] | None = None
 
     @property
     def kl_divergence(self) -> float:
@@ -54,6 +57,7 @@ class Evaluation:
             "functional": self.functional,
             "model_path": self.model_path,
             "original_mismatch": list(self.original_mismatch),
+            "perturbation": self.perturbation,
             "timings_s": self.timings_s,
         }
 
@@ -110,5 +114,20 @@ def evaluate(
         functional=functional,
         model_path=model.path,
         original_mismatch=orig.mismatch,
+        perturbation=_effect(d, table),
         timings_s={"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
     )
+
+
+def _effect(d: Path, table: Any) -> dict[str, Any] | None:
+    """What a treated release's treatments changed (None without treatments)."""
+    import json
+
+    from versapub.data.sql import connect
+    from versapub.verify.perturbation_effect import perturbation_effect
+
+    raw = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    if not raw.get("treatments"):
+        return None
+    with connect() as con:
+        return perturbation_effect(d, raw, table, con)

@@ -103,4 +103,5 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         if removal is not None
         else None,  # type: ignore[arg-type]
         treatments=job.treated,
+        perturbation=job.perturbation,
     )

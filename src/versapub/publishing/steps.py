@@ -112,6 +112,8 @@ class Job:
     #: The seed was given (``--seed``): treatments that draw use it and say so loudly;
     #: otherwise they draw from the operating system's entropy (the draws stay secret).
     seed_given: bool = False
+    #: What the treatments changed, measured record by record (the manifest's ``perturbation``).
+    perturbation: dict[str, Any] | None = None
 
 
 def cell_floor(k: int | None, max_risk: float | None, risk_measure: str = "highest") -> int:
@@ -435,6 +437,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         k_preview=out.k_preview,
         verified_against=whole_input(cols, removal is not None, job.untreated),
         treatments=job.treated,
+        perturbation=job.perturbation,
     )
 
 

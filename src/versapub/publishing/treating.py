@@ -13,6 +13,7 @@ import numpy as np
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.publishing.steps import Job
+from versapub.treatments.measures import perturbation_measures
 
 
 def treat(job: Job) -> Job:
@@ -43,7 +44,17 @@ def treat(job: Job) -> Job:
                 "records: anyone who has the release can redo the draws and undo the treatment. Use --seed for "
                 "reproducible tests only; without it the draws come from the operating system and stay secret"
             )
-    return replace(job, table=table, untreated=job.table, treated=tuple(records), treatment_notes=tuple(notes))
+    job.hook("measuring what the treatments changed", len(job.treatments), len(job.treatments))
+    columns = list(dict.fromkeys(c for t in job.treatments for c in t.columns))
+    measured = perturbation_measures(cast(EncodedTable, job.table), table, columns)
+    return replace(
+        job,
+        table=table,
+        untreated=job.table,
+        treated=tuple(records),
+        treatment_notes=tuple(notes),
+        perturbation=measured,
+    )
 
 
 def draws_of(job: Job) -> np.random.Generator:

@@ -113,7 +113,7 @@ def k_preview_text(preview: dict[str, Any]) -> list[str]:
 def manifest_facts(m: Mapping[str, Any]) -> list[str]:
     """What a release's manifest says of records removed by suppression, of columns recoded
     to meet ``--k`` and of what ``--k 3`` and ``--k 5`` would cost, as sentences (the HTML
-    report, from the files)."""
+    report and the web page, from the files)."""
     out = []
     gone = m.get("removed")
     if isinstance(gone, dict):
@@ -212,6 +212,9 @@ class Release:
     #: Treatments applied to the input before anonymizing (the manifest's ``treatments``:
     #: :mod:`versapub.treatments`), in order; ``source`` holds the treated values.
     treatments: tuple[dict[str, Any], ...] = ()
+    #: What the treatments changed, measured on the input and the treated table record by
+    #: record (the manifest's ``perturbation``: :mod:`versapub.treatments.measures`).
+    perturbation: dict[str, Any] | None = None
     #: The input as read, when the release is checked against more than ``source``: before
     #: recoding, with the records suppression removed (never written).
     verified_against: EncodedTable | None = None
@@ -267,6 +270,7 @@ class Release:
             **({"recoded": self.recoded} if self.recoded else {}),
             **({"k_preview": self.k_preview} if self.k_preview else {}),
             **({"treatments": list(self.treatments)} if self.treatments else {}),
+            **({"perturbation": self.perturbation} if self.perturbation else {}),
             # Provenance (optional to a checker):
             "tool": {"name": "versapub", "version": __version__},
             "input": {

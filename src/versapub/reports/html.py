@@ -22,10 +22,11 @@ from versapub.formats import read_manifest
 from versapub.kinds import get_kind, parse_entry
 from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
 from versapub.privacy.rules import Rule
+from versapub.release.perturbed import perturbation_text
 from versapub.release.value import manifest_facts
 from versapub.reports.decisions import decisions_html, verdict_badge
 from versapub.reports.summary import backend_text, functional_text, kl_text, share_text, workload_text
-from versapub.reports.svg import bars, graph, kl_scale
+from versapub.reports.svg import bars, before_after, graph, kl_scale
 from versapub.reports.templating import TERMS, glossary, render
 from versapub.verify.check import CheckReport
 
@@ -294,11 +295,35 @@ def html_report(
         u=_utility(utility if utility is not None else m.get("utility")),
         check=check,
         risk_rows=_risk_rows(check),
+        perturbation=_perturbation(m.raw),
         adversary_plot=Markup(_adversary_plot(check)),
         failed=failed,
         n_file_checks=len(check.verification.findings) + len(check.hygiene) if check else 0,
         glossary=glossary(),
     )
+
+
+def _perturbation(m: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The treatments' section: their names, the sentences and a before/after plot per
+    treated column (a numeric column's histogram, a categorical one's most frequent values)."""
+    p, records = m.get("perturbation"), m.get("treatments")
+    if not isinstance(p, dict) or not isinstance(records, list):
+        return None
+    plots = []
+    for c, d in (p.get("columns") or {}).items():
+        if not isinstance(d, dict):
+            continue
+        h = d.get("histogram")
+        if isinstance(h, dict) and len(h.get("edges") or []) > 1:
+            labels = [f"{e:g}" for e in h["edges"][:-1]]
+            svg = before_after(labels, h.get("before") or [], h.get("after") or [], f"{c} (bin from)")
+        else:
+            svg = before_after(
+                [str(v) for v in d.get("values") or []], d.get("before") or [], d.get("after") or [], str(c)
+            )
+        plots.append({"column": c, "svg": Markup(svg)})
+    names = [str(r.get("name")) for r in records if isinstance(r, dict)]
+    return {"names": names, "lines": perturbation_text(p), "plots": plots}
 
 
 def _adversary_plot(check: CheckReport | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from versapub.release.perturbed import perturbation_text
 from versapub.release.value import Release, k_preview_text, removal_text
 from versapub.verify.release_check import VerificationReport
 
@@ -335,6 +336,7 @@ def kl_text(u: dict[str, Any]) -> str:
 
 
 def release_facts(release: Release) -> list[str]:
-    """Records removed by suppression and the cost of a floor, as the report's lines."""
+    """Records removed by suppression, the cost of a floor and what the treatments changed,
+    as the report's lines."""
     gone = [removal_text(release.removed, release.n_records)] if release.removed is not None else []
-    return gone + k_preview_text(release.k_preview or {})
+    return gone + k_preview_text(release.k_preview or {}) + perturbation_text(release.perturbation or {})

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from versapub.data.parsed import ParsedFiles, sharing
 from versapub.data.source import Source
-from versapub.data.sql import memory_share
+from versapub.data.sql import connect, memory_share
 from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
 from versapub.privacy.rules import Rule
@@ -40,6 +40,7 @@ from versapub.verify.finding import Finding
 from versapub.verify.identity import hygiene_check, identity_check
 from versapub.verify.kind_checks import KIND_CHECKS, drawers
 from versapub.verify.manifest import Manifest, manifest_of
+from versapub.verify.perturbation_effect import perturbation_effect
 from versapub.verify.posterior import _holding, group_bounds, own_posterior, posterior_hint
 from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
 from versapub.verify.published import read_published
@@ -58,12 +59,13 @@ SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
 MEMORY_SHARES = {
     "verify": 0.25,
     "adversary": 0.05,
-    "attacks": 0.2,
+    "attacks": 0.15,
     "posterior": 0.15,
     "identity": 0.1,
     "hygiene": 0.05,
     "kind_attacks": 0.1,
     "collection": 0.05,
+    "perturbation": 0.05,
 }
 
 
@@ -97,6 +99,9 @@ class CheckReport:
     #: With the original: the attacks on everything published (inference per rule, singling
     #: out and linkability per table; :mod:`versapub.verify.adversary_check`).
     adversary: dict[str, Any] | None = None
+    #: With the original and treatments: what they changed, from the files and the original
+    #: (:mod:`versapub.verify.perturbation_effect`).
+    perturbation: dict[str, Any] | None = None
 
     #: The verification's own checks of a collection of marginals.
     COLLECTION_CHECKS = ("k-link", "k-combinatorial", "maxent-diversity", "collection")
@@ -169,6 +174,7 @@ class CheckReport:
             "kind_attacks": self.kind_attacks,
             "collection": self.collection,
             "adversary": self.adversary,
+            "perturbation": self.perturbation,
             "k": self.k,
             "max_risk": self.max_risk,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
@@ -360,6 +366,7 @@ class _Run:
             "kind_attacks": pool.submit(self.timed, "kind_attacks", kind_attacks, d, m, self.in_memory),
             "collection": pool.submit(self.timed, "collection", collection_identity, d, k, m),
             "adversary": pool.submit(self.timed, "adversary", self.adversary),
+            "perturbation": pool.submit(self.timed, "perturbation", self.perturbation),
         }
 
     def posterior(self, use_rules: list[Rule]) -> list[dict[str, Any]]:
@@ -387,6 +394,12 @@ class _Run:
             for gg, rules_g in _by_guarantee(self.d, self.req, self.manifest)
             for a in run_attacks(self.d, rules_g, gg, self.in_memory, self.attack, self.manifest)
         ]
+
+    def perturbation(self) -> dict[str, Any] | None:
+        if self.in_memory is None or not isinstance(self.manifest, dict) or not self.manifest.get("treatments"):
+            return None
+        with connect() as con:
+            return perturbation_effect(self.d, self.manifest, self.in_memory, con)
 
     def adversary(self) -> dict[str, Any] | None:
         if self.in_memory is None:

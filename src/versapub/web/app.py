@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from versapub.errors import ConfigError, VersapubError
 from versapub.formats import json_text, read_manifest
+from versapub.release.perturbed import perturbation_text
 from versapub.release.value import manifest_facts
 from versapub.web import jobs
 from versapub.web.paths import Root
@@ -200,6 +201,7 @@ class _Site:
         manifest = read_manifest(d)
         check = json.loads((d / "check.json").read_text(encoding="utf-8")) if (d / "check.json").is_file() else None
         listing = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
+        raw = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
         return {
             "path": self.base.relative(d),
             "files": listing,
@@ -207,8 +209,8 @@ class _Site:
             "notes": list(manifest.notes),
             "check": check,
             "report": "report.html" if (d / "report.html").is_file() else None,
-            # records removed, columns recoded for --k, and what --k 3 / --k 5 would cost
-            "facts": manifest_facts(json.loads((d / "manifest.json").read_text(encoding="utf-8"))),
+            # records removed, columns recoded for --k, what --k 3 / --k 5 would cost, what treatments changed
+            "facts": manifest_facts(raw) + perturbation_text(raw.get("perturbation") or {}),
         }
 
     async def query(self, request: Request) -> dict[str, Any]:
