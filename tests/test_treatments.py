@@ -166,10 +166,9 @@ def test_the_configurations_treatment_tables_and_the_clis_treat(tmp_path: Path) 
     assert [t["name"] for t in m["treatments"]] == ["top-coding", "rounding"]
 
 
-def test_the_web_page_refuses_a_job_it_cannot_show_instead_of_dropping_its_treatments() -> None:
+def test_the_web_page_shows_a_jobs_treatments_as_lines() -> None:
     pytest.importorskip("starlette", reason="the web extra is installed by make test (pip install '.[test,dask,web]')")
     from versapub.web.jobs import job_of_toml
 
     text = '[input]\npath = "data.csv"\n[[treatment]]\nname = "rounding"\ncolumns = ["hours"]\nbase = 5\n'
-    with pytest.raises(ConfigError, match=r"treats columns before publishing \(\[\[treatment\]\]\)"):
-        job_of_toml(text, "job.toml")
+    assert job_of_toml(text, "job.toml")["treatments"] == ["rounding:columns=hours,base=5"]

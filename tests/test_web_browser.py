@@ -101,6 +101,7 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     pg.click("#apply-suggestions")  # type: ignore[attr-defined]
     assert pg.locator("select.role[data-column=patient_id]").input_value() == "identifying"  # type: ignore[attr-defined]
     _roles(pg, {"age": "quasi_identifying", "sex": "quasi_identifying", "race": "insensitive", "hours": "insensitive"})
+    pg.fill("#treatments", "rounding:columns=hours,base=5")  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
     pg.click("#add-rule")  # type: ignore[attr-defined]
     pg.locator(".rule-text").nth(0).fill("age, sex -> disease")  # type: ignore[attr-defined]
@@ -119,6 +120,7 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     _publish_and_read_verdict(pg, "releases/first")
     release = root / "releases" / "first"
     _cli_check(release)
+    assert [t["name"] for t in json.loads((release / "manifest.json").read_text())["treatments"]] == ["rounding"]
     pg.click("nav button[data-screen=use]")  # type: ignore[attr-defined]
     pg.select_option("#release-list", "releases/first")  # type: ignore[attr-defined]
     pg.click("#open-release")  # type: ignore[attr-defined]
@@ -162,6 +164,7 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     assert pg.locator(".rule-guarantee").nth(1).input_value() == "l-diversity:l=3"  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
     assert pg.locator("select.role[data-column=age]").input_value() == "quasi_identifying"  # type: ignore[attr-defined]
+    assert pg.locator("#treatments").input_value() == "rounding:columns=hours,base=5"  # type: ignore[attr-defined]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")

@@ -35,6 +35,7 @@ JOB = {
     "decomposition": "gd",
     "hierarchies": {"age": "hier/age.csv"},
     "seed": 3,
+    "treatments": ["rounding:columns=hours,base=5", "pram:columns=race,retention=0.9,invariant=true"],
     "marginals": None,
 }
 
@@ -60,12 +61,15 @@ def test_the_browsers_job_is_the_clis_toml_both_ways(root: Root) -> None:
     assert cfg.guarantee == "l-diversity" and cfg.l == 2 and cfg.decomposition == "gd"
     assert tuple(cfg.roles.identifying) == ("patient_id",) and "age" in cfg.roles.quasi_identifying
     assert cfg.hierarchies[0].attribute == "age" and cfg.hierarchies[0].file.name == "age.csv"
+    assert [t["name"] for t in cfg.treatments] == ["rounding", "pram"]  # [[treatment]], in order
     assert jobs.job_of_toml(text, "jobs/a.toml") == JOB  # and the browser reads it back as it was
 
 
 def test_unknown_roles_and_a_missing_input_are_refused() -> None:
     with pytest.raises(ConfigError, match="Choose the data file"):
         jobs.job_toml({"input": ""})
+    with pytest.raises(ConfigError, match="needs a value for magnitude"):
+        jobs.job_toml({"input": "a.csv", "treatments": ["noise:columns=x"]})
     with pytest.raises(ConfigError, match="Unknown column role"):
         jobs.job_toml({"input": "a.csv", "roles": {"x": "secret"}})
 
@@ -87,7 +91,7 @@ def test_a_cancelled_publish_leaves_nothing_behind(root: Root) -> None:
     done = tasks.start_publish(root, cfg, "out/rel")  # and the same job runs to the end afterwards
     while done.status == "running" and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert done.status == "done" and done.to_dict()["percent"] is not None
+    assert done.status == "done" and done.to_dict()["percent"] is not None, done.message
     assert (root.path / "out" / "rel" / "manifest.json").is_file()
     with pytest.raises(Exception, match="exists"):
         tasks.start_publish(root, cfg, "out/rel")  # never over a release without 'replace'

@@ -48,7 +48,7 @@ from versapub.verify.recoding import recoded_original
 from versapub.verify.release_check import required, verify_release
 from versapub.verify.requirement import Requirement
 from versapub.verify.thresholds import Threshold, Thresholds, threshold
-from versapub.verify.treatments import treated_original
+from versapub.verify.treatments import perturbed_columns, treated_original
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -363,7 +363,7 @@ class _Run:
             "posterior": pool.submit(self.timed, "posterior", self.posterior, use_rules),
             "hygiene": pool.submit(self.timed, "hygiene", hygiene_check, d, m),
             "identity": pool.submit(self.timed, "identity", identity_check, d, k, m, req.max_risk, req.risk_measure),
-            "kind_attacks": pool.submit(self.timed, "kind_attacks", kind_attacks, d, m, self.in_memory),
+            "kind_attacks": pool.submit(self.timed, "kind_attacks", kind_attacks, d, m, self.targets),
             "collection": pool.submit(self.timed, "collection", collection_identity, d, k, m),
             "adversary": pool.submit(self.timed, "adversary", self.adversary),
             "perturbation": pool.submit(self.timed, "perturbation", self.perturbation),
@@ -392,8 +392,15 @@ class _Run:
         return [
             a
             for gg, rules_g in _by_guarantee(self.d, self.req, self.manifest)
-            for a in run_attacks(self.d, rules_g, gg, self.in_memory, self.attack, self.manifest)
+            for a in run_attacks(self.d, rules_g, gg, self.targets, self.attack, self.manifest)
         ]
+
+    @property
+    def targets(self) -> EncodedTable | None:
+        """The table the exact-match attacks take their targets from: the original, unless
+        a treatment perturbed columns (an adversary's true values then match no published
+        value by design, which is no disclosure): the release's own combinations."""
+        return None if perturbed_columns(self.manifest) else self.in_memory
 
     def perturbation(self) -> dict[str, Any] | None:
         if self.in_memory is None or not isinstance(self.manifest, dict) or not self.manifest.get("treatments"):

@@ -87,7 +87,12 @@ class _Site:
         from versapub.anonymizers import ANONYMIZERS
         from versapub.decompositions import DECOMPOSITIONS
         from versapub.privacy.guarantees.guarantee import GUARANTEES
+        from versapub.treatments import TREATMENTS
 
+        examples = [
+            (n, f"{n}:" + ",".join(f"{k}={v}" for k, v in getattr(t, "example", {}).items()))
+            for n, t in TREATMENTS.items()
+        ]
         page = self.env.get_template("index.html").render(
             token=self.token,
             root=str(self.base.path),
@@ -95,6 +100,7 @@ class _Site:
             anonymizers=sorted(ANONYMIZERS),
             decompositions=sorted(DECOMPOSITIONS),
             guarantees=sorted(GUARANTEES),
+            treatments=examples,
         )
         return HTMLResponse(page)
 

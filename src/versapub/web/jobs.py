@@ -92,6 +92,9 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
         }
     if any(columns.values()):
         doc["columns"] = {k: v for k, v in columns.items() if v}
+    treatments = [_treatment_entry(str(t)) for t in job.get("treatments") or [] if str(t).strip()]
+    if treatments:
+        doc["treatment"] = treatments
     if publish:
         doc["publish"] = publish
     command = "versapub marginals publish" if "marginals" in doc else "versapub publish"
@@ -105,11 +108,6 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{job_path} is not valid TOML: {exc}.") from None
-    if doc.get("treatment"):  # never dropped silently: the browser has no treatments screen yet
-        raise ConfigError(
-            f"{job_path} treats columns before publishing ([[treatment]]), which this page does not show yet; run "
-            f"it with: versapub publish {Path(job_path).name} --out RELEASE."
-        )
     here = Path(job_path).parent
     inp, priv = doc.get("input") or {}, doc.get("privacy") or {}
     cols, pub = doc.get("columns") or {}, doc.get("publish") or {}
@@ -146,9 +144,38 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         "anonymizer": pub.get("anonymizer") or "",
         "decomposition": pub.get("decomposition") or "",
         "hierarchies": hier,
-        "seed": pub.get("seed", 0),
+        "seed": pub.get("seed", ""),
+        "treatments": [_treatment_text(t) for t in doc.get("treatment") or [] if isinstance(t, dict)],
         "marginals": _marginals_of(doc.get("marginals")),
     }
+
+
+def _treatment_entry(text: str) -> dict[str, Any]:
+    """A treatment line (``noise:columns=a;b,magnitude=10``) as its ``[[treatment]]`` table,
+    checked by the one builder first (a bad line is one paragraph, before anything is saved)."""
+    from versapub.plugins import parse_spec
+    from versapub.treatments import parse_treatment
+
+    parse_treatment(text)
+    name, params = parse_spec(text.strip(), "treatment")
+    return {
+        "name": name,
+        **{k: (v.split(";") if k in _NAMES and isinstance(v, str) else v) for k, v in params.items()},
+    }
+
+
+#: Treatment parameters that name columns (a list in TOML, ``a;b`` on a line).
+_NAMES = ("columns", "keys", "similar", "strata")
+
+
+def _treatment_text(t: dict[str, Any]) -> str:
+    """A ``[[treatment]]`` table as the line the browser shows."""
+    params = ",".join(
+        f"{k}={';'.join(map(str, v)) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else v}"
+        for k, v in t.items()
+        if k != "name"
+    )
+    return f"{t.get('name', '')}:{params}"
 
 
 def _marginals_of(m: dict[str, Any] | None) -> dict[str, Any] | None:

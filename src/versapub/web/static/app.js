@@ -6,7 +6,7 @@ const TOKEN = document.querySelector('meta[name="versapub-token"]').content;
 const ROLES = ["", "identifying", "quasi_identifying", "sensitive", "insensitive"];
 const job = {
   input: "", delimiter: "", header: true, na_values: [], missing: "error", date_formats: {}, roles: {},
-  rules: [], guarantee: "l-diversity:l=2", anonymizer: "", decomposition: "", hierarchies: {}, seed: 0,
+  rules: [], guarantee: "l-diversity:l=2", anonymizer: "", decomposition: "", hierarchies: {}, seed: "", treatments: [],
 };
 let profile = null;
 let proxies = {}; // column -> warnings from the last rules check (associations with protected columns)
@@ -138,7 +138,8 @@ function readPrivacy() {
   job.guarantee = $("guarantee").value.trim();
   job.anonymizer = $("anonymizer").value;
   job.decomposition = $("decomposition").value;
-  job.seed = Number($("seed").value || 0);
+  job.seed = $("seed").value.trim() === "" ? "" : Number($("seed").value);
+  job.treatments = $("treatments").value.split("\n").map((x) => x.trim()).filter(Boolean);
   const sensitive = $("m-sensitive").value.trim();
   job.marginals = sensitive ? {
     sensitive, k: Number($("m-k").value || 2), diversity: $("m-diversity").value.trim(), base: $("m-base").value.trim(),
@@ -414,7 +415,8 @@ async function loadJob() {
   $("guarantee").value = job.guarantee || "l-diversity:l=2";
   $("anonymizer").value = job.anonymizer;
   $("decomposition").value = job.decomposition;
-  $("seed").value = job.seed;
+  $("seed").value = job.seed ?? "";
+  $("treatments").value = (job.treatments || []).join("\n");
   const m = job.marginals || {};
   $("m-sensitive").value = m.sensitive || "";
   if (job.marginals) {
