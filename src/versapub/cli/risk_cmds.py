@@ -245,6 +245,14 @@ def risk(
         worst.add_row("marketer average", f"{data['marketer']['average']:.4f}")
         worst.add_row("population uniques", f"{data['population_uniques']['estimate']:,.1f}")
         out.print(worst)
+    _render_notes_and_extras(data, original is not None)
+    if plot_file is not None:
+        out.print(f"Histogram: {escape(str(plot_file))}")
+
+
+def _render_notes_and_extras(data: dict[str, Any], with_original: bool) -> None:
+    """``risk``'s notes, its attacks (``--original``) and what a treated release's
+    treatments changed."""
     for note in data["notes"]:
         out.print(escape(f"note: {note}"), soft_wrap=True)
     adv = data.get("attacks")
@@ -258,9 +266,7 @@ def risk(
         from versapub.verify.perturbation_effect import effect_lines
 
         out.print(
-            "[bold]what the treatments changed[/]" + ("" if original else " (give --original for the files' view)")
+            "[bold]what the treatments changed[/]" + ("" if with_original else " (give --original for the files' view)")
         )
         for line in effect_lines(data["perturbation"]):
             out.print(f"  {escape(line)}", soft_wrap=True)
-    if plot_file is not None:
-        out.print(f"Histogram: {escape(str(plot_file))}")

@@ -1,6 +1,6 @@
 """Treatments (issue 48): perturbative methods a statistical office applies to named
 columns *before* the job's anonymization — sdcMicro's and mu-Argus's top and bottom coding,
-rounding, and (to come) microaggregation, noise, PRAM and swapping.
+rounding, microaggregation, noise, PRAM and swapping.
 
 A treatment is a registered plug-in (:mod:`versapub.treatments`): parameters only in its
 ``__init__``, checked by the one plug-in builder, and :meth:`Treatment.apply`, which returns
