@@ -119,6 +119,8 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
         click.echo(json_text(got.to_dict()))
         return
     out.print(f"estimate: {got.estimate:.2f}")
+    for note in got.notes:
+        out.print(f"  ({escape(note)})", soft_wrap=True)
     if got.actual is not None:
         out.print(f"actual:   {got.actual}")
         rel = got.relative_error

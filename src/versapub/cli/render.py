@@ -310,6 +310,13 @@ def render_evaluation(ev: Evaluation) -> None:
 
     for name, fm in ev.functional.items():
         out.print(escape(functional_text(name, fm)), soft_wrap=True)
+    for a, e in ev.pram.items():
+        out.print(
+            f"PRAM of {escape(a)}: largest marginal error {e['published']:.4f} as published, {e['corrected']:.4f} "
+            "corrected by the published matrix (T* P^-1; the workload above is not corrected, query corrects "
+            "each count)",
+            soft_wrap=True,
+        )
     if ev.perturbation:
         from versapub.verify.perturbation_effect import effect_lines
 

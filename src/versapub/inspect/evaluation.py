@@ -42,6 +42,9 @@ class Evaluation:
     #: A treated release: what the treatments changed, from the files and the original
     #: (:func:`versapub.verify.perturbation_effect.perturbation_effect`).
     perturbation: dict[str, Any] | None = None
+    #: Per PRAM'd column: the largest marginal error as published and once corrected by the
+    #: published matrix (``T* P^-1``; the workload above is not corrected).
+    pram: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def kl_divergence(self) -> float:
@@ -58,6 +61,7 @@ class Evaluation:
             "model_path": self.model_path,
             "original_mismatch": list(self.original_mismatch),
             "perturbation": self.perturbation,
+            "pram": self.pram,
             "timings_s": self.timings_s,
         }
 
@@ -115,6 +119,7 @@ def evaluate(
         model_path=model.path,
         original_mismatch=orig.mismatch,
         perturbation=_effect(d, table),
+        pram=_pram_errors(d, model, table),
         timings_s={"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
     )
 
@@ -131,3 +136,39 @@ def _effect(d: Path, table: Any) -> dict[str, Any] | None:
         return None
     with connect() as con:
         return perturbation_effect(d, raw, table, con)
+
+
+def _pram_errors(d: Path, model: Any, table: Any) -> dict[str, dict[str, float]]:
+    """Per PRAM'd column the model publishes: the largest |P(v) - P_original(v)| as
+    published and corrected by the manifest's matrix."""
+    import json
+
+    import numpy as np
+
+    from versapub.inspect.querying import pram_corrections
+
+    out: dict[str, dict[str, float]] = {}
+    raw = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    for a, (names, p) in pram_corrections(raw).items():
+        if a not in model.domains or a not in table.names:
+            continue
+        index = {v: i for i, v in enumerate(names)}
+        m = model.marginal((a,))
+        published = np.zeros(len(names))
+        for code, prob in zip(m.codes[0], m.values, strict=True):
+            value = str(model.domains[a][code])
+            if value not in index:
+                break
+            published[index[value]] += prob
+        else:
+            original = np.zeros(len(names))
+            col = table.column(a)
+            for v, c in zip(col.values, col.counts(), strict=True):
+                if str(v) in index:
+                    original[index[str(v)]] += c / table.n_rows
+            fixed = published @ np.linalg.pinv(p)
+            out[a] = {
+                "published": round(float(np.abs(published - original).max()), 6),
+                "corrected": round(float(np.abs(fixed - original).max()), 6),
+            }
+    return out

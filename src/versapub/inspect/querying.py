@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,8 @@ class QueryResult:
     estimate: float
     actual: int | None = None
     original_mismatch: tuple[str, ...] = ()
+    #: How the estimate was made beyond the model (a correction for PRAM), in sentences.
+    notes: tuple[str, ...] = ()
 
     @property
     def relative_error(self) -> float | None:
@@ -30,7 +33,12 @@ class QueryResult:
         return abs(self.actual - self.estimate) / self.actual
 
     def to_dict(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "actual": self.actual, "original_mismatch": list(self.original_mismatch)}
+        return {
+            "estimate": self.estimate,
+            "actual": self.actual,
+            "original_mismatch": list(self.original_mismatch),
+            "notes": list(self.notes),
+        }
 
 
 def query(
@@ -51,7 +59,12 @@ def query(
     model = load_release(d)
     q = parse_query(text).with_labels(published_labels(d))  # a published range reads as what it covers
     q = q.with_dates(manifest.input.get("date_formats") or {})  # 14/03/2021 as 2021-03-14
-    est = count(model, q)
+    fix = {a: c for a, c in pram_corrections(manifest.raw).items() if a in q.attributes}
+    est = count(model, q, fix)
+    notes = tuple(
+        f"corrected for PRAM of {a}: the published transition matrix inverted (T = T* P^-1, Gouweleeuw et al. 1998)"
+        for a in fix
+    )
     from versapub.errors import VersapubError
 
     try:
@@ -59,10 +72,29 @@ def query(
     except VersapubError:
         if original is not None:
             raise
-        return QueryResult(est)  # the recorded input is not here: the estimate alone
+        return QueryResult(est, notes=notes)  # the recorded input is not here: the estimate alone
     t = orig.table
     actual = count_rows(q, {a: t.column(a).values for a in q.attributes}, {a: t.codes(a) for a in q.attributes})
-    return QueryResult(est, actual, orig.mismatch)
+    return QueryResult(est, actual, orig.mismatch, notes)
+
+
+def pram_corrections(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """Column -> (values, matrix) of each PRAM'd column the manifest publishes one matrix
+    for, the last treatment of its column (a stratified invariant PRAM has one per stratum:
+    not corrected)."""
+    import numpy as np
+
+    records = [r for r in manifest.get("treatments") or [] if isinstance(r, dict)]
+    last = {str(c): i for i, r in enumerate(records) for c in r.get("columns") or []}
+    out: dict[str, Any] = {}
+    for i, r in enumerate(records):
+        if r.get("name") != "pram":
+            continue
+        for c in r.get("columns") or []:
+            mats = [m for m in r.get("matrices") or [] if isinstance(m, dict) and m.get("column") == c]
+            if len(mats) == 1 and last[str(c)] == i:
+                out[str(c)] = ([str(v) for v in mats[0]["values"]], np.asarray(mats[0]["matrix"], dtype=float))
+    return out
 
 
 def sample(release: str | Path, n: int, seed: int = 0) -> pa.Table:

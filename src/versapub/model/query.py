@@ -29,6 +29,7 @@ import numpy.typing as npt
 from versapub.data.dates import parse_date
 from versapub.data.order import order_key
 from versapub.errors import ReleaseError
+from versapub.model.pram_correction import Correction, corrected_joint
 from versapub.model.spelling import unknown_attribute, unknown_value
 
 _GRAMMAR = r"""
@@ -286,19 +287,23 @@ def parse_query(text: str) -> Query:
     return Query(text, _build(tree))
 
 
-def count(model: Any, query: Query) -> float:
+def count(model: Any, query: Query, corrections: Mapping[str, Correction] | None = None) -> float:
     """The model's estimate of ``COUNT(*) WHERE query``: by message passing when the query
     is an AND of ``=``/``IN`` tests, otherwise from the model's marginal over the query's
-    attributes."""
+    attributes; ``corrections`` (column -> PRAM's published matrix) correct the marginal
+    along those columns (:mod:`versapub.model.pram_correction`)."""
     query.validate(model.domains)
-    conj = query.conjunction()
-    if conj is not None:
-        return float(model.count(conj))
     attrs = query.attributes
+    fix = {a: c for a, c in (corrections or {}).items() if a in attrs}
+    conj = query.conjunction()
+    if conj is not None and not fix:
+        return float(model.count(conj))
     m = model.marginal(attrs)
-    codes = dict(zip(m.attrs, m.codes, strict=True))
-    mask = query.mask(model.domains, codes)
-    return float(model.n * m.values[mask].sum()) if len(m.values) else 0.0
+    if not len(m.values):
+        return 0.0
+    codes_list, values, domains = corrected_joint(m.attrs, m.codes, m.values, model.domains, fix)
+    mask = query.mask({**model.domains, **domains}, dict(zip(m.attrs, codes_list, strict=True)))
+    return float(model.n * values[mask].sum())
 
 
 def count_rows(query: Query, domains: Mapping[str, npt.NDArray[Any]], codes: Mapping[str, npt.NDArray[Any]]) -> int:

@@ -38,6 +38,8 @@ from versapub.plugins import Param, validated
 from versapub.treatments.base import Floats, Treated, changed_records, no_missing, record_numbers, with_numbers
 
 Groups = npt.NDArray[np.int64]
+#: Run costs the optimal univariate partition holds at once (ends x sizes).
+CHUNK = 1 << 20
 
 
 def mdav(z: Floats, k: int, block: int = 2000) -> Groups:
@@ -59,54 +61,56 @@ def mdav(z: Floats, k: int, block: int = 2000) -> Groups:
     return _mdav_blocks(z, index, k)
 
 
-def _nearest(x: Floats, alive: npt.NDArray[np.bool_], centre: Floats, k: int) -> tuple[Groups, Floats]:
-    """Per block: the ``k`` alive rows nearest ``centre`` (block x d), and every row's
-    squared distance to it (inf for rows no longer alive)."""
-    d = ((x - centre[:, None, :]) ** 2).sum(axis=2)
-    d[~alive] = np.inf
-    return np.argpartition(d, k - 1, axis=1)[:, :k], d
-
-
-def _farthest(d: Floats, alive: npt.NDArray[np.bool_]) -> Groups:
-    return np.argmax(np.where(alive, d, -np.inf), axis=1)
+def _distances(x: Floats, centre: Floats) -> Floats:
+    """Per block, every row's squared distance to the block's ``centre`` (x: d x blocks x
+    rows, one column at a time so no d-fold temporary is made)."""
+    d = (x[0] - centre[:, 0, None]) ** 2
+    for j in range(1, len(x)):
+        d += (x[j] - centre[:, j, None]) ** 2
+    return d
 
 
 def _mdav_blocks(z: Floats, index: Groups, k: int) -> Groups:
-    """MDAV in every row of ``index`` (a block of row numbers, -1 for padding) at once."""
-    x = z[np.maximum(index, 0)]
+    """MDAV in every row of ``index`` (a block of row numbers, -1 for padding) at once; the
+    remaining records' sums are kept up to date, so a centroid costs nothing."""
+    x = np.ascontiguousarray(np.moveaxis(z[np.maximum(index, 0)], 2, 0))  # d x blocks x rows
     alive = index >= 0
-    group = np.full(len(index), -1, dtype=np.int64).reshape(-1, 1).repeat(index.shape[1], axis=1)
+    group = np.full(index.shape, -1, dtype=np.int64)
     rows = np.arange(len(index))
+    sums = np.einsum("jbr,br->bj", x, alive.astype(np.float64))
+    count = alive.sum(axis=1)
     next_id = 0
 
-    def take(members: Groups, active: npt.NDArray[np.bool_]) -> None:
+    def take(centre: Floats, active: npt.NDArray[np.bool_]) -> Floats:
+        """The ``k`` alive rows nearest ``centre`` in every active block become a group;
+        returns every row's distance to the centre (for the next farthest row)."""
         nonlocal next_id
-        ids = next_id + np.cumsum(active) - 1
-        sel = rows[active]
-        group[sel[:, None], members[active]] = ids[active][:, None]
-        alive[sel[:, None], members[active]] = False
-        next_id += int(active.sum())
+        d = _distances(x, centre)
+        members = np.argpartition(np.where(alive, d, np.inf), k - 1, axis=1)[:, :k]
+        sel, mem = rows[active], members[active]
+        group[sel[:, None], mem] = (next_id + np.arange(len(sel)))[:, None]
+        alive[sel[:, None], mem] = False
+        sums[sel] -= x[:, sel[:, None], mem].sum(axis=2).T
+        count[sel] -= k
+        next_id += len(sel)
+        return d
 
-    def centroid() -> Floats:
-        cnt = np.maximum(alive.sum(axis=1), 1)
-        return (x * alive[:, :, None]).sum(axis=1) / cnt[:, None]
+    def farthest(d: Floats) -> Groups:
+        return np.argmax(np.where(alive, d, -np.inf), axis=1)
+
+    def far_from_centroid() -> Floats:
+        r = farthest(_distances(x, sums / np.maximum(count, 1)[:, None]))
+        return x[:, rows, r].T
 
     while True:
-        active = alive.sum(axis=1) >= 3 * k
+        active = count >= 3 * k
         if not active.any():
             break
-        _, dc = _nearest(x, alive, centroid(), 1)
-        r = _farthest(dc, alive)
-        near_r, dr = _nearest(x, alive, x[rows, r], k)
-        take(near_r, active)
-        s = _farthest(dr, alive)
-        near_s, _ = _nearest(x, alive, x[rows, s], k)
-        take(near_s, active)
-    active = alive.sum(axis=1) >= 2 * k
+        dr = take(far_from_centroid(), active)
+        take(x[:, rows, farthest(dr)].T, active)
+    active = count >= 2 * k
     if active.any():
-        _, dc = _nearest(x, alive, centroid(), 1)
-        near_r, _ = _nearest(x, alive, x[rows, _farthest(dc, alive)], k)
-        take(near_r, active)
+        take(far_from_centroid(), active)
     rest = alive.any(axis=1)
     ids = next_id + np.cumsum(rest) - 1
     group = np.where(alive, ids[:, None], group)
@@ -135,21 +139,21 @@ def optimal_univariate(x: Floats, k: int) -> Groups:
     v = x[order] - x.mean()
     s1 = np.concatenate([[0.0], np.cumsum(v)])
     s2 = np.concatenate([[0.0], np.cumsum(v * v)])
+    sizes = np.arange(k, 2 * k)
     best = np.full(n + 1, np.inf)
     best[0] = 0.0
     back = np.zeros(n + 1, dtype=np.int64)
-    sizes = np.arange(k, 2 * k)
-    for t in range(k, n + 1, k):
-        j = np.arange(t, min(t + k, n + 1))[:, None]
-        i = j - sizes[None, :]
-        ok = i >= 0
-        ii = np.maximum(i, 0)
-        size = (j - ii).astype(np.float64)
-        sse = s2[j] - s2[ii] - (s1[j] - s1[ii]) ** 2 / size
-        cost = np.where(ok, best[ii] + sse, np.inf)
-        pick = np.argmin(cost, axis=1)
-        best[j[:, 0]] = cost[np.arange(len(j)), pick]
-        back[j[:, 0]] = sizes[pick]
+    span = k * max(1, CHUNK // (k * k))  # ends per chunk, a multiple of k: chunk x k floats at a time
+    for lo in range(k, n + 1, span):  # the runs' costs for a chunk of ends, then its steps
+        ends = np.arange(lo, min(lo + span, n + 1))[:, None]
+        st = np.maximum(ends - sizes[None, :], 0)
+        sse = np.where(ends >= sizes, s2[ends] - s2[st] - (s1[ends] - s1[st]) ** 2 / sizes[None, :], np.inf)
+        for t in range(0, len(ends), k):  # n / k steps in all, each k ends at once
+            j = slice(t, t + k)
+            cost = best[st[j]] + sse[j]
+            pick = np.argmin(cost, axis=1)
+            best[lo + t : lo + t + len(pick)] = cost[np.arange(len(pick)), pick]
+            back[lo + t : lo + t + len(pick)] = sizes[pick]
     cuts = [n]
     while cuts[-1] > 0:  # one step per group: n / k of them
         cuts.append(cuts[-1] - int(back[cuts[-1]]))

@@ -100,8 +100,21 @@ def _codes(table: EncodedTable, names: tuple[str, ...], what: str) -> Ints:
             raise InputError(f"Targeted swapping's {what} name column {c!r}, which the input does not have.")
     if not names:
         return np.zeros(table.n_rows, dtype=np.int64)
-    stacked = np.column_stack([table.column(c).codes for c in names])
-    return np.unique(stacked, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+    return combined([table.column(c).codes for c in names], [table.column(c).cardinality for c in names])
+
+
+def combined(codes: list[npt.NDArray[np.integer]], cards: list[int]) -> Ints:
+    """Each record's combination of several coded columns as one dense integer (0 for
+    none): mixed-radix keys, made dense whenever the next radix would overflow."""
+    key = np.zeros(len(codes[0]) if codes else 0, dtype=np.int64)
+    width = 1
+    for c, card in zip(codes, cards, strict=True):
+        if width * max(card, 1) >= 2**62:
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+            width = int(key.max()) + 1 if len(key) else 1
+        key = key * max(card, 1) + c
+        width *= max(card, 1)
+    return np.unique(key, return_inverse=True)[1].ravel().astype(np.int64) if len(key) else key
 
 
 def _ranked(group: Ints, rng: np.random.Generator) -> Ints:
@@ -220,8 +233,8 @@ class TargetedSwapping:
         keys = _codes(table, self.keys, "keys")
         worst = np.zeros(table.n_rows)
         for level in range(1, len(self.columns) + 1):
-            where = np.column_stack([_codes(table, self.columns[:level], "geography"), keys])
-            cell = np.unique(where, axis=0, return_inverse=True)[1].ravel()
+            area = _codes(table, self.columns[:level], "geography")
+            cell = combined([area, keys], [int(area.max()) + 1, int(keys.max()) + 1])
             worst = np.maximum(worst, 1.0 / np.bincount(cell)[cell])
         out = np.zeros(n_units)
         np.maximum.at(out, unit, worst)
