@@ -86,7 +86,8 @@ def _recoded(table: EncodedTable, recoding: Recoding) -> dict[str, str]:
     out = {}
     for a, lv in recoding.levels.items():
         h = recoding.hierarchies[a]
-        n = len(set(h.mapping(lv)[str(v)] for v in table.column(a).values))
+        mapping = h.mapping(lv)  # once: a dictionary per value would cost values^2
+        n = len({mapping[str(v)] for v in table.column(a).values})
         out[a] = "as * (its root)" if lv == h.height - 1 else f"in {n} values instead of {table.cardinality(a)}"
     return out
 
