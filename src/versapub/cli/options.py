@@ -232,7 +232,12 @@ def _anonymizer_options() -> list[Callable[[F], F]]:
             "(tau, lambda)-diversity, generalizing sensitive values up their --hierarchy where needed; "
             "--max-sensitive-level caps how far); one-d-l-diversity (Ghinita et al.'s 1-D l-diversity).",
         ),
-        click.option("--seed", type=int, help="Random seed (default 0)."),
+        click.option(
+            "--seed",
+            type=int,
+            help="Random seed of the anonymizers (default 0). Treatments that draw (noise, PRAM, swapping) draw "
+            "secretly without it; with it they are reproducible and the summary and manifest warn (for tests).",
+        ),
     ]
 
 

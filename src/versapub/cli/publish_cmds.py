@@ -111,8 +111,14 @@ if TYPE_CHECKING:
     multiple=True,
     help="A treatment applied to the input before anything else, repeatable, in order (config: [[treatment]]): "
     "top-coding:columns=income,threshold=100000 (or quantile=0.99; value=V publishes V instead), "
-    "bottom-coding:columns=age,threshold=18, rounding:columns=income;rent,base=1000. The manifest records them "
-    "and the verifier applies them to the original itself.",
+    "bottom-coding:columns=age,threshold=18, rounding:columns=income;rent,base=1000, "
+    "microaggregation:columns=income;wealth,k=3 (method=mdav|individual-ranking|optimal, aggregate=mean|median), "
+    "noise:columns=income,magnitude=10 (method=uncorrelated|correlated), "
+    "pram:columns=sex,retention=0.8 (invariant=true, strata=region, matrix=FILE.csv), "
+    "rank-swapping:columns=income,p=5, "
+    "targeted-swapping:columns=region;district,keys=age;sex,unit=hid,rate=0.05 (threshold=3, similar=COLUMNS). "
+    "Random draws stay secret unless --seed is given. The manifest records them; the verifier checks them from "
+    "the files and applies the value rules to the original itself.",
 )
 @click.option(
     "--suppression",
