@@ -226,7 +226,9 @@ def risk(
         if source.is_dir():
             from versapub.inspect import treatment_effect
 
-            data["perturbation"] = treatment_effect(source, original)
+            effect = treatment_effect(source, original)
+            if effect is not None:  # a treated release only
+                data["perturbation"] = effect
     if as_json:
         click.echo(json_text(data, indent=2))
         return

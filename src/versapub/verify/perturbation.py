@@ -70,20 +70,25 @@ def _microaggregation(directory: Path, manifest: dict[str, Any], record: dict[st
     k, sets = record.get("k"), record.get("sets")
     if isinstance(k, bool) or not isinstance(k, int) or not isinstance(sets, list):
         return [(False, "microaggregation: its k and sets cannot be read")]
+    raw = manifest.get("removed")
+    gone: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    removed = gone.get("records", 0) if isinstance(gone.get("records", 0), int) else 0
+    floor = max(1, k - removed)  # suppression may have removed a group's records after it was formed
+    why = f" (k = {k} less the {removed} record(s) suppression removed)" if removed else ""
     out: list[Finding] = []
     for cols in sets:
         counts = published_counts(directory, manifest, [str(c) for c in cols], con)
         if counts is None:
             out.append((True, f"microaggregation of {cols}: no file publishes them together"))
             continue
-        small = sorted(v for v, n in counts.items() if n < k)
+        small = sorted(v for v, n in counts.items() if n < floor)
         out.append(
             (
                 not small,
-                f"microaggregation: every published combination of {cols} is held by at least {k} records"
+                f"microaggregation: every published combination of {cols} is held by at least {floor} records{why}"
                 if not small
-                else f"microaggregation: {len(small)} published combination(s) of {cols} held by fewer than {k} "
-                f"records, e.g. {small[0]}",
+                else f"microaggregation: {len(small)} published combination(s) of {cols} held by fewer than {floor} "
+                f"records{why}, e.g. {small[0]}",
             )
         )
     return out
