@@ -490,3 +490,13 @@ def test_query_and_evaluate_correct_for_pram_with_the_published_matrix(tmp_path:
     assert both.actual is not None and abs(both.estimate - both.actual) < 0.5 * both.actual
     e = evaluate(out, data).pram["sex"]
     assert e["corrected"] < e["published"] / 4
+
+
+def test_pram_leaves_missing_values_where_they_are() -> None:
+    values = ["a", "b", "", "c"] * 50
+    t = EncodedTable.from_columns({"x": values}, missing="value")
+    out = parse_treatment("pram:columns=x,retention=0.2").apply(t, np.random.default_rng(0))
+    got = out.table.column("x").decode()
+    assert [v for v, w in zip(got, values, strict=True) if w == ""] == [""] * 50  # never drawn
+    assert "" not in [v for v, w in zip(got, values, strict=True) if w != ""]  # nor drawn into
+    assert out.record["matrices"][0]["values"] == ["a", "b", "c"]

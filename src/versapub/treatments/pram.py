@@ -177,16 +177,21 @@ class Pram:
             if c not in table.names:
                 raise InputError(f"The pram treatment names column {c!r}, which the input does not have.")
             col = table.column(c)
-            values = [str(v) for v in col.values]
+            kept = np.array([i for i, v in enumerate(col.values) if str(v).strip()], dtype=np.int64)
+            values = [str(col.values[i]) for i in kept]  # a missing value is kept as it is, never drawn
+            category = np.full(len(col.values), -1, dtype=np.int64)
+            category[kept] = np.arange(len(kept))
             base = read_matrix(self.matrix, values, c) if self.matrix else retention_matrix(len(values), self.retention)
-            new = np.empty(table.n_rows, dtype=np.int32)
-            order = np.argsort(stratum, kind="stable")
+            new = col.codes.copy()
+            present = np.flatnonzero(category[col.codes] >= 0)
+            order = present[np.argsort(stratum[present], kind="stable")]  # the records with a value, by stratum
             bounds = np.searchsorted(stratum[order], np.arange(len(labels) + 1))
             for s, label in enumerate(labels):  # one step per stratum
                 rows = order[bounds[s] : bounds[s + 1]]
-                pi = np.bincount(col.codes[rows], minlength=len(values)) / max(len(rows), 1)
+                cats = category[col.codes[rows]]
+                pi = np.bincount(cats, minlength=len(values)) / max(len(rows), 1)
                 m = invariant(base, pi) if self.invariant else base
-                new[rows] = draw(col.codes[rows], m, rng)
+                new[rows] = kept[draw(cats, m, rng)]
                 if self.invariant or s == 0:
                     matrices.append({"column": c, "stratum": label, "values": values, "matrix": m.round(12).tolist()})
             out = out.replace(Column(c, new, col.values))
