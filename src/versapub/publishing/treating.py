@@ -34,11 +34,11 @@ def treat(job: Job) -> Job:
         job.hook(f"treating {', '.join(t.columns)} ({t.name})", i, len(job.treatments))
         out = t.apply(table, rng)
         record = dict(out.record)
-        if getattr(t, "draws", False):
+        if t.draws:
             record["draws"] = "seeded" if job.seed_given else "secret"
         table, records = out.table, [*records, record]
         notes.append(f"Treated before anonymizing — {out.note}")
-        if getattr(t, "draws", False) and job.seed_given:
+        if t.draws and job.seed_given:
             notes.append(
                 f"WARNING: {t.name} drew its random numbers from the given seed {job.seed}, which the manifest "
                 "records: anyone who has the release can redo the draws and undo the treatment. Use --seed for "

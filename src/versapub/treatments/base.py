@@ -42,11 +42,13 @@ class Treated:
 
 @runtime_checkable
 class Treatment(Protocol):
-    """A registered treatment: ``name``, the ``columns`` it treats, its ``params`` and
-    :meth:`apply` (``rng``: the job's seeded generator, for treatments that draw)."""
+    """A registered treatment: ``name``, the ``columns`` it treats, whether it ``draws`` at
+    random (then its draws are secret unless a seed was given), its ``params`` and
+    :meth:`apply` (``rng``: the generator it draws from)."""
 
     name: str
     columns: tuple[str, ...]
+    draws: bool
 
     def params(self) -> dict[str, Any]: ...
 

@@ -30,6 +30,7 @@ class _Coding:
 
     name: str
     side: str
+    draws = False
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "columns": Param("names", required=True),
         "threshold": Param("number", optional=True),
@@ -129,6 +130,7 @@ class Rounding:
     """Rounding to the nearest multiple of ``base``, halves up (module docstring)."""
 
     name = "rounding"
+    draws = False
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "columns": Param("names", required=True),
         "base": Param("number", low=0, low_open=True, required=True),
