@@ -245,8 +245,9 @@ def test_query_and_sample(demo_release: Path, tmp_path: Path) -> None:
     res = json.loads(stdout)
     assert res["actual"] == 9782  # sex is published exactly (a one-attribute marginal)
     assert res["estimate"] == pytest.approx(9782, abs=1e-6)
+    assert (res["lower"], res["upper"], res["sharp"], res["actual_inside"]) == (9782, 9782, True, True)
     code, stdout, _ = run("query", str(demo_release), "age IN ('25-34','35-44') AND sex = 'Female'")
-    assert code == 0 and "estimate:" in stdout
+    assert code == 0 and "estimate " in stdout and "any table consistent with the release: " in stdout
     code, _, stderr = run("query", str(demo_release), "colour = 'red'")
     assert code == 2 and "attribute 'colour', which the release does not have" in stderr
     out = tmp_path / "syn.csv"

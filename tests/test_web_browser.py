@@ -130,6 +130,7 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
         1 for line in (root / "data.csv").read_text().splitlines()[1:] if line.split(",")[1:3] == ["25-34", "Female"]
     )
     expect(pg.locator("#query-result")).to_contain_text(f"actual {want} on the original")  # type: ignore[attr-defined]
+    expect(pg.locator("#query-result")).to_contain_text("any table consistent with the release: ")  # type: ignore[attr-defined]
     pg.click("#run-check")  # type: ignore[attr-defined]
     expect(pg.locator("#check-verdict")).to_contain_text("check: passed", timeout=60_000)  # type: ignore[attr-defined]
     pg.fill("#risk-fraction", "0.1")  # type: ignore[attr-defined]

@@ -98,8 +98,19 @@ def evaluate(
     "the manifest records, when it is found unchanged).",
 )
 @click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=MISSING_HELP)
-@click.option("--json", "as_json", is_flag=True, help='Print {"estimate": ..., "actual": ...}.')
-def query(release_dir: Path, predicate: str, original: Path | None, missing: str | None, as_json: bool) -> None:
+@click.option(
+    "--seconds",
+    default=2.0,
+    show_default=True,
+    help="Time the integer program for the range may take (marginal collections); past it the cheap bounds, "
+    "marked not sharp. 0: never run it.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"estimate": ..., "lower": ..., "upper": ..., "sharp": ..., ...}.'
+)
+def query(
+    release_dir: Path, predicate: str, original: Path | None, missing: str | None, seconds: float, as_json: bool
+) -> None:
     """Estimated COUNT(*) WHERE PREDICATE under the release's maximum-entropy model.
 
     PREDICATE: conditions attr = 'v', !=, <, <=, >, >= (in value order: numbers inside
@@ -109,20 +120,25 @@ def query(release_dir: Path, predicate: str, original: Path | None, missing: str
     release does not publish is an error with the closest spellings; a generalized value
     as published ('[60-80)') stands for the values it covers. The actual count uses
     --original, else the input the manifest records when it is found unchanged.
+
+    Beside the estimate: the smallest and largest count of any table consistent with the
+    release (the true count is always inside; "not sharp" when no consistent table is known
+    to reach an end); for a PRAM'd column the correction's 95 % interval instead.
     """
     from versapub import inspect
 
     with _errors():
-        got = inspect.query(release_dir, predicate, original, missing)
+        got = inspect.query(release_dir, predicate, original, missing, seconds=seconds)
     _warn(got.original_mismatch)
     if as_json:
         click.echo(json_text(got.to_dict()))
         return
-    out.print(f"estimate: {got.estimate:.2f}")
+    out.print(escape(got.text()), soft_wrap=True)
     for note in got.notes:
         out.print(f"  ({escape(note)})", soft_wrap=True)
     if got.actual is not None:
-        out.print(f"actual:   {got.actual}")
+        where = "" if got.inside is None else (" (inside the range)" if got.inside else " (OUTSIDE the range)")
+        out.print(f"actual:   {got.actual}{where}")
         rel = got.relative_error
         out.print(f"relative error: {rel:.4f}" if rel is not None else "relative error: undefined (actual count is 0)")
 

@@ -154,13 +154,15 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         )
         out.print(f"GD add-back KL trace: {steps}", soft_wrap=True)
     if release.utility:
-        from versapub.reports.summary import kl_text, workload_text
+        from versapub.reports.summary import kl_text, ranges_text, workload_text
 
         u = release.utility
         out.print(
             f"Utility: {escape(kl_text(u))}; {escape(workload_text(u['relative_error'], u['workload']))}.",
             soft_wrap=True,
         )
+        if u.get("ranges"):
+            out.print(escape(ranges_text(u["ranges"])) + ".", soft_wrap=True)
     for w in release.warnings:
         err.print(f"[bold yellow]warning:[/] {escape(w)}.", soft_wrap=True)
     out.print(f"Release:  {out_dir}/ (manifest.json, tables)")
@@ -294,6 +296,10 @@ def render_evaluation(ev: Evaluation) -> None:
         + (f"; {re_.redrawn} empty queries were redrawn" if re_.redrawn else ""),
         soft_wrap=True,
     )
+    if ev.ranges:
+        from versapub.reports.summary import ranges_text
+
+        out.print(escape(ranges_text(ev.ranges)), soft_wrap=True)
     worst = max(ev.marginal_error.values()) if ev.marginal_error else 0.0
     out.print(f"Largest per-attribute marginal error: {worst:.2e} (0 = every published marginal is exact)")
     for name, mt in ev.metrics.items():

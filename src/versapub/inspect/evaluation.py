@@ -45,6 +45,9 @@ class Evaluation:
     #: Per PRAM'd column: the largest marginal error as published and once corrected by the
     #: published matrix (``T* P^-1``; the workload above is not corrected).
     pram: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The workload's ranges over the tables consistent with the release
+    #: (:func:`versapub.model.utility.range_summary`).
+    ranges: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kl_divergence(self) -> float:
@@ -54,6 +57,7 @@ class Evaluation:
         return {
             **self.kl.to_json(),
             "relative_error": self.relative_error.to_json(),
+            "ranges": self.ranges,
             "workload": self.workload,
             "marginal_error": self.marginal_error,
             "metrics": self.metrics,
@@ -88,7 +92,7 @@ def evaluate(
     from versapub.inspect.original import original_table
     from versapub.kinds.load import load_release
     from versapub.model import kl_divergence, make_workload, relative_error
-    from versapub.model.utility import marginal_errors
+    from versapub.model.utility import marginal_errors, range_summary, workload_masks
     from versapub.reports.file_metrics import file_functional_measures, file_metrics
 
     progress("loading the release", 0, 0)
@@ -103,6 +107,8 @@ def evaluate(
     qd = qd if qd is not None else min(3, len(table.names))
     w = make_workload(table, n_queries, qd, p, seed)
     re_ = relative_error(model, table, w)
+    progress(f"the range each of the {n_queries} queries can take", 0, 0)
+    ranges = range_summary(model, workload_masks(model, table, w), w.actual, re_.estimates)
     marg = marginal_errors(model, table)
     metrics = file_metrics(d)
     progress("the functional-diversity paper's measures", 0, 0)
@@ -120,7 +126,13 @@ def evaluate(
         original_mismatch=orig.mismatch,
         perturbation=_effect(d, table),
         pram=_pram_errors(d, model, table),
-        timings_s={"load": round(load_s, 4), "kl": round(kl.seconds, 4), "queries": round(re_.seconds, 4)},
+        ranges=ranges,
+        timings_s={
+            "load": round(load_s, 4),
+            "kl": round(kl.seconds, 4),
+            "queries": round(re_.seconds, 4),
+            "ranges": ranges["seconds"],
+        },
     )
 
 

@@ -13,6 +13,8 @@ from versapub.formats import read_manifest
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from versapub.model.interval import Bound
+
 
 @dataclass(frozen=True)
 class QueryResult:
@@ -24,6 +26,8 @@ class QueryResult:
     original_mismatch: tuple[str, ...] = ()
     #: How the estimate was made beyond the model (a correction for PRAM), in sentences.
     notes: tuple[str, ...] = ()
+    #: The range the release allows (:mod:`versapub.model.bounds`), or a statistical interval.
+    bound: Bound | None = None
 
     @property
     def relative_error(self) -> float | None:
@@ -32,24 +36,52 @@ class QueryResult:
             return None
         return abs(self.actual - self.estimate) / self.actual
 
+    @property
+    def inside(self) -> bool | None:
+        """Whether the actual count lies in the range (None without the original or a range)."""
+        if self.actual is None or self.bound is None:
+            return None
+        return self.bound.contains(self.actual)
+
+    def text(self) -> str:
+        """``estimate 1,078 (any table consistent with the release: 0 to 2,369)``."""
+        est = f"estimate {self.estimate:,.2f}"
+        return est if self.bound is None else f"{est} ({self.bound.text()})"
+
     def to_dict(self) -> dict[str, Any]:
+        b = self.bound.to_dict() if self.bound is not None else {}
         return {
             "estimate": self.estimate,
+            "lower": b.get("lower"),
+            "upper": b.get("upper"),
+            "sharp": b.get("sharp"),
+            "statistical": b.get("statistical"),
+            "range_basis": b.get("basis"),
+            "range_method": b.get("method"),
             "actual": self.actual,
+            "actual_inside": self.inside,
             "original_mismatch": list(self.original_mismatch),
             "notes": list(self.notes),
         }
 
 
 def query(
-    release: str | Path, text: str, original: str | Path | None = None, missing: str | None = None
+    release: str | Path,
+    text: str,
+    original: str | Path | None = None,
+    missing: str | None = None,
+    seconds: float = 2.0,
 ) -> QueryResult:
     """Estimated ``COUNT(*) WHERE text`` under the release's maximum-entropy model (the
     query language of :func:`versapub.model.query.parse_query`; a published generalized
     value, ``age = '[60-80)'``, stands for the values it covers), and the actual count on the
     original: ``original`` (a data file or TOML config); a date in the format the input was
     read in (``--date-format``) reads as the ISO date the release publishes; by default the input the
-    manifest records when it is found unchanged (as ``evaluate`` does; none when it is not)."""
+    manifest records when it is found unchanged (as ``evaluate`` does; none when it is not).
+
+    Beside the estimate, the smallest and largest count over every table consistent with
+    the release (:mod:`versapub.model.bounds`; ``seconds`` bounds an integer program, past
+    which the sound cheap bounds are returned marked not sharp)."""
     d = Path(release)
     manifest = read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.inspect.original import original_table
@@ -65,6 +97,7 @@ def query(
         f"corrected for PRAM of {a}: the published transition matrix inverted (T = T* P^-1, Gouweleeuw et al. 1998)"
         for a in fix
     )
+    bound = query_range(model, q, manifest.raw, fix, est, seconds)
     from versapub.errors import VersapubError
 
     try:
@@ -72,10 +105,40 @@ def query(
     except VersapubError:
         if original is not None:
             raise
-        return QueryResult(est, notes=notes)  # the recorded input is not here: the estimate alone
+        return QueryResult(est, notes=notes, bound=bound)  # the recorded input is not here: the estimate alone
     t = orig.table
     actual = count_rows(q, {a: t.column(a).values for a in q.attributes}, {a: t.codes(a) for a in q.attributes})
-    return QueryResult(est, actual, orig.mismatch, notes)
+    return QueryResult(est, actual, orig.mismatch, notes, bound)
+
+
+def changed_columns(manifest: Mapping[str, Any]) -> set[str]:
+    """Columns whose published values a treatment moved (noise, microaggregation, PRAM,
+    swapping: the manifest's ``perturbation``), as opposed to coding."""
+    pert = manifest.get("perturbation") or {}
+    cols = pert.get("columns") if isinstance(pert, dict) else None
+    if isinstance(cols, dict):
+        return {str(c) for c in cols}
+    if isinstance(cols, list):
+        return {str(c) for c in cols}
+    return set()
+
+
+def query_range(
+    model: Any, q: Any, manifest: Mapping[str, Any], fix: Mapping[str, Any], estimate: float, seconds: float
+) -> Bound:
+    """The range beside a query's estimate: over the tables consistent with the release;
+    for a PRAM-corrected query the correction's 95 % interval; when a treatment moved values
+    of a queried column, the range of the treated values, marked statistical."""
+    from dataclasses import replace
+
+    from versapub.model.bounds import count_bounds, pram_interval, query_formula
+
+    if fix:
+        return pram_interval(model, q, fix, estimate)
+    b = count_bounds(model, query_formula(model, q), seconds=seconds)
+    if changed_columns(manifest) & set(q.attributes):
+        return replace(b, basis="treated", sharp=False)
+    return b
 
 
 def pram_corrections(manifest: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
-from versapub.model.factors import AnatomyFactor, Factor
+from versapub.model.factors import AnatomyFactor, Choices, Factor
 from versapub.privacy.guarantees.guarantee import Guarantee, Histograms
 
 #: Largest product of sensitive domains a suppressed group is spread over.
@@ -128,7 +128,14 @@ class Anatomy(LeavesOnly):
         size = np.bincount(g_s, weights=st_counts, minlength=len(ids)).astype(np.float64)
         cols = {a: qit.columns[a] for a in qi}
         cols[GROUP_KEY] = g_q
-        return AnatomyFactor(tuple(qi), s, cols, qit.counts, g_s, st_cols, st_counts, size, float(n), dict(cards))
+        choices = None
+        if sup is not None:  # its records may hold any combination of the declared domains
+            free = ids == sup
+            rows = free[g_s]
+            choices = Choices(free, g_s[rows], {a: c[rows] for a, c in st_cols.items()}, exact=True)
+        return AnatomyFactor(
+            tuple(qi), s, cols, qit.counts, g_s, st_cols, st_counts, size, float(n), dict(cards), choices
+        )
 
     def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
         s = self.sensitive_of(entry)

@@ -25,7 +25,7 @@ from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.anatomy import group_column
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
-from versapub.model.factors import AnatomyFactor, Factor
+from versapub.model.factors import AnatomyFactor, Choices, Factor
 from versapub.model.set_groups import allowed_pairs, fit
 from versapub.privacy.guarantees.guarantee import Guarantee
 
@@ -145,8 +145,10 @@ class SAGroups:
         cols = {a: qit.columns[a] for a in qi}
         cols[GROUP_KEY] = g_q
         st_cols = {a: ts.columns[a][pair_k[keep]] for a in s}
+        # Bounds read the sets themselves: each record may hold any combination its group allows.
+        choices = Choices(np.ones(len(ids), dtype=bool), pair_g, {a: ts.columns[a][pair_k] for a in s}, exact=False)
         return AnatomyFactor(
-            tuple(qi), s, cols, qit.counts, pair_g[keep], st_cols, counts[keep], size, float(n), dict(cards)
+            tuple(qi), s, cols, qit.counts, pair_g[keep], st_cols, counts[keep], size, float(n), dict(cards), choices
         )
 
     def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:

@@ -28,6 +28,9 @@ from versapub.data import bitsets
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
 from versapub.model.batch import SMALL_BATCH, BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
+from versapub.model.formula import Formula, as_arrays, resolver
+from versapub.model.group_bounds import group_bounds
+from versapub.model.interval import Bound, integral
 from versapub.model.sparse import (
     Codes,
     Floats,
@@ -82,6 +85,29 @@ class Factor(Protocol):
         """``n`` draws of the factor's attributes, conditional on the ``given`` values
         (code -1 where the given values have probability 0 in this table)."""
         ...
+
+    def count_bounds(self, f: Formula, n: float) -> Bound:
+        """The fewest and most of the ``n`` records satisfying ``f`` in any table consistent
+        with this table alone (attributes it does not hold may take any value), and whether
+        some consistent table reaches each end (:mod:`versapub.model.bounds`)."""
+        ...
+
+    def exact_on(self, attrs: Iterable[str]) -> bool:
+        """Whether the table fixes the marginal over ``attrs`` (a subset of its attributes)."""
+        ...
+
+    def support(self) -> tuple[dict[str, Codes], Floats] | None:
+        """The table as exact rows over leaves with their probabilities (an integer program
+        over a collection's join needs them), or ``None`` when its rows are not leaves."""
+        ...
+
+
+def _row_bounds(
+    f: Formula, columns: Mapping[str, Codes], p: Floats, n: float, covers: Mapping[str, object] | None = None
+) -> tuple[float, float]:
+    """``Σ n·p`` over rows certainly / possibly satisfying ``f`` (module :mod:`versapub.model.formula`)."""
+    lo, hi = as_arrays(f.tri(resolver(columns, covers)), len(p))
+    return integral(n * float(p[lo].sum()), n * float(p[hi].sum()))
 
 
 def _weight(columns: Mapping[str, Codes], base: Floats, masks: Masks, messages: Sequence[SparseFn]) -> Floats:
@@ -198,6 +224,17 @@ class PlainFactor:
         del s, cards
         return None
 
+    def count_bounds(self, f: Formula, n: float) -> Bound:
+        lower, upper = _row_bounds(f, self.columns, self.p, n)
+        return Bound(lower, upper, set(f.attributes) <= set(self.attrs) or lower == upper, method="exact table")
+
+    def exact_on(self, attrs: Iterable[str]) -> bool:
+        del attrs
+        return True
+
+    def support(self) -> tuple[dict[str, Codes], Floats] | None:
+        return self.columns, self.p
+
     def partition(self, a: str) -> tuple[Codes, Codes]:
         """How the table resolves attribute ``a``: every leaf its own block (leaf -> block,
         row -> block), :mod:`versapub.model.induced`."""
@@ -219,6 +256,20 @@ class PlainFactor:
 
 
 @dataclass(frozen=True)
+class Choices:
+    """Latent groups whose records may each hold any of the listed sensitive combinations
+    (a suppressed group: every combination of the declared domains; the MSA
+    decomposition: the group's sets): ``free[g]`` marks them, rows ``(g, s...)`` list the
+    combinations.  ``exact`` says the groups are otherwise unconstrained (bounds per group
+    are then sharp)."""
+
+    free: npt.NDArray[np.bool_]
+    g: Codes
+    s: dict[str, Codes]
+    exact: bool
+
+
+@dataclass(frozen=True)
 class AnatomyFactor:
     """Anatomy's QIT ``(q..., g, c_qg)`` and ST ``(g, s..., c_gs)`` in latent form.
 
@@ -235,6 +286,8 @@ class AnatomyFactor:
     size: Floats  # |g|
     n: float
     cards: dict[str, int]
+    #: Groups publishing, instead of counts, the combinations their records may hold.
+    choices: Choices | None = None
     _plain: list[PlainFactor] = field(default_factory=list, repr=False, compare=False)
     _stats: list[float] = field(default_factory=list, repr=False, compare=False)
     _cache: list[Floats] = field(default_factory=list, repr=False, compare=False)
@@ -327,6 +380,34 @@ class AnatomyFactor:
         ratio = cell.values / total
         i = int(np.argmax(ratio))
         return float(ratio[i]), int(cols[s][i])
+
+    def count_bounds(self, f: Formula, n: float) -> Bound:
+        """Per group, a transportation problem between its QI and sensitive rows
+        (:mod:`versapub.model.group_bounds`)."""
+        del n  # the groups hold their records' counts
+        n_groups = len(self.size)
+        free = np.zeros(n_groups, dtype=bool) if self.choices is None else self.choices.free
+        keep = ~free[self.st_g]
+        g_s, s_cols, c_s = self.st_g[keep], {a: c[keep] for a, c in self.st_s.items()}, self.c_gs[keep]
+        if self.choices is not None:
+            ch = self.choices
+            g_s = np.concatenate([g_s, ch.g])
+            s_cols = {a: np.concatenate([s_cols[a], ch.s[a]]) for a in self.s}
+            c_s = np.concatenate([c_s, np.ones(len(ch.g))])
+        qi = {a: self.qit[a] for a in self.qi}
+        lower, upper, sharp = group_bounds(f, qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, n_groups, free)
+        lower, upper = integral(lower, upper)
+        sharp = sharp and (self.choices is None or self.choices.exact or not free.any())
+        return Bound(
+            lower, upper, (sharp and set(f.attributes) <= set(self.attrs)) or lower == upper, method="per group"
+        )
+
+    def exact_on(self, attrs: Iterable[str]) -> bool:
+        want = set(attrs)
+        return want <= set(self.qi) or want <= set(self.s)
+
+    def support(self) -> tuple[dict[str, Codes], Floats] | None:
+        return None
 
     def _pure(self, attrs: Sequence[str]) -> str:
         a = set(attrs)

@@ -22,7 +22,9 @@ import numpy.typing as npt
 
 from versapub.data import bitsets
 from versapub.model.batch import BatchFn, BatchMasks, Gather, batch_group_sum, mask_gathers
-from versapub.model.factors import _apply, _cards, _keys
+from versapub.model.factors import _apply, _cards, _keys, _row_bounds
+from versapub.model.formula import Formula
+from versapub.model.interval import Bound
 from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn, group_sum, sample_conditional
 
 Masks = Mapping[str, npt.NDArray[np.bool_]]
@@ -94,6 +96,20 @@ class GeneralizedFactor:
     def group_bound(self, s: str, cards: Mapping[str, int]) -> tuple[float, int] | None:
         del s, cards
         return None
+
+    def count_bounds(self, f: Formula, n: float) -> Bound:
+        """Records of a row count toward the lower bound when every leaf combination its
+        values cover satisfies ``f``, toward the upper when some does: classes fully inside
+        or overlapping the query (sharp for a read-once formula, :mod:`versapub.model.formula`)."""
+        lower, upper = _row_bounds(f, self.columns, self.p, n, self.covers)
+        sharp = f.read_once and set(f.attributes) <= set(self.attrs)
+        return Bound(lower, upper, sharp or lower == upper, method="classes inside or overlapping")
+
+    def exact_on(self, attrs: Iterable[str]) -> bool:
+        return all(bool((self.columns[a] < self.cards[a]).all()) for a in attrs)
+
+    def support(self) -> tuple[dict[str, Codes], Floats] | None:
+        return (self.columns, self.p) if self.exact_on(self.attrs) else None
 
     def partition(self, a: str) -> tuple[Codes, Codes] | None:
         """When the table's values of ``a`` cover disjoint sets of leaves (a full-domain

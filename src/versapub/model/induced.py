@@ -154,6 +154,7 @@ class InducedModel(ReleaseModel):
         inner_domains = {a: np.arange(c).astype(object) for a, c in inner_cards.items()}
         self.inner = ReleaseModel(induced, inner_domains, n, names)
         self.factors = []
+        self.published = list(factors)
         self.names = list(names) if names is not None else [f"T{i + 1}" for i in range(len(factors))]
         self.domains = {a: np.asarray(v, dtype=object) for a, v in domains.items()}
         self.n = int(n)

@@ -138,6 +138,8 @@ class ReleaseModel:
         they publish exactly, Z = 1 unless an Anatomy table has a separator mixing its
         QI and sensitive attributes, and the normalizing pass is skipped."""
         self.factors = list(factors)
+        #: The tables as published (on leaves); an induced model's own factors differ.
+        self.published = list(factors)
         self.names = list(names) if names is not None else [f"T{i + 1}" for i in range(len(factors))]
         self.domains = {a: np.asarray(v, dtype=object) for a, v in domains.items()}
         self.n = int(n)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.model.maxent import ReleaseModel
-from versapub.model.sparse import Codes
+from versapub.model.sparse import Codes, Floats
 
 Progress = Callable[[str, int, int], None]
 
@@ -280,10 +280,10 @@ class RelativeError:
         }
 
 
-def relative_error(model: ReleaseModel, original: EncodedTable, workload: Workload) -> RelativeError:
-    """``|Act - Est| / Act`` of every workload query; mean and median (the estimates in
-    batches: :meth:`ReleaseModel.probability_batch`)."""
-    t0 = time.perf_counter()
+def workload_masks(
+    model: ReleaseModel, original: EncodedTable, workload: Workload
+) -> list[dict[str, npt.NDArray[np.bool_]]]:
+    """Each workload query as masks over the model's codes."""
     mapping = to_model_codes(model, original)
     batch = []
     for q in workload.queries:
@@ -294,6 +294,69 @@ def relative_error(model: ReleaseModel, original: EncodedTable, workload: Worklo
             m[mc[mc >= 0]] = True
             masks[a] = m
         batch.append(masks)
+    return batch
+
+
+#: The widest ranges the workload summary names.
+WIDEST = 5
+
+
+def range_summary(
+    model: ReleaseModel,
+    batch: Sequence[Mapping[str, npt.NDArray[np.bool_]]],
+    actual: npt.NDArray[Any],
+    estimates: Floats,
+) -> dict[str, Any]:
+    """The workload's ranges over the tables consistent with the release (the cheap bounds of
+    :mod:`versapub.model.bounds`, no integer program): the share of true answers inside
+    (always 1 for a sound bound), the share claimed sharp, the median width relative to the
+    true count, and the queries whose range is widest (relative to the true count)."""
+    from versapub.model.bounds import workload_bounds
+
+    t0 = time.perf_counter()
+    bounds = workload_bounds(model, batch)
+    lower = np.array([b.lower for b in bounds])
+    upper = np.array([b.upper for b in bounds])
+    act = np.asarray(actual, dtype=np.float64)
+    inside = (lower - 1e-6 <= act) & (act <= upper + 1e-6)
+    rel = (upper - lower) / np.maximum(act, 1.0)
+    widest = np.argsort(-rel, kind="stable")[:WIDEST]
+    return {
+        "share_inside": float(inside.mean()) if len(act) else 1.0,
+        "share_sharp": float(np.mean([b.sharp for b in bounds])) if bounds else 1.0,
+        "median_relative_width": float(np.median(rel)) if len(rel) else 0.0,
+        "mean_relative_width": float(rel.mean()) if len(rel) else 0.0,
+        "widest": [
+            {
+                "query": describe(model, batch[i]),
+                "estimate": float(estimates[i]),
+                "lower": float(lower[i]),
+                "upper": float(upper[i]),
+                "actual": float(act[i]),
+                "sharp": bounds[i].sharp,
+            }
+            for i in map(int, widest)
+        ],
+        "outside": [describe(model, batch[i]) for i in map(int, np.flatnonzero(~inside)[:WIDEST])],
+        "seconds": round(time.perf_counter() - t0, 4),
+    }
+
+
+def describe(model: ReleaseModel, masks: Mapping[str, npt.NDArray[np.bool_]]) -> str:
+    """A workload query in the query language (``age IN ('25-34', '35-44') AND ...``)."""
+    parts = []
+    for a, m in masks.items():
+        vals = ", ".join("'" + str(v).replace("'", "''") + "'" for v in model.domains[a][m])
+        name = a if a.replace("_", "").replace("-", "").isalnum() else '"' + a.replace('"', '""') + '"'
+        parts.append(f"{name} IN ({vals})")
+    return " AND ".join(parts)
+
+
+def relative_error(model: ReleaseModel, original: EncodedTable, workload: Workload) -> RelativeError:
+    """``|Act - Est| / Act`` of every workload query; mean and median (the estimates in
+    batches: :meth:`ReleaseModel.probability_batch`)."""
+    t0 = time.perf_counter()
+    batch = workload_masks(model, original, workload)
     est = model.n * model.probability_batch(batch)
     err = np.abs(workload.actual - est) / workload.actual
     return RelativeError(
@@ -342,13 +405,15 @@ def utility_summary(
     qd_eff = min(qd, len(original.names))
     w = make_workload(original, n_queries, qd_eff, p, seed)
     re_ = relative_error(model, original, w)
+    ranges = range_summary(model, workload_masks(model, original, w), w.actual, re_.estimates)
     return {
         **kl.to_json(),
         "exp_minus_kl": None if math.isinf(kl.value) else math.exp(-kl.value),
         "kl_all_attributes_alone": independence_kl(original, shared),
         "relative_error": re_.to_json(),
+        "ranges": ranges,
         "workload": {"n_queries": n_queries, "qd": qd_eff, "p": p, "seed": seed},
         "marginal_error": marginal_errors(model, original),
         "model_path": model.path,
-        "seconds": {"kl": round(kl.seconds, 4), "workload": round(re_.seconds, 4)},
+        "seconds": {"kl": round(kl.seconds, 4), "workload": round(re_.seconds, 4), "ranges": ranges["seconds"]},
     }

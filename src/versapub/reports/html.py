@@ -25,8 +25,9 @@ from versapub.privacy.rules import Rule
 from versapub.release.perturbed import perturbation_text
 from versapub.release.value import manifest_facts
 from versapub.reports.decisions import decisions_html, verdict_badge
-from versapub.reports.summary import backend_text, functional_text, kl_text, share_text, workload_text
+from versapub.reports.summary import backend_text, functional_text, kl_text, ranges_text, share_text, workload_text
 from versapub.reports.svg import bars, before_after, graph, kl_scale
+from versapub.reports.svg import ranges as range_chart
 from versapub.reports.templating import TERMS, glossary, render
 from versapub.verify.check import CheckReport
 
@@ -193,6 +194,15 @@ def _table_rows(
     return rows
 
 
+def _ranges(g: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The workload's ranges: the sentence, the widest queries listed and plotted."""
+    if not g:
+        return None
+    widest = g.get("widest") or []
+    rows = [(f"Q{i + 1}", w["estimate"], w["lower"], w["upper"], w.get("actual")) for i, w in enumerate(widest)]
+    return {"sentence": ranges_text({**g, "widest": []}), "widest": widest, "chart": Markup(range_chart(rows))}
+
+
 def _utility(util: dict[str, Any] | None) -> dict[str, Any] | None:
     if not util:
         return None
@@ -213,6 +223,7 @@ def _utility(util: dict[str, Any] | None) -> dict[str, Any] | None:
         "mean": r["mean"],
         "median": r["median"],
         "histogram": _histogram(r.get("histogram"), "relative error of a query (bin start)", "number of queries"),
+        "ranges": _ranges(util.get("ranges")),
         "metrics": util.get("metrics") or {},
         "functional": [
             {

@@ -246,6 +246,7 @@ def markdown_report(
             "",
             f"- {kl_text(u)}; over {u['distinct_records']} distinct records",
             f"- {workload_text(r, w)[:1].upper()}{workload_text(r, w)[1:]} (seed = {w['seed']})",
+            *([f"- {ranges_text(u['ranges'])}"] if u.get("ranges") else []),
             f"- Largest per-attribute marginal error: {max(u['marginal_error'].values()):.2e} (0 = exact)",
             f"- Model: {u['model_path']}",
         ]
@@ -306,6 +307,25 @@ def workload_text(r: dict[str, Any], w: dict[str, Any]) -> str:
             + ")"
         )
     return head + tail
+
+
+def ranges_text(g: dict[str, Any]) -> str:
+    """The workload's ranges over the tables consistent with the release, for a reader."""
+    out = (
+        f"Ranges the release allows: {share_text(g['share_inside'])} of true answers inside "
+        f"(any table consistent with the release), {share_text(g['share_sharp'])} of ranges sharp; "
+        f"median width {g['median_relative_width']:.2f} x the true count"
+    )
+    widest = g.get("widest") or []
+    if widest:
+        w = widest[0]
+        out += (
+            f"; widest: {w['query']} — estimate {w['estimate']:,.0f}, range {w['lower']:,.0f} to "
+            f"{w['upper']:,.0f}, true {w['actual']:,.0f}"
+        )
+    if g.get("outside"):
+        out += f"; OUTSIDE the range (a defect, please report): {'; '.join(g['outside'])}"
+    return out
 
 
 def kl_text(u: dict[str, Any]) -> str:

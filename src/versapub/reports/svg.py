@@ -270,3 +270,50 @@ def before_after(labels: list[str], before: list[float], after: list[float], xla
         f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">records</text></svg>'
     )
     return "".join(parts)
+
+
+def ranges(rows: list[tuple[str, float, float, float, float | None]], width: int = 620) -> str:
+    """Each query's range over the tables consistent with the release (a grey bar), its
+    estimate (a blue dot) and, with the original, its true count (a red tick): rows of
+    (label, estimate, lower, upper, actual)."""
+    if not rows:
+        return ""
+    left, row_h, pad = 60, 22, 26
+    plot_w = width - left - 20
+    height = pad + row_h * len(rows) + 40
+    top = max(max(r[3] for r in rows), max((r[4] or 0.0) for r in rows), 1.0)
+    parts = [
+        f'<svg class="chart" role="img" aria-label="ranges of the widest queries" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}">',
+        f'<line class="axis x-axis" x1="{left}" y1="{pad - 4}" x2="{left + plot_w}" y2="{pad - 4}" stroke="#333"/>',
+        f'<line class="axis y-axis" x1="{left}" y1="{pad - 4}" x2="{left}" y2="{height - 34}" stroke="#333"/>',
+        f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{height - 20}" font-size="11" '
+        'text-anchor="middle">count of records</text>',
+    ]
+    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = left + plot_w * frac
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{pad - 4}" x2="{x:.1f}" y2="{height - 34}" stroke="#ddd"/>'
+            f'<text x="{x:.1f}" y="{pad - 8}" font-size="10" text-anchor="middle">{top * frac:,.0f}</text>'
+        )
+    for i, (label, est, lo, hi, act) in enumerate(rows):
+        y = pad + i * row_h
+        x0, x1 = left + plot_w * lo / top, left + plot_w * hi / top
+        parts.append(f'<text x="{left - 6}" y="{y + 14}" font-size="11" text-anchor="end">{_e(label)}</text>')
+        parts.append(
+            f'<rect x="{x0:.1f}" y="{y + 5}" width="{max(x1 - x0, 1.0):.1f}" height="10" fill="#ccc">'
+            f"<title>{_e(label)}: any consistent table holds {lo:,.0f} to {hi:,.0f}</title></rect>"
+            f'<circle cx="{left + plot_w * est / top:.1f}" cy="{y + 10}" r="4" fill="#1f77b4">'
+            f"<title>estimate {est:,.1f}</title></circle>"
+        )
+        if act is not None:
+            ax = left + plot_w * act / top
+            parts.append(
+                f'<line x1="{ax:.1f}" y1="{y + 1}" x2="{ax:.1f}" y2="{y + 19}" stroke="#c00" stroke-width="2">'
+                f"<title>true count {act:,.0f}</title></line>"
+            )
+    parts.append(
+        f'<text x="{left}" y="{height - 4}" font-size="10">grey: range over every table consistent with the '
+        "release, blue: estimate, red: true count</text></svg>"
+    )
+    return "".join(parts)

@@ -225,7 +225,10 @@ class _Site:
         body = await _body(request)
         d = self._release(str(body.get("release") or ""))
         res = q(d, str(body.get("text") or ""), original=self._recorded_input(d))
-        return res.to_dict() | {"relative_error": res.relative_error}
+        return res.to_dict() | {
+            "relative_error": res.relative_error,
+            "range_text": res.bound.text() if res.bound is not None else None,
+        }
 
     def _recorded_input(self, d: Path) -> Path | None:
         """The input the release records, found anywhere under the root by its name and

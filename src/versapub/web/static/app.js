@@ -355,6 +355,7 @@ async function openRelease() {
 async function runQuery() {
   const r = await api("/api/query", { release: $("release-list").value, text: $("query").value });
   $("query-result").textContent = `estimate ${r.estimate.toFixed(1)}` +
+    (r.range_text ? ` (${r.range_text})` : "") +
     (r.actual != null ? ` · actual ${r.actual} on the original · relative error ${r.relative_error == null ? "—" : r.relative_error.toFixed(3)}` : " (the original is not here)");
 }
 
