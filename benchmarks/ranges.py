@@ -106,6 +106,14 @@ def part2(tmp: Path) -> None:
     single("texas_like (UAD + Anatomy)", tmp / "texas", [f"{a} = '{table.column(a).values[0]}'",
            f"{a} = '{table.column(a).values[0]}' AND {c} = '{table.column(c).values[0]}'",
            f"{b} = '{table.column(b).values[0]}' OR NOT {c} = '{table.column(c).values[0]}'"])  # fmt: skip
+    # Mondrian on three of its columns (the others dropped), l = 2.
+    q1, q2, s_ = names[1], names[2], names[3]
+    roles = versapub.ColumnRoles(allow_unique=table.names, others="identifying", allow_proxy=table.names)
+    rel = versapub.publish(table, [f"{q1}, {q2} -> {s_}"], l=2, seed=0, columns=roles, anonymizer="mondrian")
+    versapub.write_release(rel, tmp / "mondrian")
+    v1, v3 = table.column(q1).values[0], table.column(s_).values[0]
+    single("texas_like Mondrian", tmp / "mondrian", [f"{q1} = '{v1}'", f"{q1} = '{v1}' AND {s_} = '{v3}'",
+           f"{q1} = '{v1}' OR {s_} = '{v3}'"])  # fmt: skip
 
 
 def main() -> None:
