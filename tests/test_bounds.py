@@ -359,3 +359,27 @@ def test_true_counts_lie_inside_on_written_releases(name: str, job: dict[str, An
         text = (" OR " if rng.random() < 0.3 else " AND ").join(parts)
         got = query(tmp_path / "r", text, original=data)
         assert got.bound is not None and got.inside, (name, text, got)
+
+
+def test_pram_interval_is_the_corrected_estimates_variance() -> None:
+    """One PRAM'd column of two values: Var(o · v) = v^T Cov(o) v with
+    Cov(o) = Σ_i t_i (diag P_i - P_i P_i^T) and v = P^-1 w, hand-arranged."""
+    from versapub.model.bounds import pram_interval
+    from versapub.model.maxent import ReleaseModel
+    from versapub.model.query import count
+
+    p = np.array([[0.8, 0.2], [0.3, 0.7]])
+    observed = np.array([60.0, 40.0])  # published counts of '0' and '1'
+    fac = PlainFactor(("z",), {"z": np.array([0, 1])}, observed / 100, {"z": 2})
+    model = ReleaseModel([fac], {"z": np.array(["0", "1"], dtype=object)}, 100)
+    q = parse_query("z = '1'")
+    fix = {"z": (["0", "1"], p)}
+    est = count(model, q, fix)
+    t = np.maximum(observed @ np.linalg.inv(p), 0)
+    assert est == pytest.approx(t[1])
+    v = np.linalg.inv(p) @ np.array([0.0, 1.0])
+    cov = sum(t[i] * (np.diag(p[i]) - np.outer(p[i], p[i])) for i in range(2))
+    half = 1.96 * np.sqrt(v @ cov @ v)
+    b = pram_interval(model, q, fix, est)
+    assert (b.lower, b.upper) == pytest.approx((est - half, est + half))
+    assert b.statistical and not b.sharp and b.basis == "pram-variance"

@@ -361,3 +361,17 @@ def test_progress_off_a_terminal_is_one_line_per_step_with_percentages(tmp_path:
     lines = [ln for ln in stderr.splitlines() if ln.startswith("[")]
     assert any("reading" in ln for ln in lines) and any("anonymizing" in ln and "%)" in ln for ln in lines)
     assert any("writing and verifying" in ln for ln in lines)
+
+
+def test_demo_release_carries_its_workloads_ranges(demo_release: Path) -> None:
+    """Issue 49: the publish's workload gets the range of every query; every true answer is
+    inside, and the report plots the widest."""
+    m = json.loads((demo_release / "manifest.json").read_text())
+    g = m["utility"]["ranges"]
+    assert g["share_inside"] == 1.0 and not g["outside"]
+    assert 0 < g["share_sharp"] < 1 and g["median_relative_width"] > 0
+    w = g["widest"][0]
+    assert w["lower"] <= w["actual"] <= w["upper"] and w["query"].count(" IN (") == 3
+    html = (demo_release / "report.html").read_text()
+    assert "The range each count can take" in html and 'aria-label="ranges of the widest queries"' in html
+    assert "Ranges the release allows: 100.0% of true answers inside" in (demo_release / "report.md").read_text()

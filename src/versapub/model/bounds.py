@@ -260,10 +260,6 @@ def pram_interval(model: Any, query: Any, corrections: Mapping[str, Any], estima
         v = inv @ w.T.astype(np.float64)  # (k, rest)
         var += float((t * ((p @ (v * v)).T - ((p @ v).T) ** 2)).sum())
     half = 1.96 * float(np.sqrt(max(var, 0.0)))
-    return Bound(
-        max(0.0, estimate - half),
-        min(n, max(estimate + half, 0.0)),
-        False,
-        basis="pram-variance",
-        method="PRAM variance",
-    )
+    upper = min(n, max(estimate + half, 0.0))
+    lower = min(max(0.0, estimate - half), upper)  # a corrected estimate may leave [0, n]
+    return Bound(lower, upper, False, basis="pram-variance", method="PRAM variance")
