@@ -383,3 +383,46 @@ def test_pram_interval_is_the_corrected_estimates_variance() -> None:
     b = pram_interval(model, q, fix, est)
     assert (b.lower, b.upper) == pytest.approx((est - half, est + half))
     assert b.statistical and not b.sharp and b.basis == "pram-variance"
+
+
+def _random_conjunctions(rng: np.random.Generator, attrs: tuple[str, ...], k: int) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(k):
+        chosen = rng.choice(attrs, size=int(rng.integers(1, len(attrs) + 1)), replace=False)
+        out.append({str(a): rng.random(CARDS[str(a)]) < 0.5 for a in chosen})
+    return out
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), suppressed=st.booleans())
+def test_the_workloads_batches_give_the_bounds_one_query_gets(seed: int, suppressed: bool) -> None:
+    """:func:`workload_bounds` (tables answering many queries at once) against
+    :func:`count_bounds` one query at a time, on Anatomy (with a suppressed group), a
+    generalized table and a plain table beside an Anatomy table."""
+    from versapub.model.bounds import workload_bounds
+    from versapub.model.formula import conjunction
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 12))
+    rows = _records(rng, n, "abs")
+    groups = [i // 2 for i in range(n)]
+    free = {max(groups)} if suppressed else set()
+    cover = {"a": cover_from_sets([np.array([0, 1]), np.array([2])])}
+    gen = GeneralizedFactor(
+        ("a", "b"),
+        {"a": np.array([CARDS["a"] + (0 if r["a"] < 2 else 1) for r in rows]), "b": np.array([r["b"] for r in rows])},
+        np.full(n, 1.0 / n),
+        dict(CARDS),
+        cover,
+    )
+    models = [
+        _model([_anatomy(rows, groups, ("a", "b"), free)], n),
+        _model([gen], n),
+        _model([_plain(rows, ("a", "b"), n), _anatomy(rows, groups, ("b",), free)], n),
+    ]
+    for model in models:
+        queries = _random_conjunctions(rng, ("a", "b", "s"), 12)
+        batch = workload_bounds(model, queries)
+        for q, got in zip(queries, batch, strict=True):
+            one = count_bounds(model, conjunction(q), seconds=0.0)
+            assert (got.lower, got.upper, got.sharp) == (one.lower, one.upper, one.sharp), (q, got, one)

@@ -1,6 +1,9 @@
 """Release model and utility: the maximum-entropy estimate of the original table from a
-release, COUNT queries, sampling, KL-divergence and workload relative error."""
+release, COUNT queries with the range the release allows, sampling, KL-divergence and
+workload relative error."""
 
+from versapub.model.bounds import count_bounds, query_formula, workload_bounds
+from versapub.model.interval import Bound
 from versapub.model.maxent import ReleaseModel, junction_tree
 from versapub.model.query import Query, count, parse_query
 from versapub.model.utility import (
@@ -13,15 +16,19 @@ from versapub.model.utility import (
 )
 
 __all__ = [
+    "Bound",
     "Query",
     "ReleaseModel",
     "count",
+    "count_bounds",
     "junction_tree",
     "kl_divergence",
     "make_workload",
     "original_mismatch",
     "parse_query",
     "projected",
+    "query_formula",
     "relative_error",
     "utility_summary",
+    "workload_bounds",
 ]

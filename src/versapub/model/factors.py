@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from versapub.data import bitsets
 from versapub.data.groupby import group_rows
 from versapub.data.table import GROUP_KEY
 from versapub.model.batch import SMALL_BATCH, BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
+from versapub.model.batch_bounds import groups_batch, rows_batch
 from versapub.model.formula import Formula, as_arrays, resolver
 from versapub.model.group_bounds import group_bounds
 from versapub.model.interval import Bound, integral
@@ -94,6 +95,15 @@ class Factor(Protocol):
 
     def exact_on(self, attrs: Iterable[str]) -> bool:
         """Whether the table fixes the marginal over ``attrs`` (a subset of its attributes)."""
+        ...
+
+    def conjunction_batch(
+        self, attrs: Sequence[str], queries: Sequence[Masks], n: float
+    ) -> tuple[Floats, Floats, bool, str]:
+        """:meth:`count_bounds` of many ``AND`` queries, each an atom on every one of
+        ``attrs`` (attributes the table holds): lower and upper bounds per query, whether
+        they are sharp for the table alone, and how they were computed
+        (:mod:`versapub.model.batch_bounds`)."""
         ...
 
     def support(self) -> tuple[dict[str, Codes], Floats] | None:
@@ -232,6 +242,12 @@ class PlainFactor:
         del attrs
         return True
 
+    def conjunction_batch(
+        self, attrs: Sequence[str], queries: Sequence[Masks], n: float
+    ) -> tuple[Floats, Floats, bool, str]:
+        lower, upper = rows_batch(self.columns, self.p * n, attrs, queries)
+        return lower, upper, True, "exact table"
+
     def support(self) -> tuple[dict[str, Codes], Floats] | None:
         return self.columns, self.p
 
@@ -294,6 +310,8 @@ class AnatomyFactor:
 
     _qproj: dict[tuple[str, ...], Projection] = field(default_factory=dict, repr=False, compare=False)
     _sproj: dict[tuple[str, ...], Projection | None] = field(default_factory=dict, repr=False, compare=False)
+    #: Projections the batched bounds keep (:func:`versapub.model.batch_bounds.groups_batch`).
+    _sides: dict[tuple[str, tuple[str, ...]], Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def attrs(self) -> tuple[str, ...]:
@@ -386,14 +404,7 @@ class AnatomyFactor:
         (:mod:`versapub.model.group_bounds`)."""
         del n  # the groups hold their records' counts
         n_groups = len(self.size)
-        free = np.zeros(n_groups, dtype=bool) if self.choices is None else self.choices.free
-        keep = ~free[self.st_g]
-        g_s, s_cols, c_s = self.st_g[keep], {a: c[keep] for a, c in self.st_s.items()}, self.c_gs[keep]
-        if self.choices is not None:
-            ch = self.choices
-            g_s = np.concatenate([g_s, ch.g])
-            s_cols = {a: np.concatenate([s_cols[a], ch.s[a]]) for a in self.s}
-            c_s = np.concatenate([c_s, np.ones(len(ch.g))])
+        free, g_s, s_cols, c_s = self._bound_rows()
         qi = {a: self.qit[a] for a in self.qi}
         lower, upper, sharp = group_bounds(f, qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, n_groups, free)
         lower, upper = integral(lower, upper)
@@ -405,6 +416,30 @@ class AnatomyFactor:
     def exact_on(self, attrs: Iterable[str]) -> bool:
         want = set(attrs)
         return want <= set(self.qi) or want <= set(self.s)
+
+    def _bound_rows(self) -> tuple[npt.NDArray[np.bool_], Codes, dict[str, Codes], Floats]:
+        """Free groups and the sensitive rows bounds read: counts of the other groups, the
+        listed combinations of free ones."""
+        free = np.zeros(len(self.size), dtype=bool) if self.choices is None else self.choices.free
+        keep = ~free[self.st_g]
+        g_s, s_cols, c_s = self.st_g[keep], {a: c[keep] for a, c in self.st_s.items()}, self.c_gs[keep]
+        if self.choices is not None:
+            ch = self.choices
+            g_s = np.concatenate([g_s, ch.g])
+            s_cols = {a: np.concatenate([s_cols[a], ch.s[a]]) for a in self.s}
+            c_s = np.concatenate([c_s, np.ones(len(ch.g))])
+        return free, g_s, s_cols, c_s
+
+    def conjunction_batch(
+        self, attrs: Sequence[str], queries: Sequence[Masks], n: float
+    ) -> tuple[Floats, Floats, bool, str]:
+        del n
+        free, g_s, s_cols, c_s = self._bound_rows()
+        qi = {a: self.qit[a] for a in self.qi}
+        lower, upper = groups_batch(
+            qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, len(self.size), free, attrs, queries, self._sides
+        )
+        return lower, upper, self.choices is None or self.choices.exact or not free.any(), "per group"
 
     def support(self) -> tuple[dict[str, Codes], Floats] | None:
         return None

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from versapub.data import bitsets
 from versapub.model.batch import BatchFn, BatchMasks, Gather, batch_group_sum, mask_gathers
+from versapub.model.batch_bounds import rows_batch
 from versapub.model.factors import _apply, _cards, _keys, _row_bounds
 from versapub.model.formula import Formula
 from versapub.model.interval import Bound
@@ -107,6 +108,12 @@ class GeneralizedFactor:
 
     def exact_on(self, attrs: Iterable[str]) -> bool:
         return all(bool((self.columns[a] < self.cards[a]).all()) for a in attrs)
+
+    def conjunction_batch(
+        self, attrs: Sequence[str], queries: Sequence[Masks], n: float
+    ) -> tuple[Floats, Floats, bool, str]:
+        lower, upper = rows_batch(self.columns, self.p * n, attrs, queries, self.covers)
+        return lower, upper, True, "classes inside or overlapping"  # one atom per attribute: read-once
 
     def support(self) -> tuple[dict[str, Codes], Floats] | None:
         return (self.columns, self.p) if self.exact_on(self.attrs) else None

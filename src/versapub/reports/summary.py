@@ -239,17 +239,7 @@ def markdown_report(
             out.append(f"\n{t.name}: {line}.")
     if release.utility:
         u = release.utility
-        r, w = u["relative_error"], u["workload"]
-        out += [
-            "",
-            "## Utility (maximum-entropy estimate vs the input)",
-            "",
-            f"- {kl_text(u)}; over {u['distinct_records']} distinct records",
-            f"- {workload_text(r, w)[:1].upper()}{workload_text(r, w)[1:]} (seed = {w['seed']})",
-            *([f"- {ranges_text(u['ranges'])}"] if u.get("ranges") else []),
-            f"- Largest per-attribute marginal error: {max(u['marginal_error'].values()):.2e} (0 = exact)",
-            f"- Model: {u['model_path']}",
-        ]
+        out += _utility_head(u)
         for name, mt in (u.get("metrics") or {}).items():
             out.append(
                 f"- {name}: {mt['classes']} classes/groups, discernibility {mt['discernibility']:,}, average class "
@@ -307,6 +297,21 @@ def workload_text(r: dict[str, Any], w: dict[str, Any]) -> str:
             + ")"
         )
     return head + tail
+
+
+def _utility_head(u: dict[str, Any]) -> list[str]:
+    """The utility section's first lines: KL, the workload, its ranges, marginals, model."""
+    r, w = u["relative_error"], u["workload"]
+    return [
+        "",
+        "## Utility (maximum-entropy estimate vs the input)",
+        "",
+        f"- {kl_text(u)}; over {u['distinct_records']} distinct records",
+        f"- {workload_text(r, w)[:1].upper()}{workload_text(r, w)[1:]} (seed = {w['seed']})",
+        *([f"- {ranges_text(u['ranges'])}"] if u.get("ranges") else []),
+        f"- Largest per-attribute marginal error: {max(u['marginal_error'].values()):.2e} (0 = exact)",
+        f"- Model: {u['model_path']}",
+    ]
 
 
 def ranges_text(g: dict[str, Any]) -> str:
