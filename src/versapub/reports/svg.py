@@ -287,6 +287,7 @@ def ranges(rows: list[tuple[str, float, float, float, float | None]], width: int
         f'height="{height}" viewBox="0 0 {width} {height}">',
         f'<line class="axis x-axis" x1="{left}" y1="{pad - 4}" x2="{left + plot_w}" y2="{pad - 4}" stroke="#333"/>',
         f'<line class="axis y-axis" x1="{left}" y1="{pad - 4}" x2="{left}" y2="{height - 34}" stroke="#333"/>',
+        f'<text class="y-label" x="4" y="{pad - 8}" font-size="11">query</text>',
         f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{height - 20}" font-size="11" '
         'text-anchor="middle">count of records</text>',
     ]
