@@ -25,6 +25,8 @@ Bools = npt.NDArray[np.bool_]
 Masks = Mapping[str, Bools]
 #: Matrix cells (queries x rows or groups) per chunk.
 CELLS = 1 << 22
+#: Below this many queries naming the same attributes, latent groups answer one at a time.
+FEW = 8
 
 
 def _project(columns: Sequence[Codes], weights: Floats) -> tuple[list[Codes], Floats, Codes]:
@@ -108,6 +110,37 @@ class _Side:
         return np.asarray(self.matrix @ np.ascontiguousarray(match.T, dtype=np.float64))
 
 
+def _rows(columns: Mapping[str, Codes], attrs: Sequence[str], q: Masks, n: int) -> Bools:
+    out = np.ones(n, dtype=bool)
+    for a in attrs:
+        out &= q[a][columns[a]]
+    return out
+
+
+def _one_by_one(
+    qi: Mapping[str, Codes],
+    g_q: Codes,
+    c_q: Floats,
+    s: Mapping[str, Codes],
+    g_s: Codes,
+    c_s: Floats,
+    n_groups: int,
+    qa: Sequence[str],
+    sa: Sequence[str],
+    queries: Sequence[Masks],
+) -> tuple[Floats, Floats]:
+    """:func:`groups_batch` without free groups, one query at a time (exact sides)."""
+    size = np.bincount(g_q, weights=c_q, minlength=n_groups)
+    lower = np.empty(len(queries))
+    upper = np.empty(len(queries))
+    for i, q in enumerate(queries):
+        a = np.bincount(g_q, weights=c_q * _rows(qi, qa, q, len(c_q)), minlength=n_groups) if qa else size
+        b = np.bincount(g_s, weights=c_s * _rows(s, sa, q, len(c_s)), minlength=n_groups) if sa else size
+        upper[i] = float(np.minimum(a, b).sum())
+        lower[i] = float(np.maximum(0.0, a + b - size).sum())
+    return lower, upper
+
+
 def groups_batch(
     qi: Mapping[str, Codes],
     g_q: Codes,
@@ -127,9 +160,12 @@ def groups_batch(
     the projections between batches)."""
     qa = tuple(a for a in attrs if a in qi)
     sa = tuple(a for a in attrs if a in s)
+    cache = {} if cache is None else cache
+    if len(queries) < FEW and ("q", qa) not in cache and not free.any():
+        # Projecting costs a few passes: a few queries are cheaper one at a time.
+        return _one_by_one(qi, g_q, c_q, s, g_s, c_s, n_groups, qa, sa, queries)
     fixed = ~free[g_s]
     size = np.bincount(g_q, weights=c_q, minlength=n_groups).astype(np.float64)
-    cache = {} if cache is None else cache
 
     def side(which: str, key: tuple[str, ...]) -> _Side:
         if (which, key) not in cache:

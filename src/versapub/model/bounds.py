@@ -7,9 +7,10 @@ published tables, beside the maximum-entropy estimate.
   :mod:`versapub.model.group_bounds`), classes fully inside or overlapping the query for a
   generalized table (:mod:`versapub.model.formula`).  Attributes a table does not hold may
   take any value there, so its bounds hold for every consistent table of the release.
-* **Combined**: the largest lower bound and the smallest upper bound over the tables, and
-  for a query that is an ``AND`` of parts held by different tables, Fréchet's lower bound
-  ``Σ L(part) - (parts - 1) n`` (Fréchet 1951; Dobra & Fienberg 2000).
+* **Combined**: the largest lower bound and the smallest upper bound over the tables; for
+  a query that is an ``AND`` of parts held by different tables, Fréchet's lower bound
+  ``Σ L(part) - (parts - 1) n`` (Fréchet 1951; Dobra & Fienberg 2000); for an ``OR``,
+  Boole's upper bound ``Σ U(part)``.
 * **Sharp** when the two ends meet; when one table holds every attribute of the query, its
   own bounds are sharp, the tables form a junction tree and that table fixes its marginal
   on whatever it shares with each other table (the other tables then glue onto any table
@@ -60,6 +61,8 @@ def count_bounds(model: Any, f: Formula, seconds: float = DEFAULT_SECONDS) -> Bo
     lower = max([0.0, *(lo for _, lo, _, _ in own)])
     upper = min([n, *(hi for _, _, hi, _ in own)])
     lower = max(lower, _frechet(factors, f, n, {i: b for i, _, _, b in own} if is_conjunction(f) else {}))
+    if f.op == "or":  # Boole: an OR counts at most what its parts count
+        upper = min(upper, sum(count_bounds(model, c, seconds=0.0).upper for c in f.children))
     if lower > upper:
         raise ReleaseError(
             f"The published tables disagree: one allows at least {lower:,.0f} records for this query and another "

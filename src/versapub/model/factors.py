@@ -419,7 +419,9 @@ class AnatomyFactor:
 
     def _bound_rows(self) -> tuple[npt.NDArray[np.bool_], Codes, dict[str, Codes], Floats]:
         """Free groups and the sensitive rows bounds read: counts of the other groups, the
-        listed combinations of free ones."""
+        listed combinations of free ones (kept)."""
+        if ("rows", ()) in self._sides:
+            return self._sides["rows", ()]
         free = np.zeros(len(self.size), dtype=bool) if self.choices is None else self.choices.free
         keep = ~free[self.st_g]
         g_s, s_cols, c_s = self.st_g[keep], {a: c[keep] for a, c in self.st_s.items()}, self.c_gs[keep]
@@ -428,6 +430,7 @@ class AnatomyFactor:
             g_s = np.concatenate([g_s, ch.g])
             s_cols = {a: np.concatenate([s_cols[a], ch.s[a]]) for a in self.s}
             c_s = np.concatenate([c_s, np.ones(len(ch.g))])
+        self._sides["rows", ()] = (free, g_s, s_cols, c_s)
         return free, g_s, s_cols, c_s
 
     def conjunction_batch(
