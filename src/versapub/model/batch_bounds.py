@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from versapub.model.group_bounds import Groups
 from versapub.model.sparse import Codes, Floats
 
 Bools = npt.NDArray[np.bool_]
@@ -117,19 +118,9 @@ def _rows(columns: Mapping[str, Codes], attrs: Sequence[str], q: Masks, n: int) 
     return out
 
 
-def _one_by_one(
-    qi: Mapping[str, Codes],
-    g_q: Codes,
-    c_q: Floats,
-    s: Mapping[str, Codes],
-    g_s: Codes,
-    c_s: Floats,
-    n_groups: int,
-    qa: Sequence[str],
-    sa: Sequence[str],
-    queries: Sequence[Masks],
-) -> tuple[Floats, Floats]:
+def _one_by_one(gr: Groups, qa: Sequence[str], sa: Sequence[str], queries: Sequence[Masks]) -> tuple[Floats, Floats]:
     """:func:`groups_batch` without free groups, one query at a time (exact sides)."""
+    qi, g_q, c_q, s, g_s, c_s, n_groups = gr.qi, gr.g_q, gr.c_q, gr.s, gr.g_s, gr.c_s, gr.n_groups
     size = np.bincount(g_q, weights=c_q, minlength=n_groups)
     lower = np.empty(len(queries))
     upper = np.empty(len(queries))
@@ -142,14 +133,7 @@ def _one_by_one(
 
 
 def groups_batch(
-    qi: Mapping[str, Codes],
-    g_q: Codes,
-    c_q: Floats,
-    s: Mapping[str, Codes],
-    g_s: Codes,
-    c_s: Floats,
-    n_groups: int,
-    free: Bools,
+    gr: Groups,
     attrs: Sequence[str],
     queries: Sequence[Masks],
     cache: dict[tuple[str, tuple[str, ...]], _Side] | None = None,
@@ -158,12 +142,13 @@ def groups_batch(
     each latent group (module docstring): each side's counts per group and combination of
     the batch's attributes, times the queries' masks over the combinations (``cache`` keeps
     the projections between batches)."""
+    qi, g_q, c_q, s, g_s, c_s, n_groups, free = gr.qi, gr.g_q, gr.c_q, gr.s, gr.g_s, gr.c_s, gr.n_groups, gr.free
     qa = tuple(a for a in attrs if a in qi)
     sa = tuple(a for a in attrs if a in s)
     cache = {} if cache is None else cache
     if len(queries) < FEW and ("q", qa) not in cache and not free.any():
         # Projecting costs a few passes: a few queries are cheaper one at a time.
-        return _one_by_one(qi, g_q, c_q, s, g_s, c_s, n_groups, qa, sa, queries)
+        return _one_by_one(gr, qa, sa, queries)
     fixed = ~free[g_s]
     size = np.bincount(g_q, weights=c_q, minlength=n_groups).astype(np.float64)
 

@@ -30,7 +30,7 @@ from versapub.data.table import GROUP_KEY
 from versapub.model.batch import SMALL_BATCH, BatchFn, BatchMasks, batch_group_sum, batch_reduce, mask_gathers
 from versapub.model.batch_bounds import groups_batch, rows_batch
 from versapub.model.formula import Formula, as_arrays, resolver
-from versapub.model.group_bounds import group_bounds
+from versapub.model.group_bounds import Groups, group_bounds
 from versapub.model.interval import Bound, integral
 from versapub.model.sparse import (
     Codes,
@@ -403,12 +403,9 @@ class AnatomyFactor:
         """Per group, a transportation problem between its QI and sensitive rows
         (:mod:`versapub.model.group_bounds`)."""
         del n  # the groups hold their records' counts
-        n_groups = len(self.size)
-        free, g_s, s_cols, c_s = self._bound_rows()
-        qi = {a: self.qit[a] for a in self.qi}
-        lower, upper, sharp = group_bounds(f, qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, n_groups, free)
+        lower, upper, sharp = group_bounds(f, self._groups())
         lower, upper = integral(lower, upper)
-        sharp = sharp and (self.choices is None or self.choices.exact or not free.any())
+        sharp = sharp and self._exact_groups()
         return Bound(
             lower, upper, (sharp and set(f.attributes) <= set(self.attrs)) or lower == upper, method="per group"
         )
@@ -417,11 +414,11 @@ class AnatomyFactor:
         want = set(attrs)
         return want <= set(self.qi) or want <= set(self.s)
 
-    def _bound_rows(self) -> tuple[npt.NDArray[np.bool_], Codes, dict[str, Codes], Floats]:
-        """Free groups and the sensitive rows bounds read: counts of the other groups, the
-        listed combinations of free ones (kept)."""
-        if ("rows", ()) in self._sides:
-            return self._sides["rows", ()]
+    def _groups(self) -> Groups:
+        """The groups as bounds read them: counts of the sensitive rows, except for free
+        groups, whose listed combinations replace them (kept)."""
+        if ("groups", ()) in self._sides:
+            return self._sides["groups", ()]
         free = np.zeros(len(self.size), dtype=bool) if self.choices is None else self.choices.free
         keep = ~free[self.st_g]
         g_s, s_cols, c_s = self.st_g[keep], {a: c[keep] for a, c in self.st_s.items()}, self.c_gs[keep]
@@ -430,19 +427,20 @@ class AnatomyFactor:
             g_s = np.concatenate([g_s, ch.g])
             s_cols = {a: np.concatenate([s_cols[a], ch.s[a]]) for a in self.s}
             c_s = np.concatenate([c_s, np.ones(len(ch.g))])
-        self._sides["rows", ()] = (free, g_s, s_cols, c_s)
-        return free, g_s, s_cols, c_s
+        qi = {a: self.qit[a] for a in self.qi}
+        gr = Groups(qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, len(self.size), free)
+        self._sides["groups", ()] = gr
+        return gr
+
+    def _exact_groups(self) -> bool:
+        return self.choices is None or self.choices.exact or not self.choices.free.any()
 
     def conjunction_batch(
         self, attrs: Sequence[str], queries: Sequence[Masks], n: float
     ) -> tuple[Floats, Floats, bool, str]:
         del n
-        free, g_s, s_cols, c_s = self._bound_rows()
-        qi = {a: self.qit[a] for a in self.qi}
-        lower, upper = groups_batch(
-            qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, len(self.size), free, attrs, queries, self._sides
-        )
-        return lower, upper, self.choices is None or self.choices.exact or not free.any(), "per group"
+        lower, upper = groups_batch(self._groups(), attrs, queries, self._sides)
+        return lower, upper, self._exact_groups(), "per group"
 
     def support(self) -> tuple[dict[str, Codes], Floats] | None:
         return None

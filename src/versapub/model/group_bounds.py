@@ -26,12 +26,34 @@ hold any combination); for the MSA decomposition it ignores that the groups shar
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from versapub.model.formula import Atom, Formula, Tri, as_arrays, is_conjunction, resolver
 from versapub.model.sparse import Codes, Floats
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Latent groups as the bounds read them: QI rows (codes ``qi``, group ``g_q``, count
+    ``c_q``), sensitive rows (``s``, ``g_s``, ``c_s``), and ``free`` groups whose sensitive
+    rows list allowed combinations rather than counts."""
+
+    qi: Mapping[str, Codes]
+    g_q: Codes
+    c_q: Floats
+    s: Mapping[str, Codes]
+    g_s: Codes
+    c_s: Floats
+    n_groups: int
+    free: npt.NDArray[np.bool_]
+
+    def __post_init__(self) -> None:
+        if len(self.free) != self.n_groups:
+            raise ValueError(f"free marks {len(self.free)} groups, not {self.n_groups}.")
+
 
 #: The most kinds on the smaller side for which Gale's minimum is enumerated (2^k subsets).
 MAX_KINDS = 10
@@ -112,22 +134,12 @@ def max_flow(a: Floats, b: Floats, edges: npt.NDArray[np.bool_]) -> Floats | Non
     return out
 
 
-def group_bounds(
-    f: Formula,
-    qi: Mapping[str, Codes],
-    g_q: Codes,
-    c_q: Floats,
-    s: Mapping[str, Codes],
-    g_s: Codes,
-    c_s: Floats,
-    n_groups: int,
-    free: npt.NDArray[np.bool_],
-) -> tuple[float, float, bool]:
+def group_bounds(f: Formula, gr: Groups) -> tuple[float, float, bool]:
     """Lower and upper bounds of the records satisfying ``f`` over all pairings inside each
-    group, and whether they are sharp for the groups alone (module docstring).  ``free``
-    marks groups whose sensitive rows list allowed combinations rather than counts."""
+    group, and whether they are sharp for the groups alone (module docstring)."""
     if is_conjunction(f):
-        return _conjunction(f, qi, g_q, c_q, s, g_s, c_s, n_groups, free)
+        return _conjunction(f, gr)
+    qi, g_q, c_q, s, g_s, c_s, n_groups, free = (gr.qi, gr.g_q, gr.c_q, gr.s, gr.g_s, gr.c_s, gr.n_groups, gr.free)
     kq, ks, lo, hi = pair_table(f, qi, len(c_q), s, len(c_s))
     p, r = lo.shape
     a = np.bincount(g_q * p + kq, weights=c_q, minlength=n_groups * p).astype(np.float64).reshape(n_groups, p)
@@ -183,20 +195,11 @@ def _sums(
     return np.bincount(g, weights=c * lo, minlength=n_groups).astype(np.float64, copy=False), hi_sum
 
 
-def _conjunction(
-    f: Formula,
-    qi: Mapping[str, Codes],
-    g_q: Codes,
-    c_q: Floats,
-    s: Mapping[str, Codes],
-    g_s: Codes,
-    c_s: Floats,
-    n_groups: int,
-    free: npt.NDArray[np.bool_],
-) -> tuple[float, float, bool]:
+def _conjunction(f: Formula, gr: Groups) -> tuple[float, float, bool]:
     """:func:`group_bounds` of an ``AND``: the QI rows matching their part (``a``) pair with
     the sensitive rows matching theirs (``b``), so per group the most is ``min(a, b)`` and
     the fewest ``max(0, a + b - |g|)`` (Fréchet, exact for one transportation problem)."""
+    qi, g_q, c_q, s, g_s, c_s, n_groups, free = (gr.qi, gr.g_q, gr.c_q, gr.s, gr.g_s, gr.c_s, gr.n_groups, gr.free)
     atoms = f.atoms
     q_lo, q_hi = _side([a for a in atoms if a.attr in qi], qi, len(c_q))
     s_lo, s_hi = _side([a for a in atoms if a.attr in s], s, len(c_s))
