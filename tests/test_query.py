@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -119,3 +120,33 @@ def test_cli_query_refuses_a_misspelt_value(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["query", str(out), f"race = '{races[0]}' OR race != '{races[0]}'", "--json"])
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["estimate"] == pytest.approx(versapub.load_release(out).n)
+
+
+@pytest.mark.parametrize("policy", ["value", "drop"])
+def test_query_reads_only_the_columns_it_names(policy: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50: the actual count reads the query's columns of the original, not the whole
+    file — unless the missing policy drops records, which then depends on every column."""
+    import versapub.io.config as config
+    from versapub.inspect import query
+
+    rows = ["age,sex,zip,dx"] + [f"{20 + i % 7},{'FM'[i % 2]},{i % 5},{'abc'[i % 3]}" for i in range(120)]
+    rows[5] = "25,F,,b"  # one missing zip
+    data = tmp_path / "in.csv"
+    data.write_text("\n".join(rows) + "\n")
+    args = ["publish", "--input", str(data), "--rule", "age, sex, zip -> dx", "--l", "2", "--missing", policy]
+    r = CliRunner().invoke(cli, [*args, "--no-utility", "--out", str(tmp_path / "r")])
+    assert r.exit_code in (0, 6), r.output
+    seen: list[tuple[str, ...] | None] = []
+    real = config.read_table
+
+    def spy(path: Any, options: Any) -> Any:
+        seen.append(options.columns)
+        return real(path, options)
+
+    monkeypatch.setattr(config, "read_table", spy)
+    got = query(tmp_path / "r", "sex = 'F' AND dx = 'b'")  # the recorded input, found beside the release
+    want = sum(1 for r in rows[1:] if r.split(",")[1] == "F" and r.split(",")[3] == "b")
+    if policy == "drop":
+        want -= 1  # the record with the missing zip is not in the release
+    assert got.actual == want and got.inside and not got.original_mismatch
+    assert seen == [("sex", "dx")] if policy == "value" else seen == [("age", "sex", "zip", "dx")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,12 +29,15 @@ def original_table(
     original: str | Path | None = None,
     missing: str | None = None,
     model: ReleaseModel | None = None,
+    columns: Sequence[str] | None = None,
 ) -> Original:
     """The original table, read as the manifest records (columns, header and names,
     delimiter, markers, hierarchies and levels, missing policy): from ``original`` (a data
     file or the TOML config it was published with), or by default from the manifest's input
     found by name (beside the release, in the current directory, among the embedded
-    datasets) — which must then be the very file published (same SHA-256)."""
+    datasets) — which must then be the very file published (same SHA-256).  ``columns``:
+    read only those of the release's columns (a query's), unless the missing policy drops
+    records (:func:`versapub.io.config.original_reader`)."""
     from versapub.formats import file_sha256
     from versapub.io.config import original_reader
     from versapub.kinds.load import load_release
@@ -44,7 +48,7 @@ def original_table(
     d = Path(release)
     manifest = read_manifest(d)
     path = Path(original) if original is not None else None
-    cfg = original_reader(manifest, path, missing, d)
+    cfg = original_reader(manifest, path, missing, d, columns)
     if path is None:
         recorded = manifest.input.get("sha256")
         if recorded and file_sha256(cfg.input) != recorded:
@@ -61,7 +65,8 @@ def original_table(
         if isinstance(r, dict) and r.get("name") in skipped
         for c in r.get("columns") or []
     }
-    mismatch = tuple(original_mismatch(model or load_release(d), table, ignore=perturbed))
+    read = list(cfg.columns) if columns is not None and cfg.columns else None
+    mismatch = tuple(original_mismatch(model or load_release(d), table, ignore=perturbed, attributes=read))
     if skipped:  # noise, PRAM, swapping, microaggregation: the original cannot be treated again
         mismatch = (
             *mismatch,

@@ -101,7 +101,7 @@ def query(
     from versapub.errors import VersapubError
 
     try:
-        orig = original_table(d, original, missing, model)
+        orig = original_table(d, original, missing, model, columns=q.attributes)  # only the query's columns
     except VersapubError:
         if original is not None:
             raise

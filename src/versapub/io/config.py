@@ -678,14 +678,20 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
 
 
 def original_reader(
-    manifest: Mapping[str, Any], path: Path | None = None, missing: str | None = None, release_dir: Path | None = None
+    manifest: Mapping[str, Any],
+    path: Path | None = None,
+    missing: str | None = None,
+    release_dir: Path | None = None,
+    columns: Sequence[str] | None = None,
 ) -> PublishConfig:
     """How to read the original table of a release: ``path`` (a data file read with the
     settings the manifest records — delimiter, header, names, markers, hierarchies and
     levels, missing policy — or the TOML configuration it was published with), or by
     default the input the manifest records, found by name beside ``release_dir`` or in the
     current directory (:mod:`versapub.io.locate`).  Only the release's attributes are read,
-    so an original with extra columns is projected; ``missing`` overrides the policy."""
+    so an original with extra columns is projected — only those of them in ``columns`` when
+    given, unless the missing policy drops records (which then depends on every column);
+    ``missing`` overrides the policy."""
     from versapub.io.locate import locate
 
     raw = manifest.get("input")
@@ -738,4 +744,11 @@ def original_reader(
             date_formats={str(k): str(v) for k, v in (inp.get("date_formats") or {}).items()},
             source=str(src),
         )
-    return cfg.with_overrides(missing=missing, columns=tuple(attrs) if attrs else None)
+    cfg = cfg.with_overrides(missing=missing, columns=tuple(attrs) if attrs else None)
+    if columns is not None and cfg.missing != "drop":
+        want = set(columns)
+        keep = [a for a in (cfg.columns or attrs) if a in want]
+        if keep:
+            held = tuple(h for h in cfg.hierarchies if h.attribute in want)
+            cfg = replace(cfg, columns=tuple(keep), hierarchies=held)
+    return cfg

@@ -36,18 +36,25 @@ Progress = Callable[[str, int, int], None]
 MAX_REDRAWS_PER_QUERY = 100
 
 
-def original_mismatch(model: ReleaseModel, original: EncodedTable, ignore: Collection[str] = ()) -> list[str]:
+def original_mismatch(
+    model: ReleaseModel,
+    original: EncodedTable,
+    ignore: Collection[str] = (),
+    attributes: Sequence[str] | None = None,
+) -> list[str]:
     """How ``original`` differs from the table the release was published from, as far as
-    the release shows: the number of records, and per attribute (but those in ``ignore``:
-    perturbed before anonymizing) the records whose value the release never publishes (each
-    a sentence; empty when nothing differs)."""
+    the release shows: the number of records, and per attribute (those in ``attributes``,
+    default all the release's; but those in ``ignore``: perturbed before anonymizing) the
+    records whose value the release never publishes (each a sentence; empty when nothing
+    differs)."""
     out = []
     if original.n_rows != model.n:
         out.append(f"the original has {original.n_rows} records, the release {model.n}")
-    missing = [a for a in model.attributes if a not in original]
+    attrs = list(model.attributes if attributes is None else attributes)
+    missing = [a for a in attrs if a not in original]
     if missing:
         out.append(f"the original lacks the release's attribute(s) {', '.join(map(repr, missing))}")
-    mapping = to_model_codes(model, original) if not missing else {}
+    mapping = to_model_codes(model, original, attrs) if not missing else {}
     for a, codes in mapping.items():
         if a in ignore:
             continue
@@ -96,16 +103,20 @@ def independence_kl(original: EncodedTable, distinct: Grouping | None = None) ->
     return max(float(np.sum(p * (np.log(p) - log_q))), 0.0)
 
 
-def to_model_codes(model: ReleaseModel, original: EncodedTable) -> dict[str, Codes]:
-    """Per attribute: original dictionary code -> model domain code (-1: value not in the release)."""
-    missing = [a for a in model.attributes if a not in original]
+def to_model_codes(
+    model: ReleaseModel, original: EncodedTable, attributes: Sequence[str] | None = None
+) -> dict[str, Codes]:
+    """Per attribute (``attributes``, default all the release's): original dictionary code ->
+    model domain code (-1: value not in the release)."""
+    attrs = list(model.attributes if attributes is None else attributes)
+    missing = [a for a in attrs if a not in original]
     if missing:
         raise InputError(
             f"The original table lacks the release's attribute(s) {missing}; pass the table the "
             "release was published from (with the same hierarchies applied)."
         )
     out = {}
-    for a in model.attributes:
+    for a in attrs:
         dom = model.domains[a].astype(str)  # both sorted by text: map by binary search
         vals = original.column(a).values.astype(str)
         idx = np.minimum(np.searchsorted(dom, vals), max(len(dom) - 1, 0))

@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import poisson
 
 from versapub.errors import RuleError
 from versapub.plugins import Param
@@ -46,6 +45,8 @@ from versapub.privacy.guarantees.presence import population_counts
 def derived_k(k: int, fraction: float, significance: float) -> int:
     """El Emam & Dankar's ``k'``: the smallest sample count ``c`` with
     ``P(Poisson(f k) >= c) <= significance`` (at least 1, at most ``k``)."""
+    from scipy.stats import poisson  # scipy.stats takes ~1 s to import: only when a k-map is built
+
     c = int(poisson.ppf(1.0 - significance, fraction * k)) + 1
     return max(1, min(k, c))
 

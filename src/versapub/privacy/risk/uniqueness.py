@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
 
 Histogram = dict[int, int]
 
@@ -63,6 +62,8 @@ def _arrays(h: Histogram) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float
 
 def zayatz(h: Histogram, pi: float) -> float:
     """Zayatz's estimate of the sample uniques that are population uniques."""
+    from scipy import stats  # scipy's modules take ~1 s to import: only when measured
+
     c1 = h.get(1, 0)
     if not c1:
         return 0.0
@@ -74,6 +75,8 @@ def zayatz(h: Histogram, pi: float) -> float:
 
 
 def _pitman_loglik(params: npt.NDArray[np.float64], j: Any, c: Any, n: float, u: float) -> float:
+    from scipy import special  # scipy's modules take ~1 s to import: only when measured
+
     theta, alpha = math.exp(params[0]), special.expit(params[1])
     r = theta / alpha
     ll = (u - 1) * math.log(alpha) + special.gammaln(r + u) - special.gammaln(r + 1)
@@ -85,6 +88,8 @@ def _pitman_loglik(params: npt.NDArray[np.float64], j: Any, c: Any, n: float, u:
 def pitman(h: Histogram, pi: float) -> float:
     """Pitman's (Hoshino's) estimate of the sample uniques that are population uniques
     (NaN when the likelihood has no interior maximum or the estimate leaves [0, N])."""
+    from scipy import optimize, special  # scipy's modules take ~1 s to import: only when measured
+
     if not h.get(1, 0):
         return 0.0
     j, c, n, u = _arrays(h)
@@ -126,6 +131,8 @@ def snb_probabilities(alpha: float, beta: float, pi: float) -> tuple[float, floa
 def snb(h: Histogram, pi: float) -> float:
     """The SNB model's estimate of the sample uniques that are population uniques (NaN when
     the two equations have no solution)."""
+    from scipy import optimize, special  # scipy's modules take ~1 s to import: only when measured
+
     c1, c2 = h.get(1, 0), h.get(2, 0)
     if not c1:
         return 0.0
