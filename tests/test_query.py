@@ -150,3 +150,18 @@ def test_query_reads_only_the_columns_it_names(policy: str, tmp_path: Path, monk
         want -= 1  # the record with the missing zip is not in the release
     assert got.actual == want and got.inside and not got.original_mismatch
     assert seen == [("sex", "dx")] if policy == "value" else seen == [("age", "sex", "zip", "dx")]
+
+
+def test_query_loads_no_risk_measure_and_no_scipy_stats() -> None:
+    """Issue 50: a command loads what it runs — ``query``'s modules leave scipy.stats (about
+    1 s to import) and the read side's other functions unloaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, versapub.inspect as i; i.query; import versapub.kinds.load, versapub.io.config; "
+        "print(sorted(m for m in ('scipy.stats', 'versapub.inspect.risk', 'versapub.inspect.profile') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

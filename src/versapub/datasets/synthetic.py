@@ -96,6 +96,71 @@ def panel(n: int = 20_000, seed: int = 0) -> dict[str, list[str]]:
     }
 
 
+#: US states and DC with weights like their populations (millions), for :func:`survey`.
+_STATES = {
+    "California": 39.0, "Texas": 30.0, "Florida": 22.2, "New York": 19.6, "Pennsylvania": 13.0,
+    "Illinois": 12.5, "Ohio": 11.8, "Georgia": 10.9, "North Carolina": 10.7, "Michigan": 10.0,
+    "New Jersey": 9.3, "Virginia": 8.7, "Washington": 7.8, "Arizona": 7.4, "Tennessee": 7.1,
+    "Massachusetts": 7.0, "Indiana": 6.8, "Missouri": 6.2, "Maryland": 6.2, "Wisconsin": 5.9,
+    "Colorado": 5.8, "Minnesota": 5.7, "South Carolina": 5.3, "Alabama": 5.1, "Louisiana": 4.6,
+    "Kentucky": 4.5, "Oregon": 4.2, "Oklahoma": 4.0, "Connecticut": 3.6, "Utah": 3.4,
+    "Iowa": 3.2, "Nevada": 3.2, "Arkansas": 3.0, "Mississippi": 2.9, "Kansas": 2.9,
+    "New Mexico": 2.1, "Nebraska": 2.0, "Idaho": 1.9, "West Virginia": 1.8, "Hawaii": 1.4,
+    "New Hampshire": 1.4, "Maine": 1.4, "Montana": 1.1, "Rhode Island": 1.1, "Delaware": 1.0,
+    "South Dakota": 0.9, "North Dakota": 0.8, "Alaska": 0.7, "District of Columbia": 0.7,
+    "Vermont": 0.6, "Wyoming": 0.6,
+}  # fmt: skip
+
+
+def survey(n: int = 64_600, seed: int = 0) -> dict[str, list[str]]:
+    """An election survey like the 64,600 x 22 file of issues 49-51 (a CCES-style common
+    content): state (51 values weighted by population), sex (``female`` 0/1), race, age,
+    education, income and 16 more attitudes and facts, the vote (``votetrump`` ``'1.0'`` /
+    ``'0.0'``) depending on race, education and state; 15 of the 22 columns hold missing
+    cells (empty), as survey items skipped or refused do."""
+    rng = np.random.default_rng(seed)
+    names = list(_STATES)
+    w = np.array([_STATES[k] for k in names])
+    state = rng.choice(len(names), size=n, p=w / w.sum())
+    race = rng.choice(6, size=n, p=[0.68, 0.12, 0.1, 0.05, 0.03, 0.02])
+    educ = rng.choice(6, size=n, p=[0.05, 0.28, 0.22, 0.1, 0.22, 0.13])
+    lean = 0.55 - 0.35 * (race == 1) - 0.15 * (race == 2) - 0.05 * educ + 0.1 * (state % 3 == 0)
+    vote = rng.random(n) < np.clip(lean, 0.02, 0.98)
+
+    def cat(k: int, missing: float) -> list[str]:
+        v = rng.integers(0, k, size=n)
+        gone = rng.random(n) < missing
+        return ["" if g else str(x + 1) for x, g in zip(v.tolist(), gone.tolist(), strict=True)]
+
+    skipped = rng.random(n) < 0.18
+    return {
+        "state": [names[i] for i in state],
+        "female": [str(v) for v in rng.integers(0, 2, size=n)],
+        "racef": [("White", "Black", "Hispanic", "Asian", "Other", "Mixed")[i] for i in race],
+        "age": [str(v) for v in rng.integers(18, 91, size=n)],
+        "educ": [str(v + 1) for v in educ],
+        "faminc": cat(12, 0.11),
+        "pid7": cat(7, 0.03),
+        "ideo5": cat(5, 0.05),
+        "votetrump": [
+            "" if s_ else ("1.0" if v else "0.0") for v, s_ in zip(vote.tolist(), skipped.tolist(), strict=True)
+        ],
+        "religpew": cat(12, 0.02),
+        "marstat": cat(6, 0.01),
+        "employ": cat(9, 0.01),
+        "urbancity": cat(5, 0.04),
+        "union": cat(3, 0.02),
+        "child18": cat(2, 0.0),
+        "milstat": cat(4, 0.03),
+        "newsint": cat(5, 0.02),
+        "trust": cat(4, 0.2),
+        "healthins": cat(3, 0.06),
+        "ownhome": cat(3, 0.01),
+        "region": [("Northeast", "Midwest", "South", "West")[i % 4] for i in state],
+        "interest": cat(4, 0.01),
+    }
+
+
 def write_csv(columns: dict[str, list[str]], path: str) -> None:
     """The table as a CSV file (no value here needs quoting)."""
     names = list(columns)

@@ -10,16 +10,63 @@ Every function takes a release directory (``str`` or :class:`~pathlib.Path`) and
 :class:`~versapub.errors.VersapubError` with one paragraph on bad input.
 """
 
-from versapub.inspect.checking import Report, attacks, check, report, treatment_effect
-from versapub.inspect.eligibility import eligible
-from versapub.inspect.evaluation import Evaluation, evaluate
-from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
-from versapub.inspect.marginals import MarginalsCheck, marginals_check
-from versapub.inspect.original import Original, original_table
-from versapub.inspect.profile import ColumnProfile, Profile, profile
-from versapub.inspect.querying import QueryResult, domains, query, sample
-from versapub.inspect.risk import RiskReport, risk
-from versapub.inspect.rules import RulesReport, rules_report
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Each public name and the module holding it, imported on first use: a command loads only
+#: what it runs (``query`` never loads the risk measures' scipy).
+_WHERE = {
+    "Report": "checking",
+    "attacks": "checking",
+    "check": "checking",
+    "report": "checking",
+    "treatment_effect": "checking",
+    "eligible": "eligibility",
+    "Evaluation": "evaluation",
+    "evaluate": "evaluation",
+    "HierarchyFit": "hierarchies",
+    "hierarchy_fit": "hierarchies",
+    "MarginalsCheck": "marginals",
+    "marginals_check": "marginals",
+    "Original": "original",
+    "original_table": "original",
+    "ColumnProfile": "profile",
+    "Profile": "profile",
+    "profile": "profile",
+    "QueryResult": "querying",
+    "domains": "querying",
+    "query": "querying",
+    "sample": "querying",
+    "RiskReport": "risk",
+    "risk": "risk",
+    "RulesReport": "rules",
+    "rules_report": "rules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(import_module(f"versapub.inspect.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'versapub.inspect' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
+
+if TYPE_CHECKING:
+    from versapub.inspect.checking import Report, attacks, check, report, treatment_effect
+    from versapub.inspect.eligibility import eligible
+    from versapub.inspect.evaluation import Evaluation, evaluate
+    from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
+    from versapub.inspect.marginals import MarginalsCheck, marginals_check
+    from versapub.inspect.original import Original, original_table
+    from versapub.inspect.profile import ColumnProfile, Profile, profile
+    from versapub.inspect.querying import QueryResult, domains, query, sample
+    from versapub.inspect.risk import RiskReport, risk
+    from versapub.inspect.rules import RulesReport, rules_report
 
 __all__ = [
     "ColumnProfile",
