@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from versapub.inspect.risk import risk
+from versapub.inspect.risks import risk
 
 from .test_k_floor import job, run  # noqa: F401  (the module's fixture and runner)
 

@@ -160,7 +160,7 @@ def test_query_loads_no_risk_measure_and_no_scipy_stats() -> None:
 
     code = (
         "import sys, versapub.inspect as i; i.query; import versapub.kinds.load, versapub.io.config; "
-        "print(sorted(m for m in ('scipy.stats', 'versapub.inspect.risk', 'versapub.inspect.profile') "
+        "print(sorted(m for m in ('scipy.stats', 'versapub.inspect.risks', 'versapub.inspect.profiling') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

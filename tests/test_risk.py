@@ -18,7 +18,7 @@ from scipy import stats
 
 import versapub
 from versapub.errors import ConfigError, InputError
-from versapub.inspect.risk import Classes, measure, risk
+from versapub.inspect.risks import Classes, measure, risk
 from versapub.privacy.risk import reidentification as rid
 from versapub.privacy.risk import uniqueness as un
 from versapub.privacy.risk.suda import score_weight, suda
@@ -409,7 +409,7 @@ def test_record_risks_by_hand_and_from_the_cli(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from versapub.cli.main import cli
-    from versapub.inspect.risk import record_risks
+    from versapub.inspect.risks import record_risks
 
     p = tmp_path / "d.csv"
     p.write_text("a,b,w\nx,1,10\nx,1,10\ny,1,4\ny,2,3\ny,2,3\ny,2,3\n", encoding="utf-8")

@@ -1,5 +1,5 @@
 """``versapub risk``: re-identification risk of a data file or a release (issue 32); the
-measures are computed by :func:`versapub.inspect.risk.risk`, rendered here."""
+measures are computed by :func:`versapub.inspect.risks.risk`, rendered here."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def _write_records(
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from versapub.inspect.risk import record_risks
+    from versapub.inspect.risks import record_risks
     from versapub.io.read import read_table
 
     table = read_table(source, delimiter=delimiter, missing="value", columns=[*qi, *([weights] if weights else [])])
@@ -181,7 +181,7 @@ def risk(
     report it: prosecutor, journalist and marketer risk (El Emam), population uniques
     (Zayatz, Pitman, SNB; Dankar et al.'s choice), Benedetti-Franconi individual risk and
     SUDA special uniques. A release is measured per table and, at the top, at its worst."""
-    from versapub.inspect.risk import risk as measure_risk
+    from versapub.inspect.risks import risk as measure_risk
 
     with _errors():
         for flag, path in (("--plot", plot_file), ("--records", records_file)):

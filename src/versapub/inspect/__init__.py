@@ -30,15 +30,15 @@ _WHERE = {
     "marginals_check": "marginals",
     "Original": "original",
     "original_table": "original",
-    "ColumnProfile": "profile",
-    "Profile": "profile",
-    "profile": "profile",
+    "ColumnProfile": "profiling",
+    "Profile": "profiling",
+    "profile": "profiling",
     "QueryResult": "querying",
     "domains": "querying",
     "query": "querying",
     "sample": "querying",
-    "RiskReport": "risk",
-    "risk": "risk",
+    "RiskReport": "risks",
+    "risk": "risks",
     "RulesReport": "rules",
     "rules_report": "rules",
 }
@@ -63,9 +63,9 @@ if TYPE_CHECKING:
     from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
     from versapub.inspect.marginals import MarginalsCheck, marginals_check
     from versapub.inspect.original import Original, original_table
-    from versapub.inspect.profile import ColumnProfile, Profile, profile
+    from versapub.inspect.profiling import ColumnProfile, Profile, profile
     from versapub.inspect.querying import QueryResult, domains, query, sample
-    from versapub.inspect.risk import RiskReport, risk
+    from versapub.inspect.risks import RiskReport, risk
     from versapub.inspect.rules import RulesReport, rules_report
 
 __all__ = [
