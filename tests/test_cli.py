@@ -310,6 +310,39 @@ def test_help_and_input_errors_do_not_load_the_engines(tmp_path: Path) -> None:
     assert "HEAVY:\n" in r.stdout + "\n", r.stdout[-300:] + r.stderr
 
 
+def test_every_command_is_found_where_the_lazy_group_looks() -> None:
+    """The CLI imports a command's module when the command is named: the map it reads must
+    name, for every command, the module that registers it (and nothing else)."""
+    from versapub.cli.app import COMMAND_MODULES, cli, load_all
+
+    load_all()
+    registered = {n: c.callback.__module__.rsplit(".", 1)[1] for n, c in cli.commands.items() if c.callback}
+    assert registered == COMMAND_MODULES
+
+
+def test_query_loads_neither_the_publish_side_nor_pandas(tmp_path: Path) -> None:
+    """``versapub query`` is the steward's interactive loop (issue 50): it must not import the
+    anonymizers, the publish commands or pandas (pyarrow's ``to_numpy`` pulls pandas in)."""
+    import subprocess
+    import sys
+
+    data = tmp_path / "t.csv"
+    data.write_text("a,s\n" + "".join(f"{'xyz'[i % 3]},{'pq'[i % 2]}\n" for i in range(30)))
+    code, _, stderr = run("publish", "--input", str(data), "--rule", "a -> s", "--out", str(tmp_path / "rel"))
+    assert code == 0, stderr
+    probe = (
+        "import sys\nfrom versapub.cli.main import cli\n"
+        "try:\n    cli(['query', sys.argv[1], \"a = 'x'\", '--original', sys.argv[2]], standalone_mode=False)\n"
+        "except BaseException as e:\n    print('RAISED', repr(e))\n"
+        "heavy = [m for m in ('pandas', 'versapub.cli.publish_cmds', 'versapub.anonymizers.generalizing.mondrian',"
+        " 'versapub.anonymizers.bucketizing.anatomy') if m in sys.modules]\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "rel"), str(data)], capture_output=True, text=True)
+    assert "estimate" in r.stdout and "RAISED" not in r.stdout, r.stdout[-600:] + r.stderr[-600:]
+    assert "HEAVY:\n" in r.stdout + "\n", r.stdout[-300:]
+
+
 def test_experiment_dataset_choices_match_the_experiments() -> None:
     from versapub.cli.main import EXPERIMENT_DATASETS
     from versapub.experiments import DATASETS

@@ -11,9 +11,10 @@ line (``--anonymizer incognito:suppression=0.02``)."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -146,6 +147,29 @@ def parameters(factory: Callable[..., Any]) -> list[str]:
     if declared:
         return list(declared)
     return [p for p in inspect.signature(factory).parameters if p != "self"]
+
+
+class LazyRegistry(Mapping[str, T]):
+    """Plug-ins by name, each imported when its name is first looked up: ``where`` maps a
+    name to ``"package.module:attribute"``.  Listing the names imports nothing, so a command
+    that uses one plug-in does not load every other (issue 50: start-up is most of an
+    interactive command's time)."""
+
+    def __init__(self, where: Mapping[str, str]) -> None:
+        self._where = dict(where)
+        self._loaded: dict[str, T] = {}
+
+    def __getitem__(self, name: str) -> T:
+        if name not in self._loaded:
+            module, _, attribute = self._where[name].partition(":")
+            self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
 
 
 def build(

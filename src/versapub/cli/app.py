@@ -7,6 +7,7 @@ shows the traceback as well.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -72,7 +73,47 @@ def _errors() -> Iterator[None]:
         _fail(exc)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Each command, and the module that defines it (imported when the command is first named,
+#: so ``versapub query`` does not load the publish side; ``tests/test_cli.py`` holds this map
+#: to the modules' own registrations).
+COMMAND_MODULES: dict[str, str] = {
+    "check": "read_cmds",
+    "demo": "publish_cmds",
+    "eligible": "data_cmds",
+    "evaluate": "read_cmds",
+    "experiment": "experiment_cmds",
+    "hierarchy": "data_cmds",
+    "marginals": "marginals_cmds",
+    "publish": "publish_cmds",
+    "query": "read_cmds",
+    "report": "read_cmds",
+    "risk": "risk_cmds",
+    "rules": "publish_cmds",
+    "sample": "read_cmds",
+    "serve": "web_cmds",
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose commands' modules are imported on first use (click's lazy-loading pattern)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(f"versapub.cli.{COMMAND_MODULES[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_all()
+        return super().list_commands(ctx)
+
+
+def load_all() -> None:
+    """Import every command module (``--help`` and the tests list every command)."""
+    for module in sorted(set(COMMAND_MODULES.values())):
+        importlib.import_module(f"versapub.cli.{module}")
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="versapub")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 def cli(debug: bool) -> None:

@@ -8,20 +8,19 @@ shows the traceback as well.
 
 from __future__ import annotations
 
-from versapub.cli import data_cmds, experiment_cmds, marginals_cmds, publish_cmds, read_cmds, risk_cmds, web_cmds
-from versapub.cli.app import ATTENTION_EXIT, VERDICT_MARKUP, cli
-from versapub.cli.experiment_cmds import EXPERIMENT_DATASETS
+from typing import Any
 
-__all__ = ["ATTENTION_EXIT", "EXPERIMENT_DATASETS", "VERDICT_MARKUP", "cli", "main"]
-_COMMANDS = (
-    data_cmds,
-    experiment_cmds,
-    marginals_cmds,
-    publish_cmds,
-    read_cmds,
-    risk_cmds,
-    web_cmds,
-)  # registered on import
+from versapub.cli.app import ATTENTION_EXIT, VERDICT_MARKUP, cli
+
+__all__ = ["ATTENTION_EXIT", "VERDICT_MARKUP", "cli", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EXPERIMENT_DATASETS":  # the command modules load when a command is named
+        from versapub.cli.experiment_cmds import EXPERIMENT_DATASETS
+
+        return EXPERIMENT_DATASETS
+    raise AttributeError(name)
 
 
 def main() -> None:

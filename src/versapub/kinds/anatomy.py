@@ -13,7 +13,6 @@ import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable
 from versapub.data.counts import CountTable
-from versapub.data.sql import connect, duckdb_source, ident
 from versapub.data.table import GROUP_KEY
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeavesOnly, TablePart, View, register
@@ -170,6 +169,8 @@ class Anatomy(LeavesOnly):
         """Group sizes from the ST file, and the achieved guarantee: the guarantee's own
         measure over every group's histogram (several sensitive attributes: the anonymizer's
         per-line figure from the manifest's stats)."""
+        from versapub.data.sql import connect, duckdb_source, ident  # DuckDB only where it is used
+
         s = self.sensitive_of(entry)
         with connect() as con:
             con.execute(

@@ -17,6 +17,7 @@ verifier keeps its own ``{kind: check}`` table, written from ``docs/release-form
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,6 +193,14 @@ class TableKind(Protocol):
 
 
 KINDS: dict[str, TableKind] = {}
+#: Where each kind registers itself: its module is imported when a release first names the kind
+#: (reading a release loads only the kinds it holds; :func:`all_kinds` loads every one).
+KIND_MODULES: dict[str, str] = {
+    "plain": "versapub.kinds.plain",
+    "anatomy": "versapub.kinds.anatomy",
+    "generalized": "versapub.kinds.generalized",
+    "sa-groups": "versapub.kinds.sa_groups",
+}
 
 
 def register(kind: TableKind) -> TableKind:
@@ -207,10 +216,20 @@ def product_parts(table: AnonymizedTable) -> tuple[CountTable, CountTable | None
 
 def get_kind(name: object) -> TableKind:
     """The registered kind ``name``; an unknown kind is a one-paragraph error."""
-    kind = KINDS.get(str(name))
+    key = str(name)
+    if key not in KINDS and key in KIND_MODULES:
+        importlib.import_module(KIND_MODULES[key])
+    kind = KINDS.get(key)
     if kind is None:
-        raise ReleaseError(f"Unknown table kind {name!r}; this versapub knows: {', '.join(sorted(KINDS))}.")
+        raise ReleaseError(f"Unknown table kind {name!r}; this versapub knows: {', '.join(sorted(KIND_MODULES))}.")
     return kind
+
+
+def all_kinds() -> dict[str, TableKind]:
+    """Every registered kind, each module imported (for listings and the conformance suite)."""
+    for module in KIND_MODULES.values():
+        importlib.import_module(module)
+    return KINDS
 
 
 def parse_entry(entry: object, where: str = "manifest.json") -> Entry:

@@ -16,7 +16,6 @@ import numpy as np
 
 from versapub.anonymizers.base import AnonymizedTable, Labels
 from versapub.data.counts import CountTable
-from versapub.data.sql import connect, duckdb_source, ident
 from versapub.errors import ReleaseError
 from versapub.kinds.base import CodesOf, CountRows, Entry, LeafSets, TablePart, View, register
 from versapub.model.factors import Factor
@@ -123,6 +122,8 @@ class Generalized:
     def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
         """The sensitive attribute's published values as runs of its leaf order, when the
         manifest lists it among the generalized attributes (from the two listings)."""
+        from versapub.data.sql import duckdb_source  # DuckDB only where it is used
+
         s = [a for a in self.sensitive_of(entry) if a in set(entry.raw.get("generalized") or ())]
         if not s:
             return {}
@@ -191,6 +192,8 @@ class Generalized:
         """Equivalence classes and their sizes from the file, and the achieved guarantee
         (the manifest's stats when the guarantee needs the table's context); generalized
         sensitive values count as induced frequencies over the leaves they cover."""
+        from versapub.data.sql import connect, duckdb_source, ident  # DuckDB only where it is used
+
         exact = self.sensitive_of(entry)
         qi = [a for a in entry.attributes if a not in exact]
         keys = ", ".join(ident(a) for a in qi) or "1"

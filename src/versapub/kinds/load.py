@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from versapub.data.arrow import numpy_of, string_array
 from versapub.data.parsed import arrow_of
 from versapub.errors import ReleaseError
 from versapub.formats import read_manifest
@@ -60,8 +61,8 @@ def _group_counts(t: pa.Table) -> dict[int, int]:
     if "group_id" not in t.column_names or not t.num_rows:
         return {}
     # numpy rather than Table.group_by: that loads pyarrow's Acero and with it pandas (~0.6 s)
-    ids, inv = np.unique(t.column("group_id").to_numpy(), return_inverse=True)
-    sums = np.bincount(inv.ravel(), weights=t.column("count").to_numpy().astype(np.float64), minlength=len(ids))
+    ids, inv = np.unique(numpy_of(t.column("group_id")), return_inverse=True)
+    sums = np.bincount(inv.ravel(), weights=numpy_of(t.column("count")).astype(np.float64), minlength=len(ids))
     return {int(g): round(c) for g, c in zip(ids.tolist(), sums.tolist(), strict=True)}
 
 
@@ -129,20 +130,20 @@ def load_release(directory: str | Path) -> ReleaseModel:
                     values = pc.unique(pc.cast(t.column(c), pa.string()))
                     own = entry.leaf_sets.get(c)
                     if own:  # a generalized value is not a value of the domain; its leaves are
-                        values = values.filter(pc.invert(pc.is_in(values, pa.array(sorted(own.spans), pa.string()))))
+                        values = values.filter(pc.invert(pc.is_in(values, string_array(sorted(own.spans)))))
                     uniques.setdefault(c, []).append(values)
         declared = entry.raw.get("domains") or {}
         if isinstance(declared, dict):
             for a, values in declared.items():
                 if isinstance(values, list):
-                    uniques.setdefault(str(a), []).append(pa.array([str(v) for v in values], type=pa.string()))
+                    uniques.setdefault(str(a), []).append(string_array(str(v) for v in values))
     domains = {
-        a: np.unique(np.concatenate([u.to_numpy(zero_copy_only=False) for u in v]).astype(str)).astype(object)
+        a: np.unique(np.array([x for u in v for x in u.to_pylist()], dtype=object).astype(str)).astype(object)
         for a, v in uniques.items()
     }
     cards = {a: len(v) for a, v in domains.items()}
     ordered = {a: sorted(v) for a, v in labels.items()}  # labels get codes card, card + 1, ...
-    value_sets = {a: pa.array([*v.astype(str), *ordered.get(a, [])], type=pa.string()) for a, v in domains.items()}
+    value_sets = {a: string_array([*v.astype(str), *ordered.get(a, [])]) for a, v in domains.items()}
     code_of = {a: {lab: cards[a] + i for i, lab in enumerate(v)} for a, v in ordered.items()}
     specs = [
         (replace(e, label_codes={a: {lab: code_of[a][lab] for lab in e.leaf_sets[a].spans} for a in e.leaf_sets}), p)
@@ -154,17 +155,17 @@ def load_release(directory: str | Path) -> ReleaseModel:
         for c in t.column_names:
             arr = t.column(c)
             if c in _INTS:
-                cols[c] = arr.to_numpy().astype(np.int64)
+                cols[c] = numpy_of(arr).astype(np.int64)
             else:
                 idx = pc.index_in(pc.cast(arr, pa.string()), value_set=value_sets[c])
-                cols[c] = idx.to_numpy(zero_copy_only=False).astype(np.int64)
+                cols[c] = numpy_of(idx).astype(np.int64)
         return TablePart(cols, cols["count"].astype(np.float64))
 
     def codes_of(attr: str, values: Sequence[str] | None) -> Codes:
         if values is None:
             return np.arange(cards[attr], dtype=np.int64)
-        idx = pc.index_in(pa.array(list(values), type=pa.string()), value_set=value_sets[attr])
-        return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)  # in the given order
+        idx = pc.index_in(string_array(values), value_set=value_sets[attr])
+        return np.asarray(numpy_of(idx.fill_null(-1)), dtype=np.int64)  # in the given order
 
     factors: list[Factor] = []
     for entry, parts in specs:

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from versapub.data.groupby import group_rows
 from versapub.model.sparse import Codes, Floats, match_rows
@@ -121,6 +120,8 @@ def batch_reduce(gathers: Sequence[Gather], p: Floats, out: Codes, n_out: int, b
         v = np.ones((1, len(g.counts)), dtype=np.float64)
         for (_, vals), key in zip(gathers, g.keys, strict=True):
             v = v * vals[:, key]
+    import scipy.sparse as sp  # on first use: start-up of read-side commands
+
     a = sp.csr_matrix((p, (out, inv)), shape=(n_out, v.shape[1]))  # outputs x combinations
     res = np.asarray(a @ v.T).T
     return np.broadcast_to(res, (batch, n_out)) if res.shape[0] != batch else res

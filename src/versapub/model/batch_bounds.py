@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from versapub.model.group_bounds import Groups
 from versapub.model.sparse import Codes, Floats
@@ -104,6 +103,8 @@ class _Side:
         combos, _, inv = _project(list(columns), w)
         self.codes = combos
         self.n_combos = len(combos[0]) if combos else 1
+        import scipy.sparse as sp  # on first use: start-up of read-side commands
+
         self.matrix = sp.csr_matrix((w, (groups, inv)), shape=(n_groups, self.n_combos))
 
     def sums(self, match: Bools) -> Floats:

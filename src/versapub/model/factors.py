@@ -22,7 +22,6 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from versapub.data import bitsets
 from versapub.data.groupby import group_rows
@@ -460,6 +459,8 @@ class AnatomyFactor:
             n_groups = len(self.size)
             q_inv, q_keys = _ids([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi], len(self.c_qg))
             s_inv, s_keys = _ids([self.st_s[a] for a in self.s], [self.cards[a] for a in self.s], len(self.c_gs))
+            import scipy.sparse as sp  # on first use: start-up of read-side commands
+
             left = sp.csr_matrix(
                 (self.c_qg / self.n, (q_inv, self.qit[GROUP_KEY])), shape=(len(q_keys[0]) if q_keys else 1, n_groups)
             )

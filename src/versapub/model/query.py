@@ -69,7 +69,9 @@ _HELP = (
 def _parser() -> Any:
     from lark import Lark  # imported on first use: keeps the CLI's start-up fast
 
-    return Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
+    # cache=True: lark keeps the built LALR tables (the grammar only) in the temporary folder,
+    # 0.1 s of every query's start-up
+    return Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False, cache=True)
 
 
 # -- the condition tree -------------------------------------------------------------

@@ -59,7 +59,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtri
 
 from versapub.data.groupby import group_rows
 from versapub.data.source import Source
@@ -173,6 +172,8 @@ class SetProxy:
 
 def z_for(learners: int) -> float:
     """The one-sided normal quantile of ``1 - FAMILY_ERROR / learners``."""
+    from scipy.special import ndtri  # on first use: reading a release does not need scipy
+
     return float(ndtri(1.0 - FAMILY_ERROR / max(learners, 1)))
 
 
