@@ -188,3 +188,24 @@ def test_singling_out_reads_the_distinct_rows_in_first_occurrence_order() -> Non
             rows.append(i)
     got = _distinct(t, ["a", "b"])
     assert list(got["a"]) == [t["a"][i] for i in rows] and list(got["b"]) == [t["b"][i] for i in rows]
+
+
+def test_the_block_size_never_changes_the_nearest_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50: the search runs in blocks of a fixed number of cells (memory bounded whatever the
+    number of records); tie-breaking draws come in the same order, so any block size gives the
+    same picks and the same expected hits."""
+    from versapub.verify import adversary
+
+    rng = np.random.default_rng(4)
+    q = rng.integers(0, 4, (300, 3)).astype(float)
+    c = rng.integers(0, 4, (900, 3)).astype(float)
+    secrets = [rng.integers(0, 3, 900).astype(object)]
+    truth = rng.integers(0, 3, 300).astype(object)
+    runs = []
+    for cells in (1 << 22, 2000, 7):
+        monkeypatch.setattr(adversary, "BLOCK_CELLS", cells)
+        picks = adversary.nearest(q, c, 1, np.random.default_rng(5))
+        runs.append((picks.tolist(), adversary.tied_hits(q, c, 1, secrets, truth).tolist()))
+    assert runs[0] == runs[1] == runs[2]
+    d = np.abs(q[:, None, 0] - c[None, :, 0]) + (q[:, None, 1:] != c[None, :, 1:]).sum(axis=2)
+    assert (d[np.arange(300), runs[0][0]] == d.min(axis=1)).all()  # each pick is a nearest record

@@ -433,3 +433,21 @@ def test_the_workloads_batches_give_the_bounds_one_query_gets(seed: int, suppres
                     assert (got.lower, got.upper, got.sharp) == (one.lower, one.upper, one.sharp), (q, got, one)
     finally:
         bb.FEW = few
+
+
+def test_a_described_workload_query_stays_readable() -> None:
+    """The summary names the widest queries: a long value list is written NOT IN the few
+    values left out, or as its first values and how many more (a 51,920-record release's
+    widest query was 90,000 characters)."""
+    from versapub.model.utility import MOST_VALUES, describe
+
+    dom = np.array([f"v{i}" for i in range(20)], dtype=object)
+    model = SimpleNamespace(domains={"a": dom, "my col": np.array(["x", "y"], dtype=object)})
+    few = np.zeros(20, bool)
+    few[[1, 4]] = True
+    assert describe(model, {"a": few}) == "a IN ('v1', 'v4')"  # type: ignore[arg-type]
+    assert describe(model, {"a": ~few}) == "a NOT IN ('v1', 'v4')"  # type: ignore[arg-type]
+    half = np.arange(20) < 11
+    both = describe(model, {"a": half, "my col": np.array([False, True])})  # type: ignore[arg-type]
+    shown = ", ".join(f"'v{i}'" for i in range(MOST_VALUES))
+    assert both == f"a IN ({shown}, ... {11 - MOST_VALUES} more) AND \"my col\" IN ('y')"

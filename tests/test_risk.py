@@ -21,7 +21,7 @@ from versapub.errors import ConfigError, InputError
 from versapub.inspect.risks import Classes, measure, risk
 from versapub.privacy.risk import reidentification as rid
 from versapub.privacy.risk import uniqueness as un
-from versapub.privacy.risk.suda import score_weight, suda
+from versapub.privacy.risk.suda import DEFAULT_COST_LIMIT, plan, score_weight, suda
 
 # -- prosecutor, journalist, marketer: by hand ------------------------------------------------
 
@@ -250,7 +250,62 @@ def test_suda_over_classes_equals_suda_over_records() -> None:
         "t", ("a", "b", "c"), tuple(c.astype(np.int64) for c in cols), (3, 4, 5), np.ones(200, np.int64)
     ).grouped()
     per_class = suda(list(grouped.codes), [3, 4, 5], ["a", "b", "c"], counts=grouped.counts)
-    assert per_class.summary(grouped.counts) == per_record.summary()
+    by_class, by_record = per_class.summary(grouped.counts), per_record.summary()
+    assert by_class.pop("cost") < by_record.pop("cost")  # fewer rows to group: the search is cheaper
+    assert by_class == by_record
+
+
+def test_suda_plan_costs_by_hand() -> None:
+    """Issue 50: the cost of each size is C(A, k) x rows, known before the search; the ceiling
+    keeps the largest sizes that fit (at least size 1) and the note names the rest."""
+    p = plan(21, 64_600)
+    assert p.costs == tuple(math.comb(21, k) * 64_600 for k in range(1, 6))
+    assert (p.requested, p.searched, p.cost) == (5, 3, (21 + 210 + 1330) * 64_600)
+    assert p.cost <= DEFAULT_COST_LIMIT < p.cost + p.costs[3]
+    note = p.note()
+    assert note is not None and "MSUs of 4-5 attributes were not searched" in note
+    assert f"{(5985 + 20349) * 64_600:,}" in note
+    assert plan(21, 64_600, limit=None).searched == 5 and plan(21, 64_600, limit=None).note() is None
+    assert plan(21, 10**9, limit=1).searched == 1  # size 1 is always searched
+    assert plan(3, 10).requested == 3  # never more sizes than attributes
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(st.data())
+def test_a_bounded_suda_is_suda_of_the_sizes_it_searched(data: st.DataObject) -> None:
+    """Under a ceiling the result is exactly SUDA with the searched largest size, and it says so."""
+    a = data.draw(st.integers(2, 5))
+    cards = data.draw(st.lists(st.integers(1, 4), min_size=a, max_size=a))
+    n = data.draw(st.integers(1, 30))
+    cols = [np.array([data.draw(st.integers(0, c - 1)) for _ in range(n)]) for c in cards]
+    limit = data.draw(st.integers(1, 40 * n))
+    names = [f"x{j}" for j in range(a)]
+    seen: list[tuple[int, int]] = []
+    got = suda(cols, cards, names, limit=limit, progress=lambda d, t: seen.append((d, t)))
+    assert got.plan is not None and got.max_size == got.plan.searched
+    full = suda(cols, cards, names, max_size=got.max_size, limit=None)
+    assert got.msus.tolist() == full.msus.tolist() and got.scores.tolist() == full.scores.tolist()
+    assert got.plan.cost <= limit or got.max_size == 1
+    assert seen[-1] == (got.plan.cost, got.plan.cost) and all(d1 <= d2 for (d1, _), (d2, _) in itertools.pairwise(seen))
+    assert (got.summary()["not_searched"] is None) == (got.max_size == min(a, 5))
+
+
+def test_risk_on_a_wide_release_is_bounded_and_says_what_it_left(tmp_path: Path) -> None:
+    """The CLI's risk of a table with many quasi-identifiers stops SUDA at the ceiling and names
+    the sizes it did not search (the survey's 21 QIs: 40 s and 2 GB before the ceiling)."""
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    rng = np.random.default_rng(3)
+    cols = {f"q{j}": rng.integers(0, 4, 400) for j in range(12)}
+    data = tmp_path / "w.csv"
+    data.write_text(",".join(cols) + "\n" + "".join(",".join(str(cols[c][i]) for c in cols) + "\n" for i in range(400)))
+    r = CliRunner().invoke(cli, ["risk", str(data), "--qi", ",".join(cols), "--suda-limit", "100000", "--json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)["suda"]
+    assert (s["max_size"], s["requested_max_size"]) == (2, 5)  # 12 x 400 + 66 x 400 <= 1e5 < + 220 x 400
+    assert "MSUs of 3-5 attributes were not searched" in s["not_searched"]
 
 
 def test_score_weights_by_hand() -> None:

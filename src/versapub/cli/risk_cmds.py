@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from versapub.cli.app import _errors, cli, out
+from versapub.cli.progress import _progress
 from versapub.errors import ConfigError
 from versapub.formats import json_text
 
@@ -50,6 +51,8 @@ def describe(t: dict[str, Any]) -> list[str]:
             f"SUDA (MSUs up to {s['max_size']} attributes): {s['records_with_msu']:,} records with an MSU, "
             f"{s['msus']:,} MSUs (by size {by}); highest score {s['highest_score']:,.0f}, mean {s['mean_score']:.2f}"
         )
+        if s.get("not_searched"):
+            lines.append(str(s["not_searched"]))
     return lines
 
 
@@ -86,6 +89,7 @@ def _write_records(
     population_size: int | None,
     weights: str | None,
     suda_max_size: int | None,
+    suda_limit: int | None,
     delimiter: str | None,
 ) -> None:
     import numpy as np
@@ -103,6 +107,7 @@ def _write_records(
         population_size=population_size,
         weights=weights,
         suda_max_size=suda_max_size,
+        suda_limit=suda_limit,
     )
     cols = {"row": np.arange(1, table.n_rows + 1), **risks}
     pacsv.write_csv(pa.table(cols), out)
@@ -129,6 +134,14 @@ def _write_records(
     "--suda-max-size",
     type=int,
     help="Largest minimal sample unique searched by SUDA (default: 5, or the number of quasi-identifiers).",
+)
+@click.option(
+    "--suda-limit",
+    type=click.IntRange(min=0),
+    default=200_000_000,
+    show_default=True,
+    help="Ceiling on SUDA's cost in row-groupings (rows x attribute subsets; the default takes about 4 s): the "
+    "largest MSU sizes that fit are searched and the result names the ones that were not. 0: no ceiling.",
 )
 @click.option("--no-suda", is_flag=True, help="Skip the special uniques (SUDA).")
 @click.option(
@@ -167,6 +180,7 @@ def risk(
     weights: str | None,
     threshold: float,
     suda_max_size: int | None,
+    suda_limit: int,
     no_suda: bool,
     missing_matches_any: bool,
     delimiter: str | None,
@@ -191,18 +205,22 @@ def risk(
                 raise ConfigError(f"{flag} {path} exists; add --overwrite to replace it.")
         if records_file is not None and source.is_dir():
             raise ConfigError("--records lists a data file's records; a release publishes classes, not records.")
-        rep = measure_risk(
-            source,
-            qi=_qi(qi),
-            sampling_fraction=sampling_fraction,
-            population_size=population_size,
-            weights=weights,
-            threshold=threshold,
-            suda_max_size=suda_max_size,
-            with_suda=not no_suda,
-            delimiter=delimiter,
-            missing_matches_any=missing_matches_any,
-        )
+        with _progress(as_json) as bar:
+            task = bar.add_task("reading", total=None)
+            rep = measure_risk(
+                source,
+                qi=_qi(qi),
+                sampling_fraction=sampling_fraction,
+                population_size=population_size,
+                weights=weights,
+                threshold=threshold,
+                suda_max_size=suda_max_size,
+                with_suda=not no_suda,
+                delimiter=delimiter,
+                missing_matches_any=missing_matches_any,
+                suda_limit=suda_limit or None,
+                progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
+            )
         data = rep.to_json()
         if plot_file is not None and data["tables"]:
             plot_histogram(data["tables"], plot_file)
@@ -215,6 +233,7 @@ def risk(
                 population_size,
                 weights,
                 suda_max_size,
+                suda_limit or None,
                 delimiter,
             )
         if original is not None:

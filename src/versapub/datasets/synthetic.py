@@ -161,6 +161,56 @@ def survey(n: int = 64_600, seed: int = 0) -> dict[str, list[str]]:
     }
 
 
+def events(n: int = 51_920, seed: int = 0) -> dict[str, list[str]]:
+    """A case file like the 51,920 x 15 one of issue 50 (a classic Mondrian job): a report
+    date and a birth date (ISO), latitude and longitude with four decimals around five
+    cities, age, sex, a zip-like code, an ethnicity, a hospital, days in care, a count of
+    contacts, an outcome and a diagnosis (the sensitive attribute, 40 values skewed by age)."""
+    rng = np.random.default_rng(seed)
+    city = rng.integers(0, 5, size=n)
+    lat = np.array([40.71, 34.05, 41.88, 29.76, 33.45])[city] + rng.normal(0, 0.15, size=n)
+    lon = np.array([-74.0, -118.24, -87.63, -95.37, -112.07])[city] + rng.normal(0, 0.15, size=n)
+    age = np.clip(rng.gamma(4.0, 10.0, size=n), 0, 100).astype(int)
+    report = np.datetime64("2020-03-01") + rng.integers(0, 700, size=n).astype("timedelta64[D]")
+    birth = report - (age * 365.25 + rng.integers(0, 365, size=n)).astype("timedelta64[D]")
+    diag = np.clip((age / 100 * 30 + rng.normal(0, 6, size=n)).astype(int), 0, 39)
+    return {
+        "report_date": [str(d) for d in report],
+        "birth_date": [str(d) for d in birth],
+        "lat": [f"{v:.4f}" for v in lat],
+        "lon": [f"{v:.4f}" for v in lon],
+        "age": [str(v) for v in age],
+        "sex": [("F", "M")[i] for i in rng.integers(0, 2, size=n)],
+        "zip": [f"{z:05d}" for z in (city * 1000 + 10000 + rng.integers(0, 120, size=n))],
+        "ethnicity": [("A", "B", "C", "D", "E")[i] for i in rng.choice(5, size=n, p=[0.5, 0.2, 0.15, 0.1, 0.05])],
+        "hospital": [f"H{v:02d}" for v in rng.integers(0, 30, size=n)],
+        "days": [str(v) for v in rng.poisson(5, size=n)],
+        "contacts": [str(v) for v in rng.poisson(8, size=n)],
+        "outcome": [("recovered", "hospitalized", "died")[i] for i in rng.choice(3, size=n, p=[0.85, 0.12, 0.03])],
+        "city": [("NYC", "LA", "CHI", "HOU", "PHX")[i] for i in city],
+        "tested": [("pcr", "antigen")[i] for i in rng.integers(0, 2, size=n)],
+        "diagnosis": [f"D{v:02d}" for v in diag],
+    }
+
+
+def wide_panel(n: int = 20_190, seed: int = 0) -> dict[str, list[str]]:
+    """A numeric-heavy panel like the 20,190 x 46 file of issue 50: :func:`panel`'s 11
+    columns and 35 more yearly figures (spending with two decimals, counts of visits and
+    days), each correlated with the person's total spending."""
+    base = panel(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    total = np.array([float(v) for v in base["meddol"]])
+    more: dict[str, list[str]] = {}
+    for j in range(35):
+        if j % 3 == 2:
+            v = rng.poisson(1 + total / 2000)
+            more[f"cnt{j:02d}"] = [str(x) for x in v]
+        else:
+            v = np.round(total * rng.uniform(0.0, 0.2, size=n) * (rng.random(n) < 0.6), 2)
+            more[f"dol{j:02d}"] = [f"{x:.2f}" for x in v]
+    return {**base, **more}
+
+
 def write_csv(columns: dict[str, list[str]], path: str) -> None:
     """The table as a CSV file (no value here needs quoting)."""
     names = list(columns)

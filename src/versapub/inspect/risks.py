@@ -14,7 +14,7 @@ per table and, at the top, measure by measure the worst over its tables (choice 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from versapub.data.groupby import group_rows
 from versapub.errors import InputError
 from versapub.privacy.risk import reidentification as rid
 from versapub.privacy.risk.missing_match import compatible_sizes
-from versapub.privacy.risk.suda import Suda, suda
+from versapub.privacy.risk.suda import DEFAULT_COST_LIMIT, Suda, suda
 from versapub.privacy.risk.uniqueness import Uniqueness, histogram, population_uniques
 
 if TYPE_CHECKING:
@@ -184,8 +184,11 @@ def measure(
     sampling_fraction: float = 1.0,
     suda_max_size: int | None = None,
     with_suda: bool = True,
+    suda_limit: int | None = DEFAULT_COST_LIMIT,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TableRisk:
-    """Every measure of one table's classes."""
+    """Every measure of one table's classes (``suda_limit``, ``progress``: SUDA's cost ceiling
+    and progress, :func:`versapub.privacy.risk.suda.suda`)."""
     g = classes.grouped()
     f = g.counts.astype(np.float64)
     if g.weights is not None:
@@ -202,7 +205,15 @@ def measure(
     n = int(f.sum())
     s: Suda | None = None
     if with_suda and classes.attributes and len(f):
-        s = suda(list(g.codes), list(g.cards), list(g.attributes), counts=g.counts, max_size=suda_max_size)
+        s = suda(
+            list(g.codes),
+            list(g.cards),
+            list(g.attributes),
+            counts=g.counts,
+            max_size=suda_max_size,
+            limit=suda_limit,
+            progress=progress,
+        )
     size = f  # each record's class size: its class's, or with a missing value matching any value ...
     if classes.matches_any and any(m is not None for m in g.missing) and len(f):
         size = compatible_sizes(list(g.codes), list(g.cards), list(g.missing), g.counts).astype(np.float64)
@@ -375,6 +386,8 @@ def risk(
     delimiter: str | None = None,
     missing: str = "value",
     missing_matches_any: bool = False,
+    suda_limit: int | None = DEFAULT_COST_LIMIT,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> RiskReport:
     """Re-identification risk of ``source``: a data file (CSV/Parquet; ``qi`` required), an
     encoded table, a release directory or an in-memory release (``qi``: default every
@@ -382,7 +395,9 @@ def risk(
     ``population_size`` say what share of the population the data is; ``weights`` names a
     column of sampling weights (data only); ``missing_matches_any``: a missing value matches
     any value in the class sizes (sdcMicro's reading; by default it is a value like any
-    other, ARX's — :mod:`versapub.privacy.risk.missing_match`)."""
+    other, ARX's — :mod:`versapub.privacy.risk.missing_match`). SUDA searches the MSU sizes
+    whose cost fits under ``suda_limit`` row-groupings (``None``: every size; the result
+    notes what it did not search); ``progress(description, done, total)`` follows it."""
     from versapub.data.table import EncodedTable
     from versapub.release.value import Release
 
@@ -423,8 +438,23 @@ def risk(
     w = classes[0].weights if classes else None
     if w is not None and sampling_fraction is None and population_size is None and w.sum() > 0:
         pi = min(1.0, records / float(w.sum()))  # the fraction the sampling weights imply
+
+    def follow(name: str) -> Callable[[int, int], None] | None:
+        if progress is None:
+            return None
+        hook = progress
+        return lambda done, total: hook(f"SUDA on {name}: minimal sample uniques", done, total)
+
     tables = tuple(
-        measure(c, threshold=threshold, sampling_fraction=pi, suda_max_size=suda_max_size, with_suda=with_suda)
+        measure(
+            c,
+            threshold=threshold,
+            sampling_fraction=pi,
+            suda_max_size=suda_max_size,
+            with_suda=with_suda,
+            suda_limit=suda_limit,
+            progress=follow(c.name),
+        )
         for c in classes
     )
     return RiskReport(label, tables, threshold, pi, tuple(notes))
@@ -449,6 +479,7 @@ def record_risks(
     population_size: int | None = None,
     weights: str | None = None,
     suda_max_size: int | None = None,
+    suda_limit: int | None = DEFAULT_COST_LIMIT,
 ) -> dict[str, npt.NDArray[Any]]:
     """Per record of ``table`` (in its order): the size of its class over ``qi``, its
     prosecutor risk ``1/f``, journalist risk ``1/F``, Benedetti–Franconi individual risk,
@@ -464,7 +495,7 @@ def record_risks(
         big_f = rid.population_sizes(f, weights=np.bincount(inv, weights=c.weights, minlength=len(f)))
     else:
         big_f = rid.population_sizes(f, sampling_fraction=pi)
-    s = suda(list(c.codes), list(c.cards), list(qi), max_size=suda_max_size)
+    s = suda(list(c.codes), list(c.cards), list(qi), max_size=suda_max_size, limit=suda_limit)
     return {
         "class_size": g.counts[inv],
         "prosecutor": (1.0 / f)[inv],

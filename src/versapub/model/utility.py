@@ -351,13 +351,30 @@ def range_summary(
     }
 
 
+#: A described query lists at most this many values per attribute (``NOT IN`` when the
+#: values left out are fewer; otherwise the first ones and how many more).
+MOST_VALUES = 8
+
+
 def describe(model: ReleaseModel, masks: Mapping[str, npt.NDArray[np.bool_]]) -> str:
-    """A workload query in the query language (``age IN ('25-34', '35-44') AND ...``)."""
+    """A workload query in the query language (``age IN ('25-34', '35-44') AND ...``), for a
+    reader: an attribute with more than :data:`MOST_VALUES` values is written ``NOT IN`` the
+    values left out when they are few, else as its first values and ``... N more``."""
+
+    def quoted(values: Any) -> list[str]:
+        return ["'" + str(v).replace("'", "''") + "'" for v in values]
+
     parts = []
     for a, m in masks.items():
-        vals = ", ".join("'" + str(v).replace("'", "''") + "'" for v in model.domains[a][m])
         name = a if a.replace("_", "").replace("-", "").isalnum() else '"' + a.replace('"', '""') + '"'
-        parts.append(f"{name} IN ({vals})")
+        inside, outside = model.domains[a][m], model.domains[a][~m]
+        if len(inside) <= MOST_VALUES:
+            parts.append(f"{name} IN ({', '.join(quoted(inside))})")
+        elif len(outside) <= MOST_VALUES:
+            parts.append(f"{name} NOT IN ({', '.join(quoted(outside))})")
+        else:
+            shown = ", ".join(quoted(inside[:MOST_VALUES]))
+            parts.append(f"{name} IN ({shown}, ... {len(inside) - MOST_VALUES:,} more)")
     return " AND ".join(parts)
 
 

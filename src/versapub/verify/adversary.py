@@ -41,8 +41,30 @@ Ints = npt.NDArray[np.int64]
 TOLERANCE = 0.05
 #: Confidence of the reported intervals (anonymeter's default).
 CONFIDENCE = 0.95
-#: Queries of the nearest-neighbour search per block (memory: block x drawn records).
-BLOCK = 256
+#: Cells (queries x candidates) of one block of the nearest-neighbour search: about 32 MB per
+#: matrix whatever the number of candidates (issue 50: blocks of 256 queries over 51,920
+#: records held 0.5 GB at once). The blocks' sizes never change a result: the tie-breaking
+#: draws come from the generator in the same order.
+BLOCK_CELLS = 1 << 22
+
+
+def _rows(n_candidates: int) -> int:
+    return max(1, BLOCK_CELLS // max(n_candidates, 1))
+
+
+def _distances(q: Floats, candidates: Floats, n_numeric: int) -> Floats:
+    """Each query row's distance to each candidate: ``|a - b|`` on the numeric columns, 0 or 1 on
+    the others (one scratch matrix, no temporaries per column)."""
+    dist = np.zeros((len(q), len(candidates)))
+    tmp = np.empty_like(dist)
+    for j in range(q.shape[1]):
+        np.subtract(q[:, j : j + 1], candidates[None, :, j], out=tmp)
+        if j < n_numeric:
+            np.abs(tmp, out=tmp)
+        else:
+            np.not_equal(tmp, 0, out=tmp)
+        dist += tmp
+    return dist
 
 
 @dataclass(frozen=True)
@@ -213,33 +235,30 @@ def tied_hits(
     dictionary = np.unique(np.concatenate([truth.astype(str), *texts]))
     truth_s = np.searchsorted(dictionary, truth.astype(str))  # codes: integer comparisons below
     drawn = [np.searchsorted(dictionary, x) for x in texts]
-    for lo in range(0, len(queries), BLOCK):
-        q = queries[lo : lo + BLOCK]
-        dist = np.zeros((len(q), len(candidates)))
-        for j in range(queries.shape[1]):
-            diff = q[:, j : j + 1] - candidates[None, :, j]
-            dist += np.abs(diff) if j < n_numeric else (diff != 0)
+    rows = _rows(len(candidates))
+    for lo in range(0, len(queries), rows):
+        dist = _distances(queries[lo : lo + rows], candidates, n_numeric)
         tied = dist <= dist.min(axis=1, keepdims=True) + 1e-12
+        del dist
         ties = tied.sum(axis=1)
-        hits = sum((tied & (x[None, :] == truth_s[lo : lo + BLOCK, None])).sum(axis=1) for x in drawn)
-        out[lo : lo + BLOCK] = hits / (ties * max(len(drawn), 1))
+        hits = sum((tied & (x[None, :] == truth_s[lo : lo + rows, None])).sum(axis=1) for x in drawn)
+        out[lo : lo + rows] = hits / (ties * max(len(drawn), 1))
     return out
 
 
 def nearest(queries: Floats, candidates: Floats, n_numeric: int, rng: np.random.Generator) -> Ints:
     """Per query row, the index of its nearest candidate (numeric columns ``|a - b|``, the
-    others 0 when equal and 1 otherwise), in blocks of ``BLOCK`` queries.  Several equally
+    others 0 when equal and 1 otherwise), in blocks of ``BLOCK_CELLS`` cells.  Several equally
     near candidates (many, on categorical data) are one of them drawn uniformly: an adversary
     who cannot tell them apart picks one (anonymeter takes whichever its sort puts first)."""
     out = np.empty(len(queries), dtype=np.int64)
-    for lo in range(0, len(queries), BLOCK):
-        q = queries[lo : lo + BLOCK]
-        dist = np.zeros((len(q), len(candidates)))
-        for j in range(queries.shape[1]):
-            diff = q[:, j : j + 1] - candidates[None, :, j]
-            dist += np.abs(diff) if j < n_numeric else (diff != 0)
+    rows = _rows(len(candidates))
+    for lo in range(0, len(queries), rows):
+        dist = _distances(queries[lo : lo + rows], candidates, n_numeric)
         tied = dist <= dist.min(axis=1, keepdims=True) + 1e-12
-        out[lo : lo + BLOCK] = np.argmax(np.where(tied, rng.random(dist.shape), -1.0), axis=1)
+        pick = rng.random(dist.shape, out=dist)  # the scratch reused: the draws are the same
+        pick[~tied] = -1.0
+        out[lo : lo + rows] = np.argmax(pick, axis=1)
     return out
 
 
