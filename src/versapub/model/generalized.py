@@ -29,8 +29,15 @@ from versapub.model.interval import Bound
 from versapub.model.sparse import JOIN_MAX_ROWS, Codes, Floats, JoinTooLarge, SparseFn, group_sum, sample_conditional
 
 Masks = Mapping[str, npt.NDArray[np.bool_]]
-#: Record x row pairs per chunk when computing record probabilities.
-PAIR_CHUNK = 1 << 22
+#: Record x row pairs per chunk when computing record probabilities (about 40 MB of
+#: scratch; issue 50: 1 << 22 held 0.2 GB at once).
+PAIR_CHUNK = 1 << 20
+#: Leaf rows of a one-attribute expansion above which the paths that read labels as runs of
+#: positions are taken instead (the same sums without the expansion's memory: a 51,920-record
+#: Mondrian release's birth dates expand to 6.5 million rows; issue 50).
+EXPAND_AT_MOST = 1 << 21
+#: Leaf rows of expansions kept for reuse, all together (about 50 MB).
+EXPANSIONS_HELD = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -184,7 +191,8 @@ class GeneralizedFactor:
             cols[a] = leaves[start[code][rep] + offset]
             row, inv = row[rep], inv[rep] / k[rep]
         out = (cols, row, inv)
-        if len(row) <= 1 << 20 and len(self._expanded) < 64:
+        held = sum(len(r) for _, r, _ in self._expanded.values())
+        if held + len(row) <= EXPANSIONS_HELD:  # a budget of rows, not of entries (issue 50)
             self._expanded[key] = out
         return out
 
@@ -206,7 +214,11 @@ class GeneralizedFactor:
     # -- the Factor protocol ----------------------------------------------------------
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
         joint, reduced = self._joint(masks, [*by, *(a for m in messages for a in m.attrs)])
-        if len(joint) == 1 and self._expanded_size(next(iter(joint))) > JOIN_MAX_ROWS and self._runs(next(iter(joint))):
+        if (
+            len(joint) == 1
+            and self._expanded_size(next(iter(joint))) > EXPAND_AT_MOST
+            and self._runs(next(iter(joint)))
+        ):
             cols, w = self._leaf_mass(next(iter(joint)), masks, reduced)  # one attribute: no expansion
         else:
             cols, row, inv = self.expansion(sorted(joint))
@@ -231,7 +243,7 @@ class GeneralizedFactor:
         n = len(next(iter(records.values()))) if records else 0
         if not attrs:
             return np.full(n, float(self.p.sum()))
-        if any(self._expanded_size(a) > JOIN_MAX_ROWS for a in attrs) and all(self._runs(a) for a in attrs):
+        if any(self._expanded_size(a) > EXPAND_AT_MOST for a in attrs) and all(self._runs(a) for a in attrs):
             return self._prob_runs(attrs, records)
         index = {a: self._inverted(a) for a in attrs}
         pairs = {a: int(np.diff(index[a][0])[records[a]].sum()) for a in attrs}

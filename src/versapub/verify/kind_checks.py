@@ -365,13 +365,22 @@ def _covers_original(
     the published ones — the removed records lie in no published class."""
     limit = c.pairing_max_rows
     for i, a in enumerate(attrs):  # published value -> the input's code of every leaf it covers
+        # kept as its two small parts (each leaf's position, each label's run of positions) and
+        # joined by range where it is used: the pairs themselves run to millions when labels
+        # are wide (a 51,920-record Mondrian release: 8.7 million, 1 GB; issue 50)
         c.con.execute(
-            f"CREATE TEMP TABLE map{i} AS SELECT l.value AS pv, d.code AS leaf FROM {labels} l "
-            f"JOIN {order} o ON o.attribute = l.attribute AND CAST(o.position AS BIGINT) "
-            "BETWEEN CAST(l.first AS BIGINT) AND CAST(l.last AS BIGINT) "
-            f"JOIN {_q('dict_' + a)} d ON o.leaf = d.value WHERE l.attribute = {_lit(a)} "
+            f"CREATE TEMP TABLE pos{i} AS SELECT d.code AS leaf, CAST(o.position AS BIGINT) AS pos "
+            f"FROM {order} o JOIN {_q('dict_' + a)} d ON o.leaf = d.value WHERE o.attribute = {_lit(a)}"
+        )
+        c.con.execute(
+            f"CREATE TEMP TABLE lab{i} AS SELECT value AS pv, CAST(first AS BIGINT) AS lo, "
+            f"CAST(last AS BIGINT) AS hi FROM {labels} WHERE attribute = {_lit(a)}"
+        )
+        c.con.execute(
+            f"CREATE TEMP VIEW map{i} AS SELECT l.pv, p.leaf FROM lab{i} l JOIN pos{i} p "
+            "ON p.pos BETWEEN l.lo AND l.hi "
             f"UNION ALL SELECT d.value, d.code FROM {_q('dict_' + a)} d "
-            f"WHERE d.value NOT IN (SELECT value FROM {labels} WHERE attribute = {_lit(a)})"
+            f"WHERE d.value NOT IN (SELECT pv FROM lab{i})"
         )
     ks = [f"k{i}" for i in range(len(attrs))]
     try:
@@ -380,11 +389,12 @@ def _covers_original(
             + ", ".join(f"{_q(a)} AS {k}" for a, k in zip(attrs, ks, strict=True))
             + ", count(*) AS c FROM original_codes GROUP BY ALL)"
         )
-        if limit is not None:  # each input cell joined with every published value covering it, per attribute
-            pairs = 0
-            for i in range(len(attrs)):
-                got = c.con.execute(f"SELECT count(*) FROM cells x JOIN map{i} m ON m.leaf = x.k{i}").fetchone()
-                pairs += int(got[0]) if got else 0
+        per: list[int] = []  # each input cell joined with every published value covering it, per attribute
+        for i in range(len(attrs)):
+            got = c.con.execute(f"SELECT count(*) FROM cells x JOIN map{i} m ON m.leaf = x.k{i}").fetchone()
+            per.append(int(got[0]) if got else 0)
+        if limit is not None:
+            pairs = sum(per)
             if pairs > COVER_MAX_PAIRS:
                 c.report.add(
                     "generalization",
@@ -401,17 +411,21 @@ def _covers_original(
         # From the input's cells, one attribute at a time: a cell's published values that
         # cover it so far, kept only while some published row starts with them (a prefix
         # semi-join), so general labels never expand into all their leaves.
+        # The attributes whose published values cover fewest cells first (exact ones: one
+        # each), so the partial pairs stay few; the order changes nothing else.
+        seq = sorted(range(len(attrs)), key=lambda i: (per[i], i))
         prev = "cells"
-        for i, a in enumerate(attrs):
-            match = " AND ".join([*(f"q.{_q(b)} = x.p{j}" for j, b in enumerate(attrs[:i])), f"q.{_q(a)} = m.pv"])
+        for t, i in enumerate(seq):
+            done = seq[:t]
+            match = " AND ".join([*(f"q.{_q(attrs[j])} = x.p{j}" for j in done), f"q.{_q(attrs[i])} = m.pv"])
             c.con.execute(
-                f"CREATE OR REPLACE TEMP TABLE step{i} AS SELECT x.*, m.pv AS p{i} FROM {prev} x "
+                f"CREATE OR REPLACE TEMP TABLE step{t} AS SELECT x.*, m.pv AS p{i} FROM {prev} x "
                 f"JOIN map{i} m ON m.leaf = x.k{i} SEMI JOIN (SELECT DISTINCT "
-                f"{', '.join(_q(b) for b in attrs[: i + 1])} FROM pr) q ON {match}"
+                f"{', '.join(_q(attrs[j]) for j in [*done, i])} FROM pr) q ON {match}"
             )
-            if i:
+            if t:
                 c.con.execute(f"DROP TABLE {prev}")
-            prev = f"step{i}"
+            prev = f"step{t}"
         on = " AND ".join(f"pr.{_q(a)} = x.p{i}" for i, a in enumerate(attrs))
         arcs = c.con.execute(f"SELECT DISTINCT pr.rid, x.cid FROM {prev} x JOIN pr ON {on}").fetchnumpy()
         c.con.execute(f"DROP TABLE IF EXISTS {prev}")
@@ -431,8 +445,10 @@ def _covers_original(
         if qi is not None:
             _removed_outside(c, [attrs.index(a) for a in qi], attrs, name)
     finally:
-        for t in ("cells", "pr", *(f"map{i}" for i in range(len(attrs)))):
-            c.con.execute(f"DROP TABLE IF EXISTS {t}")
+        for i in range(len(attrs)):
+            c.con.execute(f"DROP VIEW IF EXISTS map{i}")
+        for tab in ("cells", "pr", *(f"{p}{i}" for i in range(len(attrs)) for p in ("pos", "lab"))):
+            c.con.execute(f"DROP TABLE IF EXISTS {tab}")
 
 
 def _removed_outside(c: Checker, idx: list[int], attrs: list[str], name: str) -> None:
