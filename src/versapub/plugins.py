@@ -168,6 +168,9 @@ class LazyRegistry(Mapping[str, T]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._where)
 
+    def __contains__(self, name: object) -> bool:  # Mapping's would import the plug-in
+        return name in self._where
+
     def __len__(self) -> int:
         return len(self._where)
 

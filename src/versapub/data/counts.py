@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from versapub.data.arrow import array_of, string_array
 from versapub.data.groupby import group_rows
 from versapub.data.grouping import GROUP_ID, Grouping
 from versapub.data.parallel import map_ordered, pieces, threads
@@ -168,15 +169,15 @@ class CountTable:
         return len(d) if d is not None else int(self.codes[j].max(initial=-1)) + 1
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
-        dicts = [None if v is None else pa.array(v.astype(str), type=pa.string()) for v in self.dictionaries]
+        dicts = [None if v is None else string_array(v.astype(str)) for v in self.dictionaries]
         names = [*self.names, "count"]
         for lo in range(0, max(self.n_rows, 1), WRITE_BATCH):
             hi = min(lo + WRITE_BATCH, self.n_rows)
             arrays = []
             for codes, values in zip(self.codes, dicts, strict=True):
-                chunk = pa.array(codes[lo:hi])
+                chunk = array_of(codes[lo:hi])
                 arrays.append(chunk.cast(pa.int64()) if values is None else values.take(chunk))
-            arrays.append(pa.array(self.counts[lo:hi], type=pa.int64()))
+            arrays.append(array_of(np.asarray(self.counts[lo:hi], dtype=np.int64)))
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def write(self, path: Path, fmt: str) -> None:

@@ -26,6 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from versapub.data.arrow import string_array
+
 #: Files larger than this are not held in memory by :class:`ParsedFiles` (each reader streams).
 MAX_BYTES = 2 << 30
 
@@ -114,9 +116,10 @@ def arrow_of(path: Path, ints: tuple[str, ...] = ()) -> pa.Table | None:
     t = files.table(path) if files is not None else None
     if t is None:
         return None
+    empty = string_array([""])[0]  # a scalar made without pa.scalar, which imports pandas
     try:
         cols = [
-            pc.cast(t.column(c), pa.int64()) if c in ints else pc.fill_null(t.column(c), "") for c in t.column_names
+            pc.cast(t.column(c), pa.int64()) if c in ints else pc.fill_null(t.column(c), empty) for c in t.column_names
         ]
     except (pa.ArrowException, ValueError):
         return None

@@ -302,12 +302,12 @@ class EncodedTable:
         ``dict_<attribute>`` (``value``, ``code``) per attribute."""
         import pyarrow as pa
 
-        con.register("original_codes", pa.table({c.name: c.codes for c in self.columns}))
+        from versapub.data.arrow import array_of, string_array
+
+        con.register("original_codes", pa.table({c.name: array_of(c.codes) for c in self.columns}))
         for c in self.columns:
-            con.register(
-                f"dict_{c.name}",
-                pa.table({"value": pa.array(c.values.astype(str), pa.string()), "code": range(c.cardinality)}),
-            )
+            codes = array_of(np.arange(c.cardinality, dtype=np.int64))
+            con.register(f"dict_{c.name}", pa.table({"value": string_array(c.values.astype(str)), "code": codes}))
 
     @property
     def nbytes(self) -> int:

@@ -29,8 +29,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components, maximum_flow
 
 from versapub.data import bitsets
 
@@ -74,6 +72,9 @@ def allowed_pairs(member: Sequence[npt.NDArray[np.bool_]], combos: Sequence[IntA
 def live_pairs(size: FloatArray, combo_counts: FloatArray, pair_g: IntArray, pair_k: IntArray) -> npt.NDArray[np.bool_]:
     """Which support pairs some feasible table makes positive (see the module docstring);
     raises ``ValueError`` when no table meets the margins on the support."""
+    from scipy.sparse import csr_matrix  # on first use: loading the kind must stay cheap
+    from scipy.sparse.csgraph import connected_components, maximum_flow
+
     n_g, n_k = len(size), len(combo_counts)
     src, sink = n_g + n_k, n_g + n_k + 1
     total = round(float(size.sum()))

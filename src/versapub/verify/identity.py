@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from versapub.data.arrow import numpy_of
 from versapub.data.parsed import arrow_of
 from versapub.data.sql import connect, duckdb_source, fresh_alias
 from versapub.data.sql import ident as _ident
@@ -178,8 +179,8 @@ def _out_of_order(t: pa.Table) -> int:
     for c in keys:
         col = t.column(c).combine_chunks() if isinstance(t.column(c), pa.ChunkedArray) else t.column(c)
         a, b = col.slice(0, n - 1), col.slice(1)
-        less = pc.less(a, b).to_numpy(zero_copy_only=False)
-        greater = pc.greater(a, b).to_numpy(zero_copy_only=False)
+        less = numpy_of(pc.less(a, b)).astype(bool)
+        greater = numpy_of(pc.greater(a, b)).astype(bool)
         ok &= ~(~decided & greater)
         decided |= less | greater
     ok &= decided  # equal rows: a duplicate

@@ -55,6 +55,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -172,9 +173,9 @@ class SetProxy:
 
 def z_for(learners: int) -> float:
     """The one-sided normal quantile of ``1 - FAMILY_ERROR / learners``."""
-    from scipy.special import ndtri  # on first use: reading a release does not need scipy
-
-    return float(ndtri(1.0 - FAMILY_ERROR / max(learners, 1)))
+    # the standard library's quantile (Wichura's AS241, within 4e-15 of scipy's ndtri here):
+    # scipy.special costs 0.2 s of every publish's start-up
+    return NormalDist().inv_cdf(1.0 - FAMILY_ERROR / max(learners, 1))
 
 
 def wilson_low(hits: float, n: int, z: float) -> float:
