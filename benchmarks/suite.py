@@ -42,8 +42,9 @@ class Run:
     stderr: str = ""
 
 
-def run(args: list[str], cwd: Path | None = None) -> Run:
-    """Run a command; wall seconds and peak RSS (MB) of the process and its children."""
+def run(args: list[str], cwd: Path | None = None, expect: tuple[int, ...] = (0,)) -> Run:
+    """Run a command; wall seconds and peak RSS (MB) of the process and its children (an exit
+    status outside ``expect`` is printed with the command's stderr)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = [0]
@@ -63,7 +64,7 @@ def run(args: list[str], cwd: Path | None = None) -> Run:
     _, err = proc.communicate()
     seconds = time.perf_counter() - t0
     th.join()
-    if proc.returncode != 0:
+    if proc.returncode not in expect:
         print(f"FAILED ({proc.returncode}): {' '.join(args)}\n{err[-2000:]}", file=sys.stderr)
     return Run(seconds, peak[0] / 2**20, proc.returncode, err)
 

@@ -216,7 +216,7 @@ class GeneralizedFactor:
         joint, reduced = self._joint(masks, [*by, *(a for m in messages for a in m.attrs)])
         if (
             len(joint) == 1
-            and self._expanded_size(next(iter(joint))) > EXPAND_AT_MOST
+            and self._expanded_size(next(iter(joint))) > min(EXPAND_AT_MOST, JOIN_MAX_ROWS)
             and self._runs(next(iter(joint)))
         ):
             cols, w = self._leaf_mass(next(iter(joint)), masks, reduced)  # one attribute: no expansion
@@ -243,7 +243,8 @@ class GeneralizedFactor:
         n = len(next(iter(records.values()))) if records else 0
         if not attrs:
             return np.full(n, float(self.p.sum()))
-        if any(self._expanded_size(a) > EXPAND_AT_MOST for a in attrs) and all(self._runs(a) for a in attrs):
+        limit = min(EXPAND_AT_MOST, JOIN_MAX_ROWS)
+        if any(self._expanded_size(a) > limit for a in attrs) and all(self._runs(a) for a in attrs):
             return self._prob_runs(attrs, records)
         index = {a: self._inverted(a) for a in attrs}
         pairs = {a: int(np.diff(index[a][0])[records[a]].sum()) for a in attrs}

@@ -124,8 +124,8 @@ class Suda:
             "highest_score": float(self.scores.max()) if len(self.scores) else 0.0,
             "mean_score": math.fsum((self.scores * w).tolist()) / n if n else 0.0,
             "requested_max_size": self.plan.requested if self.plan else self.max_size,
-            "cost": self.plan.cost if self.plan else None,
-            "not_searched": self.plan.note() if self.plan else None,
+            **({"cost": self.plan.cost} if self.plan else {}),
+            **({"not_searched": note} if self.plan and (note := self.plan.note()) else {}),
         }
 
 
