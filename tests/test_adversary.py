@@ -198,14 +198,19 @@ def test_the_block_size_never_changes_the_nearest_records(monkeypatch: pytest.Mo
 
     rng = np.random.default_rng(4)
     q = rng.integers(0, 4, (300, 3)).astype(float)
-    c = rng.integers(0, 4, (900, 3)).astype(float)
+    repeated = rng.integers(0, 4, (900, 3)).astype(float)  # few distinct rows: distances to those
+    continuous = np.column_stack([rng.random(900), repeated[:, 1:]])  # every row distinct
     secrets = [rng.integers(0, 3, 900).astype(object)]
     truth = rng.integers(0, 3, 300).astype(object)
-    runs = []
-    for cells in (1 << 22, 2000, 7):
-        monkeypatch.setattr(adversary, "BLOCK_CELLS", cells)
-        picks = adversary.nearest(q, c, 1, np.random.default_rng(5))
-        runs.append((picks.tolist(), adversary.tied_hits(q, c, 1, secrets, truth).tolist()))
-    assert runs[0] == runs[1] == runs[2]
-    d = np.abs(q[:, None, 0] - c[None, :, 0]) + (q[:, None, 1:] != c[None, :, 1:]).sum(axis=2)
-    assert (d[np.arange(300), runs[0][0]] == d.min(axis=1)).all()  # each pick is a nearest record
+    for c in (repeated, continuous):
+        runs = []
+        for cells in (1 << 22, 2000, 7):
+            monkeypatch.setattr(adversary, "BLOCK_CELLS", cells)
+            picks = adversary.nearest(q, c, 1, np.random.default_rng(5))
+            runs.append((picks.tolist(), adversary.tied_hits(q, c, 1, secrets, truth).tolist()))
+        assert runs[0] == runs[1] == runs[2]
+        d = np.abs(q[:, None, 0] - c[None, :, 0]) + (q[:, None, 1:] != c[None, :, 1:]).sum(axis=2)
+        assert (d[np.arange(300), runs[0][0]] == d.min(axis=1)).all()  # each pick is a nearest record
+        tied = d == d.min(axis=1, keepdims=True)  # the expected hit: the share of nearest records with the truth
+        want = (tied & (secrets[0][None, :] == truth[:, None])).sum(axis=1) / tied.sum(axis=1)
+        assert np.allclose(runs[0][1], want)

@@ -26,7 +26,7 @@ baseline (anonymeter's residual risk needs records kept out of the release).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,25 @@ def _distances(q: Floats, candidates: Floats, n_numeric: int) -> Floats:
             np.not_equal(tmp, 0, out=tmp)
         dist += tmp
     return dist
+
+
+def _nearest_blocks(queries: Floats, candidates: Floats, n_numeric: int) -> Iterator[tuple[int, npt.NDArray[np.bool_]]]:
+    """Per block of queries (its first row), which candidates are nearest to each query.  The
+    distances are taken to the candidates' distinct rows when they repeat (categorical
+    columns: 10^6 records often hold a few thousand distinct rows; issue 50) and spread back to
+    the candidates: the same distances, so the same nearest sets."""
+    distinct, inverse = np.unique(candidates, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    few = len(distinct) <= len(candidates) // 2
+    rows = _rows(len(candidates))
+    for lo in range(0, len(queries), rows):
+        q = queries[lo : lo + rows]
+        if few:
+            d = _distances(q, distinct, n_numeric)
+            yield lo, (d <= d.min(axis=1, keepdims=True) + 1e-12)[:, inverse]
+        else:
+            d = _distances(q, candidates, n_numeric)
+            yield lo, d <= d.min(axis=1, keepdims=True) + 1e-12
 
 
 @dataclass(frozen=True)
@@ -235,14 +254,11 @@ def tied_hits(
     dictionary = np.unique(np.concatenate([truth.astype(str), *texts]))
     truth_s = np.searchsorted(dictionary, truth.astype(str))  # codes: integer comparisons below
     drawn = [np.searchsorted(dictionary, x) for x in texts]
-    rows = _rows(len(candidates))
-    for lo in range(0, len(queries), rows):
-        dist = _distances(queries[lo : lo + rows], candidates, n_numeric)
-        tied = dist <= dist.min(axis=1, keepdims=True) + 1e-12
-        del dist
+    for lo, tied in _nearest_blocks(queries, candidates, n_numeric):
+        hi = lo + len(tied)
         ties = tied.sum(axis=1)
-        hits = sum((tied & (x[None, :] == truth_s[lo : lo + rows, None])).sum(axis=1) for x in drawn)
-        out[lo : lo + rows] = hits / (ties * max(len(drawn), 1))
+        hits = sum((tied & (x[None, :] == truth_s[lo:hi, None])).sum(axis=1) for x in drawn)
+        out[lo:hi] = hits / (ties * max(len(drawn), 1))
     return out
 
 
@@ -252,13 +268,10 @@ def nearest(queries: Floats, candidates: Floats, n_numeric: int, rng: np.random.
     near candidates (many, on categorical data) are one of them drawn uniformly: an adversary
     who cannot tell them apart picks one (anonymeter takes whichever its sort puts first)."""
     out = np.empty(len(queries), dtype=np.int64)
-    rows = _rows(len(candidates))
-    for lo in range(0, len(queries), rows):
-        dist = _distances(queries[lo : lo + rows], candidates, n_numeric)
-        tied = dist <= dist.min(axis=1, keepdims=True) + 1e-12
-        pick = rng.random(dist.shape, out=dist)  # the scratch reused: the draws are the same
+    for lo, tied in _nearest_blocks(queries, candidates, n_numeric):
+        pick = rng.random(tied.shape)  # one draw per (query, candidate) pair, in order, as always
         pick[~tied] = -1.0
-        out[lo : lo + rows] = np.argmax(pick, axis=1)
+        out[lo : lo + len(tied)] = np.argmax(pick, axis=1)
     return out
 
 

@@ -211,13 +211,14 @@ def _distinct(t: Records, columns: Sequence[str]) -> Records:
     if not columns:
         return {}
     factors = [factorize(t[c]) for c in columns]
-    cards = [max(len(u), 1) for u, _ in factors]
-    if float(np.prod(np.asarray(cards, dtype=np.float64))) < 2.0**62:  # one integer key per row: a 1-D unique
-        key = np.ravel_multi_index(tuple(codes for _, codes in factors), tuple(cards))
-        first = np.sort(np.unique(key, return_index=True)[1])
-    else:
-        keys = np.unique(np.stack([codes for _, codes in factors], axis=1), axis=0, return_index=True)[1]
-        first = np.sort(keys)
+    key, card = np.zeros(len(factors[0][1]), dtype=np.int64), 1
+    for uniq, codes in factors:  # one integer key per distinct row, ranked densely before it overflows
+        k = max(len(uniq), 1)
+        if card * k >= 2**62:
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+            card = int(key.max(initial=0)) + 1
+        key, card = key * k + codes, card * k
+    first = np.sort(np.unique(key, return_index=True)[1])  # each distinct row's first record
     return {c: t[c][first] for c in columns}
 
 
