@@ -482,3 +482,10 @@ def test_record_risks_by_hand_and_from_the_cli(tmp_path: Path) -> None:
     assert len(lines) == 7 and lines[3].split(",")[:2] == ["3", "1"]
     res = CliRunner().invoke(cli, ["risk", str(p), "--qi", "a", "--records", str(out)])
     assert res.exit_code == 2 and "--overwrite" in res.output
+
+
+def test_the_cli_ceiling_is_the_library_default() -> None:
+    from versapub.cli.risk_cmds import risk as risk_command
+
+    option = next(p for p in risk_command.params if p.name == "suda_limit")
+    assert option.default == DEFAULT_COST_LIMIT
