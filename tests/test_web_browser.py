@@ -82,6 +82,20 @@ def _publish_and_read_verdict(pg: object, out: str) -> None:
     expect(pg.locator("#progress-text")).to_contain_text("done")  # type: ignore[attr-defined]
 
 
+def _accessible(pg: object) -> None:
+    """Every control has a name a screen reader says, the current screen is marked, errors
+    are announced."""
+    unnamed = pg.evaluate(  # type: ignore[attr-defined]
+        """() => [...document.querySelectorAll("select, input, textarea, button")]
+             .filter((e) => e.type !== "hidden")
+             .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.textContent.trim())
+             .map((e) => e.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == []
+    assert pg.locator("nav button[aria-current=page]").count() == 1  # type: ignore[attr-defined]
+    assert pg.locator("#error").get_attribute("role") == "alert"  # type: ignore[attr-defined]
+
+
 def _cli_check(release: Path) -> None:
     r = CliRunner().invoke(cli, ["check", str(release)])
     assert r.exit_code == 0, r.output
@@ -139,6 +153,27 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     expect(pg.locator("#risk-table tr")).to_have_count(
         1 + len(json.loads((release / "manifest.json").read_text())["tables"])
     )  # type: ignore[attr-defined]
+    # on the quasi-identifiers the release declares (ticked when it opened), each figure explained, a histogram
+    expect(pg.locator("#risk-title")).to_contain_text("on age, sex, zip")  # type: ignore[attr-defined]
+    assert pg.locator("table.facts").first.inner_text().count("The chance of re-identifying") == 1  # type: ignore[attr-defined]
+    assert pg.locator("#use-result figure svg.chart rect").count() > 0  # type: ignore[attr-defined]
+    pg.click("#run-evaluate")  # type: ignore[attr-defined]
+    expect(pg.locator("#evaluate-title")).to_contain_text("utility of releases/first", timeout=60_000)  # type: ignore[attr-defined]
+    expect(pg.locator("#marginal-errors")).to_contain_text("disease")  # type: ignore[attr-defined]
+    assert pg.locator("#use-result svg#kl-scale").count() == 1  # type: ignore[attr-defined]
+    # a second release of the same input, compared side by side with the first
+    args = ["publish", "--input", str(root / "data.csv"), "--rule", "age, sex -> disease", "--rule", "zip -> education"]
+    args += ["--identifying", "patient_id", "--insensitive", "race,hours", "--l", "3"]
+    r = CliRunner().invoke(cli, [*args, "--out", str(root / "releases" / "l3")])
+    assert r.exit_code == 0, r.output
+    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=use]")  # type: ignore[attr-defined]  (re-lists the releases)
+    expect(pg.locator("#compare-list option")).to_have_count(2)  # type: ignore[attr-defined]
+    pg.select_option("#compare-list", ["releases/first", "releases/l3"])  # type: ignore[attr-defined]
+    pg.click("#run-compare")  # type: ignore[attr-defined]
+    expect(pg.locator("#compare-table tbody tr")).to_have_count(3, timeout=60_000)  # type: ignore[attr-defined]
+    expect(pg.locator("#compare-table")).to_contain_text("releases/l3")  # type: ignore[attr-defined]
+    _accessible(pg)
     pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
     pg.fill("#job-path", "jobs/first.toml")  # type: ignore[attr-defined]
     pg.click("#save-job")  # type: ignore[attr-defined]

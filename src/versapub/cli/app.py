@@ -78,6 +78,7 @@ def _errors() -> Iterator[None]:
 #: to the modules' own registrations).
 COMMAND_MODULES: dict[str, str] = {
     "check": "read_cmds",
+    "compare": "compare_cmds",
     "demo": "publish_cmds",
     "eligible": "data_cmds",
     "evaluate": "read_cmds",

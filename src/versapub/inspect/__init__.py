@@ -1,5 +1,6 @@
 """The read side, for every front end: what ``versapub evaluate``, ``query``, ``check``,
-``rules``, ``sample``, ``report``, ``risk`` (and its attacks) and ``marginals check`` compute, as Python functions
+``rules``, ``sample``, ``report``, ``risk`` (and its attacks), ``compare`` and ``marginals check``
+compute, as Python functions
 that return values (the command line only renders them; the web interface uses the same).
 
 >>> import versapub
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 _WHERE = {
     "Report": "checking",
     "attacks": "checking",
+    "Comparison": "comparison",
+    "compare": "comparison",
     "check": "checking",
     "report": "checking",
     "treatment_effect": "checking",
@@ -39,6 +42,8 @@ _WHERE = {
     "sample": "querying",
     "RiskReport": "risks",
     "risk": "risks",
+    "RiskChoices": "risks",
+    "risk_choices": "risks",
     "RulesReport": "rules",
     "rules_report": "rules",
 }
@@ -58,6 +63,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from versapub.inspect.checking import Report, attacks, check, report, treatment_effect
+    from versapub.inspect.comparison import Comparison, compare
     from versapub.inspect.eligibility import eligible
     from versapub.inspect.evaluation import Evaluation, evaluate
     from versapub.inspect.hierarchies import HierarchyFit, hierarchy_fit
@@ -65,11 +71,12 @@ if TYPE_CHECKING:
     from versapub.inspect.original import Original, original_table
     from versapub.inspect.profiling import ColumnProfile, Profile, profile
     from versapub.inspect.querying import QueryResult, domains, query, sample
-    from versapub.inspect.risks import RiskReport, risk
+    from versapub.inspect.risks import RiskChoices, RiskReport, risk, risk_choices
     from versapub.inspect.rules import RulesReport, rules_report
 
 __all__ = [
     "ColumnProfile",
+    "Comparison",
     "Evaluation",
     "HierarchyFit",
     "MarginalsCheck",
@@ -77,10 +84,12 @@ __all__ = [
     "Profile",
     "QueryResult",
     "Report",
+    "RiskChoices",
     "RiskReport",
     "RulesReport",
     "attacks",
     "check",
+    "compare",
     "domains",
     "eligible",
     "evaluate",
@@ -91,6 +100,7 @@ __all__ = [
     "query",
     "report",
     "risk",
+    "risk_choices",
     "rules_report",
     "sample",
     "treatment_effect",

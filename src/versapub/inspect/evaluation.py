@@ -80,13 +80,14 @@ def evaluate(
     p: float = 0.4,
     seed: int = 1,
     progress: Progress = _silent,
+    within: Path | None = None,
 ) -> Evaluation:
     """Utility of a release: KL-divergence to the original (Equation 3), relative error of a
     seeded random COUNT workload (``n_queries`` queries over ``qd`` attributes, default 3 or
     all if fewer, each predicate a fraction ``p`` of a domain), per-attribute marginal error,
     the classic metrics, and for generalized tables the functional-diversity paper's
     measures. ``original``: a data file or TOML config (default: the input the manifest
-    records, if unchanged)."""
+    records, if unchanged; ``within``: looked for only inside that folder)."""
     d = Path(release)
     read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.inspect.original import original_table
@@ -98,7 +99,7 @@ def evaluate(
     progress("loading the release", 0, 0)
     t0 = time.perf_counter()
     model = load_release(d)
-    orig = original_table(d, original, missing, model)
+    orig = original_table(d, original, missing, model, within=within)
     table = orig.table
     load_s = time.perf_counter() - t0
     progress("KL-divergence", 0, 0)

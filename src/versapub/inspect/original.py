@@ -30,6 +30,7 @@ def original_table(
     missing: str | None = None,
     model: ReleaseModel | None = None,
     columns: Sequence[str] | None = None,
+    within: Path | None = None,
 ) -> Original:
     """The original table, read as the manifest records (columns, header and names,
     delimiter, markers, hierarchies and levels, missing policy): from ``original`` (a data
@@ -37,7 +38,8 @@ def original_table(
     found by name (beside the release, in the current directory, among the embedded
     datasets) — which must then be the very file published (same SHA-256).  ``columns``:
     read only those of the release's columns (a query's), unless the missing policy drops
-    records (:func:`versapub.io.config.original_reader`)."""
+    records (:func:`versapub.io.config.original_reader`); ``within``: the recorded input and
+    hierarchies are looked for only inside that folder."""
     from versapub.formats import file_sha256
     from versapub.io.config import original_reader
     from versapub.kinds.load import load_release
@@ -48,7 +50,7 @@ def original_table(
     d = Path(release)
     manifest = read_manifest(d)
     path = Path(original) if original is not None else None
-    cfg = original_reader(manifest, path, missing, d, columns)
+    cfg = original_reader(manifest, path, missing, d, columns, within)
     if path is None:
         recorded = manifest.input.get("sha256")
         if recorded and file_sha256(cfg.input) != recorded:

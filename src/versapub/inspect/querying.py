@@ -71,6 +71,7 @@ def query(
     original: str | Path | None = None,
     missing: str | None = None,
     seconds: float = 2.0,
+    within: Path | None = None,
 ) -> QueryResult:
     """Estimated ``COUNT(*) WHERE text`` under the release's maximum-entropy model (the
     query language of :func:`versapub.model.query.parse_query`; a published generalized
@@ -81,7 +82,8 @@ def query(
 
     Beside the estimate, the smallest and largest count over every table consistent with
     the release (:mod:`versapub.model.bounds`; ``seconds`` bounds an integer program, past
-    which the sound cheap bounds are returned marked not sharp)."""
+    which the sound cheap bounds are returned marked not sharp).  ``within``: the recorded
+    input is looked for only inside that folder (the web server's root)."""
     d = Path(release)
     manifest = read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.inspect.original import original_table
@@ -101,7 +103,7 @@ def query(
     from versapub.errors import VersapubError
 
     try:
-        orig = original_table(d, original, missing, model, columns=q.attributes)  # only the query's columns
+        orig = original_table(d, original, missing, model, columns=q.attributes, within=within)
     except VersapubError:
         if original is not None:
             raise

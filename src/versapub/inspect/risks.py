@@ -318,6 +318,57 @@ def _published(all_cols: Sequence[str], qi: Sequence[str] | None) -> list[str]:
     return list(all_cols) if qi is None else [c for c in all_cols if c in set(qi)]
 
 
+@dataclass(frozen=True)
+class RiskChoices:
+    """What a release's risk can be measured on: every published non-sensitive column
+    (``candidates``, in the order the tables publish them) and the quasi-identifiers the
+    release declares among them (``declared``: the rules' left-hand sides and the columns
+    declared quasi-identifying; all candidates when it declares none), with SUDA's plan
+    for the declared ones over the release's records."""
+
+    candidates: tuple[str, ...]
+    declared: tuple[str, ...]
+    records: int
+
+    def suda_plan_text(self, qi: Sequence[str] | None = None) -> str:
+        """SUDA's cost for ``qi`` (default: the declared ones), in a sentence, before it runs."""
+        from versapub.privacy.risk.suda import plan
+
+        n = len(self.declared if qi is None else qi)
+        if not n or not self.records:
+            return "SUDA has nothing to search: no quasi-identifier is chosen."
+        p = plan(n, self.records)
+        cost = (
+            f"SUDA over {n} quasi-identifiers searches MSUs of up to {p.searched} attributes: {p.cost:,} row-groupings"
+        )
+        return cost + (f"; {p.note()}" if p.note() else " (under the default ceiling of about 4 s).")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "candidates": list(self.candidates),
+            "declared": list(self.declared),
+            "records": self.records,
+            "suda": self.suda_plan_text(),
+        }
+
+
+def risk_choices(directory: str | Path) -> RiskChoices:
+    """The columns a release's risk can be measured on and those it declares
+    quasi-identifying (:class:`RiskChoices`)."""
+    from versapub.formats import read_manifest
+    from versapub.kinds import get_kind, parse_entry
+
+    manifest = read_manifest(Path(directory))
+    cols = [c for e in map(parse_entry, manifest.entries()) for c in get_kind(e.kind).cells(e)[1]]
+    candidates = tuple(dict.fromkeys(cols))
+    raw = manifest.raw
+    named = [str(a) for r in raw.get("rules") or [] if isinstance(r, dict) for a in r.get("lhs") or []]
+    roles = raw.get("columns") if isinstance(raw.get("columns"), dict) else {}
+    named += [str(a) for a in (roles or {}).get("quasi-identifying") or []]
+    declared = tuple(c for c in candidates if c in set(named)) or candidates
+    return RiskChoices(candidates, declared, int(manifest.n_records))
+
+
 def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool = False) -> list[Classes]:
     """Each table of a written release as classes of its published non-sensitive values
     (``qi``: only these of them), read from its files."""

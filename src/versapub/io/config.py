@@ -683,6 +683,7 @@ def original_reader(
     missing: str | None = None,
     release_dir: Path | None = None,
     columns: Sequence[str] | None = None,
+    within: Path | None = None,
 ) -> PublishConfig:
     """How to read the original table of a release: ``path`` (a data file read with the
     settings the manifest records — delimiter, header, names, markers, hierarchies and
@@ -691,7 +692,8 @@ def original_reader(
     current directory (:mod:`versapub.io.locate`).  Only the release's attributes are read,
     so an original with extra columns is projected — only those of them in ``columns`` when
     given, unless the missing policy drops records (which then depends on every column);
-    ``missing`` overrides the policy."""
+    ``missing`` overrides the policy.  ``within``: the input and hierarchies the manifest
+    records are looked for only inside that folder (the web server's root)."""
     from versapub.io.locate import locate
 
     raw = manifest.get("input")
@@ -708,7 +710,7 @@ def original_reader(
         if path is not None:
             src = path
         else:
-            found = locate(str(inp["path"]), release_dir, inp.get("sha256"))
+            found = locate(str(inp["path"]), release_dir, inp.get("sha256"), within)
             if found.path is None:
                 how = ". Give the original with --original (a CSV/Parquet file, or the job's TOML configuration)."
                 raise ConfigError(found.explain(str(inp["path"]), "its input") + how)
@@ -716,7 +718,7 @@ def original_reader(
         specs = []
         try:
             for a, h in (inp.get("hierarchies") or {}).items():
-                got = locate(str(h["file"]), release_dir, h.get("sha256"))
+                got = locate(str(h["file"]), release_dir, h.get("sha256"), within)
                 if got.path is None:
                     raise ConfigError(
                         got.explain(str(h["file"]), f"the hierarchy of {a!r}") + ". Put it beside the "

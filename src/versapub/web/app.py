@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response, StreamingResponse
 from starlette.responses import JSONResponse as _StarletteJSON
@@ -105,7 +106,7 @@ class _Site:
         return HTMLResponse(page)
 
     async def files(self, request: Request) -> dict[str, Any]:
-        return self.base.listing()
+        return await run_in_threadpool(self.base.listing)
 
     async def upload(self, request: Request) -> dict[str, Any]:
         too_big = f"The file is larger than the {self.max_upload // (1024 * 1024)} MB this server accepts."
@@ -119,6 +120,8 @@ class _Site:
         if not name or name.startswith("."):
             raise ConfigError(f"Upload name {item.filename!r}: give the file a plain name.")
         folder = str(form.get("folder") or UPLOADS)
+        if any(part.startswith(".") for part in Path(folder).parts if part not in (".",)):
+            raise ConfigError(f"Upload folder {folder!r}: a hidden folder (starting with a dot) is not for uploads.")
         dest_dir = self.base.resolve(folder)
         dest_dir.mkdir(parents=True, exist_ok=True)
         dest = self.base.resolve(f"{self.base.relative(dest_dir)}/{name}")
@@ -138,19 +141,32 @@ class _Site:
         return {"path": self.base.relative(dest), "bytes": written}
 
     async def profile(self, request: Request) -> dict[str, Any]:
-        from versapub.inspect import profile as prof
-
-        job = (await _body(request)).get("job") or {}
-        return prof(jobs.job_config(self.base, job)).to_dict() | {"input": job.get("input")}
-
-    async def rules(self, request: Request) -> dict[str, Any]:
-        from versapub.inspect import marginals_check, rules_report
-
+        """Reading a data file, in a worker (a new profile supersedes a running one)."""
         job = (await _body(request)).get("job") or {}
         cfg = jobs.job_config(self.base, job)
-        if cfg.marginals is not None:  # a collection: its checks (k-link, k-combinatorial, maxent diversity)
-            return {"marginals": marginals_check(cfg).to_dict(), "input": job.get("input")}
-        return rules_report(cfg).to_dict() | {"input": job.get("input")}
+
+        def work(task: jobs.Task) -> dict[str, Any]:
+            from versapub.inspect import profile as prof
+
+            task.say(f"reading {job.get('input')}")
+            return prof(cfg).to_dict() | {"input": job.get("input")}
+
+        return self.tasks.start("profile", str(job.get("input") or ""), work, supersede=True).to_dict()
+
+    async def rules(self, request: Request) -> dict[str, Any]:
+        """Feasibility of the job's rules (or a collection's checks), in a worker."""
+        job = (await _body(request)).get("job") or {}
+        cfg = jobs.job_config(self.base, job)
+
+        def work(task: jobs.Task) -> dict[str, Any]:
+            from versapub.inspect import marginals_check, rules_report
+
+            if cfg.marginals is not None:  # a collection: its checks (k-link, k-combinatorial, maxent diversity)
+                task.say("checking the collection of marginals")
+                return {"marginals": marginals_check(cfg).to_dict(), "input": job.get("input")}
+            return rules_report(cfg, task.progress).to_dict() | {"input": job.get("input")}
+
+        return self.tasks.start("rules", str(job.get("input") or ""), work, supersede=True).to_dict()
 
     async def toml(self, request: Request) -> dict[str, Any]:
         body = await _body(request)
@@ -185,7 +201,15 @@ class _Site:
         if not out:
             raise ConfigError("Name the release folder (e.g. releases/first).")
         cfg = jobs.job_config(self.base, body.get("job") or {})
+        self.sweep()
         return self.tasks.start_publish(self.base, cfg, out, overwrite=bool(body.get("overwrite"))).to_dict()
+
+    def sweep(self) -> None:
+        """Remove the staging folders of publishes whose process is gone (a killed server)."""
+        from versapub.io import workdirs
+
+        for folder in [self.base.path, *self.base.folders()]:
+            workdirs.sweep(folder, ".")
 
     async def task(self, request: Request) -> dict[str, Any]:
         return self.tasks.get(request.path_params["task_id"]).to_dict()
@@ -220,64 +244,103 @@ class _Site:
         }
 
     async def query(self, request: Request) -> dict[str, Any]:
-        from versapub.inspect import query as q
-
         body = await _body(request)
         d = self._release(str(body.get("release") or ""))
-        res = q(d, str(body.get("text") or ""), original=self._recorded_input(d))
-        return res.to_dict() | {
-            "relative_error": res.relative_error,
-            "range_text": res.bound.text() if res.bound is not None else None,
-        }
+        text = str(body.get("text") or "")
 
-    def _recorded_input(self, d: Path) -> Path | None:
-        """The input the release records, found anywhere under the root by its name and
-        SHA-256 (the CLI looks beside the release and in the current folder)."""
-        from versapub.formats import file_sha256
+        def work() -> dict[str, Any]:
+            from versapub.inspect import query as q
 
-        inp = read_manifest(d).input
-        name, digest = Path(str(inp.get("path") or "")).name, inp.get("sha256")
-        for rel in self.base.listing()["data"]:
-            p = self.base.resolve(rel)
-            if name and p.name == name and digest and file_sha256(p) == digest:
-                return p
-        return None
+            res = q(d, text, within=self.base.path)  # the recorded input: only under the root
+            return res.to_dict() | {
+                "relative_error": res.relative_error,
+                "range_text": res.bound.text() if res.bound is not None else None,
+                "original_note": None if res.actual is not None else self._no_original(d),
+            }
+
+        return await run_in_threadpool(work)
+
+    def _no_original(self, d: Path) -> str:
+        name = Path(str(read_manifest(d).input.get("path") or "")).name or "its input"
+        return (
+            f"The release's input ({name}, by name and SHA-256) is not under the served folder, so the figures that "
+            "need the original are not shown; nothing outside the folder is read."
+        )
+
+    def _original(self, d: Path, task: jobs.Task) -> Any:
+        """The release's recorded input, found under the root only (``None``: not there)."""
+        from versapub.inspect import original_table
+
+        task.say("looking for the release's input under the served folder")
+        try:
+            return original_table(d, within=self.base.path)
+        except VersapubError:
+            return None
 
     async def domains(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import domains as dom
 
-        return {"domains": dom(self._release(request.query_params.get("path", "")))}
+        d = self._release(request.query_params.get("path", ""))
+        return {"domains": await run_in_threadpool(dom, d)}
 
     async def check(self, request: Request) -> dict[str, Any]:
-        from versapub.inspect import check as chk
+        """Every check of the release, in a worker; the attacks on everything published run
+        against the recorded input when it is under the root."""
+        d = self._release(str((await _body(request)).get("release") or ""))
 
-        body = await _body(request)
-        d = self._release(str(body.get("release") or ""))
-        original = self._recorded_input(d)  # under the root: the attacks on everything published run against it
-        rep = chk(d, original)
-        adv = rep.adversary or {}
-        attacks = [r["message"] for r in adv.get("rules", [])] + [
-            f"{t['table']}: {t['message']}" for t in adv.get("tables", [])
-        ]
-        return {
-            "verdict": rep.verdict,
-            "failures": rep.failures(),
-            "attention": rep.attention,
-            "attacks": attacks,
-            "original": original is not None,
-            "report": rep.to_json(),
-        }
+        def work(task: jobs.Task) -> dict[str, Any]:
+            from versapub.inspect import check as chk
+
+            original = self._original(d, task)
+            task.say("checking the release")
+            rep = chk(d, original, progress=task.say)
+            adv = rep.adversary or {}
+            attacks = [r["message"] for r in adv.get("rules", [])] + [
+                f"{t['table']}: {t['message']}" for t in adv.get("tables", [])
+            ]
+            return {
+                "verdict": rep.verdict,
+                "failures": rep.failures(),
+                "attention": rep.attention,
+                "attacks": attacks,
+                "original": original is not None,
+                "original_note": None if original is not None else self._no_original(d),
+                "report": rep.to_json(),
+            }
+
+        return self.tasks.start("check", self.base.relative(d), work).to_dict()
 
     async def evaluate(self, request: Request) -> dict[str, Any]:
-        from versapub.inspect import evaluate as ev
+        """Utility of the release against its recorded input (under the root), in a worker,
+        with the view the page draws (:mod:`versapub.web.views`)."""
+        d = self._release(str((await _body(request)).get("release") or ""))
 
-        body = await _body(request)
-        return ev(self._release(str(body.get("release") or ""))).to_dict()
+        def work(task: jobs.Task) -> dict[str, Any]:
+            from versapub.inspect import evaluate as ev
+            from versapub.web.views import evaluation_view
+
+            original = self._original(d, task)
+            if original is None:
+                raise ConfigError(self._no_original(d) + " Evaluating utility needs it.")
+            e = ev(d, within=self.base.path, progress=task.progress).to_dict()
+            return e | {"view": evaluation_view(e)}
+
+        return self.tasks.start("evaluate", self.base.relative(d), work).to_dict()
+
+    async def risk_choices(self, request: Request) -> dict[str, Any]:
+        """The columns a release's risk can be measured on, those it declares, SUDA's cost."""
+        from versapub.inspect import risk_choices
+
+        d = self._release(request.query_params.get("path", ""))
+        choices = await run_in_threadpool(risk_choices, d)
+        qi = [c for c in request.query_params.get("qi", "").split(",") if c]
+        return choices.to_dict() | ({"suda": choices.suda_plan_text(qi)} if qi else {})
 
     async def risk(self, request: Request) -> dict[str, Any]:
-        """Re-identification risk of a release (or a data file with ``qi``), as ``versapub risk --json``."""
+        """Re-identification risk of a release (or a data file with ``qi``), as ``versapub
+        risk --json``, in a worker: on the quasi-identifiers the release declares unless
+        ``qi`` names others; SUDA only when ``suda`` is true (bounded, with its progress)."""
         from versapub.errors import InputError
-        from versapub.inspect import risk as measure
 
         body = await _body(request)
         fraction = body.get("sampling_fraction")
@@ -285,10 +348,55 @@ class _Site:
             pi = float(fraction) if fraction not in (None, "") else None
         except (TypeError, ValueError):
             raise InputError(f"The sampling fraction is a number in (0, 1], got {fraction!r}.") from None
+        if pi is not None and not 0 < pi <= 1:
+            raise InputError(f"The sampling fraction is a number in (0, 1], got {fraction!r}.")
         release = body.get("release")
         source = self._release(str(release)) if release else self.base.resolve(str(body.get("data") or ""))
         qi = [c for c in body.get("qi") or [] if isinstance(c, str)] or None
-        return measure(source, qi=qi, sampling_fraction=pi, delimiter=body.get("delimiter") or None).to_json()
+        with_suda = bool(body.get("suda"))
+
+        def work(task: jobs.Task) -> dict[str, Any]:
+            from versapub.inspect import risk as measure
+            from versapub.inspect import risk_choices
+            from versapub.web.views import risk_view
+
+            chosen = qi if qi is not None or not release else list(risk_choices(source).declared)
+            task.say("counting the classes")
+            rep = measure(
+                source,
+                qi=chosen,
+                sampling_fraction=pi,
+                delimiter=body.get("delimiter") or None,
+                with_suda=with_suda,
+                progress=task.progress,
+            ).to_json()
+            return rep | {"qi": chosen, "view": risk_view(rep)}
+
+        return self.tasks.start("risk", str(release or body.get("data") or ""), work).to_dict()
+
+    async def compare(self, request: Request) -> dict[str, Any]:
+        """Two or more releases of one input side by side, in a worker."""
+        named = (await _body(request)).get("releases") or []
+        dirs = [self._release(str(r)) for r in named if str(r)]
+        if len(dirs) < 2:
+            raise ConfigError("Choose two or more releases of one input to compare.")
+
+        def work(task: jobs.Task) -> dict[str, Any]:
+            from versapub.inspect import compare
+            from versapub.web.views import comparison_view
+
+            c = compare(dirs, within=self.base.path, progress=task.progress).to_dict()
+            c["rows"] = [r | {"release": self._shown(r["release"])} for r in c["rows"]]
+            return c | {"view": comparison_view(c)}
+
+        return self.tasks.start("compare", ", ".join(self.base.relative(d) for d in dirs), work).to_dict()
+
+    def _shown(self, path: str) -> str:
+        """A path as the page names it (relative to the root)."""
+        try:
+            return self.base.relative(Path(path))
+        except ValueError:
+            return path
 
     async def eligible(self, request: Request) -> dict[str, Any]:
         from versapub.inspect import eligible as elig
@@ -296,25 +404,24 @@ class _Site:
         body = await _body(request)
         taxonomy = body.get("taxonomy")
         level = body.get("max_level")
-        return {
-            "ranges": elig(
-                self.base.resolve(str(body.get("data") or "")),
-                str(body.get("sensitive") or ""),
-                self.base.resolve(str(taxonomy)) if taxonomy else None,
-                int(level) if level not in (None, "") else None,
-                body.get("delimiter") or None,
-            )
-        }
+        args = (
+            self.base.resolve(str(body.get("data") or "")),
+            str(body.get("sensitive") or ""),
+            self.base.resolve(str(taxonomy)) if taxonomy else None,
+            int(level) if level not in (None, "") else None,
+            body.get("delimiter") or None,
+        )
+        return {"ranges": await run_in_threadpool(elig, *args)}
 
     async def hierarchy_build(self, request: Request) -> dict[str, Any]:
         from versapub.web import hierarchies
 
-        return hierarchies.build(self.base, await _body(request))
+        return await run_in_threadpool(hierarchies.build, self.base, await _body(request))
 
     async def hierarchy_show(self, request: Request) -> dict[str, Any]:
         from versapub.web import hierarchies
 
-        return hierarchies.show(self.base, await _body(request))
+        return await run_in_threadpool(hierarchies.show, self.base, await _body(request))
 
     async def raw(self, request: Request) -> Response:
         try:
@@ -362,6 +469,8 @@ class _Site:
             Route("/api/evaluate", _json_errors(self.evaluate), methods=["POST"]),
             Route("/api/eligible", _json_errors(self.eligible), methods=["POST"]),
             Route("/api/risk", _json_errors(self.risk), methods=["POST"]),
+            Route("/api/risk/choices", _json_errors(self.risk_choices)),
+            Route("/api/compare", _json_errors(self.compare), methods=["POST"]),
             Route("/api/hierarchy/build", _json_errors(self.hierarchy_build), methods=["POST"]),
             Route("/api/hierarchy/show", _json_errors(self.hierarchy_show), methods=["POST"]),
             Route("/api/zip", self.zipped),
@@ -374,4 +483,6 @@ def make_app(
     root: str | Path, token: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), max_upload: int = MAX_UPLOAD
 ) -> Guard:
     """The application serving ``root`` to holders of ``token``."""
-    return Guard(Starlette(routes=_Site(root, token, max_upload).routes()), token, hosts)
+    site = _Site(root, token, max_upload)
+    site.sweep()  # staging folders a killed server left behind
+    return Guard(Starlette(routes=site.routes()), token, hosts)

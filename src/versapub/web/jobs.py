@@ -9,6 +9,7 @@ import threading
 import time
 import tomllib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,9 +209,27 @@ class Cancelled(VersapubError):
     """The user pressed Cancel."""
 
 
+class Busy(ConfigError):
+    """A job of the same kind is running (at most one heavy job per kind at a time)."""
+
+
+#: What each kind of background job is called in a sentence.
+KIND_TEXT = {
+    "publish": "a publish",
+    "profile": "reading the data file",
+    "rules": "the feasibility check",
+    "check": "a check",
+    "evaluate": "an evaluation",
+    "risk": "a risk measurement",
+    "compare": "a comparison",
+    "eligible": "the eligible ranges",
+}
+
+
 @dataclass
 class Task:
-    """A job running in the background: its progress as the workflow reports it."""
+    """A job running in a worker thread, off the server's event loop: its progress as the
+    library reports it, its result, and a Cancel honoured at the next step it reports."""
 
     id: str
     kind: str
@@ -226,19 +245,31 @@ class Task:
     result: dict[str, Any] = field(default_factory=dict)
 
     def progress(self, description: str, completed: int, total: int) -> None:
+        """The library's ``progress(description, done, total)``: raises :class:`Cancelled`
+        once Cancel was pressed."""
         if self.cancel.is_set():
             raise Cancelled("Cancelled by the user; nothing was written.")
         self.step, self.completed, self.total = description, completed, total
 
+    def say(self, description: str) -> None:
+        """The library's ``progress(description)`` (a step without a count)."""
+        self.progress(description, 0, 0)
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
     def to_dict(self) -> dict[str, Any]:
         elapsed = (self.ended or time.monotonic()) - self.started
         share = 1.0 if self.status == "done" else (self.completed / self.total if self.total else None)
-        left = elapsed * (1 - share) / share if share and self.status == "running" else None
+        # a time left only once the step's count says enough (never "about 0 s left" at 6 %)
+        left = elapsed * (1 - share) / share if share and share >= 0.1 and self.running else None
+        status = "cancelling" if self.running and self.cancel.is_set() else self.status
         return {
             "id": self.id,
             "kind": self.kind,
             "out": self.out,
-            "status": self.status,
+            "status": status,
             "step": self.step,
             "percent": None if share is None else round(100 * share),
             "elapsed_s": round(elapsed, 1),
@@ -248,8 +279,13 @@ class Task:
         }
 
 
+Work = Callable[[Task], dict[str, Any]]
+
+
 class Tasks:
-    """The background jobs of one server (one thread each)."""
+    """The background jobs of one server: each in a thread of its own, at most one running
+    per kind (a second is refused at once, naming the first; ``supersede`` cancels it
+    instead, for a view the page re-reads as the user edits)."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
@@ -261,20 +297,33 @@ class Tasks:
                 raise ConfigError(f"No job {task_id!r} is known to this server.")
             return self._tasks[task_id]
 
-    def start_publish(self, root: Root, cfg: PublishConfig, out: str, overwrite: bool = False) -> Task:
-        """Publish ``cfg`` to ``out`` (relative to the root) in a thread."""
-        dest = root.resolve(out)
-        task = Task(uuid.uuid4().hex[:12], "publish", root.relative(dest))
-        from versapub import workflow
-        from versapub.io.safety import check_destination
+    def running(self, kind: str) -> list[Task]:
+        with self._lock:
+            return [t for t in self._tasks.values() if t.kind == kind and t.running]
 
-        check_destination(dest, overwrite, [*cfg.read_files()])  # refused before any work, as the CLI
+    def start(self, kind: str, label: str, work: Work, supersede: bool = False) -> Task:
+        """Run ``work(task)`` in a thread; its dictionary becomes the task's result."""
+        task = Task(uuid.uuid4().hex[:12], kind, label)
+        with self._lock:
+            busy = [t for t in self._tasks.values() if t.kind == kind and t.running]
+            for t in busy:
+                if supersede:
+                    t.cancel.set()
+                else:
+                    what = KIND_TEXT.get(kind, kind)
+                    on = f" of {t.out}" if t.out else ""
+                    raise Busy(
+                        f"{what[0].upper()}{what[1:]}{on} is running already ({t.to_dict()['elapsed_s']} s so far): "
+                        "wait for it to finish or cancel it first."
+                    )
+            self._tasks[task.id] = task
 
-        def work() -> None:
+        def run() -> None:
             try:
-                run = workflow.run_marginals if cfg.marginals is not None else workflow.run
-                run(cfg, dest, overwrite=overwrite, progress=task.progress)
-                task.status = "done"
+                result = work(task)
+                if task.cancel.is_set():
+                    raise Cancelled("Cancelled by the user.")
+                task.result, task.status = result, "done"
             except Cancelled as exc:
                 task.status, task.message = "cancelled", str(exc)
             except VersapubError as exc:
@@ -284,7 +333,20 @@ class Tasks:
             finally:
                 task.ended = time.monotonic()
 
-        with self._lock:
-            self._tasks[task.id] = task
-        threading.Thread(target=work, name=f"versapub-{task.id}", daemon=True).start()
+        threading.Thread(target=run, name=f"versapub-{kind}-{task.id}", daemon=True).start()
         return task
+
+    def start_publish(self, root: Root, cfg: PublishConfig, out: str, overwrite: bool = False) -> Task:
+        """Publish ``cfg`` to ``out`` (relative to the root) in a thread."""
+        dest = root.resolve(out)
+        from versapub import workflow
+        from versapub.io.safety import check_destination
+
+        check_destination(dest, overwrite, [*cfg.read_files()])  # refused before any work, as the CLI
+
+        def work(task: Task) -> dict[str, Any]:
+            run = workflow.run_marginals if cfg.marginals is not None else workflow.run
+            run(cfg, dest, overwrite=overwrite, progress=task.progress)
+            return {}
+
+        return self.start("publish", root.relative(dest), work)

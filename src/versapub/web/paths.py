@@ -3,11 +3,11 @@ followed first), or refused; nothing outside it is ever read or written."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from versapub.errors import ConfigError
+from versapub.io.locate import walk
 
 #: File kinds the file browser lists.
 DATA = (".csv", ".tsv", ".txt", ".gz", ".parquet", ".pq")
@@ -52,18 +52,20 @@ class Root:
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.path).as_posix()
 
+    def folders(self) -> list[Path]:
+        """The folders under the root the listing walks (dot-folders and links left out)."""
+        out = []
+        for d, dirs, _ in walk(self.path, DEPTH, HIDDEN):
+            out += [d / x for x in dirs]
+        return out[:MAX_ENTRIES]
+
     def listing(self) -> dict[str, list[str]]:
         """Data files, configurations (``.toml``), hierarchies (``.csv`` too) and releases
         (folders with a ``manifest.json``) under the root, relative, sorted."""
         data: list[str] = []
         configs: list[str] = []
         releases: list[str] = []
-        start = len(self.path.parts)
-        for here, dirs, files in os.walk(self.path, followlinks=False):
-            d = Path(here)
-            dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x not in HIDDEN)
-            if len(d.parts) - start >= DEPTH:
-                dirs[:] = []
+        for d, dirs, files in walk(self.path, DEPTH, HIDDEN):
             if "manifest.json" in files:
                 releases.append(self.relative(d))
                 dirs[:] = []

@@ -47,9 +47,69 @@ async function api(path, body) {
   return data;
 }
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const KIND = { profile: "Reading the data file", rules: "Checking feasibility", check: "Checking the release",
+  evaluate: "Evaluating utility", risk: "Measuring risk", compare: "Comparing releases", publish: "Publishing" };
+
+function busyLine(t) {
+  const left = t.left_s != null ? `, about ${Math.ceil(t.left_s)} s left` : "";
+  const pct = t.percent != null ? ` (${t.percent}%${left})` : "";
+  return `${KIND[t.kind] || t.kind}: ${t.step}${pct} · ${t.elapsed_s} s` + (t.status === "cancelling" ? " · cancelling…" : "");
+}
+
+// A computation the server runs in a worker: a busy line (spinner, step, elapsed time, Cancel)
+// while it runs, the button that started it disabled; its result, or null when it failed
+// (the error is shown) or was cancelled.
+async function runTask(path, body, button) {
+  let t = await api(path, body);
+  const text = el("span", {}, busyLine(t));
+  const stop = el("button", { class: "cancel-task", onclick: () => api(`/api/tasks/${t.id}/cancel`, {}).catch(() => {}) }, "Cancel");
+  const row = el("div", { class: "busy-row", "data-kind": t.kind }, el("span", { class: "spinner", "aria-hidden": "true" }), text, stop);
+  $("busy").append(row);
+  if (button) button.disabled = true;
+  try {
+    while (t.status === "running" || t.status === "cancelling") {
+      await sleep(300);
+      t = await api(`/api/tasks/${t.id}`);
+      text.textContent = busyLine(t);
+    }
+  } finally {
+    row.remove();
+    if (button) button.disabled = false;
+  }
+  if (t.status === "done") return t.result;
+  if (t.status === "failed") showError(t.message);
+  return null;
+}
+
+function svgNode(text) {
+  const doc = new DOMParser().parseFromString(text, "image/svg+xml"); // drawn by the server, values escaped
+  return document.importNode(doc.documentElement, true);
+}
+
+// A view from the server (versapub.web.views): figures with their sentence, tables, plots.
+function renderView(blocks) {
+  return blocks.map((b) => {
+    if (b.kind === "facts") {
+      return el("section", { class: "view" }, el("h3", {}, b.title), el("table", { class: "facts" },
+        ...b.rows.map(([n, v, why]) => el("tr", {}, el("th", { scope: "row" }, n), el("td", { class: "value" }, v), el("td", { class: "muted" }, why)))));
+    }
+    if (b.kind === "table") {
+      return el("section", { class: "view" }, el("h3", {}, b.title), el("div", { class: "scroll" }, el("table", { id: b.id },
+        el("thead", {}, el("tr", {}, ...b.head.map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, ...b.rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, v))))))),
+        el("p", { class: "muted" }, b.caption || ""));
+    }
+    return el("figure", { class: "view" }, svgNode(b.svg), el("figcaption", { class: "muted" }, `${b.title}: ${b.caption}`));
+  });
+}
+
 function screen(name) {
   for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== `screen-${name}`;
-  for (const b of document.querySelectorAll("nav button")) b.classList.toggle("active", b.dataset.screen === name);
+  for (const b of document.querySelectorAll("nav button")) {
+    b.classList.toggle("active", b.dataset.screen === name);
+    if (b.dataset.screen === name) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
+  }
   if (name === "job") showToml();
   if (name === "use" || name === "data" || name === "hierarchies") refreshFiles();
 }
@@ -63,6 +123,7 @@ async function refreshFiles() {
   listing = await api("/api/files");
   fillSelect($("file-list"), listing.data, job.input);
   fillSelect($("release-list"), listing.releases);
+  fillSelect($("compare-list"), listing.releases);
   fillSelect($("job-list"), listing.configs);
   renderHierarchies();
 }
@@ -78,7 +139,9 @@ function readOptions() {
 async function openData(path) {
   job.input = path;
   readOptions();
-  profile = await api("/api/profile", { job });
+  const got = await runTask("/api/profile", { job }, $("open-file"));
+  if (!got) return;
+  profile = got;
   const known = new Set(profile.columns.map((c) => c.name));
   for (const c of Object.keys(job.roles)) if (!known.has(c)) delete job.roles[c];
   renderData();
@@ -93,25 +156,48 @@ function renderData() {
     (p.sniffed ? `; the file seems to use ${shown(p.sniffed)} as delimiter` : "") +
     (p.dropped ? `; ${p.dropped} records dropped for missing cells` : "");
   $("data-notes").replaceChildren(...p.notes.map((n) => el("li", {}, n)));
+  renderMissing($("data-missing"));
   const head = el("tr", {}, ...p.columns.map((c) => el("th", {}, c.name)));
   const stats = el("tr", { class: "stats" }, ...p.columns.map((c) =>
-    el("td", {}, `${c.values} values · ${(100 * c.unique_share).toFixed(0)}% unique · ${c.missing} missing`)));
+    el("td", {}, `${c.values} values · ${(100 * c.unique_share).toFixed(0)}% unique · `,
+      el("span", { class: c.missing ? "missing" : "" }, `${c.missing} missing`))));
   const rows = p.rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, v))));
   $("preview").replaceChildren(el("thead", {}, head, stats), el("tbody", {}, ...rows));
+}
+
+// Missing cells, said beside the columns on screens 1 and 2 with the page's own control.
+const MISSING_TEXT = {
+  error: "publishing refuses a file with missing cells",
+  value: "a missing cell is published as a value of its own",
+  drop: "records with a missing cell are left out (the release says how many)",
+};
+
+function renderMissing(target) {
+  const cols = profile ? profile.columns.filter((c) => c.missing) : [];
+  if (!cols.length) return target.replaceChildren();
+  const select = el("select", { "aria-label": "What to do with missing cells", class: "missing-policy",
+    onchange: (e) => { $("missing").value = e.target.value; openData(job.input); } },
+  ...Object.keys(MISSING_TEXT).map((k) => el("option", { value: k }, k)));
+  select.value = job.missing;
+  target.replaceChildren(el("p", { class: job.missing === "error" ? "bad" : "info" },
+    `${cols.length} of ${profile.columns.length} columns hold missing cells (${cols.map((c) => `${c.name}: ${c.missing}`).join(", ")}). Missing cells: `,
+    select, ` — ${MISSING_TEXT[job.missing]}.`));
 }
 
 // -- 2 columns ---------------------------------------------------------------------------
 function renderColumns() {
   if (!profile) return;
+  renderMissing($("columns-missing"));
   const body = $("roles").querySelector("tbody");
   body.replaceChildren(...profile.columns.map((c) => {
-    const select = el("select", { class: "role", "data-column": c.name,
+    const select = el("select", { class: "role", "data-column": c.name, "aria-label": `Role of ${c.name}`,
       onchange: (e) => { job.roles[c.name] = e.target.value; } },
     ...ROLES.map((r) => el("option", { value: r }, r ? r.replace("_", "-") : "— decide —")));
     select.value = job.roles[c.name] || "";
-    const fmt = el("input", { size: 10, placeholder: c.date ? "e.g. %d/%m/%Y" : "",
+    const fmt = el("input", { size: 10, placeholder: c.date ? "e.g. %d/%m/%Y" : "", "aria-label": `Date format of ${c.name}`,
       value: job.date_formats[c.name] || "", onchange: (e) => { job.date_formats[c.name] = e.target.value; } });
-    const warn = el("ul", { class: "warnings" }, ...[...c.warnings, ...(proxies[c.name] || [])].map((w) => el("li", {}, w)),
+    const missing = c.missing ? [`${c.missing} missing cells: ${MISSING_TEXT[job.missing]}`] : [];
+    const warn = el("ul", { class: "warnings" }, ...[...missing, ...c.warnings, ...(proxies[c.name] || [])].map((w) => el("li", {}, w)),
       ...(c.date ? [el("li", {}, "looks like a date: usually quasi-identifying; a date hierarchy generalizes it")] : []));
     return el("tr", {}, el("td", {}, c.name), el("td", {}, c.values), el("td", {}, `${(100 * c.unique_share).toFixed(0)}%`),
       el("td", {}, c.missing), el("td", {}, select), el("td", {}, fmt), el("td", {}, warn));
@@ -127,11 +213,11 @@ function applySuggestions() {
 function renderRules() {
   const body = $("rules").querySelector("tbody");
   body.replaceChildren(...job.rules.map((r, i) => el("tr", {},
-    el("td", {}, el("input", { class: "rule-text", size: 40, value: r.rule, placeholder: "age, sex -> disease",
+    el("td", {}, el("input", { class: "rule-text", size: 40, value: r.rule, placeholder: "age, sex -> disease", "aria-label": `Rule ${i + 1}`,
       onchange: (e) => { job.rules[i].rule = e.target.value; } })),
-    el("td", {}, el("input", { class: "rule-guarantee", size: 24, value: r.guarantee || "", placeholder: "t-closeness:t=0.3",
+    el("td", {}, el("input", { class: "rule-guarantee", size: 24, value: r.guarantee || "", placeholder: "t-closeness:t=0.3", "aria-label": `Own guarantee of rule ${i + 1}`,
       onchange: (e) => { job.rules[i].guarantee = e.target.value; } })),
-    el("td", {}, el("button", { onclick: () => { job.rules.splice(i, 1); renderRules(); } }, "remove")))));
+    el("td", {}, el("button", { "aria-label": `Remove rule ${i + 1}`, onclick: () => { job.rules.splice(i, 1); renderRules(); } }, "remove")))));
 }
 
 function readPrivacy() {
@@ -180,14 +266,9 @@ function graph(edges) {
 async function checkRules() {
   readPrivacy();
   const out = $("rules-result");
-  out.replaceChildren(el("p", { class: "info" }, "checking..."));
-  let rep;
-  try {
-    rep = await api("/api/rules", { job });
-  } catch (e) {
-    out.replaceChildren();
-    return;
-  }
+  out.replaceChildren();
+  const rep = await runTask("/api/rules", { job }, $("check-rules"));
+  if (!rep) return;
   if (rep.marginals) {
     const m = rep.marginals;
     out.replaceChildren(el("h3", { class: m.ok ? "ok" : "bad" }, m.ok ? "The collection passes every check" : "The collection fails"),
@@ -246,6 +327,7 @@ function lineChart(series, xLabel, yLabel) {
 
 async function showEligible() {
   const sensitive = $("e-sensitive").value;
+  $("eligible-result").replaceChildren();
   const r = await api("/api/eligible", { data: job.input, sensitive, taxonomy: job.hierarchies[sensitive] || null,
     max_level: $("e-level").value, delimiter: job.delimiter });
   const series = r.ranges.map((g) => ({ name: g.level ? `values at level ${g.level}` : "values as they are",
@@ -259,12 +341,12 @@ async function showEligible() {
 // -- 4 hierarchies -----------------------------------------------------------------------
 function renderHierarchies() {
   const cols = profile ? profile.columns.map((c) => c.name) : [];
-  fillSelect($("build-column"), cols);
+  fillSelect($("build-column"), cols, $("build-column").value); // the column chosen stays chosen
   fillSelect($("e-sensitive"), cols, $("e-sensitive").value);
   const files = ["", ...listing.data.filter((f) => f.endsWith(".csv") && f !== job.input)];
   const body = $("hierarchy-table").querySelector("tbody");
   body.replaceChildren(...cols.map((c) => {
-    const select = el("select", { class: "hierarchy", "data-column": c, onchange: (e) => {
+    const select = el("select", { class: "hierarchy", "data-column": c, "aria-label": `Hierarchy of ${c}`, onchange: (e) => {
       if (e.target.value) job.hierarchies[c] = e.target.value; else delete job.hierarchies[c];
     } }, ...files.map((f) => el("option", { value: f }, f || "— none —")));
     select.value = job.hierarchies[c] || "";
@@ -274,7 +356,8 @@ function renderHierarchies() {
 }
 
 function renderLevels(h) {
-  const levels = h.levels.map((lv) => el("div", { class: "level" }, el("h4", {}, `level ${lv.level}: ${lv.count} nodes`),
+  const levels = h.levels.map((lv) => el("div", { class: "level" }, el("h4", {},
+    `level ${lv.level}: ${lv.count} node${lv.count === 1 ? "" : "s"}` + (lv.nodes.length < lv.count ? ` (the first ${lv.nodes.length} shown)` : "")),
     el("ul", {}, ...lv.nodes.map((n) => el("li", {}, `${n.label} — ${n.values} value${n.values === 1 ? "" : "s"}, ${n.records} records`)))));
   const cover = h.n_uncovered ? el("p", { class: "bad" }, `${h.n_uncovered} values of the data are not leaves: ${h.uncovered.join(", ")}`)
     : el("p", { class: "ok" }, "Every value of the data is a leaf.");
@@ -312,10 +395,11 @@ async function poll() {
   const pct = task.percent ?? 0;
   $("bar").style.width = `${task.status === "done" ? 100 : pct}%`;
   const left = task.left_s != null ? `, about ${Math.ceil(task.left_s)} s left` : "";
-  $("progress-text").textContent = task.status === "running"
-    ? `${task.step} (${task.percent ?? "…"}%, ${task.elapsed_s} s${left})`
+  const share = task.percent != null ? ` (${task.percent}%${left})` : "";
+  $("progress-text").textContent = task.status === "running" || task.status === "cancelling"
+    ? `${task.step}${share}, ${task.elapsed_s} s${task.status === "cancelling" ? ", cancelling…" : ""}`
     : `${task.status}${task.message ? ": " + task.message : ""} (${task.elapsed_s} s)`;
-  if (task.status === "running") return setTimeout(poll, 400);
+  if (task.status === "running" || task.status === "cancelling") return setTimeout(poll, 400);
   $("cancel").disabled = true;
   $("publish").disabled = false;
   if (task.status === "done") showRelease(task.out, $("release-view"));
@@ -342,6 +426,7 @@ async function showRelease(path, target) {
 async function openRelease() {
   const path = $("release-list").value;
   if (!path) return;
+  $("use-result").replaceChildren();
   await showRelease(path, $("use-result"));
   const d = (await api(`/api/domains?path=${encodeURIComponent(path)}`)).domains;
   const options = [];
@@ -350,33 +435,66 @@ async function openRelease() {
     for (const v of values.slice(0, 60)) options.push(el("option", { value: `${a} = '${v.replaceAll("'", "''")}'` }));
   }
   $("query-completion").replaceChildren(...options);
+  await riskChoices();
+}
+
+// The quasi-identifiers the risk is measured on: those the release declares, ticked; any other
+// published non-sensitive column may be added. SUDA's cost is said before it runs.
+async function riskChoices() {
+  const path = $("release-list").value;
+  if (!path) return;
+  const c = await api(`/api/risk/choices?path=${encodeURIComponent(path)}`);
+  const boxes = c.candidates.map((a) => el("label", {}, el("input", { type: "checkbox", class: "risk-qi", value: a,
+    ...(c.declared.includes(a) ? { checked: "" } : {}), onchange: sudaCost }), ` ${a}`));
+  $("risk-qi").replaceChildren(el("legend", {}, "Quasi-identifiers for the risk measures (those the release declares are ticked)"), ...boxes);
+  $("suda-cost").textContent = c.suda;
+}
+
+function chosenQi() {
+  return [...document.querySelectorAll("input.risk-qi:checked")].map((x) => x.value);
+}
+
+async function sudaCost() {
+  const path = $("release-list").value, qi = chosenQi();
+  const c = await api(`/api/risk/choices?path=${encodeURIComponent(path)}&qi=${encodeURIComponent(qi.join(","))}`);
+  $("suda-cost").textContent = qi.length ? c.suda : "Choose at least one quasi-identifier.";
 }
 
 async function runQuery() {
+  $("query-result").textContent = "";
   const r = await api("/api/query", { release: $("release-list").value, text: $("query").value });
   $("query-result").textContent = `estimate ${r.estimate.toFixed(1)}` +
     (r.range_text ? ` (${r.range_text})` : "") +
-    (r.actual != null ? ` · actual ${r.actual} on the original · relative error ${r.relative_error == null ? "—" : r.relative_error.toFixed(3)}` : " (the original is not here)");
+    (r.actual != null ? ` · actual ${r.actual} on the original · relative error ${r.relative_error == null ? "—" : r.relative_error.toFixed(3)}` : ` · ${r.original_note}`);
 }
 
 async function runCheck() {
-  const r = await api("/api/check", { release: $("release-list").value });
+  $("use-result").replaceChildren();
+  const r = await runTask("/api/check", { release: $("release-list").value }, $("run-check"));
+  if (!r) return;
   const lines = [...r.failures.map((f) => el("li", { class: "bad" }, f)), ...r.attention.map((a) => el("li", {}, a))];
   const attacks = r.attacks.length
     ? [el("h4", {}, "Attacks on everything published (against the original found under the folder)"),
        el("ul", { id: "check-attacks" }, ...r.attacks.map((a) => el("li", {}, a)))]
-    : [el("p", { class: "muted" }, r.original ? "" : "The original is not under the folder: the attacks on everything published did not run.")];
+    : [el("p", { class: "muted" }, r.original ? "" : `${r.original_note} The attacks on everything published did not run.`)];
   $("use-result").replaceChildren(el("h3", { id: "check-verdict", class: r.verdict === "failed" ? "bad" : "ok" },
     `check: ${r.verdict}`), el("ul", {}, ...lines), ...attacks);
 }
 
 async function runEvaluate() {
-  const r = await api("/api/evaluate", { release: $("release-list").value });
-  $("use-result").replaceChildren(el("pre", {}, JSON.stringify(r, null, 2)));
+  $("use-result").replaceChildren();
+  const r = await runTask("/api/evaluate", { release: $("release-list").value }, $("run-evaluate"));
+  if (!r) return;
+  const { view, ...raw } = r;
+  $("use-result").replaceChildren(el("h3", { id: "evaluate-title" }, `utility of ${$("release-list").value}`), ...renderView(view),
+    el("details", {}, el("summary", {}, "every figure (JSON)"), el("pre", {}, JSON.stringify(raw, null, 2))));
 }
 
 async function runRisk() {
-  const r = await api("/api/risk", { release: $("release-list").value, sampling_fraction: $("risk-fraction").value });
+  $("use-result").replaceChildren();
+  const r = await runTask("/api/risk", { release: $("release-list").value, sampling_fraction: $("risk-fraction").value,
+    qi: chosenQi(), suda: $("risk-suda").checked }, $("run-risk"));
+  if (!r) return;
   const pct = (x) => `${(100 * x).toFixed(2)}%`;
   const head = ["table", "records", "sample uniques", "prosecutor highest", "prosecutor average", "records at risk",
     "journalist highest", "marketer", "population uniques", "model"];
@@ -384,8 +502,16 @@ async function runRisk() {
     t.prosecutor.highest.toFixed(4), t.prosecutor.average.toFixed(4), pct(t.prosecutor.records_at_risk),
     t.journalist.highest.toFixed(4), t.marketer.average.toFixed(4), t.population_uniques.estimate.toFixed(1),
     t.population_uniques.model].map((v) => el("td", {}, String(v)))));
-  $("use-result").replaceChildren(el("h3", { id: "risk-title" }, `re-identification risk (sampling fraction ${r.sampling_fraction})`),
-    el("table", { id: "risk-table" }, el("tr", {}, ...head.map((h) => el("th", {}, h))), ...rows));
+  $("use-result").replaceChildren(el("h3", { id: "risk-title" }, `re-identification risk (sampling fraction ${r.sampling_fraction}) on ${r.qi.join(", ")}`),
+    el("table", { id: "risk-table" }, el("tr", {}, ...head.map((h) => el("th", { scope: "col" }, h))), ...rows), ...renderView(r.view));
+}
+
+async function runCompare() {
+  $("use-result").replaceChildren();
+  const releases = [...$("compare-list").selectedOptions].map((o) => o.value);
+  const r = await runTask("/api/compare", { releases }, $("run-compare"));
+  if (!r) return;
+  $("use-result").replaceChildren(el("h3", { id: "compare-title" }, `${releases.length} releases of ${r.input} side by side`), ...renderView(r.view));
 }
 
 // -- job ---------------------------------------------------------------------------------
@@ -431,9 +557,11 @@ async function loadJob() {
 }
 
 // -- wiring ------------------------------------------------------------------------------
+// Every action's error is shown by api() / runTask(); nothing is left unhandled.
+const safe = (fn) => (...args) => Promise.resolve(fn(...args)).catch(() => {});
 for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => screen(b.dataset.screen));
-$("open-file").addEventListener("click", () => openData($("file-list").value));
-$("reread").addEventListener("click", () => openData(job.input));
+$("open-file").addEventListener("click", safe(() => openData($("file-list").value)));
+$("reread").addEventListener("click", safe(() => openData(job.input)));
 $("upload").addEventListener("click", async () => {
   const file = $("upload-file").files[0];
   if (!file) return showError("Choose a file to upload.");
@@ -446,19 +574,21 @@ $("upload").addEventListener("click", async () => {
   await refreshFiles();
   if (!r.path.endsWith(".toml")) $("file-list").value = r.path;
 });
-$("apply-suggestions").addEventListener("click", applySuggestions);
+$("apply-suggestions").addEventListener("click", safe(applySuggestions));
 $("add-rule").addEventListener("click", () => { job.rules.push({ rule: "", guarantee: "" }); renderRules(); });
-$("check-rules").addEventListener("click", checkRules);
-$("show-eligible").addEventListener("click", showEligible);
-$("build").addEventListener("click", build);
+$("check-rules").addEventListener("click", safe(checkRules));
+$("show-eligible").addEventListener("click", safe(showEligible));
+$("build").addEventListener("click", safe(build));
 $("build-column").addEventListener("change", (e) => { $("build-out").value = `hierarchies/${e.target.value}.csv`; });
-$("publish").addEventListener("click", publish);
-$("cancel").addEventListener("click", cancel);
-$("open-release").addEventListener("click", openRelease);
-$("run-query").addEventListener("click", runQuery);
-$("run-check").addEventListener("click", runCheck);
-$("run-evaluate").addEventListener("click", runEvaluate);
-$("run-risk").addEventListener("click", runRisk);
-$("save-job").addEventListener("click", saveJob);
-$("load-job").addEventListener("click", loadJob);
+$("release-list").addEventListener("change", safe(riskChoices));
+$("publish").addEventListener("click", safe(publish));
+$("cancel").addEventListener("click", safe(cancel));
+$("open-release").addEventListener("click", safe(openRelease));
+$("run-query").addEventListener("click", safe(runQuery));
+$("run-check").addEventListener("click", safe(runCheck));
+$("run-evaluate").addEventListener("click", safe(runEvaluate));
+$("run-risk").addEventListener("click", safe(runRisk));
+$("run-compare").addEventListener("click", safe(runCompare));
+$("save-job").addEventListener("click", safe(saveJob));
+$("load-job").addEventListener("click", safe(loadJob));
 refreshFiles();

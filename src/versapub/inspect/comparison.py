@@ -1,0 +1,168 @@
+"""Several releases of one input side by side (``versapub compare``, the web page's
+comparison view): each release's parameters, verdict, utility (KL-divergence, the seeded
+workload's error and the share of true counts inside their ranges), re-identification risk
+on the same quasi-identifiers, and the strongest attack its check recorded — the question a
+steward asks before choosing ("l = 2 or l = 3? Anatomy or Mondrian?")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from versapub.errors import ConfigError, VersapubError
+from versapub.formats import read_manifest
+
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(description: str, completed: int, total: int) -> None:
+    """No progress shown."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row per release (and first, when the input was found, the input itself measured
+    on the same quasi-identifiers): ``rows[i]`` maps each measure to its value."""
+
+    input: str
+    qi: tuple[str, ...]
+    rows: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.rows:
+            raise ValueError("a comparison needs at least one release")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "qi": list(self.qi),
+            "rows": [dict(r) for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+
+def _parameters(raw: dict[str, Any]) -> dict[str, Any]:
+    """What a release's manifest says it is: its tables' kinds, anonymizer, decomposition,
+    guarantee and rules."""
+
+    def spec(x: Any) -> str:
+        if not isinstance(x, dict):
+            return str(x or "")
+        params = {k: v for k, v in (x.get("params") or {}).items()} | {
+            k: v for k, v in x.items() if k not in ("name", "params", "add_back_trace")
+        }
+        inner = ", ".join(f"{k}={v}" for k, v in params.items())
+        return f"{x.get('name', '')}" + (f" ({inner})" if inner else "")
+
+    kinds = sorted({str(t.get("kind")) for t in raw.get("tables") or [] if isinstance(t, dict)})
+    return {
+        "kinds": ", ".join(kinds),
+        "tables": len(raw.get("tables") or []),
+        "anonymizer": spec(raw.get("anonymizer")),
+        "decomposition": spec(raw.get("decomposition")),
+        "guarantee": spec(raw.get("guarantee")),
+        "rules": len(raw.get("rules") or []),
+    }
+
+
+def _attack(check: dict[str, Any] | None) -> dict[str, Any]:
+    """The strongest attack of the release's own check: the highest rate at which the
+    adversary guessed a protected value, beside what the guarantee allows."""
+    adv = (check or {}).get("adversary") or {}
+    best: tuple[float, float | None, str] | None = None
+    for r in adv.get("rules") or []:
+        for key in ("inference", "learned"):
+            part = r.get(key) or {}
+            rate = (part.get("risk") or part).get("rate") if isinstance(part, dict) else None
+            if isinstance(rate, (int, float)) and (best is None or rate > best[0]):
+                rule = r.get("rule") or {}
+                best = (float(rate), r.get("bound"), f"{', '.join(rule.get('lhs') or [])} -> {rule.get('rhs', '')}")
+    if best is None:
+        return {"attack_rate": None, "attack_bound": None, "attack_rule": None}
+    return {"attack_rate": best[0], "attack_bound": best[1], "attack_rule": best[2]}
+
+
+def compare(
+    releases: Sequence[str | Path],
+    original: str | Path | None = None,
+    *,
+    within: Path | None = None,
+    missing: str | None = None,
+    n_queries: int = 1000,
+    seed: int = 1,
+    sampling_fraction: float | None = None,
+    progress: Progress = _silent,
+) -> Comparison:
+    """Compare ``releases`` of one input (each must record the same input SHA-256) on the
+    same measures: the same seeded workload (``n_queries``, ``seed``) against the original
+    (``original``, or the input they record, found as ``evaluate`` finds it; ``within``: only
+    inside that folder), risk on the union of the quasi-identifiers they declare (each
+    release measured on those it publishes), without SUDA, and the strongest attack each
+    release's ``check.json`` recorded."""
+    from versapub.inspect.evaluation import evaluate
+    from versapub.inspect.original import original_table
+    from versapub.inspect.risks import risk, risk_choices
+
+    dirs = [Path(r) for r in releases]
+    if len(dirs) < 2:
+        raise ConfigError("Compare two or more releases of one input (give their folders).")
+    manifests = [read_manifest(d) for d in dirs]
+    digests = {str(m.input.get("sha256") or "") for m in manifests}
+    if len(digests) > 1:
+        named = ", ".join(
+            f"{d} ({str(m.input.get('sha256') or 'none')[:12]})" for d, m in zip(dirs, manifests, strict=True)
+        )
+        raise ConfigError(
+            f"These releases were published from different inputs (their manifests' input SHA-256: {named}); "
+            "compare releases of one input."
+        )
+    choices = [risk_choices(d) for d in dirs]
+    qi = tuple(dict.fromkeys(a for c in choices for a in c.declared))
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    total = len(dirs) + 1
+    progress("the input itself", 0, total)
+    try:
+        first = original_table(dirs[0], original, missing, within=within)
+        mine = [a for a in qi if a in first.table.names]
+        base = risk(first.table, qi=mine, sampling_fraction=sampling_fraction, with_suda=False).to_json()
+        rows.append({"release": "(the input itself)", **_risk_row(base)})
+    except VersapubError as exc:
+        notes.append(f"The input was not found, so utility is not measured and no row shows its own risk: {exc}")
+        first = None
+    for i, (d, m, c) in enumerate(zip(dirs, manifests, choices, strict=True)):
+        progress(f"measuring {d.name}", i + 1, total)
+        check_file = d / "check.json"
+        check = json.loads(check_file.read_text(encoding="utf-8")) if check_file.is_file() else None
+        row: dict[str, Any] = {"release": str(d), **_parameters(m.raw), "records": m.n_records}
+        row["verdict"] = str(check.get("verdict")) if check else "not checked"
+        if first is not None:
+            e = evaluate(d, original, missing=missing, n_queries=n_queries, seed=seed, within=within).to_dict()
+            rel, rng = e.get("relative_error") or {}, e.get("ranges") or {}
+            row |= {
+                "kl": e.get("kl_divergence"),
+                "workload_median": rel.get("median"),
+                "workload_mean": rel.get("mean"),
+                "ranges_inside": rng.get("share_inside"),
+                "ranges_sharp": rng.get("share_sharp"),
+            }
+        mine = [a for a in qi if a in c.candidates]
+        r = risk(d, qi=mine, sampling_fraction=sampling_fraction, with_suda=False).to_json()
+        rows.append(row | _risk_row(r) | _attack(check))
+    progress("done", total, total)
+    name = Path(str(manifests[0].input.get("path") or "")).name
+    return Comparison(name, qi, tuple(rows), tuple(notes))
+
+
+def _risk_row(r: dict[str, Any]) -> dict[str, Any]:
+    pros = r.get("prosecutor") or {}
+    return {
+        "prosecutor_highest": pros.get("highest"),
+        "prosecutor_average": pros.get("average"),
+        "records_at_risk": pros.get("records_at_risk"),
+        "sample_uniques": r.get("sample_uniques"),
+    }

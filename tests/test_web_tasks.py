@@ -1,0 +1,226 @@
+"""The web page, round 2 (issue 51): computations run off the event loop (another request
+answers within a second while one runs, and Cancel stops it), one heavy job per kind,
+nothing read outside the served folder (an input a manifest records elsewhere, the server's
+working directory), stale staging folders swept, the risk view on the declared
+quasi-identifiers, evaluate and compare as views, and ``versapub serve`` without the web
+extra saying so in one sentence."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("starlette", reason="the web extra is installed by make test (pip install '.[test,dask,web]')")
+import warnings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from tests.web_helpers import finished
+from versapub.cli.main import cli
+from versapub.web.app import make_app
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TOKEN = "tasks-token"
+POST = {"x-versapub-token": TOKEN}
+RULES = ["--rule", "age, sex -> disease", "--rule", "zip -> education"]
+ROLES = ["--identifying", "patient_id", "--insensitive", "race,hours"]
+
+
+def authed(root: Path) -> TestClient:
+    c = TestClient(make_app(root, TOKEN), base_url="http://127.0.0.1:8000")
+    assert c.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    return c
+
+
+def publish(inp: Path, out: Path, *extra: str) -> None:
+    r = CliRunner().invoke(cli, ["publish", "--input", str(inp), *RULES, *ROLES, "--out", str(out), *extra])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "root"
+    r.mkdir()
+    shutil.copy(EXAMPLES / "data.csv", r / "data.csv")
+    return r
+
+
+def _slow(seconds: float) -> Callable[..., Any]:
+    """A stand-in for a long risk computation that holds the interpreter most of the time
+    (pure Python between its progress reports) and honours Cancel as the real ones do."""
+
+    def risk(*args: Any, progress: Callable[[str, int, int], None] | None = None, **kw: Any) -> Any:
+        steps = int(seconds / 0.05)
+        for i in range(steps):
+            end = time.perf_counter() + 0.05
+            while time.perf_counter() < end:
+                sum(range(1000))
+            if progress is not None:
+                progress("SUDA on T1: minimal sample uniques", i, steps)
+        raise AssertionError("the computation ran to its end: Cancel did not stop it")
+
+    return risk
+
+
+def test_a_request_answers_within_a_second_while_a_risk_runs_and_cancel_stops_it(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import versapub.inspect
+
+    publish(root / "data.csv", root / "rel")
+    monkeypatch.setattr(versapub.inspect, "risk", _slow(60.0))
+    c = authed(root)
+    started = c.post("/api/risk", json={"release": "rel", "suda": True}, headers=POST)
+    assert started.status_code == 200 and started.json()["status"] == "running"
+    task = started.json()
+    time.sleep(0.3)
+    for route in ("/api/files", f"/api/tasks/{task['id']}", "/api/release?path=rel"):
+        t0 = time.perf_counter()
+        assert c.get(route).status_code == 200
+        assert time.perf_counter() - t0 < 1.0, route
+    seen = c.get(f"/api/tasks/{task['id']}").json()
+    assert seen["step"].startswith("SUDA") and seen["percent"] is not None  # its progress, as it runs
+    again = c.post("/api/risk", json={"release": "rel"}, headers=POST)  # one heavy job per kind
+    assert again.status_code == 400 and "running already" in again.json()["error"]
+    assert c.post(f"/api/tasks/{task['id']}/cancel", json={}, headers=POST).json()["status"] == "cancelling"
+    done = finished(c, c.get(f"/api/tasks/{task['id']}"), timeout=5)
+    assert done["status"] == "cancelled" and done["result"] == {}
+
+
+def test_nothing_outside_the_root_is_read_through_a_manifest(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release recording an absolute input path outside the root (``--record-input-path``),
+    with that file also in the server's working directory: query, check and evaluate go
+    without it and say so."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(EXAMPLES / "data.csv", outside / "patients.csv")
+    publish(outside / "patients.csv", root / "rel", "--record-input-path")
+    assert json.loads((root / "rel" / "manifest.json").read_text())["input"]["path"] == str(outside / "patients.csv")
+    monkeypatch.chdir(outside)  # the working directory holds it too
+    c = authed(root)
+    q = c.post("/api/query", json={"release": "rel", "text": "sex = 'Female'"}, headers=POST)
+    assert (
+        q.status_code == 200
+        and q.json()["actual"] is None
+        and "not under the served folder" in q.json()["original_note"]
+    )
+    chk = finished(c, c.post("/api/check", json={"release": "rel"}, headers=POST))
+    assert chk["status"] == "done" and chk["result"]["original"] is False and chk["result"]["attacks"] == []
+    ev = finished(c, c.post("/api/evaluate", json={"release": "rel"}, headers=POST))
+    assert ev["status"] == "failed" and "not under the served folder" in ev["message"]
+    # the same file under the root (its name and SHA-256) is found and used
+    shutil.copy(outside / "patients.csv", root / "patients.csv")
+    q = c.post("/api/query", json={"release": "rel", "text": "sex = 'Female'"}, headers=POST)
+    want = sum(1 for line in (root / "patients.csv").read_text().splitlines()[1:] if line.split(",")[2] == "Female")
+    assert q.json()["actual"] == want
+
+
+def test_evaluate_and_compare_are_views(root: Path) -> None:
+    publish(root / "data.csv", root / "l2", "--l", "2")
+    publish(root / "data.csv", root / "l3", "--l", "3")
+    c = authed(root)
+    ev = finished(c, c.post("/api/evaluate", json={"release": "l2"}, headers=POST))["result"]
+    kinds = [b["kind"] for b in ev["view"]]
+    assert kinds[0] == "facts" and "svg" in kinds and "table" in kinds
+    facts = {row[0]: row for row in ev["view"][0]["rows"]}
+    assert facts["KL-divergence"][1] == f"{ev['kl_divergence']:.4f}" and facts["KL-divergence"][2]  # with its sentence
+    svg = next(b["svg"] for b in ev["view"] if b["kind"] == "svg")
+    assert svg.startswith("<svg") and "<script" not in svg
+    cmp = finished(c, c.post("/api/compare", json={"releases": ["l2", "l3"]}, headers=POST))["result"]
+    assert [r["release"] for r in cmp["rows"]] == ["(the input itself)", "l2", "l3"]
+    assert cmp["qi"] == ["age", "sex", "zip"]
+    l2, l3 = cmp["rows"][1:]
+    assert (l2["attack_bound"], l3["attack_bound"]) == (
+        0.5,
+        pytest.approx(1 / 3, abs=1e-4),
+    )  # check.json keeps 4 digits
+    assert l2["kl"] == pytest.approx(ev["kl_divergence"])  # the same measure as evaluate's
+    table = cmp["view"][0]
+    assert table["id"] == "compare-table" and len(table["rows"]) == 3
+    one = c.post("/api/compare", json={"releases": ["l2"]}, headers=POST)
+    assert one.status_code == 400 and "two or more" in one.json()["error"]
+
+
+def test_compare_on_the_command_line(root: Path) -> None:
+    publish(root / "data.csv", root / "l2", "--l", "2")
+    publish(root / "data.csv", root / "l3", "--l", "3")
+    r = CliRunner().invoke(cli, ["compare", str(root / "l2"), str(root / "l3"), "--queries", "100", "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output[r.output.index("{") :])
+    assert len(got["rows"]) == 3 and got["rows"][0]["prosecutor_highest"] == 1.0  # the input has unique records
+    other = root / "other.csv"
+    other.write_text((root / "data.csv").read_text().replace("Female", "F"))
+    publish(other, root / "o")
+    r = CliRunner().invoke(cli, ["compare", str(root / "l2"), str(root / "o")])
+    assert r.exit_code != 0 and "different inputs" in r.output and "Traceback" not in r.output
+
+
+def test_stale_staging_is_swept_and_a_second_publish_is_refused(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    staging = root / "releases" / ".first.tmp-0123456789ab"
+    staging.mkdir(parents=True)
+    (staging / "T1_qit.csv").write_text("confidential\n")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (staging.parent / (staging.name + ".owner")).write_text(f"{socket.gethostname()} {dead.pid}\n")
+    c = authed(root)  # the server sweeps at start
+    assert not staging.exists()
+    import versapub.workflow
+
+    def slow_run(*args: Any, progress: Callable[[str, int, int], None], **kw: Any) -> None:
+        for i in range(400):
+            progress("publishing", i, 400)
+            time.sleep(0.05)
+
+    monkeypatch.setattr(versapub.workflow, "run", slow_run)
+    job = {"input": "data.csv", "rules": [{"rule": "age, sex -> disease"}], "roles": {"patient_id": "identifying"}}
+    first = c.post("/api/publish", json={"job": job, "out": "releases/a"}, headers=POST)
+    assert first.status_code == 200
+    second = c.post("/api/publish", json={"job": job, "out": "releases/a"}, headers=POST)
+    assert second.status_code == 400 and "releases/a is running already" in second.json()["error"]
+    c.post(f"/api/tasks/{first.json()['id']}/cancel", json={}, headers=POST)
+    assert finished(c, c.get(f"/api/tasks/{first.json()['id']}"), timeout=5)["status"] == "cancelled"
+
+
+def test_uploads_never_go_into_a_hidden_folder(root: Path) -> None:
+    c = authed(root)
+    for folder in (".git", "sub/.hidden", ".git/hooks"):
+        r = c.post("/api/upload", files={"file": ("x.csv", b"a\n")}, data={"folder": folder}, headers=POST)
+        assert r.status_code == 400 and "hidden folder" in r.json()["error"]
+    assert not (root / ".git").exists() and not (root / "sub").exists()
+
+
+def test_serve_without_the_web_extra_says_so_in_one_sentence(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['starlette'] = None; sys.modules['uvicorn'] = None\n"
+        "from versapub.cli.main import main; sys.argv = ['versapub', 'serve', '--no-browser']; main()"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    said = r.stdout + r.stderr
+    assert r.returncode != 0 and "pip install 'versapub[web]'" in said and "Traceback" not in said
+
+
+def test_listening_on_every_address_answers_to_this_computers_addresses() -> None:
+    from versapub.web.server import allowed_hosts, own_addresses
+
+    assert allowed_hosts("127.0.0.1") == ("127.0.0.1", "localhost")
+    every = allowed_hosts("0.0.0.0")
+    assert set(own_addresses()) <= set(every) and "localhost" in every
+    assert any(a not in ("0.0.0.0", "127.0.0.1", "localhost") for a in every)  # a real address or name
+    name = os.uname().nodename
+    assert name in every
