@@ -224,3 +224,45 @@ def test_listening_on_every_address_answers_to_this_computers_addresses() -> Non
     assert any(a not in ("0.0.0.0", "127.0.0.1", "localhost") for a in every)  # a real address or name
     name = os.uname().nodename
     assert name in every
+
+
+def test_the_classic_job_is_checked_and_reported_without_rules(root: Path) -> None:
+    """Check feasibility of a rule-less job (quasi-identifiers declared) and its report."""
+    c = authed(root)
+    roles = {"patient_id": "identifying", "age": "quasi_identifying", "sex": "quasi_identifying"}
+    roles |= {"zip": "quasi_identifying", "race": "insensitive", "education": "insensitive"}
+    roles |= {"hours": "insensitive", "disease": "insensitive"}
+    job = {"input": "data.csv", "roles": roles, "guarantee": "k-anonymity:k=5", "anonymizer": "mondrian"}
+    t = finished(c, c.post("/api/rules", json={"job": job}, headers=POST))
+    assert t["status"] == "done", t["message"]
+    text = t["result"]["classic"]
+    assert "quasi-identifiers age, sex, zip" in text and "T1 is published generalized" in text
+    pub = finished(c, c.post("/api/publish", json={"job": job, "out": "classic"}, headers=POST))
+    assert pub["status"] == "done", pub["message"]
+    report = (root / "classic" / "report.html").read_text()
+    assert "rules enforced" not in report and "Every <span" not in report and 'id="classic"' in report
+
+
+def test_the_markdown_report_keeps_no_raw_html_from_names(root: Path) -> None:
+    data = root / "odd.csv"
+    lines = (root / "data.csv").read_text().splitlines()
+    lines[0] = lines[0].replace("disease", "<img src=x onerror=alert(1)>")
+    data.write_text("\n".join(lines) + "\n")
+    r = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(data),
+            "--rule",
+            "age, sex -> <img src=x onerror=alert(1)>",
+            *ROLES[:2],
+            "--others",
+            "insensitive",
+            "--out",
+            str(root / "odd"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    md = (root / "odd" / "report.md").read_text()
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md

@@ -343,6 +343,10 @@ def render_rules(rep: RulesReport) -> None:
         soft_wrap=True,
     )
     out.print(f"[bold]Guarantee[/]: {escape(rep.guarantee.describe())}", soft_wrap=True)
+    classic = rep.classic_text()
+    if classic is not None:  # no rule: nothing about rules to say
+        out.print(escape(classic), soft_wrap=True)
+        return
     red = rep.reduction
     out.print(f"\n[bold]Irreducible rules[/] ({len(red.rules)} of {len(red.given)} given):")
     for r in red.rules:

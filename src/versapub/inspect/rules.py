@@ -43,10 +43,27 @@ class RulesReport:
     #: Per rule, the largest ``l`` its guarantee could take and stay feasible (guarantees
     #: with an ``l``; None for the others).
     largest: dict[Rule, int | None] = field(default_factory=dict)
+    #: The classic one-table job's quasi-identifiers (no rule; empty for a job with rules).
+    quasi_identifiers: tuple[str, ...] = ()
 
     @property
     def feasible(self) -> bool:
         return all(f.feasible for f in self.feasibility)
+
+    def classic_text(self) -> str | None:
+        """The classic one-table job (quasi-identifiers, no rule) in a sentence; ``None`` for
+        a job with rules."""
+        if not self.quasi_identifiers:
+            return None
+        built = (
+            "; ".join(f"{p.name} is published {p.table.kind}" for p in self.release.tables)
+            if self.release is not None
+            else "no release could be built"
+        )
+        return (
+            f"The classic one-table job on the quasi-identifiers {', '.join(self.quasi_identifiers)} (no rule "
+            f"Q -> S): {self.guarantee.describe()}; {built}."
+        )
 
     def own_guarantee(self, rule: Rule) -> Guarantee | None:
         """The rule's guarantee when it differs from the job's."""
@@ -67,6 +84,8 @@ class RulesReport:
             ],
             "edges": [list(e) for e in self.edges],
             "feasible": self.feasible,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "classic": self.classic_text(),
             "schema": None
             if self.release is None
             else {
@@ -92,18 +111,22 @@ def rules_report(config: PublishConfig, progress: Progress = _silent) -> RulesRe
 
     table = config.read()
     parsed, own = split(config.rules)
-    validate_rules(parsed, table.names)
+    validate_rules(parsed, table.names, none_ok=bool(config.roles.quasi_identifying))  # the classic job
     red = reduce_rules(parsed)
     g = make_guarantee(config.guarantee_spec())
-    feas = rule_feasibility(
-        table,
-        config.rules,
-        guarantee=g,
-        decomposition=config.decomposition,
-        anonymizer=config.anonymizer,
-        decomposition_params=config.decomposition_params,
-        anonymizer_params=config.anonymizer_params,
-        hierarchies=config.anonymizer_hierarchies(table.names),
+    feas = (
+        []
+        if not parsed
+        else rule_feasibility(  # the classic job: no rule to check, its release is built below
+            table,
+            config.rules,
+            guarantee=g,
+            decomposition=config.decomposition,
+            anonymizer=config.anonymizer,
+            decomposition_params=config.decomposition_params,
+            anonymizer_params=config.anonymizer_params,
+            hierarchies=config.anonymizer_hierarchies(table.names),
+        )
     )
     feasible = all(f.feasible for f in feas)
     per_rule = effective(red, own, g)
@@ -119,6 +142,7 @@ def rules_report(config: PublishConfig, progress: Progress = _silent) -> RulesRe
         edges=tuple(sorted({(q, r.rhs) for r in red.rules for q in r.lhs})),
         release=workflow.publish(config, table, progress) if feasible else None,
         largest=largest,
+        quasi_identifiers=() if parsed else tuple(config.roles.quasi_identifying),
     )
 
 

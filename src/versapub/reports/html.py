@@ -289,6 +289,7 @@ def html_report(
             else json.dumps(g)
         ),
         removed=(m.get("columns") or {}).get("removed") or [],
+        qis=list((m.get("columns") or {}).get("quasi-identifying") or []),
         warnings=m.get("warnings") or [],
         facts=manifest_facts(m.raw),
         decisions=Markup(decisions_html(m, check)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from versapub.release.perturbed import perturbation_text
@@ -174,6 +175,18 @@ def decisions_text(release: Release) -> list[str]:
     return out
 
 
+#: What starts raw HTML in Markdown: ``<`` before a letter, ``/``, ``!`` or ``?``.
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def no_html(markdown: str) -> str:
+    """``markdown`` with every ``<`` that would open raw HTML written ``&lt;``: a column or
+    value named ``<img onerror=…>`` reads as text in any Markdown viewer (in a code span too,
+    where it shows as ``&lt;``: a name holding a backtick could otherwise end the span), while
+    ``a <= 3`` stays as it is."""
+    return _TAG.sub("&lt;", markdown)
+
+
 def markdown_report(
     release: Release,
     verification: VerificationReport | None,
@@ -264,7 +277,7 @@ def markdown_report(
     out += ["", "## Timings (seconds)", ""]
     for step, seconds in release.timings.items():
         out.append(f"- {step}: {seconds:.3f}")
-    return "\n".join(out) + "\n"
+    return no_html("\n".join(out) + "\n")
 
 
 def guarantees_text(release: Release) -> str:

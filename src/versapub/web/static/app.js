@@ -275,6 +275,11 @@ async function checkRules() {
       el("pre", { id: "marginals-result" }, JSON.stringify(m, null, 2)));
     return;
   }
+  if (rep.classic) {
+    out.replaceChildren(el("h3", { class: rep.schema ? "ok" : "bad" }, rep.schema ? "Feasible" : "Not feasible"),
+      el("p", { id: "classic" }, rep.classic));
+    return;
+  }
   const items = rep.feasibility.map((f) => el("li", { class: f.feasible ? "ok" : "bad" },
     f.message + (f.largest_l != null ? `; l up to ${f.largest_l} is feasible` : "")));
   const parts = [el("h3", {}, rep.feasible ? "Every rule is feasible" : "Not feasible"), el("ul", { id: "feasibility" }, ...items)];
