@@ -266,3 +266,24 @@ def test_the_markdown_report_keeps_no_raw_html_from_names(root: Path) -> None:
     assert r.exit_code == 0, r.output
     md = (root / "odd" / "report.md").read_text()
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
+
+
+def test_the_risk_view_puts_the_input_beside_the_release(root: Path) -> None:
+    publish(root / "data.csv", root / "rel")
+    c = authed(root)
+    r = finished(c, c.post("/api/risk", json={"release": "rel"}, headers=POST))["result"]
+    table = r["view"][0]
+    assert table["id"] == "risk-before-after" and table["head"][:2] == ["measure", "the input"]
+    rows = {row[0]: row for row in table["rows"]}
+    from versapub.inspect import risk
+
+    want = risk(root / "data.csv", qi=["age", "sex", "zip"]).to_json()  # the input as if published as it is
+    assert rows["sample uniques"][1] == f"{want['sample_uniques']:,}" and want["sample_uniques"] > 0
+    assert rows["highest prosecutor risk"][1] == "1.0000"
+    assert any(b["kind"] == "svg" for b in r["view"])  # the histogram of the records' risks
+    ev = finished(c, c.post("/api/evaluate", json={"release": "rel"}, headers=POST))["result"]
+    dist = ev["distributions"]["sex"]
+    assert sorted(dist["values"]) == ["Female", "Male"] and sum(dist["original"]) == pytest.approx(1.0)
+    assert dist["release"] == pytest.approx(dist["original"])  # Anatomy keeps each one-way distribution
+    titles = [b["title"] for b in ev["view"]]
+    assert "sex: the input and the release" in titles and any(t.endswith("groups by size") for t in titles)

@@ -48,6 +48,9 @@ class Evaluation:
     #: The workload's ranges over the tables consistent with the release
     #: (:func:`versapub.model.utility.range_summary`).
     ranges: dict[str, Any] = field(default_factory=dict)
+    #: Per attribute, its most frequent values' shares in the original and in the release's
+    #: model (:func:`versapub.model.utility.marginal_shares`).
+    distributions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def kl_divergence(self) -> float:
@@ -66,6 +69,7 @@ class Evaluation:
             "original_mismatch": list(self.original_mismatch),
             "perturbation": self.perturbation,
             "pram": self.pram,
+            "distributions": self.distributions,
             "timings_s": self.timings_s,
         }
 
@@ -93,7 +97,7 @@ def evaluate(
     from versapub.inspect.original import original_table
     from versapub.kinds.load import load_release
     from versapub.model import kl_divergence, make_workload, relative_error
-    from versapub.model.utility import marginal_errors, range_summary, workload_masks
+    from versapub.model.utility import marginal_errors, marginal_shares, range_summary, workload_masks
     from versapub.reports.file_metrics import file_functional_measures, file_metrics
 
     progress("loading the release", 0, 0)
@@ -130,6 +134,7 @@ def evaluate(
         perturbation=_effect(d, table),
         pram=_pram_errors(d, model, table),
         ranges=ranges,
+        distributions=marginal_shares(model, table),
         timings_s={
             "load": round(load_s, 4),
             "kl": round(kl.seconds, 4),

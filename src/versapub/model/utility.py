@@ -414,6 +414,30 @@ def marginal_errors(model: ReleaseModel, original: EncodedTable) -> dict[str, fl
     return out
 
 
+def marginal_shares(model: ReleaseModel, original: EncodedTable, top: int = 12) -> dict[str, dict[str, Any]]:
+    """Per attribute, its ``top`` most frequent values in the release's domain: each value's
+    share of the original's records and of the release's model (the one-way distributions
+    beside each other; the rest of the values summed as ``other``)."""
+    mapping = to_model_codes(model, original)
+    out: dict[str, dict[str, Any]] = {}
+    for a in model.attributes:
+        m = model.marginal((a,))
+        model_p = np.zeros(model.cards[a])
+        model_p[m.codes[0]] = m.values
+        orig_p = np.zeros(model.cards[a])
+        counts = original.column(a).counts() / original.n_rows
+        known = mapping[a] >= 0
+        np.add.at(orig_p, mapping[a][known], counts[known])
+        order = np.argsort(-(orig_p + model_p), kind="stable")[:top]
+        rest = np.setdiff1d(np.arange(len(orig_p)), order)
+        out[a] = {
+            "values": [str(v) for v in model.domains[a][order]] + (["other"] if len(rest) else []),
+            "original": [float(x) for x in orig_p[order]] + ([float(orig_p[rest].sum())] if len(rest) else []),
+            "release": [float(x) for x in model_p[order]] + ([float(model_p[rest].sum())] if len(rest) else []),
+        }
+    return out
+
+
 def utility_summary(
     model: ReleaseModel,
     original: EncodedTable,

@@ -35,6 +35,18 @@ def file_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def group_sizes(directory: str | Path) -> dict[str, dict[int, int]]:
+    """Per table with groups (classes of a generalized table, Anatomy's groups): how many
+    groups have each size, from the release's files (each kind's summary)."""
+    d = Path(directory)
+    out = {}
+    for entry in map(parse_entry, read_manifest(d).entries()):
+        sizes = get_kind(entry.kind).summary(d, entry, None).get("group_sizes")
+        if sizes:
+            out[entry.name] = {int(a): int(b) for a, b in sizes.items()}
+    return out
+
+
 def _loss_from_files(d: Path, entry: Any, sensitive: set[str]) -> tuple[float, float]:
     """(generalization loss over the non-sensitive attributes, information over all), from
     the data file and the labels and order listings."""

@@ -222,27 +222,36 @@ def attack_bars(rows: list[tuple[str, float, float, tuple[float, float], float |
     return "".join(parts)
 
 
-def before_after(labels: list[str], before: list[float], after: list[float], xlabel: str, width: int = 620) -> str:
-    """Paired bars per label — the input's (grey) and the treated table's (blue) — with both
-    axes drawn and a legend: a treated column's histogram or its values' counts."""
+def before_after(
+    labels: list[str],
+    before: list[float],
+    after: list[float],
+    xlabel: str,
+    width: int = 620,
+    names: tuple[str, str] = ("input", "treated"),
+    unit: str = "records",
+) -> str:
+    """Paired bars per label — the input's (grey) and the treated table's (blue; ``names``
+    say what the two are) — with both axes drawn and a legend: a treated column's histogram
+    or its values' counts, or an attribute's shares in the input and the release's model."""
     if not labels:
         return ""
     left, bottom, top_pad, height = 56, 44, 22, 150
-    top = max([*before, *after, 1])
+    top = max([*before, *after]) or 1.0
     plot_w = width - left - 10
     slot = plot_w / len(labels)
     bw = min(slot / 2 - 1, 24.0)
     total_h = height + bottom + top_pad
     y0 = top_pad + height
     parts = [
-        f'<svg class="chart" role="img" aria-label="records by {_e(xlabel)}, before and after the treatments" '
+        f'<svg class="chart" role="img" aria-label="{_e(unit)} by {_e(xlabel)}: {_e(names[0])} and {_e(names[1])}" '
         f'width="{width}" height="{total_h}" viewBox="0 0 {width} {total_h}">',
         f'<line class="axis y-axis" x1="{left}" y1="{top_pad}" x2="{left}" y2="{y0}" stroke="#333"/>',
         f'<line class="axis x-axis" x1="{left}" y1="{y0}" x2="{left + plot_w}" y2="{y0}" stroke="#333"/>',
         f'<rect x="{left + 8}" y="4" width="10" height="10" fill="#aaa"/><text x="{left + 22}" y="13" '
-        'font-size="10">input</text>',
-        f'<rect x="{left + 62}" y="4" width="10" height="10" fill="#1f77b4"/><text x="{left + 76}" y="13" '
-        'font-size="10">treated</text>',
+        f'font-size="10">{_e(names[0])}</text>',
+        f'<rect x="{left + 22 + 7 * len(names[0]) + 12}" y="4" width="10" height="10" fill="#1f77b4"/>'
+        f'<text x="{left + 22 + 7 * len(names[0]) + 26}" y="13" font-size="10">{_e(names[1])}</text>',
     ]
     for frac in (0.0, 0.5, 1.0):
         y = y0 - height * frac
@@ -252,11 +261,11 @@ def before_after(labels: list[str], before: list[float], after: list[float], xla
         )
     for i, (k, b, a) in enumerate(zip(labels, before, after, strict=True)):
         x = left + i * slot + (slot - 2 * bw) / 2
-        for j, (v, colour, what) in enumerate(((b, "#aaa", "input"), (a, "#1f77b4", "treated"))):
+        for j, (v, colour, what) in enumerate(((b, "#aaa", names[0]), (a, "#1f77b4", names[1]))):
             h = height * v / top
             parts.append(
                 f'<rect x="{x + j * bw:.1f}" y="{y0 - h:.1f}" width="{max(bw - 1, 1):.1f}" height="{h:.1f}" '
-                f'fill="{colour}"><title>{_e(xlabel)} {_e(k)}: {v:g} records ({what})</title></rect>'
+                f'fill="{colour}"><title>{_e(xlabel)} {_e(k)}: {v:g} {_e(unit)} ({_e(what)})</title></rect>'
             )
         if len(labels) <= 10 or i % max(1, len(labels) // 6) == 0:
             parts.append(
@@ -267,7 +276,7 @@ def before_after(labels: list[str], before: list[float], after: list[float], xla
         f'<text class="x-label" x="{left + plot_w / 2:.1f}" y="{y0 + 32}" font-size="11" '
         f'text-anchor="middle">{_e(xlabel)}</text>'
         f'<text class="y-label" x="12" y="{top_pad + height / 2:.1f}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">records</text></svg>'
+        f'transform="rotate(-90 12 {top_pad + height / 2:.1f})">{_e(unit)}</text></svg>'
     )
     return "".join(parts)
 

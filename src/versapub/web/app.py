@@ -322,8 +322,11 @@ class _Site:
             original = self._original(d, task)
             if original is None:
                 raise ConfigError(self._no_original(d) + " Evaluating utility needs it.")
+            from versapub.reports.file_metrics import group_sizes
+
             e = ev(d, within=self.base.path, progress=task.progress).to_dict()
-            return e | {"view": evaluation_view(e)}
+            reference = (read_manifest(d).raw.get("utility") or {}).get("kl_all_attributes_alone")
+            return e | {"view": evaluation_view(e, reference, group_sizes(d))}
 
         return self.tasks.start("evaluate", self.base.relative(d), work).to_dict()
 
@@ -370,7 +373,12 @@ class _Site:
                 with_suda=with_suda,
                 progress=task.progress,
             ).to_json()
-            return rep | {"qi": chosen, "view": risk_view(rep)}
+            before = None
+            original = self._original(source, task) if release else None
+            if original is not None and chosen:  # the input on the same quasi-identifiers: risk before and after
+                qi_in = [a for a in chosen if a in original.table.names]
+                before = measure(original.table, qi=qi_in, sampling_fraction=pi, with_suda=False).to_json()
+            return rep | {"qi": chosen, "before": before, "view": risk_view(rep, before)}
 
         return self.tasks.start("risk", str(release or body.get("data") or ""), work).to_dict()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from versapub.reports.svg import bars, kl_scale
+from versapub.reports.svg import bars, before_after, kl_scale
 
 Block = dict[str, Any]
 
@@ -35,8 +35,25 @@ def _histogram(edges: list[float], counts: list[float], xlabel: str, ylabel: str
     return bars(list(zip(labels, [float(c) for c in counts], strict=False)), xlabel=xlabel, ylabel=ylabel, width=620)
 
 
-def evaluation_view(e: dict[str, Any]) -> list[Block]:
-    """``evaluate``'s result (``Evaluation.to_dict()``) as figures, tables and plots."""
+def _sizes(sizes: dict[int, int]) -> list[tuple[str, float]]:
+    """Groups by size, in bins that double from 1 when there are many sizes."""
+    if len(sizes) <= 16:
+        return [(str(s), float(c)) for s, c in sorted(sizes.items())]
+    bins: dict[str, float] = {}
+    lo = 1
+    while lo <= max(sizes):
+        hi = 2 * lo - 1
+        bins[f"{lo}" if lo == hi else f"{lo}-{hi}"] = float(sum(c for s, c in sizes.items() if lo <= s <= hi))
+        lo *= 2
+    return list(bins.items())
+
+
+def evaluation_view(
+    e: dict[str, Any], reference: float | None = None, groups: dict[str, dict[int, int]] | None = None
+) -> list[Block]:
+    """``evaluate``'s result (``Evaluation.to_dict()``) as figures, tables and plots;
+    ``reference``: the KL-divergence of publishing every attribute alone (the manifest's);
+    ``groups``: per table, how many groups (classes) have each size."""
     rel, rng = e.get("relative_error") or {}, e.get("ranges") or {}
     w = e.get("workload") or {}
     facts = [
@@ -76,8 +93,9 @@ def evaluation_view(e: dict[str, Any]) -> list[Block]:
             {
                 "kind": "svg",
                 "title": "KL-divergence",
-                "svg": kl_scale(float(e["kl_divergence"]), None),
-                "caption": "The release's KL-divergence from the original on its scale.",
+                "svg": kl_scale(float(e["kl_divergence"]), reference),
+                "caption": "The release's KL-divergence from the original on its scale"
+                + (", beside publishing every attribute alone (the red line)." if reference is not None else "."),
             }
         )
     hist = rel.get("histogram") or {}
@@ -90,6 +108,18 @@ def evaluation_view(e: dict[str, Any]) -> list[Block]:
                 "caption": "How many of the workload's queries have each relative error (further left is better).",
             }
         )
+    for a, dist in (e.get("distributions") or {}).items():
+        blocks.append(
+            {
+                "kind": "svg",
+                "title": f"{a}: the input and the release",
+                "svg": before_after(
+                    dist["values"], dist["original"], dist["release"], a, names=("input", "release"), unit="share"
+                ),
+                "caption": f"Each value's share of the records in the input (grey) and as the release tells it (blue)"
+                f"{'; the rest summed as other' if dist['values'] and dist['values'][-1] == 'other' else ''}.",
+            }
+        )
     marg = e.get("marginal_error") or {}
     if marg:
         blocks.append(
@@ -99,8 +129,18 @@ def evaluation_view(e: dict[str, Any]) -> list[Block]:
                 "id": "marginal-errors",
                 "head": ["attribute", "marginal error"],
                 "rows": [[a, _num(v, 4)] for a, v in marg.items()],
-                "caption": "Total variation between each attribute's distribution in the original and in the "
-                "release's model (0: the release keeps it exactly).",
+                "caption": "The largest difference between a value's share of the records in the original and in "
+                "the release's model (0: the release keeps the attribute's distribution exactly).",
+            }
+        )
+    for t, sizes in (groups or {}).items():
+        blocks.append(
+            {
+                "kind": "svg",
+                "title": f"{t}: groups by size",
+                "svg": bars(_sizes(sizes), xlabel="records in the group", ylabel="groups", width=620),
+                "caption": "How many groups (classes of a generalized table, Anatomy's groups) hold each number of "
+                "records: bigger groups hide a person better and keep less detail.",
             }
         )
     metrics = e.get("metrics") or {}
@@ -130,10 +170,51 @@ def evaluation_view(e: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def risk_view(r: dict[str, Any]) -> list[Block]:
+#: The measures shown before and after: key path, name, how written.
+_BEFORE_AFTER = (
+    (("records",), "records", "n"),
+    (("classes",), "classes", "n"),
+    (("sample_uniques",), "sample uniques", "n"),
+    (("prosecutor", "highest"), "highest prosecutor risk", "4"),
+    (("prosecutor", "average"), "average prosecutor risk", "4"),
+    (("prosecutor", "records_at_risk"), "records at risk", "%"),
+    (("population_uniques", "estimate"), "population uniques", "1"),
+)
+
+
+def _at(d: dict[str, Any], path: tuple[str, ...]) -> Any:
+    for k in path:
+        d = d.get(k) if isinstance(d, dict) else None  # type: ignore[assignment]
+    return d
+
+
+def _before_after(r: dict[str, Any], before: dict[str, Any]) -> Block:
+    """The input's risk beside each table's, on the same quasi-identifiers."""
+    tables = r.get("tables") or []
+    first = (before.get("tables") or [before])[0]
+
+    def fmt(v: Any, how: str) -> str:
+        return _pct(v) if how == "%" else _num(v) if how == "n" else _num(v, int(how))
+
+    rows = [
+        [name, fmt(_at(first, path), how), *(fmt(_at(t, path), how) for t in tables)]
+        for path, name, how in _BEFORE_AFTER
+    ]
+    return {
+        "kind": "table",
+        "title": "Before and after: the input beside the release",
+        "id": "risk-before-after",
+        "head": ["measure", "the input", *(str(t.get("table")) for t in tables)],
+        "rows": rows,
+        "caption": "The same quasi-identifiers measured on the input (as if published as it is) and on each "
+        "published table.",
+    }
+
+
+def risk_view(r: dict[str, Any], before: dict[str, Any] | None = None) -> list[Block]:
     """``risk``'s result (``RiskReport.to_json()``) as figures per table and a histogram of
-    the records' risks."""
-    blocks: list[Block] = []
+    the records' risks; ``before``: the same measures on the input."""
+    blocks: list[Block] = [] if before is None else [_before_after(r, before)]
     for t in r.get("tables") or []:
         pros, pu = t.get("prosecutor") or {}, t.get("population_uniques") or {}
         attrs = ", ".join(t.get("attributes") or []) or "no quasi-identifier"
