@@ -38,13 +38,25 @@ def main() -> None:
         while not server.started:
             time.sleep(0.05)
         try:
-            shoot(f"http://127.0.0.1:{port}")
+            shoot(f"http://127.0.0.1:{port}", root)
         finally:
             server.should_exit = True
             thread.join(10)
 
 
-def shoot(base: str) -> None:
+def second(root: Path) -> None:
+    """A second release of the same input (l = 3), published with the CLI, to compare."""
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    args = ["publish", "--input", str(root / "data.csv"), "--rule", "age, sex -> disease", "--rule"]
+    args += ["zip -> education", "--identifying", "patient_id", "--insensitive", "race,hours", "--l", "3"]
+    r = CliRunner().invoke(cli, [*args, "--out", str(root / "releases" / "l3")])
+    assert r.exit_code == 0, r.output
+
+
+def shoot(base: str, root: Path) -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
@@ -94,7 +106,17 @@ def shoot(base: str) -> None:
         pg.fill("#risk-fraction", "0.05")
         pg.click("#run-risk")
         expect(pg.locator("#risk-table")).to_be_visible()
-        pg.screenshot(path=OUT / "6b-risk.png")
+        pg.screenshot(path=OUT / "6b-risk.png", full_page=True)
+        pg.click("#run-evaluate")
+        expect(pg.locator("#evaluate-title")).to_be_visible(timeout=60_000)
+        pg.screenshot(path=OUT / "6c-evaluate.png", full_page=True)
+        second(root)
+        pg.click("nav button[data-screen=job]")
+        pg.click("nav button[data-screen=use]")  # lists the second release
+        pg.select_option("#compare-list", ["releases/first", "releases/l3"])
+        pg.click("#run-compare")
+        expect(pg.locator("#compare-table")).to_be_visible(timeout=120_000)
+        pg.locator("#use-result").screenshot(path=OUT / "6d-compare.png")
         pg.click("nav button[data-screen=job]")
         pg.fill("#job-path", "jobs/first.toml")
         pg.click("#save-job")

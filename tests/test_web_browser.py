@@ -82,6 +82,16 @@ def _publish_and_read_verdict(pg: object, out: str) -> None:
     expect(pg.locator("#progress-text")).to_contain_text("done")  # type: ignore[attr-defined]
 
 
+def _drawn(pg: object, selector: str) -> None:
+    """The server's plots are drawn as SVG (in the SVG namespace, with a size), not shown as text."""
+    drawn = pg.evaluate(  # type: ignore[attr-defined]
+        f"""() => [...document.querySelectorAll({selector!r})].map((s) =>
+             s.namespaceURI === "http://www.w3.org/2000/svg" && s.querySelector("rect") !== null
+             && s.getBoundingClientRect().height > 50)"""
+    )
+    assert drawn and all(drawn), drawn
+
+
 def _accessible(pg: object) -> None:
     """Every control has a name a screen reader says, the current screen is marked, errors
     are announced."""
@@ -156,11 +166,12 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     # on the quasi-identifiers the release declares (ticked when it opened), each figure explained, a histogram
     expect(pg.locator("#risk-title")).to_contain_text("on age, sex, zip")  # type: ignore[attr-defined]
     assert pg.locator("table.facts").first.inner_text().count("The chance of re-identifying") == 1  # type: ignore[attr-defined]
-    assert pg.locator("#use-result figure svg.chart rect").count() > 0  # type: ignore[attr-defined]
+    _drawn(pg, "#use-result figure svg.chart")
     pg.click("#run-evaluate")  # type: ignore[attr-defined]
     expect(pg.locator("#evaluate-title")).to_contain_text("utility of releases/first", timeout=60_000)  # type: ignore[attr-defined]
     expect(pg.locator("#marginal-errors")).to_contain_text("disease")  # type: ignore[attr-defined]
     assert pg.locator("#use-result svg#kl-scale").count() == 1  # type: ignore[attr-defined]
+    _drawn(pg, "#use-result figure svg.chart")
     # a second release of the same input, compared side by side with the first
     args = ["publish", "--input", str(root / "data.csv"), "--rule", "age, sex -> disease", "--rule", "zip -> education"]
     args += ["--identifying", "patient_id", "--insensitive", "race,hours", "--l", "3"]

@@ -27,6 +27,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("records_at_risk", "records at risk", "%"),
     ("attack_rate", "best attack", "%"),
     ("attack_bound", "allowed", "%"),
+    ("attack_rule", "on the rule", "s"),
 )
 
 

@@ -402,16 +402,24 @@ def marginal_errors(model: ReleaseModel, original: EncodedTable) -> dict[str, fl
     mapping = to_model_codes(model, original)
     out = {}
     for a in model.attributes:
-        m = model.marginal((a,))
-        model_p = np.zeros(model.cards[a])
-        model_p[m.codes[0]] = m.values
-        orig_p = np.zeros(model.cards[a])
-        counts = original.column(a).counts() / original.n_rows
-        known = mapping[a] >= 0
-        np.add.at(orig_p, mapping[a][known], counts[known])
-        lost = float(counts[~known].sum())
+        model_p, orig_p, lost = _one_way(model, original, mapping, a)
         out[a] = max(float(np.abs(model_p - orig_p).max(initial=0.0)), lost)
     return out
+
+
+def _one_way(
+    model: ReleaseModel, original: EncodedTable, mapping: dict[str, Codes], a: str
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
+    """``a``'s distribution under the model and in the original over the model's domain, and
+    the original's share of values the release does not hold."""
+    m = model.marginal((a,))
+    model_p = np.zeros(model.cards[a])
+    model_p[m.codes[0]] = m.values
+    orig_p = np.zeros(model.cards[a])
+    counts = original.column(a).counts() / original.n_rows
+    known = mapping[a] >= 0
+    np.add.at(orig_p, mapping[a][known], counts[known])
+    return model_p, orig_p, float(counts[~known].sum())
 
 
 def marginal_shares(model: ReleaseModel, original: EncodedTable, top: int = 12) -> dict[str, dict[str, Any]]:
@@ -421,13 +429,7 @@ def marginal_shares(model: ReleaseModel, original: EncodedTable, top: int = 12) 
     mapping = to_model_codes(model, original)
     out: dict[str, dict[str, Any]] = {}
     for a in model.attributes:
-        m = model.marginal((a,))
-        model_p = np.zeros(model.cards[a])
-        model_p[m.codes[0]] = m.values
-        orig_p = np.zeros(model.cards[a])
-        counts = original.column(a).counts() / original.n_rows
-        known = mapping[a] >= 0
-        np.add.at(orig_p, mapping[a][known], counts[known])
+        model_p, orig_p, _ = _one_way(model, original, mapping, a)
         order = np.argsort(-(orig_p + model_p), kind="stable")[:top]
         rest = np.setdiff1d(np.arange(len(orig_p)), order)
         out[a] = {

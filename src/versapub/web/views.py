@@ -21,7 +21,9 @@ def _num(x: Any, digits: int = 3) -> str:
         return str(x)
     if isinstance(x, int):
         return f"{x:,}"
-    if x != 0 and abs(x) < 10 ** (-digits):
+    if abs(x) < 1e-9:  # rounding noise of an exact figure: 0, not 1.4e-16
+        return "0"
+    if abs(x) < 10 ** (-digits):
         return f"{x:.1e}"
     return f"{x:.{digits}f}"
 
@@ -46,6 +48,49 @@ def _sizes(sizes: dict[int, int]) -> list[tuple[str, float]]:
         bins[f"{lo}" if lo == hi else f"{lo}-{hi}"] = float(sum(c for s, c in sizes.items() if lo <= s <= hi))
         lo *= 2
     return list(bins.items())
+
+
+def _distributions(e: dict[str, Any], groups: dict[str, dict[int, int]]) -> list[Block]:
+    """Each attribute's distribution in the input beside the release's, the largest
+    difference per attribute, and groups by size."""
+    blocks: list[Block] = []
+    distributions = e.get("distributions") or {}
+    for a, dist in distributions.items():
+        blocks.append(
+            {
+                "kind": "svg",
+                "title": f"{a}: the input and the release",
+                "svg": before_after(
+                    dist["values"], dist["original"], dist["release"], a, names=("input", "release"), unit="share"
+                ),
+                "caption": f"Each value's share of the records in the input (grey) and as the release tells it (blue)"
+                f"{'; the rest summed as other' if dist['values'] and dist['values'][-1] == 'other' else ''}.",
+            }
+        )
+    marg = e.get("marginal_error") or {}
+    if marg:
+        blocks.append(
+            {
+                "kind": "table",
+                "title": "Per attribute",
+                "id": "marginal-errors",
+                "head": ["attribute", "marginal error"],
+                "rows": [[a, _num(v, 4)] for a, v in marg.items()],
+                "caption": "The largest difference between a value's share of the records in the original and in "
+                "the release's model (0: the release keeps the attribute's distribution exactly).",
+            }
+        )
+    for t, sizes in groups.items():
+        blocks.append(
+            {
+                "kind": "svg",
+                "title": f"{t}: groups by size",
+                "svg": bars(_sizes(sizes), xlabel="records in the group", ylabel="groups", width=620),
+                "caption": "How many groups (classes of a generalized table, Anatomy's groups) hold each number of "
+                "records: bigger groups hide a person better and keep less detail.",
+            }
+        )
+    return blocks
 
 
 def evaluation_view(
@@ -108,41 +153,7 @@ def evaluation_view(
                 "caption": "How many of the workload's queries have each relative error (further left is better).",
             }
         )
-    for a, dist in (e.get("distributions") or {}).items():
-        blocks.append(
-            {
-                "kind": "svg",
-                "title": f"{a}: the input and the release",
-                "svg": before_after(
-                    dist["values"], dist["original"], dist["release"], a, names=("input", "release"), unit="share"
-                ),
-                "caption": f"Each value's share of the records in the input (grey) and as the release tells it (blue)"
-                f"{'; the rest summed as other' if dist['values'] and dist['values'][-1] == 'other' else ''}.",
-            }
-        )
-    marg = e.get("marginal_error") or {}
-    if marg:
-        blocks.append(
-            {
-                "kind": "table",
-                "title": "Per attribute",
-                "id": "marginal-errors",
-                "head": ["attribute", "marginal error"],
-                "rows": [[a, _num(v, 4)] for a, v in marg.items()],
-                "caption": "The largest difference between a value's share of the records in the original and in "
-                "the release's model (0: the release keeps the attribute's distribution exactly).",
-            }
-        )
-    for t, sizes in (groups or {}).items():
-        blocks.append(
-            {
-                "kind": "svg",
-                "title": f"{t}: groups by size",
-                "svg": bars(_sizes(sizes), xlabel="records in the group", ylabel="groups", width=620),
-                "caption": "How many groups (classes of a generalized table, Anatomy's groups) hold each number of "
-                "records: bigger groups hide a person better and keep less detail.",
-            }
-        )
+    blocks += _distributions(e, groups or {})
     metrics = e.get("metrics") or {}
     if metrics:
         head = ["table", "classes", "average class size", "discernibility", "suppressed records"]
@@ -294,6 +305,7 @@ COMPARED = (
     ("sample_uniques", "sample uniques", "0"),
     ("attack_rate", "best attack's guess rate", "%"),
     ("attack_bound", "guarantee allows", "%"),
+    ("attack_rule", "on the rule", "s"),
 )
 
 

@@ -83,8 +83,9 @@ async function runTask(path, body, button) {
 }
 
 function svgNode(text) {
-  const doc = new DOMParser().parseFromString(text, "image/svg+xml"); // drawn by the server, values escaped
-  return document.importNode(doc.documentElement, true);
+  // drawn by the server (values escaped, no scripts); parsed as HTML so the <svg> lands in the SVG namespace
+  const doc = new DOMParser().parseFromString(text, "text/html");
+  return document.importNode(doc.body.firstElementChild, true);
 }
 
 // A view from the server (versapub.web.views): figures with their sentence, tables, plots.
