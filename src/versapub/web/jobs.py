@@ -240,6 +240,8 @@ class Task:
     status: str = "running"  # running | done | failed | cancelled
     message: str = ""
     started: float = field(default_factory=time.monotonic)
+    #: When the current step began (a step's time left is measured from it).
+    step_started: float = field(default_factory=time.monotonic)
     ended: float | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     result: dict[str, Any] = field(default_factory=dict)
@@ -249,6 +251,8 @@ class Task:
         once Cancel was pressed."""
         if self.cancel.is_set():
             raise Cancelled("Cancelled by the user; nothing was written.")
+        if description != self.step:
+            self.step_started = time.monotonic()
         self.step, self.completed, self.total = description, completed, total
 
     def say(self, description: str) -> None:
@@ -262,8 +266,9 @@ class Task:
     def to_dict(self) -> dict[str, Any]:
         elapsed = (self.ended or time.monotonic()) - self.started
         share = 1.0 if self.status == "done" else (self.completed / self.total if self.total else None)
-        # a time left only once the step's count says enough (never "about 0 s left" at 6 %)
-        left = elapsed * (1 - share) / share if share and share >= 0.1 and self.running else None
+        # the current step's time left, once its count says enough (never "about 0 s left" at 6 %)
+        in_step = time.monotonic() - self.step_started
+        left = in_step * (1 - share) / share if share and share >= 0.1 and self.running else None
         status = "cancelling" if self.running and self.cancel.is_set() else self.status
         return {
             "id": self.id,

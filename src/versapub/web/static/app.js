@@ -51,9 +51,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const KIND = { profile: "Reading the data file", rules: "Checking feasibility", check: "Checking the release",
   evaluate: "Evaluating utility", risk: "Measuring risk", compare: "Comparing releases", publish: "Publishing" };
 
+// A step's own share and time left (the workflow counts each step, not the whole run).
+function stepShare(t) {
+  const left = t.left_s != null && t.percent < 100 ? `, about ${Math.ceil(t.left_s)} s left in this step` : "";
+  return t.percent != null ? ` (this step ${t.percent}%${left})` : "";
+}
+
 function busyLine(t) {
-  const left = t.left_s != null ? `, about ${Math.ceil(t.left_s)} s left` : "";
-  const pct = t.percent != null ? ` (${t.percent}%${left})` : "";
+  const pct = stepShare(t);
   return `${KIND[t.kind] || t.kind}: ${t.step}${pct} · ${t.elapsed_s} s` + (t.status === "cancelling" ? " · cancelling…" : "");
 }
 
@@ -400,8 +405,7 @@ async function poll() {
   task = await api(`/api/tasks/${task.id}`);
   const pct = task.percent ?? 0;
   $("bar").style.width = `${task.status === "done" ? 100 : pct}%`;
-  const left = task.left_s != null ? `, about ${Math.ceil(task.left_s)} s left` : "";
-  const share = task.percent != null ? ` (${task.percent}%${left})` : "";
+  const share = stepShare(task);
   $("progress-text").textContent = task.status === "running" || task.status === "cancelling"
     ? `${task.step}${share}, ${task.elapsed_s} s${task.status === "cancelling" ? ", cancelling…" : ""}`
     : `${task.status}${task.message ? ": " + task.message : ""} (${task.elapsed_s} s)`;
