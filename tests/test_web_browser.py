@@ -250,3 +250,36 @@ def test_a_classic_k_anonymity_job_with_an_uploaded_hierarchy(
     ages = {line.split(",")[0].strip('"') for line in (release / "T1.csv").read_text().splitlines()[1:]}
     assert ages <= {"17-24", "25-34", "35-44", "45-54", "55-64", "65+", "17-34", "35-54", "55+", "*"}
     _cli_check(release)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_missing_cells_and_the_hierarchy_builder(page: object, served: tuple[str, Path]) -> None:
+    """Missing cells said beside the columns on screens 1 and 2 with the page's own control;
+    the hierarchy builder keeps the column it built for; a level says how many nodes it has."""
+    from playwright.sync_api import expect
+
+    pg, (_, root) = page, served
+    lines = (root / "data.csv").read_text().splitlines()
+    gaps = [lines[0]] + [",".join("" if (i % 7 == 0 and j == 5) else v for j, v in enumerate(ln.split(","))) for i, ln in enumerate(lines[1:])]
+    (root / "gaps.csv").write_text("\n".join(gaps) + "\n")
+    pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=data]")  # type: ignore[attr-defined]  (re-lists the files)
+    pg.select_option("#file-list", "gaps.csv")  # type: ignore[attr-defined]
+    pg.click("#open-file")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-missing")).to_contain_text("1 of 8 columns hold missing cells (education: 143)")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-missing")).to_contain_text("publishing refuses a file with missing cells")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
+    expect(pg.locator("#roles")).to_contain_text("143 missing cells")  # type: ignore[attr-defined]
+    pg.select_option("#columns-missing select.missing-policy", "value")  # type: ignore[attr-defined]
+    expect(pg.locator("#columns-missing")).to_contain_text("published as a value of its own")  # type: ignore[attr-defined]
+    assert pg.locator("#missing").input_value() == "value"  # type: ignore[attr-defined]  the page's one control
+    pg.click("nav button[data-screen=hierarchies]")  # type: ignore[attr-defined]
+    pg.select_option("#build-column", "zip")  # type: ignore[attr-defined]
+    pg.select_option("#build-kind", "mask")  # type: ignore[attr-defined]
+    pg.fill("#build-param", "5")  # type: ignore[attr-defined]
+    pg.click("#build")  # type: ignore[attr-defined]
+    expect(pg.locator("#hierarchy-view")).to_contain_text("hierarchies/zip.csv")  # type: ignore[attr-defined]
+    assert pg.locator("#build-column").input_value() == "zip"  # type: ignore[attr-defined]  not back to the first
+    assert pg.locator("#build-out").input_value() == "hierarchies/zip.csv"  # type: ignore[attr-defined]
+    expect(pg.locator("#hierarchy-view h4").last).to_contain_text("1 node")  # type: ignore[attr-defined]
+    assert "1 nodes" not in pg.locator("#hierarchy-view").inner_text()  # type: ignore[attr-defined]
