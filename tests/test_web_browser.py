@@ -260,7 +260,10 @@ def test_missing_cells_and_the_hierarchy_builder(page: object, served: tuple[str
 
     pg, (_, root) = page, served
     lines = (root / "data.csv").read_text().splitlines()
-    gaps = [lines[0]] + [",".join("" if (i % 7 == 0 and j == 5) else v for j, v in enumerate(ln.split(","))) for i, ln in enumerate(lines[1:])]
+    gaps = [lines[0]] + [
+        ",".join("" if (i % 7 == 0 and j == 5) else v for j, v in enumerate(ln.split(",")))
+        for i, ln in enumerate(lines[1:])
+    ]
     (root / "gaps.csv").write_text("\n".join(gaps) + "\n")
     pg.click("nav button[data-screen=columns]")  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=data]")  # type: ignore[attr-defined]  (re-lists the files)
