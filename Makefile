@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test,dask,web]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask,web,dp]'
 	# pycanon (a test oracle) pins exact numpy/scipy/pandas versions; its anonymity module needs
 	# only numpy and pandas, so it is installed without its pins.
 	$(BIN)/python -m pip install --quiet --no-deps 'pycanon>=1.3'

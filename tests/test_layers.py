@@ -26,6 +26,7 @@ FLOORS: dict[str, float] = {
     "decompositions": 4,
     "anonymizers": 5,
     "treatments": 5,
+    "mechanisms": 5,
     # the release model and utility, table kinds, collections of marginals
     "release": 6,
     "model": 6,

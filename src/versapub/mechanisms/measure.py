@@ -1,0 +1,151 @@
+"""Marginals measured with calibrated noise (issue 52, the measurement half of a
+differentially private release): each marginal's counts over a *declared* domain, plus
+discrete Gaussian noise whose scale follows from the marginal's share of the budget, and the
+ledger that records it. A change of one record moves one cell of each marginal by one, so
+each marginal's L2 sensitivity is 1; the budget is split equally in rho (zCDP composition
+adds rho, :mod:`versapub.mechanisms.accounting`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from versapub.data.table import EncodedTable
+from versapub.errors import InputError
+from versapub.mechanisms.accounting import check_budget, epsilon_of, gaussian_sigma, rho_of
+from versapub.mechanisms.noise import discrete_gaussian
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the ledger: a marginal, its cells, the noise scale and its share of rho."""
+
+    attributes: tuple[str, ...]
+    cells: int
+    sigma: float
+    rho: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.attributes or self.cells < 1 or not (self.sigma > 0 and self.rho > 0 and self.sensitivity > 0):
+            raise ValueError(f"an impossible ledger entry: {self!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "marginal": list(self.attributes),
+            "cells": self.cells,
+            "sigma": self.sigma,
+            "rho": self.rho,
+            "sensitivity": self.sensitivity,
+        }
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The budget and how it was spent: ``epsilon`` and ``delta`` as stated, the ``rho`` they
+    allow, and each measurement; the spent rho composes to ``spent_epsilon`` at ``delta``."""
+
+    epsilon: float
+    delta: float
+    rho: float
+    entries: tuple[Entry, ...]
+    mechanism: str = "discrete Gaussian (OpenDP), zero-concentrated DP"
+
+    def __post_init__(self) -> None:
+        check_budget(self.epsilon, self.delta)
+        if self.spent_rho > self.rho * (1 + 1e-9):
+            raise ValueError(f"the ledger spends rho {self.spent_rho} over its budget {self.rho}")
+
+    @property
+    def spent_rho(self) -> float:
+        return float(sum(e.rho for e in self.entries))
+
+    @property
+    def spent_epsilon(self) -> float:
+        return epsilon_of(self.spent_rho, self.delta)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.mechanism,
+            "accounting": "zCDP (Bun & Steinke 2016); to (epsilon, delta) by Canonne, Kamath & Steinke 2020, Prop. 12",
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "spent_rho": self.spent_rho,
+            "spent_epsilon": self.spent_epsilon,
+            "measurements": [e.to_json() for e in self.entries],
+        }
+
+
+@dataclass(frozen=True)
+class NoisyMarginal:
+    """A marginal's noisy counts, dense over its declared domain (C order over
+    ``attributes``; ``domains[i]`` the values of ``attributes[i]``)."""
+
+    attributes: tuple[str, ...]
+    domains: tuple[tuple[str, ...], ...]
+    counts: npt.NDArray[np.int64]
+    entry: Entry
+
+    def __post_init__(self) -> None:
+        if len(self.domains) != len(self.attributes) or self.counts.size != int(
+            np.prod([len(d) for d in self.domains])
+        ):
+            raise ValueError("a noisy marginal's counts do not fill its domain")
+
+
+def _codes_on(table: EncodedTable, a: str, domain: Sequence[str]) -> npt.NDArray[np.int64]:
+    """The table's column ``a`` as positions in the declared ``domain``; a value outside it is
+    refused (the domain is public knowledge: the data may not widen it)."""
+    position = {str(v): i for i, v in enumerate(domain)}
+    values = [str(v) for v in table.column(a).values]
+    outside = [v for v in values if v not in position]
+    if outside:
+        raise InputError(
+            f"Column {a!r} holds {outside[0]!r}, which its declared domain does not list ({len(domain)} values); "
+            "declare every value the column may take (its domain is public knowledge, never read from the data)."
+        )
+    remap = np.array([position[v] for v in values], dtype=np.int64)
+    return remap[np.asarray(table.codes(a), dtype=np.int64)]
+
+
+def measure_marginals(
+    table: EncodedTable,
+    marginals: Sequence[Sequence[str]],
+    epsilon: float,
+    delta: float,
+    domains: Mapping[str, Sequence[str]],
+) -> tuple[tuple[NoisyMarginal, ...], Ledger]:
+    """Measure each of ``marginals`` (attribute lists) on ``table`` with discrete Gaussian
+    noise, the (``epsilon``, ``delta``) budget split equally in rho; ``domains``: every
+    measured attribute's values, declared (public knowledge), never taken from the data."""
+    check_budget(epsilon, delta)
+    wanted = [tuple(str(a) for a in m) for m in marginals]
+    if not wanted or any(not m for m in wanted):
+        raise InputError("Name at least one marginal to measure, each with at least one attribute.")
+    unknown = sorted({a for m in wanted for a in m} - set(table.names))
+    if unknown:
+        raise InputError(f"The marginals name {unknown}, which the table does not hold; its columns: {table.names}.")
+    undeclared = sorted({a for m in wanted for a in m} - set(domains))
+    if undeclared:
+        raise InputError(
+            f"Declare the domain of {undeclared} (the values each may take): a differentially private release "
+            "may not read it from the data, which would reveal which values occur."
+        )
+    rho = rho_of(epsilon, delta)
+    share = rho / len(wanted)
+    sigma = gaussian_sigma(share)
+    codes = {a: _codes_on(table, a, domains[a]) for m in wanted for a in m}
+    out = []
+    for m in wanted:
+        cards = [len(domains[a]) for a in m]
+        key = np.ravel_multi_index(tuple(codes[a] for a in m), cards) if len(m) > 1 else codes[m[0]]
+        exact = np.bincount(key, minlength=int(np.prod(cards))).astype(np.int64)
+        entry = Entry(m, exact.size, sigma, share)
+        noisy = discrete_gaussian(exact, sigma, share)
+        out.append(NoisyMarginal(m, tuple(tuple(str(v) for v in domains[a]) for a in m), noisy, entry))
+    return tuple(out), Ledger(epsilon, delta, rho, tuple(n.entry for n in out))
