@@ -12,6 +12,7 @@ the conversion Private-PGM's MST and AIM use, tighter than Bun & Steinke's
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from versapub.errors import InputError
 
@@ -49,27 +50,26 @@ def epsilon_of(rho: float, delta: float) -> float:
     """The smallest epsilon with :func:`delta_of` ``<= delta`` (delta decreases in epsilon)."""
     if rho <= 0:
         return 0.0
-    lo, hi = 0.0, rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0  # Bun & Steinke's bound lies below hi
-    for _ in range(STEPS):
-        mid = (lo + hi) / 2
-        if delta_of(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    top = rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0  # Bun & Steinke's bound lies below it
+    return _boundary(lambda eps: delta_of(rho, eps) > delta, 0.0, top)[1]
 
 
 def rho_of(epsilon: float, delta: float) -> float:
     """The largest rho whose mechanisms are (epsilon, delta)-DP (delta increases in rho)."""
     check_budget(epsilon, delta)
-    lo, hi = 0.0, epsilon + 1.0
+    return _boundary(lambda rho: delta_of(rho, epsilon) <= delta, 0.0, epsilon + 1.0)[0]
+
+
+def _boundary(below: Callable[[float], bool], lo: float, hi: float) -> tuple[float, float]:
+    """Where ``below`` (true from ``lo`` up to a point, false after it up to ``hi``) turns,
+    as the last point where it holds and the first where it does not, by bisection."""
     for _ in range(STEPS):
         mid = (lo + hi) / 2
-        if delta_of(mid, epsilon) <= delta:
+        if below(mid):
             lo = mid
         else:
             hi = mid
-    return lo
+    return lo, hi
 
 
 def gaussian_sigma(rho: float, sensitivity: float = 1.0) -> float:
