@@ -312,3 +312,20 @@ def test_cancel_stops_a_real_suda_search(root: Path) -> None:
     c.post(f"/api/tasks/{task['id']}/cancel", json={}, headers=POST)
     done = finished(c, c.get(f"/api/tasks/{task['id']}"), timeout=10)
     assert done["status"] == "cancelled" and done["percent"] < 100
+
+
+def test_a_server_forgets_old_finished_jobs_not_running_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from versapub.errors import ConfigError
+    from versapub.web.jobs import Tasks
+
+    tasks = Tasks()
+    monkeypatch.setattr(Tasks, "KEPT", 2)
+    done = [tasks.start(f"kind{i}", "", lambda t: {"n": 1}) for i in range(4)]
+    while any(t.running for t in done):
+        time.sleep(0.01)
+    slow = tasks.start("slow", "", lambda t: (time.sleep(0.3), {})[1])
+    tasks.start("last", "", lambda t: {})
+    for old in done[:2]:
+        with pytest.raises(ConfigError, match="No job"):
+            tasks.get(old.id)
+    assert tasks.get(done[2].id).result == {"n": 1} and tasks.get(slow.id) is slow  # running: kept

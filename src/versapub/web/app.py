@@ -317,14 +317,14 @@ class _Site:
 
         def work(task: jobs.Task) -> dict[str, Any]:
             from versapub.inspect import evaluate as ev
+            from versapub.reports.file_metrics import group_sizes
             from versapub.web.views import evaluation_view
 
-            original = self._original(d, task)
-            if original is None:
-                raise ConfigError(self._no_original(d) + " Evaluating utility needs it.")
-            from versapub.reports.file_metrics import group_sizes
-
-            e = ev(d, within=self.base.path, progress=task.progress).to_dict()
+            try:  # the recorded input, found under the root only
+                e = ev(d, within=self.base.path, progress=task.progress).to_dict()
+            except ConfigError as exc:
+                why = str(exc).replace(str(self.base.path), "the served folder")
+                raise ConfigError(f"{self._no_original(d)} Evaluating utility needs it: {why}") from None
             reference = (read_manifest(d).raw.get("utility") or {}).get("kl_all_attributes_alone")
             return e | {"view": evaluation_view(e, reference, group_sizes(d))}
 

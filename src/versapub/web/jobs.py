@@ -292,6 +292,9 @@ class Tasks:
     per kind (a second is refused at once, naming the first; ``supersede`` cancels it
     instead, for a view the page re-reads as the user edits)."""
 
+    #: Finished jobs kept for the page to read; older ones are forgotten (their results too).
+    KEPT = 50
+
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
         self._lock = threading.Lock()
@@ -321,6 +324,9 @@ class Tasks:
                         f"{what[0].upper()}{what[1:]}{on} is running already ({t.to_dict()['elapsed_s']} s so far): "
                         "wait for it to finish or cancel it first."
                     )
+            ended = [t for t in self._tasks.values() if not t.running]
+            for old in ended[: max(0, len(ended) - self.KEPT)]:  # insertion order: the oldest first
+                del self._tasks[old.id]
             self._tasks[task.id] = task
 
         def run() -> None:
