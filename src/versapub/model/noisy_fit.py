@@ -1,0 +1,195 @@
+"""The release model fitted to noisy, mutually inconsistent marginals (issue 52): Private-PGM's
+estimator (McKenna, Sheldon & Miklau, ICML 2019, Algorithm 1 with the squared loss of §4):
+mirror descent over a graphical model whose cliques cover the measured marginals, each step
+computing the model's clique marginals by belief propagation on a junction tree.
+
+The loss is ``L(mu) = sum_r ||mu_r - y_r||^2 / (2 sigma_r^2)`` over the measured marginals
+``y_r`` (noise scale ``sigma_r``); mirror descent in the log-potentials ``theta`` moves each
+potential against the gradient of ``L`` with respect to the marginals it covers
+(``theta_C -= eta * sum_{r in C} (mu_r - y_r) / sigma_r^2``), with Armijo backtracking on
+``eta``. The measured marginals' optimum is unique (``L`` is strictly convex in them and the
+realizable marginals form a convex set), so any correct fit reaches the same marginals; a
+test compares this one with exponentiated gradient over the whole joint table on small
+domains. The total is the mean of the measured totals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import logsumexp
+
+from versapub.errors import InputError
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Noisy:
+    """One measured marginal: its attributes, its counts (dense, C order over the attributes'
+    domains) and its noise scale."""
+
+    attributes: tuple[str, ...]
+    counts: Array
+    sigma: float
+
+    def __post_init__(self) -> None:
+        if not self.attributes or len(set(self.attributes)) != len(self.attributes) or not self.sigma > 0:
+            raise ValueError(f"a measured marginal needs distinct attributes and a positive scale: {self!r}")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The fitted model: the junction tree's cliques with their marginals (consistent,
+    non-negative, summing to ``total``), the loss reached and the iterations taken."""
+
+    cliques: tuple[tuple[str, ...], ...]
+    marginals: tuple[Array, ...]
+    total: float
+    loss: float
+    iterations: int
+
+    def marginal(self, attributes: Sequence[str]) -> Array:
+        """The model's marginal over ``attributes`` (inside one clique), C order over them."""
+        want = tuple(attributes)
+        for c, m in zip(self.cliques, self.marginals, strict=True):
+            if set(want) <= set(c):
+                return _project(c, m, want)
+        raise InputError(f"No clique of the fitted model holds {list(want)}; its cliques: {list(self.cliques)}.")
+
+
+def _project(attrs: tuple[str, ...], table: Array, want: tuple[str, ...]) -> Array:
+    """Sum ``table`` (over ``attrs``) down to ``want``, its axes in ``want``'s order."""
+    drop = tuple(i for i, a in enumerate(attrs) if a not in want)
+    kept = [a for a in attrs if a in want]
+    out = table.sum(axis=drop) if drop else table
+    return np.transpose(out, [kept.index(a) for a in want]) if kept != list(want) else out
+
+
+def _expand(attrs: tuple[str, ...], table: Array, to: tuple[str, ...], cards: Mapping[str, int]) -> Array:
+    """``table`` over ``attrs`` broadcast to the axes of ``to`` (a superset)."""
+    order = [a for a in to if a in attrs]
+    moved = np.transpose(table, [attrs.index(a) for a in order]) if tuple(order) != attrs else table
+    shape = [cards[a] if a in attrs else 1 for a in to]
+    return moved.reshape(shape)
+
+
+def junction_tree(cliques: Sequence[tuple[str, ...]]) -> tuple[list[tuple[str, ...]], list[tuple[int, int]]]:
+    """Maximal cliques of a chordal completion of the graph joining the attributes measured
+    together, and the edges of a junction tree over them (a maximum spanning tree of
+    separator sizes)."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for c in cliques:
+        g.add_nodes_from(c)
+        g.add_edges_from((a, b) for i, a in enumerate(c) for b in c[i + 1 :])
+    chordal, _ = nx.complete_to_chordal_graph(g)
+    found = sorted((tuple(sorted(c)) for c in nx.chordal_graph_cliques(chordal)), key=lambda c: (-len(c), c))
+    tree = nx.Graph()
+    tree.add_nodes_from(range(len(found)))
+    for i in range(len(found)):
+        for j in range(i + 1, len(found)):
+            tree.add_edge(i, j, weight=len(set(found[i]) & set(found[j])))
+    span = nx.maximum_spanning_tree(tree) if len(found) > 1 else tree
+    return found, sorted((min(e), max(e)) for e in span.edges())
+
+
+class _Tree:
+    """Belief propagation (sum-product in log space) on a junction tree."""
+
+    def __init__(self, cliques: list[tuple[str, ...]], edges: list[tuple[int, int]], cards: Mapping[str, int]):
+        self.cliques, self.cards = cliques, cards
+        self.nbrs: dict[int, list[int]] = {i: [] for i in range(len(cliques))}
+        for i, j in edges:
+            self.nbrs[i].append(j)
+            self.nbrs[j].append(i)
+        self.order: list[tuple[int, int]] = []  # (child, parent) from the leaves up, one tree per component
+        seen: set[int] = set()
+        for root in range(len(cliques)):
+            if root in seen:
+                continue
+            stack, visit = [(root, -1)], []
+            while stack:
+                node, parent = stack.pop()
+                seen.add(node)
+                visit.append((node, parent))
+                stack += [(n, node) for n in self.nbrs[node] if n != parent]
+            self.order += [(n, p) for n, p in reversed(visit) if p >= 0]
+
+    def beliefs(self, theta: list[Array], total: float) -> list[Array]:
+        """Each clique's marginal under potentials ``theta`` (log space), scaled to ``total``."""
+        msg: dict[tuple[int, int], Array] = {}
+
+        def send(i: int, j: int) -> None:
+            belief = theta[i].copy()
+            for k in self.nbrs[i]:
+                if k != j:
+                    belief = belief + msg[(k, i)]
+            sep = tuple(a for a in self.cliques[i] if a in self.cliques[j])
+            axes = tuple(n for n, a in enumerate(self.cliques[i]) if a not in sep)
+            m = logsumexp(belief, axis=axes) if axes else belief
+            msg[(i, j)] = _expand(sep, m, self.cliques[j], self.cards)
+
+        for child, parent in self.order:
+            send(child, parent)
+        for child, parent in reversed(self.order):
+            send(parent, child)
+        out = []
+        for i, t in enumerate(theta):
+            b = t.copy()
+            for k in self.nbrs[i]:
+                b = b + msg[(k, i)]
+            out.append(b)
+        # each clique normalized alone: the cliques of separate components each sum to the total too
+        return [total * np.exp(b - float(logsumexp(b))) for b in out]
+
+
+def fit(
+    measured: Sequence[Noisy],
+    cards: Mapping[str, int],
+    iterations: int = 1000,
+    tolerance: float = 1e-9,
+) -> Fit:
+    """Private-PGM's mirror descent (module docstring) on ``measured`` over domains of
+    ``cards`` values per attribute: stops after ``iterations`` steps or when a step lowers the
+    loss by less than ``tolerance`` of it."""
+    if not measured:
+        raise InputError("Give at least one measured marginal to fit.")
+    for m in measured:
+        shape = tuple(cards[a] for a in m.attributes)
+        if m.counts.shape != shape:
+            raise InputError(f"The marginal over {list(m.attributes)} has shape {m.counts.shape}, its domain {shape}.")
+    cliques, edges = junction_tree([m.attributes for m in measured])
+    tree = _Tree(cliques, edges, cards)
+    home = [next(i for i, c in enumerate(cliques) if set(m.attributes) <= set(c)) for m in measured]
+    total = float(np.mean([max(float(m.counts.sum()), 1.0) for m in measured]))
+    theta = [np.zeros(tuple(cards[a] for a in c)) for c in cliques]
+
+    def loss_and_grad(th: list[Array]) -> tuple[float, list[Array], list[Array]]:
+        mu = tree.beliefs(th, total)
+        loss, grads = 0.0, [np.zeros_like(t) for t in th]
+        for m, h in zip(measured, home, strict=True):
+            diff = _project(cliques[h], mu[h], m.attributes) - m.counts
+            loss += float((diff**2).sum()) / (2 * m.sigma**2)
+            grads[h] = grads[h] + _expand(m.attributes, diff / m.sigma**2, cliques[h], cards)
+        return loss, grads, mu
+
+    loss, grads, mu = loss_and_grad(theta)
+    eta, done = 1.0 / total, 0
+    for done in range(1, iterations + 1):  # noqa: B007 (the count is reported)
+        while True:  # Armijo backtracking: the step must lower the loss by half its first-order promise
+            trial = [t - eta * g for t, g in zip(theta, grads, strict=True)]
+            new_loss, new_grads, new_mu = loss_and_grad(trial)
+            promise = sum(float((g * (m - nm)).sum()) for g, m, nm in zip(grads, mu, new_mu, strict=True))
+            if new_loss <= loss - 0.5 * promise or eta < 1e-30:
+                break
+            eta /= 2
+        gained = loss - new_loss
+        theta, loss, grads, mu = trial, new_loss, new_grads, new_mu
+        eta *= 1.5
+        if gained <= tolerance * max(loss, 1e-12):
+            break
+    return Fit(tuple(cliques), tuple(mu), total, loss, done)
