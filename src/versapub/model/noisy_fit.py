@@ -10,7 +10,7 @@ potential against the gradient of ``L`` with respect to the marginals it covers
 ``eta``. The measured marginals' optimum is unique (``L`` is strictly convex in them and the
 realizable marginals form a convex set), so any correct fit reaches the same marginals; a
 test compares this one with exponentiated gradient over the whole joint table on small
-domains. The total is the mean of the measured totals."""
+domains. The total is the measured totals' minimum-variance average (as Private-PGM's)."""
 
 from __future__ import annotations
 
@@ -147,6 +147,14 @@ class _Tree:
         return [total * np.exp(b - float(logsumexp(b))) for b in out]
 
 
+def _total(measured: Sequence[Noisy]) -> float:
+    """The records' count: the measured totals averaged with weights inverse to their
+    variances (``sigma^2`` times the cells summed), the minimum-variance unbiased estimate."""
+    weights = np.array([1.0 / (m.sigma**2 * m.counts.size) for m in measured])
+    totals = np.array([float(m.counts.sum()) for m in measured])
+    return max(1.0, float(np.average(totals, weights=weights)))
+
+
 def fit(
     measured: Sequence[Noisy],
     cards: Mapping[str, int],
@@ -165,7 +173,7 @@ def fit(
     cliques, edges = junction_tree([m.attributes for m in measured])
     tree = _Tree(cliques, edges, cards)
     home = [next(i for i, c in enumerate(cliques) if set(m.attributes) <= set(c)) for m in measured]
-    total = float(np.mean([max(float(m.counts.sum()), 1.0) for m in measured]))
+    total = _total(measured)
     theta = [np.zeros(tuple(cards[a] for a in c)) for c in cliques]
 
     def loss_and_grad(th: list[Array]) -> tuple[float, list[Array], list[Array]]:
