@@ -329,3 +329,24 @@ def test_a_server_forgets_old_finished_jobs_not_running_ones(monkeypatch: pytest
         with pytest.raises(ConfigError, match="No job"):
             tasks.get(old.id)
     assert tasks.get(done[2].id).result == {"n": 1} and tasks.get(slow.id) is slow  # running: kept
+
+
+def test_a_steps_time_left_is_its_own_and_only_once_it_says_enough(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress is per step: no time left before a tenth of the step is done (not "100 %,
+    about 0 s left" at 6 % of the run), and the time left is measured from the step's start."""
+    import versapub.web.jobs as jobs
+
+    clock = [100.0]
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: clock[0])
+    t = jobs.Task("t", "publish", "out")
+    clock[0] = 160.0  # a first step took a minute
+    t.progress("anonymizing T1", 5, 100)
+    clock[0] = 170.0
+    t.progress("anonymizing T1", 5, 100)
+    assert t.to_dict()["percent"] == 5 and t.to_dict()["left_s"] is None
+    t.progress("anonymizing T1", 50, 100)  # half of this step in its 10 s: 10 s left, not the run's 70
+    assert t.to_dict()["left_s"] == pytest.approx(10.0)
+    t.progress("checking", 0, 0)
+    assert t.to_dict()["percent"] is None and t.to_dict()["left_s"] is None
+    t.cancel.set()
+    assert t.to_dict()["status"] == "cancelling"
