@@ -339,7 +339,8 @@ class RiskChoices:
             return "SUDA has nothing to search: no quasi-identifier is chosen."
         p = plan(n, self.records)
         cost = (
-            f"SUDA over {n} quasi-identifiers searches MSUs of up to {p.searched} attributes: {p.cost:,} row-groupings"
+            f"SUDA over {n} quasi-identifiers searches MSUs of up to {p.searched} attributes: at most {p.cost:,} "
+            "row-groupings per table"
         )
         return cost + (f"; {p.note()}" if p.note() else " (under the default ceiling of about 4 s).")
 
