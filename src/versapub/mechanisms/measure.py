@@ -29,13 +29,20 @@ class Entry:
     sigma: float
     rho: float
     sensitivity: float = 1.0
+    #: ``measurement`` (Gaussian noise on the counts) or ``selection`` (a noisy-max choice
+    #: among ``cells`` candidates, Gumbel noise of scale ``sigma``: rho = sensitivity^2 /
+    #: (2 sigma^2) as well).
+    step: str = "measurement"
 
     def __post_init__(self) -> None:
         if not self.attributes or self.cells < 1 or not (self.sigma > 0 and self.rho > 0 and self.sensitivity > 0):
             raise ValueError(f"an impossible ledger entry: {self!r}")
+        if self.step not in ("measurement", "selection"):
+            raise ValueError(f"a ledger entry is a measurement or a selection, not {self.step!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "step": self.step,
             "marginal": list(self.attributes),
             "cells": self.cells,
             "sigma": self.sigma,
@@ -127,25 +134,47 @@ def measure_marginals(
     wanted = [tuple(str(a) for a in m) for m in marginals]
     if not wanted or any(not m for m in wanted):
         raise InputError("Name at least one marginal to measure, each with at least one attribute.")
-    unknown = sorted({a for m in wanted for a in m} - set(table.names))
+    check_columns(table, {a for m in wanted for a in m}, domains)
+    rho = rho_of(epsilon, delta)
+    out = measure_each(table, wanted, rho / len(wanted), domains)
+    return tuple(out), Ledger(epsilon, delta, rho, tuple(n.entry for n in out))
+
+
+def check_columns(table: EncodedTable, attributes: set[str], domains: Mapping[str, Sequence[str]]) -> None:
+    """Every measured attribute is a column of the table with a declared domain."""
+    unknown = sorted(attributes - set(table.names))
     if unknown:
         raise InputError(f"The marginals name {unknown}, which the table does not hold; its columns: {table.names}.")
-    undeclared = sorted({a for m in wanted for a in m} - set(domains))
+    undeclared = sorted(attributes - set(domains))
     if undeclared:
         raise InputError(
             f"Declare the domain of {undeclared} (the values each may take): a differentially private release "
             "may not read it from the data, which would reveal which values occur."
         )
-    rho = rho_of(epsilon, delta)
-    share = rho / len(wanted)
-    sigma = gaussian_sigma(share)
-    codes = {a: _codes_on(table, a, domains[a]) for m in wanted for a in m}
+
+
+def exact_counts(
+    table: EncodedTable, attributes: Sequence[str], domains: Mapping[str, Sequence[str]]
+) -> npt.NDArray[np.int64]:
+    """The exact counts of ``attributes`` over their declared domains (dense, C order)."""
+    cards = [len(domains[a]) for a in attributes]
+    codes = [_codes_on(table, a, domains[a]) for a in attributes]
+    key = np.ravel_multi_index(tuple(codes), cards) if len(codes) > 1 else codes[0]
+    return np.bincount(key, minlength=int(np.prod(cards))).astype(np.int64)
+
+
+def measure_each(
+    table: EncodedTable,
+    marginals: Sequence[tuple[str, ...]],
+    rho_each: float,
+    domains: Mapping[str, Sequence[str]],
+) -> tuple[NoisyMarginal, ...]:
+    """Each marginal measured with discrete Gaussian noise spending ``rho_each``."""
+    sigma = gaussian_sigma(rho_each)
     out = []
-    for m in wanted:
-        cards = [len(domains[a]) for a in m]
-        key = np.ravel_multi_index(tuple(codes[a] for a in m), cards) if len(m) > 1 else codes[m[0]]
-        exact = np.bincount(key, minlength=int(np.prod(cards))).astype(np.int64)
-        entry = Entry(m, exact.size, sigma, share)
-        noisy = discrete_gaussian(exact, sigma, share)
+    for m in marginals:
+        exact = exact_counts(table, m, domains)
+        noisy = discrete_gaussian(exact, sigma, rho_each)
+        entry = Entry(m, exact.size, sigma, rho_each)
         out.append(NoisyMarginal(m, tuple(tuple(str(v) for v in domains[a]) for a in m), noisy, entry))
-    return tuple(out), Ledger(epsilon, delta, rho, tuple(n.entry for n in out))
+    return tuple(out)

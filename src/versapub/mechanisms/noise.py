@@ -48,3 +48,16 @@ def certified_epsilon(rho: float, delta: float) -> float:
     space = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int)
     meas = space >> dp.m.then_gaussian(scale=1.0 / math.sqrt(2.0 * rho))
     return float(dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(meas), delta).map(1)[0])
+
+
+def noisy_max(scores: npt.NDArray[np.float64], scale: float, rho: float) -> int:
+    """The index of the highest of ``scores`` after Gumbel noise of ``scale`` (the exponential
+    mechanism, OpenDP's ``make_noisy_max`` in zCDP), each score of sensitivity 1; refused
+    unless OpenDP certifies ``rho`` for that scale."""
+    dp = _opendp()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
+    meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=float(scale))
+    certified = float(meas.map(1.0))
+    if not math.isclose(certified, rho, rel_tol=1e-9):
+        raise ConfigError(f"OpenDP certifies rho = {certified} for selection noise {scale}, not the ledger's {rho}.")
+    return int(meas([float(x) for x in scores]))
