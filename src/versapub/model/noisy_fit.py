@@ -50,6 +50,55 @@ class Fit:
     total: float
     loss: float
     iterations: int
+    #: The junction tree's edges (indices into ``cliques``).
+    edges: tuple[tuple[int, int], ...] = ()
+
+    def sample(self, n: int, rng: np.random.Generator) -> dict[str, npt.NDArray[np.int64]]:
+        """``n`` synthetic records drawn from the model, as codes per attribute: each tree's
+        root clique from its marginal, then each clique's other attributes given the values
+        its parent already drew (ancestral sampling on the junction tree)."""
+        if n < 0:
+            raise InputError(f"The number of records to draw must be non-negative, got {n}.")
+        nbrs: dict[int, list[int]] = {i: [] for i in range(len(self.cliques))}
+        for i, j in self.edges:
+            nbrs[i].append(j)
+            nbrs[j].append(i)
+        out: dict[str, npt.NDArray[np.int64]] = {}
+        seen: set[int] = set()
+        for root in range(len(self.cliques)):
+            if root in seen:
+                continue
+            stack = [(root, -1)]
+            while stack:
+                node, parent = stack.pop()
+                seen.add(node)
+                self._draw(node, parent, n, rng, out)
+                stack += [(k, node) for k in nbrs[node] if k != parent]
+        return out
+
+    def _draw(
+        self, node: int, parent: int, n: int, rng: np.random.Generator, out: dict[str, npt.NDArray[np.int64]]
+    ) -> None:
+        """Draw clique ``node``'s attributes not drawn yet, given those already drawn."""
+        attrs, table = self.cliques[node], np.clip(self.marginals[node], 0.0, None)
+        given = tuple(a for a in attrs if a in out)
+        free = tuple(a for a in attrs if a not in out)
+        if not free:
+            return
+        shape_free = [table.shape[attrs.index(a)] for a in free]
+        cond = np.transpose(table, [attrs.index(a) for a in (*given, *free)]).reshape(-1, int(np.prod(shape_free)))
+        if given:
+            key = np.ravel_multi_index(tuple(out[a] for a in given), [table.shape[attrs.index(a)] for a in given])
+        else:
+            key = np.zeros(n, dtype=np.int64)
+        cell = np.empty(n, dtype=np.int64)
+        for k in np.unique(key):  # one draw per separator value, not per record
+            rows = np.flatnonzero(key == k)
+            w = cond[k]
+            p = w / w.sum() if w.sum() > 0 else np.full(w.size, 1.0 / w.size)
+            cell[rows] = rng.choice(w.size, size=rows.size, p=p)
+        for a, codes in zip(free, np.unravel_index(cell, shape_free), strict=True):
+            out[a] = codes.astype(np.int64)
 
     def marginal(self, attributes: Sequence[str]) -> Array:
         """The model's marginal over ``attributes`` (inside one clique), C order over them."""
@@ -200,4 +249,4 @@ def fit(
         eta *= 1.5
         if gained <= tolerance * max(loss, 1e-12):
             break
-    return Fit(tuple(cliques), tuple(mu), total, loss, done)
+    return Fit(tuple(cliques), tuple(mu), total, loss, done, tuple(edges))
