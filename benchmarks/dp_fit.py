@@ -1,4 +1,4 @@
-"""The estimator of noisy marginals (``versapub.model.noisy_fit``, issue 52) against
+"""The estimator of noisy marginals (``versapub.mechanisms.fit``, issue 52) against
 Private-PGM's own (``mbi``'s ``MirrorDescent``) on the same noisy marginals: the largest
 difference between their fitted marginals, their losses and their times, five seeds.
 
@@ -31,7 +31,7 @@ def main() -> None:
     jax.config.update("jax_enable_x64", True)
     from mbi import Domain, LinearMeasurement, estimation
 
-    from versapub.model.noisy_fit import Noisy, fit
+    from versapub.mechanisms.fit import Noisy, fit
 
     print("seed | max |versapub - mbi| (counts) | loss versapub | loss mbi | versapub s | mbi s (after JIT)")
     print("---|---|---|---|---|---")

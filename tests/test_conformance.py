@@ -294,7 +294,12 @@ def _a_release_of_kind(kind: str) -> tuple[versapub.Release, EncodedTable]:
     raise AssertionError(f"no registered plug-in publishes a table of kind {kind!r} on the catalog")
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+#: Kinds an anonymizer writes; those a mechanism writes (noisy and expected counts) go through
+#: the mechanism conformance of tests/test_dp_release.py.
+ANONYMIZED_KINDS = sorted(k for k in KINDS if KINDS[k].counts == "exact")
+
+
+@pytest.mark.parametrize("kind", ANONYMIZED_KINDS)
 def test_a_round_trip_for_every_registered_kind(tmp_path: Path, kind: str) -> None:
     """Write, read, verify, attack, the model from the files equal to the model in memory
     (the whole joint), and ``check --k`` — for each registered table kind."""

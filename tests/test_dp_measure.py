@@ -117,7 +117,7 @@ def test_mst_selects_the_dependent_pairs_and_spends_its_budget_exactly() -> None
     """A table where b copies a and d copies c (the rest independent): with a generous budget
     the exponential mechanism picks (a, b) and (c, d) among the tree's edges (their one-way
     fit's error is about n, the others' about sqrt(n): chosen with probability 1 - 1e-30)."""
-    from versapub.model.mst import mst
+    from versapub.mechanisms.mst import mst
 
     rng = np.random.default_rng(3)
     n = 3000

@@ -1,4 +1,4 @@
-"""The release model fitted to noisy marginals (issue 52; :mod:`versapub.model.noisy_fit`):
+"""The release model fitted to noisy marginals (issue 52; :mod:`versapub.mechanisms.fit`):
 exact marginals are recovered when the noise is zero (decomposable and cyclic sets), and on
 noisy ones the fit reaches the optimum an independent oracle reaches — exponentiated gradient
 over the whole joint table, no junction tree — on small domains."""
@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from versapub.model.noisy_fit import Noisy, _project, fit, junction_tree
+from versapub.mechanisms.fit import Noisy, _project, fit, junction_tree
 
 CARDS = {"a": 3, "b": 2, "c": 4, "d": 2}
 

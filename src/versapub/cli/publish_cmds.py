@@ -106,6 +106,22 @@ if TYPE_CHECKING:
     "would cost.",
 )
 @click.option(
+    "--mechanism",
+    "mechanism",
+    help="Publish under differential privacy instead of syntactic rules (config: [privacy] mechanism): "
+    "dp:epsilon=1,delta=1e-9 measures marginals with OpenDP's discrete Gaussian noise under zCDP and publishes "
+    "them with the model fitted to them (Private-PGM's estimator); select=auto|rules|mst|given chooses the "
+    "marginals (auto: each rule's Q and S when rules are given, else MST), marginals=age+sex;disease with "
+    "select=given. Every column needs a declared domain (--domain). Needs the dp extra: pip install 'versapub[dp]'.",
+)
+@click.option(
+    "--domain",
+    "domains",
+    multiple=True,
+    help="With --mechanism, repeatable: COLUMN=FILE, the values COLUMN may take, one per line — public "
+    "knowledge, never read from the data (config: [privacy.domains]). A column given a hierarchy uses its leaves.",
+)
+@click.option(
     "--treat",
     "treat",
     multiple=True,
@@ -169,6 +185,8 @@ def publish(
     max_risk: float | None,
     risk_measure: str | None,
     max_singling_out: float | None,
+    mechanism: str | None,
+    domains: tuple[str, ...],
     record_input_path: bool | None,
     population: Path | None,
     detach_others: bool | None,
@@ -193,6 +211,9 @@ def publish(
             )
         if scheduler and backend is None:
             backend = "dask"
+        if mechanism is not None or domains or _configured_mechanism(opts["config"]):  # needs no rule
+            _publish_dp(opts, fmt, mechanism, domains, out_dir, overwrite, quiet)
+            return
         cfg = _build_config(opts, fmt).with_overrides(
             backend=backend,
             scheduler=scheduler,
@@ -215,6 +236,47 @@ def publish(
         release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility="none" if no_utility else utility_level)
         if not quiet:
             _print_summary(release, out_dir, seconds)
+
+
+def _configured_mechanism(config: Path | None) -> bool:
+    """Does the configuration file ask for a differentially private release?"""
+    from versapub.io.config import load_config
+
+    return config is not None and load_config(config).mechanism is not None
+
+
+def _publish_dp(
+    opts: dict[str, Any],
+    fmt: str | None,
+    mechanism: str | None,
+    domains: tuple[str, ...],
+    out_dir: Path,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
+    """``publish --mechanism``: the differentially private release, and its summary."""
+    from versapub.cli.dp_render import dp_summary, run_dp_with_bar
+    from versapub.io.config import PublishConfig
+    from versapub.io.dp_config import domain_values
+
+    if opts["config"] is None and opts["input_"] is None:
+        raise ConfigError("Give a configuration file or --input DATA with --mechanism.")
+    if opts["config"] is not None or opts["rules"] or opts["quasi"]:
+        cfg = _build_config(opts, fmt)
+    else:
+        cfg = PublishConfig(input=opts["input_"], rules=())
+    given = []
+    for d in domains:
+        column, eq, file = d.partition("=")
+        if not eq or not column.strip() or not file.strip():
+            raise ConfigError(f"--domain {d!r}: write COLUMN=FILE (a file with one value per line).")
+        given.append((column.strip(), domain_values(column.strip(), file.strip(), Path.cwd(), "--domain")))
+    cfg = replace(cfg, mechanism=mechanism or cfg.mechanism, domains=(*cfg.domains, *given))
+    if cfg.mechanism is None:
+        raise ConfigError("--domain declares domains for --mechanism (e.g. --mechanism dp:epsilon=1); give one.")
+    synth, check, seconds = run_dp_with_bar(cfg, out_dir, overwrite, quiet)
+    if not quiet:
+        click.echo(dp_summary(synth, check, out_dir, seconds))
 
 
 @cli.command()

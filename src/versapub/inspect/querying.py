@@ -39,7 +39,7 @@ class QueryResult:
     @property
     def inside(self) -> bool | None:
         """Whether the actual count lies in the range (None without the original or a range)."""
-        if self.actual is None or self.bound is None:
+        if self.actual is None or self.bound is None or (self.bound.basis == "dp-noise" and not self.bound.method):
             return None
         return self.bound.contains(self.actual)
 

@@ -78,6 +78,8 @@ from versapub.data.missing import MissingPolicy
 from versapub.data.reading import ReadOptions
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, VersapubError
+from versapub.io.dp_config import declared_domains as _domains
+from versapub.io.dp_config import mechanism_spec as _mechanism
 from versapub.io.read import file_sha256, read_table
 from versapub.io.sections import SECTIONS, check_sections
 from versapub.privacy.screens.roles import ColumnRoles
@@ -289,6 +291,12 @@ class PublishConfig:
     detach_others: bool = False
     #: How the configuration file was read, in words (an alias spelling, ...): release notes.
     notes: tuple[str, ...] = ()
+    #: A differentially private release instead of a syntactic one (``--mechanism``, TOML
+    #: ``[privacy] mechanism``; :mod:`versapub.mechanisms`): a spec ``dp:epsilon=1,...`` or a table.
+    mechanism: Any = None
+    #: Each column's declared domain for the mechanism (``--domain COL=FILE``, TOML
+    #: ``[privacy.domains]``): public knowledge, never read from the data.
+    domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def recorded(self, path: Path) -> str:
         """How a file the job read is named in the release: its name, or with
@@ -636,6 +644,8 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         max_risk=_get(priv, "max_risk", (int, float), where),
         suppression=_get(priv, "suppression", (int, float), where, 0.0),
         treatments=tuple(dict(t) for t in data.get("treatment", [])),
+        mechanism=_mechanism(priv, where),
+        domains=_domains(priv, base, where),
         max_singling_out=_get(priv, "max_singling_out", (int, float), where),
         risk_measure=_get(priv, "risk_measure", str, where, "highest"),
         record_input_path=_get(pub, "record_input_path", bool, where, False),

@@ -39,6 +39,8 @@ class Anatomy(LeavesOnly):
     """Bucketized tables (QIT + ST)."""
 
     name = "anatomy"
+    counts = "exact"
+    in_model = True
     glossary = (
         "A way to publish a table without changing any value: records are put into groups, and the release "
         "publishes each record's other values with its group number (QIT) and, separately, each group's list of "

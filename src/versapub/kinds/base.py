@@ -97,6 +97,14 @@ class TableKind(Protocol):
     #: Every published value is a value of the attribute's domain (False: some are
     #: generalized values covering several; the attacks then read the covers).
     exact_values: bool
+    #: What the ``count`` column holds: ``"exact"`` (positive integers summing to the
+    #: record count, less what the kind withholds), ``"noisy"`` (integers of any sign, a
+    #: measurement under differential privacy: any sum) or ``"expected"`` (non-negative
+    #: reals summing to the record count: a fitted model's marginal).
+    counts: str
+    #: The table is a factor of the release model (False: evidence the model was fitted to,
+    #: read for intervals only — the ``noisy`` kind).
+    in_model: bool
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
         """The attributes the table publishes apart (empty for an exact table); a malformed
@@ -200,6 +208,8 @@ KIND_MODULES: dict[str, str] = {
     "anatomy": "versapub.kinds.anatomy",
     "generalized": "versapub.kinds.generalized",
     "sa-groups": "versapub.kinds.sa_groups",
+    "noisy": "versapub.kinds.noisy",
+    "fitted": "versapub.kinds.fitted",
 }
 
 

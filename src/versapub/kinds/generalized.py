@@ -36,6 +36,8 @@ class Generalized:
         "hierarchy, so that records share them; the records sharing all of them form an equivalence class."
     )
     exact_values = False
+    counts = "exact"
+    in_model = True
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:
         """The enforced rule's sensitive attribute (published exactly, or generalized); the

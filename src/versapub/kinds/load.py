@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -26,22 +27,26 @@ from versapub.kinds.base import Entry, TablePart, get_kind, parse_entry
 from versapub.model.factors import Factor
 from versapub.model.induced import release_model
 from versapub.model.maxent import ReleaseModel
+from versapub.model.noise_interval import Measurement
 from versapub.model.sparse import Codes
 
 _INTS = ("group_id", "count")
 
 
-def _read_table(path: Path, columns: list[str]) -> pa.Table:
+def _read_table(path: Path, columns: list[str], counts: str = "exact") -> pa.Table:
+    """``path``'s columns; ``count`` as the kind declares it (:attr:`TableKind.counts`)."""
     if not path.exists():  # a file, or a directory of Parquet parts (the Dask backend's form)
         raise ReleaseError(f"The release lists {path.name}, but the file is missing from {path.parent}.")
     try:
-        shared = arrow_of(path, tuple(c for c in columns if c in _INTS))
+        shared = arrow_of(path, tuple(c for c in columns if c in _INTS)) if counts == "exact" else None
         if shared is not None:  # parsed once for every reader (versapub check)
             t = shared
         elif path.suffix.lower() == ".parquet":
             t = pq.read_table(path)
         else:
             types = {c: (pa.int64() if c in _INTS else pa.string()) for c in columns}
+            if counts == "expected" and "count" in types:
+                types["count"] = pa.float64()
             t = pacsv.read_csv(
                 path,
                 convert_options=pacsv.ConvertOptions(
@@ -52,8 +57,10 @@ def _read_table(path: Path, columns: list[str]) -> pa.Table:
         raise ReleaseError(f"Cannot read {path.name} of the release: {str(exc).splitlines()[0]}.") from None
     if t.column_names != columns:
         raise ReleaseError(f"{path.name} has columns {t.column_names}, expected {columns}.")
-    if "count" in columns and t.num_rows and pc.min(t.column("count")).as_py() <= 0:
-        raise ReleaseError(f"{path.name} has a count that is not positive.")
+    if "count" in columns and t.num_rows and counts != "noisy":
+        low = pc.min(t.column("count")).as_py()
+        if low < 0 or (counts == "exact" and low == 0):
+            raise ReleaseError(f"{path.name} has a count that is not positive.")
     return t
 
 
@@ -86,13 +93,11 @@ def published_labels(directory: str | Path) -> dict[str, dict[str, tuple[str, ..
     return out
 
 
-def load_release(directory: str | Path) -> ReleaseModel:
-    """The maximum-entropy model of the release in ``directory``."""
-    d = Path(directory)
-    manifest = read_manifest(d)
-    n = manifest.n_records
+def _read_specs(d: Path, entries: Any, n: int) -> list[tuple[Entry, dict[str, pa.Table]]]:
+    """Each table entry with its listings read and its files as Arrow tables, the totals
+    checked against ``n`` as the kind's counts declare them."""
     specs: list[tuple[Entry, dict[str, pa.Table]]] = []
-    for entry in map(parse_entry, manifest.entries()):
+    for entry in map(parse_entry, entries):
         kind = get_kind(entry.kind)
         listings = {}
         for role, columns in kind.listing_roles(entry).items():
@@ -106,18 +111,31 @@ def load_release(directory: str | Path) -> ReleaseModel:
         for role, columns in kind.roles(entry).items():
             if role not in entry.files:
                 raise ReleaseError(f"Table {entry.name!r} lists no {role!r} file (a {entry.kind} table needs it).")
-            parts[role] = _read_table(d / entry.files[role], columns)
-        totals = {role: int(pc.sum(t.column("count")).as_py() or 0) for role, t in parts.items()}
+            parts[role] = _read_table(d / entry.files[role], columns, kind.counts)
+        if kind.counts == "noisy":  # a measurement sums to anything
+            specs.append((entry, parts))
+            continue
+        totals = {role: float(pc.sum(t.column("count")).as_py() or 0) for role, t in parts.items()}
         first = next(iter(parts.values()))
-        withheld = kind.withheld(entry, _group_counts(first))
+        withheld = kind.withheld(entry, _group_counts(first)) if kind.counts == "exact" else {}
+        slack = 1e-6 * max(n, 1) if kind.counts == "expected" else 0.0
         for role, total in totals.items():
-            if total + withheld.get(role, 0) != n:
+            if abs(total + withheld.get(role, 0) - n) > slack:
                 raise ReleaseError(
-                    f"{entry.files[role]} counts sum to {total + withheld.get(role, 0)}, but n_records is {n}: "
+                    f"{entry.files[role]} counts sum to {total + withheld.get(role, 0):g}, but n_records is {n}: "
                     "the release is corrupt."
                 )
         specs.append((entry, parts))
 
+    return specs
+
+
+def load_release(directory: str | Path) -> ReleaseModel:
+    """The maximum-entropy model of the release in ``directory``."""
+    d = Path(directory)
+    manifest = read_manifest(d)
+    n = manifest.n_records
+    specs = _read_specs(d, manifest.entries(), n)
     uniques: dict[str, list[pa.Array]] = {}
     labels: dict[str, set[str]] = {}
     for entry, parts in specs:
@@ -154,12 +172,12 @@ def load_release(directory: str | Path) -> ReleaseModel:
         cols = {}
         for c in t.column_names:
             arr = t.column(c)
-            if c in _INTS:
+            if c == "group_id":
                 cols[c] = numpy_of(arr).astype(np.int64)
-            else:
+            elif c != "count":
                 idx = pc.index_in(pc.cast(arr, pa.string()), value_set=value_sets[c])
                 cols[c] = numpy_of(idx).astype(np.int64)
-        return TablePart(cols, cols["count"].astype(np.float64))
+        return TablePart(cols, numpy_of(t.column("count")).astype(np.float64))
 
     def codes_of(attr: str, values: Sequence[str] | None) -> Codes:
         if values is None:
@@ -168,9 +186,22 @@ def load_release(directory: str | Path) -> ReleaseModel:
         return np.asarray(numpy_of(idx.fill_null(-1)), dtype=np.int64)  # in the given order
 
     factors: list[Factor] = []
+    measured: list[Measurement] = []
     for entry, parts in specs:
-        enc = {role: encode(t) for role, t in parts.items()}
-        factors.append(get_kind(entry.kind).factor(entry, enc, n, cards, codes_of))
+        kind = get_kind(entry.kind)
+        if kind.counts == "noisy":  # what the intervals of a differentially private release read
+            data = encode(parts["data"])
+            sigma = kind.summary(d, entry, None)["sigma"]
+            measured.append(
+                Measurement(entry.attributes, {a: data.columns[a] for a in entry.attributes}, data.counts, sigma)
+            )
+        if get_kind(entry.kind).in_model:  # a noisy table is evidence the model was fitted to
+            enc = {role: encode(t) for role, t in parts.items()}
+            factors.append(get_kind(entry.kind).factor(entry, enc, n, cards, codes_of))
     listed = [str(a) for a in manifest.get("attributes", [])]
     order = [a for a in listed if a in domains] + [a for a in domains if a not in listed]
-    return release_model(factors, {a: domains[a] for a in order}, n, [e.name for e, _ in specs])
+    model = release_model(
+        factors, {a: domains[a] for a in order}, n, [e.name for e, _ in specs if get_kind(e.kind).in_model]
+    )
+    model.measurements = tuple(measured)
+    return model

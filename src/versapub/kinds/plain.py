@@ -17,6 +17,8 @@ class Plain(LeavesOnly):
     """The exact projection of the input on the table's attributes (``docs/release-format.md``)."""
 
     name = "plain"
+    counts = "exact"
+    in_model = True
     glossary = "A table published as it is: its values exactly, one count per combination."
 
     def sensitive_of(self, entry: Entry) -> tuple[str, ...]:

@@ -67,6 +67,8 @@ class SAGroups:
         "included) separately, and the sensitive table T^S as it is."
     )
     exact_values = True
+    counts = "exact"
+    in_model = True
 
     def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
         return {}

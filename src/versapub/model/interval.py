@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: What a range is over: every table consistent with the release (hard), or an interval.
-BASES = ("release", "pram-variance", "treated")
+BASES = ("release", "pram-variance", "treated", "dp-noise")
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,9 @@ class Bound:
     * ``"pram-variance"``: a 95 % interval of the PRAM-corrected estimate (statistical).
     * ``"treated"``: the range the published, perturbed values allow (statistical: a
       treatment moved values, so the true count is not bounded by it).
+    * ``"dp-noise"``: a 95 % interval from the noise of a differentially private release's
+      measured marginal (:mod:`versapub.model.noise_interval`); with no ``method``, no
+      measured marginal holds the query and there is no interval.
     """
 
     lower: float
@@ -63,6 +66,12 @@ class Bound:
         ends = f"{_num(self.lower)} to {_num(self.upper)}"
         if self.basis == "pram-variance":
             return f"95 % interval of the PRAM correction: {ends}"
+        if self.basis == "dp-noise":
+            if not self.method:
+                return (
+                    "no interval: no measured marginal holds all of the query's attributes (the model's estimate alone)"
+                )
+            return f"95 % interval from the noise of {self.method}: {ends}"
         if self.basis == "treated":
             return f"the treated values allow {ends}; the treatment moved values, the true count is not bounded"
         return f"any table consistent with the release: {ends}" + ("" if self.sharp else ", not sharp")

@@ -21,7 +21,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -123,6 +123,10 @@ class ReleaseModel:
     ``domains[a]`` are attribute ``a``'s values (sorted text); all codes are indices into
     them.  ``n`` is the number of records the release describes.
     """
+
+    #: A differentially private release's noisy marginals the model was fitted to
+    #: (:class:`versapub.model.noise_interval.Measurement`): the estimates' intervals read them.
+    measurements: tuple[Any, ...] = ()
 
     def __init__(
         self,

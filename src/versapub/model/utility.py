@@ -48,7 +48,7 @@ def original_mismatch(
     records whose value the release never publishes (each a sentence; empty when nothing
     differs)."""
     out = []
-    if original.n_rows != model.n:
+    if original.n_rows != model.n and not model.measurements:  # a noisy release's n is an estimate
         out.append(f"the original has {original.n_rows} records, the release {model.n}")
     attrs = list(model.attributes if attributes is None else attributes)
     missing = [a for a in attrs if a not in original]
@@ -324,7 +324,13 @@ def range_summary(
     true count, and the queries whose range is widest (relative to the true count)."""
     from versapub.model.bounds import workload_bounds
 
-    bounds = workload_bounds(model, batch)
+    every = workload_bounds(model, batch)
+    # a differentially private release: only queries inside a measured marginal have an interval
+    held = [i for i, b in enumerate(every) if b.basis != "dp-noise" or b.method]
+    bounds = [every[i] for i in held]
+    batch, estimates = [batch[i] for i in held], np.asarray(estimates)[held]
+    actual = np.asarray(actual)[held]
+    basis = every[0].basis if every else "release"
     lower = np.array([b.lower for b in bounds])
     upper = np.array([b.upper for b in bounds])
     act = np.asarray(actual, dtype=np.float64)
@@ -332,6 +338,8 @@ def range_summary(
     rel = (upper - lower) / np.maximum(act, 1.0)
     widest = np.argsort(-rel, kind="stable")[:WIDEST]
     return {
+        "basis": basis,
+        "share_with_interval": len(held) / len(every) if every else 1.0,
         "share_inside": float(inside.mean()) if len(act) else 1.0,
         "share_sharp": float(np.mean([b.sharp for b in bounds])) if bounds else 1.0,
         "median_relative_width": float(np.median(rel)) if len(rel) else 0.0,

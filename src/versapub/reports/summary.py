@@ -329,6 +329,18 @@ def _utility_head(u: dict[str, Any]) -> list[str]:
 
 def ranges_text(g: dict[str, Any]) -> str:
     """The workload's ranges over the tables consistent with the release, for a reader."""
+    if g.get("basis") == "dp-noise" and not g.get("share_with_interval"):
+        return (
+            "95 % intervals from the noise: no query of the workload lies inside one measured marginal "
+            "(the model's estimates alone)"
+        )
+    if g.get("basis") == "dp-noise":
+        return (
+            f"95 % intervals from the noise: {share_text(g['share_inside'])} of true answers inside (about 95 % "
+            f"expected), for the {share_text(g.get('share_with_interval', 1.0))} of queries that lie inside a "
+            f"measured marginal (the others have the model's estimate alone); median width "
+            f"{g['median_relative_width']:.2f} x the true count"
+        )
     out = (
         f"Ranges the release allows: {share_text(g['share_inside'])} of true answers inside "
         f"(any table consistent with the release), {share_text(g['share_sharp'])} of ranges sharp; "

@@ -4,7 +4,7 @@ measures every one-way marginal; a third selects, by the exponential mechanism, 
 a maximum spanning tree over the attributes, each pair scored by how badly the one-way fit
 answers its two-way marginal (``|| M_ij(data) - M_ij(fit) ||_1``, sensitivity 1); the last
 third measures the selected two-way marginals; the model is fitted to all of them
-(:mod:`versapub.model.noisy_fit`). Every noisy draw and choice is OpenDP's
+(:mod:`versapub.mechanisms.fit`). Every noisy draw and choice is OpenDP's
 (:mod:`versapub.mechanisms.noise`) and enters the ledger. MST's compression of rare values
 before measuring is not done (the domain is as declared)."""
 
@@ -19,9 +19,9 @@ import numpy as np
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.mechanisms.accounting import check_budget, gaussian_sigma, rho_of
+from versapub.mechanisms.fit import Fit, Noisy, fit
 from versapub.mechanisms.measure import Entry, Ledger, NoisyMarginal, check_columns, exact_counts, measure_each
 from versapub.mechanisms.noise import noisy_max
-from versapub.model.noisy_fit import Fit, Noisy, fit
 
 
 @dataclass(frozen=True)

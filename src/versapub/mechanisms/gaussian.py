@@ -1,0 +1,127 @@
+"""The ``dp`` mechanism plug-in (issue 52): marginals measured with the Gaussian mechanism
+under zero-concentrated differential privacy and a model fitted to them.
+
+Which marginals: ``select="rules"`` — ``Q ∪ {S}`` of each of the job's rules, the natural
+workload, plus the one-way marginal of every other column; ``"given"`` — the ``marginals``
+named (``"age+sex;disease"``: marginals separated by ``;``, attributes by ``+``), plus the
+one-way marginal of every column they leave out; ``"mst"`` — MST's adaptive selection
+(:mod:`versapub.mechanisms.mst`); ``"auto"`` (default) — the rules when the job has some, MST
+otherwise.  Every marginal is measured over the declared domains with OpenDP's discrete
+Gaussian (:mod:`versapub.mechanisms.noise`), the budget split equally in rho (MST: its own
+thirds), and the model is fitted by Private-PGM's mirror descent (:mod:`versapub.mechanisms.fit`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from versapub.data.table import EncodedTable
+from versapub.errors import ConfigError
+from versapub.mechanisms.fit import Noisy, fit
+from versapub.mechanisms.measure import NoisyMarginal, measure_marginals
+from versapub.mechanisms.mst import Synthesis, mst
+from versapub.plugins import Param, validated
+
+#: Progress: ``(description, done, total)``.
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(description: str, done: int, total: int) -> None:
+    del description, done, total
+
+
+def parse_marginals(text: str) -> tuple[tuple[str, ...], ...]:
+    """``"age+sex;disease"`` -> ``(("age", "sex"), ("disease",))``."""
+    out = tuple(tuple(a.strip() for a in m.split("+") if a.strip()) for m in text.split(";") if m.strip())
+    if not out:
+        raise ConfigError(f"marginals={text!r} names no marginal; write them as age+sex;disease.")
+    return out
+
+
+def as_noisy(m: NoisyMarginal) -> Noisy:
+    """A measured marginal as the estimator reads it (dense, shaped by its domains)."""
+    return Noisy(m.attributes, m.counts.reshape([len(d) for d in m.domains]).astype(np.float64), m.entry.sigma)
+
+
+@dataclass(frozen=True)
+class GaussianMarginals:
+    """Marginals measured with Gaussian noise under zCDP and a model fitted to them (module
+    docstring). ``epsilon``, ``delta``: the budget; ``select``: which marginals;
+    ``marginals``: those measured with ``select="given"``; ``iterations``: the estimator's
+    most mirror-descent steps."""
+
+    epsilon: float
+    delta: float = 1e-9
+    select: str = "auto"
+    marginals: str | None = None
+    iterations: int = 1000
+
+    name: ClassVar[str] = "dp"
+    parameter_constraints: ClassVar[dict[str, Param]] = {
+        "epsilon": Param("number", 0.0, None, low_open=True, required=True, why="the privacy budget"),
+        "delta": Param("number", 0.0, 1.0, low_open=True, high_open=True),
+        "select": Param("choice", choices=("auto", "rules", "given", "mst")),
+        "marginals": Param("text", optional=True),
+        "iterations": Param("whole", 1, None),
+    }
+    example: ClassVar[dict[str, Any]] = {"epsilon": 1}
+
+    def __post_init__(self) -> None:
+        validated(self.name, self.parameter_constraints, self.params(), ConfigError)
+        if (self.select == "given") != (self.marginals is not None):
+            raise ConfigError("The dp mechanism takes marginals=... exactly when select=given (e.g. age+sex;disease).")
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "select": self.select,
+            "marginals": self.marginals,
+            "iterations": self.iterations,
+        }
+
+    def workload(
+        self, columns: Sequence[str], rules: Sequence[tuple[Sequence[str], str]]
+    ) -> tuple[tuple[str, ...], ...]:
+        """The marginals measured for ``select`` in rules or given (``()``: MST selects)."""
+        select = self.select if self.select != "auto" else ("rules" if rules else "mst")
+        if select == "mst":
+            return ()
+        if select == "rules":
+            if not rules:
+                raise ConfigError("select=rules needs the job's rules (Q -> S); give --rule, or use select=mst.")
+            wanted = [tuple(dict.fromkeys([*q, s])) for q, s in rules]
+        else:
+            wanted = list(parse_marginals(str(self.marginals)))
+        held = {a for m in wanted for a in m}
+        unknown = sorted(held - set(columns))
+        if unknown:
+            raise ConfigError(
+                f"The marginals name {', '.join(map(repr, unknown))}, which the input does not hold; its columns: "
+                f"{', '.join(columns)}."
+            )
+        wanted += [(a,) for a in columns if a not in held]
+        return tuple(dict.fromkeys(tuple(a for a in columns if a in m) for m in wanted))
+
+    def run(
+        self,
+        table: EncodedTable,
+        domains: Mapping[str, Sequence[str]],
+        rules: Sequence[tuple[Sequence[str], str]] = (),
+        progress: Progress = _silent,
+    ) -> Synthesis:
+        """Measure and fit on every column of ``table`` over the declared ``domains``."""
+        columns = list(table.names)
+        wanted = self.workload(columns, rules)
+        if not wanted:
+            progress("MST: measuring, selecting and fitting", 0, 0)
+            return mst(table, self.epsilon, self.delta, domains, columns, self.iterations)
+        progress(f"measuring {len(wanted)} marginal(s) with Gaussian noise", 0, 0)
+        measured, ledger = measure_marginals(table, wanted, self.epsilon, self.delta, domains)
+        progress("fitting the model to the noisy marginals", 0, 0)
+        cards = {a: len(domains[a]) for a in columns}
+        model = fit([as_noisy(m) for m in measured], cards, self.iterations)
+        return Synthesis(measured, ledger, model, ())

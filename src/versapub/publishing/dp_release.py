@@ -1,0 +1,228 @@
+"""A differentially private release written in the release format (issue 52): the
+mechanism's noisy marginals as ``noisy`` tables, the fitted model's clique marginals as
+``fitted`` tables (:mod:`versapub.kinds.noisy`, :mod:`versapub.kinds.fitted`), and the
+manifest's ``mechanism`` section with the budget ledger; written to a hidden directory,
+checked by the independent verifier from the written files, then moved into place
+(``docs/release-format.md``, "Differentially private releases").
+
+Nothing computed from the data without noise is published: ``n_records`` is the model's
+estimate of the record count (the noisy marginals' minimum-variance total), and the input's
+provenance keeps its name and reading options, not its row count or digest (each a function
+of the data without noise)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from versapub._version import __version__
+from versapub.data.table import EncodedTable
+from versapub.errors import VerificationError
+from versapub.formats import FORMAT
+from versapub.mechanisms.mst import Synthesis
+
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(description: str, done: int, total: int) -> None:
+    del description, done, total
+
+
+def _cells(attributes: Sequence[str], domains: Mapping[str, Sequence[str]], counts: np.ndarray) -> pa.Table:
+    """Every cell of ``attributes``' domains (C order) with ``counts``."""
+    grid = list(itertools.product(*(domains[a] for a in attributes)))
+    cols = {a: pa.array([g[i] for g in grid], type=pa.string()) for i, a in enumerate(attributes)}
+    cols["count"] = pa.array(np.asarray(counts).ravel())
+    return pa.table(cols)
+
+
+def release_tables(
+    synth: Synthesis, domains: Mapping[str, Sequence[str]]
+) -> tuple[int, list[tuple[dict[str, Any], pa.Table]]]:
+    """``n_records`` and each table's manifest entry and contents: the noisy marginals, then
+    the fitted model's cliques scaled to sum to ``n_records``."""
+    n = max(1, round(synth.model.total))
+    out: list[tuple[dict[str, Any], pa.Table]] = []
+    width = len(str(max(len(synth.measured), len(synth.model.cliques))))
+    for i, m in enumerate(synth.measured, 1):
+        name = f"noisy_{i:0{width}d}"
+        entry = {
+            "name": name,
+            "attributes": list(m.attributes),
+            "kind": "noisy",
+            "files": {"data": f"{name}.csv"},
+            "sigma": m.entry.sigma,
+            "rho": m.entry.rho,
+            "domains": {a: list(domains[a]) for a in m.attributes},
+        }
+        out.append((entry, _cells(m.attributes, domains, m.counts.astype(np.int64))))
+    for i, (clique, marginal) in enumerate(zip(synth.model.cliques, synth.model.marginals, strict=True), 1):
+        name = f"model_{i:0{width}d}"
+        p = np.clip(marginal, 0.0, None)
+        entry = {
+            "name": name,
+            "attributes": list(clique),
+            "kind": "fitted",
+            "files": {"data": f"{name}.csv"},
+            "domains": {a: list(domains[a]) for a in clique},
+        }
+        out.append((entry, _cells(clique, domains, p * (n / p.sum()))))
+    return n, out
+
+
+def manifest(
+    synth: Synthesis,
+    n: int,
+    entries: Sequence[dict[str, Any]],
+    attributes: Sequence[str],
+    mechanism: Mapping[str, Any],
+    source: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The release's manifest (without digests)."""
+    ledger = synth.ledger.to_json()
+    return {
+        "format": FORMAT,
+        "n_records": n,
+        "attributes": list(attributes),
+        "guarantee": {"name": "differential-privacy", "epsilon": ledger["epsilon"], "delta": ledger["delta"]},
+        "rules": [],
+        "tables": list(entries),
+        "hierarchies": {},
+        "mechanism": {
+            **dict(mechanism),
+            "selected": [list(p) for p in synth.selected],
+            "ledger": ledger,
+            "model": {
+                "estimator": "Private-PGM mirror descent (McKenna, Sheldon & Miklau 2019)",
+                "cliques": [list(c) for c in synth.model.cliques],
+                "iterations": synth.model.iterations,
+                "loss": synth.model.loss,
+                "total": synth.model.total,
+            },
+        },
+        "tool": {"name": "versapub", "version": __version__},
+        "input": dict(source),
+    }
+
+
+def write_dp_release(
+    synth: Synthesis,
+    table: EncodedTable,
+    domains: Mapping[str, Sequence[str]],
+    out: str | Path,
+    *,
+    mechanism: Mapping[str, Any],
+    source: Mapping[str, Any],
+    overwrite: bool = False,
+    protect: Iterable[str | Path | None] = (),
+    progress: Progress = _silent,
+) -> Any:
+    """Write ``synth`` as a release in ``out``, verified from its own files against
+    ``table`` first (nothing is written when a check fails); returns the check's report."""
+    from versapub.io import release_writer as rw
+    from versapub.reports.html import html_report
+    from versapub.verify.check import run_check
+    from versapub.verify.requirement import Requirement
+
+    dest = Path(out)
+    n, tables = release_tables(synth, domains)
+    with rw.staging(dest, overwrite, protect) as tmp:
+        progress("writing the noisy marginals and the fitted model", 0, 0)
+        for entry, t in tables:
+            pacsv.write_csv(t, tmp / entry["files"]["data"], pacsv.WriteOptions(quoting_style="needed"))
+        m = manifest(synth, n, [e for e, _ in tables], table.names, mechanism, source)
+        m["digests"] = rw.digests(tmp, [e["files"]["data"] for e, _ in tables])
+        rw.write_json(tmp / "manifest.json", m)
+        progress("verifying the written files", 0, 0)
+        job = Requirement(m["guarantee"], (), "the mechanism's budget", None, None, "highest", None)
+        check = run_check(tmp, original=table, requirement=job)
+        report = check.verification
+        if not report.ok:
+            raise VerificationError(
+                f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
+            )
+        rw.write_json(tmp / "verification.json", report.to_json())
+        rw.write_json(tmp / "check.json", check.to_json())
+        (tmp / "report.html").write_text(html_report(tmp, check, None, title=dest.name), encoding="utf-8")
+        rw.commit(tmp, dest, overwrite, protect)
+    return check
+
+
+def resolve_domains(cfg: Any, table: EncodedTable) -> dict[str, tuple[str, ...]]:
+    """Every column's declared domain (``cfg.domains``), else its hierarchy's leaves (a
+    hierarchy is the steward's own declaration); a column with neither is refused."""
+    from versapub.errors import ConfigError
+
+    declared = dict(cfg.domains)
+    hierarchies = cfg.anonymizer_hierarchies(table.names)
+    out: dict[str, tuple[str, ...]] = {}
+    for a in table.names:
+        if a in declared:
+            out[a] = tuple(declared[a])
+        elif a in hierarchies:
+            out[a] = tuple(dict.fromkeys(str(row[0]) for row in hierarchies[a].levels))
+    missing = [a for a in table.names if a not in out]
+    if missing:
+        raise ConfigError(
+            f"Declare the domain of {', '.join(map(repr, missing))} for a differentially private release: the "
+            "values each column may take, from public knowledge (--domain COLUMN=FILE with one value per line, "
+            "[privacy.domains] in the configuration, or a hierarchy whose leaves are the values). Reading them "
+            "from the data would reveal which values occur."
+        )
+    return out
+
+
+def mechanism_of(spec: Any) -> Any:
+    """The configured mechanism plug-in (:data:`versapub.mechanisms.MECHANISMS`)."""
+    from versapub.mechanisms import parse_mechanism
+
+    return parse_mechanism(spec)
+
+
+def run_dp(
+    cfg: Any,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    progress: Progress = _silent,
+) -> tuple[Synthesis, Any]:
+    """``versapub publish --mechanism dp:...``: read, measure, fit, write verified; returns the
+    mechanism's output and the check's report."""
+    from versapub.io.safety import check_destination
+
+    mech = mechanism_of(cfg.mechanism)
+    check_destination(Path(out), overwrite, [*cfg.read_files()])
+    progress(f"reading {cfg.input.name}", 0, 0)
+    table = cfg.read()
+    domains = resolve_domains(cfg, table)
+    rules: list[tuple[tuple[str, ...], str]] = []
+    if cfg.rules:
+        from versapub.privacy.rules import parse_rules, validate_rules
+
+        parsed = parse_rules([r if isinstance(r, str) else str(r.get("rule")) for r in cfg.rules])
+        validate_rules(parsed, table.names)
+        rules = [(tuple(r.lhs), r.rhs) for r in parsed]
+    synth = mech.run(table, domains, rules, progress)
+    source = {
+        "path": cfg.recorded(cfg.input),
+        "columns": list(table.names),
+        **{k: v for k, v in cfg.input_settings().items() if k in ("delimiter", "format", "header", "names")},
+    }
+    check = write_dp_release(
+        synth,
+        table,
+        domains,
+        out,
+        mechanism={"name": mech.name, "parameters": mech.params()},
+        source=source,
+        overwrite=overwrite,
+        protect=[*cfg.read_files()],
+        progress=progress,
+    )
+    return synth, check

@@ -1,0 +1,222 @@
+"""The verifier's checks of a differentially private release's files (issue 52), written
+from ``docs/release-format.md`` and sharing no code with the publisher:
+
+* a ``noisy`` table lists every cell of its declared domains exactly once with an integer
+  count (any sign), and its ``sigma`` is the Gaussian mechanism's scale for its ``rho``;
+* a ``fitted`` table lists every cell of its declared domains once with a non-negative count,
+  the counts summing to ``n_records``;
+* the release as a whole (:func:`mechanism_findings`): the ledger's arithmetic
+  (:mod:`versapub.verify.dp_ledger`), every noisy table entered in the ledger with its scale,
+  every measured marginal inside one fitted clique, the fitted cliques agreeing on the
+  attributes they share — and the verdict that differential privacy itself rests on the
+  mechanism, which no check of outputs can prove."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+from versapub.verify.dp_ledger import ledger_findings
+from versapub.verify.finding import Finding
+from versapub.verify.primitives import Checker, _q
+from versapub.verify.reading import CountRows, Reading, View
+
+#: Relative tolerance of sums of the fitted model's real counts.
+SUM_TOLERANCE = 1e-6
+
+
+def _domains(entry: dict[str, Any], attrs: list[str]) -> dict[str, list[str]] | None:
+    d = entry.get("domains")
+    if not isinstance(d, dict) or any(not isinstance(d.get(a), list) or not d.get(a) for a in attrs):
+        return None
+    return {a: [str(v) for v in d[a]] for a in attrs}
+
+
+def _cells_ok(c: Checker, view: str, entry: dict[str, Any], attrs: list[str], file: str) -> bool:
+    """Every cell of the declared domains appears once, and no other row."""
+    doms = _domains(entry, attrs)
+    if doms is None:
+        c.report.add("dp tables", False, f"table {entry.get('name')!r} does not declare a domain for {attrs}", file)
+        return False
+    cells = math.prod(len(v) for v in doms.values())
+    keys = ", ".join(_q(a) for a in attrs)
+    rows, distinct = c.con.execute(f"SELECT count(*), count(DISTINCT ({keys})) FROM {view}").fetchone() or (0, 0)
+    outside = 0
+    for a, values in doms.items():
+        listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+        got = c.con.execute(f"SELECT count(*) FROM {view} WHERE CAST({_q(a)} AS VARCHAR) NOT IN ({listed})").fetchone()
+        outside += int(got[0]) if got else 0
+    ok = rows == distinct == cells and outside == 0
+    return c.report.add(
+        "dp tables",
+        ok,
+        f"every one of the {cells:,} cells of the declared domains listed once"
+        if ok
+        else f"{rows:,} rows ({distinct:,} distinct, {outside:,} with a value outside the declared domains) "
+        f"for the {cells:,} cells of the declared domains",
+        file,
+    )
+
+
+def verify_noisy(c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]) -> None:
+    """A noisy table: every cell once, integer counts, its scale matching its share."""
+    del guarantee
+    attrs = list(sub.attributes)
+    file = str(files.get("data"))
+    view = c.relation(file, [*attrs, "count"], "file")
+    if view is None or not _cells_ok(c, view, entry, attrs, file):
+        return
+    bad = c.con.execute(f"SELECT count(*) FROM {view} WHERE TRY_CAST({_q('count')} AS BIGINT) IS NULL").fetchone()
+    c.report.add(
+        "dp tables",
+        not (bad and bad[0]),
+        "noisy counts are integers" if not (bad and bad[0]) else f"{bad[0]} row(s) have a count that is not an integer",
+        file,
+    )
+    given = entry.get("sigma"), entry.get("rho")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in given):
+        c.report.add("dp tables", False, f"sigma {given[0]!r} and rho {given[1]!r} must be positive numbers", file)
+        return
+    sigma, rho = float(given[0]), float(given[1])  # type: ignore[arg-type]
+    want = 1.0 / (2.0 * sigma**2)  # the Gaussian mechanism at L2 sensitivity 1
+    ok = abs(want - rho) <= 1e-6 * want
+    c.report.add(
+        "dp tables",
+        ok,
+        f"noise scale {sigma:.4g} spends rho = {want:.6g}" + ("" if ok else f", but the table claims {rho:.6g}"),
+        file,
+    )
+
+
+def verify_fitted(
+    c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, Any], guarantee: dict[str, Any]
+) -> None:
+    """A fitted clique: every cell once, non-negative real counts summing to ``n_records``."""
+    del guarantee
+    attrs = list(sub.attributes)
+    file = str(files.get("data"))
+    view = c.relation(file, [*attrs, "count"], "file")
+    if view is None or not _cells_ok(c, view, entry, attrs, file):
+        return
+    cnt = _q("count")
+    bad, total = c.con.execute(
+        f"SELECT count(*) FILTER (WHERE TRY_CAST({cnt} AS DOUBLE) IS NULL OR TRY_CAST({cnt} AS DOUBLE) < 0), "
+        f"coalesce(sum(TRY_CAST({cnt} AS DOUBLE)), 0) FROM {view}"
+    ).fetchone() or (0, 0.0)
+    ok = not bad and abs(float(total) - c.n) <= SUM_TOLERANCE * max(c.n, 1)
+    c.report.add(
+        "dp tables",
+        ok,
+        f"expected counts are non-negative and sum to {float(total):,.2f}"
+        + ("" if ok else f" ({bad} not a non-negative number; n_records = {c.n})"),
+        file,
+    )
+
+
+def _read_counts(directory: Path, file: str, attrs: list[str]) -> dict[tuple[str, ...], float]:
+    import duckdb
+
+    con = duckdb.connect()
+    cols = ", ".join(f"CAST({_q(a)} AS VARCHAR)" for a in attrs)
+    rows = con.execute(
+        f"SELECT {cols}, sum(TRY_CAST({_q('count')} AS DOUBLE)) FROM read_csv('{directory / file}', all_varchar=true) "
+        f"GROUP BY ALL"
+    ).fetchall()
+    return {tuple(r[:-1]): float(r[-1] or 0.0) for r in rows}
+
+
+def _project(counts: dict[tuple[str, ...], float], attrs: list[str], keep: list[str]) -> dict[tuple[str, ...], float]:
+    out: dict[tuple[str, ...], float] = {}
+    idx = [attrs.index(a) for a in keep]
+    for key, v in counts.items():
+        k = tuple(key[i] for i in idx)
+        out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def mechanism_findings(directory: Path, manifest: dict[str, Any]) -> list[Finding]:
+    """The release-wide checks of a differentially private release (module docstring)."""
+    section = manifest.get("mechanism")
+    if not isinstance(section, dict):
+        return []
+    found = ledger_findings(section.get("ledger"))
+    tables = [t for t in manifest.get("tables") or [] if isinstance(t, dict)]
+    noisy = [t for t in tables if t.get("kind") == "noisy"]
+    fitted = [t for t in tables if t.get("kind") == "fitted"]
+    raw = section.get("ledger")
+    ledger: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    rows = [r for r in ledger.get("measurements") or [] if isinstance(r, dict) and r.get("step") == "measurement"]
+    claimed = sorted((tuple(r.get("marginal") or ()), float(r.get("sigma") or 0)) for r in rows)
+    published = sorted((tuple(t.get("attributes") or ()), float(t.get("sigma") or 0)) for t in noisy)
+    same = len(claimed) == len(published) and all(
+        a == b and abs(s - t) <= 1e-9 * max(s, t) for (a, s), (b, t) in zip(claimed, published, strict=True)
+    )
+    found.append(
+        Finding(
+            "dp ledger",
+            same,
+            f"the {len(noisy)} noisy table(s) are the ledger's measurements, each with its noise scale"
+            if same
+            else f"the ledger's measurements {claimed} are not the noisy tables {published}",
+        )
+    )
+    cliques = [list(t.get("attributes") or []) for t in fitted]
+    outside = [t.get("name") for t in noisy if not any(set(t.get("attributes") or []) <= set(c) for c in cliques)]
+    found.append(
+        Finding(
+            "dp model",
+            not outside and bool(cliques),
+            "every measured marginal lies inside a clique of the fitted model"
+            if not outside and cliques
+            else f"noisy table(s) {outside} lie in no fitted clique (or the release has no fitted table)",
+        )
+    )
+    found += _agreement(directory, fitted, float(manifest.get("n_records") or 0))
+    return found
+
+
+def _agreement(directory: Path, fitted: list[dict[str, Any]], n: float) -> list[Finding]:
+    """The fitted cliques agree on every set of attributes two of them share."""
+    worst = 0.0
+    try:
+        counts = [
+            _read_counts(directory, str((t.get("files") or {}).get("data")), list(t["attributes"])) for t in fitted
+        ]
+    except Exception as exc:  # a missing or malformed file is reported by its table's check
+        return [Finding("dp model", False, f"the fitted tables cannot be read together: {str(exc).splitlines()[0]}")]
+    for (i, a), (j, b) in itertools.combinations(enumerate(fitted), 2):
+        shared = [x for x in a["attributes"] if x in b["attributes"]]
+        if not shared:
+            continue
+        pa_, pb = _project(counts[i], list(a["attributes"]), shared), _project(counts[j], list(b["attributes"]), shared)
+        worst = max([worst, *(abs(pa_.get(k, 0.0) - pb.get(k, 0.0)) for k in set(pa_) | set(pb))])
+    ok = worst <= 1e-4 * max(n, 1.0)
+    return [
+        Finding(
+            "dp model",
+            ok,
+            "the fitted cliques agree on the attributes they share"
+            + (f" (largest difference {worst:.2g} records)" if not ok else ""),
+        )
+    ]
+
+
+def _view(e: Any, parts: Any) -> View:
+    t = parts["data"]  # an adversary reads the noisy or expected counts as they are; none below 1
+    keep = [i for i, c in enumerate(t.counts) if c >= 1]
+    return View(
+        (CountRows(t.source, t.columns, tuple(t.rows[i] for i in keep), tuple(int(t.counts[i]) for i in keep)),)
+    )
+
+
+NOISY = Reading(
+    exact_values=True,
+    sensitive_of=lambda e: (),
+    roles=lambda e: {"data": [*e.attributes, "count"]},
+    groups=lambda e: None,
+    cells=lambda e: ("data", list(e.attributes)),
+    view=_view,
+)
+FITTED = NOISY
