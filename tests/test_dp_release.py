@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pyarrow.csv as pacsv
 import pytest
 from click.testing import CliRunner
@@ -180,3 +181,45 @@ def test_publish_mechanism_on_the_command_line_and_in_a_configuration(tmp_path: 
     assert ["q1", "q2", "s"] in [t["attributes"] for t in m["tables"] if t["kind"] == "noisy"]
     q = CliRunner().invoke(cli, ["query", str(tmp_path / "c"), "q1 = 'q1_0' AND s = 's_0'"])
     assert q.exit_code == 0 and "95 % interval from the noise" in q.output, q.output
+
+
+def _one_way(attr: str, counts: list[int], sigma: float) -> object:
+    from versapub.mechanisms.measure import Entry, NoisyMarginal
+
+    values = tuple(f"v{i}" for i in range(len(counts)))
+    entry = Entry((attr,), len(counts), sigma, 1 / (2 * sigma**2))
+    return NoisyMarginal((attr,), (values,), np.array(counts, dtype=np.int64), entry)
+
+
+def test_mst_compression_by_hand() -> None:
+    """Values whose noisy count is below 3 sigma merge (Private-PGM's compress_domain); the
+    one-way measurement is re-expressed with the merged cell's scale sigma sqrt(m); a table
+    over the compressed domain spreads a merged value's mass equally over its values."""
+    from versapub.mechanisms.compress import compress, label
+
+    sigma = 10.0
+    m = _one_way("a", [100, 29, 30, -5, 31], sigma)  # 29 and -5 are below 3 sigma = 30
+    keep_all = _one_way("b", [40, 50], sigma)
+    comp = compress([m, keep_all], {"a": ["v0", "v1", "v2", "v3", "v4"], "b": ["v0", "v1"]})
+    assert comp.recode["a"].tolist() == [0, 3, 1, 3, 2] and "b" not in comp.recode
+    assert comp.values["a"] == ("v0", "v2", "v4", label(2)) and comp.merged["a"] == (label(2), ("v1", "v3"))
+    noisy = comp.noisy(m)  # type: ignore[arg-type]
+    assert noisy.counts.tolist() == [100, 30, 31, 24]
+    assert noisy.cells is not None and noisy.cells.tolist() == pytest.approx([10, 10, 10, 10 * math.sqrt(2)])
+    spread = comp.spread(("b", "a"), np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]))
+    assert spread.tolist() == [[1.0, 2.0, 2.0, 2.0, 3.0], [5.0, 4.0, 6.0, 4.0, 7.0]]
+
+
+def test_a_merged_value_that_is_not_the_declared_rare_values_fails_check(tmp_path: Path) -> None:
+    table = CATALOG["many values"]()  # 40 values of s: some rare at a small epsilon
+    out = tmp_path / "r"
+    synth = make_mechanism("dp", epsilon=0.05, select="mst").run(table, _domains(table))
+    write_dp_release(synth, table, _domains(table), out, mechanism={"name": "dp"}, source={"path": "t.csv"})
+    m = json.loads((out / "manifest.json").read_text())
+    merged = [t for t in m["tables"] if t.get("merged")]
+    assert merged, "at epsilon 0.05 some value of 40 is rare"  # the 'unseen' value always is
+    spec = next(iter(merged[0]["merged"].values()))
+    spec["values"] = spec["values"][1:]  # one rare value left out of what the label covers
+    (out / "manifest.json").write_text(json.dumps(m))
+    failures = [f.message for f in run_check(out).verification.failures]
+    assert any("domains that are not the declared ones" in f for f in failures), failures

@@ -457,7 +457,8 @@ def test_every_registered_anonymizer_measures_the_same_from_files_and_memory(tmp
         kinds |= {t.table.kind for t in rel.tables}
     from versapub.kinds import KINDS
 
-    assert kinds == set(KINDS)  # every registered kind was measured
+    # every kind an anonymizer writes was measured (a mechanism's: tests/test_dp_release.py)
+    assert kinds == {k for k in KINDS if KINDS[k].counts == "exact"}
 
 
 def test_record_risks_by_hand_and_from_the_cli(tmp_path: Path) -> None:

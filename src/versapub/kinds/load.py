@@ -139,6 +139,8 @@ def load_release(directory: str | Path) -> ReleaseModel:
     uniques: dict[str, list[pa.Array]] = {}
     labels: dict[str, set[str]] = {}
     for entry, parts in specs:
+        if not get_kind(entry.kind).in_model:  # evidence: its values are the model's, or merged ones
+            continue
         for a, lab in entry.leaf_sets.items():
             labels.setdefault(a, set()).update(lab.spans)
             uniques.setdefault(a, []).append(pa.array(list(lab.order), type=pa.string()))
@@ -190,11 +192,7 @@ def load_release(directory: str | Path) -> ReleaseModel:
     for entry, parts in specs:
         kind = get_kind(entry.kind)
         if kind.counts == "noisy":  # what the intervals of a differentially private release read
-            data = encode(parts["data"])
-            sigma = kind.summary(d, entry, None)["sigma"]
-            measured.append(
-                Measurement(entry.attributes, {a: data.columns[a] for a in entry.attributes}, data.counts, sigma)
-            )
+            measured.append(_measurement(entry, parts["data"], codes_of, cards, kind.summary(d, entry, None)["sigma"]))
         if get_kind(entry.kind).in_model:  # a noisy table is evidence the model was fitted to
             enc = {role: encode(t) for role, t in parts.items()}
             factors.append(get_kind(entry.kind).factor(entry, enc, n, cards, codes_of))
@@ -205,3 +203,27 @@ def load_release(directory: str | Path) -> ReleaseModel:
     )
     model.measurements = tuple(measured)
     return model
+
+
+def _measurement(entry: Entry, t: pa.Table, codes_of: Any, cards: dict[str, int], sigma: float) -> Measurement:
+    """A noisy table as the intervals read it: codes into the model's domains, and a merged
+    value (MST's compression, the entry's ``merged``) as code ``card`` covering its values."""
+    from versapub.model.generalized import Cover
+
+    merged = entry.raw.get("merged") or {}
+    columns, covers = {}, {}
+    for a in entry.attributes:
+        text = [str(v) for v in t.column(a).to_pylist()]
+        codes = codes_of(a, text)
+        spec = merged.get(a) if isinstance(merged, dict) else None
+        if isinstance(spec, dict):
+            leaves = codes_of(a, [str(v) for v in spec.get("values") or []])
+            codes = np.where(np.array(text, dtype=object) == str(spec.get("label")), cards[a], codes)
+            covers[a] = Cover(np.array([0]), np.array([len(leaves)]), leaves)
+        if (codes < 0).any():
+            raise ReleaseError(
+                f"Noisy table {entry.name!r} publishes a value of {a!r} the model's domain does not hold."
+            )
+        columns[a] = codes
+    counts = numpy_of(t.column("count")).astype(np.float64)
+    return Measurement(entry.attributes, columns, counts, sigma, covers)

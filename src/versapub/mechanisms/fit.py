@@ -29,15 +29,24 @@ Array = npt.NDArray[np.float64]
 @dataclass(frozen=True)
 class Noisy:
     """One measured marginal: its attributes, its counts (dense, C order over the attributes'
-    domains) and its noise scale."""
+    domains) and its noise scale; ``cells``: a scale per cell where they differ (a merged cell
+    of MST's compressed domain, the sum of ``m`` noisy cells, has scale ``sigma sqrt(m)``)."""
 
     attributes: tuple[str, ...]
     counts: Array
     sigma: float
+    cells: Array | None = None
 
     def __post_init__(self) -> None:
         if not self.attributes or len(set(self.attributes)) != len(self.attributes) or not self.sigma > 0:
             raise ValueError(f"a measured marginal needs distinct attributes and a positive scale: {self!r}")
+        if self.cells is not None and (self.cells.shape != self.counts.shape or not (self.cells > 0).all()):
+            raise ValueError("a measured marginal's cell scales must be positive and shaped as its counts")
+
+    @property
+    def variance(self) -> Array | float:
+        """Each cell's noise variance (one number when every cell has the same)."""
+        return self.sigma**2 if self.cells is None else self.cells**2
 
 
 @dataclass(frozen=True)
@@ -199,7 +208,7 @@ class _Tree:
 def _total(measured: Sequence[Noisy]) -> float:
     """The records' count: the measured totals averaged with weights inverse to their
     variances (``sigma^2`` times the cells summed), the minimum-variance unbiased estimate."""
-    weights = np.array([1.0 / (m.sigma**2 * m.counts.size) for m in measured])
+    weights = np.array([1.0 / float(np.sum(np.broadcast_to(m.variance, m.counts.shape))) for m in measured])
     totals = np.array([float(m.counts.sum()) for m in measured])
     return max(1.0, float(np.average(totals, weights=weights)))
 
@@ -230,8 +239,8 @@ def fit(
         loss, grads = 0.0, [np.zeros_like(t) for t in th]
         for m, h in zip(measured, home, strict=True):
             diff = _project(cliques[h], mu[h], m.attributes) - m.counts
-            loss += float((diff**2).sum()) / (2 * m.sigma**2)
-            grads[h] = grads[h] + _expand(m.attributes, diff / m.sigma**2, cliques[h], cards)
+            loss += float((diff**2 / (2 * m.variance)).sum())
+            grads[h] = grads[h] + _expand(m.attributes, diff / m.variance, cliques[h], cards)
         return loss, grads, mu
 
     loss, grads, mu = loss_and_grad(theta)

@@ -154,11 +154,23 @@ def check_columns(table: EncodedTable, attributes: set[str], domains: Mapping[st
 
 
 def exact_counts(
-    table: EncodedTable, attributes: Sequence[str], domains: Mapping[str, Sequence[str]]
+    table: EncodedTable,
+    attributes: Sequence[str],
+    domains: Mapping[str, Sequence[str]],
+    recode: Mapping[str, npt.NDArray[np.int64]] | None = None,
 ) -> npt.NDArray[np.int64]:
-    """The exact counts of ``attributes`` over their declared domains (dense, C order)."""
-    cards = [len(domains[a]) for a in attributes]
-    codes = [_codes_on(table, a, domains[a]) for a in attributes]
+    """The exact counts of ``attributes`` over their declared domains (dense, C order);
+    ``recode[a]``: each declared value's position in a compressed domain of ``a``."""
+    recode = recode or {}
+    codes, cards = [], []
+    for a in attributes:
+        c = _codes_on(table, a, domains[a])
+        if a in recode:
+            c, card = recode[a][c], int(recode[a].max()) + 1
+        else:
+            card = len(domains[a])
+        codes.append(c)
+        cards.append(card)
     key = np.ravel_multi_index(tuple(codes), cards) if len(codes) > 1 else codes[0]
     return np.bincount(key, minlength=int(np.prod(cards))).astype(np.int64)
 
@@ -168,13 +180,17 @@ def measure_each(
     marginals: Sequence[tuple[str, ...]],
     rho_each: float,
     domains: Mapping[str, Sequence[str]],
+    recode: Mapping[str, npt.NDArray[np.int64]] | None = None,
+    values: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[NoisyMarginal, ...]:
-    """Each marginal measured with discrete Gaussian noise spending ``rho_each``."""
+    """Each marginal measured with discrete Gaussian noise spending ``rho_each``; with
+    ``recode`` over compressed domains whose values are ``values``."""
     sigma = gaussian_sigma(rho_each)
+    shown = {**domains, **(values or {})}
     out = []
     for m in marginals:
-        exact = exact_counts(table, m, domains)
+        exact = exact_counts(table, m, domains, recode)
         noisy = discrete_gaussian(exact, sigma, rho_each)
         entry = Entry(m, exact.size, sigma, rho_each)
-        out.append(NoisyMarginal(m, tuple(tuple(str(v) for v in domains[a]) for a in m), noisy, entry))
+        out.append(NoisyMarginal(m, tuple(tuple(str(v) for v in shown[a]) for a in m), noisy, entry))
     return tuple(out)

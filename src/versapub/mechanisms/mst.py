@@ -5,20 +5,23 @@ a maximum spanning tree over the attributes, each pair scored by how badly the o
 answers its two-way marginal (``|| M_ij(data) - M_ij(fit) ||_1``, sensitivity 1); the last
 third measures the selected two-way marginals; the model is fitted to all of them
 (:mod:`versapub.mechanisms.fit`). Every noisy draw and choice is OpenDP's
-(:mod:`versapub.mechanisms.noise`) and enters the ledger. MST's compression of rare values
-before measuring is not done (the domain is as declared)."""
+(:mod:`versapub.mechanisms.noise`) and enters the ledger. Between the one-way measurements
+and the selection, values whose noisy count is below three noise scales are merged
+(:mod:`versapub.mechanisms.compress`, as Private-PGM's MST does): the selection, the two-way
+measurements and the fit run on the compressed domains."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.mechanisms.accounting import check_budget, gaussian_sigma, rho_of
+from versapub.mechanisms.compress import Compression, compress
 from versapub.mechanisms.fit import Fit, Noisy, fit
 from versapub.mechanisms.measure import Entry, Ledger, NoisyMarginal, check_columns, exact_counts, measure_each
 from versapub.mechanisms.noise import noisy_max
@@ -33,6 +36,8 @@ class Synthesis:
     ledger: Ledger
     model: Fit
     selected: tuple[tuple[str, str], ...]
+    #: The compressed domains the model was fitted on (none: the declared domains).
+    compression: Compression = field(default_factory=lambda: Compression({}, {}, {}))
 
 
 def _as_noisy(m: NoisyMarginal) -> Noisy:
@@ -46,35 +51,44 @@ def mst(
     domains: Mapping[str, Sequence[str]],
     attributes: Sequence[str] | None = None,
     iterations: int = 1000,
+    compress_domains: bool = True,
 ) -> Synthesis:
     """MST on ``attributes`` (default: every column) of ``table`` under (``epsilon``,
-    ``delta``)-DP, over the declared ``domains``."""
+    ``delta``)-DP, over the declared ``domains`` (compressed unless ``compress_domains`` is
+    False)."""
     check_budget(epsilon, delta)
     attrs = list(attributes if attributes is not None else table.names)
     if len(attrs) < 2:
         raise InputError("MST needs at least two attributes (it selects a tree of pairs among them).")
     check_columns(table, set(attrs), domains)
     rho = rho_of(epsilon, delta)
-    cards = {a: len(domains[a]) for a in attrs}
     one_way = measure_each(table, [(a,) for a in attrs], rho / 3 / len(attrs), domains)
-    first = fit([_as_noisy(m) for m in one_way], cards, iterations)
-    selected, choices = _select(table, attrs, domains, first, rho / 3)
-    two_way = measure_each(table, selected, rho / 3 / len(selected), domains)
-    measured = (*one_way, *two_way)
-    model = fit([_as_noisy(m) for m in measured], cards, iterations)
-    ledger = Ledger(epsilon, delta, rho, (*(m.entry for m in measured), *choices))
-    return Synthesis(measured, ledger, model, tuple((a, b) for a, b in selected))
+    comp = compress(one_way, domains) if compress_domains else Compression({}, {}, {})
+    cards = comp.cards(domains, attrs)
+    ones = [comp.noisy(m) for m in one_way]
+    first = fit(ones, cards, iterations)
+    selected, choices = _select(table, attrs, domains, first, rho / 3, comp)
+    two_way = measure_each(table, selected, rho / 3 / len(selected), domains, comp.recode, comp.values)
+    model = fit([*ones, *(_as_noisy(m) for m in two_way)], cards, iterations)
+    ledger = Ledger(epsilon, delta, rho, (*(m.entry for m in (*one_way, *two_way)), *choices))
+    return Synthesis((*one_way, *two_way), ledger, model, tuple((a, b) for a, b in selected), comp)
 
 
 def _select(
-    table: EncodedTable, attrs: list[str], domains: Mapping[str, Sequence[str]], first: Fit, rho: float
+    table: EncodedTable,
+    attrs: list[str],
+    domains: Mapping[str, Sequence[str]],
+    first: Fit,
+    rho: float,
+    comp: Compression,
 ) -> tuple[list[tuple[str, ...]], list[Entry]]:
     """Kruskal's algorithm with each edge chosen by the exponential mechanism among the pairs
     joining two components, ``rho`` split over the ``len(attrs) - 1`` choices."""
     pairs = list(itertools.combinations(attrs, 2))
     score = {}
     for a, b in pairs:
-        exact = exact_counts(table, (a, b), domains).reshape(len(domains[a]), len(domains[b])).astype(np.float64)
+        shape = first.marginal((a,)).size, first.marginal((b,)).size
+        exact = exact_counts(table, (a, b), domains, comp.recode).reshape(shape).astype(np.float64)
         estimate = np.outer(first.marginal((a,)), first.marginal((b,))) / first.total
         score[(a, b)] = float(np.abs(exact - estimate).sum())
     component = {a: a for a in attrs}

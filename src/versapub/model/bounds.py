@@ -54,7 +54,7 @@ def query_formula(model: Any, query: Any) -> Formula:
 def count_bounds(model: Any, f: Formula, seconds: float = DEFAULT_SECONDS) -> Bound:
     """The range of ``COUNT(*) WHERE f`` over the tables consistent with the release
     (module docstring); ``seconds`` bounds the integer program's time."""
-    if model.measurements:  # a differentially private release: the noise's interval
+    if getattr(model, "measurements", ()):  # a differentially private release: the noise's interval
         from versapub.model.noise_interval import noise_interval
 
         return noise_interval(model.measurements, f, float(model.n))
@@ -224,7 +224,7 @@ def workload_bounds(model: Any, queries: Sequence[Mapping[str, npt.NDArray[np.bo
     the model's codes), each table answering all queries that name the same of its
     attributes at once (:meth:`versapub.model.factors.Factor.conjunction_batch`); the same
     bounds as :func:`count_bounds` with ``seconds=0``."""
-    if model.measurements:  # a differentially private release: the noise's intervals
+    if getattr(model, "measurements", ()):  # a differentially private release: the noise's intervals
         from versapub.model.noise_interval import noise_intervals
 
         return noise_intervals(model.measurements, queries, float(model.n))

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,9 @@ class Measurement:
     columns: dict[str, Codes]
     counts: Floats
     sigma: float
+    #: A merged value's code (the domain's size) and the values it covers, per attribute
+    #: (:class:`versapub.model.generalized.Cover`; MST's compression).
+    covers: dict[str, Any] = field(default_factory=dict)
 
 
 def noise_interval(measurements: Sequence[Measurement], f: Formula, n: float) -> Bound:
@@ -44,7 +48,9 @@ def noise_interval(measurements: Sequence[Measurement], f: Formula, n: float) ->
     for m in measurements:
         if not want <= set(m.attributes):
             continue
-        chosen, _ = as_arrays(f.tri(resolver(m.columns)), len(m.counts))
+        chosen, maybe = as_arrays(f.tri(resolver(m.columns, m.covers)), len(m.counts))
+        if (maybe & ~chosen).any():  # a merged cell the query splits: this marginal cannot answer it
+            continue
         cells = int(chosen.sum())
         answers.append(float(m.counts[chosen].sum()))
         variances.append(max(m.sigma**2 * cells, 1e-300))  # no cell selected: the answer 0 is exact

@@ -35,10 +35,13 @@ def _silent(description: str, done: int, total: int) -> None:
 
 
 def _cells(attributes: Sequence[str], domains: Mapping[str, Sequence[str]], counts: np.ndarray) -> pa.Table:
-    """Every cell of ``attributes``' domains (C order) with ``counts``."""
+    """Every cell of ``attributes``' domains with ``counts`` (C order over the domains), rows
+    in text order (as every published table: no row order carries information)."""
     grid = list(itertools.product(*(domains[a] for a in attributes)))
-    cols = {a: pa.array([g[i] for g in grid], type=pa.string()) for i, a in enumerate(attributes)}
-    cols["count"] = pa.array(np.asarray(counts).ravel())
+    flat = np.asarray(counts).ravel()
+    order = sorted(range(len(grid)), key=lambda i: grid[i])
+    cols = {a: pa.array([grid[r][i] for r in order], type=pa.string()) for i, a in enumerate(attributes)}
+    cols["count"] = pa.array(flat[order])
     return pa.table(cols)
 
 
@@ -50,8 +53,10 @@ def release_tables(
     n = max(1, round(synth.model.total))
     out: list[tuple[dict[str, Any], pa.Table]] = []
     width = len(str(max(len(synth.measured), len(synth.model.cliques))))
+    merged = synth.compression.merged
     for i, m in enumerate(synth.measured, 1):
         name = f"noisy_{i:0{width}d}"
+        own = dict(zip(m.attributes, m.domains, strict=True))  # a compressed domain names its merged value
         entry = {
             "name": name,
             "attributes": list(m.attributes),
@@ -59,12 +64,19 @@ def release_tables(
             "files": {"data": f"{name}.csv"},
             "sigma": m.entry.sigma,
             "rho": m.entry.rho,
-            "domains": {a: list(domains[a]) for a in m.attributes},
+            "domains": {a: list(v) for a, v in own.items()},
         }
-        out.append((entry, _cells(m.attributes, domains, m.counts.astype(np.int64))))
+        labels = {
+            a: {"label": merged[a][0], "values": list(merged[a][1])}
+            for a in m.attributes
+            if a in merged and merged[a][0] in own[a]
+        }
+        if labels:
+            entry["merged"] = labels
+        out.append((entry, _cells(m.attributes, own, m.counts.astype(np.int64))))
     for i, (clique, marginal) in enumerate(zip(synth.model.cliques, synth.model.marginals, strict=True), 1):
         name = f"model_{i:0{width}d}"
-        p = np.clip(marginal, 0.0, None)
+        p = synth.compression.spread(clique, np.clip(marginal, 0.0, None))
         entry = {
             "name": name,
             "attributes": list(clique),
@@ -83,8 +95,9 @@ def manifest(
     attributes: Sequence[str],
     mechanism: Mapping[str, Any],
     source: Mapping[str, Any],
+    domains: Mapping[str, Sequence[str]],
 ) -> dict[str, Any]:
-    """The release's manifest (without digests)."""
+    """The release's manifest (without digests); ``domains``: every column's declared values."""
     ledger = synth.ledger.to_json()
     return {
         "format": FORMAT,
@@ -96,6 +109,7 @@ def manifest(
         "hierarchies": {},
         "mechanism": {
             **dict(mechanism),
+            "domains": {a: list(v) for a, v in domains.items()},
             "selected": [list(p) for p in synth.selected],
             "ledger": ledger,
             "model": {
@@ -136,7 +150,7 @@ def write_dp_release(
         progress("writing the noisy marginals and the fitted model", 0, 0)
         for entry, t in tables:
             pacsv.write_csv(t, tmp / entry["files"]["data"], pacsv.WriteOptions(quoting_style="needed"))
-        m = manifest(synth, n, [e for e, _ in tables], table.names, mechanism, source)
+        m = manifest(synth, n, [e for e, _ in tables], table.names, mechanism, source, domains)
         m["digests"] = rw.digests(tmp, [e["files"]["data"] for e, _ in tables])
         rw.write_json(tmp / "manifest.json", m)
         progress("verifying the written files", 0, 0)

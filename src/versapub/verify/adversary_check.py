@@ -230,7 +230,7 @@ def _adversary_check(
     for t in tables:
         say(f"attacks: singling out and linkability on {t.get('name')}")
         syn = {c: v for c, v in drawn[str(t.get("name"))].records.items() if c in ori}
-        if syn:
+        if syn and len(next(iter(syn.values()))):  # a table of no records (noise below zero) gives no attack
             tables_out.append(table_attacks(t, ori, syn, targets, n_attacks, rng, max_singling_out))
     return {
         "n_attacks": len(targets),

@@ -18,6 +18,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from versapub.verify.adversary_records import Drawn
 from versapub.verify.dp_ledger import ledger_findings
 from versapub.verify.finding import Finding
 from versapub.verify.primitives import Checker, _q
@@ -174,7 +177,40 @@ def mechanism_findings(directory: Path, manifest: dict[str, Any]) -> list[Findin
         )
     )
     found += _agreement(directory, fitted, float(manifest.get("n_records") or 0))
+    found.append(_domains_finding(section.get("domains"), noisy, fitted))
     return found
+
+
+def _domains_finding(declared: Any, noisy: list[dict[str, Any]], fitted: list[dict[str, Any]]) -> Finding:
+    """Every table's domains are the declared ones: a fitted table's exactly, a noisy table's
+    with the values MST merged replaced by the merged value's label (its ``merged``)."""
+    if not isinstance(declared, dict):
+        return Finding("dp tables", False, "the mechanism section declares no domains (mechanism.domains)")
+    wrong = []
+    for t in [*noisy, *fitted]:
+        raw_doms, raw_merged = t.get("domains"), t.get("merged")
+        doms: dict[str, Any] = raw_doms if isinstance(raw_doms, dict) else {}
+        merged: dict[str, Any] = raw_merged if isinstance(raw_merged, dict) else {}
+        for a in t.get("attributes") or []:
+            full = {str(v) for v in declared.get(a) or []}
+            own = [str(v) for v in doms.get(a) or []]
+            spec = merged.get(a) if t.get("kind") == "noisy" else None
+            if isinstance(spec, dict):
+                label, values = str(spec.get("label")), {str(v) for v in spec.get("values") or []}
+                kept = [v for v in own if v != label]
+                ok = label in own and label not in full and values <= full and set(kept) | values == full
+                ok = ok and not values & set(kept) and len(kept) == len(set(kept))
+            else:
+                ok = sorted(own) == sorted(full) and len(own) == len(full)
+            if not ok:
+                wrong.append(f"{t.get('name')}.{a}")
+    return Finding(
+        "dp tables",
+        not wrong,
+        "every table's domains are the declared ones (a merged value standing for the rare values it lists)"
+        if not wrong
+        else f"domains that are not the declared ones: {', '.join(wrong[:10])}",
+    )
 
 
 def _agreement(directory: Path, fitted: list[dict[str, Any]], n: float) -> list[Finding]:
@@ -201,6 +237,23 @@ def _agreement(directory: Path, fitted: list[dict[str, Any]], n: float) -> list[
             + (f" (largest difference {worst:.2g} records)" if not ok else ""),
         )
     ]
+
+
+def expected_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, limit: int, redraws: int = 0) -> Drawn:
+    """Records as an adversary reads them from a noisy or fitted table: as many as its counts
+    sum to (negative noisy counts read as none), at most ``limit``, each drawn from the
+    table's cells in proportion to its counts."""
+    del redraws
+    import duckdb
+
+    con = duckdb.connect()
+    t = con.sql(f"SELECT * FROM read_csv('{d / entry['files']['data']}', all_varchar=true)").to_arrow_table()
+    counts = np.clip(np.asarray([float(c) for c in t.column("count").to_pylist()], dtype=np.float64), 0.0, None)
+    total = float(counts.sum())
+    rows = rng.choice(len(counts), size=min(round(total), limit), p=counts / total) if total > 0 else np.zeros(0, int)
+    return Drawn(
+        {a: np.array([str(v) for v in t.column(a).to_pylist()], dtype=object)[rows] for a in entry["attributes"]}
+    )
 
 
 def _view(e: Any, parts: Any) -> View:

@@ -32,7 +32,7 @@ def _read_for_order(path: Path) -> pa.Table:
         return t
     with path.open(encoding="utf-8", newline="") as f:  # the header only; the file is parsed once below
         names = next(csv.reader(f), [])
-    types = {c: (pa.int64() if c in ("group_id", "count") else pa.string()) for c in names}
+    types = {c: (pa.int64() if c == "group_id" else pa.string()) for c in names}  # counts need not be integers
     return pacsv.read_csv(
         path,
         convert_options=pacsv.ConvertOptions(
@@ -71,11 +71,13 @@ def identity_check(
             cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
             c = _ident(fresh_alias("c", cols))
             if keys:
+                # a noisy or expected count (differential privacy) is read as the records it rounds to;
+                # a cell of none holds no one to single out
                 rows = con.execute(
                     f"SELECT {c}, count(*) FROM (SELECT "
-                    f'sum(CAST("count" AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
+                    f'sum(CAST(round(CAST("count" AS DOUBLE)) AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
                     + ", ".join(_ident(a) for a in keys)
-                    + f") GROUP BY {c} ORDER BY {c}"
+                    + f") WHERE {c} > 0 GROUP BY {c} ORDER BY {c}"
                 ).fetchall()
                 sizes = {int(size): int(cnt) for size, cnt in rows}
             else:

@@ -23,7 +23,7 @@ from versapub.verify.adversary_records import (
 from versapub.verify.attack_msa import msa_attack
 from versapub.verify.dp_checks import FITTED as DP_FITTED
 from versapub.verify.dp_checks import NOISY as DP_NOISY
-from versapub.verify.dp_checks import verify_fitted, verify_noisy
+from versapub.verify.dp_checks import expected_records, verify_fitted, verify_noisy
 from versapub.verify.manifest import Manifest
 from versapub.verify.population_checks import population_ok
 from versapub.verify.primitives import Checker, _lit, _max_flow, _q
@@ -642,8 +642,8 @@ KIND_CHECKS: dict[str, KindCheck] = {
     "sa-groups": KindCheck(
         verify_sa_groups, cells="qit", attack=msa_attack, records=sa_groups_records, reading=SA_GROUPS
     ),
-    "noisy": KindCheck(verify_noisy, cells="data", reading=DP_NOISY),
-    "fitted": KindCheck(verify_fitted, cells="data", reading=DP_FITTED),
+    "noisy": KindCheck(verify_noisy, cells="data", records=expected_records, reading=DP_NOISY),
+    "fitted": KindCheck(verify_fitted, cells="data", records=expected_records, reading=DP_FITTED),
 }
 
 

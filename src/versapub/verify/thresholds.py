@@ -29,6 +29,9 @@ delta-presence             1 (bounds presence, not values)              1
 functional-diversity       one more than the last ``k`` with            ``phi(1)``
                            ``phi(k) < 1`` (``F(k) < 1`` needs > k)
 all-of                     the largest of its parts'                    the smallest
+differential-privacy       1 (bounds what one record changes, not a     1
+                           group's values; its ledger is checked by
+                           :mod:`versapub.verify.dp_checks`)
 =========================  ===========================================  =================
 """
 
@@ -118,4 +121,8 @@ def threshold(spec: dict[str, Any]) -> Threshold:
             raise SpecError("all-of needs a list of at least two guarantees")
         each = [threshold(p) for p in parts]
         return Threshold(spec, max(t.min_values for t in each), min(t.posterior for t in each))
+    if name == "differential-privacy":
+        _number(spec, "epsilon", False, 1e-300)
+        _number(spec, "delta", False, 0.0, 1.0)
+        return Threshold(spec, 1, 1.0)
     raise SpecError(f"cannot check unknown guarantee {name!r}")
