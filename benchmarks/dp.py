@@ -8,7 +8,8 @@ Per seed (five by default, each tool in turn, in the same minute):
   --mechanism dp:epsilon=1,delta=1e-9,select=mst --domain ...`` (read, measure, fit, write,
   verify), then ``versapub sample`` of as many records as the release estimates;
 * **reference** — ``benchmarks/dp_reference.py``: Private-PGM's ``mechanisms/mst.py``
-  ported to ``mbi`` 2.0 (JAX, float64), synthetic data by mbi's randomized rounding;
+  ported to ``mbi`` 2.0 (JAX, float64), synthetic data by mbi's randomized rounding; and the
+  same in JAX's default float32 (faster; mbi warns it may stall above 100,000 records);
 * optionally ``--aim``: versapub's AIM (``select=aim``) the same way.
 
 Error of an output on a workload marginal: the L1 distance between the true and the output's
@@ -77,18 +78,40 @@ def _error(truth: dict[tuple[str, ...], np.ndarray], answer: dict[tuple[str, ...
 
 
 def _versapub_model(release: Path, workload: list[tuple[str, ...]], dom: dict[str, int]) -> dict:
-    """The release model's 3-way marginals over the codes 0 .. n-1 (read back from the files)."""
-    from versapub.kinds.load import load_release
+    """The release model's 3-way marginals over the codes 0 .. n-1, from the fitted tables the
+    release publishes: ``P = prod p_C / prod p_S`` over a junction tree of its cliques (the
+    release model's closed form), summed out by ``numpy.einsum`` (variable elimination)."""
+    import pyarrow.csv as pacsv
+    from scipy.sparse.csgraph import minimum_spanning_tree
 
-    model = load_release(release)
-    out = {}
-    for w in workload:
-        m = model.marginal(w)
-        dense = np.zeros([dom[a] for a in w])
-        idx = tuple(np.asarray(model.domains[a][c], dtype=np.int64) for a, c in zip(m.attrs, m.codes, strict=True))
-        dense[tuple(idx[list(m.attrs).index(a)] for a in w)] = m.values
-        out[w] = dense
-    return out
+    manifest = json.loads((release / "manifest.json").read_text())
+    fitted = [t for t in manifest["tables"] if t["kind"] == "fitted"]
+    names = list(dom)
+    letter = {a: chr(ord("a") + i) for i, a in enumerate(names)}
+    tables = []
+    for t in fitted:
+        attrs = t["attributes"]
+        rows = pacsv.read_csv(release / t["files"]["data"]).to_pydict()
+        dense = np.zeros([dom[a] for a in attrs])
+        dense[tuple(np.asarray(rows[a], dtype=np.int64) for a in attrs)] = rows["count"]
+        tables.append((attrs, dense / dense.sum()))
+    k = len(tables)
+    weights = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            weights[i, j] = -(len(set(tables[i][0]) & set(tables[j][0])) + 1e-9)  # maximum spanning tree
+    tree = minimum_spanning_tree(weights).tocoo()
+    operands: list = []
+    for attrs, p in tables:
+        operands += [p, [names.index(a) for a in attrs]]
+    for i, j in zip(tree.row.tolist(), tree.col.tolist(), strict=True):
+        sep = [a for a in tables[i][0] if a in tables[j][0]]
+        if sep:
+            attrs, p = tables[i]
+            s = p.sum(axis=tuple(x for x, a in enumerate(attrs) if a not in sep))
+            operands += [np.divide(1.0, s, out=np.zeros_like(s), where=s > 0), [names.index(a) for a in sep]]
+    del letter
+    return {w: np.einsum(*operands, [names.index(a) for a in w], optimize="greedy") for w in workload}
 
 
 def _versapub(tmp: Path, csv: Path, flags: list[str], seed: int, select: str, names: list[str], dom, workload):
@@ -107,10 +130,11 @@ def _versapub(tmp: Path, csv: Path, flags: list[str], seed: int, select: str, na
     }
 
 
-def _reference(tmp: Path, csv: Path, domain: Path, seed: int, names: list[str], dom, workload):
-    out = tmp / f"ref-{seed}"
+def _reference(tmp: Path, csv: Path, domain: Path, seed: int, names: list[str], dom, workload, f32: bool = False):
+    out = tmp / f"ref-{seed}-{f32}"
     env_path = os.environ.get("MBI_PATH")
     cmd = [sys.executable, str(HERE / "dp_reference.py"), str(csv), str(domain), str(out), "--seed", str(seed)]
+    cmd += ["--float32"] if f32 else []
     if env_path:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (env_path, os.environ.get("PYTHONPATH")) if p)
     r = run(cmd)
@@ -139,12 +163,12 @@ def main() -> None:
         workload = list(itertools.combinations(names, 3))
         truth_records = _read(csv, names)
         truth = {w: _marginal(truth_records, w, dom) for w in workload}
-        tools = ["versapub MST", "reference MST"] + (["versapub AIM"] if args.aim else [])
+        tools = ["versapub MST", "reference MST", "reference MST (float32)"] + (["versapub AIM"] if args.aim else [])
         runs: dict[str, list[dict]] = {t: [] for t in tools}
         for seed in range(args.seeds):
             for tool in tools:
-                if tool == "reference MST":
-                    r = _reference(tmp, csv, domain, seed, names, dom, workload)
+                if tool.startswith("reference MST"):
+                    r = _reference(tmp, csv, domain, seed, names, dom, workload, "float32" in tool)
                 else:
                     select = "aim" if "AIM" in tool else "mst"
                     r = _versapub(tmp, csv, flags, seed, select, names, dom, workload)

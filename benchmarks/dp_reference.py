@@ -1,5 +1,6 @@
 """Private-PGM's MST (``mechanisms/mst.py`` of ``ryan112358/private-pgm``, commit 4d2b3c5,
-Apache-2.0), ported to the API of ``mbi`` 2.0 for ``benchmarks/dp.py`` (issue 52): the same
+Apache-2.0), ported to the API of ``mbi`` 2.0 for ``benchmarks/dp.py`` (issue 52), in float64 unless
+``--float32`` (JAX's default): the same
 steps — a third of rho on the one-way marginals, their rare values compressed (noisy count
 below 3 sigma), a third on the exponential mechanism's spanning tree (2,500 mirror-descent
 steps for the scores), a third on the chosen pairs, 10,000 mirror-descent steps, synthetic
@@ -108,10 +109,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-9)
+    ap.add_argument("--float32", action="store_true", help="JAX's default precision (mbi warns it may stall)")
     args = ap.parse_args()
     import jax
 
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", not args.float32)
     import pandas as pd
     from mbi import Dataset, Domain
 

@@ -34,6 +34,7 @@ SELECTIONS = [
     {"select": "mst"},
     {"select": "rules"},
     {"select": "given", "marginals": "q1+s;q2+s2"},
+    {"select": "aim", "rounds": 6},
 ]
 
 
@@ -223,3 +224,96 @@ def test_a_merged_value_that_is_not_the_declared_rare_values_fails_check(tmp_pat
     (out / "manifest.json").write_text(json.dumps(m))
     failures = [f.message for f in run_check(out).verification.failures]
     assert any("domains that are not the declared ones" in f for f in failures), failures
+
+
+def test_aim_candidates_and_model_size_by_hand() -> None:
+    """AIM's downward closure weighted by shared attributes, and the junction tree's size."""
+    from versapub.mechanisms.aim import candidates, model_size
+
+    got = candidates([("a", "b"), ("b", "c")])
+    assert got == {("a",): 1, ("b",): 2, ("c",): 1, ("a", "b"): 3, ("b", "c"): 3}
+    cards = {"a": 4, "b": 1024, "c": 2}
+    assert model_size([("a", "b"), ("b", "c")], cards) == pytest.approx((4 * 1024 + 1024 * 2) * 8 / 2**20)
+    # a cycle a-b, b-c, a-c needs the triangle as one clique
+    assert model_size([("a", "b"), ("b", "c"), ("a", "c")], cards) == pytest.approx(4 * 1024 * 2 * 8 / 2**20)
+
+
+def test_aim_spends_exactly_its_budget_and_its_ledger_passes(tmp_path: Path) -> None:
+    from versapub.mechanisms.accounting import rho_of
+
+    table = CATALOG["skewed"]()
+    out = tmp_path / "r"
+    synth = _publish(table, out, select="aim", rounds=5)
+    ledger = synth.ledger  # type: ignore[attr-defined]
+    assert ledger.spent_rho == pytest.approx(rho_of(1.0, 1e-9), rel=1e-9)
+    assert {e.step for e in ledger.entries} == {"measurement", "selection"}
+    assert run_check(out, original=table).ok
+
+
+def test_a_marginal_across_cliques_by_variable_elimination_equals_the_joint() -> None:
+    """Fit.project over attributes no clique holds equals the brute-force joint of the
+    junction tree's closed form (prod of clique marginals over prod of separators)."""
+    from versapub.mechanisms.fit import Noisy, fit
+
+    rng = np.random.default_rng(3)
+    cards = {"a": 3, "b": 4, "c": 2, "d": 3}
+    measured = [
+        Noisy(("a", "b"), rng.integers(5, 50, (3, 4)).astype(float), 2.0),
+        Noisy(("b", "c"), rng.integers(5, 50, (4, 2)).astype(float), 2.0),
+        Noisy(("c", "d"), rng.integers(5, 50, (2, 3)).astype(float), 2.0),
+    ]
+    model = fit(measured, cards, iterations=500)
+    ab, bc, cd = (model.marginal(m.attributes) / model.total for m in measured)
+    b, c = ab.sum(axis=0), cd.sum(axis=1)
+    joint = (
+        ab[:, :, None, None]
+        * bc[None, :, :, None]
+        * cd[None, None, :, :]
+        / b[None, :, None, None]
+        / c[None, None, :, None]
+    )
+    assert joint.sum() == pytest.approx(1.0)
+    want = joint.sum(axis=(1, 2)) * model.total  # over a and d: in no clique together
+    assert np.allclose(model.project(("a", "d")), want)
+    assert np.allclose(model.project(("d", "a")), want.T)
+
+
+def test_a_warm_start_reaches_the_cold_fit() -> None:
+    from versapub.mechanisms.fit import Noisy, fit
+
+    rng = np.random.default_rng(5)
+    cards = {"a": 3, "b": 4, "c": 2}
+    first = [Noisy(("a", "b"), rng.integers(5, 50, (3, 4)).astype(float), 3.0)]
+    more = [*first, Noisy(("b", "c"), rng.integers(5, 50, (4, 2)).astype(float), 3.0)]
+    warm = fit(more, cards, iterations=3000, tolerance=1e-13, start=fit(first, cards))
+    cold = fit(more, cards, iterations=3000, tolerance=1e-13)
+    assert warm.loss == pytest.approx(cold.loss, rel=1e-6, abs=1e-6)
+    assert np.allclose(warm.project(("a", "c")), cold.project(("a", "c")), atol=1e-3)
+
+
+def test_side_by_side_with_a_syntactic_release_of_the_same_file(tmp_path: Path) -> None:
+    """``publish_dp`` from Python with the job's rule; the checks attack the rule, read no
+    guardian and no identity risk into noisy cells; ``risk`` says it measures nothing and
+    ``compare`` sets the release beside Anatomy's, saying it records no input digest."""
+    import versapub
+    from versapub.inspect.comparison import compare
+    from versapub.inspect.risks import risk
+
+    table = CATALOG["uniform"]()
+    data = _csv(tmp_path / "data.csv", table)
+    read = versapub.read_table(data)
+    synth = versapub.publish_dp(read, tmp_path / "dp", domains=_domains(table), epsilon=1.0, rules=["q1, q2 -> s"])
+    assert next(e.attributes for e in synth.ledger.entries if e.step == "measurement") == ("q1", "q2", "s")
+    rep = run_check(tmp_path / "dp", original=read)
+    assert rep.ok and rep.adversary is not None and rep.adversary["rules"], rep.failures()
+    messages = [f.message for f in rep.verification.findings]
+    assert any("Guardian Normal Form is a property of syntactic releases" in m for m in messages)
+    assert all(i["ok"] and not i["attention"] and "not a person one can find" in i["message"] for i in rep.identity)
+    assert not risk(tmp_path / "dp").tables and "publishes no table of records" in risk(tmp_path / "dp").notes[0]
+    args = ["publish", "--input", str(data), "--rule", "q1, q2 -> s", "--l", "2", "--others", "insensitive"]
+    assert CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "anatomy"), "--quiet"]).exit_code == 0
+    cmp = compare([tmp_path / "anatomy", tmp_path / "dp"], data)
+    rows = {Path(str(r["release"])).name: r for r in cmp.rows}
+    assert rows["dp"]["guarantee"].startswith("differential-privacy") and rows["dp"]["prosecutor_highest"] is None
+    assert rows["dp"]["workload_median"] is not None and rows["anatomy"]["prosecutor_highest"] is not None
+    assert any("records no digest of its input" in n for n in cmp.notes)

@@ -24,6 +24,7 @@ _EXPORTS = {
     "inspect": "versapub.inspect",
     "workflow": "versapub.workflow",
     "publish": "versapub.api",
+    "publish_dp": "versapub.api",
     "EncodedTable": "versapub.data",
     "Hierarchy": "versapub.data",
     "MissingPolicy": "versapub.data",
@@ -66,7 +67,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from versapub import datasets, inspect, workflow
-    from versapub.api import publish
+    from versapub.api import publish, publish_dp
     from versapub.data import EncodedTable, Hierarchy, MissingPolicy
     from versapub.data.reading import ReadOptions
     from versapub.errors import VersapubError
@@ -104,6 +105,7 @@ __all__ = [
     "model_from_release",
     "parse_rule",
     "publish",
+    "publish_dp",
     "read_table",
     "reduce_rules",
     "workflow",

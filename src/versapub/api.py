@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from versapub.anonymizers.base import Anonymizer
@@ -22,6 +23,7 @@ from versapub.errors import VersapubError, refuse
 from versapub.privacy.guarantees.guarantee import Guarantee
 from versapub.privacy.guarantees.population import Population
 from versapub.privacy.per_rule import RuleItem
+from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
 from versapub.publishing.identities import identities_only
@@ -190,3 +192,44 @@ def _run(job: Job, problems: list[Problem]) -> Release:
     preview = k_preview(job, cols, rules, schema, published)
     outcome = Outcome(schema, verdict, trace, published, screened, clock, recoded, preview)
     return assemble(job, cols, rules, outcome)
+
+
+def publish_dp(
+    table: EncodedTable,
+    out: str | Path,
+    *,
+    domains: Mapping[str, Sequence[str]],
+    epsilon: float,
+    delta: float = 1e-9,
+    select: str = "auto",
+    rules: Sequence[str | Rule] = (),
+    marginals: str | None = None,
+    overwrite: bool = False,
+    **params: Any,
+) -> Any:
+    """A differentially private release of ``table`` written to ``out``, verified from its
+    files first (``versapub publish --mechanism dp:...``; :mod:`versapub.mechanisms`): every
+    column's ``domains`` declared (public knowledge, never read from the data), the budget
+    (``epsilon``, ``delta``), which marginals (``select``: ``auto``, ``rules``, ``given`` with
+    ``marginals="a+b;c"``, ``mst``, ``aim``) and the plug-in's other ``params`` (``iterations``,
+    ``rounds``, ``max_size``). Returns the mechanism's output (noisy marginals, ledger, model)."""
+    from versapub.mechanisms import make_mechanism
+    from versapub.privacy.rules import parse_rules, validate_rules
+    from versapub.publishing.dp_release import write_dp_release
+
+    mech = make_mechanism("dp", epsilon=epsilon, delta=delta, select=select, marginals=marginals, **params)
+    parsed = parse_rules(list(rules))
+    validate_rules(parsed, table.names)
+    pairs = [(tuple(r.lhs), r.rhs) for r in parsed]
+    synth = mech.run(table, domains, pairs)
+    write_dp_release(
+        synth,
+        table,
+        domains,
+        out,
+        mechanism={"name": mech.name, "parameters": mech.params()},
+        source={"path": "(in memory)", "columns": list(table.names)},
+        rules=pairs,
+        overwrite=overwrite,
+    )
+    return synth

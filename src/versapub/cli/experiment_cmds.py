@@ -333,3 +333,49 @@ def experiment_marginals_page(out_dir: Path, page: Path, notes: Path | None) -> 
             raise ConfigError(f"{out_dir} holds no results.json; run `versapub experiment marginals --out {out_dir}`.")
         found = write_page(out_dir, page, _notes(notes))
     _page_written(page, found)
+
+
+@experiment.command("dp")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiments/dp"),
+    show_default=True,
+    help="Results directory (results.json; benchmarks/dp.py --json writes benchmark.json beside it).",
+)
+def experiment_dp(out_dir: Path) -> None:
+    """Publish Adult as Anatomy, Mondrian, a marginal collection and differentially private
+    releases (several epsilon, MST, AIM), and compare them on the same workload and attacks."""
+    from versapub.experiments.dp import run_experiment
+    from versapub.experiments.dp_page import findings
+
+    with _errors():
+        start = time.perf_counter()
+        path = _with_bar(lambda hook: run_experiment(out_dir, hook))
+        bench = out_dir / "benchmark.json"
+        found = findings(
+            json.loads(path.read_text(encoding="utf-8")),
+            json.loads(bench.read_text(encoding="utf-8")) if bench.is_file() else None,
+        )
+    out.print(f"{path} ({time.perf_counter() - start:.1f} s); draw the page with `versapub experiment dp-page`")
+    _show(found)
+
+
+@experiment.command("dp-page")
+@_page_options(
+    "experiments/dp",
+    "The results directory of `experiment dp` (and of benchmarks/dp.py --json).",
+    "docs/results-dp.md",
+    "The Markdown page (its figure goes to results-dp/ beside it).",
+    "Markdown to include after the introduction.",
+)
+def experiment_dp_page(out_dir: Path, page: Path, notes: Path | None) -> None:
+    """Write the page of syntactic and differentially private releases of one file."""
+    from versapub.experiments.dp_page import write_page
+
+    with _errors():
+        if not (out_dir / "results.json").is_file():
+            raise ConfigError(f"{out_dir} holds no results.json; run `versapub experiment dp --out {out_dir}`.")
+        found = write_page(out_dir, page, _notes(notes))
+    _page_written(page, found)

@@ -372,8 +372,9 @@ def _guarantee_override(text: str | None, ell: int | None) -> dict[str, Any]:
     return {"guarantee": spec.pop("name"), "guarantee_params": spec}
 
 
-def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig:
-    """The configuration from CONFIG (if given) overridden by the command-line flags."""
+def _build_config(opts: dict[str, Any], fmt: str | None = None, need_rules: bool = True) -> PublishConfig:
+    """The configuration from CONFIG (if given) overridden by the command-line flags
+    (``need_rules=False``: a differentially private release, which needs none)."""
     from versapub.io.config import PublishConfig, load_config
     from versapub.privacy.rules import format_attribute
 
@@ -395,7 +396,7 @@ def _build_config(opts: dict[str, Any], fmt: str | None = None) -> PublishConfig
     if config is not None:
         base = load_config(config)
     else:
-        if input_ is None or not (rules or opts["quasi"]):
+        if input_ is None or (need_rules and not (rules or opts["quasi"])):
             raise ConfigError(
                 "Give a configuration file (versapub publish CONFIG.toml --out DIR) or at least "
                 "--input DATA and one --rule 'a, b -> c' (or --qi COLUMNS, with --sensitive COLUMN)."

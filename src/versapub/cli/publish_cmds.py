@@ -256,15 +256,11 @@ def _publish_dp(
 ) -> None:
     """``publish --mechanism``: the differentially private release, and its summary."""
     from versapub.cli.dp_render import dp_summary, run_dp_with_bar
-    from versapub.io.config import PublishConfig
     from versapub.io.dp_config import domain_values
 
     if opts["config"] is None and opts["input_"] is None:
         raise ConfigError("Give a configuration file or --input DATA with --mechanism.")
-    if opts["config"] is not None or opts["rules"] or opts["quasi"]:
-        cfg = _build_config(opts, fmt)
-    else:
-        cfg = PublishConfig(input=opts["input_"], rules=())
+    cfg = _build_config(opts, fmt, need_rules=False)
     given = []
     for d in domains:
         column, eq, file = d.partition("=")

@@ -242,9 +242,12 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
                 f"{r['min_candidates']}",
                 soft_wrap=True,
             )
+    said: dict[tuple[str, str], list[str]] = {}  # one line per verdict and message (many noisy tables say one)
     for i in rep.identity:
         mark = "FAIL" if not i["ok"] else ("WARN" if i.get("attention") else ("ok  " if rep.k is not None else "info"))
-        out.print(f"  {mark} identity risk of {escape(str(i['table']))}: {escape(i['message'])}", soft_wrap=True)
+        said.setdefault((mark, str(i["message"])), []).append(str(i["table"]))
+    for (mark, message), tables in said.items():
+        out.print(f"  {mark} identity risk of {escape(', '.join(tables))}: {escape(message)}", soft_wrap=True)
     for c in rep.collection:  # --k: the tables as a collection of marginals (k-link, k-combinatorial)
         where = f" {escape(c['file'])}" if c["file"] else ""
         out.print(

@@ -111,7 +111,8 @@ def compare(
     if len(dirs) < 2:
         raise ConfigError("Compare two or more releases of one input (give their folders).")
     manifests = [read_manifest(d) for d in dirs]
-    digests = {str(m.input.get("sha256") or "") for m in manifests}
+    # a differentially private release records no digest of its input (a function of the data)
+    digests = {str(m.input["sha256"]) for m in manifests if m.input.get("sha256")}
     if len(digests) > 1:
         named = ", ".join(
             f"{d} ({str(m.input.get('sha256') or 'none')[:12]})" for d, m in zip(dirs, manifests, strict=True)
@@ -123,11 +124,17 @@ def compare(
     choices = [risk_choices(d) for d in dirs]
     qi = tuple(dict.fromkeys(a for c in choices for a in c.declared))
     rows: list[dict[str, Any]] = []
-    notes: list[str] = []
+    notes: list[str] = [
+        f"{d} records no digest of its input (a differentially private release publishes none): it is taken to "
+        "be of the same input as the others."
+        for d, m in zip(dirs, manifests, strict=True)
+        if not m.input.get("sha256") and digests
+    ]
     total = len(dirs) + 1
     progress("the input itself", 0, total)
     try:
-        first = original_table(dirs[0], original, missing, within=within)
+        recorded = next((d for d, m in zip(dirs, manifests, strict=True) if m.input.get("sha256")), dirs[0])
+        first = original_table(recorded, original, missing, within=within)
         mine = [a for a in qi if a in first.table.names]
         base = risk(first.table, qi=mine, sampling_fraction=sampling_fraction, with_suda=False).to_json()
         rows.append({"release": "(the input itself)", **_risk_row(base)})

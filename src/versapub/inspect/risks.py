@@ -381,6 +381,8 @@ def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool
     out = []
     with connect() as con:
         for entry in map(parse_entry, manifest.entries()):
+            if get_kind(entry.kind).counts != "exact":  # noisy or expected counts: no cell is a class of records
+                continue
             role, cols = get_kind(entry.kind).cells(entry)
             cols = _published(cols, qi)
             src = duckdb_source(directory / entry.files[role])
@@ -469,6 +471,14 @@ def risk(
             if weights:
                 raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
             classes, label = release_classes(path, qi, missing_matches_any), str(path)
+            if not classes:  # a differentially private release: noisy or expected counts only
+                notes.append(
+                    f"{label} publishes no table of records (its counts are noisy measurements or a fitted model's "
+                    "expectations, under differential privacy): re-identification risk of published cells does not "
+                    "apply; the budget bounds what one record changes, and the attacks of `versapub check` measure "
+                    "what an adversary learns"
+                )
+                return RiskReport(label, (), threshold, 1.0, tuple(notes))
         elif path.is_file():
             from versapub.io.read import read_table
 

@@ -61,6 +61,31 @@ class Fit:
     iterations: int
     #: The junction tree's edges (indices into ``cliques``).
     edges: tuple[tuple[int, int], ...] = ()
+    #: The log-potentials reached, one per clique (a later fit over more cliques starts there).
+    potentials: tuple[Array, ...] = ()
+
+    def project(self, attributes: Sequence[str]) -> Array:
+        """The model's marginal over any ``attributes`` (C order over them): the junction
+        tree's closed form ``prod mu_C / prod mu_S``, summed down by ``numpy.einsum``
+        (variable elimination in a greedy order); a marginal inside one clique directly."""
+        want = tuple(attributes)
+        if any(set(want) <= set(c) for c in self.cliques):
+            return self.marginal(want)
+        names = list(dict.fromkeys(a for c in self.cliques for a in c))
+        missing = [a for a in want if a not in names]
+        if missing:
+            raise InputError(f"The fitted model holds no attribute {missing}; its attributes: {names}.")
+        index = {a: i for i, a in enumerate(names)}
+        operands: list[object] = []
+        for c, m in zip(self.cliques, self.marginals, strict=True):
+            operands += [np.clip(m, 0.0, None) / self.total, [index[a] for a in c]]
+        for i, j in self.edges:
+            sep = tuple(a for a in self.cliques[i] if a in self.cliques[j])
+            if sep:
+                s = _project(self.cliques[i], np.clip(self.marginals[i], 0.0, None), sep) / self.total
+                operands += [np.divide(1.0, s, out=np.zeros_like(s), where=s > 0), [index[a] for a in sep]]
+        out = np.einsum(*operands, [index[a] for a in want], optimize="greedy")  # type: ignore[call-overload]
+        return np.asarray(out, dtype=np.float64) * self.total
 
     def sample(self, n: int, rng: np.random.Generator) -> dict[str, npt.NDArray[np.int64]]:
         """``n`` synthetic records drawn from the model, as codes per attribute: each tree's
@@ -218,10 +243,12 @@ def fit(
     cards: Mapping[str, int],
     iterations: int = 1000,
     tolerance: float = 1e-9,
+    start: Fit | None = None,
 ) -> Fit:
     """Private-PGM's mirror descent (module docstring) on ``measured`` over domains of
     ``cards`` values per attribute: stops after ``iterations`` steps or when a step lowers the
-    loss by less than ``tolerance`` of it."""
+    loss by less than ``tolerance`` of it; ``start``: an earlier fit whose potentials it
+    starts from (each added into a clique holding it — AIM's warm start)."""
     if not measured:
         raise InputError("Give at least one measured marginal to fit.")
     for m in measured:
@@ -233,6 +260,11 @@ def fit(
     home = [next(i for i, c in enumerate(cliques) if set(m.attributes) <= set(c)) for m in measured]
     total = _total(measured)
     theta = [np.zeros(tuple(cards[a] for a in c)) for c in cliques]
+    if start is not None:
+        for c, t in zip(start.cliques, start.potentials, strict=True):
+            home_of = next((i for i, d in enumerate(cliques) if set(c) <= set(d)), None)
+            if home_of is not None:
+                theta[home_of] = theta[home_of] + _expand(c, t, cliques[home_of], cards)
 
     def loss_and_grad(th: list[Array]) -> tuple[float, list[Array], list[Array]]:
         mu = tree.beliefs(th, total)
@@ -258,4 +290,4 @@ def fit(
         eta *= 1.5
         if gained <= tolerance * max(loss, 1e-12):
             break
-    return Fit(tuple(cliques), tuple(mu), total, loss, done, tuple(edges))
+    return Fit(tuple(cliques), tuple(mu), total, loss, done, tuple(edges), tuple(theta))

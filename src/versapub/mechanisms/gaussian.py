@@ -5,7 +5,9 @@ Which marginals: ``select="rules"`` — ``Q ∪ {S}`` of each of the job's rules
 workload, plus the one-way marginal of every other column; ``"given"`` — the ``marginals``
 named (``"age+sex;disease"``: marginals separated by ``;``, attributes by ``+``), plus the
 one-way marginal of every column they leave out; ``"mst"`` — MST's adaptive selection
-(:mod:`versapub.mechanisms.mst`); ``"auto"`` (default) — the rules when the job has some, MST
+(:mod:`versapub.mechanisms.mst`); ``"aim"`` — AIM's adaptive selection for a workload
+(:mod:`versapub.mechanisms.aim`): the rules' marginals, else the ``marginals`` given, else
+every pair of columns; ``"auto"`` (default) — the rules when the job has some, MST
 otherwise.  Every marginal is measured over the declared domains with OpenDP's discrete
 Gaussian (:mod:`versapub.mechanisms.noise`), the budget split equally in rho (MST: its own
 thirds), and the model is fitted by Private-PGM's mirror descent (:mod:`versapub.mechanisms.fit`)."""
@@ -16,13 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
-from versapub.mechanisms.fit import Noisy, fit
-from versapub.mechanisms.measure import NoisyMarginal, measure_marginals
-from versapub.mechanisms.mst import Synthesis, mst
+from versapub.mechanisms.fit import fit
+from versapub.mechanisms.measure import measure_marginals
+from versapub.mechanisms.mst import Synthesis, as_noisy, mst
 from versapub.plugins import Param, validated
 
 #: Progress: ``(description, done, total)``.
@@ -41,11 +41,6 @@ def parse_marginals(text: str) -> tuple[tuple[str, ...], ...]:
     return out
 
 
-def as_noisy(m: NoisyMarginal) -> Noisy:
-    """A measured marginal as the estimator reads it (dense, shaped by its domains)."""
-    return Noisy(m.attributes, m.counts.reshape([len(d) for d in m.domains]).astype(np.float64), m.entry.sigma)
-
-
 @dataclass(frozen=True)
 class GaussianMarginals:
     """Marginals measured with Gaussian noise under zCDP and a model fitted to them (module
@@ -58,21 +53,27 @@ class GaussianMarginals:
     select: str = "auto"
     marginals: str | None = None
     iterations: int = 1000
+    rounds: int | None = None
+    max_size: float = 80.0
 
     name: ClassVar[str] = "dp"
     parameter_constraints: ClassVar[dict[str, Param]] = {
         "epsilon": Param("number", 0.0, None, low_open=True, required=True, why="the privacy budget"),
         "delta": Param("number", 0.0, 1.0, low_open=True, high_open=True),
-        "select": Param("choice", choices=("auto", "rules", "given", "mst")),
+        "select": Param("choice", choices=("auto", "rules", "given", "mst", "aim")),
         "marginals": Param("text", optional=True),
         "iterations": Param("whole", 1, None),
+        "rounds": Param("whole", 1, None, optional=True, why="AIM's most rounds (default 16 per column)"),
+        "max_size": Param("number", 0.0, None, low_open=True, why="AIM's largest model, in megabytes"),
     }
     example: ClassVar[dict[str, Any]] = {"epsilon": 1}
 
     def __post_init__(self) -> None:
         validated(self.name, self.parameter_constraints, self.params(), ConfigError)
-        if (self.select == "given") != (self.marginals is not None):
-            raise ConfigError("The dp mechanism takes marginals=... exactly when select=given (e.g. age+sex;disease).")
+        if self.select == "given" and self.marginals is None:
+            raise ConfigError("The dp mechanism's select=given needs marginals=... (e.g. age+sex;disease).")
+        if self.marginals is not None and self.select not in ("given", "aim"):
+            raise ConfigError("The dp mechanism takes marginals=... with select=given or select=aim (its workload).")
 
     def params(self) -> dict[str, Any]:
         return {
@@ -81,6 +82,8 @@ class GaussianMarginals:
             "select": self.select,
             "marginals": self.marginals,
             "iterations": self.iterations,
+            "rounds": self.rounds,
+            "max_size": self.max_size,
         }
 
     def workload(
@@ -106,6 +109,25 @@ class GaussianMarginals:
         wanted += [(a,) for a in columns if a not in held]
         return tuple(dict.fromkeys(tuple(a for a in columns if a in m) for m in wanted))
 
+    def aim_workload(
+        self, columns: Sequence[str], rules: Sequence[tuple[Sequence[str], str]]
+    ) -> tuple[tuple[str, ...], ...]:
+        """AIM's workload: the rules' marginals, else the marginals given, else every pair; a
+        column none of them names is added alone (every column is published)."""
+        if rules:
+            wanted = [tuple(dict.fromkeys([*q, s])) for q, s in rules]
+        elif self.marginals is not None:
+            wanted = list(parse_marginals(self.marginals))
+        else:
+            import itertools
+
+            wanted = list(itertools.combinations(columns, 2))
+        unknown = sorted({a for m in wanted for a in m} - set(columns))
+        if unknown:
+            raise ConfigError(f"The marginals name {', '.join(map(repr, unknown))}, which the input does not hold.")
+        held = {a for m in wanted for a in m}
+        return tuple(dict.fromkeys([*(tuple(m) for m in wanted), *((a,) for a in columns if a not in held)]))
+
     def run(
         self,
         table: EncodedTable,
@@ -115,6 +137,20 @@ class GaussianMarginals:
     ) -> Synthesis:
         """Measure and fit on every column of ``table`` over the declared ``domains``."""
         columns = list(table.names)
+        if self.select == "aim":
+            from versapub.mechanisms.aim import aim
+
+            return aim(
+                table,
+                self.epsilon,
+                self.delta,
+                domains,
+                self.aim_workload(columns, rules),
+                self.rounds,
+                self.max_size,
+                self.iterations,
+                progress,
+            )
         wanted = self.workload(columns, rules)
         if not wanted:
             progress("MST: measuring, selecting and fitting", 0, 0)

@@ -40,7 +40,8 @@ class Synthesis:
     compression: Compression = field(default_factory=lambda: Compression({}, {}, {}))
 
 
-def _as_noisy(m: NoisyMarginal) -> Noisy:
+def as_noisy(m: NoisyMarginal) -> Noisy:
+    """A measured marginal as the estimator reads it (dense, shaped by its domains)."""
     return Noisy(m.attributes, m.counts.reshape([len(d) for d in m.domains]).astype(np.float64), m.entry.sigma)
 
 
@@ -69,7 +70,7 @@ def mst(
     first = fit(ones, cards, iterations)
     selected, choices = _select(table, attrs, domains, first, rho / 3, comp)
     two_way = measure_each(table, selected, rho / 3 / len(selected), domains, comp.recode, comp.values)
-    model = fit([*ones, *(_as_noisy(m) for m in two_way)], cards, iterations)
+    model = fit([*ones, *(as_noisy(m) for m in two_way)], cards, iterations)
     ledger = Ledger(epsilon, delta, rho, (*(m.entry for m in (*one_way, *two_way)), *choices))
     return Synthesis((*one_way, *two_way), ledger, model, tuple((a, b) for a, b in selected), comp)
 

@@ -340,7 +340,7 @@ def range_summary(
     return {
         "basis": basis,
         "share_with_interval": len(held) / len(every) if every else 1.0,
-        "share_inside": float(inside.mean()) if len(act) else 1.0,
+        "share_inside": float(inside.mean()) if len(act) else (None if basis == "dp-noise" else 1.0),
         "share_sharp": float(np.mean([b.sharp for b in bounds])) if bounds else 1.0,
         "median_relative_width": float(np.median(rel)) if len(rel) else 0.0,
         "mean_relative_width": float(rel.mean()) if len(rel) else 0.0,

@@ -84,7 +84,8 @@ def release_tables(
             "files": {"data": f"{name}.csv"},
             "domains": {a: list(domains[a]) for a in clique},
         }
-        out.append((entry, _cells(clique, domains, p * (n / p.sum()))))
+        # rounded to 1e-9 records: no subnormal number in the file (readers differ on them)
+        out.append((entry, _cells(clique, domains, np.round(p * (n / p.sum()), 9))))
     return n, out
 
 
@@ -96,15 +97,17 @@ def manifest(
     mechanism: Mapping[str, Any],
     source: Mapping[str, Any],
     domains: Mapping[str, Sequence[str]],
+    rules: Sequence[tuple[Sequence[str], str]] = (),
 ) -> dict[str, Any]:
-    """The release's manifest (without digests); ``domains``: every column's declared values."""
+    """The release's manifest (without digests); ``domains``: every column's declared values;
+    ``rules``: the job's (the checks attack each, under the release's guarantee)."""
     ledger = synth.ledger.to_json()
     return {
         "format": FORMAT,
         "n_records": n,
         "attributes": list(attributes),
         "guarantee": {"name": "differential-privacy", "epsilon": ledger["epsilon"], "delta": ledger["delta"]},
-        "rules": [],
+        "rules": [{"lhs": list(q), "rhs": s} for q, s in rules],
         "tables": list(entries),
         "hierarchies": {},
         "mechanism": {
@@ -133,6 +136,7 @@ def write_dp_release(
     *,
     mechanism: Mapping[str, Any],
     source: Mapping[str, Any],
+    rules: Sequence[tuple[Sequence[str], str]] = (),
     overwrite: bool = False,
     protect: Iterable[str | Path | None] = (),
     progress: Progress = _silent,
@@ -150,11 +154,11 @@ def write_dp_release(
         progress("writing the noisy marginals and the fitted model", 0, 0)
         for entry, t in tables:
             pacsv.write_csv(t, tmp / entry["files"]["data"], pacsv.WriteOptions(quoting_style="needed"))
-        m = manifest(synth, n, [e for e, _ in tables], table.names, mechanism, source, domains)
+        m = manifest(synth, n, [e for e, _ in tables], table.names, mechanism, source, domains, rules)
         m["digests"] = rw.digests(tmp, [e["files"]["data"] for e, _ in tables])
         rw.write_json(tmp / "manifest.json", m)
         progress("verifying the written files", 0, 0)
-        job = Requirement(m["guarantee"], (), "the mechanism's budget", None, None, "highest", None)
+        job = Requirement(m["guarantee"], tuple(m["rules"]), "the mechanism's budget", None, None, "highest", None)
         check = run_check(tmp, original=table, requirement=job)
         report = check.verification
         if not report.ok:
@@ -235,6 +239,7 @@ def run_dp(
         out,
         mechanism={"name": mech.name, "parameters": mech.params()},
         source=source,
+        rules=rules,
         overwrite=overwrite,
         protect=[*cfg.read_files()],
         progress=progress,

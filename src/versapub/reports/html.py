@@ -185,7 +185,9 @@ def _table_rows(
                 "rows": st.get("rows", st.get("rows_qit", "–")),
                 "groups": groups,
                 "achieved": achieved,
-                "risk": f"{share_text(risk['unique_share'])} alone; smallest cell {risk['k']}" if risk else "–",
+                "risk": f"{share_text(risk['unique_share'])} alone; smallest cell {risk['k']}"
+                if risk and risk.get("k") is not None
+                else "–",
                 "files": list(t["files"].values()),
                 "sizes": sizes,
                 "notes": [str(line) for line in st.get("notes") or []],

@@ -271,5 +271,6 @@ NOISY = Reading(
     groups=lambda e: None,
     cells=lambda e: ("data", list(e.attributes)),
     view=_view,
+    records=False,
 )
 FITTED = NOISY

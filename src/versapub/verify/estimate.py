@@ -194,7 +194,7 @@ def _distribution(
 ) -> tuple[list[str], dict[str, Any], Floats]:
     """A table's distribution over its own attributes as rows (values per attribute) and
     weights: a plain table's counts, an Anatomy table's ``QIT(q, g) ST(g, s) / |g|``."""
-    if e.kind == "plain":
+    if e.kind in ("plain", "fitted"):  # a fitted table's expected counts weigh its rows alike
         got = _read(con, directory / e.files["data"], list(e.attributes))
         return list(e.attributes), {a: got[a] for a in e.attributes}, got["count"].astype(np.float64)
     if e.kind != "anatomy":
@@ -234,7 +234,8 @@ def dense_posterior(
 ) -> tuple[float, tuple[str, ...], str]:
     """``max P(S = s | Q = q)`` under the maximum-entropy joint of the tables connected to
     the rule's attributes (module docstring): the value, ``q`` and ``s``."""
-    entries = [parse_entry(t) for t in manifest.get("tables", [])]
+    # a noisy table is evidence its release's fitted tables summarize, not a table of records
+    entries = [parse_entry(t) for t in manifest.get("tables", []) if t.get("kind") != "noisy"]
     wanted = {*rule.lhs, rule.rhs}
     comp: list[Entry] = []
     reach = set(wanted)

@@ -68,20 +68,12 @@ def identity_check(
             path = directory / entry.files.get(role, "")
             if not path.is_file():
                 continue
+            if not kind.records:  # differential privacy: no cell is a record one can find
+                out.append(_not_records(e, keys))
+                continue
             cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
             c = _ident(fresh_alias("c", cols))
-            if keys:
-                # a noisy or expected count (differential privacy) is read as the records it rounds to;
-                # a cell of none holds no one to single out
-                rows = con.execute(
-                    f"SELECT {c}, count(*) FROM (SELECT "
-                    f'sum(CAST(round(CAST("count" AS DOUBLE)) AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
-                    + ", ".join(_ident(a) for a in keys)
-                    + f") WHERE {c} > 0 GROUP BY {c} ORDER BY {c}"
-                ).fetchall()
-                sizes = {int(size): int(cnt) for size, cnt in rows}
-            else:
-                sizes = {n: 1}
+            sizes = _class_sizes(con, path, c, keys) if keys else {n: 1}
             unique = sizes.get(1, 0)
             smallest = min(sizes, default=0)
             cells = sum(sizes.values())
@@ -140,6 +132,35 @@ def identity_check(
                 }
             )
     return out
+
+
+def _class_sizes(con: Any, path: Path, c: str, keys: list[str]) -> dict[int, int]:
+    """``{records: cells}`` of a table's cells over ``keys`` (alias ``c`` for the sum)."""
+    rows = con.execute(
+        f"SELECT {c}, count(*) FROM (SELECT "
+        f'sum(CAST(round(CAST("count" AS DOUBLE)) AS BIGINT)) {c} FROM {duckdb_source(path)} GROUP BY '
+        + ", ".join(_ident(a) for a in keys)
+        + f") WHERE {c} > 0 GROUP BY {c} ORDER BY {c}"
+    ).fetchall()
+    return {int(size): int(cnt) for size, cnt in rows}
+
+
+def _not_records(e: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """The identity finding of a table whose counts are not records (noisy or expected)."""
+    return {
+        "table": e.get("name"),
+        "attributes": keys,
+        "unique_share": 0.0,
+        "k": None,
+        "cells": None,
+        "prosecutor": {"highest": None, "average": None},
+        "class_sizes": {},
+        "ok": True,
+        "attention": False,
+        "message": "its counts are noisy measurements or a fitted model's expectations (differential privacy): a "
+        "cell of one is noise or an expectation, not a person one can find; what one record can change is bounded "
+        "by the budget (the ledger)",
+    }
 
 
 def _listed(cols: list[str]) -> str:

@@ -88,6 +88,9 @@ class Reading:
     cells: Callable[[Entry], tuple[str, list[str]]]
     view: Callable[[Entry, Mapping[str, CountRows]], View] | None = None
     generalized_sensitive: Callable[[Entry], tuple[str, ...]] = lambda e: ()
+    #: Its counts count records (False: noisy or expected counts of a differentially private
+    #: release, where a cell of one is noise or a model's expectation, not a person to find).
+    records: bool = True
 
 
 def _enforced(entry: Entry, what: str) -> tuple[str, ...]:

@@ -71,8 +71,17 @@ class _Checker(Checker):
         guarantee = self._requirement(manifest, specs, rules)
         self._coverage(manifest, tables)
         removal_ok(self, manifest)
-        for v in gnf_verdicts([(r.lhs, r.rhs) for r in rules], tables):
-            rep.add("schema", v.holds, v.explain())
+        if isinstance(manifest.get("mechanism"), dict):  # differential privacy: no table guards a rule
+            if rules:
+                rep.add(
+                    "schema",
+                    True,
+                    f"the {len(rules)} rule(s) chose what was measured; the noise, not a table's "
+                    "grouping, protects them (Guardian Normal Form is a property of syntactic releases)",
+                )
+        else:
+            for v in gnf_verdicts([(r.lhs, r.rhs) for r in rules], tables):
+                rep.add("schema", v.holds, v.explain())
 
         for entry, sub in zip(manifest["tables"], tables, strict=True):
             files = entry.get("files") or {}

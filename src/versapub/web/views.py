@@ -118,8 +118,11 @@ def evaluation_view(
         [
             "true count inside its range",
             _pct(rng.get("share_inside")),
-            "How often the true count lies in the smallest–largest range every table consistent with the release "
-            "allows (100% unless something is wrong).",
+            "How often the true count lies in the noise's 95 % interval (about 95 % expected), over the queries "
+            "inside a measured marginal (differential privacy)."
+            if rng.get("basis") == "dp-noise"
+            else "How often the true count lies in the smallest–largest range every table consistent with the "
+            "release allows (100% unless something is wrong).",
         ],
         [
             "median range width",
