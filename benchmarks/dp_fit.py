@@ -4,7 +4,8 @@ difference between their fitted marginals, their losses and their times, five se
 
 mbi needs JAX, which versapub does not depend on: run this with mbi importable, e.g.
 ``pip install mbi`` in a scratch environment, or ``pip install --target DIR mbi jax jaxlib
-...`` and ``PYTHONPATH=DIR python benchmarks/dp_fit.py``. JAX computes in float32 unless
+...`` and ``PYTHONPATH=DIR python benchmarks/dp_fit.py``; ``--fixture FILE`` writes the test
+oracle ``tests/fixtures/mbi_fit.json`` instead. JAX computes in float32 unless
 told otherwise; both fits run in float64 here (in float32 mbi stops about 1e-4 of the loss
 short of the optimum, from rounding alone)."""
 
@@ -60,5 +61,42 @@ def main() -> None:
         print(f"{seed} | {gap:.1e} | {loss(f.marginal):.10f} | {loss(theirs):.10f} | {mine_s:.2f} | {theirs_s:.2f}")
 
 
+def fixture(path: str) -> None:
+    """Write the test oracle ``tests/fixtures/mbi_fit.json``: for two seeds, the noisy
+    marginals (as above) and mbi's fitted marginals on them (float64, 5,000 steps), which
+    ``tests/test_noisy_fit.py`` compares versapub's fit with (mbi is not a test dependency:
+    it pulls JAX)."""
+    import json
+
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from mbi import Domain, LinearMeasurement, estimation
+
+    cases = []
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        joint = rng.multinomial(2000, rng.dirichlet(np.ones(48) * 0.7)).reshape(3, 2, 4, 2).astype(np.float64)
+        noise = np.random.default_rng(100 + seed)
+        measured = [(s, marginal(joint, s) + noise.normal(0, 15, marginal(joint, s).shape)) for s in SETS]
+        dom = Domain(NAMES, tuple(CARDS[n] for n in NAMES))
+        ms = [LinearMeasurement(y.ravel(), s, stddev=15.0) for s, y in measured]
+        model = estimation.MirrorDescent().estimate(dom, ms, iters=5000)
+        fitted = {"+".join(s): np.asarray(model.project(s).datavector(flatten=False)).tolist() for s in SETS}
+        cases.append(
+            {"seed": seed, "sigma": 15.0, "measured": {"+".join(s): y.tolist() for s, y in measured}, "mbi": fitted}
+        )
+    from importlib.metadata import version
+
+    meta = {"mbi": version("mbi"), "jax": jax.__version__, "cards": CARDS, "cases": cases}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(meta, f)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--fixture":
+        fixture(sys.argv[2])
+    else:
+        main()

@@ -30,12 +30,16 @@ pytest.importorskip("opendp")
 
 #: The kinds a mechanism writes.
 MECHANISM_KINDS = {k for k in KINDS if KINDS[k].counts != "exact"}
-SELECTIONS = [
-    {"select": "mst"},
-    {"select": "rules"},
-    {"select": "given", "marginals": "q1+s;q2+s2"},
-    {"select": "aim", "rounds": 6},
-]
+#: Every registered mechanism with the settings the conformance suite runs it in.
+SETTINGS: dict[str, list[dict[str, object]]] = {
+    "dp": [
+        {"select": "mst"},
+        {"select": "rules"},
+        {"select": "given", "marginals": "q1+s;q2+s2"},
+        {"select": "aim", "rounds": 6},
+    ],
+}
+CASES = [(name, params) for name, settings in SETTINGS.items() for params in settings]
 
 
 def _domains(table: EncodedTable) -> dict[str, list[str]]:
@@ -43,22 +47,27 @@ def _domains(table: EncodedTable) -> dict[str, list[str]]:
     return {a: sorted({str(v) for v in table.column(a).values} | {"unseen"}) for a in table.names}
 
 
-def _publish(table: EncodedTable, out: Path, **params: object) -> object:
-    mech = make_mechanism("dp", epsilon=1.0, **params)
+def _publish(table: EncodedTable, out: Path, mechanism: str = "dp", **params: object) -> object:
+    mech = make_mechanism(mechanism, epsilon=1.0, **params)
     synth = mech.run(table, _domains(table), [(("q1", "q2"), "s")])
     write_dp_release(synth, table, _domains(table), out, mechanism={"name": "dp"}, source={"path": "t.csv"})
     return synth
 
 
+def test_the_conformance_settings_name_every_registered_mechanism() -> None:
+    assert set(SETTINGS) == set(MECHANISMS)
+
+
 @pytest.mark.parametrize("name", sorted(CATALOG))
-@pytest.mark.parametrize("params", SELECTIONS, ids=lambda p: p["select"])
-def test_every_mechanism_over_the_catalog(tmp_path: Path, name: str, params: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    ("mechanism", "params"), CASES, ids=lambda x: str(x.get("select", x)) if isinstance(x, dict) else str(x)
+)
+def test_every_mechanism_over_the_catalog(tmp_path: Path, name: str, mechanism: str, params: dict[str, object]) -> None:
     """Written, verified from the files, read back as a model that sums to one over every
     declared value, queried with an interval from the noise, and sampled."""
-    assert set(MECHANISMS) == {"dp"}
     table = CATALOG[name]()
     out = tmp_path / "r"
-    synth = _publish(table, out, **params)
+    synth = _publish(table, out, mechanism, **params)
     rep = run_check(out, original=table)
     assert rep.ok, rep.failures()
     manifest = json.loads((out / "manifest.json").read_text())
@@ -317,3 +326,17 @@ def test_side_by_side_with_a_syntactic_release_of_the_same_file(tmp_path: Path) 
     assert rows["dp"]["guarantee"].startswith("differential-privacy") and rows["dp"]["prosecutor_highest"] is None
     assert rows["dp"]["workload_median"] is not None and rows["anatomy"]["prosecutor_highest"] is not None
     assert any("records no digest of its input" in n for n in cmp.notes)
+
+
+def test_declared_domains_lists_ranges_and_files(tmp_path: Path) -> None:
+    from versapub.errors import ConfigError
+    from versapub.io.dp_config import domain_values
+
+    (tmp_path / "d.txt").write_text("b\na\n\nb\n")
+    assert domain_values("x", ["a", 1], tmp_path, "w") == ("a", "1")
+    assert domain_values("x", "17..19", tmp_path, "w") == ("17", "18", "19")
+    assert domain_values("x", {"from": -1, "to": 1}, tmp_path, "w") == ("-1", "0", "1")
+    assert domain_values("x", "d.txt", tmp_path, "w") == ("b", "a")  # in the file's order, once each
+    for bad in ("19..17", [], "missing.txt", {"from": 1}):
+        with pytest.raises(ConfigError, match="'x'"):
+            domain_values("x", bad, tmp_path, "w")

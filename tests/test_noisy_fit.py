@@ -91,3 +91,24 @@ def test_sampled_records_follow_the_fitted_model() -> None:
         key = np.ravel_multi_index(tuple(drawn[a] for a in c), [CARDS[a] for a in c])
         emp = np.bincount(key, minlength=p.size).reshape(p.shape) / n
         assert np.all(np.abs(emp - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-12), c
+
+
+def test_the_fit_matches_private_pgms_on_the_same_noisy_marginals() -> None:
+    """Private-PGM's ``mbi`` (2.0.0, JAX float64, 5,000 mirror-descent steps) as the oracle:
+    its fitted marginals on the same noisy marginals, recorded by ``benchmarks/dp_fit.py
+    --fixture`` (mbi pulls JAX, which versapub does not depend on). The optimum is unique, so
+    both fits reach it within the optimizers' tolerance (``docs/dp.md``: at most 8e-5 counts
+    apart on 2,000 records)."""
+    import json
+    from pathlib import Path
+
+    recorded = json.loads((Path(__file__).parent / "fixtures" / "mbi_fit.json").read_text())
+    cards = recorded["cards"]
+    for case in recorded["cases"]:
+        measured = [
+            Noisy(tuple(k.split("+")), np.array(v, dtype=np.float64), case["sigma"])
+            for k, v in case["measured"].items()
+        ]
+        mine = fit(measured, cards, iterations=3000, tolerance=1e-13)
+        for key, theirs in case["mbi"].items():
+            assert np.abs(mine.marginal(tuple(key.split("+"))) - np.array(theirs)).max() < 1e-3, (case["seed"], key)

@@ -118,8 +118,9 @@ if TYPE_CHECKING:
     "--domain",
     "domains",
     multiple=True,
-    help="With --mechanism, repeatable: COLUMN=FILE, the values COLUMN may take, one per line — public "
-    "knowledge, never read from the data (config: [privacy.domains]). A column given a hierarchy uses its leaves.",
+    help="With --mechanism, repeatable: COLUMN=FILE, the values COLUMN may take, one per line, or COLUMN=17..90, "
+    "a range of whole numbers — public knowledge, never read from the data (config: [privacy.domains]). A column "
+    "given a hierarchy uses its leaves.",
 )
 @click.option(
     "--treat",
@@ -265,7 +266,7 @@ def _publish_dp(
     for d in domains:
         column, eq, file = d.partition("=")
         if not eq or not column.strip() or not file.strip():
-            raise ConfigError(f"--domain {d!r}: write COLUMN=FILE (a file with one value per line).")
+            raise ConfigError(f"--domain {d!r}: write COLUMN=FILE (a file with one value per line) or COLUMN=17..90.")
         given.append((column.strip(), domain_values(column.strip(), file.strip(), Path.cwd(), "--domain")))
     cfg = replace(cfg, mechanism=mechanism or cfg.mechanism, domains=(*cfg.domains, *given))
     if cfg.mechanism is None:

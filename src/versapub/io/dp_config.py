@@ -4,6 +4,7 @@ the data)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,19 @@ def mechanism_spec(priv: Mapping[str, Any], where: str) -> Any:
 
 
 def domain_values(column: str, spec: Any, base: Path, where: str) -> tuple[str, ...]:
-    """A declared domain: a list of values, or a file with one value per line."""
+    """A declared domain: a list of values, a range of whole numbers (``"17..90"``, or in
+    TOML ``{from = 17, to = 90}``), or a file with one value per line."""
     if isinstance(spec, list) and spec and all(isinstance(v, (str, int, float)) for v in spec):
         return tuple(str(v) for v in spec)
+    if isinstance(spec, dict) and set(spec) == {"from", "to"}:
+        spec = f"{spec['from']}..{spec['to']}"
+    if isinstance(spec, str) and re.fullmatch(r"-?\d+\.\.-?\d+", spec.strip()):
+        low, high = (int(x) for x in spec.strip().split(".."))
+        if low > high or high - low >= 10_000_000:
+            raise ConfigError(
+                f"{where}: the domain of {column!r}, {spec}, must run upwards and hold under 10^7 values."
+            )
+        return tuple(str(v) for v in range(low, high + 1))
     if isinstance(spec, str):
         path = base / spec
         try:
@@ -35,7 +46,8 @@ def domain_values(column: str, spec: Any, base: Path, where: str) -> tuple[str, 
         if out:
             return out
     raise ConfigError(
-        f"{where}: the domain of {column!r} must be a non-empty list of values or a file with one value per line."
+        f"{where}: the domain of {column!r} must be a non-empty list of values, a range of whole numbers like "
+        "17..90 (TOML: {from = 17, to = 90}) or a file with one value per line."
     )
 
 
