@@ -180,6 +180,24 @@ def test_publish_mechanism_on_the_command_line_and_in_a_configuration(tmp_path: 
         cli, ["publish", "--input", str(data), "--mechanism", "dp:epsilon=1", *flags[:2], "--out", str(tmp_path / "b")]
     )
     assert refused.exit_code == 2 and "Declare the domain of" in refused.output and not (tmp_path / "b").exists()
+    both = CliRunner().invoke(
+        cli,
+        [
+            "publish",
+            "--input",
+            str(data),
+            "--mechanism",
+            "dp:epsilon=1",
+            "--k",
+            "5",
+            *flags,
+            "--out",
+            str(tmp_path / "b"),
+        ],
+    )
+    assert (
+        both.exit_code == 2 and "--k belong(s) to a syntactic release" in both.output and not (tmp_path / "b").exists()
+    )
     domains = "\n".join(f"{a} = {json.dumps(v)}" for a, v in _domains(table).items())
     (tmp_path / "job.toml").write_text(
         f'[input]\npath = "data.csv"\n\n[privacy]\nrules = ["q1, q2 -> s"]\n'

@@ -213,7 +213,23 @@ def publish(
         if scheduler and backend is None:
             backend = "dask"
         if mechanism is not None or domains or _configured_mechanism(opts["config"]):  # needs no rule
-            _publish_dp(opts, fmt, mechanism, domains, out_dir, overwrite, quiet)
+            syntactic = {  # what a syntactic release reads and a differentially private one would ignore
+                "--k": k_floor,
+                "--suppression": k_suppression,
+                "--treat": treat or None,
+                "--max-risk": max_risk,
+                "--risk-measure": risk_measure,
+                "--max-singling-out": max_singling_out,
+                "--backend": backend,
+                "--population": population,
+                "--l": opts.get("ell"),
+                "--guarantee": opts.get("guarantee"),
+                "--anonymizer": opts.get("anonymizer"),
+                "--decomposition": opts.get("decomposition"),
+            }
+            _publish_dp(
+                opts, fmt, mechanism, domains, out_dir, overwrite, quiet, [f for f, v in syntactic.items() if v]
+            )
             return
         cfg = _build_config(opts, fmt).with_overrides(
             backend=backend,
@@ -254,8 +270,15 @@ def _publish_dp(
     out_dir: Path,
     overwrite: bool,
     quiet: bool,
+    ignored: list[str],
 ) -> None:
-    """``publish --mechanism``: the differentially private release, and its summary."""
+    """``publish --mechanism``: the differentially private release, and its summary
+    (``ignored``: syntactic options given, refused)."""
+    if ignored:
+        raise ConfigError(
+            f"{', '.join(ignored)} belong(s) to a syntactic release; a differentially private one (--mechanism) "
+            "protects by its budget alone. Leave them out, or publish without --mechanism."
+        )
     from versapub.cli.dp_render import dp_summary, run_dp_with_bar
     from versapub.io.dp_config import domain_values
 

@@ -196,6 +196,31 @@ def resolve_domains(cfg: Any, table: EncodedTable) -> dict[str, tuple[str, ...]]
     return out
 
 
+def refuse_syntactic(cfg: Any) -> None:
+    """A configuration asking for a differentially private release and for what only a
+    syntactic one reads is refused, naming what would be ignored."""
+    from versapub.errors import ConfigError
+
+    given = {
+        "[privacy] l": cfg.l,
+        "[privacy] k": cfg.k,
+        "[privacy] max_risk": cfg.max_risk,
+        "[privacy] suppression": cfg.suppression or None,
+        "[privacy] max_singling_out": cfg.max_singling_out,
+        "[[treatment]]": cfg.treatments or None,
+        "[publish] anonymizer": cfg.anonymizer,
+        "[publish] decomposition": cfg.decomposition,
+        "[input] population": cfg.population,
+        "backend dask": cfg.backend if cfg.backend != "memory" else None,
+    }
+    named = [k for k, v in given.items() if v is not None]
+    if named:
+        raise ConfigError(
+            f"{', '.join(named)} belong(s) to a syntactic release; a differentially private one ([privacy] "
+            "mechanism) protects by its budget alone. Leave them out, or publish without the mechanism."
+        )
+
+
 def mechanism_of(spec: Any) -> Any:
     """The configured mechanism plug-in (:data:`versapub.mechanisms.MECHANISMS`)."""
     from versapub.mechanisms import parse_mechanism
@@ -215,6 +240,7 @@ def run_dp(
     from versapub.io.safety import check_destination
 
     mech = mechanism_of(cfg.mechanism)
+    refuse_syntactic(cfg)
     check_destination(Path(out), overwrite, [*cfg.read_files()])
     progress(f"reading {cfg.input.name}", 0, 0)
     table = cfg.read()
