@@ -358,3 +358,18 @@ def test_declared_domains_lists_ranges_and_files(tmp_path: Path) -> None:
     for bad in ("19..17", [], "missing.txt", {"from": 1}):
         with pytest.raises(ConfigError, match="'x'"):
             domain_values("x", bad, tmp_path, "w")
+
+
+@pytest.mark.slow
+def test_the_side_by_side_experiment_runs(tmp_path: Path) -> None:
+    """``versapub experiment dp`` end to end (about a minute): every release published,
+    verified and compared; the page drawn from its results."""
+    out = tmp_path / "dp"
+    run = CliRunner().invoke(cli, ["experiment", "dp", "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    results = json.loads((out / "results.json").read_text())
+    assert {r["release"] for r in results["runs"]} >= {"anatomy", "mondrian", "marginals", "dp-mst-eps1", "dp-aim-eps1"}
+    assert all(r["measures"].get("verdict") in ("passed", "attention") for r in results["runs"])
+    page = tmp_path / "results-dp.md"
+    assert CliRunner().invoke(cli, ["experiment", "dp-page", "--out", str(out), "--page", str(page)]).exit_code == 0
+    assert "DP, AIM, epsilon 1" in page.read_text()

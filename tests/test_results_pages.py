@@ -21,6 +21,7 @@ PAGES = [
     ("results-msa.md", ["experiment", "msa-page", "--out", str(ROOT / "experiments" / "msa")]),
     ("results-functional.md", ["experiment", "functional-page", "--out", str(ROOT / "experiments" / "functional")]),
     ("results-marginals.md", ["experiment", "marginals-page", "--out", str(ROOT / "experiments" / "marginals")]),
+    ("results-dp.md", ["experiment", "dp-page", "--out", str(ROOT / "experiments" / "dp")]),
 ]
 
 

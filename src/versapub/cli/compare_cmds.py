@@ -88,7 +88,13 @@ def compare(
     for row in c.rows:
         table.add_column(escape(str(row.get("release"))))
     for key, head, how in COLUMNS[1:]:
-        table.add_row(head, *(escape(cell(row.get(key), how)) for row in c.rows))
+        table.add_row(
+            head,
+            *(
+                "infinite" if key == "kl" and row.get("kl_infinite") else escape(cell(row.get(key), how))
+                for row in c.rows
+            ),
+        )
     out.print(table)
     for note in c.notes:
         out.print(escape(note), soft_wrap=True)

@@ -116,6 +116,7 @@ def _private(path: Path, files: dict[str, Path], releases: Path, progress: Progr
             releases / name,
             mechanism={"name": "dp", "parameters": mech.params()},
             source={"path": path.name},
+            rules=rule,
         )
         out.append({"release": name, "what": what, "seconds": time.perf_counter() - t, "epsilon": eps})
     return out
@@ -130,9 +131,7 @@ def run_experiment(out_dir: Path, progress: Progress = _quiet) -> Path:
     shutil.rmtree(releases, ignore_errors=True)
     releases.mkdir()
     path, extra = _write_input(out_dir)
-    runs = _syntactic(path, extra["files"], releases, progress) + _private(
-        path, extra["hierarchies"], releases, progress
-    )
+    runs = _syntactic(path, extra["files"], releases, progress) + _private(path, extra["files"], releases, progress)
     progress("comparing every release on the same workload and attacks", 0, 0)
     cmp = compare([releases / r["release"] for r in runs], path)
     by_name = {Path(str(row["release"])).name: row for row in cmp.rows}

@@ -85,27 +85,36 @@ def findings(r: dict[str, Any], bench: dict[str, Any] | None) -> list[Finding]:
 
 
 def _plot(path: Path, r: dict[str, Any]) -> Path:
-    """Median relative error of the workload against highest prosecutor risk, each release a point."""
+    """Median relative error of the workload against the strongest inference attack's guess
+    rate on the rule, each release a point (a release without an attack on the rule is left out)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for x in r["runs"]:
         m = x["measures"]
-        err, risk = m.get("workload_median"), m.get("prosecutor_highest")
-        if err is None or risk is None:
+        err, rate = m.get("workload_median"), m.get("attack_rate")
+        if err is None or rate is None:
             continue
         dp = x["release"].startswith("dp")
-        ax.scatter([risk], [err], marker="o" if dp else "s", color="tab:orange" if dp else "tab:blue")
-        ax.annotate(x["release"], (risk, err), fontsize=7, xytext=(4, 3), textcoords="offset points")
-    ax.set_xlabel("highest prosecutor risk of a published cell (rule's quasi-identifiers)")
+        ax.scatter([100 * rate], [err], marker="o" if dp else "s", color="tab:orange" if dp else "tab:blue")
+        ax.annotate(x["release"], (100 * rate, err), fontsize=7, xytext=(4, 3), textcoords="offset points")
+    ax.set_xlabel("strongest attack on the rule: occupations guessed (%)")
     ax.set_ylabel("median relative error (1,000 queries)")
+    ax.set_yscale("log")
     ax.set_title("syntactic (squares) and differentially private (circles) releases", fontsize=9)
     return save(fig, path)
+
+
+def _attack(m: dict[str, Any]) -> str:
+    """The strongest inference attack the release's check recorded, beside what it allows."""
+    if m.get("attack_rate") is None:
+        return "—"
+    return f"{_share(m['attack_rate'])} (allowed {_share(m.get('attack_bound'))})"
 
 
 def _releases_table(r: dict[str, Any]) -> list[str]:
     lines = [
         "| release | guarantee | records | KL | median rel. error | true answers in range / interval | "
-        "highest risk | records at risk | strongest attack | seconds |",
+        "highest risk | records at risk | strongest attack on the rule | seconds |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     base = r.get("input_row") or {}
@@ -116,10 +125,11 @@ def _releases_table(r: dict[str, Any]) -> list[str]:
     for x in r["runs"]:
         m = x["measures"]
         lines.append(
-            f"| {x['what']} | {m.get('guarantee', '—')} | {m.get('records', '—')} | {_num(m.get('kl'), '.4f')} | "
+            f"| {x['what']} | {m.get('guarantee', '—')} | {m.get('records', '—')} | "
+            f"{'∞' if m.get('kl_infinite') else _num(m.get('kl'), '.4f')} | "
             f"{_num(m.get('workload_median'))} | {_share(m.get('ranges_inside'))} | "
             f"{_num(m.get('prosecutor_highest'), '.4f')} | {_share(m.get('records_at_risk'))} | "
-            f"{m.get('attack') or '—'} | {x['seconds']:.1f} |"
+            f"{_attack(m)} | {x['seconds']:.1f} |"
         )
     return lines
 
@@ -193,15 +203,21 @@ def write_page(result_dir: Path, page: Path, notes: str = "") -> list[Finding]:
         "",
         *_releases_table(r),
         "",
-        f"![utility and risk]({os.path.relpath(fig, page.parent)})",
+        f"![utility and attack]({os.path.relpath(fig, page.parent)})",
         "",
     ]
     lines += [
         "Reading the table: a syntactic release's range is over every table consistent with it (the true count is "
         "always inside); a differentially private release's interval is the noise's 95 % interval, given only for "
-        "queries inside a measured marginal. Risk is measured on the published cells; for a differentially private "
-        "release those cells are noisy or expected counts, not records, and its protection is the budget, checked "
-        "by the ledger.",
+        "queries inside a measured marginal (the workload's queries share the same noisy cells, so the share inside "
+        "varies around 95 % from one run to the next). Risk is measured on the published cells: for a "
+        "differentially private release those cells are noisy or expected counts, not records (no risk is "
+        "measured; its protection is the budget, checked by the ledger). The strongest attack is the inference "
+        "attack of `versapub check` on the rule (an adversary who knows a person's quasi-identifiers guesses the "
+        "occupation from records drawn from the release), against what the guarantee allows (differential "
+        "privacy bounds no single guess). KL ∞: the model gives some input record probability 0. `records` of a "
+        "differentially private release is the model's noisy estimate.",
+        "",
         *[f"- {n}" for n in r.get("notes", [])],
     ]
     lines += _benchmark(b)

@@ -124,12 +124,15 @@ def compare(
     choices = [risk_choices(d) for d in dirs]
     qi = tuple(dict.fromkeys(a for c in choices for a in c.declared))
     rows: list[dict[str, Any]] = []
-    notes: list[str] = [
-        f"{d} records no digest of its input (a differentially private release publishes none): it is taken to "
-        "be of the same input as the others."
-        for d, m in zip(dirs, manifests, strict=True)
-        if not m.input.get("sha256") and digests
-    ]
+    undigested = [str(d) for d, m in zip(dirs, manifests, strict=True) if not m.input.get("sha256")]
+    notes: list[str] = (
+        [
+            f"{', '.join(undigested)} record(s) no digest of the input (a differentially private release "
+            "publishes none): taken to be of the same input as the others."
+        ]
+        if undigested and digests
+        else []
+    )
     total = len(dirs) + 1
     progress("the input itself", 0, total)
     try:
@@ -152,6 +155,7 @@ def compare(
             rel, rng = e.get("relative_error") or {}, e.get("ranges") or {}
             row |= {
                 "kl": e.get("kl_divergence"),
+                "kl_infinite": bool(e.get("kl_infinite")),  # a record the model gives probability 0
                 "workload_median": rel.get("median"),
                 "workload_mean": rel.get("mean"),
                 "ranges_inside": rng.get("share_inside"),

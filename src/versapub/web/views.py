@@ -325,7 +325,10 @@ def comparison_view(c: dict[str, Any]) -> list[Block]:
             return str(v)
         return _num(v, int(how)) if not isinstance(v, int) else _num(v)
 
-    rows = [[fmt(r.get(k), how) for k, _, how in COMPARED] for r in c.get("rows") or []]
+    rows = [
+        ["infinite" if k == "kl" and r.get("kl_infinite") else fmt(r.get(k), how) for k, _, how in COMPARED]
+        for r in c.get("rows") or []
+    ]
     blocks: list[Block] = [
         {
             "kind": "table",
