@@ -226,6 +226,7 @@ def publish(
                 "--guarantee": opts.get("guarantee"),
                 "--anonymizer": opts.get("anonymizer"),
                 "--decomposition": opts.get("decomposition"),
+                "--format parquet": fmt == "parquet" or None,  # its tables are CSV
             }
             _publish_dp(
                 opts, fmt, mechanism, domains, out_dir, overwrite, quiet, [f for f, v in syntactic.items() if v]
@@ -277,7 +278,7 @@ def _publish_dp(
     if ignored:
         raise ConfigError(
             f"{', '.join(ignored)} belong(s) to a syntactic release; a differentially private one (--mechanism) "
-            "protects by its budget alone. Leave them out, or publish without --mechanism."
+            "protects by its budget alone and writes CSV tables. Leave them out, or publish without --mechanism."
         )
     from versapub.cli.dp_render import dp_summary, run_dp_with_bar
     from versapub.io.dp_config import domain_values
