@@ -148,13 +148,13 @@ def _benchmark(b: dict[str, Any] | None) -> list[str]:
         "every domain declared, then `versapub sample`), the reference is Private-PGM's `mechanisms/mst.py` on `mbi` "
         f"2.0 (JAX) in the same minute; medians over {b['seeds']} seeds on {b.get('cpus')} cores.",
         "",
-        "| tool | seconds (whole command) | peak MB | error, synthetic records | error, model |",
-        "|---|---|---|---|---|",
+        "| tool | seeds | seconds (whole command) | peak MB | error, synthetic records | error, model |",
+        "|---|---|---|---|---|---|",
     ]
     for tool, m in b["medians"].items():
         lines.append(
-            f"| {tool} | {m['seconds']:.1f} | {m['peak_mb']:.0f} | {m['error_synthetic']:.4f} | "
-            f"{m['error_model']:.4f} |"
+            f"| {tool} | {len(b['runs'][tool])} | {m['seconds']:.1f} | {m['peak_mb']:.0f} | "
+            f"{m['error_synthetic']:.4f} | {m['error_model']:.4f} |"
         )
     lines += [
         "",
