@@ -9,9 +9,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The demo's next step in the README is the web page (`versapub serve`): its extra comes along.
+# The demo's next steps in the README are the web page (`versapub serve`) and differentially
+# private releases (`publish --mechanism`, OpenDP): their extras come along.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[web]'
+	$(BIN)/python -m pip install --quiet -e '.[web,dp]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
