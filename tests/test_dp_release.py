@@ -373,3 +373,29 @@ def test_the_side_by_side_experiment_runs(tmp_path: Path) -> None:
     page = tmp_path / "results-dp.md"
     assert CliRunner().invoke(cli, ["experiment", "dp-page", "--out", str(out), "--page", str(page)]).exit_code == 0
     assert "DP, AIM, epsilon 1" in page.read_text()
+
+
+def test_fitted_cliques_that_disagree_fail_check(tmp_path: Path) -> None:
+    """Mass moved between two cells of one fitted table (its total kept): the cliques no longer
+    agree on what they share, and ``check`` says so."""
+    import pyarrow as pa
+
+    table = CATALOG["skewed"]()
+    out = tmp_path / "r"
+    _publish(table, out, select="given", marginals="q1+q2;q2+s")
+    m = json.loads((out / "manifest.json").read_text())
+    fitted = [t for t in m["tables"] if t["kind"] == "fitted" and "q2" in t["attributes"]]
+    assert len(fitted) == 2  # q1+q2 and q2+s share q2 (s2, measured alone, is a clique of its own)
+    path = out / fitted[0]["files"]["data"]
+    t = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types={"count": pa.float64()}))
+    q2, counts = t.column("q2").to_pylist(), t.column("count").to_pylist()
+    first = max(range(len(counts)), key=counts.__getitem__)  # the fullest cell: at least total / cells
+    other = next(i for i, v in enumerate(q2) if v != q2[first])
+    moved = counts[first] / 2
+    counts[first] -= moved
+    counts[other] += moved
+    pacsv.write_csv(t.set_column(t.column_names.index("count"), "count", pa.array(counts)), path)
+    m["digests"] = digests(out, [x["files"]["data"] for x in m["tables"]])
+    (out / "manifest.json").write_text(json.dumps(m))
+    failures = [f.message for f in run_check(out).verification.failures]
+    assert any("fitted cliques agree" in f and "largest difference" in f for f in failures), failures

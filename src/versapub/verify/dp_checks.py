@@ -30,6 +30,11 @@ from versapub.verify.reading import CountRows, Reading, View
 SUM_TOLERANCE = 1e-6
 
 
+def _csv(path: Path) -> str:
+    """A DuckDB table expression reading a release's CSV file, every column as text."""
+    return "read_csv('" + str(path).replace("'", "''") + "', all_varchar=true)"
+
+
 def _domains(entry: dict[str, Any], attrs: list[str]) -> dict[str, list[str]] | None:
     d = entry.get("domains")
     if not isinstance(d, dict) or any(not isinstance(d.get(a), list) or not d.get(a) for a in attrs):
@@ -118,27 +123,6 @@ def verify_fitted(
     )
 
 
-def _read_counts(directory: Path, file: str, attrs: list[str]) -> dict[tuple[str, ...], float]:
-    import duckdb
-
-    con = duckdb.connect()
-    cols = ", ".join(f"CAST({_q(a)} AS VARCHAR)" for a in attrs)
-    rows = con.execute(
-        f"SELECT {cols}, sum(TRY_CAST({_q('count')} AS DOUBLE)) FROM read_csv('{directory / file}', all_varchar=true) "
-        f"GROUP BY ALL"
-    ).fetchall()
-    return {tuple(r[:-1]): float(r[-1] or 0.0) for r in rows}
-
-
-def _project(counts: dict[tuple[str, ...], float], attrs: list[str], keep: list[str]) -> dict[tuple[str, ...], float]:
-    out: dict[tuple[str, ...], float] = {}
-    idx = [attrs.index(a) for a in keep]
-    for key, v in counts.items():
-        k = tuple(key[i] for i in idx)
-        out[k] = out.get(k, 0.0) + v
-    return out
-
-
 def mechanism_findings(directory: Path, manifest: dict[str, Any]) -> list[Finding]:
     """The release-wide checks of a differentially private release (module docstring)."""
     section = manifest.get("mechanism")
@@ -214,20 +198,28 @@ def _domains_finding(declared: Any, noisy: list[dict[str, Any]], fitted: list[di
 
 
 def _agreement(directory: Path, fitted: list[dict[str, Any]], n: float) -> list[Finding]:
-    """The fitted cliques agree on every set of attributes two of them share."""
+    """The fitted cliques agree on every set of attributes two of them share (each pair's
+    sums over what it shares compared in DuckDB)."""
+    import duckdb
+
     worst = 0.0
     try:
-        counts = [
-            _read_counts(directory, str((t.get("files") or {}).get("data")), list(t["attributes"])) for t in fitted
-        ]
-    except Exception as exc:  # a missing or malformed file is reported by its table's check
+        with duckdb.connect() as con:
+            for a, b in itertools.combinations(fitted, 2):
+                shared = [x for x in a["attributes"] if x in b["attributes"]]
+                if not shared:
+                    continue
+                keys = ", ".join(f"CAST({_q(x)} AS VARCHAR) {_q(x)}" for x in shared)
+                count = f"sum(TRY_CAST({_q('count')} AS DOUBLE)) c"
+                side = [
+                    f"(SELECT {keys}, {count} FROM {_csv(directory / t['files']['data'])} GROUP BY ALL)" for t in (a, b)
+                ]
+                on = " AND ".join(f"x.{_q(k)} = y.{_q(k)}" for k in shared)
+                diff = "max(abs(coalesce(x.c, 0) - coalesce(y.c, 0)))"
+                got = con.execute(f"SELECT {diff} FROM {side[0]} x FULL JOIN {side[1]} y ON {on}").fetchone()
+                worst = max(worst, float(got[0] or 0.0) if got else 0.0)
+    except (duckdb.Error, KeyError, TypeError) as exc:  # a missing or malformed file: its table's check says which
         return [Finding("dp model", False, f"the fitted tables cannot be read together: {str(exc).splitlines()[0]}")]
-    for (i, a), (j, b) in itertools.combinations(enumerate(fitted), 2):
-        shared = [x for x in a["attributes"] if x in b["attributes"]]
-        if not shared:
-            continue
-        pa_, pb = _project(counts[i], list(a["attributes"]), shared), _project(counts[j], list(b["attributes"]), shared)
-        worst = max([worst, *(abs(pa_.get(k, 0.0) - pb.get(k, 0.0)) for k in set(pa_) | set(pb))])
     ok = worst <= 1e-4 * max(n, 1.0)
     return [
         Finding(
@@ -246,9 +238,9 @@ def expected_records(d: Path, entry: dict[str, Any], rng: np.random.Generator, l
     del redraws
     import duckdb
 
-    con = duckdb.connect()
-    t = con.sql(f"SELECT * FROM read_csv('{d / entry['files']['data']}', all_varchar=true)").to_arrow_table()
-    counts = np.clip(np.asarray([float(c) for c in t.column("count").to_pylist()], dtype=np.float64), 0.0, None)
+    with duckdb.connect() as con:
+        t = con.sql(f"SELECT * FROM {_csv(d / entry['files']['data'])}").to_arrow_table()
+    counts = np.clip(t.column("count").cast("float64").to_numpy(), 0.0, None)
     total = float(counts.sum())
     rows = rng.choice(len(counts), size=min(round(total), limit), p=counts / total) if total > 0 else np.zeros(0, int)
     return Drawn(
