@@ -399,3 +399,20 @@ def test_fitted_cliques_that_disagree_fail_check(tmp_path: Path) -> None:
     (out / "manifest.json").write_text(json.dumps(m))
     failures = [f.message for f in run_check(out).verification.failures]
     assert any("fitted cliques agree" in f and "largest difference" in f for f in failures), failures
+
+
+def test_preprocessing_that_claims_a_budget_fails_check(tmp_path: Path) -> None:
+    table = CATALOG["uniform"]()
+    out = tmp_path / "r"
+    _publish(table, out, select="mst")
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["mechanism"]["preprocessing"][0] == {
+        "step": "domains",
+        "source": "declared (public knowledge)",
+        "rho": 0.0,
+    }
+
+    def spends(m: dict) -> None:  # a domain learned from the data, its cost outside the ledger
+        m["mechanism"]["preprocessing"][0]["rho"] = 0.001
+
+    assert any("claim a budget the ledger does not hold" in f for f in _forge(out, spends))

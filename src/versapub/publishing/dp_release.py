@@ -114,6 +114,22 @@ def manifest(
             **dict(mechanism),
             "domains": {a: list(v) for a, v in domains.items()},
             "selected": [list(p) for p in synth.selected],
+            # what was done before measuring, and its cost: nothing read from the data without noise
+            "preprocessing": [
+                {"step": "domains", "source": "declared (public knowledge)", "rho": 0.0},
+                *(
+                    [
+                        {
+                            "step": "compression",
+                            "source": "the noisy one-way marginals (post-processing)",
+                            "rho": 0.0,
+                            "merged": {a: list(v) for a, (_, v) in synth.compression.merged.items()},
+                        }
+                    ]
+                    if synth.compression.merged
+                    else []
+                ),
+            ],
             "ledger": ledger,
             "model": {
                 "estimator": "Private-PGM mirror descent (McKenna, Sheldon & Miklau 2019)",

@@ -160,6 +160,17 @@ def mechanism_findings(directory: Path, manifest: dict[str, Any]) -> list[Findin
             else f"noisy table(s) {outside} lie in no fitted clique (or the release has no fitted table)",
         )
     )
+    steps = [p for p in section.get("preprocessing") or [] if isinstance(p, dict)]
+    spending = [str(p.get("step")) for p in steps if not isinstance(p.get("rho"), (int, float)) or p["rho"] != 0]
+    found.append(
+        Finding(
+            "dp ledger",
+            not spending,
+            f"the {len(steps)} preprocessing step(s) spend no budget (declared domains, post-processing)"
+            if not spending
+            else f"preprocessing step(s) {spending} claim a budget the ledger does not hold",
+        )
+    )
     found += _agreement(directory, fitted, float(manifest.get("n_records") or 0))
     found.append(_domains_finding(section.get("domains"), noisy, fitted))
     return found
