@@ -416,3 +416,23 @@ def test_preprocessing_that_claims_a_budget_fails_check(tmp_path: Path) -> None:
         m["mechanism"]["preprocessing"][0]["rho"] = 0.001
 
     assert any("claim a budget the ledger does not hold" in f for f in _forge(out, spends))
+
+
+def test_a_mechanism_section_beside_tables_of_records_skips_no_check(tmp_path: Path) -> None:
+    """A syntactic release whose manifest is given a ``mechanism`` section is still checked as
+    one: its rules' Guardian Normal Form, its record count against the input."""
+    table = CATALOG["uniform"]()
+    data = _csv(tmp_path / "data.csv", table)
+    args = ["publish", "--input", str(data), "--rule", "q1, q2 -> s", "--l", "2", "--others", "insensitive"]
+    assert CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "a"), "--quiet"]).exit_code == 0
+    m = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    m["mechanism"] = {"name": "dp", "ledger": {}}
+    m["n_records"] += 1
+    (tmp_path / "a" / "manifest.json").write_text(json.dumps(m))
+    from versapub.io.read import read_table
+
+    rep = run_check(tmp_path / "a", original=read_table(data))
+    messages = [f.message for f in rep.verification.findings]
+    assert not any("property of syntactic releases" in x for x in messages)
+    assert any("'q1, q2 -> s'" in x or "q1, q2 -> s" in x for x in messages if "guard" in x.lower() or "GNF" in x)
+    assert any("but the input has" in f.message for f in rep.verification.failures)

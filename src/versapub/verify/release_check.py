@@ -71,7 +71,7 @@ class _Checker(Checker):
         guarantee = self._requirement(manifest, specs, rules)
         self._coverage(manifest, tables)
         removal_ok(self, manifest)
-        if isinstance(manifest.get("mechanism"), dict):  # differential privacy: no table guards a rule
+        if _measured(manifest):  # differential privacy: no table guards a rule
             if rules:
                 rep.add(
                     "schema",
@@ -188,7 +188,7 @@ class _Checker(Checker):
                 + (f"; {sorted(published - names)} are not input attributes" if published - names else ""),
             )
             gone = self.removed.records if self.removed is not None else 0
-            noisy = isinstance(manifest.get("mechanism"), dict)  # n_records is the mechanism's estimate
+            noisy = _measured(manifest)  # n_records is the mechanism's estimate
             if self.original.n_rows != n + gone and not noisy:
                 rep.add(
                     "coverage",
@@ -198,6 +198,19 @@ class _Checker(Checker):
                     + f", but the input has {self.original.n_rows} records",
                 )
             self.original.register_duckdb(self.con)  # original_codes and dict_<attribute>, in memory or on disk
+
+
+def _measured(manifest: Manifest) -> bool:
+    """A release measured by a mechanism: a ``mechanism`` section and only tables whose counts
+    are not records (noisy or expected). A section beside tables of records changes nothing:
+    those tables are checked as any other."""
+    tables = manifest.get("tables") or []
+    kinds = [KIND_CHECKS.get(str(t.get("kind"))) for t in tables if isinstance(t, dict)]
+    return (
+        isinstance(manifest.get("mechanism"), dict)
+        and bool(kinds)
+        and all(k is not None and k.reading is not None and not k.reading.records for k in kinds)
+    )
 
 
 def joined_by_attribute(rules: list[Any], release: dict[str, Any]) -> dict[str, dict[str, Any]]:
