@@ -344,6 +344,10 @@ def test_side_by_side_with_a_syntactic_release_of_the_same_file(tmp_path: Path) 
     assert rows["dp"]["guarantee"].startswith("differential-privacy") and rows["dp"]["prosecutor_highest"] is None
     assert rows["dp"]["workload_median"] is not None and rows["anatomy"]["prosecutor_highest"] is not None
     assert any("record(s) no digest of the input" in n for n in cmp.notes)
+    side = CliRunner().invoke(
+        cli, ["evaluate", str(tmp_path / "anatomy"), str(tmp_path / "dp"), "--original", str(data)]
+    )
+    assert side.exit_code == 0 and "differential" in side.output and "l-diversity" in side.output, side.output
 
 
 def test_declared_domains_lists_ranges_and_files(tmp_path: Path) -> None:

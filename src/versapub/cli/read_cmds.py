@@ -21,6 +21,7 @@ from versapub.cli.app import (
 )
 from versapub.cli.progress import _progress
 from versapub.cli.render import render_check, render_evaluation
+from versapub.errors import ConfigError
 from versapub.formats import json_text
 
 if TYPE_CHECKING:
@@ -44,7 +45,9 @@ def _original(path: Path | None, release_dir: Path, missing: str | None = None) 
 
 
 @cli.command()
-@click.argument("release_dir", metavar="RELEASE", type=click.Path(file_okay=False, path_type=Path))
+@click.argument(
+    "release_dirs", metavar="RELEASE...", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path)
+)
 @click.option("--original", type=click.Path(dir_okay=False, path_type=Path), help=ORIGINAL_HELP)
 @click.option("--missing", type=click.Choice(["error", "value", "drop"]), help=MISSING_HELP)
 @click.option("--queries", "n_queries", default=1000, show_default=True, help="Number of random COUNT queries.")
@@ -52,8 +55,10 @@ def _original(path: Path | None, release_dir: Path, missing: str | None = None) 
 @click.option("--p", "frac", default=0.4, show_default=True, help="Fraction of each attribute's domain per predicate.")
 @click.option("--seed", default=1, show_default=True, help="Workload seed (same seed = same queries).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
+@click.pass_context
 def evaluate(
-    release_dir: Path,
+    ctx: click.Context,
+    release_dirs: tuple[Path, ...],
     original: Path | None,
     missing: str | None,
     n_queries: int,
@@ -66,8 +71,32 @@ def evaluate(
     COUNT workload, per-attribute marginal error (0 for a faithful release), the classic
     metrics, and for generalized tables the functional-diversity paper's measures
     (excessive protection, ID3's ratio of classification accuracies predicting the
-    sensitive attribute, 1-D and 2-D count queries on published values), timings."""
+    sensitive attribute, 1-D and 2-D count queries on published values), timings.
+
+    Several releases of one input (syntactic or differentially private) are measured side by
+    side on the same workload, as `versapub compare` does."""
     from versapub import inspect
+
+    if len(release_dirs) > 1:
+        from versapub.cli.compare_cmds import compare
+
+        with _errors():
+            if qd is not None or frac != 0.4 or missing is not None:
+                raise ConfigError(
+                    "Several releases are evaluated side by side as `versapub compare` does: its workload takes "
+                    "--queries and --seed; --qd, --p and --missing apply to one release."
+                )
+        ctx.invoke(
+            compare,
+            releases=release_dirs,
+            original=original,
+            n_queries=n_queries,
+            seed=seed,
+            sampling_fraction=None,
+            as_json=as_json,
+        )
+        return
+    release_dir = release_dirs[0]
 
     with _errors(), _progress(as_json) as bar:
         task = bar.add_task("loading the release", total=None)
