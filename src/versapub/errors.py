@@ -51,6 +51,12 @@ class VerificationError(VersapubError):
     exit_code = 3
 
 
+class RequirementError(VersapubError):
+    """A release meets its guarantees but not a requirement the steward set that is measured
+    on the release rather than built into it (``--max-singling-out``, ``--max-risk`` with the
+    average risk): refused like bad input (exit 2), nothing written, with the ways out."""
+
+
 class SchemaError(VersapubError):
     """A decomposition produced a schema that is not in Guardian Normal Form (a bug)."""
 

@@ -341,6 +341,42 @@ def with_utility(
     return out
 
 
+def _measured_only(check: CheckReport, risk_measure: str) -> list[str]:
+    """The failures of a check when every one is a requirement measured on the release
+    rather than built into it — a table's singling-out risk above ``--max-singling-out``, its
+    average prosecutor risk above ``--max-risk`` — (empty: some other check failed)."""
+    adv = check.adversary or {}
+    singled = [t for t in adv.get("tables", []) if not t["ok"]]
+    risky = [i for i in check.identity if not i["ok"]]
+    rules_ok = all(r["ok"] for r in adv.get("rules", []))
+    rest = replace(
+        check,
+        adversary={**adv, "tables": [t for t in adv.get("tables", []) if t["ok"]], "ok": rules_ok} if adv else None,
+        identity=[i for i in check.identity if i["ok"]] if risk_measure == "average" else check.identity,
+    )
+    if not rest.ok or not (singled or (risky and risk_measure == "average")):
+        return []
+    out = [f"[singling out {t['table']}] {t['message']}" for t in singled]
+    return out + ([f"[identity {i['table']}] {i['message']}" for i in risky] if risk_measure == "average" else [])
+
+
+def _measured_hint(max_singling_out: float | None, max_average_risk: float | None) -> str:
+    """The ways out of a measured requirement the release does not meet."""
+    out = []
+    if max_singling_out is not None:
+        out.append(
+            f" (--max-singling-out {max_singling_out:g} is a ceiling on the share of records the attacks single out "
+            "of what is published: require a smallest cell with --k, generalize a column with a hierarchy, drop or "
+            "protect columns, or raise it)"
+        )
+    if max_average_risk is not None:
+        out.append(
+            f" (--max-risk {max_average_risk:g} with --risk-measure average is a ceiling on cells / records: "
+            "require a smallest cell with --k, generalize a column with a hierarchy, drop columns, or raise it)"
+        )
+    return "".join(out)
+
+
 def _floors_hint(k: int | None, max_risk: float | None, risk_measure: str) -> str:
     """What a failed ``--k`` floor or ``--max-risk`` ceiling means, and the ways out."""
     floor = (
@@ -391,7 +427,7 @@ def write_release(
     (never the model the publisher built).  Returns the checks' report
     (``verdict``: passed, or passed with warnings that need attention).
     """
-    from versapub.errors import ConfigError, VerificationError
+    from versapub.errors import ConfigError, RequirementError, VerificationError
     from versapub.io import release_writer as rw
     from versapub.reports.html import html_report
     from versapub.reports.summary import markdown_report
@@ -435,6 +471,13 @@ def write_release(
                 f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
             )
         if not check.ok and not _only_allowed(check, release):
+            measured = _measured_only(check, risk_measure)
+            if measured:
+                raise RequirementError(
+                    f"The release does not meet what you required of it, so nothing was written to {dest}: "
+                    + "; ".join(measured[:10])
+                    + _measured_hint(max_singling_out, max_risk if risk_measure == "average" else None)
+                )
             raise VerificationError(
                 f"The release failed its privacy checks, so nothing was written to {dest}: "
                 + "; ".join(check.failures()[:10])

@@ -101,6 +101,11 @@ class AnonymizedTable:
     #: reason (:func:`~versapub.anonymizers.generalizing.suppression.reasons`).
     removed: npt.NDArray[np.int64] | None = field(default=None, compare=False)
     removed_by_reason: dict[str, int] = field(default_factory=dict)
+    #: The guarantee a table that enforces no rule was built for, as the manifest writes it:
+    #: a plain sub-table generalized to meet the job's floor on published cells is
+    #: ``{"name": "k-anonymity", "k": K}`` of its columns (issue 63: the verifier reads it so,
+    #: not as the release's guarantee of rules it does not enforce).
+    own_guarantee: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.parts:

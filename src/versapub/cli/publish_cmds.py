@@ -152,7 +152,7 @@ if TYPE_CHECKING:
     help="A ceiling on each table's prosecutor re-identification risk (0.2: every record in a class of at least "
     "5) — the same test as check --max-risk (config: [privacy] max_risk). With the highest risk (the default "
     "measure) it is met as the floor K = ceil(1/R), as --k is; with the average risk a release above it is "
-    "refused (exit 3, nothing written).",
+    "refused (exit 2, nothing written, with the ways out).",
 )
 @click.option(
     "--risk-measure",
@@ -201,8 +201,10 @@ def publish(
     A table too large for memory (a Parquet directory or CSV files) runs on Dask:
     versapub publish --input data/ --rule "a, b -> c" --l 10 --backend dask --out release/
     (--scheduler tcp://HOST:8786 for an existing cluster). Exit status: 0 published (the verdict
-    line says whether it needs attention), 2 bad input or refused, 3 verification failed or
-    --k not met, 5 the Dask cluster failed (nothing written in any of these).
+    line says whether it needs attention), 2 bad input or refused (an option the job cannot honour,
+    or a measured ceiling such as --max-singling-out not met: each with its way out), 3 the release
+    failed its own verification (a bug in versapub: report it), 5 the Dask cluster failed (nothing
+    written in any of these).
     """
     with _errors():
         if backend == "dask" and fmt == "csv":

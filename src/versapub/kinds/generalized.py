@@ -119,7 +119,8 @@ class Generalized:
     def manifest_fields(self, table: AnonymizedTable) -> dict[str, Any]:
         held = {"sensitive": table.sensitive} if table.enforces is None and table.sensitive else {}
         kept = {"kept": list(table.kept)} if table.kept else {}
-        return {"generalized": sorted(table.leaves), **held, **kept}
+        own = {"guarantee": dict(table.own_guarantee)} if table.enforces is None and table.own_guarantee else {}
+        return {"generalized": sorted(table.leaves), **held, **kept, **own}
 
     def sensitive_runs(self, directory: Path, entry: Entry) -> dict[str, tuple[str, str]]:
         """The sensitive attribute's published values as runs of its leaf order, when the

@@ -83,6 +83,12 @@ def aim(
     cands = candidates(workload)
     answers = {c: exact_counts(table, c, domains).astype(np.float64) for c in cands}
     t = rounds or 16 * len(attrs)
+    if t <= len(attrs):  # the one-way measurements alone would spend the budget (issue 71)
+        raise InputError(
+            f"AIM with rounds={t} divides the budget in {t} shares, and measuring each of the {len(attrs)} "
+            f"column(s) alone first takes {len(attrs)} of them, leaving nothing to choose with: give rounds of at "
+            f"least {len(attrs) + 1} (the default is 16 per column, {16 * len(attrs)} here), or leave it out."
+        )
     sigma = math.sqrt(t / (2 * MEASURE_SHARE * rho))
     eps = math.sqrt(8 * (1 - MEASURE_SHARE) * rho / t)
     measured = list(measure_each(table, [(a,) for a in attrs], 1 / (2 * sigma**2), domains))

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from versapub.anonymizers import make_anonymizer, publish_plain
 from versapub.anonymizers.base import Anonymizer, KeepsColumns, MeetsCellFloor, PublishRequest
+from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import get_kind
 from versapub.privacy.rules import Reduction
+from versapub.publishing.after_removal import after_removal, removal_notes
+from versapub.publishing.recoding import require_floor_honoured
 from versapub.publishing.removal import without_removed
 from versapub.publishing.steps import Clock, Columns, Job, input_of, whole_input
-from versapub.publishing.tables import identity_risk, step_hook, table_rng
+from versapub.publishing.tables import floored_plain, identity_risk, step_hook, table_rng
 from versapub.release.value import PublishedTable, Release
 from versapub.schema.gnf import require_gnf
 from versapub.schema.model import Schema, SubTable
@@ -40,6 +45,8 @@ def _classic_job(job: Job, cols: Columns) -> tuple[Anonymizer, tuple[str, ...], 
             f"The {anon.name} anonymizer cannot keep the other columns ({', '.join(others)}) in the records of "
             "its generalized table; use mondrian or incognito, or publish them apart with --detach-others."
         )
+    if job.floor > 1:
+        require_floor_honoured(anon, job.floor, "T1")
     return anon, qi, others, together
 
 
@@ -72,9 +79,14 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     get_kind(first.kind).validate(first)
     published = [PublishedTable("T1", first)]
     if others and not together:
-        published.append(PublishedTable("T2", publish_plain(table.select(others))))
+        rest = SubTable("T2", others)
+        detached = publish_plain(table.select(others))
+        if job.floor > 1 and int(detached.parts["data"].counts.min(initial=job.floor)) < job.floor:
+            detached = floored_plain(table.select(others), rest, job.seed, None, job.hierarchies, job.floor)
+        published.append(PublishedTable("T2", detached))
     whole = table
     table, published, removal = without_removed(table, published)
+    treated = after_removal(job.treated, cast(EncodedTable, table)) if removal is not None else job.treated
     job.hook("anonymized", 1, 1)
     clock.lap("anonymize")
     return Release(
@@ -93,7 +105,7 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         timings=clock.timings,
         columns=roles.to_manifest(removed=list(roles.identifying), by_others=cols.by_others),
         identity={p.name: identity_risk(table, p.table) for p in published},
-        warnings=cols.warnings,
+        warnings=[*cols.warnings, *removal_notes(treated)],
         notes=list(cols.notes or []),
         population=job.population,
         removed=removal,
@@ -102,6 +114,6 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         else whole
         if removal is not None
         else None,  # type: ignore[arg-type]
-        treatments=job.treated,
+        treatments=treated,
         perturbation=job.perturbation,
     )

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from versapub.anonymizers.base import MeetsCellFloor
+from versapub.anonymizers.base import Anonymizer, MeetsCellFloor, PublishesExactly
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.hierarchy_build import grouped
 from versapub.data.table import EncodedTable, is_missing_value
-from versapub.errors import HierarchyError, InfeasibleError
+from versapub.errors import ConfigError, HierarchyError, InfeasibleError
 from versapub.publishing.choice import anon_for
 from versapub.publishing.steps import Columns, Guarded, Job
 from versapub.publishing.tables import predicted_unguarded
@@ -345,7 +345,12 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     """The job's columns with the exactly published ones recoded to meet its floor (in
     memory; the tables a generalizing anonymizer meets it in are left to it), and the
     recoding (``None``: none needed)."""
-    if job.floor <= 1 or not isinstance(cols.table, EncodedTable):
+    if job.floor <= 1:
+        return cols, None
+    for sub in schema.tables:
+        if sub.enforces is not None:
+            require_floor_honoured(anon_for(sub, job.anon, rules.own_anon), job.floor, sub.name)
+    if not isinstance(cols.table, EncodedTable):
         return cols, None
     exact, plain = [], set()
     for sub in schema.tables:
@@ -374,4 +379,21 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
 
 
-__all__ = ["LATTICE_MAX", "Recoding", "choose", "for_floor", "hierarchy_for"]
+def require_floor_honoured(anon: Anonymizer, floor: int, table: str) -> None:
+    """A floor on published cells (``--k``; ``--max-risk`` as ``ceil(1/R)``) is honoured by an
+    anonymizer that meets it while it generalizes (:class:`MeetsCellFloor`: Mondrian,
+    Incognito) or one that publishes its columns exactly (:class:`PublishesExactly`: Anatomy,
+    multi-SA, the MSA decomposition — those columns are recoded to meet it); any other is
+    refused before anything is anonymized (issue 63), naming the ones that can."""
+    if isinstance(anon, MeetsCellFloor | PublishesExactly):
+        return
+    raise ConfigError(
+        f"--k {floor} (a floor on published cells; --max-risk is read as one) cannot be honoured by the {anon.name} "
+        f"anonymizer of table {table}: it generalizes to meet its guarantee but has no way to hold every published "
+        "cell to a size. Use --anonymizer mondrian or incognito (they meet --k while they generalize) or anatomy "
+        "(its exactly published columns are recoded to meet it), or publish without --k and read the cells' "
+        "sizes in the summary."
+    )
+
+
+__all__ = ["LATTICE_MAX", "Recoding", "choose", "for_floor", "hierarchy_for", "require_floor_honoured"]

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from versapub.anonymizers.base import Anonymizer, DefaultGuarantees
+from versapub.anonymizers.base import Anonymizer, DefaultGuarantees, SensitiveGeneralizing
 from versapub.anonymizers.generalizing.population import joint_table
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
@@ -41,6 +41,7 @@ from versapub.privacy.rules import Reduction, Rule, reduce_rules, validate_rules
 from versapub.privacy.screens.proxies import Association, proxy_error, screen
 from versapub.privacy.screens.proxy_sets import SetProxy, set_proxy_error
 from versapub.privacy.screens.roles import ColumnRoles, apply_roles, column_problems
+from versapub.publishing.after_removal import after_removal, removal_notes
 from versapub.publishing.choice import anon_for, anonymizer_of, plugins_for, reach_of, require_out_of_core
 from versapub.publishing.removal import without_removed
 from versapub.publishing.screens import population_of, population_used, proxies, proxy_sets, quasi_identifiers
@@ -288,9 +289,47 @@ def decompose(job: Job, cols: Columns, rules: Guarded, problems: list[Problem]) 
     job.hook("decomposing", 0, 1)
     try:
         schema = job.dec.decompose(cols.table, rules.reduction.rules, job.rng)
-        return schema, require_gnf(schema, rules.reduction.rules, job.dec.name)
+        verdict = require_gnf(schema, rules.reduction.rules, job.dec.name)
     except VersapubError as exc:
         raise refusal([*problems, ("decomposition", exc)]) from None
+    exposed = exactly_published_sensitive(job, cols, rules, schema)
+    if exposed is not None:
+        problems.append(("feasibility", exposed))
+    return schema, verdict
+
+
+def exactly_published_sensitive(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> InfeasibleError | None:
+    """A rule judged feasible only as far as its anonymizer may generalize the sensitive
+    attribute (Sequential Sweep) whose attribute the schema also publishes exactly — in a
+    plain table, or beside another rule — is infeasible after all: that table publishes its
+    exact distribution (Lemma 1's premise, issue 63). None: no such rule."""
+    reaching = {r for r in rules.reduction.rules if isinstance(rules.own_anon.get(r, job.anon), SensitiveGeneralizing)}
+    bad = []
+    for r in reaching:
+        elsewhere = [
+            t.name
+            for t in schema.tables
+            if r.rhs in t.attributes
+            and not (
+                t.enforces is not None
+                and any(e.rhs == r.rhs for e in t.enforced_rules)
+                and isinstance(anon_for(t, job.anon, rules.own_anon), SensitiveGeneralizing)
+            )
+        ]
+        if elsewhere:
+            try:
+                require_feasible(cols.table, [r], rules.per_rule)
+            except InfeasibleError as exc:
+                bad.append(
+                    f"table {elsewhere[0]} publishes {r.rhs!r} exactly, which the rule's anonymizer cannot "
+                    f"generalize there: {exc}"
+                )
+    if not bad:
+        return None
+    return InfeasibleError(
+        "; ".join(bad) + " Generalize the attribute when it is read (--hierarchy COLUMN=FILE:LEVEL), or drop the "
+        "rule that makes it another rule's left-hand side."
+    )
 
 
 @dataclass(frozen=True)
@@ -397,6 +436,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
             f"anonymizer's suppression ({removal.records:,}) removed records; use one of them."
         )
     removal = removal or cols.removed
+    treated = after_removal(job.treated, cast(EncodedTable, table)) if removal is not None else job.treated
     associations = proxies(
         table, rules.reduction.rules, published, cols.roles, (out.screened.layout, out.screened.early)
     )
@@ -420,7 +460,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         timings=out.clock.timings,
         columns=cols.roles.to_manifest(removed=list(cols.roles.identifying), by_others=cols.by_others),
         identity={p.name: identity_risk(table, p.table) for p in published},
-        warnings=cols.warnings,
+        warnings=[*cols.warnings, *removal_notes(treated)],
         notes=cols.notes,
         associations=tuple(associations),
         proxy_sets=tuple(out.screened.sets),
@@ -436,7 +476,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         recoded=out.recoded,
         k_preview=out.k_preview,
         verified_against=whole_input(cols, removal is not None, job.untreated),
-        treatments=job.treated,
+        treatments=treated,
         perturbation=job.perturbation,
     )
 

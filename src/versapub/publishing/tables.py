@@ -80,7 +80,7 @@ def anonymize(
         if floor > 1 and int(out.parts["data"].counts.min(initial=floor)) < floor:
             out = floored_plain(part, sub, seed, progress, hierarchies, floor)
     else:
-        kept = tuple(a for a in sub.attributes if a in set(keep)) if isinstance(anon, KeepsColumns) else ()
+        kept = kept_in(sub, keep) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
         k = floor if isinstance(anon, MeetsCellFloor) else 1
         request = PublishRequest(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept, k)
@@ -112,7 +112,7 @@ def floored_plain(
         f"generalized by Mondrian until every cell holds {floor} records (k-anonymity of its columns)"
     )
     notes = [*out.stats.get("notes", []), note]
-    return replace(out, stats={**out.stats, "notes": notes})
+    return replace(out, stats={**out.stats, "notes": notes}, own_guarantee=g.to_manifest())
 
 
 def bound_guarantees(
@@ -170,7 +170,16 @@ def predicted_unguarded(sub: SubTable, anon: Anonymizer, keep: Sequence[str] = (
         return list(sub.attributes)
     if isinstance(anon, PublishesExactly):
         return [a for a in sub.attributes if a not in {r.rhs for r in sub.enforced_rules}]
-    return [a for a in sub.attributes if a in set(keep)] if isinstance(anon, KeepsColumns) else []
+    return list(kept_in(sub, keep)) if isinstance(anon, KeepsColumns) else []
+
+
+def kept_in(sub: SubTable, keep: Sequence[str]) -> tuple[str, ...]:
+    """The columns of ``keep`` (the classic job's insensitive ones) a sub-table publishes
+    exactly beside its classes: those it holds that none of its enforced rules names — a
+    decomposition's guardian table may take one into a derived rule's left-hand side (GD's
+    add-back), and there it is generalized with the others (issue 63)."""
+    named = {a for r in sub.enforced_rules for a in (*r.lhs, r.rhs)}
+    return tuple(a for a in sub.attributes if a in set(keep) and a not in named)
 
 
 def insensitive_columns(names: Sequence[str], rules: Sequence[Rule], roles: ColumnRoles) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from versapub.data.sql import fresh_alias
 from versapub.errors import ReleaseError
 from versapub.verify.adversary_records import (
     Drawer,
@@ -407,9 +408,11 @@ def _covers_original(
                     name,
                 )
                 return
+        # the published rows keep their attributes' names: its own columns take names none has
+        pc, rid = _q(fresh_alias("c", attrs)), _q(fresh_alias("rid", attrs))
         c.con.execute(
-            f"CREATE TEMP TABLE pr AS SELECT *, CAST({_q('count')} AS BIGINT) AS c, "
-            f"row_number() OVER () - 1 AS rid FROM {data}"
+            f"CREATE TEMP TABLE pr AS SELECT *, CAST({_q('count')} AS BIGINT) AS {pc}, "
+            f"row_number() OVER () - 1 AS {rid} FROM {data}"
         )
         # From the input's cells, one attribute at a time: a cell's published values that
         # cover it so far, kept only while some published row starts with them (a prefix
@@ -430,9 +433,9 @@ def _covers_original(
                 c.con.execute(f"DROP TABLE {prev}")
             prev = f"step{t}"
         on = " AND ".join(f"pr.{_q(a)} = x.p{i}" for i, a in enumerate(attrs))
-        arcs = c.con.execute(f"SELECT DISTINCT pr.rid, x.cid FROM {prev} x JOIN pr ON {on}").fetchnumpy()
+        arcs = c.con.execute(f"SELECT DISTINCT pr.{rid} AS rid, x.cid FROM {prev} x JOIN pr ON {on}").fetchnumpy()
         c.con.execute(f"DROP TABLE IF EXISTS {prev}")
-        rows = c.con.execute("SELECT rid, c FROM pr ORDER BY rid").fetchnumpy()
+        rows = c.con.execute(f"SELECT {rid} AS rid, {pc} AS c FROM pr ORDER BY {rid}").fetchnumpy()
         cells = c.con.execute("SELECT cid, c FROM cells ORDER BY cid").fetchnumpy()
         flow, total = _max_flow(rows, cells, arcs)
         c.report.add(
@@ -602,6 +605,17 @@ def verify_generalized(
     if not isinstance(kept, list) or not set(map(str, kept)) <= set(sub.attributes) - {s}:
         rep.add("manifest", False, f"kept must list non-sensitive attributes of the table, got {kept!r}", sub.name)
         return
+    if sub.enforces is None and held is None and "guarantee" in entry:
+        own = _own_guarantee(entry.get("guarantee"))
+        if own is None:
+            rep.add(
+                "manifest",
+                False,
+                f"a table's own guarantee is k-anonymity with a whole k >= 2, got {entry.get('guarantee')!r}",
+                sub.name,
+            )
+            return
+        guarantee = own
     data = c.relation(str(files.get("data")), [*sub.attributes, "count"], "file")
     labels = c.relation(str(files.get("labels")), ["attribute", "value", "first", "last"], "file")
     order = c.relation(str(files.get("order")), ["attribute", "leaf", "position"], "file")
@@ -612,6 +626,17 @@ def verify_generalized(
         population_ok(c, data, labels, order, qi, c.guarantee_of(s, guarantee) if s else guarantee, sub.name)
         if s is not None and not c.sensitive_generalized(labels, s):
             c.marginal_ok(data, [s], files["data"])
+
+
+def _own_guarantee(spec: Any) -> dict[str, Any] | None:
+    """The guarantee a generalized table that enforces no rule declares it was built for
+    (``docs/release-format.md``: a plain sub-table generalized to meet the job's floor on
+    published cells): k-anonymity of its columns with a whole ``k`` of at least 2, the only
+    guarantee such a table can be built for (None: anything else)."""
+    if not isinstance(spec, dict) or spec.get("name") != "k-anonymity" or set(spec) != {"name", "k"}:
+        return None
+    k = spec.get("k")
+    return dict(spec) if isinstance(k, int) and not isinstance(k, bool) and k >= 2 else None
 
 
 def verify_sa_groups(

@@ -30,7 +30,8 @@ from versapub.data.source import Source
 from versapub.data.sql import duckdb_source
 from versapub.verify.treatments import PRAM_SIGMAS, VALUE_RULES
 
-Finding = tuple[bool, str]
+#: (passed, sentence) or (passed, sentence, needs attention).
+Finding = tuple[bool, str] | tuple[bool, str, bool]
 
 
 def _q(name: str) -> str:
@@ -43,10 +44,14 @@ def published_counts(
     columns: list[str],
     con: duckdb.DuckDBPyConnection,
     exact: bool = False,
+    whole_values: bool = False,
 ) -> dict[tuple[str, ...], int] | None:
     """The published count of every combination of ``columns`` in the first file that
     publishes them all beside a ``count`` (None: no file does); ``exact``: only a table
-    that publishes values as they are (a plain or Anatomy table, no column recoded)."""
+    that publishes values as they are (a plain or Anatomy table, no column recoded);
+    ``whole_values``: only a table whose published values of ``columns`` are each a function
+    of the value alone (recoded values are; a generalized table's ranges, cut per class, are
+    not, where it generalizes one of ``columns``)."""
     recoded = manifest.get("recoded") if isinstance(manifest.get("recoded"), dict) else {}
     if exact and (set(columns) & set(recoded or {}) or manifest.get("removed")):
         return None
@@ -54,6 +59,8 @@ def published_counts(
         if not isinstance(t, dict) or not set(columns) <= set(t.get("attributes") or []):
             continue
         if exact and t.get("kind") not in ("plain", "anatomy"):
+            continue
+        if whole_values and set(columns) & set(map(str, t.get("generalized") or [])):
             continue
         for name in (t.get("files") or {}).values():
             src = duckdb_source(directory / str(name))
@@ -66,29 +73,55 @@ def published_counts(
     return None
 
 
-def _microaggregation(directory: Path, manifest: dict[str, Any], record: dict[str, Any], con: Any) -> list[Finding]:
-    k, sets = record.get("k"), record.get("sets")
-    if isinstance(k, bool) or not isinstance(k, int) or not isinstance(sets, list):
+def _permutes(record: dict[str, Any], cols: list[str]) -> bool:
+    """Whether a treatment leaves every combination of ``cols`` held by as many records as
+    before: it treats none of them, or only exchanges their values between records — rank
+    swapping of one column, targeted swapping of whole rows of its columns."""
+    treated = {str(c) for c in record.get("columns") or []}
+    touched = treated & set(cols)
+    if not touched:
+        return True
+    if record.get("name") == "rank-swapping":
+        return touched == set(cols) and len(cols) == 1
+    return record.get("name") == "targeted-swapping" and set(cols) <= treated
+
+
+def _microaggregation(
+    directory: Path, manifest: dict[str, Any], record: dict[str, Any], con: Any, later: list[dict[str, Any]]
+) -> list[Finding]:
+    """Every published combination of each microaggregated set holds ``k`` records — or the
+    fewer the record declares (``published_k``: suppression removed records of its groups
+    afterwards, said plainly and flagged for attention); a set a later treatment (``later``)
+    changed again other than by exchanging values between records is that treatment's to check."""
+    k, sets, declared = record.get("k"), record.get("sets"), record.get("published_k", record.get("k"))
+    if not isinstance(k, int) or isinstance(k, bool) or not isinstance(sets, list):
         return [(False, "microaggregation: its k and sets cannot be read")]
-    raw = manifest.get("removed")
-    gone: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    removed = gone.get("records", 0) if isinstance(gone.get("records", 0), int) else 0
-    floor = max(1, k - removed)  # suppression may have removed a group's records after it was formed
-    why = f" (k = {k} less the {removed} record(s) suppression removed)" if removed else ""
+    if not isinstance(declared, int) or isinstance(declared, bool) or not 1 <= declared <= k:
+        return [(False, f"microaggregation: published_k must be a whole number from 1 to k = {k}, got {declared!r}")]
+    why = (
+        f" (k = {k}; suppression removed records of its groups afterwards, as the manifest says)"
+        if declared < k
+        else ""
+    )
     out: list[Finding] = []
     for cols in sets:
-        counts = published_counts(directory, manifest, [str(c) for c in cols], con)
-        if counts is None:
-            out.append((True, f"microaggregation of {cols}: no file publishes them together"))
+        named = [str(c) for c in cols]
+        if not all(_permutes(r, named) for r in later):
+            out.append((True, f"microaggregation of {named}: changed again by a later treatment, whose check reads it"))
             continue
-        small = sorted(v for v, n in counts.items() if n < floor)
+        counts = published_counts(directory, manifest, named, con, whole_values=True)
+        if counts is None:
+            out.append((True, f"microaggregation of {named}: no file publishes their values together as they are"))
+            continue
+        small = sorted(v for v, n in counts.items() if n < declared)
         out.append(
             (
                 not small,
-                f"microaggregation: every published combination of {cols} is held by at least {floor} records{why}"
+                f"microaggregation: every published combination of {named} is held by at least {declared} records{why}"
                 if not small
-                else f"microaggregation: {len(small)} published combination(s) of {cols} held by fewer than {floor} "
-                f"records{why}, e.g. {small[0]}",
+                else f"microaggregation: {len(small)} published combination(s) of {named} held by fewer than "
+                f"{declared} records{why}, e.g. {small[0]}",
+                *((True,) if declared < k and not small else ()),
             )
         )
     return out
@@ -110,7 +143,11 @@ def stationary(m: np.ndarray) -> np.ndarray:
     return pi / pi.sum()
 
 
-def _pram(directory: Path, manifest: dict[str, Any], record: dict[str, Any], con: Any) -> list[Finding]:
+def _pram(
+    directory: Path, manifest: dict[str, Any], record: dict[str, Any], con: Any, later: frozenset[str]
+) -> list[Finding]:
+    """Each matrix stochastic; an invariant one's stationary distribution against the
+    published counts, unless a later treatment (``later``) changed the column again."""
     out: list[Finding] = []
     entries = record.get("matrices")
     if not isinstance(entries, list) or not entries:
@@ -130,7 +167,7 @@ def _pram(directory: Path, manifest: dict[str, Any], record: dict[str, Any], con
                 f"pram of {column!r}{where}: the matrix is " + ("stochastic" if stochastic else "not stochastic"),
             )
         )
-        if stochastic and record.get("invariant") is True and not entry.get("stratum"):
+        if stochastic and record.get("invariant") is True and not entry.get("stratum") and column not in later:
             out.append(_invariant(directory, manifest, column, values, m, con))
     return out
 
@@ -162,14 +199,16 @@ def _invariant(
 def perturbation_findings(directory: Path, manifest: dict[str, Any], con: Any) -> list[Finding]:
     """From the files: each treatment that is not a value rule, checked as the module says."""
     out: list[Finding] = []
-    for record in manifest.get("treatments") or []:
-        if not isinstance(record, dict) or record.get("name") in VALUE_RULES:
+    records = [r for r in manifest.get("treatments") or [] if isinstance(r, dict)]
+    for i, record in enumerate(records):
+        if record.get("name") in VALUE_RULES:
             continue
         name = record.get("name")
         if name == "microaggregation":
-            out += _microaggregation(directory, manifest, record, con)
+            out += _microaggregation(directory, manifest, record, con, records[i + 1 :])
         elif name == "pram":
-            out += _pram(directory, manifest, record, con)
+            later = frozenset(str(c) for r in records[i + 1 :] for c in r.get("columns") or [])
+            out += _pram(directory, manifest, record, con, later)
         elif name in ("noise", "rank-swapping"):
             out.append(
                 (True, f"{name} of {record.get('columns')}: applied before anonymizing (values drawn at random)")
@@ -201,16 +240,21 @@ def changed_findings(directory: Path, manifest: dict[str, Any], original: Source
     out: list[Finding] = []
     if not hasattr(original, "column"):
         return out
-    records = [r for r in manifest.get("treatments") or [] if isinstance(r, dict)]
+    records = [r for r in manifest.get("treatments") or [] if isinstance(r, dict) and r.get("name") not in VALUE_RULES]
     last = {str(c): i for i, r in enumerate(records) for c in r.get("columns") or []}
+    times = {c: sum(str(c) in map(str, r.get("columns") or []) for r in records) for c in last}
     for i, record in enumerate(records):
-        if record.get("name") in VALUE_RULES:
-            continue
-        raw = record.get("changed")
-        changed: dict[str, Any] = raw if isinstance(raw, dict) else {}
         for column in record.get("columns") or []:
-            declared = changed.get(column)
-            if column not in getattr(original, "names", ()) or not isinstance(declared, int) or last[column] != i:
+            if column not in getattr(original, "names", ()) or last[column] != i:
+                continue
+            # every treatment of the column moved records: together at most the sum of what each declares
+            each = [
+                (r.get("changed") or {}).get(column) if isinstance(r.get("changed"), dict) else None
+                for r in records
+                if column in (r.get("columns") or [])
+            ]
+            declared = sum(d for d in each if isinstance(d, int) and not isinstance(d, bool))
+            if len(each) != sum(isinstance(d, int) and not isinstance(d, bool) for d in each):
                 continue
             counts = published_counts(directory, manifest, [str(column)], con, exact=True)
             col = original.column(column)
@@ -227,7 +271,7 @@ def changed_findings(directory: Path, manifest: dict[str, Any], original: Source
                     f"{shown:,} records moved from their input values",
                 )
             )
-            if record["name"] == "pram":
+            if record["name"] == "pram" and times[column] == 1:  # the matrix's expectation on the input it read
                 out += _pram_expected(record, str(column), mine, declared)
     return out
 

@@ -361,14 +361,20 @@ class Checker:
             rows = self.con.execute("SELECT rid, c FROM cells ORDER BY rid").fetchnumpy()
             cells = self.con.execute("SELECT cid, c FROM qc ORDER BY cid").fetchnumpy()
             flow, total = _max_flow(rows, cells, arcs)
+            # with records removed by suppression, the published ones (n_records of the input's) must fit
+            need = min(total, self.n) if self.removed is not None else total
             self.report.add(
                 "grouping",
-                flow == total,
+                flow == need,
                 "every input record fits a group holding its quasi-identifier values whose sets hold its sensitive "
                 "values"
-                if flow == total
-                else f"only {flow} of {total} input records fit a group holding their quasi-identifier "
-                "values whose sets hold their sensitive values: a value is missing from a group's set or was moved",
+                if flow == need == total
+                else f"{flow} input records — the {need} published — fit groups holding their quasi-identifier "
+                "values whose sets hold their sensitive values (the others were removed by suppression)"
+                if flow == need
+                else f"only {flow} of {need} {'published' if need < total else 'input'} records fit a group holding "
+                "their quasi-identifier values whose sets hold their sensitive values: a value is missing from a "
+                "group's set or was moved",
                 name,
             )
         finally:

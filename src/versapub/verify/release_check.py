@@ -271,13 +271,13 @@ def verify_release(
                 "manifest.json",
             )
         if isinstance(parsed, dict) and parsed.get("treatments") is not None:
-            found = treatment_findings(Path(directory), parsed, con)
+            found: list[tuple[Any, ...]] = list(treatment_findings(Path(directory), parsed, con))
             if isinstance(parsed.get("treatments"), list):
                 found += perturbation_findings(Path(directory), parsed, con)
                 if original is not None:
                     found += changed_findings(Path(directory), parsed, original, con)
-            for ok, message in found:
-                report.add("treatment", ok, message, "manifest.json")
+            for ok, message, *attention in found:  # a third member: passed, but needs attention
+                report.findings.append(Finding("treatment", ok, message, "manifest.json", bool(attention)))
         return report
 
 
