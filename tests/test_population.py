@@ -217,8 +217,9 @@ def test_the_verifier_refuses_another_population_and_none(tmp_path: Path) -> Non
     other = EncodedTable.from_columns({k: v[:-1] for k, v in pop.items()})
     rep = verify_release(out, population=other)
     assert not rep.ok and any("not the one the manifest records" in f.message for f in rep.findings)
-    rep = verify_release(out)
-    assert not rep.ok and any("versapub check --population FILE" in f.message for f in rep.findings)
+    rep = verify_release(out)  # without the population: not checked here, said and flagged (issue 63)
+    said = [f for f in rep.findings if "versapub check --population FILE" in f.message]
+    assert rep.ok and said and all(f.attention for f in said)
     m = json.loads((out / "manifest.json").read_text())
     del m["population"]
     (out / "manifest.json").write_text(json.dumps(m))
@@ -302,8 +303,8 @@ def test_command_line_and_toml(tmp_path: Path) -> None:
     assert m["population"]["file"] == "pop.csv" and len(m["population"]["sha256"]) == 64
     ok = CliRunner().invoke(cli, ["check", str(tmp_path / "cli"), "--population", str(tmp_path / "pop.csv")])
     assert ok.exit_code == 0, ok.output
-    without = CliRunner().invoke(cli, ["check", str(tmp_path / "cli")])
-    assert without.exit_code == 1 and "--population FILE" in without.output
+    without = CliRunner().invoke(cli, ["check", str(tmp_path / "cli")])  # needs attention: not checked here
+    assert without.exit_code == 6 and "--population FILE" in without.output
     (tmp_path / "job.toml").write_text(
         '[input]\npath = "research.csv"\npopulation = "pop.csv"\n'
         '[privacy]\nrules = [{rule = "age, zip -> d", guarantee = "k-map", k = 6}]\n'

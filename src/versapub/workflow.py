@@ -341,6 +341,34 @@ def with_utility(
     return out
 
 
+def _refuse_failed(
+    check: CheckReport, release: Release, dest: Path, asked: tuple[int | None, float | None, str, float | None]
+) -> None:
+    """Nothing is written when a check fails: a release its own verifier rejects (exit 3, a
+    bug), or one that does not meet a ceiling measured on it (exit 2, with the ways out)."""
+    from versapub.errors import RequirementError, VerificationError
+
+    k, max_risk, risk_measure, max_singling_out = asked
+    if not check.verification.ok:
+        raise VerificationError(
+            f"The release failed verification, so nothing was written to {dest}: {check.verification.explain()}"
+        )
+    if check.ok or _only_allowed(check, release):
+        return
+    measured = _measured_only(check, risk_measure)
+    if measured:
+        raise RequirementError(
+            f"The release does not meet what you required of it, so nothing was written to {dest}: "
+            + "; ".join(measured[:10])
+            + _measured_hint(max_singling_out, max_risk if risk_measure == "average" else None)
+        )
+    raise VerificationError(
+        f"The release failed its privacy checks, so nothing was written to {dest}: "
+        + "; ".join(check.failures()[:10])
+        + _floors_hint(k, max_risk, risk_measure)
+    )
+
+
 def _measured_only(check: CheckReport, risk_measure: str) -> list[str]:
     """The failures of a check when every one is a requirement measured on the release
     rather than built into it — a table's singling-out risk above ``--max-singling-out``, its
@@ -371,7 +399,7 @@ def _measured_hint(max_singling_out: float | None, max_average_risk: float | Non
         )
     if max_average_risk is not None:
         out.append(
-            f" (--max-risk {max_average_risk:g} with --risk-measure average is a ceiling on cells / records: "
+            f" (--max-risk {max_average_risk:g} is a ceiling on every table's average prosecutor risk, cells / records: "
             "require a smallest cell with --k, generalize a column with a hierarchy, drop columns, or raise it)"
         )
     return "".join(out)
@@ -427,7 +455,7 @@ def write_release(
     (never the model the publisher built).  Returns the checks' report
     (``verdict``: passed, or passed with warnings that need attention).
     """
-    from versapub.errors import ConfigError, RequirementError, VerificationError
+    from versapub.errors import ConfigError
     from versapub.io import release_writer as rw
     from versapub.reports.html import html_report
     from versapub.reports.summary import markdown_report
@@ -466,23 +494,7 @@ def write_release(
             population=release.population.table if release.population is not None else None,
         )
         report = check.verification
-        if not report.ok:
-            raise VerificationError(
-                f"The release failed verification, so nothing was written to {dest}: {report.explain()}"
-            )
-        if not check.ok and not _only_allowed(check, release):
-            measured = _measured_only(check, risk_measure)
-            if measured:
-                raise RequirementError(
-                    f"The release does not meet what you required of it, so nothing was written to {dest}: "
-                    + "; ".join(measured[:10])
-                    + _measured_hint(max_singling_out, max_risk if risk_measure == "average" else None)
-                )
-            raise VerificationError(
-                f"The release failed its privacy checks, so nothing was written to {dest}: "
-                + "; ".join(check.failures()[:10])
-                + _floors_hint(k, max_risk, risk_measure)
-            )
+        _refuse_failed(check, release, dest, (k, max_risk, risk_measure, max_singling_out))
         timings = dict(release.timings)
         timings["verify"] = check.seconds.get("verify", 0.0)
         timings["check"] = time.perf_counter() - t1 - timings["verify"]

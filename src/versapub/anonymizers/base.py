@@ -269,6 +269,30 @@ class MeetsCellFloor(Protocol):
 
 
 @runtime_checkable
+class RecodesLocally(Protocol):
+    """Optional capability (a declaration): the anonymizer generalizes each equivalence class
+    on its own (multidimensional local recoding: Mondrian's ranges may overlap across
+    classes), so the values it publishes of an attribute need not partition its leaves. A
+    table of it that shares a generalized attribute with another table cannot be read as one
+    collection of marginals, which ``check --k`` does (Kifer & Gehrke's k-link and
+    k-combinatorial anonymity): such a job is refused with ``--k`` before anything is
+    anonymized (issue 63)."""
+
+    recodes_locally: bool
+
+
+@runtime_checkable
+class PublishesSensitiveJoint(Protocol):
+    """Optional capability (a declaration): the anonymizer publishes the joint distribution of
+    its table's sensitive attributes exactly (the MSA decomposition's ``T^S``), so a rule whose
+    left-hand side holds another of those sensitive attributes cannot hold in its table —
+    anyone who knows that value reads the protected attribute's distribution beside it.
+    Such a job is refused before anything is anonymized (issue 63)."""
+
+    publishes_sensitive_joint: bool
+
+
+@runtime_checkable
 class PublishesExactly(Protocol):
     """Optional capability: a bucketizing anonymizer (Anatomy, multi-SA publishing, the MSA
     decomposition) publishes every attribute of its table but the enforced rules' sensitive

@@ -14,6 +14,8 @@ thirds), and the model is fitted by Private-PGM's mirror descent (:mod:`versapub
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -137,6 +139,7 @@ class GaussianMarginals:
     ) -> Synthesis:
         """Measure and fit on every column of ``table`` over the declared ``domains``."""
         columns = list(table.names)
+        check_domains(columns, domains, self.workload(columns, rules) if self.select != "aim" else None)
         if self.select == "aim":
             from versapub.mechanisms.aim import aim
 
@@ -161,3 +164,38 @@ class GaussianMarginals:
         cards = {a: len(domains[a]) for a in columns}
         model = fit([as_noisy(m) for m in measured], cards, self.iterations)
         return Synthesis(measured, ledger, model, ())
+
+
+#: The most cells the marginals a job measures may hold together (their exact counts, noise
+#: and fit are dense arrays over the declared domains: 8 bytes a cell, several copies).
+MAX_CELLS = 20_000_000
+
+
+def check_domains(
+    columns: Sequence[str], domains: Mapping[str, Sequence[str]], wanted: Sequence[tuple[str, ...]] | None
+) -> None:
+    """Declared domains the job can use (issue 71): one for a column the input does not hold
+    is refused (a typo would otherwise be ignored), and so are domains whose marginals — the
+    ones asked for, else every pair MST and AIM count to choose from — would hold more than
+    :data:`MAX_CELLS` cells, naming the largest."""
+    extra = sorted(set(domains) - set(columns))
+    if extra:
+        raise ConfigError(
+            f"A domain is declared for {', '.join(map(repr, extra))}, which the input does not hold; its columns: "
+            f"{', '.join(map(repr, columns))}. Correct the name or leave the domain out."
+        )
+    sizes = {a: len(domains[a]) for a in columns if a in domains}
+
+    marginals = (
+        list(wanted) if wanted else [tuple(p) for p in itertools.combinations(sizes, 2)] or [(a,) for a in sizes]
+    )
+    cells = {m: math.prod(sizes.get(a, 1) for a in m) for m in marginals}
+    if cells and sum(cells.values()) > MAX_CELLS:
+        big = max(cells, key=lambda m: cells[m])
+        widest = max(sizes, key=lambda a: sizes[a])
+        raise ConfigError(
+            f"The declared domains make the marginals measured {sum(cells.values()):,} cells in all (at most "
+            f"{MAX_CELLS:,}): {' x '.join(big)} alone has {cells[big]:,}, and {widest!r} is declared with "
+            f"{sizes[widest]:,} values. Declare coarser domains (a range that fits the column, or a hierarchy's "
+            "level when it is read) or measure fewer marginals together."
+        )

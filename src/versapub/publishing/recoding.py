@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from versapub.anonymizers.base import Anonymizer, MeetsCellFloor, PublishesExactly
+from versapub.anonymizers.base import Anonymizer, MeetsCellFloor, PublishesExactly, RecodesLocally
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.hierarchy_build import grouped
@@ -30,7 +30,7 @@ from versapub.data.table import EncodedTable, is_missing_value
 from versapub.errors import ConfigError, HierarchyError, InfeasibleError
 from versapub.publishing.choice import anon_for
 from versapub.publishing.steps import Columns, Guarded, Job
-from versapub.publishing.tables import predicted_unguarded
+from versapub.publishing.tables import kept_in, predicted_unguarded
 from versapub.release.value import Removal
 from versapub.schema.model import Schema
 
@@ -350,6 +350,7 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     for sub in schema.tables:
         if sub.enforces is not None:
             require_floor_honoured(anon_for(sub, job.anon, rules.own_anon), job.floor, sub.name)
+    require_one_collection(job, cols, rules, schema)
     if not isinstance(cols.table, EncodedTable):
         return cols, None
     exact, plain = [], set()
@@ -396,4 +397,40 @@ def require_floor_honoured(anon: Anonymizer, floor: int, table: str) -> None:
     )
 
 
-__all__ = ["LATTICE_MAX", "Recoding", "choose", "for_floor", "hierarchy_for", "require_floor_honoured"]
+def require_one_collection(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> None:
+    """With a floor, the tables are checked as one collection of marginals (``check --k``:
+    k-link and k-combinatorial anonymity), which needs every attribute two tables share to be
+    generalized by partitions of its leaves: an anonymizer that recodes each class on its own
+    (:class:`RecodesLocally`: Mondrian) may not generalize an attribute another table also
+    holds (GD's add-back shares attributes between tables). Refused before anything is
+    anonymized (issue 63), naming the ways that can publish it."""
+    held: dict[str, list[str]] = {}
+    for sub in schema.tables:
+        for a in sub.attributes:
+            held.setdefault(a, []).append(sub.name)
+    for sub in schema.tables:
+        anon = anon_for(sub, job.anon, rules.own_anon)
+        if sub.enforces is None or not isinstance(anon, RecodesLocally):
+            continue
+        exact = {r.rhs for r in sub.enforced_rules} | set(kept_in(sub, cols.keep))
+        shared = [a for a in sub.attributes if a not in exact and len(held[a]) > 1]
+        if shared:
+            a = shared[0]
+            raise ConfigError(
+                f"--k {job.floor} is checked on the tables as one collection of marginals, but {anon.name} generalizes "
+                f"{a!r} in table {sub.name} class by class (its ranges may overlap) while table "
+                f"{next(t for t in held[a] if t != sub.name)} also publishes {a!r}: the two cannot be read together. "
+                f"Use --anonymizer incognito (one generalization per attribute), --decomposition uad (every "
+                "attribute in one table), or publish without --k."
+            )
+
+
+__all__ = [
+    "LATTICE_MAX",
+    "Recoding",
+    "choose",
+    "for_floor",
+    "hierarchy_for",
+    "require_floor_honoured",
+    "require_one_collection",
+]

@@ -16,13 +16,22 @@ from typing import Any, cast
 
 import numpy as np
 
-from versapub.anonymizers.base import Anonymizer, DefaultGuarantees, SensitiveGeneralizing
+from versapub.anonymizers.base import Anonymizer, DefaultGuarantees, PublishesSensitiveJoint, SensitiveGeneralizing
 from versapub.anonymizers.generalizing.population import joint_table
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition
-from versapub.errors import InfeasibleError, InputError, RuleError, SchemaError, VersapubError, refusal, refuse
+from versapub.errors import (
+    ConfigError,
+    InfeasibleError,
+    InputError,
+    RuleError,
+    SchemaError,
+    VersapubError,
+    refusal,
+    refuse,
+)
 from versapub.kinds.scoring import KLScorer
 from versapub.privacy.feasibility import Feasibility, require_feasible
 from versapub.privacy.guarantees.context import with_population
@@ -295,7 +304,33 @@ def decompose(job: Job, cols: Columns, rules: Guarded, problems: list[Problem]) 
     exposed = exactly_published_sensitive(job, cols, rules, schema)
     if exposed is not None:
         problems.append(("feasibility", exposed))
+    across = across_sensitive(job, rules, schema)
+    if across is not None:
+        problems.append(("the anonymizer", across))
     return schema, verdict
+
+
+def across_sensitive(job: Job, rules: Guarded, schema: Schema) -> ConfigError | None:
+    """A rule of the job whose left-hand side holds another rule's sensitive attribute, both
+    in a table whose anonymizer publishes the sensitive attributes' joint exactly
+    (:class:`PublishesSensitiveJoint`: the MSA decomposition's ``T^S``): the rule cannot hold
+    there (issue 63). None: no such rule."""
+    for sub in schema.tables:
+        anon = anon_for(sub, job.anon, rules.own_anon)
+        if sub.enforces is None or not isinstance(anon, PublishesSensitiveJoint):
+            continue
+        sens = {r.rhs for r in sub.enforced_rules}
+        for r in rules.reduction.rules:
+            known = [a for a in r.lhs if a in sens] if r.rhs in sens else []
+            if known:
+                return ConfigError(
+                    f"The {anon.name} anonymizer publishes the joint of its sensitive attributes "
+                    f"({', '.join(sorted(sens))}) exactly in table {sub.name}, so rule '{r}', whose left-hand side "
+                    f"holds the sensitive {', '.join(known)}, cannot hold there: anyone who knows that value reads "
+                    f"{r.rhs!r}'s distribution beside it. Use the default anonymizer (anatomy, whose decomposition "
+                    "keeps the two attributes in separate tables), or drop one of the rules."
+                )
+    return None
 
 
 def exactly_published_sensitive(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> InfeasibleError | None:

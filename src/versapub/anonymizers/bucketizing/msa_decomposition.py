@@ -349,6 +349,9 @@ class MSADecomposition:
 
     #: Each rule under its own guarantee (:class:`~versapub.anonymizers.base.PerRuleAnonymizer`).
     guarantees_per_rule = True
+    #: T^S, the sensitive attributes' joint, is published exactly
+    #: (:class:`~versapub.anonymizers.base.PublishesSensitiveJoint`).
+    publishes_sensitive_joint = True
 
     def publish(self, request: PublishRequest) -> AnonymizedTable:
         """Algorithm 1 with ``l_i`` from each rule's own guarantee (``request.per_rule()[i]``
@@ -358,16 +361,6 @@ class MSADecomposition:
         guarantees = request.per_rule()
         sens = [r.rhs for r in rules]
         qi = [a for a in table.names if a not in sens]
-        across = [r for r in rules if set(r.lhs) & set(sens)]
-        if across:  # issue 63: T^S publishes the sensitive attributes' joint exactly
-            r = across[0]
-            raise ConfigError(
-                f"The msa-decomposition anonymizer publishes the joint of its sensitive attributes ({', '.join(sens)}) "
-                f"exactly (the table T^S), so rule '{r}', whose left-hand side holds the sensitive "
-                f"{', '.join(a for a in r.lhs if a in sens)}, cannot hold there: anyone who knows that value reads "
-                f"{r.rhs!r}'s distribution beside it. Use the default anonymizer (anatomy: the decomposition keeps the "
-                "two attributes apart), or drop one of the rules."
-            )
         ls = [diversity_of(r, g) for r, g in zip(rules, guarantees, strict=True)]
         lpers = [l_per(table.codes(a)) for a in sens]
         for a, l_i, lp in zip(sens, ls, lpers, strict=True):

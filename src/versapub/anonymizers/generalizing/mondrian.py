@@ -75,6 +75,8 @@ class Mondrian(KeepingColumns):
     max_rules = 1
     #: Meets the job's floor on published cells while it cuts (in memory).
     meets_k = True
+    #: Each class's ranges are its own (:class:`~versapub.anonymizers.base.RecodesLocally`).
+    recodes_locally = True
     #: Runs on the Dask backend too (rounds of cuts from per-partition histograms there).
     out_of_core = True
     parameter_constraints: ClassVar[dict[str, Param]] = {
