@@ -400,7 +400,8 @@ def _measured_hint(max_singling_out: float | None, max_average_risk: float | Non
     if max_average_risk is not None:
         out.append(
             f" (--max-risk {max_average_risk:g} is a ceiling on every table's average prosecutor risk, cells / "
-            "records: require a smallest cell with --k, generalize a column with a hierarchy, drop columns, or raise it)"
+            "records: require a smallest cell with --k, generalize a column with a hierarchy, drop columns, or "
+            "raise it)"
         )
     return "".join(out)
 
