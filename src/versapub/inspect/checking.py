@@ -17,16 +17,23 @@ if TYPE_CHECKING:
     from versapub.verify.check import CheckReport
 
 
+def _original(
+    d: Path, original: str | Path | Original | None, missing: str | None, model: ReleaseModel | None = None
+) -> Original | None:
+    from versapub.inspect.original import Original, original_table
+
+    if original is None or isinstance(original, Original):
+        return original
+    return original_table(d, original, missing, model)
+
+
 def _table(
     d: Path, original: str | Path | Original | None, missing: str | None, model: ReleaseModel | None = None
 ) -> EncodedTable | None:
-    from versapub.inspect.original import Original, original_table
-
-    if original is None:
-        return None
-    if isinstance(original, Original):
-        return original.table
-    return original_table(d, original, missing, model).table
+    """The original as read — before the release's treatments and recoding, which the
+    verifier applies itself from the manifest (applying them here too would treat it twice)."""
+    got = _original(d, original, missing, model)
+    return got.read if got is not None else None
 
 
 def check(
@@ -135,9 +142,9 @@ def report(release: str | Path, original: str | Path | Original | None = None, m
     from versapub.verify.check import run_check
 
     model = load_release(d)
-    table = _table(d, original, missing, model)
-    rep = run_check(d, original=table)
-    utility = utility_summary(model, table) if table is not None else None
+    got = _original(d, original, missing, model)
+    rep = run_check(d, original=got.read if got is not None else None)
+    utility = utility_summary(model, got.table) if got is not None else None  # the input as published
     return Report(html_report(d, rep, utility, title=d.name), rep)
 
 
@@ -160,8 +167,9 @@ def attacks(
     from versapub.verify.kind_checks import drawers
     from versapub.verify.manifest import manifest_of
 
-    table = _table(d, original, missing)
-    assert table is not None
+    got = _original(d, original, missing)
+    assert got is not None
+    table = got.table  # treated and recoded as published, as check's attacks read it
     manifest = manifest_of(d)
     req = requirement()
     return adversary_check(

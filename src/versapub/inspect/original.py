@@ -22,6 +22,14 @@ class Original:
 
     table: EncodedTable
     mismatch: tuple[str, ...]
+    #: The table as read, before the release's treatments and recoding are applied to it (what
+    #: ``check`` hands the verifier, which applies them itself); None: ``table`` is it.
+    as_read: EncodedTable | None = None
+
+    @property
+    def read(self) -> EncodedTable:
+        """The original as read (before treatments and recoding)."""
+        return self.as_read if self.as_read is not None else self.table
 
 
 def original_table(
@@ -59,7 +67,8 @@ def original_table(
                 f"manifest's {recorded[:16]}…): it changed since, or another file has its name. Give the original "
                 "with --original."
             )
-    treated, skipped = as_treated(cfg.read(), manifest.raw.get("treatments"))  # treated before anonymizing
+    read = cfg.read()
+    treated, skipped = as_treated(read, manifest.raw.get("treatments"))  # treated before anonymizing
     table = as_published(treated, manifest.raw.get("recoded"))  # columns recoded to meet --k
     perturbed = {
         str(c)
@@ -67,8 +76,8 @@ def original_table(
         if isinstance(r, dict) and r.get("name") in skipped
         for c in r.get("columns") or []
     }
-    read = list(cfg.columns) if columns is not None and cfg.columns else None
-    mismatch = tuple(original_mismatch(model or load_release(d), table, ignore=perturbed, attributes=read))
+    named = list(cfg.columns) if columns is not None and cfg.columns else None
+    mismatch = tuple(original_mismatch(model or load_release(d), table, ignore=perturbed, attributes=named))
     if skipped:  # noise, PRAM, swapping, microaggregation: the original cannot be treated again
         mismatch = (
             *mismatch,
@@ -83,7 +92,7 @@ def original_table(
             f"the release removed {records:,} of the original's {table.n_rows:,} records by suppression (they are "
             "in no table): the figures compare it with the whole original, those records included",
         )
-    return Original(table, mismatch)
+    return Original(table, mismatch, read if read is not table else None)
 
 
 def population_table(release: str | Path, population: str | Path, missing: str | None = None) -> EncodedTable:

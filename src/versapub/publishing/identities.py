@@ -116,4 +116,5 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         else None,  # type: ignore[arg-type]
         treatments=treated,
         perturbation=job.perturbation,
+        requested={"floor": job.floor, "suppression": job.suppression},
     )

@@ -368,6 +368,14 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     recoding = choose(cols.table, exact, job.floor, job.hierarchies or {}, protected, frozenset(plain), budget)
     if recoding is None:
         return cols, None
+    allowed = [a for a in recoding.levels if a in cols.roles.allow_unique]
+    if allowed:  # issue 71: "as it is" and the floor cannot both hold
+        raise ConfigError(
+            f"--allow-unique publishes {', '.join(map(repr, allowed))} as it is, but --k {job.floor} holds only with "
+            f"{allowed[0]!r} generalized ({recoding.notes()[list(recoding.levels).index(allowed[0])].split(',')[0]}). "
+            f"Generalize it when it is read instead (--hierarchy {allowed[0]}=FILE:LEVEL in place of --allow-unique; "
+            "versapub hierarchy build writes one), declare it --identifying (removed), or leave --k out."
+        )
     table, removal = recoding.apply(cols.table), None
     if recoding.removed is not None:
         keep = np.setdiff1d(np.arange(n, dtype=np.int64), recoding.removed, assume_unique=True)

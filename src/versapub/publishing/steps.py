@@ -182,6 +182,12 @@ def prepare(
     dec, anon = plugins_for(**plugins)
     if isinstance(suppression, bool) or not isinstance(suppression, int | float) or not 0 <= suppression < 1:
         raise InputError(f"suppression is the share of records that may be removed, in [0, 1), got {suppression!r}.")
+    if suppression and floor <= 1:  # issue 63: an option that would do nothing is refused, not ignored
+        raise ConfigError(
+            f"--suppression {suppression:g} is the share of records that may be removed to meet a floor on published "
+            "cells, and this job sets none: give --k K (or --max-risk R with the highest risk), or leave "
+            "--suppression out (a generalizing anonymizer's own is mondrian:suppression=S or incognito:suppression=S)."
+        )
     items = tuple(rules)
     parsed, own = split(items)
     roles = columns if columns is not None else ColumnRoles()
@@ -513,6 +519,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         verified_against=whole_input(cols, removal is not None, job.untreated),
         treatments=treated,
         perturbation=job.perturbation,
+        requested={"floor": job.floor, "suppression": job.suppression},
     )
 
 

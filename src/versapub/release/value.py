@@ -218,6 +218,11 @@ class Release:
     #: The input as read, when the release is checked against more than ``source``: before
     #: recoding, with the records suppression removed (never written).
     verified_against: EncodedTable | None = None
+    #: What the job asked of the release beside its guarantees (the manifest's ``job``): the
+    #: floor on published cells (``--k``, ``--max-risk`` as ``ceil(1/R)``; 1: none) and the
+    #: share of records ``--suppression`` may remove — so a share stated elsewhere in the
+    #: manifest can be compared with the one asked for (issue 71).
+    requested: dict[str, Any] | None = None
 
     @property
     def checked_against(self) -> EncodedTable:
@@ -266,6 +271,7 @@ class Release:
             "tables": tables,
             "hierarchies": self.hierarchy_files(),
             **({"population": self.population.to_manifest()} if self.population is not None else {}),
+            **({"job": dict(self.requested)} if self.requested is not None else {}),
             **({"removed": self.removed.to_manifest(self.n_records)} if self.removed is not None else {}),
             **({"recoded": self.recoded} if self.recoded else {}),
             **({"k_preview": self.k_preview} if self.k_preview else {}),

@@ -38,7 +38,7 @@ from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
 from versapub.verify.identity import hygiene_check, identity_check
-from versapub.verify.kind_checks import KIND_CHECKS, drawers
+from versapub.verify.kind_checks import KIND_CHECKS, drawers, reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.perturbation_effect import perturbation_effect
 from versapub.verify.posterior import _holding, group_bounds, own_posterior, posterior_hint
@@ -248,6 +248,17 @@ def collection_identity(directory: Path, k: int | None, manifest: Manifest | Non
     of marginals (the attributes no rule protects)."""
     if k is None:
         return []
+    m = manifest_of(directory, manifest)
+    if m.get("tables") and not any(reading(str(t.get("kind"))).records for t in m["tables"]):
+        return [  # issue 71: differential privacy has no cells of records to hold k
+            {
+                "check": "k-link",
+                "ok": True,
+                "message": f"--k {k} has no meaning here: every table holds noisy or expected counts (differential "
+                "privacy), no cell is a group of records; what one record can change is bounded by the budget",
+                "file": None,
+            }
+        ]
     return [r.to_json() for r in check_collection(directory, k=k, diversity=False, manifest=manifest)]
 
 
@@ -288,12 +299,13 @@ def run_check(
     req = requirement or required(rules, guarantee)
     run = _Run(Path(directory), req, original, n_attacks, progress)
     # treated columns (top/bottom coding, rounding) and columns recoded to meet --k: read as published
-    original = recoded_original(treated_original(original, run.parsed), run.parsed)
+    as_read, original = original, recoded_original(treated_original(original, run.parsed), run.parsed)
     run.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
     run.attack = attack
     k = k if k is not None else req.k
     with ThreadPoolExecutor(max_workers=4) as pool:
-        verify_args = (run.d, original, None, None, pairing_max_rows, req, run.parsed, population)
+        # the verification treats and recodes the input as read itself (and recounts the rules' changes on it)
+        verify_args = (run.d, as_read, None, None, pairing_max_rows, req, run.parsed, population)
         verification_f = pool.submit(run.timed, "verify", verify_release, *verify_args)
         try:
             if run.parsed is None:

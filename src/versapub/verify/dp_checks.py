@@ -23,6 +23,7 @@ import numpy as np
 from versapub.data.sql import fresh_alias
 from versapub.verify.adversary_records import Drawn
 from versapub.verify.dp_ledger import ledger_findings
+from versapub.verify.dp_noise import deviations, moments
 from versapub.verify.finding import Finding
 from versapub.verify.primitives import Checker, _q
 from versapub.verify.reading import CountRows, Reading, View
@@ -91,6 +92,12 @@ def verify_noisy(c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, A
         c.report.add("dp tables", False, f"sigma {given[0]!r} and rho {given[1]!r} must be positive numbers", file)
         return
     sigma, rho = float(given[0]), float(given[1])  # type: ignore[arg-type]
+    if c.original is not None:  # the deviations from the input's counts, for the scale test (dp_noise)
+        rows = c.con.execute(f"SELECT {', '.join(_q(a) for a in attrs)}, {_q('count')} FROM {view}").fetchall()
+        dev = deviations(c.original, entry, rows)
+        if dev is not None and len(dev):
+            v, mu4 = moments(sigma)
+            c.noise_tests.append((file, float((dev**2).sum()), len(dev) * v, len(dev) * (mu4 - v * v), len(dev)))
     want = 1.0 / (2.0 * sigma**2)  # the Gaussian mechanism at L2 sensitivity 1
     ok = abs(want - rho) <= 1e-6 * want
     c.report.add(

@@ -65,6 +65,15 @@ def ledger_findings(section: Any) -> list[Finding]:
                 f"noise of scale {sigma:.6g} at sensitivity {sens:g} gives rho {implied:.6g}"
             )
         spent += share
+    claimed = section.get("spent_rho")
+    if claimed is not None:  # issue 71: the steps must add up to what the ledger says was spent
+        try:
+            if abs(float(claimed) - spent) > TOLERANCE * max(spent, float(claimed), 1e-300):
+                bad.append(
+                    f"the steps spend rho {spent:.6g} in all, but the ledger states spent_rho {float(claimed):.6g}"
+                )
+        except (TypeError, ValueError):
+            bad.append(f"spent_rho {claimed!r} is not a number")
     if spent > rho * (1 + TOLERANCE):
         bad.append(f"the measurements spend rho {spent:.6g}, more than the budget's {rho:.6g}")
     if spent > 0 and 0 < delta < 1 and epsilon > 0 and _delta(spent, epsilon) > delta * (1 + 1e-3):

@@ -121,6 +121,9 @@ class Checker:
         #: and what the manifest records of it.
         self.population = population
         self.population_entry: Any = None
+        #: With the original, per noisy table: (file, sum of squared deviations, its mean, its
+        #: variance, cells) for the noise scale test (:mod:`versapub.verify.dp_noise`).
+        self.noise_tests: list[tuple[str, float, float, float, int]] = []
         self.requirement = requirement
         self.dir = directory
         self.original = original

@@ -40,6 +40,7 @@ from versapub.privacy.rules import Rule
 from versapub.verify.collection_check import check_collection
 from versapub.verify.digests import digests_ok
 from versapub.verify.dp_checks import mechanism_findings
+from versapub.verify.dp_noise import scale_findings
 from versapub.verify.finding import Finding
 from versapub.verify.gnf import gnf_verdicts, read_tables
 from versapub.verify.kind_checks import KIND_CHECKS
@@ -49,7 +50,7 @@ from versapub.verify.primitives import PAIRING_MAX_ROWS, Checker, VerificationRe
 from versapub.verify.recoding import recoded_original, recoding_problems
 from versapub.verify.removal import removal_ok
 from versapub.verify.requirement import Requirement
-from versapub.verify.treatments import perturbed_columns, treated_original, treatment_findings
+from versapub.verify.treatments import perturbed_columns, recounted, treated_original, treatment_findings
 
 FORMAT = "versapub-release/1"
 #: Files a release holds besides the tables its manifest lists.
@@ -95,6 +96,8 @@ class _Checker(Checker):
             for found in check_collection(self.dir, manifest=manifest):
                 rep.add(found.check, found.ok, found.message, found.file)
         for found in mechanism_findings(self.dir, manifest):  # a differentially private release's ledger
+            rep.add(found.check, found.ok, found.message, found.file)
+        for found in scale_findings(self.noise_tests):  # with the original: the noise has the ledger's scale
             rep.add(found.check, found.ok, found.message, found.file)
         return rep
 
@@ -256,7 +259,7 @@ def verify_release(
             parsed = manifest_of(Path(directory), manifest)
         except (OSError, ValueError):
             parsed = None  # the checker reports it
-        original = recoded_original(treated_original(original, parsed), parsed)
+        as_read, original = original, recoded_original(treated_original(original, parsed), parsed)
         checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con, population=population)
         checker.perturbed = perturbed_columns(parsed)
         report = checker.run(manifest)
@@ -276,6 +279,7 @@ def verify_release(
                 found += perturbation_findings(Path(directory), parsed, con)
                 if original is not None:
                     found += changed_findings(Path(directory), parsed, original, con)
+                    found += recounted(as_read, parsed)  # the input as read: before any rule
             for ok, message, *attention in found:  # a third member: passed, but needs attention
                 report.findings.append(Finding("treatment", ok, message, "manifest.json", bool(attention)))
         return report

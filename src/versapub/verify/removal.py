@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from versapub.verify.finding import Finding
 from versapub.verify.manifest import Manifest
 from versapub.verify.primitives import Checker
 
@@ -32,7 +33,23 @@ def removal_ok(c: Checker, manifest: Manifest) -> None:
         (t for t in manifest["tables"] if isinstance(t, dict) and t.get("name") == gone.table), {}
     )
     whole = gone.table is None  # removed from every table by the recoding that met --k
-    share = gone.suppression if whole else c.suppression_share((entry.get("enforces") or {}).get("rhs"))
+    asked = manifest.get("job") if isinstance(manifest.get("job"), dict) else None
+    if whole and (asked is None or "suppression" not in asked):
+        c.report.findings.append(
+            Finding(
+                "removal",
+                True,
+                "the manifest does not record the job's --suppression, so the share its removed block states "
+                f"({gone.suppression:g}) cannot be compared with the one asked for",
+                "manifest.json",
+                attention=True,
+            )
+        )
+    share = (
+        (asked or {}).get("suppression", gone.suppression)
+        if whole
+        else c.suppression_share((entry.get("enforces") or {}).get("rhs"))
+    )
     limit = math.floor(float(share) * gone.input_records) if isinstance(share, int | float) else -1
     stated = gone.records if whole else (entry.get("stats") or {}).get("removed_records")
     problems = [
@@ -47,7 +64,10 @@ def removal_ok(c: Checker, manifest: Manifest) -> None:
             else []
         ),
         *(
-            [f"the anonymizer's suppression is {share!r}, the removed block says {gone.suppression:g}"]
+            [
+                f"the {'job' if whole else 'anonymizer'}'s suppression is {share!r}, the removed block says "
+                f"{gone.suppression:g}"
+            ]
             if share != gone.suppression
             else []
         ),

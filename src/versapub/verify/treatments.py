@@ -174,3 +174,50 @@ def treatment_findings(
                 )
             )
     return out
+
+
+def recounted(original: Source | None, manifest: Any) -> list[tuple[bool, str]]:
+    """With the original: each value rule's declared count of changed records, recounted
+    (issue 71). A value rule is a function of the value alone, so the records it changed are
+    known exactly wherever every earlier treatment of the column was a value rule too: top or
+    bottom coding changes the records beyond its threshold, rounding those whose written value
+    differs. After a treatment that draws or groups, the column's input is not known here."""
+    if not isinstance(original, EncodedTable):
+        return []
+    out: list[tuple[bool, str]] = []
+    current: dict[str, list[str] | None] = {}
+    for record in _records(manifest):
+        for column in map(str, record.get("columns") or []):
+            if column not in original.names:
+                continue
+            if record.get("name") not in VALUE_RULES:
+                current[column] = None  # drawn or grouped: what follows reads values not known here
+                continue
+            if column not in current:
+                col = original.column(column)
+                current[column] = [str(v) for v in np.asarray(col.values, dtype=object)[col.codes]]
+            texts, rule = current[column], _rule(record, column)
+            declared = (record.get("changed") or {}).get(column) if isinstance(record.get("changed"), dict) else None
+            if texts is None or rule is None:
+                continue
+            new, moved = [], 0
+            for raw in texts:
+                x = _finite(raw)
+                y = None if x is None else _apply(*rule, x)
+                beyond = x is not None and (x > rule[1] if rule[0] == "top-coding" else x < rule[1])
+                written = raw if y is None or y == x else _written(y)
+                moved += int(beyond if rule[0] != "rounding" else written != raw)
+                new.append(written)
+            current[column] = new
+            if isinstance(declared, int) and not isinstance(declared, bool):
+                out.append(
+                    (
+                        declared == moved,
+                        f"{record.get('name')} of {column!r}: {declared:,} record(s) declared changed, as the input "
+                        "shows"
+                        if declared == moved
+                        else f"{record.get('name')} of {column!r}: {declared:,} record(s) declared changed, but the "
+                        f"rule changes {moved:,} of the input's",
+                    )
+                )
+    return out
