@@ -193,6 +193,47 @@ def events(n: int = 51_920, seed: int = 0) -> dict[str, list[str]]:
     }
 
 
+def stops(n: int = 51_920, seed: int = 0) -> dict[str, list[str]]:
+    """A police-stop file like the 51,920 x 15 one of issues 63 and 65 (Minneapolis-style
+    open data, never in this repository): the stop's date and time (one year, ISO 8601 to the
+second, UTC), a problem
+    type, whether the person and the vehicle were searched (``personSearch``, ``vehicleSearch``:
+    ``YES`` / ``NO``, about 9 % and 6 %), a precinct and neighborhood, the subject's race,
+    gender and age band, a call disposition, the reason, a citation flag, the lat/lon rounded
+    to three decimals and the day of the week. Searches depend on the problem type and race,
+    so t-closeness on them binds."""
+    rng = np.random.default_rng(seed)
+    day = rng.integers(0, 365, size=n)
+    second = rng.integers(0, 86_400, size=n)
+    date = np.datetime64("2017-01-01T00:00:00") + (day * 86_400 + second).astype("timedelta64[s]")
+    problem = rng.choice(4, size=n, p=[0.55, 0.3, 0.1, 0.05])
+    race = rng.choice(7, size=n, p=[0.35, 0.3, 0.12, 0.08, 0.06, 0.05, 0.04])
+    precinct = rng.integers(1, 6, size=n)
+    hood = precinct * 20 + rng.integers(0, 18, size=n)
+    searched = rng.random(n) < np.clip(0.04 + 0.08 * (problem == 1) + 0.05 * (race == 1) + 0.02 * (problem == 2), 0, 1)
+    vehicle = rng.random(n) < np.where(searched, 0.35, 0.03)
+    lat = 44.95 + 0.01 * precinct + rng.normal(0, 0.02, size=n)
+    lon = -93.27 + 0.01 * (hood % 7) + rng.normal(0, 0.02, size=n)
+    weekdays = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+    return {
+        "date": [f"{d}Z" for d in date],
+        "problem": [("traffic", "suspicious", "equipment", "other")[i] for i in problem],
+        "personSearch": ["YES" if v else "NO" for v in searched],
+        "vehicleSearch": ["YES" if v else "NO" for v in vehicle],
+        "preRace": [("White", "Black", "Unknown", "East African", "Latino", "Native", "Asian")[i] for i in race],
+        "gender": [("Male", "Female", "Unknown")[i] for i in rng.choice(3, size=n, p=[0.68, 0.3, 0.02])],
+        "ageBand": [("<18", "18-24", "25-34", "35-44", "45-54", "55+")[i] for i in rng.integers(0, 6, size=n)],
+        "policePrecinct": [str(v) for v in precinct],
+        "neighborhood": [f"N{v:03d}" for v in hood],
+        "callDisposition": [("TAG", "ADV", "BKG", "RFD")[i] for i in rng.choice(4, size=n, p=[0.5, 0.3, 0.1, 0.1])],
+        "reason": [("moving", "equipment", "investigative", "other")[i] for i in rng.integers(0, 4, size=n)],
+        "citationIssued": [("YES", "NO", "")[i] for i in rng.choice(3, size=n, p=[0.3, 0.6, 0.1])],
+        "lat": [f"{v:.3f}" for v in lat],
+        "long": [f"{v:.3f}" for v in lon],
+        "dayOfWeek": [weekdays[int(d) % 7] for d in (day + 6)],
+    }
+
+
 def wide_panel(n: int = 20_190, seed: int = 0) -> dict[str, list[str]]:
     """A numeric-heavy panel like the 20,190 x 46 file of issue 50: :func:`panel`'s 11
     columns and 35 more yearly figures (spending with two decimals, counts of visits and

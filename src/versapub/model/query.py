@@ -30,6 +30,7 @@ from versapub.data.dates import parse_date
 from versapub.data.order import order_key
 from versapub.errors import ReleaseError
 from versapub.model.pram_correction import Correction, corrected_joint
+from versapub.model.sparse import JoinTooLarge
 from versapub.model.spelling import unknown_attribute, unknown_value
 
 _GRAMMAR = r"""
@@ -195,16 +196,26 @@ class Query:
                 if v not in known:
                     raise unknown_value(c.attr, v, dom)
 
-    def conjunction(self) -> dict[str, tuple[str, ...]] | None:
-        """``{attr: values}`` when the query is an AND of ``=``/``IN`` tests (the form the
-        model answers by message passing), else ``None``."""
+    def conjunction(self, domains: Mapping[str, npt.NDArray[Any]] | None = None) -> dict[str, tuple[str, ...]] | None:
+        """``{attr: values}`` when the query is an AND of tests of one attribute each (the form
+        the model answers by message passing), else ``None``: ``=``/``IN`` tests as written;
+        with the attributes' ``domains``, any other test too (``<``, ``BETWEEN``, ``!=``, ...),
+        as the domain's values it keeps — so a range over a many-valued attribute never needs
+        the joint of the query's attributes (issue 63)."""
         parts = self.expr.children if isinstance(self.expr, Node) and self.expr.op == "and" else (self.expr,)
         out: dict[str, tuple[str, ...]] = {}
         for p in parts:
-            if not isinstance(p, Condition) or p.op not in ("=", "in"):
+            if not isinstance(p, Condition):
+                return None
+            if p.op in ("=", "in"):
+                values = tuple(dict.fromkeys(p.values))
+            elif domains is not None and p.attr in domains:
+                dom = np.asarray(domains[p.attr])
+                values = tuple(str(v) for v in dom[p.allowed(dom)])
+            else:
                 return None
             prev = out.get(p.attr)
-            out[p.attr] = tuple(v for v in dict.fromkeys(p.values) if prev is None or v in prev)
+            out[p.attr] = tuple(v for v in values if prev is None or v in set(prev))
         return out
 
     def mask(self, domains: Mapping[str, npt.NDArray[Any]], codes: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[Any]:
@@ -297,15 +308,68 @@ def count(model: Any, query: Query, corrections: Mapping[str, Correction] | None
     query.validate(model.domains)
     attrs = query.attributes
     fix = {a: c for a, c in (corrections or {}).items() if a in attrs}
-    conj = query.conjunction()
+    conj = query.conjunction(model.domains)
     if conj is not None and not fix:
         return float(model.count(conj))
-    m = model.marginal(attrs)
+    signed = None if fix else signed_conjunctions(query.expr, model.domains)
+    if signed is not None:  # OR and NOT by inclusion-exclusion over ANDs: no joint needed
+        return float(sum(sign * (model.n if not c else model.count(c)) for sign, c in signed))
+    try:
+        m = model.marginal(attrs)
+    except JoinTooLarge as exc:  # issue 63: a query the model cannot answer is said, never an internal error
+        raise ReleaseError(
+            f"The query {query.text!r} combines {', '.join(attrs)} with OR or NOT, which needs their joint "
+            f"distribution under the release model, and that would expand to {exc.args[0]:,} rows here. Ask it as "
+            "ANDs of tests of one column each (each part of an OR as its own query), or over fewer columns."
+        ) from None
     if not len(m.values):
         return 0.0
     codes_list, values, domains = corrected_joint(m.attrs, m.codes, m.values, model.domains, fix)
     mask = query.mask({**model.domains, **domains}, dict(zip(m.attrs, codes_list, strict=True)))
     return float(model.n * values[mask].sum())
+
+
+#: The most signed conjunctions a query is expanded into by inclusion-exclusion.
+MAX_TERMS = 64
+
+Conj = dict[str, tuple[str, ...]]
+
+
+def signed_conjunctions(expr: Expr, domains: Mapping[str, npt.NDArray[Any]]) -> list[tuple[int, Conj]] | None:
+    """``expr`` as a signed sum of ANDs of one-attribute tests (``{}``: every record), by
+    inclusion-exclusion — ``NOT a = ALL - a``, ``a OR b = a + b - (a AND b)`` — so that the
+    release model answers each by message passing; None above :data:`MAX_TERMS` terms."""
+
+    def meet(x: Conj, y: Conj) -> Conj:
+        out = dict(x)
+        for a, v in y.items():
+            out[a] = v if a not in out else tuple(t for t in out[a] if t in set(v))
+        return out
+
+    def terms(e: Expr) -> list[tuple[int, Conj]] | None:
+        if isinstance(e, Condition):
+            dom = np.asarray(domains[e.attr])
+            return [(1, {e.attr: tuple(str(v) for v in dom[e.allowed(dom)])})]
+        parts = [terms(c) for c in e.children]
+        if any(p is None for p in parts):
+            return None
+        got: list[tuple[int, Conj]] | None
+        if e.op == "not":
+            got = [(1, {}), *((-s_, c) for s_, c in parts[0] or [])]
+        elif e.op == "and":
+            got = [(1, {})]
+            for p in parts:
+                got = [(s1 * s2, meet(c1, c2)) for s1, c1 in got for s2, c2 in p or []]
+                if len(got) > MAX_TERMS:
+                    return None
+        else:
+            got = parts[0]
+            for p in parts[1:]:
+                both = [(s1 * s2, meet(c1, c2)) for s1, c1 in got or [] for s2, c2 in p or []]
+                got = [*(got or []), *(p or []), *((-s_, c) for s_, c in both)]
+        return got if got is not None and len(got) <= MAX_TERMS else None
+
+    return terms(expr)
 
 
 def count_rows(query: Query, domains: Mapping[str, npt.NDArray[Any]], codes: Mapping[str, npt.NDArray[Any]]) -> int:

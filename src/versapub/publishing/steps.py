@@ -257,6 +257,18 @@ def decide_columns(job: Job, problems: list[Problem]) -> Columns:
         table, warnings = apply_roles(table, job.parsed, roles, by_others)
     except VersapubError as exc:
         raise refusal([*problems, ("column roles", exc)]) from None
+    lost = list(dict.fromkeys(c for t in job.treatments for c in t.columns if c not in table.names))
+    if lost:  # issue 63: a treatment of a column the release drops would do nothing
+        problems.append(
+            (
+                "treatments",
+                ConfigError(
+                    f"--treat names {', '.join(map(repr, lost))}, which the release removes (declared identifying): "
+                    "the treatment would change nothing published. Leave the treatment out, or publish the column "
+                    "(declare it --insensitive or --quasi-identifying) to treat it."
+                ),
+            )
+        )
     if classic:
         warnings = []  # every quasi-identifier is protected, by the generalized table
     return Columns(table, roles, tuple(by_others), notes, warnings, keep, classic)
