@@ -194,6 +194,12 @@ def resolve_domains(cfg: Any, table: EncodedTable) -> dict[str, tuple[str, ...]]
     from versapub.errors import ConfigError
 
     declared = dict(cfg.domains)
+    extra = [a for a in declared if a not in table.names]
+    if extra:  # issue 71: a domain for no column (a typo) is refused, not ignored
+        raise ConfigError(
+            f"A domain is declared for {', '.join(map(repr, extra))}, which the input does not hold; its columns: "
+            f"{', '.join(map(repr, table.names))}. Correct the name or leave the domain out."
+        )
     hierarchies = cfg.anonymizer_hierarchies(table.names)
     out: dict[str, tuple[str, ...]] = {}
     for a in table.names:

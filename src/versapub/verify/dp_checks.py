@@ -23,7 +23,7 @@ import numpy as np
 from versapub.data.sql import fresh_alias
 from versapub.verify.adversary_records import Drawn
 from versapub.verify.dp_ledger import ledger_findings
-from versapub.verify.dp_noise import deviations, moments
+from versapub.verify.dp_noise import deviations, moments, within
 from versapub.verify.finding import Finding
 from versapub.verify.primitives import Checker, _q
 from versapub.verify.reading import CountRows, Reading, View
@@ -97,7 +97,9 @@ def verify_noisy(c: Checker, entry: dict[str, Any], sub: Any, files: dict[str, A
         dev = deviations(c.original, entry, rows)
         if dev is not None and len(dev):
             v, mu4 = moments(sigma)
-            c.noise_tests.append((file, float((dev**2).sum()), len(dev) * v, len(dev) * (mu4 - v * v), len(dev)))
+            total, m = float((dev**2).sum()), len(dev)
+            floor = within(sigma, math.sqrt(total / m)) ** m
+            c.noise_tests.append((file, total, m * v, m * (mu4 - v * v), m, floor))
     want = 1.0 / (2.0 * sigma**2)  # the Gaussian mechanism at L2 sensitivity 1
     ok = abs(want - rho) <= 1e-6 * want
     c.report.add(

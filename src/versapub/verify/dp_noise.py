@@ -27,13 +27,23 @@ from versapub.verify.finding import Finding
 FALSE_ALARM = 1e-6
 
 
-def moments(sigma: float) -> tuple[float, float]:
-    """The discrete Gaussian's variance and fourth moment at scale ``sigma``."""
+def _weights(sigma: float) -> tuple[np.ndarray, np.ndarray]:
     top = math.ceil(40 * sigma) + 10
     k = np.arange(-top, top + 1, dtype=np.float64)
     w = np.exp(-(k**2) / (2 * sigma * sigma))
-    w /= w.sum()
+    return k, w / w.sum()
+
+
+def moments(sigma: float) -> tuple[float, float]:
+    """The discrete Gaussian's variance and fourth moment at scale ``sigma``."""
+    k, w = _weights(sigma)
     return float((k**2 * w).sum()), float((k**4 * w).sum())
+
+
+def within(sigma: float, bound: float) -> float:
+    """``P(|k| <= bound)`` for one discrete Gaussian draw at scale ``sigma``."""
+    k, w = _weights(sigma)
+    return float(w[np.abs(k) <= bound].sum())
 
 
 def deviations(original: Any, entry: dict[str, Any], rows: list[tuple[Any, ...]]) -> np.ndarray | None:
@@ -72,25 +82,31 @@ def deviations(original: Any, entry: dict[str, Any], rows: list[tuple[Any, ...]]
     return out
 
 
-def _p_two_sided(total: float, mean: float, var: float) -> float:
-    """The two-sided tail probability of ``total`` under the gamma with this mean and variance."""
+def _p_two_sided(total: float, mean: float, var: float, floor: float = 0.0) -> float:
+    """The two-sided tail probability of ``total`` under the gamma with this mean and
+    variance; ``floor``: a lower bound of the true lower tail ``P(S <= total)`` that the
+    lattice gives (the gamma has no mass at 0, the discrete sum has: all deviations 0)."""
     from scipy.stats import gamma
 
     if var <= 0 or mean <= 0:
         return 1.0 if total == mean else 0.0
     shape, scale = mean * mean / var, var / mean
-    return float(min(1.0, 2 * min(gamma.cdf(total, shape, scale=scale), gamma.sf(total, shape, scale=scale))))
+    low = max(float(gamma.cdf(total, shape, scale=scale)), floor)
+    return float(min(1.0, 2 * min(low, gamma.sf(total, shape, scale=scale))))
 
 
-def scale_findings(tests: list[tuple[str, float, float, float, int]]) -> list[Finding]:
-    """Per noisy table ``(file, sum of squared deviations, its mean, its variance, cells)``
-    and pooled: the noise has the stated scale (module docstring)."""
+def scale_findings(tests: list[tuple[str, float, float, float, int, float]]) -> list[Finding]:
+    """Per noisy table ``(file, sum of squared deviations, its mean, its variance, cells,
+    P(S <= sum) at least)`` and pooled: the noise has the stated scale (module docstring).
+    The lower tail is never read below what the lattice guarantees — every deviation at most
+    ``sqrt(S / m)`` in size has probability ``P(|k| <= sqrt(S/m))^m`` — so that a table of a
+    few cells whose deviations happen to be 0 is not mistaken for exact counts."""
     if not tests:
         return []
     alpha = FALSE_ALARM / (len(tests) + 1)
     out = []
-    for file, total, mean, var, cells in tests:
-        p = _p_two_sided(total, mean, var)
+    for file, total, mean, var, cells, floor in tests:
+        p = _p_two_sided(total, mean, var, floor)
         ok = p >= alpha
         out.append(
             Finding(
@@ -106,7 +122,7 @@ def scale_findings(tests: list[tuple[str, float, float, float, int]]) -> list[Fi
             )
         )
     total, mean, var = (float(sum(float(t[i]) for t in tests)) for i in (1, 2, 3))
-    p = _p_two_sided(total, mean, var)
+    p = _p_two_sided(total, mean, var, math.prod(t[5] for t in tests) if total == 0 else 0.0)
     ok = p >= alpha
     out.append(
         Finding(

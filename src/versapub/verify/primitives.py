@@ -122,8 +122,9 @@ class Checker:
         self.population = population
         self.population_entry: Any = None
         #: With the original, per noisy table: (file, sum of squared deviations, its mean, its
-        #: variance, cells) for the noise scale test (:mod:`versapub.verify.dp_noise`).
-        self.noise_tests: list[tuple[str, float, float, float, int]] = []
+        #: variance, cells, a lower bound of its lower tail) for the noise scale test
+        #: (:mod:`versapub.verify.dp_noise`).
+        self.noise_tests: list[tuple[str, float, float, float, int, float]] = []
         self.requirement = requirement
         self.dir = directory
         self.original = original
