@@ -59,6 +59,12 @@ NAMES = [
     "it's",
     "größe",
     "x -> y",
+    "cid",
+    "pos",
+    "pv",
+    "k0",
+    "p0",
+    "r",
 ]
 
 GUARANTEES = [
@@ -496,6 +502,7 @@ def run_draw(drawn: Draw, folder: Path) -> Outcome:
         check_code, found = _checked(out, drawn.k)
         problems += found
         problems += reread(out, drawn)
+        problems += _queried(out, drawn)
     kind = _kinds(out) if out.exists() else ""
     return Outcome(code, stderr, problems, check_code, kind)
 
@@ -524,6 +531,32 @@ def _checked(out: Path, k: int | None) -> tuple[int, list[str]]:
         if rk.exit_code not in (0, 6):
             problems.append(f"check --k {k} exits {rk.exit_code}: {_first_failure(rk.stdout + rk.stderr)}")
     return r.exit_code, problems
+
+
+def _queried(out: Path, drawn: Draw) -> list[str]:
+    """A query with a range, an OR and a NOT over the release's columns answers (exit 0) or
+    says in one paragraph why it cannot (exit 2): never an internal error."""
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    attrs = [str(a) for a in m.get("attributes", [])][:3]
+    if not attrs:
+        return []
+    values = {c.name: sorted({v for v in c.values}) for c in drawn.columns}
+    parts = []
+    for i, a in enumerate(attrs):
+        vals = values.get(a) or [""]
+        lo, hi = vals[0], vals[len(vals) // 2]
+        quoted = '"' + a.replace('"', '""') + '"'
+        lit = [v.replace("'", "''") for v in (lo, hi)]
+        parts.append(f"{quoted} BETWEEN '{lit[0]}' AND '{lit[1]}'" if i == 0 else f"NOT {quoted} = '{lit[0]}'")
+    text = parts[0] + (" OR " + " AND ".join(parts[1:]) if len(parts) > 1 else "")
+    r = CliRunner().invoke(cli, ["query", str(out), text])
+    if r.exit_code not in (0, 2) or "Traceback" in r.stderr or "internal error" in r.stderr:
+        return [f"query {text!r} exits {r.exit_code}: {r.stderr.strip()[-300:]}"]
+    return []
 
 
 def _first_failure(text: str) -> str:

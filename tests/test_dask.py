@@ -271,11 +271,29 @@ def _run_cli(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([VERSAPUB, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def wait_held(folder: Path, point: str, proc: subprocess.Popen[bytes], cluster: Cluster) -> subprocess.Popen[bytes]:
+    """The worker whose task holds at ``point`` (it says so: :mod:`versapub.scale.hold`), waited
+    for on that report alone — the job cannot finish meanwhile, whatever the load."""
+    deadline = time.monotonic() + RUN_S
+    while True:
+        for marker in folder.glob(f"{point}-*.held"):
+            pid = int(marker.stem.rsplit("-", 1)[1])
+            for w in cluster.workers:
+                if w.pid == pid:
+                    return w
+        assert proc.poll() is None, f"the job ended before a task held at {point}: {proc.stderr}"
+        assert time.monotonic() < deadline, f"no task held at {point} within {RUN_S} s"
+        time.sleep(0.02)
+
+
 def test_killed_worker_leaves_nothing_and_rerun_works(tmp_path: Path) -> None:
     """A worker SIGKILLed mid-run (the scheduler allows no task to fail): no release, no
     scratch or staging directory, a one-paragraph error; a rerun on a healthy cluster
     publishes a release that checks."""
-    c = Cluster(tmp_path, env={"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"})
+    held = tmp_path / "held"
+    held.mkdir()
+    hold = {"VERSAPUB_HOLD": "encode", "VERSAPUB_HOLD_DIR": str(held)}
+    c = Cluster(tmp_path, env={"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", **hold})
     try:
         t = texas_like(120_000, 5)
         arrays = [pa.array(col.values.astype(str), type=pa.string()).take(pa.array(col.codes)) for col in t.columns]
@@ -303,11 +321,10 @@ def test_killed_worker_leaves_nothing_and_rerun_works(tmp_path: Path) -> None:
         ]
         args += [f"--column={a}" for a in ("county", "gender", "thcic", "diag1", "diag2", "pat_age")]
         proc = _run_cli(args, tmp_path)
-        deadline = time.monotonic() + RUN_S
-        while not list(tmp_path.glob(".rel.versapub-scratch-*/codes/*.parquet")) and proc.poll() is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        os.killpg(c.workers[0].pid, signal.SIGKILL)  # mid-run: the records are being encoded
+        victim = wait_held(held, "encode", proc, c)  # a worker reports it is encoding records: kill it then
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait(RUN_S)  # dead: the tasks held elsewhere may go on (the job fails on the lost one)
+        (held / "encode.release").write_text("")
         _, stderr = proc.communicate(timeout=RUN_S)
         text = stderr.decode()
         assert proc.returncode == 5, text

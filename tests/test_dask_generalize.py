@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,7 @@ from versapub.privacy.rules import Rule
 pytest.importorskip("distributed", reason="the Dask extra is installed by make test (pip install '.[test,dask]')")
 
 import versapub.anonymizers.generalizing.mondrian_cluster as mc
-from tests.test_dask import RUN_S, Cluster, _leftovers, _run_cli
+from tests.test_dask import RUN_S, Cluster, _leftovers, _run_cli, wait_held
 from tests.test_dask import cluster as cluster  # the fixture: a scheduler and two workers
 
 ADULT = Path(__file__).resolve().parents[1] / "src/versapub/datasets/data/adult"
@@ -224,7 +223,10 @@ def test_rule_with_mondrian_on_cluster_equals_in_memory(
 def test_killed_worker_during_mondrian_leaves_nothing(adult: tuple[Path, Path], tmp_path: Path) -> None:
     """A worker SIGKILLed while Mondrian runs on the cluster (no task may fail): exit 5, one
     paragraph, no release and no scratch or staging directory."""
-    c = Cluster(tmp_path, env={"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"})
+    held = tmp_path / "held"
+    held.mkdir()
+    hold = {"VERSAPUB_HOLD": "mondrian", "VERSAPUB_HOLD_DIR": str(held)}
+    c = Cluster(tmp_path, env={"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", **hold})
     try:
         parts, _ = adult
         out = tmp_path / "rel"
@@ -232,11 +234,10 @@ def test_killed_worker_during_mondrian_leaves_nothing(adult: tuple[Path, Path], 
         args += ["--guarantee", "k-anonymity:k=5", "--format", "parquet", "--scheduler", c.address, "--out", str(out)]
         args += [f"--column={col}" for col in COLUMNS[:5]]
         proc = _run_cli(args, tmp_path)
-        deadline = time.monotonic() + RUN_S
-        while not list(tmp_path.glob(".rel.versapub-scratch-*/mondrian-*")) and proc.poll() is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        os.killpg(c.workers[0].pid, signal.SIGKILL)  # Mondrian has started on the cluster
+        victim = wait_held(held, "mondrian", proc, c)  # a worker reports a round of cuts: kill it
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait(RUN_S)  # dead: the tasks held elsewhere may go on (the job fails on the lost one)
+        (held / "mondrian.release").write_text("")
         _, stderr = proc.communicate(timeout=RUN_S)
         text = stderr.decode()
         assert proc.returncode == 5, text

@@ -34,6 +34,7 @@ from versapub.data.reading import ReadOptions
 from versapub.data.table import check_names
 from versapub.errors import InputError
 from versapub.scale.cluster import Runner
+from versapub.scale.hold import hold
 from versapub.scale.table import ColumnStats, DaskTable, part_file
 
 
@@ -122,6 +123,7 @@ def _encode(
 ) -> dict[str, Any]:
     """The partition as codes of the global dictionaries (rows with a missing cell dropped
     under ``drop``), written as one Parquet part; its per-code counts."""
+    hold("encode")  # a test's seam (versapub.scale.hold); nothing otherwise
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq

@@ -51,6 +51,7 @@ from versapub.data.groupby import group_rows
 from versapub.data.histograms import combine_achieved
 from versapub.privacy.guarantees.base import Guarantee, Histograms
 from versapub.privacy.rules import Rule
+from versapub.scale.hold import hold
 
 if TYPE_CHECKING:
     from versapub.data.counts import CountTable
@@ -161,6 +162,7 @@ def _medians_part(
 ) -> tuple[IntArray, IntArray]:
     """Apply the last round's moves; then, per partition cut on an ordered dimension, the
     records per rank of that dimension: ``(partition * KEY + rank, records)``."""
+    hold("mondrian")  # a test's seam (versapub.scale.hold); nothing otherwise
     seg = _segments(codes_file, seg_in, seg_out, moves, spec)
     cols = _load(codes_file, [d.attribute for d in spec.dims])
     known = seg < len(ordered.dim)
@@ -249,6 +251,7 @@ def _close_bucket(
     """One bucket's partitions cut to the end in memory (resumed from their state: ``ids``
     sorted, with their ``level``, ``tried`` and ``open_``); its cells written to ``out``
     with each class's cover; returns the classes' statistics and the covers used."""
+    hold("mondrian")  # a test's seam (versapub.scale.hold); nothing otherwise
     files = sorted(Path(directory).glob("part-*.npz"))
     loaded = [np.load(f) for f in files]
     seg = np.concatenate([x["seg"] for x in loaded]).astype(np.int64)
