@@ -111,12 +111,19 @@ def _published_texts(
     for t in manifest.get("tables", []):
         if not isinstance(t, dict) or column not in (t.get("attributes") or []):
             continue
-        for role, name in (t.get("files") or {}).items():
+        files = t.get("files") or {}
+        labels: set[str] = set()  # a generalized value's name is its hierarchy's, not a number published
+        if "labels" in files:
+            src = duckdb_source(directory / str(files["labels"]))
+            rows = con.execute(f"SELECT DISTINCT CAST(value AS VARCHAR) FROM {src} WHERE attribute = ?", [column])
+            labels = {str(r[0]) for r in rows.fetchall()}
+        for role, name in files.items():
             src = duckdb_source(directory / str(name))
             cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
             q = '"' + column.replace('"', '""') + '"'
-            if column in cols:
-                out |= {str(r[0]) for r in con.execute(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {src}").fetchall()}
+            if column in cols and role not in ("labels", "order", "sets"):  # a listing's own columns are not it
+                got = con.execute(f"SELECT DISTINCT CAST({q} AS VARCHAR) FROM {src}").fetchall()
+                out |= {str(r[0]) for r in got} - labels
             elif role == "order" and {"attribute", "leaf"} <= set(cols):
                 rows = con.execute(f"SELECT DISTINCT CAST(leaf AS VARCHAR) FROM {src} WHERE attribute = ?", [column])
                 out |= {str(r[0]) for r in rows.fetchall()}

@@ -55,7 +55,7 @@ from versapub.anonymizers.generalizing.population import in_table_codes, joint_t
 from versapub.anonymizers.generalizing.suppression import MODES, kept_rows, reasons, with_removed
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.table import EncodedTable
-from versapub.errors import InfeasibleError
+from versapub.errors import ConfigError, InfeasibleError
 from versapub.plugins import Param, validated
 from versapub.privacy.guarantees.base import Guarantee, Histograms
 from versapub.privacy.guarantees.population import Population
@@ -122,7 +122,17 @@ class Mondrian(KeepingColumns):
         population = guarantee.checked_population()
         if population is not None:  # delta-presence, k-map: the population's records cut alongside
             refuse_suppression(self.name, self.suppression)
-            return _against_population(table, goal, qi, guarantee, population, progress, hierarchies)
+            if goal.kept and request.k > 1:
+                raise ConfigError(
+                    f"Mondrian checks {guarantee.name} against the population by cutting both tables together, and "
+                    f"cannot also hold --k {request.k} on the cells the kept columns "
+                    f"({', '.join(goal.kept)}) make beside its classes. Generalize them with the quasi-identifiers "
+                    "(--detach-others), or publish without --k."
+                )
+            # the job's floor on published cells holds too (issue 63: it was left out here)
+            return _against_population(
+                table, goal, qi, floored(guarantee, request.k), population, progress, hierarchies
+            )
         dims = dimensions(table, qi, hierarchies)
         codes = [table.codes(a).astype(np.int64) for a in qi]
         s = goal.codes
