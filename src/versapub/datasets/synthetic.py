@@ -195,13 +195,13 @@ def events(n: int = 51_920, seed: int = 0) -> dict[str, list[str]]:
 
 def stops(n: int = 51_920, seed: int = 0) -> dict[str, list[str]]:
     """A police-stop file like the 51,920 x 15 one of issues 63 and 65 (Minneapolis-style
-    open data, never in this repository): the stop's date and time (one year, ISO 8601 to the
-second, UTC), a problem
-    type, whether the person and the vehicle were searched (``personSearch``, ``vehicleSearch``:
-    ``YES`` / ``NO``, about 9 % and 6 %), a precinct and neighborhood, the subject's race,
-    gender and age band, a call disposition, the reason, a citation flag, the lat/lon rounded
-    to three decimals and the day of the week. Searches depend on the problem type and race,
-    so t-closeness on them binds."""
+        open data, never in this repository): the stop's date and time (one year, ISO 8601 to the
+    second, UTC), a problem
+        type, whether the person and the vehicle were searched (``personSearch``, ``vehicleSearch``:
+        ``YES`` / ``NO``, about 9 % and 6 %), a precinct and neighborhood, the subject's race,
+        gender and age band, a call disposition, the reason, a citation flag, the lat/lon rounded
+        to three decimals and the day of the week. Searches depend on the problem type and race,
+        so t-closeness on them binds."""
     rng = np.random.default_rng(seed)
     day = rng.integers(0, 365, size=n)
     second = rng.integers(0, 86_400, size=n)

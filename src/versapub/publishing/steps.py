@@ -451,7 +451,10 @@ def anonymize_all(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> li
         job.hook(f"anonymizing {sub.name} ({len(sub.attributes)} attributes)", i, total)
         mine = anon_for(sub, job.anon, rules.own_anon)
         say = step_hook(job.hook, i, total)
-        out = anonymize(cols.table, sub, mine, rules.per_rule, job.seed, say, job.hierarchies, cols.keep, job.floor)
+        shared = frozenset(a for t in schema.tables if t is not sub for a in t.attributes)
+        out = anonymize(
+            cols.table, sub, mine, rules.per_rule, job.seed, say, job.hierarchies, cols.keep, job.floor, shared
+        )
         published.append(PublishedTable(sub.name, out))
     job.hook("anonymized", total, total)
     return published

@@ -64,6 +64,7 @@ def anonymize(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     keep: Sequence[str] = (),
     floor: int = 1,
+    shared: frozenset[str] = frozenset(),
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
     (which refuses more rules than it can enforce at once) under the guarantee of its
@@ -73,12 +74,14 @@ def anonymize(
     anonymizer's classes (the classic job's insensitive columns).  ``floor``: the job's
     floor on published cells, for an anonymizer that meets it while it anonymizes
     (:class:`~versapub.anonymizers.base.MeetsCellFloor`; the others' tables are checked
-    against it when the release is written)."""
+    against it when the release is written).  ``shared``: attributes other tables of the
+    release publish too (a floored plain table then generalizes them one way for all its
+    rows: :func:`floored_plain`)."""
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
         if floor > 1 and int(out.parts["data"].counts.min(initial=floor)) < floor:
-            out = floored_plain(part, sub, seed, progress, hierarchies, floor)
+            out = floored_plain(part, sub, seed, progress, hierarchies, floor, bool(shared & set(sub.attributes)))
     else:
         kept = kept_in(sub, keep) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
@@ -99,17 +102,22 @@ def floored_plain(
     progress: Callable[[str], None] | None,
     hierarchies: Mapping[str, Hierarchy] | None,
     floor: int,
+    shared: bool = False,
 ) -> AnonymizedTable:
     """A sub-table that enforces no rule, under a floor on published cells its plain rows do
     not meet: generalized by Mondrian until every class of its values holds ``floor``
     records (k-anonymity of all its columns, no rule: a generalized table that protects
-    identities only), the table's note saying so."""
+    identities only), the table's note saying so — by Incognito (one generalization per
+    attribute, full-domain) when another table publishes one of its attributes (``shared``):
+    the release is then read as one collection of marginals, which needs each attribute's
+    published values to partition its leaves (issue 63)."""
     g = make_guarantee({"name": "k-anonymity", "k": floor})
     request = PublishRequest(part, (), (g,), table_rng(seed, sub), progress, hierarchies, (), 1)
-    out = make_anonymizer("mondrian").publish(request)
+    how = "incognito" if shared else "mondrian"
+    out = make_anonymizer(how).publish(request)
     note = (
         f"{sub.name} enforces no rule, but its rows left records in cells of fewer than {floor}: its values are "
-        f"generalized by Mondrian until every cell holds {floor} records (k-anonymity of its columns)"
+        f"generalized by {how.capitalize()} until every cell holds {floor} records (k-anonymity of its columns)"
     )
     notes = [*out.stats.get("notes", []), note]
     return replace(out, stats={**out.stats, "notes": notes}, own_guarantee=g.to_manifest())

@@ -565,10 +565,13 @@ def suppression_ok(
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
         c.report.add("suppression", False, f"the anonymizer's suppression must be in [0, 1), got {share!r}", name)
         return
+    # at its root: a label covering every leaf of the attribute's order, or — an attribute
+    # with no generalized value (one leaf in all: a treatment may have left one) — its one value
     roots = " AND ".join(
-        f"{_q(a)} IN (SELECT l.value FROM {labels} l JOIN (SELECT attribute, count(*) m FROM {order} GROUP BY 1) o "
+        f"({_q(a)} IN (SELECT l.value FROM {labels} l JOIN (SELECT attribute, count(*) m FROM {order} GROUP BY 1) o "
         f"USING (attribute) WHERE l.attribute = {_lit(a)} AND CAST(l.first AS BIGINT) = 0 "
-        "AND CAST(l.last AS BIGINT) = o.m - 1)"
+        f"AND CAST(l.last AS BIGINT) = o.m - 1) OR ((SELECT count(*) FROM {order} WHERE attribute = {_lit(a)}) = 0 "
+        f"AND (SELECT count(DISTINCT {_q(a)}) FROM {data}) = 1))"
         for a in qi
     )
     row = c.con.execute(
