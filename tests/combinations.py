@@ -164,7 +164,7 @@ def columns(draw: st.DrawFn) -> tuple[Column, ...]:
     rng = np.random.default_rng(seed)
     out = []
     for name in names:
-        kind = draw(st.sampled_from(["num", "num", "cat", "cat", "cat", "bin", "rare", "unique", "const"]))
+        kind = draw(st.sampled_from(["num", "num", "cat", "cat", "cat", "cat", "bin", "rare", "unique", "const"]))
         out.append(Column(name, kind, tuple(_values(rng, kind, n))))
     return tuple(out)
 
@@ -326,13 +326,12 @@ def jobs(draw: st.DrawFn) -> Draw:
         d = draw(st.sampled_from(DECOMPOSITIONS))
         if d:
             args += ["--decomposition", d]
-    if classic_k and not rare(draw, 8):  # quasi-identifiers alone: k-anonymity (or k-map, delta-presence)
-        if draw(st.booleans()):
-            g = draw(guarantee_spec(draw(st.sampled_from(["k-anonymity", "k-anonymity", "k-map", "delta-presence"]))))
-            args += ["--guarantee", g]
-            if g.startswith("delta-presence") or (g.startswith("k-map") and draw(st.booleans())):
-                files.append(("pop.csv", _population(cols)))
-                args += ["--population", "{dir}/pop.csv"]
+    if classic_k and not rare(draw, 12):  # quasi-identifiers alone: k-anonymity (or k-map, delta-presence)
+        g = draw(guarantee_spec(draw(st.sampled_from(["k-anonymity", "k-anonymity", "k-map", "delta-presence"]))))
+        args += ["--guarantee", g]
+        if g.startswith("delta-presence") or (g.startswith("k-map") and draw(st.booleans())):
+            files.append(("pop.csv", _population(cols)))
+            args += ["--population", "{dir}/pop.csv"]
     elif rare(draw, 3):
         g = draw(guarantee_spec())
         args += ["--guarantee", g]
@@ -357,7 +356,8 @@ def jobs(draw: st.DrawFn) -> Draw:
         args += ["--max-risk", str(r)]
         if draw(st.booleans()):
             args += ["--risk-measure", draw(st.sampled_from(["highest", "average"]))]
-    if rare(draw, 3):
+    floors = "--k" in args or ("--max-risk" in args and "average" not in args)
+    if (floors and rare(draw, 2)) or rare(draw, 25):  # without a floor: refused (it would do nothing)
         args += ["--suppression", str(draw(st.sampled_from([0.02, 0.1, 0.3])))]
     for _ in range(draw(st.integers(0, 3))):
         t = draw(treatment_spec(cols))
@@ -441,8 +441,8 @@ def _dp_job(draw: st.DrawFn, cols: tuple[Column, ...], args: list[str], files: l
     select = draw(st.sampled_from(["", "auto", "rules", "mst", "aim", "given"]))
     if select:
         spec += f",select={select}"
-    if select == "aim":
-        spec += f",rounds={draw(st.integers(1, 4))}"
+    if select == "aim" and draw(st.booleans()):
+        spec += f",rounds={draw(st.sampled_from([1, len(cols) + 1, 2 * len(cols) + 2]))}"
     if select == "given" and draw(st.integers(0, 5)) > 0:
         chosen = draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True))
         spec += ",marginals=" + "+".join(chosen)

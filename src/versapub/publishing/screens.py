@@ -16,9 +16,11 @@ from versapub.privacy.guarantees.context import bind, require_population
 from versapub.privacy.guarantees.guarantee import Guarantee
 from versapub.privacy.guarantees.population import Population
 from versapub.privacy.rules import Rule
+from versapub.privacy.screens.computing import Limit
 from versapub.privacy.screens.proxies import Association, proxy_error, screen
 from versapub.privacy.screens.proxy_sets import SetProxy, screen_sets
 from versapub.privacy.screens.roles import ColumnRoles
+from versapub.publishing.remedies import with_remedies
 from versapub.release.value import PublishedTable
 
 
@@ -69,12 +71,21 @@ def proxy_sets(
     roles: ColumnRoles,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     refused: Sequence[str] = (),
+    truth: Source | None = None,
 ) -> list[SetProxy]:
     """The multi-column proxy screen (:mod:`versapub.privacy.screens.proxy_sets`) on a release's
-    layout: each rule's bound is its guarantee's posterior limit, bound to the table; the
-    columns the pair screen already refused are left out (one refusal each)."""
-    bounds = {r: bind(guarantees[r], table, r.rhs, hierarchies).posterior_limit() for r in rules}
-    return screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy, ignore=refused)
+    layout: each rule's bound is what its guarantee, bound to the table, allows an adversary
+    per value (:meth:`Guarantee.value_limits`), with the candidates a group of the release
+    shows (its ``group_width``); the columns the pair screen already refused are left out (one
+    refusal each). ``truth``: the input before its treatments (the target is the original)."""
+    limits: dict[Rule, Limit] = {}
+    for r in rules:
+        g = bind(guarantees[r], table, r.rhs, hierarchies)
+        limits[r] = Limit(g.value_limits, g.group_width(), g.describe())
+    bounds: dict[Rule, float | Limit] = dict(limits)
+    found = screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy, ignore=refused, truth=truth)
+    fixed = {id(p): q for p, q in zip(found, with_remedies(table, found, layout, limits, truth), strict=True)}
+    return [fixed[id(p)] if p.refused else p for p in found]
 
 
 def proxies(
@@ -83,6 +94,7 @@ def proxies(
     published: Iterable[PublishedTable],
     roles: ColumnRoles,
     screened: tuple[list[tuple[str, list[str]]], list[Association]] | None = None,
+    truth: Source | None = None,
 ) -> list[Association]:
     """The proxy screen (:mod:`versapub.privacy.screens.proxies`): every unprotected column the
     release publishes exactly within reach of a rule's left-hand side, measured against the
@@ -93,7 +105,7 @@ def proxies(
     published tables' layout."""
     tables = [(p.name, get_kind(p.table.kind).unguarded(entry_of(p.name, p.table))) for p in published]
     same = screened is not None and [(n, sorted(c)) for n, c in screened[0]] == [(n, sorted(c)) for n, c in tables]
-    found = screened[1] if screened is not None and same else screen(table, list(rules), tables)
+    found = screened[1] if screened is not None and same else screen(table, list(rules), tables, truth=truth)
     refused = [a for a in found if a.strong and a.column not in roles.allow_proxy]
     if refused:
         raise InputError(proxy_error(refused))

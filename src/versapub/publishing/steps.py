@@ -249,7 +249,9 @@ def decide_columns(job: Job, problems: list[Problem]) -> Columns:
         validate_rules(job.parsed, table.names, none_ok=qi_only)
     except RuleError as exc:
         raise refusal([*problems, ("rules", exc)]) from None
-    roles, by_others, notes, column_issues = column_problems(table, job.parsed, roles, declared=job.hierarchies or ())
+    roles, by_others, notes, column_issues = column_problems(
+        table, job.parsed, roles, declared=job.hierarchies or (), perturbed=perturbed_columns(job)
+    )
     problems += column_issues
     classic = not job.parsed and bool(roles.quasi_identifying)  # k-anonymity of the quasi-identifiers alone
     keep = () if job.detach_others else insensitive_columns(table.names, job.parsed, roles)
@@ -272,6 +274,24 @@ def decide_columns(job: Job, problems: list[Problem]) -> Columns:
     if classic:
         warnings = []  # every quasi-identifier is protected, by the generalized table
     return Columns(table, roles, tuple(by_others), notes, warnings, keep, classic)
+
+
+#: Treatments that change a column's values at random or by groups (not a value rule).
+PERTURBING = ("noise", "microaggregation", "rank-swapping")
+
+
+def perturbed_columns(job: Job) -> dict[str, str]:
+    """The columns a treatment perturbed (noise, microaggregation, rank swapping), each with
+    what distance-based record linkage measured of the treated numeric columns (the
+    identifier screen judges them by it, not by uniqueness)."""
+    linkage = (job.perturbation or {}).get("record_linkage") if isinstance(job.perturbation, dict) else None
+    said = (
+        f"{linkage['share']:.1%} of the records' nearest input record on the treated numeric columns is their own "
+        "(distance-based record linkage; the summary's treatment risk)"
+        if isinstance(linkage, dict) and "share" in linkage
+        else "its record linkage is in the summary's treatment risk"
+    )
+    return {str(c): said for r in job.treated if r.get("name") in PERTURBING for c in r.get("columns") or []}
 
 
 @dataclass(frozen=True)
@@ -401,12 +421,14 @@ def screen_schema(job: Job, cols: Columns, rules: Guarded, schema: Schema, probl
     is the same), then every problem found so far refused at once."""
     rs = list(rules.reduction.rules)
     layout = [(s.name, predicted_unguarded(s, anon_for(s, job.anon, rules.own_anon), cols.keep)) for s in schema.tables]
-    early = screen(cols.table, rs, layout)
+    early = screen(cols.table, rs, layout, truth=job.untreated)
     refused = [a for a in early if a.strong and a.column not in cols.roles.allow_proxy]
     if refused:
         problems.append(("proxies of a protected attribute", InputError(proxy_error(refused))))
     job.hook("screening sets of columns against the protected attributes", 0, 1)
-    sets = proxy_sets(cols.table, rs, layout, rules.per_rule, cols.roles, job.hierarchies, [a.column for a in refused])
+    sets = proxy_sets(
+        cols.table, rs, layout, rules.per_rule, cols.roles, job.hierarchies, [a.column for a in refused], job.untreated
+    )
     if any(p.refused for p in sets):
         problems.append(
             ("proxies made of several columns", InputError(set_proxy_error([p for p in sets if p.refused])))
@@ -494,7 +516,12 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
     removal = removal or cols.removed
     treated = after_removal(job.treated, cast(EncodedTable, table)) if removal is not None else job.treated
     associations = proxies(
-        table, rules.reduction.rules, published, cols.roles, (out.screened.layout, out.screened.early)
+        table,
+        rules.reduction.rules,
+        published,
+        cols.roles,
+        (out.screened.layout, out.screened.early),
+        job.untreated if removal is None and cols.unrecoded is None else None,  # the same rows, the original S
     )
     out.clock.lap("proxies")
     hierarchies = job.hierarchies or {}

@@ -154,6 +154,13 @@ class Guarantee(Protocol):
         under its maximum-entropy model (1: the guarantee bounds no posterior)."""
         ...
 
+    def value_limits(self, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Per value of table-wide share ``p``, the largest share a group may give it — what
+        the guarantee allows an adversary who reads one value (issue 64: the set screen's
+        per-record bound): the posterior limit for the l-diversity family, ``p + H t`` for
+        t-closeness, ``(1 + beta) p`` for beta-likeness, ``p e^delta`` for delta-disclosure."""
+        ...
+
     def cumulative_bound(self) -> tuple[float, ...] | None:
         """The guarantee as a bound on a group's cumulative frequencies, ``F(k) <= phi(k)``
         for ``k = 1, 2, ...`` (1 after the last value), when it is one (functional
@@ -242,6 +249,9 @@ class Params:
 
     def posterior_limit(self) -> float:
         return 1.0
+
+    def value_limits(self, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.full(len(p), self.posterior_limit())
 
     def cumulative_bound(self) -> tuple[float, ...] | None:
         return None

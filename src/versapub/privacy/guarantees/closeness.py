@@ -136,6 +136,11 @@ class TCloseness(Params):
         height = self.taxonomy.height if self.taxonomy is not None else 1
         return float(min(1.0, self.q.max() + height * self.t))
 
+    def value_limits(self, p: Floats) -> Floats:
+        """A value's share moves at most ``H t`` (the posterior limit's argument, per value)."""
+        height = self.taxonomy.height if self.taxonomy is not None else 1
+        return np.minimum(1.0, np.asarray(p, dtype=np.float64) + height * self.t)
+
     def distances(self, h: Histograms) -> Floats:
         return emd(h, self._q(), self.taxonomy)
 

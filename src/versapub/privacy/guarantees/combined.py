@@ -81,6 +81,9 @@ class AllOf:
     def posterior_limit(self) -> float:
         return min(g.posterior_limit() for g in self.guarantees)
 
+    def value_limits(self, p: Any) -> Any:
+        return np.minimum.reduce([g.value_limits(p) for g in self.guarantees])
+
     def cumulative_bound(self) -> tuple[float, ...] | None:
         """Every part a bound on ``F(k)``: their pointwise minimum."""
         bounds = [g.cumulative_bound() for g in self.guarantees]

@@ -112,6 +112,10 @@ class DeltaDisclosure(Params):
             return 1.0
         return float(min(1.0, self.p.max() * math.exp(self.delta)))
 
+    def value_limits(self, p: Floats) -> Floats:
+        """``q < p e^delta`` per value."""
+        return np.minimum(1.0, np.asarray(p, dtype=np.float64) * math.exp(self.delta))
+
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
         """The whole table has every ratio 1 (``ln 1 = 0 < delta``): always feasible."""
         del counts

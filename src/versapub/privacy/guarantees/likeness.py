@@ -165,6 +165,11 @@ class BetaLikeness(Params):
             return 1.0
         return float(min(1.0, (self.p * (1 + self.allowance(self.p))).max()))
 
+    def value_limits(self, p: Floats) -> Floats:
+        """``q <= p (1 + allowance(p))`` per value."""
+        q = np.asarray(p, dtype=np.float64)
+        return np.minimum(1.0, q * (1 + self.allowance(np.maximum(q, 1e-300))))
+
     def single_attribute_violation(self, counts: IntArray) -> SingleAttributeViolation | None:
         """The whole table has ``Q = P`` (no gain): always feasible."""
         del counts

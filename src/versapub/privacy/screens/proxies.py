@@ -180,15 +180,25 @@ def reached(tables: Sequence[tuple[str, Sequence[str]]], known: Iterable[str]) -
 
 
 def screen(
-    table: Source, rules: Sequence[Rule], tables: Sequence[tuple[str, Sequence[str]]], ignore: Iterable[str] = ()
+    table: Source,
+    rules: Sequence[Rule],
+    tables: Sequence[tuple[str, Sequence[str]]],
+    ignore: Iterable[str] = (),
+    truth: Source | None = None,
 ) -> list[Association]:
     """Every pair (rule ``Q -> S``, unprotected column ``C``) where the release publishes
     ``C`` exactly within reach of ``Q`` (:func:`reached`), measured on ``table`` — all pairs
     counted in one pass over the records.  ``C`` ranges over the columns that are no rule's
     right-hand side and not in the rule's own left-hand side (the adversary of ``Q -> S``
     knows ``Q``: reading it in the release tells nothing new, whatever it says about ``S``
-    in the data), except ``ignore``."""
+    in the data), except ``ignore``.  ``truth``: the input before its treatments — each
+    ``S`` is measured as it was read (a copy of the original beside a PRAM'd ``S`` is a proxy
+    whatever the draw: issue 64)."""
     protected = {r.rhs for r in rules} | set(ignore)
+    if truth is not None and truth is not table and truth.in_memory and table.in_memory:
+        for s in dict.fromkeys(r.rhs for r in rules):
+            if s in truth.names:
+                table = table.replace(truth.column(s))  # type: ignore[attr-defined]
     wanted: dict[tuple[Rule, str], tuple[str, ...]] = {}
     for r in rules:
         for col, where in reached(tables, r.lhs).items():

@@ -64,6 +64,16 @@ import numpy.typing as npt
 from versapub.data.groupby import group_rows
 from versapub.data.source import Source
 from versapub.privacy.rules import Rule
+from versapub.privacy.screens.computing import (
+    Limit,
+    decoys,
+    derived,
+    key_sets,
+    nearest,
+    non_modal,
+    snapped,
+    value_shares,
+)
 from versapub.privacy.screens.proxies import reached
 
 #: Held-out records below which nothing is measured (a table of fewer than about 150 records).
@@ -74,7 +84,7 @@ SAMPLE = 12_000
 TEST_SHARE = 1 / 3
 #: Candidate columns used, best ranked first; sets searched up to this size.
 MAX_COLUMNS = 8
-MAX_SET = 4
+MAX_SET = 6
 #: A numeric ``S`` with more distinct values than this is predicted as a number, within
 #: ``RESOLUTION`` of the value; otherwise each value is a class.
 CATEGORICAL_VALUES = 50
@@ -116,9 +126,16 @@ class SetProxy:
     tables: tuple[str, ...] = ()
     not_searched: tuple[str, ...] = ()
     allowed: bool = False
-    #: The best share any learner reached (with ``best_columns``), when more than ``share``.
+    #: The best share any learner reached (with ``best_columns``): the whole set's strength.
     best_share: float = 0.0
     best_columns: tuple[str, ...] = ()
+    #: The records the shares are read on (every held-out record, or a numeric ``S``'s
+    #: records not at its most frequent value) and the candidates a group shows (``None``: none).
+    scope: str = "every record"
+    candidates: int | None = None
+    #: Treatments of the set's columns under which its recovery falls below the bound,
+    #: checked on held-out records, each a ready ``--treat`` argument (:mod:`versapub.publishing.remedies`).
+    remedies: tuple[str, ...] = ()
 
     @property
     def sensitive(self) -> str:
@@ -136,17 +153,32 @@ class SetProxy:
         return self.low > max(self.bound, self.baseline)
 
     def describe(self) -> str:
-        cols = ", ".join(map(repr, self.columns))
+        """The whole set's strength first (what an adversary who reads every column gets),
+        then the fewest columns above the bound (the way out names them)."""
+        whole = self.best_columns or self.columns
+        strength = max(self.best_share, self.share)
         where = f", published exactly in {', '.join(self.tables)}" if self.tables else ""
+        among = (
+            f", an adversary picking among the {self.candidates} candidates each group of the release shows the one "
+            "nearest to what it computes,"
+            if self.candidates and self.candidates > 1
+            else ""
+        )
+        fewest = (
+            f"; the fewest columns above it: {', '.join(map(repr, self.columns))} ({self.share:.1%}, at least "
+            f"{self.low:.1%} with 99 % confidence over every learner tried; {self.learner})"
+            if tuple(self.columns) != tuple(whole)
+            else f" (at least {self.low:.1%} with 99 % confidence over every learner tried; {self.learner})"
+        )
+        scope = "held-out records" if self.scope == "every record" else f"held-out records among {self.scope}"
         return (
-            f"{cols} together recover {self.sensitive!r} (rule '{self.rule}'{where}) for {self.share:.1%} of held-out "
-            f"records (at least {self.low:.1%} with 99 % confidence over every learner tried, {self.n_test:,} "
-            f"records; {self.learner}) "
-            f"where the guarantee allows an adversary {self.bound:.1%}; guessing its most frequent value "
-            f"gives {self.baseline:.1%}"
+            f"{', '.join(map(repr, whole))} together recover {self.sensitive!r} (rule '{self.rule}'{where}) "
+            f"for {strength:.1%} of {scope} ({self.n_test:,}){among} where the guarantee allows an adversary "
+            f"{self.bound:.1%}; guessing its most frequent value gives {self.baseline:.1%}{fewest}"
             + (
-                f" (with {', '.join(map(repr, self.best_columns))}: {self.best_share:.1%})"
-                if self.best_share > self.share + 0.005
+                "; a treatment that brings them below the bound (computed, checked on held-out records): "
+                + " or ".join(f"--treat '{r}'" for r in self.remedies)
+                if self.remedies
                 else ""
             )
         )
@@ -168,6 +200,9 @@ class SetProxy:
             "not_searched": list(self.not_searched),
             "best_share": round(self.best_share, 4),
             "best_columns": list(self.best_columns),
+            "scope": self.scope,
+            "candidates": self.candidates,
+            "remedies": list(self.remedies),
         }
 
 
@@ -221,9 +256,22 @@ class _Data:
     #: whole input (how many rows an adversary who knows the left-hand side must choose from).
     cell: Ints
     cell_size: Floats
+    #: Per record: its value's share of the training records (within ``RESOLUTION`` for a
+    #: number), and whether it is not the most frequent value (:mod:`computing`).
+    share: Floats
+    informative: npt.NDArray[np.bool_]
+    #: Per held-out record, the other candidates its group shows (``width - 1`` codes; no
+    #: column when the release shows none) and the generator that breaks ties among them.
+    decoys: Ints
+    rng: np.random.Generator
 
 
 def _hits(guess: Floats | Ints, data: _Data, test: npt.NDArray[np.bool_]) -> float:
+    """:func:`_per_record` summed: the held-out records the adversary gets right."""
+    return float(_per_record(guess, data, test).sum())
+
+
+def _per_record(guess: Floats | Ints, data: _Data, test: npt.NDArray[np.bool_]) -> Floats:
     """Held-out records the adversary gets right (module docstring), each weighted by how
     well the adversary can read its row: knowing a record's left-hand side, it finds the
     ``f`` input records sharing it and reads the published columns of one of them, so a record
@@ -250,7 +298,17 @@ def _hits(guess: Floats | Ints, data: _Data, test: npt.NDArray[np.bool_]) -> flo
         others = np.where(found, counts[np.minimum(at, len(pairs) - 1)], 0) - own
     size = np.bincount(cell, minlength=int(cell.max(initial=0)) + 1)[cell] - 1
     rate = np.where(size > 0, others / np.maximum(size, 1), own)  # a cell with no other held-out record: its own
-    return float(np.sum(own / f + (1 - 1 / f) * rate))
+    return np.asarray(own / f + (1 - 1 / f) * rate, dtype=np.float64)
+
+
+def _picked(guess: Floats | Ints, data: _Data) -> Floats | Ints:
+    """The guess as the adversary plays it where the release shows candidates (an Anatomy
+    group's values: :func:`computing.snapped`), else as it is."""
+    if not data.decoys.shape[1]:
+        return guess
+    truth = data.s_codes[~data.train]
+    codes = snapped(guess, truth, data.decoys, data.s_values, data.rng)
+    return data.s_values[codes] if data.regression and data.s_values is not None else codes
 
 
 def _near_in_cell(cell: Ints, guess: Floats, lo: Floats, hi: Floats) -> Ints:
@@ -382,54 +440,114 @@ def _snap(data: _Data, guess: Floats) -> Ints:
     return order[np.where(left, at - 1, np.minimum(at, len(vals) - 1))].astype(np.int64)
 
 
-Found = tuple[float, str, tuple[str, ...]]
+@dataclass(frozen=True)
+class Found:
+    """One learner's success: its held-out hits on every record and on the informative ones
+    (a numeric ``S``'s records not at its most frequent value), its name and columns."""
+
+    hits: float
+    hits_informative: float
+    learner: str
+    columns: tuple[str, ...]
 
 
-def learner_count(keys: int, numeric: int) -> int:
+NONE = Found(0.0, 0.0, "none", ())
+
+
+def learner_count(keys: int, numeric: int, features: int = 0, key_sets: int = 1) -> int:
     """How many learners :func:`_best` may read: a decision table per key and per pair of the
-    ``KEYS`` best keys, and up to ``MAX_SET`` rounds of forward selection over the numeric
-    columns."""
+    ``KEYS`` best keys, up to ``MAX_SET`` rounds of forward selection over the numeric
+    columns, and a nearest neighbour per derived feature and set of keys."""
     paired = min(keys, KEYS)
-    return keys + paired * (paired - 1) // 2 + sum(numeric - i for i in range(min(MAX_SET, numeric)))
+    lsq = sum(numeric - i for i in range(min(MAX_SET, numeric)))
+    return keys + paired * (paired - 1) // 2 + lsq + features * key_sets
 
 
-def _best(data: _Data, cols: Sequence[str], bound: float, n_test: int) -> tuple[Found, Found]:
-    """The learners that recover ``S`` from ``cols`` — decision tables over every key of
-    :func:`_bank` and every pair of keys, and trimmed least squares — each as (hits, learner,
-    columns used): the one named (among those that breach ``bound``, the one of fewest
-    columns; else the best) and the best of all."""
+@dataclass(frozen=True)
+class Scope:
+    """Where a learner's hits are read against the guarantee: every held-out record, or the
+    informative ones; the bound (mean per-record limit), the base rate and the records."""
+
+    name: str
+    mask: npt.NDArray[np.bool_]
+    bound: float
+    baseline: float
+
+    @property
+    def n(self) -> int:
+        return int(self.mask.sum())
+
+
+def _scopes(data: _Data, limit: Limit) -> list[Scope]:
+    """Every held-out record, and for a numeric ``S`` predicted as a number its informative
+    records (module docstring of :mod:`computing`): each with its bound and base rate."""
     test = ~data.train
-    found: list[tuple[float, str, tuple[str, ...]]] = []
+    limits = np.clip(limit.shares(data.share[test]), 0.0, 1.0)
+    base = _per_record(_picked(_lookup(data, []), data), data, test)
+    out = [Scope("every record", np.ones(int(test.sum()), dtype=bool), float(limits.mean()), float(base.mean()))]
+    inform = data.informative[test]
+    if data.regression and MIN_TEST <= inform.sum() < len(inform):
+        out.append(Scope("the records whose value is not the most frequent", inform,
+                         float(limits[inform].mean()), float(base[inform].mean())))  # fmt: skip
+    return out
+
+
+def _breaches(f: Found, scopes: Sequence[Scope], z: float) -> bool:
+    hits = (f.hits, f.hits_informative)
+    return any(wilson_low(h, sc.n, z) > max(sc.bound, sc.baseline) for h, sc in zip(hits, scopes, strict=False))
+
+
+def _best(data: _Data, cols: Sequence[str], scopes: Sequence[Scope], n_test: int) -> tuple[Found, list[Found], float]:
+    """The learners that recover ``S`` from ``cols`` — decision tables over every key of
+    :func:`_bank` and every pair of keys, trimmed least squares and nearest neighbours on
+    derived features (:mod:`computing`) — each played against the candidates the release
+    shows and scored on every scope: the one named (among those that breach, the one of
+    fewest columns; else the best), every learner's result, and the z its intervals use."""
+    test = ~data.train
+    inform = scopes[1].mask if len(scopes) > 1 else np.zeros(int(test.sum()), dtype=bool)
+    found: list[Found] = []
     bank = _bank(data, cols)
     nums = [c for c in cols if c in data.numbers]
-    z = z_for(learner_count(len(bank), len(nums) if data.s_values is not None else 0))
+    feats = derived(data.numbers, cols) if data.s_values is not None or data.numbers else []
+    ksets = key_sets(data.codes, data.cards, cols)
+    z = z_for(learner_count(len(bank), len(nums) if data.s_values is not None else 0, len(feats), len(ksets)))
+
+    def scored(guess: Floats | Ints, learner: str, used: tuple[str, ...]) -> Found:
+        per = _per_record(_picked(guess, data), data, test)
+        return Found(float(per.sum()), float(per[inform].sum()), learner, used)
 
     def table(combo: Sequence[_Feature]) -> Found:
         used = tuple(dict.fromkeys(c for f in combo for c in f.columns))
         guess = _table_guess(data, [f.codes for f in combo], [f.card for f in combo])
-        return _hits(guess, data, test), "decision table on " + " and ".join(f.name for f in combo), used
+        return scored(guess, "decision table on " + " and ".join(f.name for f in combo), used)
 
     singles = [(table([f]), f) for f in bank]
     found += [t for t, _ in singles]
-    paired = [f for _, f in sorted(singles, key=lambda tf: -tf[0][0])[:KEYS]]  # pairs of the best keys
+    paired = [f for _, f in sorted(singles, key=lambda tf: -tf[0].hits)[:KEYS]]  # pairs of the best keys
     found += [table(combo) for combo in itertools.combinations(paired, 2)]
     if data.s_values is not None and nums:
         chosen: list[str] = []
         for _ in range(min(MAX_SET, len(nums))):  # forward selection of the linear identity's columns
             trials = [(_linear(data, [*chosen, c]), c) for c in nums if c not in chosen]
-            scored = [(_hits(g, data, test), c) for g, c in trials if g is not None]
-            if not scored:
+            scored_trials = [(scored(g, "least squares", (*chosen, c)), c) for g, c in trials if g is not None]
+            if not scored_trials:
                 break
-            hits, pick = max(scored)
+            best_trial, pick = max(scored_trials, key=lambda t: t[0].hits + t[0].hits_informative)
             chosen.append(pick)
-            found.append((hits, "least squares", tuple(chosen)))
-            if wilson_low(hits, n_test, z) > bound:
-                break
+            found.append(best_trial)  # on to the whole set: its strength is reported, the fewest named
+    mode = int(np.argmax(np.bincount(data.s_codes[data.train]))) if data.train.any() else 0
+    for feat in feats:  # the adversary who computes: its neighbour's value in a derived feature
+        for keys in ksets:
+            used = tuple(dict.fromkeys([*feat.columns, *keys]))
+            codes = nearest(feat.values, [data.codes[k] for k in keys], data.s_codes, data.train, mode)
+            guess = data.s_values[codes] if data.regression and data.s_values is not None else codes
+            within = f" within {', '.join(keys)}" if keys else ""
+            found.append(scored(guess, f"nearest neighbour on {feat.name}{within}", used))
     if not found:
-        return (0.0, "none", ()), (0.0, "none", ())
-    breach = [f for f in found if wilson_low(f[0], n_test, z) > bound]
-    top = max(found, key=lambda f: (f[0], -len(f[2])))
-    return (min(breach, key=lambda f: (len(f[2]), -f[0])) if breach else top), top
+        return NONE, [NONE], z
+    breach = [f for f in found if _breaches(f, scopes, z)]
+    top = max(found, key=lambda f: (f.hits, -len(f.columns)))
+    return (min(breach, key=lambda f: (len(f.columns), -f.hits)) if breach else top), found, z
 
 
 def _rank(data: _Data, cols: Sequence[str]) -> list[str]:
@@ -452,9 +570,16 @@ def _rank(data: _Data, cols: Sequence[str]) -> list[str]:
     return sorted(cols, key=lambda c: (-score[c], c))
 
 
-def _prepare(table: Source, s: str, cols: Sequence[str], lhs: Sequence[str], seed: int) -> _Data:
+def _prepare(
+    table: Source, s: str, cols: Sequence[str], lhs: Sequence[str], seed: int, width: int | None, truth: Source | None
+) -> _Data:
+    """The sample, split; ``S`` read from ``truth`` (the input before its treatments) when
+    given — the adversary's target is the original value, also when ``S`` itself was treated
+    (a copy of it beside a PRAM'd ``S`` is a proxy whatever the draw)."""
     rng = np.random.default_rng(seed)
     known = [a for a in lhs if a in table.names]
+    if truth is not None and s in truth.names and truth.in_memory and table.in_memory and truth is not table:
+        table = table.replace(truth.column(s))  # type: ignore[attr-defined]  # the rows stay: treatments keep them
     drawn = table.sample_codes(list(dict.fromkeys([*cols, s, *known])), SAMPLE, rng)
     m = len(drawn[s])
     train = np.ones(m, dtype=bool)
@@ -479,22 +604,34 @@ def _prepare(table: Source, s: str, cols: Sequence[str], lhs: Sequence[str], see
         if num is not None:
             numbers[c] = num[cc]
     s_codes = np.asarray(drawn[s], dtype=np.int64)
-    return _Data(codes, numbers, cards, s_codes, s_values, regression, train, cell, size)
+    share = value_shares(s_codes, s_values, regression, RESOLUTION, train)
+    informative = non_modal(s_codes, s_values, regression, RESOLUTION, train)
+    others = decoys(s_codes, train, s_codes[~train], width or 1, rng)
+    return _Data(
+        codes, numbers, cards, s_codes, s_values, regression, train, cell, size, share, informative, others, rng
+    )
+
+
+def _limit_of(bound: float | Limit) -> Limit:
+    return bound if isinstance(bound, Limit) else Limit.constant(float(bound))
 
 
 def screen_sets(
     table: Source,
     rules: Sequence[Rule],
     tables: Sequence[tuple[str, Sequence[str]]],
-    bounds: Mapping[Rule, float],
+    bounds: Mapping[Rule, float | Limit],
     allow: Iterable[str] = (),
     ignore: Iterable[str] = (),
     seed: int = 0,
+    truth: Source | None = None,
 ) -> list[SetProxy]:
     """For each rule, the strongest set of unprotected columns published within reach of its
-    left-hand side (module docstring), measured on ``table`` against ``bounds[rule]`` (its
-    guarantee's posterior limit): refused when it breaches the bound (unless every one of its
-    columns is in ``allow``), else listed when it beats the base rate by ``LISTED``."""
+    left-hand side (module docstring), measured on ``table`` against ``bounds[rule]`` (what
+    its guarantee allows an adversary: a posterior limit, or a :class:`Limit` per value with
+    the candidates the release shows): refused when it breaches the bound (unless every one
+    of its columns is in ``allow``), else listed when it beats the base rate by ``LISTED``.
+    ``truth``: the input before its treatments (the protected value's original)."""
     protected = {r.rhs for r in rules} | set(ignore)
     allowed = set(allow)
     out: list[SetProxy] = []
@@ -508,42 +645,64 @@ def screen_sets(
         groups.setdefault(key, []).append(r)
         where[key] = reach
     for (s, cols, lhs), members in groups.items():
-        data = _prepare(table, s, cols, lhs, seed)
-        test = ~data.train
-        n_test = int(test.sum())
+        rule = min(members, key=lambda r: float(_limit_of(bounds.get(r, 1.0)).shares(np.array([0.0]))[0]))
+        limit = _limit_of(bounds.get(rule, 1.0))
+        data = _prepare(table, s, cols, lhs, seed, limit.width, truth)
+        n_test = int((~data.train).sum())
         if n_test < MIN_TEST:  # too few records to measure anything on held-out ones
             continue
         ranked = _rank(data, cols)
         used, skipped = ranked[:MAX_COLUMNS], tuple(ranked[MAX_COLUMNS:])
-        bound = min(bounds.get(r, 1.0) for r in members)
-        (hits, learner, best_cols), (top_hits, _, top_cols) = _best(data, used, bound, n_test)
-        baseline = _hits(_lookup(data, []), data, test) / n_test
-        numeric = len([c for c in used if c in data.numbers]) if data.s_values is not None else 0
-        z = z_for(learner_count(len(_bank(data, used)), numeric))
-        low = wilson_low(hits, n_test, z)
-        share = hits / n_test
-        if low <= max(bound, baseline) and share - baseline < LISTED:
+        scopes = _scopes(data, limit)
+        named, found, z = _best(data, used, scopes, n_test)
+        read = _read_scope(named, scopes, z)
+        informative = read.name != "every record"
+        top = max(found, key=lambda f: ((f.hits_informative if informative else f.hits), -len(f.columns)))
+        share, low = read.share, read.low
+        if not _breaches(named, scopes, z) and share - read.baseline < LISTED:
             continue
-        rule = min(members, key=lambda r: bounds.get(r, 1.0))
-        tabs = tuple(dict.fromkeys(t for c in best_cols for t in where[(s, cols, lhs)].get(c, ())))
+        tabs = tuple(dict.fromkeys(t for c in named.columns for t in where[(s, cols, lhs)].get(c, ())))
         out.append(
             SetProxy(
                 rule,
-                best_cols,
+                named.columns,
                 share,
                 low,
-                bound,
-                baseline,
-                learner,
-                n_test,
+                read.bound,
+                read.baseline,
+                named.learner,
+                read.n,
                 tabs,
                 skipped,
-                bool(best_cols) and set(best_cols) <= allowed,
-                top_hits / n_test,
-                top_cols,
+                bool(named.columns) and set(named.columns) <= allowed,
+                (top.hits_informative if informative else top.hits) / max(read.n, 1),
+                top.columns,
+                read.name,
+                limit.width,
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class _Read:
+    name: str
+    share: float
+    low: float
+    bound: float
+    baseline: float
+    n: int
+
+
+def _read_scope(f: Found, scopes: Sequence[Scope], z: float) -> _Read:
+    """The scope a set is reported on: the first it breaches, else every record."""
+    hits = (f.hits, f.hits_informative)
+    for h, sc in zip(hits, scopes, strict=False):
+        low = wilson_low(h, sc.n, z)
+        if low > max(sc.bound, sc.baseline):
+            return _Read(sc.name, h / sc.n, low, sc.bound, sc.baseline, sc.n)
+    sc = scopes[0]
+    return _Read(sc.name, f.hits / sc.n, wilson_low(f.hits, sc.n, z), sc.bound, sc.baseline, sc.n)
 
 
 def set_proxy_error(refused: Sequence[SetProxy]) -> str:

@@ -281,13 +281,19 @@ def _shown_column(table: Source, c: str) -> str:
 
 
 def likely_identifiers(
-    table: Source, rules: Sequence[Rule], roles: ColumnRoles, declared: Iterable[str] = ()
+    table: Source,
+    rules: Sequence[Rule],
+    roles: ColumnRoles,
+    declared: Iterable[str] = (),
+    perturbed: Mapping[str, str] | None = None,
 ) -> tuple[list[Suspect], list[str]]:
     """Columns that look like direct identifiers and are not declared (module docstring),
     and the notes for names that only read like identifiers; ``declared``: columns the
     steward decided on otherwise (given a hierarchy).  A column that only ever is a rule's
     sensitive attribute is exempt from the uniqueness test (Anatomy publishes it apart from
-    the quasi-identifiers)."""
+    the quasi-identifiers), and so is a column a treatment perturbed (``perturbed``: column ->
+    what record linkage measured of it): continuous values are what noise leaves, and such a
+    column is judged by linkage to its input record, not by uniqueness (issue 64)."""
     lhs = {a for r in rules for a in r.lhs}
     rhs_only = {r.rhs for r in rules} - lhs
     decided = roles.declared() | lhs | set(declared)
@@ -298,6 +304,12 @@ def likely_identifiers(
             continue
         share = unique_share(table, c) if table.n_rows >= MIN_RECORDS else 0.0
         near_unique = share >= UNIQUE_SHARE and c not in rhs_only and c not in roles.allow_unique
+        if near_unique and perturbed is not None and c in perturbed:
+            notes.append(
+                f"column {c!r} is near-unique ({share:.0%} of the records hold a value no other record has) after a "
+                f"treatment perturbed it: judged by linkage to its input record, not by uniqueness — {perturbed[c]}"
+            )
+            near_unique = False
         if near_unique and c in quasi:  # a decision by name: generalized, or measured by the identity check
             notes.append(
                 f"column {c!r} is near-unique ({share:.0%} of the records hold a value no other record has) and a "
@@ -416,7 +428,11 @@ def check_declarations(rules: Sequence[Rule], roles: ColumnRoles) -> None:
 
 
 def column_problems(
-    table: Source, rules: Sequence[Rule], roles: ColumnRoles, declared: Iterable[str] = ()
+    table: Source,
+    rules: Sequence[Rule],
+    roles: ColumnRoles,
+    declared: Iterable[str] = (),
+    perturbed: Mapping[str, str] | None = None,
 ) -> tuple[ColumnRoles, tuple[str, ...], list[str], list[tuple[str, VersapubError]]]:
     """:func:`decide_columns` without raising: the roles, the columns ``others`` covered, the
     notes, and every problem found (titled) — declarations that contradict the rules, likely
@@ -428,7 +444,7 @@ def column_problems(
     except RuleError as exc:
         problems.append(("declared roles", exc))
     used = {a for r in rules for a in (*r.lhs, r.rhs)}
-    suspects, notes = likely_identifiers(table, rules, roles, declared)
+    suspects, notes = likely_identifiers(table, rules, roles, declared, perturbed)
     if suspects:
         listed = "; ".join(f"{s.column!r} ({' and '.join(s.reasons)})" for s in suspects)
         covered = [s.column for s in suspects if s.column not in used and s.column not in roles.declared()]
