@@ -264,10 +264,9 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
             soft_wrap=True,
         )
         for r in adv["rules"]:
-            out.print(f"  {'ok  ' if r['ok'] else 'FAIL'} inference {escape(r['message'])}", soft_wrap=True)
+            out.print(f"  {attack_mark(r)} inference {escape(r['message'])}", soft_wrap=True)
         for t in adv["tables"]:
-            mark = "ok  " if t["ok"] else "FAIL"
-            out.print(f"  {mark} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
+            out.print(f"  {attack_mark(t)} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
     if rep.perturbation:
         from versapub.verify.perturbation_effect import effect_lines
 
@@ -279,6 +278,12 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
     for f in [*v.failures, *bad_h]:
         if f.check != "schema":
             out.print(f"  FAIL [{f.check}] {escape(f.file or '')} {escape(f.message)}")
+
+
+def attack_mark(found: dict[str, Any]) -> str:
+    """An attack's mark: ``FAIL``, ``WARN`` (passed, needs attention: an allowed proxy, a
+    figure far above its baseline) or ``ok``."""
+    return "FAIL" if not found["ok"] else ("WARN" if found.get("attention") else "ok  ")
 
 
 def render_evaluation(ev: Evaluation) -> None:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from versapub.cli.app import _errors, cli, out
 from versapub.cli.progress import _progress
+from versapub.cli.render import attack_mark
 from versapub.errors import ConfigError
 from versapub.formats import json_text
 
@@ -280,9 +281,9 @@ def _render_notes_and_extras(data: dict[str, Any], with_original: bool) -> None:
     if adv:
         out.print(f"[bold]attacks on everything published[/] ({adv['n_attacks']} original records attacked)")
         for r in adv["rules"]:
-            out.print(f"  {'ok  ' if r['ok'] else 'FAIL'} inference {escape(r['message'])}", soft_wrap=True)
+            out.print(f"  {attack_mark(r)} inference {escape(r['message'])}", soft_wrap=True)
         for t in adv["tables"]:
-            out.print(f"  {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
+            out.print(f"  {attack_mark(t)} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
     if data.get("perturbation"):
         from versapub.verify.perturbation_effect import effect_lines
 

@@ -131,6 +131,9 @@ class CheckReport:
         could not be checked (the reason said)."""
         out = [f"[{f.check}] {f.message}" for f in self.verification.findings if f.ok and f.attention]
         out += [f"[posterior] {p['message']}" for p in self.posterior if p.get("skipped")]
+        adv = self.adversary or {}
+        out += [f"[inference attack] {r['message']}" for r in adv.get("rules", []) if r.get("attention")]
+        out += [f"[singling out {t['table']}] {t['message']}" for t in adv.get("tables", []) if t.get("attention")]
         return out + [f"[identity {i['table']}] {i['message']}" for i in self.identity if i.get("attention")]
 
     @property

@@ -59,6 +59,11 @@ class Threshold:
     spec: dict[str, Any]
     min_values: int
     posterior: float
+    #: Per value of table-wide share ``p``, the largest share a group may give it (issue 64):
+    #: ``p + add``, ``p * mul`` (``enhanced``: ``p (1 + min(mul - 1, -ln p))``), else ``posterior``.
+    add: float | None = None
+    mul: float | None = None
+    enhanced: bool = False
 
     @property
     def name(self) -> str:
@@ -69,6 +74,24 @@ class Threshold:
 
     def posterior_limit(self) -> float:
         return self.posterior
+
+    def value_limits(self, p: Any) -> Any:
+        """Per value of table-wide share ``p`` (an array), what the guarantee lets a group give
+        it: ``p + t`` (t-closeness, read with equal distances), ``(1 + beta) p``
+        (beta-likeness; enhanced: ``p (1 + min(beta, -ln p))``), ``p e^delta``
+        (delta-disclosure), else the posterior limit; never above 1."""
+        import numpy as np
+
+        q = np.asarray(p, dtype=np.float64)
+        if self.add is not None:
+            out = q + self.add
+        elif self.mul is not None and self.enhanced:
+            out = q * (1 + np.minimum(self.mul - 1, -np.log(np.maximum(q, 1e-300))))
+        elif self.mul is not None:
+            out = q * self.mul
+        else:
+            out = np.full(q.shape, self.posterior)
+        return np.minimum(1.0, np.minimum(out, self.posterior))
 
     def to_manifest(self) -> dict[str, Any]:
         return dict(self.spec)
@@ -93,15 +116,15 @@ def threshold(spec: dict[str, Any]) -> Threshold:
     if name == "k-anonymity":
         _number(spec, "k", True, 2)
         return Threshold(spec, 1, 1.0)
-    if name == "t-closeness":
-        _number(spec, "t", False, 1e-12, 1.0)
-        return Threshold(spec, 1, 1.0)
+    if name == "t-closeness":  # a hierarchical distance moves mass further: no per-value limit read there
+        t = _number(spec, "t", False, 1e-12, 1.0)
+        return Threshold(spec, 1, 1.0, add=None if spec.get("distance") == "hierarchical" else t)
     if name == "beta-likeness":  # bounds each share by p (1 + beta): table-dependent, as t-closeness
-        _number(spec, "beta", False, 1e-300)
-        return Threshold(spec, 1, 1.0)
+        beta = _number(spec, "beta", False, 1e-300)
+        return Threshold(spec, 1, 1.0, mul=1 + beta, enhanced=bool(spec.get("enhanced")))
     if name == "delta-disclosure":  # every class holds every value; the share bound p e^delta is table-dependent
-        _number(spec, "delta", False, 1e-300)
-        return Threshold(spec, 1, 1.0)
+        delta = _number(spec, "delta", False, 1e-300)
+        return Threshold(spec, 1, 1.0, mul=math.exp(delta))
     if name == "k-map":
         if "fraction" in spec:  # else checked against the population (population_checks)
             sample_k(spec)
@@ -120,7 +143,10 @@ def threshold(spec: dict[str, Any]) -> Threshold:
         if not isinstance(parts, list) or len(parts) < 2:
             raise SpecError("all-of needs a list of at least two guarantees")
         each = [threshold(p) for p in parts]
-        return Threshold(spec, max(t.min_values for t in each), min(t.posterior for t in each))
+        tight = min(each, key=lambda t: (t.add if t.add is not None else 2.0, t.mul or 3.0))  # the per-value limit
+        return Threshold(
+            spec, max(t.min_values for t in each), min(t.posterior for t in each), tight.add, tight.mul, tight.enhanced
+        )
     if name == "differential-privacy":
         _number(spec, "epsilon", False, 1e-300)
         _number(spec, "delta", False, 0.0, 1.0)

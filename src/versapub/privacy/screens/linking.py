@@ -43,7 +43,7 @@ MIN_CONSTANT = 2
 RECODING = 5
 SAMPLE_RECORDS = 200_000
 #: At most this many columns are tested as unit ids (the most values first), each against at
-#: most this many others (the most even first).
+#: most this many others (the most even of those with few enough values to count).
 MAX_CANDIDATES = 12
 MAX_OTHERS = 12
 
@@ -79,10 +79,12 @@ def unit_ids(table: Source, candidates: Iterable[str]) -> list[tuple[str, tuple[
     if n < 2 * MIN_VALUES:
         return []
     top_share = {c: float(table.column(c).counts().max() / n) for c in table.names if table.cardinality(c) >= 2}
-    others = sorted(
+    # the few-valued columns only: many-valued ones never count as constant (issue 64: a wide
+    # panel's dozens of spending columns, the most even, crowded out site and sex)
+    readable = sorted(
         (c for c, share in top_share.items() if share <= MAX_TOP_SHARE and table.cardinality(c) <= 1000),
         key=lambda c: top_share[c],
-    )[:MAX_OTHERS]
+    )
     tested = sorted(
         (
             c
@@ -107,7 +109,8 @@ def unit_ids(table: Source, candidates: Iterable[str]) -> list[tuple[str, tuple[
         if sizes[sizes >= 2].sum() < 0.5 * len(unit):
             continue
         constant = []
-        for o in others:
+        others = [o for o in readable if o != c and table.cardinality(o) * RECODING < table.cardinality(c)]
+        for o in others[:MAX_OTHERS]:
             if o == c:
                 continue
             codes = _codes(table, o)
