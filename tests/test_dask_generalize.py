@@ -191,7 +191,7 @@ def test_classic_job_on_cluster_equals_in_memory_and_checks(
     for a, v in um["marginal_error"].items():
         assert ud["marginal_error"][a] == pytest.approx(v, rel=1e-9, abs=1e-12)
     check = runner.invoke(cli, ["check", str(tmp_path / "d"), "--original", str(single), "--json"])
-    assert check.exit_code == 0, check.output
+    assert check.exit_code in (0, 6), check.output  # 6: singling out far above its baseline (issue 64)
     assert json.loads(check.output)["ok"] is True
     risks = [runner.invoke(cli, ["risk", str(tmp_path / r), "--json", "--no-suda"]) for r in ("d", "m")]
     assert all(r.exit_code == 0 for r in risks), risks[0].output
@@ -217,7 +217,7 @@ def test_rule_with_mondrian_on_cluster_equals_in_memory(
         assert _rows(tmp_path / "d" / td["files"]["data"]) == _rows(tmp_path / "m" / tm["files"]["data"])
     assert md["utility"]["kl_divergence"] == pytest.approx(mm["utility"]["kl_divergence"], rel=1e-9)
     check = runner.invoke(cli, ["check", str(tmp_path / "d"), "--original", str(single), "--json"])
-    assert check.exit_code == 0, check.output
+    assert check.exit_code in (0, 6), check.output  # 6: an attack far above its baseline (issue 64)
 
 
 def test_killed_worker_during_mondrian_leaves_nothing(adult: tuple[Path, Path], tmp_path: Path) -> None:

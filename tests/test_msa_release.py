@@ -329,7 +329,7 @@ def test_command_line(tmp_path: Path) -> None:
     m = json.loads((out / "manifest.json").read_text())
     assert m["tables"][0]["primary"] == "s2" and m["tables"][0]["diversity"]["s2"]["l"] == 3
     code, stdout, _ = _run("check", str(out), "--original", str(data))
-    assert code == 0 and "sa-groups attack" in stdout and "knowing 1 other sensitive value(s)" in stdout
+    assert code in (0, 6) and "sa-groups attack" in stdout and "knowing 1 other sensitive value(s)" in stdout
     code, _, stderr = _run(
         "publish",
         "--input",

@@ -8,8 +8,9 @@ column's spread, and microaggregation into groups of 5, 10, 25, 50 and 100 recor
 on the set's many-valued numeric columns, together). Each rung is applied by the treatment
 plug-in itself to a seeded sample of the input (the screen's records), and the screen is run
 again on it — the same learners, the same candidates, the same bound — twice, with two
-independent draws; a rung is the remedy when neither refuses (so a secret draw at publish is
-not one lucky draw away from a refusal). The first noise rung and the first microaggregation
+independent draws; a rung is the remedy when, in both, the set's share lies at or below what
+the guarantee allows — not merely within its interval (so a secret draw at publish is not one
+lucky draw away from a refusal). The first noise rung and the first microaggregation
 rung that pass are offered; a set with no many-valued numeric column gets none (drop or
 coarsen a column, or protect the attribute)."""
 
@@ -61,7 +62,9 @@ def _passes(
         except VersapubError:
             return False
         found = screen_sets(treated, [proxy.rule], layout, {proxy.rule: limit}, seed=draw, truth=truth)
-        if any(p.breach for p in found):
+        # not refused, and not near it: the share itself at or below what the guarantee allows
+        # (a secret draw at publish is another draw: a rung that passes by its interval alone would not)
+        if any(p.breach or max(p.share, p.best_share) > max(p.bound, p.baseline) for p in found):
             return False
     return True
 

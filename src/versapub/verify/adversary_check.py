@@ -30,7 +30,7 @@ import numpy as np
 from versapub.verify.adversary import (
     Figure,
     Records,
-    _numbers,
+    _parsed,
     forget_parsed,
     inference,
     linkability,
@@ -220,8 +220,8 @@ def _scopes(
     p = share[inv.ravel()[targets]]
     lim = limit.value_limits(p) if limit is not None else np.full(len(targets), posterior)
     out = [("every target", np.ones(len(targets), dtype=bool), float(np.mean(lim)) if len(lim) else posterior)]
-    nums = _numbers(values.astype(object))
-    if len(values) > 50 and np.isfinite(nums).all() and len(targets):
+    nums = _parsed(values.astype(object))  # None: a value is not a number
+    if nums is not None and len(values) > 50 and np.isfinite(nums).all() and len(targets):
         mode = int(np.argmax(share))
         inform = inv.ravel()[targets] != mode
         if inform.sum() >= 30 and not inform.all():

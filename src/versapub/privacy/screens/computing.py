@@ -44,6 +44,8 @@ KEY_VALUES = 12
 MAX_FEATURES = 16
 #: Keys (few-valued columns) the nearest neighbour is tried within: none, each alone, pairs.
 MAX_KEYS = 3
+#: Above this many values, a group's other values are drawn from the table's distribution.
+MANY_VALUES = 200
 
 
 @dataclass(frozen=True)
@@ -107,20 +109,61 @@ def nearest(x: Floats, keys: Sequence[Ints], target: Ints, train: Bools, fallbac
 
 
 def decoys(s: Ints, train: Bools, truth: Ints, width: int, rng: np.random.Generator) -> Ints:
-    """Per held-out record, ``width - 1`` codes drawn from the training records' protected
-    values, none its own (a group of frequency l-diversity holds ``l`` distinct values; its
-    other values are the table's, drawn as Anatomy's buckets draw them)."""
+    """Per held-out record, ``width - 1`` other codes, as a group of frequency l-diversity holds
+    them beside the record's own value: Anatomy takes one record from each of the ``l``
+    largest buckets, so a value of share ``p`` lies in about ``min(1, l p)`` of the groups —
+    the values with ``l p >= 1`` in every group, the others drawn without replacement with
+    weights ``l p`` (Gumbel top-k). A guess that reads nothing then scores ``1/l``, as the
+    guarantee says (drawing the others from the plain distribution lets the most frequent
+    value be missing from too many groups, and a blind guess beat ``1/l``)."""
     pool = s[train]
     m = len(truth)
     if width <= 1 or not len(pool):
         return np.zeros((m, 0), dtype=np.int64)
-    out = pool[rng.integers(0, len(pool), size=(m, width - 1))]
-    for _ in range(20):  # redraw the ones that equal the record's own value
-        bad = out == truth[:, None]
-        if not bad.any():
+    counts = np.bincount(pool, minlength=int(max(s.max(initial=0), truth.max(initial=0))) + 1).astype(np.float64)
+    share = counts / counts.sum()
+    present = np.flatnonzero(counts > 0)
+    if len(present) > MANY_VALUES:  # a value of many: none is in every group; drawn as the table's
+        out = pool[rng.integers(0, len(pool), size=(m, width - 1))]
+        for _ in range(50):  # distinct values, none the record's own (a group's values are distinct)
+            bad = out == truth[:, None]
+            for j in range(1, width - 1):
+                bad[:, j] |= (out[:, :j] == out[:, j : j + 1]).any(axis=1)
+            if not bad.any():
+                break
+            out[bad] = pool[rng.integers(0, len(pool), size=int(bad.sum()))]
+        return out
+    # a value v lies in the group of a record holding another value with probability
+    # (l - 1) p_v / (1 - p_v) (its n p_v groups hold (l - 1) others each): 1 for a value in every group
+    base = np.minimum(1.0, (width - 1) * share[present] / np.maximum(1.0 - share[present], 1e-12))
+    col = np.searchsorted(present, np.minimum(truth, present[-1]))
+    own = np.zeros((m, len(present)), dtype=bool)
+    own[np.arange(m), col] = present[col] == truth
+    # beside the record's own value, a value in every group is there; the rest of the l - 1 places
+    # go to the others in proportion to that probability, none above 1 (the excess spread over the
+    # rest): drawn by systematic sampling, each with its probability
+    every = np.broadcast_to(base >= 1.0, own.shape) & ~own
+    pi = np.where(every, 1.0, np.where(own, 0.0, np.broadcast_to(base, own.shape)))
+    need = np.maximum(width - 1 - every.sum(axis=1, keepdims=True), 0).astype(np.float64)
+    fixed = every.copy()
+    for _ in range(10):
+        free = np.where(fixed, 0.0, pi)
+        scaled = free * need / np.maximum(free.sum(axis=1, keepdims=True), 1e-300)
+        over = (scaled > 1.0) & ~fixed
+        if not over.any():
+            pi = np.where(fixed, pi, scaled)
             break
-        out[bad] = pool[rng.integers(0, len(pool), size=int(bad.sum()))]
-    return out
+        fixed |= over
+        pi = np.where(over, 1.0, pi)
+        need = need - over.sum(axis=1, keepdims=True)
+    order = np.argsort(rng.random(pi.shape), axis=1)  # each record's values in a random order
+    cum = np.cumsum(np.take_along_axis(pi, order, axis=1), axis=1)
+    u = rng.random((m, 1))
+    step = np.floor(cum - u + 1e-12)
+    chosen = np.diff(np.concatenate([np.full((m, 1), -1.0), step], axis=1), axis=1) > 0
+    picked = np.where(chosen, present[order], -1)
+    picked = -np.sort(-picked, axis=1)[:, : width - 1]  # the chosen first
+    return np.where(picked >= 0, picked, truth[:, None])  # fewer other values than the group holds: its own
 
 
 def snapped(guess: Ints | Floats, truth: Ints, others: Ints, values: Floats | None, rng: np.random.Generator) -> Ints:

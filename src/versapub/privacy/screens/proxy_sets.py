@@ -76,6 +76,10 @@ from versapub.privacy.screens.computing import (
 )
 from versapub.privacy.screens.proxies import reached
 
+#: Groups of more candidates than this are read as none: picking among them is a prediction
+#: within the attribute's resolution, which the screen scores anyway (beta-likeness under a
+#: value of share 1/6000 would show thousands).
+MAX_CANDIDATES = 50
 #: Held-out records below which nothing is measured (a table of fewer than about 150 records).
 MIN_TEST = 50
 #: Records the screen reads (a seeded uniform sample above it).
@@ -238,6 +242,13 @@ def _numbers(values: npt.NDArray[Any]) -> Floats | None:
     except ValueError:
         return None
     return out
+
+
+def _coded(values: npt.NDArray[Any]) -> bool:
+    """Zero-padded numbers (``0001``, ``02134``) are codes, not quantities: a diagnosis code
+    near another is no nearer in meaning, and "within 1 %" of it says nothing."""
+    text = np.asarray(values, dtype=str)
+    return bool(np.any((np.char.str_len(text) > 1) & np.char.startswith(text, "0") & ~np.char.startswith(text, "0.")))
 
 
 @dataclass(frozen=True)
@@ -590,7 +601,7 @@ def _prepare(
     else:
         cell, size = np.zeros(m, dtype=np.int64), np.full(m, float(table.n_rows))
     s_col = table.column(s)
-    s_values = _numbers(s_col.values)
+    s_values = None if _coded(s_col.values) else _numbers(s_col.values)
     regression = s_values is not None and s_col.cardinality > CATEGORICAL_VALUES
     codes: dict[str, Ints] = {}
     numbers: dict[str, Floats] = {}
@@ -647,7 +658,8 @@ def screen_sets(
     for (s, cols, lhs), members in groups.items():
         rule = min(members, key=lambda r: float(_limit_of(bounds.get(r, 1.0)).shares(np.array([0.0]))[0]))
         limit = _limit_of(bounds.get(rule, 1.0))
-        data = _prepare(table, s, cols, lhs, seed, limit.width, truth)
+        width = limit.width if limit.width is not None and limit.width <= MAX_CANDIDATES else None
+        data = _prepare(table, s, cols, lhs, seed, width, truth)
         n_test = int((~data.train).sum())
         if n_test < MIN_TEST:  # too few records to measure anything on held-out ones
             continue
@@ -678,7 +690,7 @@ def screen_sets(
                 (top.hits_informative if informative else top.hits) / max(read.n, 1),
                 top.columns,
                 read.name,
-                limit.width,
+                width,
             )
         )
     return out
