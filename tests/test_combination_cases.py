@@ -370,7 +370,8 @@ def test_a_suppression_share_raised_with_its_budget_fails(tmp_path: Path) -> Non
     published(["--input", str(data), "--rule", "age, sex -> disease", "--k", "6", "--suppression", "0.05",
                "--no-utility"], out)  # fmt: skip
     m = json.loads((out / "manifest.json").read_text())
-    assert m["removed"]["table"] is None and m["job"] == {"floor": 6, "suppression": 0.05}
+    assert m["removed"]["table"] is None and m["job"] == {
+        "floor": 6, "suppression": 0.05, "keys": None, "suppression_mode": "remove"}
     m["removed"]["suppression"] = 0.5
     m["removed"]["budget"] = math.floor(0.5 * m["removed"]["input_records"])
     (out / "manifest.json").write_text(json.dumps(m))

@@ -49,6 +49,14 @@ def test_every_drawn_job_publishes_or_refuses(drawn: Draw, tmp_path_factory: pyt
     _assert_ok(drawn, tmp_path_factory.mktemp("combo"))
 
 
+def teardown_module() -> None:
+    """Write the outcomes counted to ``VERSAPUB_COMBINATIONS_REPORT`` when it names a file
+    (the figures ``docs/testing.md`` quotes come from there)."""
+    target = os.environ.get("VERSAPUB_COMBINATIONS_REPORT")
+    if target:
+        Path(target).write_text("".join(f"{key}\t{n}\n" for key, n in sorted(_SEEN.items())))
+
+
 SWEEP = int(os.environ.get("VERSAPUB_COMBINATIONS", "5000"))
 
 

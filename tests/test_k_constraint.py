@@ -170,11 +170,14 @@ def test_an_unreachable_floor_names_the_largest_k(tmp_path: Path) -> None:
     roles = versapub.ColumnRoles(
         identifying=("patient_id",), quasi_identifying=("age", "sex", "zip"), others="insensitive"
     )
-    with pytest.raises(InfeasibleError, match=r"largest k any release of this table meets is \d+") as exc:
+    with pytest.raises(InfeasibleError, match=r"the largest k without removing records is (\d+)") as exc:
         versapub.publish(
             table, [], guarantee={"name": "k-anonymity", "k": 2}, columns=roles, anonymizer="mondrian", k=50
         )
     assert all(repr(c) in str(exc.value) for c in kept)
+    smallest = pd.DataFrame({a: table.column(a).decode() for a in kept}).value_counts().min()
+    assert f"the largest k without removing records is {smallest}" in str(exc.value)
+    assert "mondrian:suppression=" in str(exc.value)
 
 
 @pytest.mark.parametrize(("seed", "k"), [(s, k) for s in range(5) for k in (2, 4)])

@@ -27,6 +27,7 @@ from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
 from versapub.publishing.identities import identities_only
+from versapub.publishing.keys import KeyVariables
 from versapub.publishing.preview import k_preview
 from versapub.publishing.recoding import for_floor
 from versapub.publishing.steps import (
@@ -85,6 +86,9 @@ def publish(
     risk_measure: str = "highest",
     suppression: float = 0.0,
     treatments: Sequence[str | Mapping[str, Any] | Treatment] = (),
+    keys: Sequence[str] | None = None,
+    suppression_mode: str = "remove",
+    importance: Sequence[str] = (),
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -101,16 +105,10 @@ def publish(
     attribute), rules without their own guarantee take that.
 
     ``decomposition`` and ``anonymizer`` are registered names (built with
-    ``decomposition_params`` / ``anonymizer_params``) or plug-in objects: decompositions
-    ``uad`` (default, unless the anonymizer names its own: ``msa-decomposition`` uses
-    ``multi-sa``), ``gd`` (``stop_when_worse``, ``max_candidates``, ``jobs``),
-    ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (``grouping``; the default),
-    ``multi-sa`` (``time_limit_s``, ``max_combinations``; the default of the multi-sa
-    decomposition, whose one table enforces every rule), ``mondrian`` and ``incognito``
-    (``suppression``, ``utility``), which generalize, ``msa-decomposition``
-    (``primary``, ``above_l_per``; Ye et al.'s SA-groups, one ``l_i`` per sensitive
-    attribute), ``sequential-sweep`` (``max_sensitive_level``; functional (tau, lambda)-
-    diversity, generalizing sensitive values up their hierarchy where needed) and
+    ``decomposition_params`` / ``anonymizer_params``; ``publish --help`` lists them with
+    their parameters) or plug-in objects: decompositions ``uad`` (default), ``gd``,
+    ``single-attribute``, ``multi-sa``; anonymizers ``anatomy`` (the default), ``multi-sa``,
+    ``mondrian`` and ``incognito`` (which generalize), ``msa-decomposition``, ``sequential-sweep`` and
     ``one-d-l-diversity`` (Ghinita et al.'s 1-D l-diversity).  With no rules and
     quasi-identifiers declared in ``columns``, the quasi-identifiers are published
     k-anonymous in one generalized table, the other columns published exactly in each
@@ -122,21 +120,20 @@ def publish(
     undeclared columns that look like direct identifiers are refused.  Every sub-table is
     anonymized with a generator derived from ``seed`` and the sub-table, so the same
     sub-table is anonymized identically wherever it occurs.  ``hierarchies``
-    (``{attribute: Hierarchy}``) go to generalizing anonymizers (``mondrian``) and to
-    guarantees that use a sensitive attribute's taxonomy (t-closeness's hierarchical
-    distance).  ``population``: the population ``table`` (then the research subset) was
-    drawn from (a :class:`~versapub.privacy.guarantees.population.Population` or a table), for
-    delta-presence and k-map without a sampling fraction (Mondrian and Incognito count it).
+    (``{attribute: Hierarchy}``) go to generalizing anonymizers and to t-closeness's
+    hierarchical distance.  ``population``: the population ``table`` was drawn from, for
+    delta-presence and k-map without a sampling fraction.
     Every problem found before anonymizing (``known_problems``: the reader's, e.g. missing
     cells; the rules, the columns' decisions, feasibility) is reported at once, in sections.
     ``k`` and ``max_risk`` (``risk_measure`` ``highest``: ``k = ceil(1/max_risk)``) are a floor
-    on published cells (``versapub check --k``'s test) that Mondrian and Incognito meet while
-    they generalize; the columns Anatomy, the MSA decomposition and plain tables publish
-    exactly are recoded alike in every table until they meet it
-    (:mod:`versapub.publishing.recoding`; ``suppression``: a share of records that may be
-    removed instead, ARX's limit); other tables are checked when the release is written.
-    ``treatments`` (:mod:`versapub.treatments`, ``"rounding:columns=age,base=5"`` or a mapping)
-    treat the input first, in order; the verifier applies their rules to the original itself."""
+    on the cells of the key variables ``keys`` (sdcMicro's ``keyVars``; default: every exactly
+    published column), met by generalizing (Mondrian, Incognito) or by recoding the exactly
+    published columns alike in every table (:mod:`versapub.publishing.recoding`), with
+    ``suppression`` a share of records that may be removed instead (ARX's limit), or with
+    ``suppression_mode="cells"`` by local suppression of key values in the order of
+    ``importance`` (:mod:`versapub.publishing.keys`).  ``treatments``
+    (:mod:`versapub.treatments`, ``"rounding:columns=age,base=5"`` or a mapping) treat the
+    input first, in order; the verifier applies their rules to the original itself."""
     job = prepare(
         table,
         rules,
@@ -159,6 +156,7 @@ def publish(
         floor=cell_floor(k, max_risk, risk_measure),
         suppression=suppression,
         treatments=treatments,
+        keys=KeyVariables(None if keys is None else tuple(keys), suppression_mode, tuple(importance)),
     )
     return _run(job, list(known_problems))
 

@@ -113,6 +113,9 @@ def publish(
         risk_measure=cfg.risk_measure,
         suppression=cfg.suppression,
         treatments=cfg.treatments,
+        keys=cfg.keys,
+        suppression_mode=cfg.suppression_mode,
+        importance=cfg.importance,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes

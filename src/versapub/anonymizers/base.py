@@ -153,6 +153,13 @@ class PublishRequest:
     #: record shares its exactly published non-sensitive values with at least ``k - 1``
     #: others.  Set only for an anonymizer that meets it (:class:`MeetsCellFloor`); 1: none.
     k: int = 1
+    #: The kept columns the floor counts (the job's ``--keys`` among them; ``None``: all of
+    #: ``keep``): a kept column no key names is published exactly but makes no cell.
+    counted: tuple[str, ...] | None = None
+
+    def floor_kept(self, kept: Sequence[str]) -> list[str]:
+        """The kept columns whose values make the floor's cells beside the classes."""
+        return list(kept) if self.counted is None else [a for a in kept if a in self.counted]
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:

@@ -146,6 +146,28 @@ if TYPE_CHECKING:
     "config: [privacy] suppression). The manifest and the summary count them.",
 )
 @click.option(
+    "--keys",
+    "keys",
+    help="With --k (or --max-risk): the key variables, comma-separated — the columns an adversary is assumed to "
+    "know (sdcMicro's keyVars): the floor, the identity verdict and the previews count their cells only "
+    "(config: [privacy] keys). Without it every exactly published column counts, and the summary says so.",
+)
+@click.option(
+    "--suppression-mode",
+    "suppression_mode",
+    type=click.Choice(["remove", "cells"]),
+    help="How --k meets short cells beside generalizing (config: [privacy] suppression_mode): remove (default, "
+    "ARX: records removed, in no table, at most --suppression of them) or cells (sdcMicro's local suppression: "
+    "key values published empty, an empty value matching any value; --suppression then bounds the share of "
+    "records with a suppressed value, no bound without it).",
+)
+@click.option(
+    "--importance",
+    "importance",
+    help="With --suppression-mode cells: key variables, most important first, comma-separated — suppressed last "
+    "(config: [privacy] importance; default: a key with more distinct values is suppressed first, as sdcMicro).",
+)
+@click.option(
     "--max-risk",
     "max_risk",
     type=float,
@@ -182,6 +204,9 @@ def publish(
     scratch: Path | None,
     k_floor: int | None,
     k_suppression: float | None,
+    keys: str | None,
+    suppression_mode: str | None,
+    importance: str | None,
     treat: tuple[str, ...],
     max_risk: float | None,
     risk_measure: str | None,
@@ -218,6 +243,9 @@ def publish(
             syntactic = {  # what a syntactic release reads and a differentially private one would ignore
                 "--k": k_floor,
                 "--suppression": k_suppression,
+                "--keys": keys,
+                "--suppression-mode": suppression_mode,
+                "--importance": importance,
                 "--treat": treat or None,
                 "--max-risk": max_risk,
                 "--risk-measure": risk_measure,
@@ -242,6 +270,9 @@ def publish(
             scratch=scratch,
             k=k_floor,
             suppression=k_suppression,
+            keys=_listed(keys),
+            suppression_mode=suppression_mode,
+            importance=_listed(importance),
             max_risk=max_risk,
             risk_measure=risk_measure,
             max_singling_out=max_singling_out,
@@ -256,6 +287,11 @@ def publish(
         release, seconds = _run_publish(cfg, out_dir, overwrite, quiet, utility="none" if no_utility else utility_level)
         if not quiet:
             _print_summary(release, out_dir, seconds)
+
+
+def _listed(text: str | None) -> tuple[str, ...] | None:
+    """A comma-separated list of column names (``None``: not given)."""
+    return None if text is None else tuple(p.strip() for p in text.split(","))
 
 
 def _configured_mechanism(config: Path | None) -> bool:

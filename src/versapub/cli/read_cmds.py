@@ -249,6 +249,12 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
     "k-combinatorial anonymity (Kifer & Gehrke) of the attributes no rule protects.",
 )
 @click.option(
+    "--keys",
+    "keys",
+    help="The key variables --k and --max-risk count, comma-separated (default: the ones the release names with "
+    "its --keys, else every exactly published column).",
+)
+@click.option(
     "--max-risk",
     "max_risk",
     type=float,
@@ -288,6 +294,7 @@ def check(
     guarantee: str | None,
     ell: int | None,
     k: int | None,
+    keys: str | None,
     max_risk: float | None,
     risk_measure: str,
     max_singling_out: float | None,
@@ -326,6 +333,7 @@ def check(
             rules_file=rules_cfg,
             attack=attack,
             k=k,
+            keys=None if keys is None else [a.strip() for a in keys.split(",")],
             max_risk=max_risk,
             risk_measure=risk_measure,
             population=population,

@@ -119,7 +119,8 @@ def _write_records(
 @click.option(
     "--qi",
     help="Quasi-identifiers, comma-separated: the columns an attacker may know (required for a data file; "
-    "default for a release: every published non-sensitive column of each table).",
+    "default for a release: its key variables when it was published with --keys, else every published "
+    "non-sensitive column of each table).",
 )
 @click.option("--sampling-fraction", type=float, help="The share of the population the data holds, in (0, 1].")
 @click.option("--population-size", type=int, help="The size of the population the data was drawn from.")

@@ -54,12 +54,14 @@ def check(
     max_singling_out: float | None = None,
     attacks: int | None = None,
     progress: Callable[[str], None] | None = None,
+    keys: Sequence[str] | None = None,
 ) -> CheckReport:
     """Every check of ``versapub check`` (its ``--json`` is ``.to_json()``): the schema (GNF
     per rule), the guarantee in every group, consistency (sums, sizes, digests, and with
     ``original`` every marginal), intersection attacks, the maximum-entropy posterior, the
     kinds' own attacks, identity risk, row-order hygiene; with ``k`` also the smallest
-    published cell and k-link/k-combinatorial anonymity.
+    published cell and k-link/k-combinatorial anonymity, counted on the key variables ``keys``
+    (default: the ones the release names, else every published cell column).
 
     Checked against the steward's requirement — ``policy`` (a TOML file with ``[privacy]``),
     ``guarantee`` (``"l-diversity:l=3"``) or ``l``, ``rules`` (each optionally
@@ -120,6 +122,7 @@ def check(
         population=population_table(d, population, missing) if population is not None else None,
         n_attacks=attacks or N_ATTACKS,
         progress=progress,
+        keys=None if keys is None else list(keys),
     )
 
 

@@ -370,6 +370,26 @@ def risk_choices(directory: str | Path) -> RiskChoices:
     return RiskChoices(candidates, declared, int(manifest.n_records))
 
 
+def _release_reading(
+    path: Path, qi: Sequence[str] | None, matches_any: bool, notes: list[str]
+) -> tuple[Sequence[str] | None, bool]:
+    """A release's own reading of its cells: its key variables (the manifest's ``job.keys``,
+    ``--keys`` when published) unless ``qi`` names others, and an empty value matching any
+    value when it suppressed key values locally (``suppressed``)."""
+    from versapub.formats import read_manifest
+
+    raw = read_manifest(path).raw or {}
+    job = raw.get("job")
+    keys = job.get("keys") if isinstance(job, dict) else None
+    if qi is None and isinstance(keys, list) and keys:
+        qi = [str(a) for a in keys]
+        notes.append(f"measured on the key variables the release names ({', '.join(qi)}); --qi measures others")
+    if isinstance(raw.get("suppressed"), dict) and not matches_any:
+        matches_any = True
+        notes.append("an empty value matches any value (the release suppressed key values locally)")
+    return qi, matches_any
+
+
 def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool = False) -> list[Classes]:
     """Each table of a written release as classes of its published non-sensitive values
     (``qi``: only these of them), read from its files."""
@@ -470,6 +490,7 @@ def risk(
         if path.is_dir() and (path / "manifest.json").is_file():
             if weights:
                 raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
+            qi, missing_matches_any = _release_reading(path, qi, missing_matches_any, notes)
             classes, label = release_classes(path, qi, missing_matches_any), str(path)
             if not classes:  # a differentially private release: noisy or expected counts only
                 notes.append(

@@ -277,6 +277,12 @@ class PublishConfig:
     #: With ``k``: the share of records the recoding that meets it may remove instead of
     #: generalizing further (ARX's suppression limit; ``[privacy] suppression``).
     suppression: float = 0.0
+    #: The key variables the floor counts (``--keys``, ``[privacy] keys``; ``None``: every
+    #: exactly published column), how its suppression works (``remove`` or ``cells``) and the
+    #: keys' importance for local suppression, most important first.
+    keys: tuple[str, ...] | None = None
+    suppression_mode: str = "remove"
+    importance: tuple[str, ...] = ()
     #: Treatments applied to the input in order before anything else (``--treat``, TOML
     #: ``[[treatment]]``; :mod:`versapub.treatments`): specs ``NAME:p=v,...`` or tables.
     treatments: tuple[Any, ...] = ()
@@ -492,6 +498,14 @@ class PublishConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
+def _names(section: dict[str, Any], key: str, where: str) -> tuple[str, ...] | None:
+    """``[privacy] keys``/``importance``: a list of column names (``None`` when absent)."""
+    raw = _get(section, key, list, where)
+    if raw is not None and not all(isinstance(x, str) for x in raw):
+        raise ConfigError(f"{where}: [privacy] {key} must be a list of column names.")
+    return None if raw is None else tuple(raw)
+
+
 def _date_formats(inp: dict[str, Any], where: str) -> dict[str, str]:
     """``[input] date_formats = { admitted = "%d/%m/%Y" }``, each format checked."""
     raw = _get(inp, "date_formats", dict, where, {})
@@ -643,6 +657,9 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         k=_get(priv, "k", int, where),
         max_risk=_get(priv, "max_risk", (int, float), where),
         suppression=_get(priv, "suppression", (int, float), where, 0.0),
+        keys=_names(priv, "keys", where),
+        suppression_mode=_get(priv, "suppression_mode", str, where, "remove"),
+        importance=_names(priv, "importance", where) or (),
         treatments=tuple(dict(t) for t in data.get("treatment", [])),
         mechanism=_mechanism(priv, where),
         domains=_domains(priv, base, where),

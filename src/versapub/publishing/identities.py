@@ -16,7 +16,7 @@ from versapub.publishing.after_removal import after_removal, removal_notes
 from versapub.publishing.recoding import require_floor_honoured
 from versapub.publishing.removal import without_removed
 from versapub.publishing.steps import Clock, Columns, Job, input_of, whole_input
-from versapub.publishing.tables import floored_plain, identity_risk, step_hook, table_rng
+from versapub.publishing.tables import floored_plain, identity_risk, plain_short, step_hook, table_rng
 from versapub.release.value import PublishedTable, Release
 from versapub.schema.gnf import require_gnf
 from versapub.schema.model import Schema, SubTable
@@ -47,7 +47,28 @@ def _classic_job(job: Job, cols: Columns) -> tuple[Anonymizer, tuple[str, ...], 
         )
     if job.floor > 1:
         require_floor_honoured(anon, job.floor, "T1")
+        _require_classic_suppression(job, anon)
     return anon, qi, others, together
+
+
+def _require_classic_suppression(job: Job, anon: Anonymizer) -> None:
+    """The classic job generalizes the quasi-identifiers with the anonymizer's own
+    suppression (``mondrian:suppression=S``): the job's ``--suppression`` and local
+    suppression belong to exactly published columns, and are refused here rather than
+    ignored (issue 65)."""
+    if job.keys.suppression_mode == "cells":
+        raise ConfigError(
+            f"--suppression-mode cells suppresses values of exactly published keys, but this classic job (--qi "
+            f"without a rule) meets --k {job.floor} by generalizing with {anon.name}, whose suppression removes "
+            f"records. Use {anon.name}:suppression=S (records of short cells removed, at most S of them) and leave "
+            "--suppression-mode out, or publish with a rule and --anonymizer anatomy."
+        )
+    if job.suppression:
+        raise ConfigError(
+            f"--suppression {job.suppression:g} is the budget of the recoding of exactly published columns; this "
+            f"classic job (--qi without a rule) meets --k {job.floor} by generalizing with {anon.name}, which takes "
+            f"its own: write --anonymizer {anon.name}:suppression={job.suppression:g} instead of --suppression."
+        )
 
 
 def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock) -> Release:
@@ -68,7 +89,8 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     rng = table_rng(job.seed, first_sub)
     floor = job.floor if isinstance(anon, MeetsCellFloor) else 1
     keep = others if together else ()
-    request = PublishRequest(part, (), (g,), rng, step_hook(job.hook, 0, 1), job.hierarchies, keep, floor)
+    counted = None if job.keys.names is None else tuple(job.keys.of(keep))
+    request = PublishRequest(part, (), (g,), rng, step_hook(job.hook, 0, 1), job.hierarchies, keep, floor, counted)
     try:
         first = anon.publish(request)
     except ValueError:
@@ -81,7 +103,7 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     if others and not together:
         rest = SubTable("T2", others)
         detached = publish_plain(table.select(others))
-        if job.floor > 1 and int(detached.parts["data"].counts.min(initial=job.floor)) < job.floor:
+        if plain_short(detached, job.floor, job.keys):
             detached = floored_plain(table.select(others), rest, job.seed, None, job.hierarchies, job.floor)
         published.append(PublishedTable("T2", detached))
     whole = table
@@ -104,9 +126,9 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         input=input_of(job, table),
         timings=clock.timings,
         columns=roles.to_manifest(removed=list(roles.identifying), by_others=cols.by_others),
-        identity={p.name: identity_risk(table, p.table) for p in published},
+        identity={p.name: identity_risk(table, p.table, job.keys) for p in published},
         warnings=[*cols.warnings, *removal_notes(treated)],
-        notes=list(cols.notes or []),
+        notes=[*(cols.notes or []), *([job.keys.reading()] if job.floor > 1 else [])],
         population=job.population,
         removed=removal,
         verified_against=whole_input(cols, removal is not None, job.untreated)
@@ -116,5 +138,5 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
         else None,  # type: ignore[arg-type]
         treatments=treated,
         perturbation=job.perturbation,
-        requested={"floor": job.floor, "suppression": job.suppression},
+        requested=job.requested(),
     )

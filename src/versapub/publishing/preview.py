@@ -10,6 +10,7 @@ generalize: their cost is not estimated, only whether their classes already meet
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,8 +45,8 @@ def k_preview(
         if sub.enforces is not None and isinstance(anon, MeetsCellFloor):
             generalizing.append(sub.name)
         else:
-            exact.append((sub.name, predicted_unguarded(sub, anon, cols.keep)))
-    sizes = [_cell_sizes(p) for p in published]
+            exact.append((sub.name, job.keys.of(predicted_unguarded(sub, anon, cols.keep))))
+    sizes = [_cell_sizes(p, job.keys.of) for p in published]
     protected = frozenset(r.rhs for r in rules.reduction.rules)
     plain = frozenset(s.name for s in schema.tables if s.enforces is None)
     out: dict[str, Any] = {}
@@ -64,13 +65,16 @@ def k_preview(
         if short:
             one["generalized_further"] = short
         out[str(k)] = one
-    return {"computed": "computed on the input while publishing", "k": out}
+    keys = {} if job.keys.names is None else {"keys": list(job.keys.names)}
+    return {"computed": "computed on the input while publishing", "k": out, **keys}
 
 
-def _cell_sizes(p: PublishedTable) -> np.ndarray:
-    """The sizes of a published table's cells of exactly published values (one per record's
-    cell: a table whose every column is protected has one cell of all records)."""
+def _cell_sizes(p: PublishedTable, keyed: Callable[[list[str]], list[str]]) -> np.ndarray:
+    """The sizes of a published table's cells of its key columns (``keyed``: the keys among
+    its cell columns; one size per record's cell: a table with no key has one cell of all
+    records)."""
     role, cols = get_kind(p.table.kind).cells(entry_of(p.name, p.table))
+    cols = keyed(cols)
     part = p.table.parts[role]
     if not cols:
         return np.array([int(part.counts.sum())], dtype=np.int64)

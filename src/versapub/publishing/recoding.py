@@ -29,6 +29,7 @@ from versapub.data.hierarchy_build import grouped
 from versapub.data.table import EncodedTable, is_missing_value
 from versapub.errors import ConfigError, HierarchyError, InfeasibleError
 from versapub.publishing.choice import anon_for
+from versapub.publishing.local_suppression import suppress_cells
 from versapub.publishing.steps import Columns, Guarded, Job
 from versapub.publishing.tables import kept_in, predicted_unguarded
 from versapub.release.value import Removal
@@ -83,23 +84,33 @@ class Recoding:
         return out
 
     def notes(self) -> list[str]:
-        """One sentence per recoded attribute, for the summary and the report."""
+        """The recoding in sentences for the summary and the report: the columns published
+        as their root (*) in one, each column published at a coarser level in one."""
         out = []
         if self.levels == {} and self.removed is not None:
             return ["no column needed generalizing: removing the records of the short cells met the k you asked for"]
+        roots = [a for a, lv in self.levels.items() if lv == self.hierarchies[a].height - 1]
         for a, lv in self.levels.items():
+            if a in roots:
+                continue
             h = self.hierarchies[a]
-            if lv == h.height - 1:
-                what = f"{a} is published as its root (*) in every table"
-            else:
-                where = (
-                    "a hierarchy built from its values (pairs of consecutive values)"
-                    if a in self.built
-                    else "its hierarchy"
-                )
-                n = len(set(h.mapping(lv).values()))
-                what = f"{a} is published at level {lv} of {h.height - 1} of {where} ({n} values) in every table"
-            out.append(what + ", so that every cell of exactly published values holds the k you asked for")
+            where = (
+                "a hierarchy built from its values (pairs of consecutive values)"
+                if a in self.built
+                else "its hierarchy"
+            )
+            n = len(set(h.mapping(lv).values()))
+            out.append(
+                f"{a} is published at level {lv} of {h.height - 1} of {where} ({n} values) in every table, so that "
+                "every cell of the key variables holds the k you asked for"
+            )
+        if roots:
+            out.append(
+                f"{', '.join(roots)} {'is' if len(roots) == 1 else 'are'} published as "
+                f"{'its' if len(roots) == 1 else 'their'} root (*) in every table: no finer level met the k you asked "
+                "for within the suppression budget at a smaller loss of information (name the columns an "
+                "adversary knows with --keys to count only those, or allow more --suppression)"
+            )
         return out
 
 
@@ -163,6 +174,7 @@ def choose(
     fallback: frozenset[str] = frozenset(),
     budget: int = 0,
     lattice_max: int = LATTICE_MAX,
+    cascade: bool = True,
 ) -> Recoding | None:
     """The recoding of the columns of ``tables`` (name, exactly published columns) that are
     not ``protected`` (a rule's sensitive attribute stays exact) that brings every table's
@@ -172,17 +184,20 @@ def choose(
     none is), the recoding then carrying them.  A table that even the roots leave short is
     refused (:class:`InfeasibleError`, naming the largest k it can meet) unless it is in
     ``fallback`` (a plain table, then generalized on its own: ``tables.floored_plain``).
-    ``lattice_max``: the largest lattice searched whole (in a larger one a minimal node is
-    found by descending from the roots)."""
+    ``lattice_max``: the largest lattice searched whole (in a larger one a node is found by
+    descending from the roots).  ``cascade``: removing a short cell's records may leave
+    others short (records removed); without it (local suppression, which never shrinks a
+    cell) the records of the cells short at the node are what the budget bounds.  Nodes are
+    compared by :meth:`_Search.loss`, the information the node and its suppression lose."""
     need = [(name, list(cols)) for name, cols in tables if cols and _smallest(table, cols) < floor]
     if not need:
         return None
-    search = _Search(table, need, floor, given, protected)
+    search = _Search(table, need, floor, given, protected, cascade)
     if search.removed(search.top) > budget:  # even the roots leave too many short: those tables go
         need = _feasible(table, need, floor, protected, fallback, (search.removed(search.top), budget))
         if not need:
             return None
-        search = _Search(table, need, floor, given, protected)
+        search = _Search(table, need, floor, given, protected, cascade)
     if not search.recodable and not budget:
         return None
     whole = math.prod(search.heights) <= lattice_max
@@ -196,43 +211,52 @@ def choose(
 
 
 def _minimal(search: _Search, budget: int) -> tuple[int, ...] | None:
-    """Among the nodes that meet the floor within the budget and generalize no other such
-    node (Incognito's minimal nodes: a node above one that meets it meets it too, its cells
-    being unions of that one's), the one that loses least, then removes fewest; visited
-    from the exact values up, a node above one found never checked."""
-    found: list[tuple[int, ...]] = []
+    """The node that loses least (:meth:`_Search.loss`: generalization and suppression)
+    among those that meet the floor within the budget; a node whose generalization alone
+    loses more than the best found is never checked, and, with no budget, nodes above a
+    node that meets the floor (which meet it too, their cells being unions of its, and lose
+    more) neither."""
     best: tuple[float, int, tuple[int, ...]] | None = None
-    order = sorted(itertools.product(*(range(h) for h in search.heights)), key=lambda v: (sum(v), v))
+    found: list[tuple[int, ...]] = []
+    order = sorted(itertools.product(*(range(h) for h in search.heights)), key=lambda v: (search.generalized(v), v))
     for levels in order:
         if not budget and not any(levels):
             continue
-        if any(all(a >= b for a, b in zip(levels, f, strict=True)) for f in found):
+        if best is not None and search.generalized(levels) >= best[0]:
+            break  # ordered by generalization loss: no later node can lose less
+        if not budget and any(all(a >= b for a, b in zip(levels, f, strict=True)) for f in found):
             continue
         gone = search.removed(levels)
         if gone <= budget:
             found.append(levels)
-            key = (search.loss(levels), gone, levels)
+            key = (search.loss(levels, gone), gone, levels)
             best = key if best is None or key < best else best
     return None if best is None else best[2]
 
 
 def _descend(search: _Search, budget: int) -> tuple[int, ...] | None:
-    """A minimal node of a lattice too large to search whole: from the roots down, one
-    level at a time, each time lowering the column that gains most (the fewest levels) while
-    the floor is still met; where no column can be lowered the node is minimal — every node
-    below it lies below one of the nodes just refused, which meet the floor no better."""
+    """A node of a lattice too large to search whole: from the roots down, one level at a
+    time, each time lowering the column whose lowering saves most information
+    (:meth:`_Search.loss`) while the floor is still met within the budget; the node that
+    lost least on the way is kept.  Where no column can be lowered the descent ends."""
     levels = list(search.top)
-    if search.removed(levels) > budget:
+    gone = search.removed(levels)
+    if gone > budget:
         return None
+    best = (search.loss(levels, gone), tuple(levels))
     while True:
-        order = sorted((j for j, lv in enumerate(levels) if lv), key=lambda j: (search.heights[j], j))
-        for j in order:
+        trials = []
+        for j in (j for j, lv in enumerate(levels) if lv):
             trial = [*levels[:j], levels[j] - 1, *levels[j + 1 :]]
-            if search.removed(trial) <= budget:
+            trials.append((search.generalized(trial), j, trial))
+        for _, _, trial in sorted(trials):
+            gone = search.removed(trial)
+            if gone <= budget:
                 levels = trial
+                best = min(best, (search.loss(levels, gone), tuple(levels)))
                 break
         else:
-            return tuple(levels)
+            return best[1]
 
 
 def _feasible(
@@ -281,8 +305,9 @@ class _Search:
         floor: int,
         given: Mapping[str, Hierarchy],
         protected: frozenset[str],
+        cascade: bool = True,
     ) -> None:
-        self.need, self.floor = need, floor
+        self.need, self.floor, self.cascade = need, floor, cascade
         self.recodable = sorted({a for _, c in need for a in c if a not in protected}, key=table.names.index)
         self.hier: dict[str, Hierarchy] = {}
         self.built: set[str] = set()
@@ -298,6 +323,20 @@ class _Search:
         self.nodes = {a: self.hier[a].node_codes(table.column(a)) for a in self.recodable}
         self.heights = [self.hier[a].height for a in self.recodable]
         self.top = tuple(h - 1 for h in self.heights)
+        self.n = int(self.rows.counts.sum())
+        self.losses = [self._intensity(table, a) for a in self.recodable]
+
+    def _intensity(self, table: EncodedTable, a: str) -> list[float]:
+        """Per level of ``a``'s hierarchy, the share of ``a``'s information a record loses on
+        average: ``(values under its node - 1) / (values - 1)`` over the values the table
+        holds (ARX's loss, the generalization intensity: 0 at the leaves, 1 at the root)."""
+        counts = np.bincount(table.codes(a), minlength=table.cardinality(a)).astype(np.float64)
+        card = int((counts > 0).sum())
+        out = []
+        for nodes in self.nodes[a]:
+            under = np.bincount(nodes, weights=counts > 0)[nodes]
+            out.append(float((counts * (under - 1)).sum() / max(card - 1, 1) / max(counts.sum(), 1)))
+        return out
 
     def short(self, levels: Sequence[int]) -> np.ndarray:
         """Per distinct row: removed, because its cell in some table holds fewer than the
@@ -315,15 +354,23 @@ class _Search:
             more = gone.copy()
             for inv in inverses:
                 more |= (np.bincount(inv, weights=kept)[inv] < self.floor) & ~gone
-            if (more == gone).all():
-                return gone
+            if (more == gone).all() or not self.cascade:
+                return more
             gone = more
 
     def removed(self, levels: Sequence[int]) -> int:
         return int(self.rows.counts[self.short(levels)].sum())
 
-    def loss(self, levels: Sequence[int]) -> float:
-        return sum(lv / (h - 1) for lv, h in zip(levels, self.heights, strict=True))
+    def generalized(self, levels: Sequence[int]) -> float:
+        """What the node's generalization loses: the columns' losses at their levels, summed."""
+        return sum(loss[lv] for loss, lv in zip(self.losses, levels, strict=True))
+
+    def loss(self, levels: Sequence[int], gone: int) -> float:
+        """What the node loses with ``gone`` records suppressed: its generalization, the
+        suppressed records' share counted as lost in every recodable column (removed: a
+        record in no table; a value suppressed: at least one per record, counted as one)."""
+        lost = len(self.recodable) if self.cascade else 1
+        return self.generalized(levels) + lost * gone / max(self.n, 1)
 
     def recoding(self, levels: Sequence[int]) -> Recoding:
         chosen = {a: lv for a, lv in zip(self.recodable, levels, strict=True) if lv}
@@ -342,11 +389,13 @@ def _smallest(table: EncodedTable, cols: Sequence[str]) -> int:
 
 
 def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[Columns, Recoding | None]:
-    """The job's columns with the exactly published ones recoded to meet its floor (in
-    memory; the tables a generalizing anonymizer meets it in are left to it), and the
-    recoding (``None``: none needed)."""
+    """The job's columns with the exactly published ones recoded to meet its floor on the
+    cells of their key variables (in memory; the tables a generalizing anonymizer meets it
+    in are left to it), short cells then met by removing records or, with local suppression,
+    by suppressing key values; and the recoding (``None``: none needed)."""
     if job.floor <= 1:
         return cols, None
+    cols = replace(cols, notes=[*cols.notes, job.keys.reading()])
     for sub in schema.tables:
         if sub.enforces is not None:
             require_floor_honoured(anon_for(sub, job.anon, rules.own_anon), job.floor, sub.name)
@@ -358,34 +407,100 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
         anon = anon_for(sub, job.anon, rules.own_anon)
         if sub.enforces is not None and isinstance(anon, MeetsCellFloor):
             continue
-        exact.append((sub.name, predicted_unguarded(sub, anon, cols.keep)))
+        exact.append((sub.name, job.keys.of(predicted_unguarded(sub, anon, cols.keep))))
         if sub.enforces is None:
             plain.add(sub.name)
     protected = frozenset(r.rhs for r in rules.reduction.rules)
     job.hook(f"generalizing exactly published columns to meet k = {job.floor}", 0, 1)
     n = cols.table.n_rows
-    budget = math.floor(job.suppression * n)
-    recoding = choose(cols.table, exact, job.floor, job.hierarchies or {}, protected, frozenset(plain), budget)
+    cells = job.keys.suppression_mode == "cells"
+    budget = n if cells and not job.suppression else math.floor(job.suppression * n)
+    recoding = choose(
+        cols.table,
+        exact,
+        job.floor,
+        job.hierarchies or {},
+        protected,
+        frozenset() if cells else frozenset(plain),
+        budget,
+        cascade=not cells,
+    )
+    if recoding is not None:
+        _require_not_allowed(job, cols, recoding)
+    if cells:
+        _require_unshared_keys(job, schema, protected)
+        return _locally_suppressed(job, cols, recoding, exact, protected)
     if recoding is None:
         return cols, None
+    table, removal = recoding.apply(cols.table), None
+    if recoding.removed is not None:
+        keep = np.setdiff1d(np.arange(n, dtype=np.int64), recoding.removed, assume_unique=True)
+        table = table.take(keep)
+        why = {f"in a cell of fewer than {job.floor} key values (the k you asked for)": len(recoding.removed)}
+        removal = Removal(len(recoding.removed), why, job.suppression, math.floor(job.suppression * n), None)
+    notes = [*cols.notes, *recoding.notes()]
+    return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
+
+
+def _require_unshared_keys(job: Job, schema: Schema, protected: frozenset[str]) -> None:
+    """Local suppression is read table by table (an empty value matching any value); tables
+    joined on a key column would be read together as one collection, which has no reading
+    for such a value: refused before anything is anonymized, with the ways out."""
+    held: dict[str, list[str]] = {}
+    for sub in schema.tables:
+        for a in job.keys.of(sub.attributes):
+            if a not in protected:
+                held.setdefault(a, []).append(sub.name)
+    shared = [(a, ts) for a, ts in held.items() if len(ts) > 1]
+    if shared:
+        a, ts = shared[0]
+        raise ConfigError(
+            f"--suppression-mode cells reads a suppressed value as matching any value within one table, but the key "
+            f"{a!r} is published by tables {', '.join(ts)} (the decomposition shares it), which are read together "
+            "as one collection of marginals where such a value has no reading. Use --decomposition uad (one table "
+            "holds every key), name keys no two tables share (--keys), or --suppression-mode remove."
+        )
+
+
+def _require_not_allowed(job: Job, cols: Columns, recoding: Recoding) -> None:
+    """A column the steward allowed to be published as it is (``--allow-unique``) cannot be
+    recoded to meet the floor (issue 71): refused with the ways out."""
     allowed = [a for a in recoding.levels if a in cols.roles.allow_unique]
-    if allowed:  # issue 71: "as it is" and the floor cannot both hold
+    if allowed:
         raise ConfigError(
             f"--allow-unique publishes {', '.join(map(repr, allowed))} as it is, but --k {job.floor} holds only with "
             f"{allowed[0]!r} generalized ({recoding.notes()[list(recoding.levels).index(allowed[0])].split(',')[0]}). "
             f"Generalize it when it is read instead (--hierarchy {allowed[0]}=FILE:LEVEL in place of --allow-unique; "
             "versapub hierarchy build writes one), declare it --identifying (removed), or leave --k out."
         )
-    table, removal = recoding.apply(cols.table), None
-    if recoding.removed is not None:
-        keep = np.setdiff1d(np.arange(n, dtype=np.int64), recoding.removed, assume_unique=True)
-        table = table.take(keep)
-        why = {
-            f"in a cell of fewer than {job.floor} exactly published values (the k you asked for)": len(recoding.removed)
-        }
-        removal = Removal(len(recoding.removed), why, job.suppression, budget, None)
-    notes = [*cols.notes, *recoding.notes()]
-    return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
+
+
+def _locally_suppressed(
+    job: Job, cols: Columns, recoding: Recoding | None, exact: list[tuple[str, list[str]]], protected: frozenset[str]
+) -> tuple[Columns, Recoding | None]:
+    """The recoded table with key values suppressed until every exact table's key cells hold
+    the floor (an empty value matching any value), the manifest's ``suppressed`` block and
+    the summary's sentence."""
+    assert isinstance(cols.table, EncodedTable)
+    table = recoding.apply(cols.table) if recoding is not None and recoding.levels else cols.table
+    keyed = [c for _, c in exact if c]
+    free = frozenset(a for c in keyed for a in c if a not in protected and a not in cols.roles.allow_unique)
+    done = suppress_cells(table, keyed, job.floor, free, job.keys.importance)
+    notes = [*cols.notes, *(recoding.notes() if recoding is not None and recoding.levels else [])]
+    block = done.to_manifest(job.floor, keyed)
+    if done.records:
+        n = table.n_rows
+        per = ", ".join(f"{a} {c:,}" for a, c in done.cells.items() if c)
+        notes.append(
+            f"Local suppression: {sum(done.cells.values()):,} key value(s) published empty in {done.records:,} of "
+            f"{n:,} records ({done.records / max(n, 1):.2%}; per column: {per}), so that every cell of the key "
+            f"variables holds at least {job.floor} records with an empty value matching any value"
+        )
+    if recoding is not None and not recoding.levels:
+        recoding = None
+    if not done.records and recoding is None:
+        return replace(cols, suppressed=block), None
+    return replace(cols, table=done.table, notes=notes, unrecoded=cols.table, suppressed=block), recoding
 
 
 def require_floor_honoured(anon: Anonymizer, floor: int, table: str) -> None:

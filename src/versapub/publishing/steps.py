@@ -52,6 +52,7 @@ from versapub.privacy.screens.proxy_sets import SetProxy, set_proxy_error
 from versapub.privacy.screens.roles import ColumnRoles, apply_roles, column_problems
 from versapub.publishing.after_removal import after_removal, removal_notes
 from versapub.publishing.choice import anon_for, anonymizer_of, plugins_for, reach_of, require_out_of_core
+from versapub.publishing.keys import KeyVariables
 from versapub.publishing.removal import without_removed
 from versapub.publishing.screens import population_of, population_used, proxies, proxy_sets, quasi_identifiers
 from versapub.publishing.tables import (
@@ -124,6 +125,13 @@ class Job:
     seed_given: bool = False
     #: What the treatments changed, measured record by record (the manifest's ``perturbation``).
     perturbation: dict[str, Any] | None = None
+    #: The key variables the floor counts and how its suppression works (``--keys``,
+    #: ``--suppression-mode``, ``--importance``; :mod:`versapub.publishing.keys`).
+    keys: KeyVariables = field(default_factory=KeyVariables)
+
+    def requested(self) -> dict[str, Any]:
+        """The manifest's ``job`` block: the floor and the suppression asked for, and the keys."""
+        return {"floor": self.floor, "suppression": self.suppression, **self.keys.to_manifest()}
 
 
 def cell_floor(k: int | None, max_risk: float | None, risk_measure: str = "highest") -> int:
@@ -158,6 +166,7 @@ def prepare(
     floor: int = 1,
     suppression: float = 0.0,
     treatments: Sequence[Any] = (),
+    keys: KeyVariables | None = None,
 ) -> Job:
     """The request checked and turned into values; ``plugins`` holds
     :func:`~versapub.publishing.choice.plugins_for`'s arguments (``decomposition``,
@@ -188,6 +197,14 @@ def prepare(
             "cells, and this job sets none: give --k K (or --max-risk R with the highest risk), or leave "
             "--suppression out (a generalizing anonymizer's own is mondrian:suppression=S or incognito:suppression=S)."
         )
+    keys = keys or KeyVariables()
+    keys.check_columns(list(table.names))
+    if floor <= 1 and (keys.suppression_mode != "remove" or keys.importance):
+        raise ConfigError(
+            "--suppression-mode and --importance say how a floor on published cells is met, and this job sets none: "
+            "give --k K (or --max-risk R), or leave them out (--keys alone names the columns the previews and the "
+            "identity verdict count)."
+        )
     items = tuple(rules)
     parsed, own = split(items)
     roles = columns if columns is not None else ColumnRoles()
@@ -215,6 +232,7 @@ def prepare(
         floor=floor,
         suppression=float(suppression),
         treatments=tuple(parse_treatment(t) for t in treatments),
+        keys=keys,
     )
 
 
@@ -237,6 +255,8 @@ class Columns:
     unrecoded: Source | None = None
     #: Records that recoding removed (the job's ``suppression``): how many, why, the budget.
     removed: Removal | None = None
+    #: Local suppression's record (the manifest's ``suppressed``; ``None``: not asked for).
+    suppressed: dict[str, Any] | None = None
 
 
 def decide_columns(job: Job, problems: list[Problem]) -> Columns:
@@ -475,7 +495,17 @@ def anonymize_all(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> li
         say = step_hook(job.hook, i, total)
         shared = frozenset(a for t in schema.tables if t is not sub for a in t.attributes)
         out = anonymize(
-            cols.table, sub, mine, rules.per_rule, job.seed, say, job.hierarchies, cols.keep, job.floor, shared
+            cols.table,
+            sub,
+            mine,
+            rules.per_rule,
+            job.seed,
+            say,
+            job.hierarchies,
+            cols.keep,
+            job.floor,
+            shared,
+            job.keys,
         )
         published.append(PublishedTable(sub.name, out))
     job.hook("anonymized", total, total)
@@ -542,7 +572,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         input=input_of(job, table),
         timings=out.clock.timings,
         columns=cols.roles.to_manifest(removed=list(cols.roles.identifying), by_others=cols.by_others),
-        identity={p.name: identity_risk(table, p.table) for p in published},
+        identity={p.name: identity_risk(table, p.table, job.keys) for p in published},
         warnings=[*cols.warnings, *removal_notes(treated)],
         notes=cols.notes,
         associations=tuple(associations),
@@ -557,11 +587,12 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         population=job.population,
         removed=removal,
         recoded=out.recoded,
+        suppressed=cols.suppressed,
         k_preview=out.k_preview,
         verified_against=whole_input(cols, removal is not None, job.untreated),
         treatments=treated,
         perturbation=job.perturbation,
-        requested={"floor": job.floor, "suppression": job.suppression},
+        requested=job.requested(),
     )
 
 

@@ -29,6 +29,7 @@ from versapub.privacy.guarantees.guarantee import Guarantee, make_guarantee
 from versapub.privacy.per_rule import for_rules
 from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles, cell_risk
+from versapub.publishing.keys import KeyVariables
 from versapub.schema.model import SubTable
 
 #: ``progress(description, completed, total)`` is called as work advances.
@@ -65,6 +66,7 @@ def anonymize(
     keep: Sequence[str] = (),
     floor: int = 1,
     shared: frozenset[str] = frozenset(),
+    keys: KeyVariables | None = None,
 ) -> AnonymizedTable:
     """Publish one sub-table: plain when it enforces no rule, otherwise with the anonymizer
     (which refuses more rules than it can enforce at once) under the guarantee of its
@@ -76,23 +78,38 @@ def anonymize(
     (:class:`~versapub.anonymizers.base.MeetsCellFloor`; the others' tables are checked
     against it when the release is written).  ``shared``: attributes other tables of the
     release publish too (a floored plain table then generalizes them one way for all its
-    rows: :func:`floored_plain`)."""
+    rows: :func:`floored_plain`).  ``keys``: the job's key variables (the floor counts their
+    cells only; with local suppression the recoding met it on plain tables already)."""
+    keys = keys or KeyVariables()
     part = table.select(sub.attributes)
     if sub.enforces is None:
         out = publish_plain(part)
-        if floor > 1 and int(out.parts["data"].counts.min(initial=floor)) < floor:
+        if plain_short(out, floor, keys):
             out = floored_plain(part, sub, seed, progress, hierarchies, floor, bool(shared & set(sub.attributes)))
     else:
         kept = kept_in(sub, keep) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
         k = floor if isinstance(anon, MeetsCellFloor) else 1
-        request = PublishRequest(part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept, k)
+        counted = None if keys.names is None else tuple(keys.of(kept))
+        request = PublishRequest(
+            part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept, k, counted
+        )
         try:
             out = anon.publish(request)
         except ConfigError as exc:
             raise ConfigError(str(exc) + derived_from(sub, g)) from None
     get_kind(out.kind).validate(out)
     return out
+
+
+def plain_short(out: AnonymizedTable, floor: int, keys: KeyVariables) -> bool:
+    """Does a plain table leave a cell of its key columns below the floor (read as the
+    release is: with local suppression an empty value matches any value, and the recoding
+    met the floor there already)?"""
+    if floor <= 1 or keys.suppression_mode == "cells":
+        return False
+    data = out.parts["data"]
+    return min(data.cell_sizes(keys.of(data.names)), default=floor) < floor
 
 
 def floored_plain(
@@ -159,11 +176,14 @@ def derived_from(sub: SubTable, g: Guarantee | Mapping[Rule, Guarantee]) -> str:
     )
 
 
-def identity_risk(table: Source, published: AnonymizedTable) -> dict[str, float | int]:
+def identity_risk(
+    table: Source, published: AnonymizedTable, keys: KeyVariables | None = None
+) -> dict[str, float | int]:
     """Identity risk of one published table: the cells its kind publishes the non-sensitive
     attributes in (a plain table's rows, an Anatomy QIT's values, a generalized table's
-    classes), counted from what is published."""
+    classes), counted from what is published — of the job's key variables only, when named."""
     role, cols = get_kind(published.kind).cells(entry_of("T", published))
+    cols = (keys or KeyVariables()).of(cols)
     if not cols:
         return {"unique_share": 0.0, "k": table.n_rows, "cells": 1}
     return cell_risk(published.parts[role].cell_sizes(cols), table.n_rows)

@@ -91,17 +91,29 @@ class Removal:
         }
 
 
+#: How many recoded columns a preview sentence names before "and N more".
+SHOWN = 3
+
+
 def k_preview_text(preview: dict[str, Any]) -> list[str]:
-    """What ``--k 3`` and ``--k 5`` would cost, one sentence each (the summary, the report)."""
+    """What ``--k 3`` and ``--k 5`` would cost, one sentence each (the summary, the report),
+    naming at most :data:`SHOWN` recoded columns and how many more."""
     out = []
+    keys = preview.get("keys")
+    cells = f"key values ({', '.join(keys)})" if isinstance(keys, list) else "exactly published values"
     for k, one in preview.get("k", {}).items():
-        now = f"{one['share_below']:.1%} of records are in cells of fewer than {k} exactly published values"
+        now = f"{one['share_below']:.1%} of records are in cells of fewer than {k} {cells}"
         if one.get("refused"):
             cost = f"--k {k} would be refused: {one['refused']}"
         else:
             recoded = one.get("recoded") or {}
-            parts = [f"{a} {v}" for a, v in recoded.items()]
-            cost = f"--k {k} would publish " + ("; ".join(parts) if parts else "every exact column as it is")
+            parts = [f"{a} {v}" for a, v in list(recoded.items())[:SHOWN]]
+            more = len(recoded) - SHOWN
+            cost = f"--k {k} would publish " + (
+                "; ".join(parts) + (f"; and {more} more column(s) coarser" if more > 0 else "")
+                if parts
+                else "every exact column as it is"
+            )
             if recoded:
                 cost += f" (information lost on those columns: KL {one['kl_recoded_columns']:.3f})"
             if one.get("generalized_further"):
@@ -207,6 +219,9 @@ class Release:
     #: Exactly published columns recoded to meet ``--k`` (the manifest's ``recoded``:
     #: :mod:`versapub.publishing.recoding`): ``source`` holds the recoded values.
     recoded: dict[str, Any] | None = None
+    #: Key values suppressed to meet ``--k`` (``--suppression-mode cells``; the manifest's
+    #: ``suppressed``: :mod:`versapub.publishing.local_suppression`).
+    suppressed: dict[str, Any] | None = None
     #: Without ``--k``: what ``--k 3`` and ``--k 5`` would cost (the manifest's ``k_preview``).
     k_preview: dict[str, Any] | None = None
     #: Treatments applied to the input before anonymizing (the manifest's ``treatments``:
@@ -274,6 +289,7 @@ class Release:
             **({"job": dict(self.requested)} if self.requested is not None else {}),
             **({"removed": self.removed.to_manifest(self.n_records)} if self.removed is not None else {}),
             **({"recoded": self.recoded} if self.recoded else {}),
+            **({"suppressed": self.suppressed} if self.suppressed else {}),
             **({"k_preview": self.k_preview} if self.k_preview else {}),
             **({"treatments": list(self.treatments)} if self.treatments else {}),
             **({"perturbation": self.perturbation} if self.perturbation else {}),

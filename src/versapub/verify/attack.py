@@ -160,14 +160,47 @@ def _rule_components(pub: PublishedRelease) -> Iterator[tuple[list[CountRows], s
 
 
 def _targets(
-    rule: Rule, comp_cols: set[str], original: Sequence[dict[str, str]] | None, candidates: Iterable[tuple[str, ...]]
+    rule: Rule,
+    comp_cols: set[str],
+    original: Sequence[dict[str, str]] | None,
+    candidates: Iterable[tuple[str, ...]],
+    wildcard: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[tuple[str, ...]]]:
     """The LHS attributes inside the component and the target combinations to examine:
-    those of the original's records when it is given, else every candidate combination."""
+    those of the original's records when it is given, else every candidate combination;
+    with locally suppressed columns (``wildcard``), also every published combination with
+    an empty value there (a record published so is folded into its targets: :func:`_fold`)."""
     q_in = [a for a in rule.lhs if a in comp_cols]
     if original is not None:
-        return q_in, sorted({tuple(r[a] for a in q_in) for r in original})
+        held = {tuple(r[a] for a in q_in) for r in original}
+        wild = [i for i, a in enumerate(q_in) if a in wildcard]
+        if wild:
+            held |= {c for c in candidates if any(c[i] == "" for i in wild)}
+        return q_in, sorted(held)
     return q_in, sorted(set(candidates))
+
+
+def _fold(
+    q_in: list[str], wildcard: frozenset[str], possible: dict[tuple[str, ...], frozenset[str]]
+) -> dict[tuple[str, ...], frozenset[str]]:
+    """A record whose key value was suppressed is published with an empty value that matches
+    any value: a target's possible values are its own and those of every published
+    combination with empty values where it has its own (the adversary cannot tell which of
+    those rows is the target's; each was attacked as a literal combination, so the union is
+    sound)."""
+    wild = [i for i, a in enumerate(q_in) if a in wildcard]
+    patterns = [p for p in possible if any(p[i] == "" for i in wild)]
+    if not patterns:
+        return possible
+    out = {}
+    for q, vals in possible.items():
+        extra = [
+            possible[p]
+            for p in patterns
+            if p != q and all(x == y or (i in wild and x == "") for i, (x, y) in enumerate(zip(p, q, strict=True)))
+        ]
+        out[q] = vals.union(*extra)
+    return out
 
 
 def _widen(
@@ -197,6 +230,8 @@ def _report(
     """Expand component-level results to full LHS targets and record disclosures."""
     if pub is not None and pub.suppressed:
         possible = _widen(pub, rule, q_in, possible)
+    if pub is not None and pub.wildcard:
+        possible = _fold(q_in, pub.wildcard, possible)
     held: dict[tuple[str, ...], int] = {}
     for r in original or ():
         key = tuple(r[a] for a in rule.lhs)
@@ -338,7 +373,11 @@ def exact_attack(
         solver.parameters.num_workers = 1
         for rule in rules:
             q_in, targets = _targets(
-                rule, cols, original, {tuple(r[names.index(a)] for a in rule.lhs if a in cols) for r in joint}
+                rule,
+                cols,
+                original,
+                {tuple(r[names.index(a)] for a in rule.lhs if a in cols) for r in joint},
+                pub.wildcard,
             )
             qpos = [names.index(a) for a in q_in]
             spos = names.index(rule.rhs)
@@ -428,13 +467,13 @@ def scalable_attack(
     for tables, cols, rules in _rule_components(pub):
         if _every_join_row_possible(tables):
             for rule in rules:  # exact without search (see _every_join_row_possible)
-                q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables))
+                q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables), pub.wildcard)
                 seen = _pair_values(tables, rule, q_in)
                 _report(result, rule, q_in, original, {q: frozenset(seen.get(q, ())) for q in targets}, pub)
             continue
         pinned = _pinned_slots(tables, all_values)
         for rule in rules:
-            q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables))
+            q_in, targets = _targets(rule, cols, original, _candidate_targets(rule, tables), pub.wildcard)
             possible = {}
             for q in targets:
                 domains = {c: set(all_values[c]) for c in cols}

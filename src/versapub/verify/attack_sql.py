@@ -25,6 +25,7 @@ from versapub.data.sql import connect, duckdb_source
 from versapub.data.table import EncodedTable
 from versapub.privacy.rules import Rule
 from versapub.verify.attack import AttackResult, Disclosure
+from versapub.verify.key_cells import suppressed_columns
 from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.reading import parse_entry
@@ -52,6 +53,7 @@ def fast_scalable_attack(
     result = AttackResult("scalable", guarantee)
     result.removed = bool(isinstance(m.get("removed"), dict) and m["removed"].get("records"))
     l = guarantee.min_possible_values()  # a target left with fewer possible values is disclosed
+    wildcard = suppressed_columns(m)  # locally suppressed: an empty value matches any value
     opened = ExitStack()  # closed (the connection and its spill directory) below
     con = opened.enter_context(connect())
     loaded: dict[str, str] = {}
@@ -119,22 +121,64 @@ def fast_scalable_attack(
                 found = {} if len(vals) >= l else {("*",) * len(q_in): vals}
                 _count_targets(result, rule, q_in, original, n_q, found)
                 continue
-            if q_in:
-                keys = ", ".join(_q(a) for a in q_in)
-                bad = con.execute(
-                    f"SELECT {keys}, list(DISTINCT {s_q} ORDER BY {s_q}) FROM {relation} GROUP BY {keys} "
-                    f"HAVING count(DISTINCT {s_q}) < {l}"
-                ).fetchall()
-            else:
-                bad = con.execute(
-                    f"SELECT list(DISTINCT {s_q} ORDER BY {s_q}) FROM {relation} HAVING count(DISTINCT {s_q}) < {l}"
-                ).fetchall()
-            found = {tuple(r[:-1]): tuple(r[-1]) for r in bad}
+            found = _short(con, relation, q_in, rule.rhs, l, wildcard)
             _count_targets(result, rule, q_in, original, _distinct(con, relation, q_in), found)
     finally:
         opened.close()
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _short(
+    con: duckdb.DuckDBPyConnection, relation: str, q_in: list[str], s: str, l: int, wildcard: frozenset[str]
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """The combinations of ``q_in`` that show fewer than ``l`` values of ``s``, with those
+    values (an empty value of a locally suppressed column matching any value)."""
+    s_q = _q(s)
+    if q_in:
+        keys = ", ".join(_q(a) for a in q_in)
+        bad = con.execute(
+            f"SELECT {keys}, list(DISTINCT {s_q} ORDER BY {s_q}) FROM {relation} GROUP BY {keys} "
+            f"HAVING count(DISTINCT {s_q}) < {l}"
+        ).fetchall()
+    else:
+        bad = con.execute(
+            f"SELECT list(DISTINCT {s_q} ORDER BY {s_q}) FROM {relation} HAVING count(DISTINCT {s_q}) < {l}"
+        ).fetchall()
+    found = {tuple(r[:-1]): tuple(r[-1]) for r in bad}
+    if found and wildcard & set(q_in):
+        found = _unfolded(con, relation, q_in, s, wildcard, found, l)
+    return found
+
+
+def _unfolded(
+    con: duckdb.DuckDBPyConnection,
+    relation: str,
+    q_in: list[str],
+    s: str,
+    wildcard: frozenset[str],
+    found: dict[tuple[str, ...], tuple[str, ...]],
+    l: int,
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """The short combinations once the rows with locally suppressed (empty) values are read
+    as matching any value: a combination's possible values are its own and those of every
+    published combination empty where it has its own (as :func:`versapub.verify.attack._fold`)."""
+    wild = [i for i, a in enumerate(q_in) if a in wildcard]
+    keys = ", ".join(_q(a) for a in q_in)
+    where = " OR ".join(f"{_q(q_in[i])} = ''" for i in wild)
+    rows = con.execute(
+        f"SELECT {keys}, list(DISTINCT {_q(s)}) FROM {relation} WHERE {where} GROUP BY {keys}"
+    ).fetchall()
+    patterns = {tuple(str(v) for v in r[:-1]): set(r[-1]) for r in rows}
+    out = {}
+    for q, vals in found.items():
+        got = set(vals)
+        for p, more in patterns.items():
+            if all(x == y or (i in wild and x == "") for i, (x, y) in enumerate(zip(p, q, strict=True))):
+                got |= more
+        if len(got) < l:
+            out[q] = tuple(sorted(got))
+    return out
 
 
 def _linked_rule(

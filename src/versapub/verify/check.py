@@ -38,6 +38,7 @@ from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
 from versapub.verify.identity import hygiene_check, identity_check
+from versapub.verify.key_cells import keys_of, matches_any, shared_keys
 from versapub.verify.kind_checks import KIND_CHECKS, drawers, reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.perturbation_effect import perturbation_effect
@@ -245,13 +246,37 @@ def run_attacks(
     return out
 
 
-def collection_identity(directory: Path, k: int | None, manifest: Manifest | None = None) -> list[dict[str, Any]]:
+def collection_identity(
+    directory: Path, k: int | None, manifest: Manifest | None = None, keys: list[str] | None = None
+) -> list[dict[str, Any]]:
     """With ``k``: k-link and k-combinatorial anonymity (Kifer & Gehrke's definitions)
     of every published count table's non-sensitive cells, the release read as a collection
-    of marginals (the attributes no rule protects)."""
+    of marginals (the key variables — ``keys``, else the manifest's — or the attributes no
+    rule protects).  A release that suppressed key values locally (an empty value matching
+    any value) is read table by table (the identity check), which holds for the collection
+    when no key column is published by two tables: otherwise it fails here."""
     if k is None:
         return []
     m = manifest_of(directory, manifest)
+    named = keys_of(m, keys)
+    rhs = {str(r.get("rhs")) for r in m.get("rules", []) if isinstance(r, dict)}
+    quasi = None if named is None else [a for a in named if a not in rhs]
+    if matches_any(m):
+        shared = [(a, ts) for a, ts in shared_keys(m, quasi) if a not in rhs]
+        return [
+            {
+                "check": "k-link",
+                "ok": not shared,
+                "message": (
+                    f"key column {shared[0][0]!r} is published by tables {', '.join(shared[0][1])}: an empty value "
+                    "matching any value (local suppression) has no reading across tables joined on it"
+                    if shared
+                    else f"--k {k} read table by table with an empty value matching any value (local suppression): "
+                    "no key column is published by two tables, so no table links to another on the keys"
+                ),
+                "file": None,
+            }
+        ]
     if m.get("tables") and not any(reading(str(t.get("kind"))).records for t in m["tables"]):
         return [  # issue 71: differential privacy has no cells of records to hold k
             {
@@ -262,7 +287,7 @@ def collection_identity(directory: Path, k: int | None, manifest: Manifest | Non
                 "file": None,
             }
         ]
-    return [r.to_json() for r in check_collection(directory, k=k, diversity=False, manifest=manifest)]
+    return [r.to_json() for r in check_collection(directory, k=k, quasi=quasi, diversity=False, manifest=manifest)]
 
 
 def kind_attacks(directory: Path, manifest: Manifest, original: EncodedTable | None) -> list[dict[str, Any]]:
@@ -285,12 +310,13 @@ def run_check(
     population: Source | None = None,
     n_attacks: int = N_ATTACKS,
     progress: Callable[[str], None] | None = None,
+    keys: list[str] | None = None,
 ) -> CheckReport:
     """Every check, from the release's files alone (the posterior from the files' group
     bounds or the verifier's own estimate, :mod:`versapub.verify.estimate`); ``guarantee``
     (``{"name": ..., params}``) and ``rules`` replace the manifest's: the steward checks what
     they require; ``k``: fail a table whose smallest published cell of non-sensitive values
-    holds fewer than ``k`` records;
+    holds fewer than ``k`` records (of the key variables ``keys``, else the manifest's);
     ``population``: the population the records were drawn from (delta-presence, and k-map
     without a fraction, are checked against it).
 
@@ -318,7 +344,7 @@ def run_check(
             _by_guarantee(run.d, req, run.manifest)  # every guarantee readable before the attacks start
         except (OSError, ValueError, KeyError, TypeError, VersapubError):  # the verifier names what is wrong
             return CheckReport(str(run.d), req.guarantee or {}, verification_f.result(), seconds=run.seconds)
-        others = run.submit(pool, use_rules, k)
+        others = run.submit(pool, use_rules, k, keys)
         verification = verification_f.result()
         rep = CheckReport(
             str(run.d),
@@ -370,16 +396,19 @@ class _Run:
         finally:
             self.seconds[name] = time.perf_counter() - t
 
-    def submit(self, pool: ThreadPoolExecutor, use_rules: list[Rule], k: int | None) -> dict[str, Future[Any]]:
+    def submit(
+        self, pool: ThreadPoolExecutor, use_rules: list[Rule], k: int | None, keys: list[str] | None = None
+    ) -> dict[str, Future[Any]]:
         """Every check but the verification, started (by the report's field names)."""
         d, m, req = self.d, self.manifest, self.req
+        risk = (req.max_risk, req.risk_measure, keys)
         return {
             "attacks": pool.submit(self.timed, "attacks", self.attacks),
             "posterior": pool.submit(self.timed, "posterior", self.posterior, use_rules),
             "hygiene": pool.submit(self.timed, "hygiene", hygiene_check, d, m),
-            "identity": pool.submit(self.timed, "identity", identity_check, d, k, m, req.max_risk, req.risk_measure),
+            "identity": pool.submit(self.timed, "identity", identity_check, d, k, m, *risk),
             "kind_attacks": pool.submit(self.timed, "kind_attacks", kind_attacks, d, m, self.targets),
-            "collection": pool.submit(self.timed, "collection", collection_identity, d, k, m),
+            "collection": pool.submit(self.timed, "collection", collection_identity, d, k, m, keys),
             "adversary": pool.submit(self.timed, "adversary", self.adversary),
             "perturbation": pool.submit(self.timed, "perturbation", self.perturbation),
         }

@@ -5,6 +5,7 @@ risk (the cells of its exactly published non-sensitive values, against ``--k`` a
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from versapub.data.parsed import arrow_of
 from versapub.data.sql import connect, duckdb_source, fresh_alias
 from versapub.data.sql import ident as _ident
 from versapub.verify.finding import Finding
+from versapub.verify.key_cells import compatible_sizes, keys_of, matches_any
 from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.reading import parse_entry
@@ -47,14 +49,20 @@ def identity_check(
     manifest: Manifest | None = None,
     max_risk: float | None = None,
     risk_measure: str = "highest",
+    keys: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Per table, from its file: the cells of its non-sensitive attributes (a plain table's
     rows; an Anatomy QIT's rows summed over groups), the share of records alone in their
     cell, the smallest cell and the prosecutor risk (highest: 1 / the smallest cell;
     average: cells / records, El Emam); with ``k``, a table whose smallest cell is below
     ``k`` fails (k-anonymity of the published cells); with ``max_risk``, a table whose
-    ``risk_measure`` prosecutor risk is above it fails."""
+    ``risk_measure`` prosecutor risk is above it fails.  The cells are those of the key
+    variables (``keys``, else the manifest's ``job.keys``, else every cell column:
+    :mod:`versapub.verify.key_cells`), an empty value matching any value when the release
+    suppressed key values locally."""
     m = manifest_of(directory, manifest)
+    named = keys_of(m, keys)  # the key variables (issue 65): the cells count these columns only
+    wildcard = matches_any(m)  # local suppression: an empty value matches any value
     n = int(m["n_records"])
     decided = m.get("columns") if isinstance(m.get("columns"), dict) else None
     # columns no decision of their own put there (--others); unknown without the manifest's record
@@ -64,59 +72,35 @@ def identity_check(
         for e in m["tables"]:
             entry = parse_entry(e)
             kind = reading(entry.kind)
-            role, keys = kind.cells(entry)
+            role, cell_cols = kind.cells(entry)
+            keys = cell_cols if named is None else [a for a in cell_cols if a in named]
             path = directory / entry.files.get(role, "")
             if not path.is_file():
                 continue
             if not kind.records:  # differential privacy: no cell is a record one can find
                 out.append(_not_records(e, keys))
                 continue
-            cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
-            c = _ident(fresh_alias("c", cols))
-            sizes = _class_sizes(con, path, c, keys) if keys else {n: 1}
-            unique = sizes.get(1, 0)
-            smallest = min(sizes, default=0)
-            cells = sum(sizes.values())
-            records = sum(size * cnt for size, cnt in sizes.items())
+            if wildcard and keys:
+                sizes, unique, smallest, cells, records = _compatible(con, path, keys)
+            else:
+                cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
+                c = _ident(fresh_alias("c", cols))
+                sizes = _class_sizes(con, path, c, keys) if keys else {n: 1}
+                unique = sizes.get(1, 0)
+                smallest = min(sizes, default=0)
+                cells = sum(sizes.values())
+                records = sum(size * cnt for size, cnt in sizes.items())
             share = unique / max(n, 1)
             prosecutor = {"highest": 1 / smallest if smallest else 0.0, "average": cells / records if records else 0.0}
             risky = max_risk is not None and prosecutor[risk_measure] > max_risk
             ok = (k is None or smallest >= k) and not risky
-            shown = ", ".join(keys) or "(none)"
             loose = list(keys) if loose_cols is None else [a for a in keys if a in loose_cols]
             attention = ok and unique > 0 and bool(loose)
-            message = (
-                f"{share:.1%} of the records are alone in their cell of ({shown}); smallest cell {smallest} "
-                f"record(s) over {cells} cell(s)"
-                + (
-                    ""
-                    if k is None
-                    else (f" >= k = {k}" if smallest >= k else f" < k = {k}: some records can be singled out")
-                )
-                + f"; prosecutor risk highest {prosecutor['highest']:.4f}, average {prosecutor['average']:.4f}"
-                + (
-                    ""
-                    if max_risk is None
-                    else f" ({risk_measure} {'above' if risky else 'at most'} --max-risk {max_risk:g})"
-                )
+            message = _message(
+                _Cells(keys, named, wildcard, share, smallest, cells, prosecutor),
+                (k, max_risk, risk_measure),
+                (ok, attention, risky, loose, loose_cols),
             )
-            if attention:
-                why = (
-                    "the manifest does not record how its columns were declared"
-                    if loose_cols is None
-                    else f"{_listed(loose)} got no decision of their own (--others)"
-                )
-                message += (
-                    f" — needs attention: {why}, and anyone who knows a person's values of these columns finds the "
-                    "person's record there. Generalize a column with a hierarchy, drop or protect columns, or "
-                    "require a smallest cell with --k"
-                )
-            elif unique > 0 and ok:
-                message += (
-                    " — by design: every one of these columns is a declared quasi-identifier or insensitive, "
-                    "published exactly; the guarantee bounds what a found record reveals of a protected attribute, "
-                    "not whether it can be found (require a smallest cell with --k)"
-                )
             out.append(
                 {
                     "table": e.get("name"),
@@ -134,6 +118,55 @@ def identity_check(
     return out
 
 
+@dataclass(frozen=True)
+class _Cells:
+    """What one table's cells measured, for its message."""
+
+    keys: list[str]
+    named: list[str] | None
+    wildcard: bool
+    share: float
+    smallest: int
+    cells: int
+    prosecutor: dict[str, float]
+
+
+def _message(c: _Cells, asked: tuple[int | None, float | None, str], verdict: tuple[Any, ...]) -> str:
+    """The identity finding's sentence: the cells, the floor and ceiling asked for, and why
+    records alone in their cell need attention or are there by design."""
+    k, max_risk, risk_measure = asked
+    ok, attention, risky, loose, loose_cols = verdict
+    shown = (", ".join(c.keys) or "(none)") + (
+        ("; key variables " + ", ".join(c.named) if c.named is not None else "")
+        + ("; an empty value matching any value" if c.wildcard else "")
+    )
+    message = (
+        f"{c.share:.1%} of the records are alone in their cell of ({shown}); smallest cell {c.smallest} "
+        f"record(s) over {c.cells} cell(s)"
+        + ("" if k is None else (f" >= k = {k}" if c.smallest >= k else f" < k = {k}: some records can be singled out"))
+        + f"; prosecutor risk highest {c.prosecutor['highest']:.4f}, average {c.prosecutor['average']:.4f}"
+        + ("" if max_risk is None else f" ({risk_measure} {'above' if risky else 'at most'} --max-risk {max_risk:g})")
+    )
+    if attention:
+        why = (
+            "the manifest does not record how its columns were declared"
+            if loose_cols is None
+            else f"{_listed(loose)} got no decision of their own (--others)"
+        )
+        message += (
+            f" — needs attention: {why}, and anyone who knows a person's values of these columns finds the "
+            "person's record there. Generalize a column with a hierarchy, drop or protect columns, or "
+            "require a smallest cell with --k"
+        )
+    elif c.share > 0 and ok:
+        message += (
+            " — by design: every one of these columns is a declared quasi-identifier or insensitive, "
+            "published exactly; the guarantee bounds what a found record reveals of a protected attribute, "
+            "not whether it can be found (require a smallest cell with --k)"
+        )
+    return message
+
+
 def _class_sizes(con: Any, path: Path, c: str, keys: list[str]) -> dict[int, int]:
     """``{records: cells}`` of a table's cells over ``keys`` (alias ``c`` for the sum)."""
     rows = con.execute(
@@ -143,6 +176,17 @@ def _class_sizes(con: Any, path: Path, c: str, keys: list[str]) -> dict[int, int
         + f") WHERE {c} > 0 GROUP BY {c} ORDER BY {c}"
     ).fetchall()
     return {int(size): int(cnt) for size, cnt in rows}
+
+
+def _compatible(con: Any, path: Path, keys: list[str]) -> tuple[dict[int, int], int, int, int, int]:
+    """A table's cells read with an empty value matching any value: ``{size: rows}``, the
+    records alone (size 1), the smallest size, the distinct rows and the records."""
+    sizes, counts = compatible_sizes(con, path, keys)
+    out: dict[int, int] = {}
+    for size in sizes.tolist():
+        out[int(size)] = out.get(int(size), 0) + 1
+    alone = int(counts[sizes == 1].sum())
+    return out, alone, int(sizes.min()) if len(sizes) else 0, len(sizes), int(counts.sum())
 
 
 def _not_records(e: dict[str, Any], keys: list[str]) -> dict[str, Any]:

@@ -144,6 +144,8 @@ class Checker:
         #: PRAM, swapping, microaggregation): the input cannot show their published values,
         #: so the comparisons with it leave them out (``verify/treatments.py``).
         self.perturbed: frozenset[str] = frozenset()
+        #: What the job asked for beside its guarantees (the manifest's ``job``: floor, keys).
+        self.job: dict[str, Any] = {}
 
     def unperturbed(self, attrs: list[str], check: str, name: str) -> bool:
         """True when no attribute of ``attrs`` was perturbed; else records, passing, that
@@ -151,7 +153,10 @@ class Checker:
         hit = sorted(set(attrs) & self.perturbed)
         if hit:
             self.report.add(
-                check, True, f"not compared with the input: {', '.join(hit)} perturbed before anonymizing", name
+                check,
+                True,
+                f"not compared with the input: {', '.join(hit)} perturbed or locally suppressed before anonymizing",
+                name,
             )
         return not hit
 

@@ -19,6 +19,7 @@ import duckdb
 from versapub.data.sql import connect, duckdb_source
 from versapub.errors import ReleaseError
 from versapub.privacy.rules import Rule
+from versapub.verify.key_cells import suppressed_columns
 from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.reading import CountRows, group_column, parse_entry
@@ -43,6 +44,9 @@ class PublishedRelease:
     #: Records removed by suppression (the manifest's ``removed``): in no table, so an
     #: original record whose values no table publishes is one of them, not a disclosure.
     removed: int = 0
+    #: Columns whose values local suppression emptied (the manifest's ``suppressed``): there
+    #: an empty value is a record's value withheld, matching any value the adversary knows.
+    wildcard: frozenset[str] = frozenset()
 
 
 def _read(con: duckdb.DuckDBPyConnection, path: Path, columns: list[str]) -> CountRows:
@@ -123,6 +127,7 @@ def read_published(
         sensitive,
         suppressed,
         _removed_records(m),
+        suppressed_columns(m),
     )
 
 

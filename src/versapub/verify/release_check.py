@@ -43,6 +43,7 @@ from versapub.verify.dp_checks import mechanism_findings
 from versapub.verify.dp_noise import scale_findings
 from versapub.verify.finding import Finding
 from versapub.verify.gnf import gnf_verdicts, read_tables
+from versapub.verify.key_cells import suppressed_columns, suppression_findings
 from versapub.verify.kind_checks import KIND_CHECKS
 from versapub.verify.manifest import Manifest, ManifestProblem, contents, manifest_of
 from versapub.verify.perturbation import changed_findings, perturbation_findings
@@ -119,6 +120,8 @@ class _Checker(Checker):
             return None
         self.n = n = self.contents.n_records
         self.removed = self.contents.removed
+        job = manifest.get("job")
+        self.job = job if isinstance(job, dict) else {}
         try:
             specs = self.requirement.rule_specs(manifest)
             rules = [Rule.from_json(r) for r, _ in specs]
@@ -261,7 +264,8 @@ def verify_release(
             parsed = None  # the checker reports it
         as_read, original = original, recoded_original(treated_original(original, parsed), parsed)
         checker = _Checker(Path(directory), original, req, pairing_max_rows, con=con, population=population)
-        checker.perturbed = perturbed_columns(parsed)
+        # locally suppressed key columns: the input cannot show which values went (their own check below)
+        checker.perturbed = perturbed_columns(parsed) | suppressed_columns(parsed)
         report = checker.run(manifest)
         if isinstance(parsed, dict) and parsed.get("recoded") is not None:
             problems = recoding_problems(parsed["recoded"])
@@ -273,6 +277,9 @@ def verify_release(
                 + (", the input recoded likewise before every comparison" if original is not None else ""),
                 "manifest.json",
             )
+        if isinstance(parsed, dict) and parsed.get("suppressed") is not None:
+            for ok, message in suppression_findings(Path(directory), parsed, original, con):
+                report.add("suppression", ok, message, "manifest.json")
         if isinstance(parsed, dict) and parsed.get("treatments") is not None:
             found: list[tuple[Any, ...]] = list(treatment_findings(Path(directory), parsed, con))
             if isinstance(parsed.get("treatments"), list):

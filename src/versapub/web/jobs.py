@@ -21,8 +21,38 @@ from versapub.io.config import PublishConfig, parse_config
 from versapub.privacy.guarantees.guarantee import parse_guarantee
 from versapub.web.paths import Root
 
-#: Column roles as the browser names them, and their ``[columns]`` keys.
-ROLES = ("identifying", "quasi_identifying", "sensitive", "insensitive")
+#: Column roles as the browser names them, and their ``[columns]`` keys; ``key`` is a
+#: quasi-identifying column the adversary is assumed to know (``[privacy] keys``).
+ROLES = ("identifying", "quasi_identifying", "key", "sensitive", "insensitive")
+#: Settings the page has no field for, carried from a loaded job into the one it saves
+#: unchanged (a job loaded and saved again publishes as the CLI would publish it).
+CARRIED = {
+    "privacy": (
+        "k",
+        "max_risk",
+        "risk_measure",
+        "max_singling_out",
+        "suppression",
+        "suppression_mode",
+        "importance",
+        "mechanism",
+        "domains",
+    ),
+    "columns": ("allow_unique", "others", "allow_proxy"),
+    "publish": (
+        "format",
+        "detach_others",
+        "backend",
+        "scheduler",
+        "workers",
+        "worker_memory",
+        "gd_stop_when_worse",
+        "gd_max_candidates",
+        "multi_sa_time_limit",
+        "multi_sa_max_combinations",
+    ),
+    "input": ("columns", "names", "strip", "population"),
+}
 #: Where a job that was not saved is read from (never written): paths relative to the root.
 UNSAVED = ".versapub-job.toml"
 
@@ -51,7 +81,7 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
             inp[key] = str(job[key])
     if job.get("header") is False:
         inp["header"] = False
-    if job.get("na_values"):
+    if job.get("na_values") or (job.get("na_values") == [] and job.get("na_values_set")):
         inp["na_values"] = [str(v) for v in job["na_values"]]
     if job.get("date_formats"):
         inp["date_formats"] = {str(k): str(v) for k, v in job["date_formats"].items() if v}
@@ -74,6 +104,10 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
     if unknown:
         raise ConfigError(f"Unknown column role(s) {unknown}; choose among {', '.join(ROLES)}.")
     columns = {role: [c for c, r in roles.items() if r == role] for role in ROLES}
+    keys = columns.pop("key")
+    if keys:  # key variables are quasi-identifying, and the ones --k and the risk count
+        columns["quasi_identifying"] += keys
+        privacy["keys"] = keys
     publish = {k: job[k] for k in ("anonymizer", "decomposition") if job.get(k)}
     if job.get("seed") not in (None, ""):
         publish["seed"] = int(job["seed"])
@@ -93,6 +127,11 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
         }
     if any(columns.values()):
         doc["columns"] = {k: v for k, v in columns.items() if v}
+    for section, carried in (job.get("carried") or {}).items():
+        if section in CARRIED and isinstance(carried, dict):
+            known = {k: v for k, v in carried.items() if k in CARRIED[section]}
+            if known:
+                doc.setdefault(section, {}).update(known)
     treatments = [_treatment_entry(str(t)) for t in job.get("treatments") or [] if str(t).strip()]
     if treatments:
         doc["treatment"] = treatments
@@ -131,6 +170,12 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
             else {"rule": r.get("rule", ""), "guarantee": guarantee_text(r)}
         )
     roles = {c: k.replace("-", "_") for k in cols if k.replace("-", "_") in ROLES for c in cols[k]}
+    keys = priv.get("keys") or []
+    roles.update({str(c): "key" for c in (keys.split(",") if isinstance(keys, str) else keys)})
+    carried = {
+        section: {k.replace("-", "_"): v for k, v in (doc.get(section) or {}).items() if k.replace("-", "_") in names}
+        for section, names in CARRIED.items()
+    }
     hier = {a: from_job(h["file"] if isinstance(h, dict) else h) for a, h in (inp.get("hierarchies") or {}).items()}
     return {
         "input": from_job(str(inp.get("path", ""))),
@@ -138,16 +183,21 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         "header": inp.get("header", True),
         "missing": inp.get("missing") or "error",
         "na_values": list(inp.get("na_values") or []),
+        **({"na_values_set": True} if inp.get("na_values") == [] else {}),
         "date_formats": dict(inp.get("date_formats") or {}),
         "roles": roles,
         "rules": rules,
-        "guarantee": guarantee_text({k: v for k, v in priv.items() if k != "rules"}) or "",
+        "guarantee": guarantee_text(
+            {k: v for k, v in priv.items() if k != "rules" and k != "keys" and k not in CARRIED["privacy"]}
+        )
+        or "",
         "anonymizer": pub.get("anonymizer") or "",
         "decomposition": pub.get("decomposition") or "",
         "hierarchies": hier,
         "seed": pub.get("seed", ""),
         "treatments": [_treatment_text(t) for t in doc.get("treatment") or [] if isinstance(t, dict)],
         "marginals": _marginals_of(doc.get("marginals")),
+        **({"carried": {k: v for k, v in carried.items() if v}} if any(carried.values()) else {}),
     }
 
 

@@ -12,13 +12,16 @@ lattice pruning stay sound.  ``versapub check --k`` tests the same cells (one de
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from versapub.anonymizers.base import AnonymizedTable, PublishRequest
+from versapub.anonymizers.generalizing.suppression import with_removed
 from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
@@ -103,6 +106,51 @@ def require_floor(k: int, cells: IntArray, name: str, kept: Sequence[str]) -> No
         )
 
 
+def short_kept(cells: IntArray, k: int, budget: int, name: str, kept: Sequence[str], removing: bool) -> IntArray:
+    """The records of kept-values cells holding fewer than ``k`` records, removed before
+    generalizing (issue 65: no generalization of the other columns can grow such a cell, so
+    they are removed — ARX's suppression — within the anonymizer's ``budget``; empty: none
+    is short).  More than the budget, or a mode that publishes the suppressed records (their
+    kept values then still stand alone), is refused naming the largest k and the share
+    that would do."""
+    sizes = np.bincount(cells)
+    short = np.flatnonzero(sizes[cells] < k).astype(np.int64)
+    if not len(short) or (len(short) <= budget and removing):
+        return short
+    n = len(cells)
+    need = math.ceil(1000 * len(short) / n) / 1000
+    most = largest_k(cells)
+    raise InfeasibleError(
+        f"{name} cannot meet a floor of k = {k} on published cells (--k, or --max-risk as 1/k): the kept columns "
+        f"{', '.join(map(repr, kept))} are published exactly, and {len(short):,} of {n:,} records "
+        f"({len(short) / n:.2%}) sit in combinations of them holding fewer than {k} record(s) — no generalization "
+        f"of the other columns grows those. "
+        + (
+            f"The anonymizer's suppression removes at most {budget:,}; allow {name}:suppression={need:g} or more "
+            f"(the records are removed, in no table), "
+            if removing
+            else f"suppression_mode=class publishes suppressed records with their kept values; use "
+            f"{name}:suppression={need:g} (suppression_mode=remove), "
+        )
+        + f"lower --k (the largest k without removing records is {most}), name the key variables (--keys) or "
+        "publish the kept columns apart (--detach-others) or generalized."
+    )
+
+
+def pre_removed(
+    inner: AnonymizedTable, gone: IntArray, keep: IntArray, k: int, share: float, n: int
+) -> AnonymizedTable:
+    """``inner`` (published from the records ``keep``) with the records ``gone`` (removed
+    before generalizing: :func:`short_kept`) counted among its removed ones, in the input's
+    record numbers, against the anonymizer's budget ``floor(share x n)``."""
+    prior = keep[inner.removed] if inner.removed is not None else np.zeros(0, dtype=np.int64)
+    removed = np.sort(np.concatenate([gone, prior])).astype(np.int64)
+    why = {f"in a cell of fewer than {k} records of the kept columns' values (the k you asked for)": len(gone)}
+    for reason, count in inner.removed_by_reason.items():
+        why[reason] = why.get(reason, 0) + count
+    return with_removed(inner, removed, why, share, n)
+
+
 def cells_ok(part: IntArray, rec: IntArray, cells: IntArray, k: int) -> npt.NDArray[np.bool_]:
     """Per part (``part``: each open record's part, records ``rec``): does every (part, kept
     values) cell hold at least ``k`` records?"""
@@ -113,3 +161,23 @@ def cells_ok(part: IntArray, rec: IntArray, cells: IntArray, k: int) -> npt.NDAr
     low = np.full(n_parts, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(low, uniq // m, count)
     return np.asarray(low >= k)
+
+
+def kept_floor_first(
+    request: PublishRequest,
+    counted: Sequence[str],
+    anonymizer: tuple[str, float, str],
+    budget: int,
+    run: Callable[[PublishRequest, int], AnonymizedTable],
+) -> AnonymizedTable:
+    """Issue 65: the records of the kept columns' cells below the floor (``counted``) removed
+    within the anonymizer's ``budget`` before ``run`` builds the classes of the rest with what
+    is left of it; ``anonymizer``: its name, suppression share and suppression mode."""
+    name, share, mode = anonymizer
+    table = request.table
+    gone = short_kept(kept_cells(table, counted), request.k, budget, name, counted, mode == "remove")
+    if not len(gone):
+        return run(request, budget)
+    keep = np.setdiff1d(np.arange(table.n_rows, dtype=np.int64), gone, assume_unique=True)
+    inner = run(replace(request, table=table.take(keep)), budget - len(gone))
+    return pre_removed(inner, gone, keep, request.k, share, table.n_rows)

@@ -47,7 +47,13 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, PublishRequest
-from versapub.anonymizers.generalizing.floor import CellFloor, floored, kept_cells, require_floor
+from versapub.anonymizers.generalizing.floor import (
+    CellFloor,
+    floored,
+    kept_cells,
+    kept_floor_first,
+    require_floor,
+)
 from versapub.anonymizers.generalizing.generalize import (
     IntArray,
     KeepingColumns,
@@ -154,9 +160,20 @@ class Incognito(KeepingColumns):
         return None
 
     def publish(self, request: PublishRequest) -> AnonymizedTable:
-        table, guarantee = request.table, request.guarantee
-        if guarantee.checked_population() is not None:
+        table = request.table
+        if request.guarantee.checked_population() is not None:
             refuse_suppression(self.name, self.suppression)
+        budget = math.floor(self.suppression * table.n_rows)
+        if request.k > 1 and table.in_memory:  # issue 65: short kept cells' records removed within the budget
+            counted = request.floor_kept(target(table, request.rules, self.name, request.keep).kept)
+            mode = (self.name, self.suppression, self.suppression_mode)
+            return kept_floor_first(request, counted, mode, budget, self._climbed)
+        return self._climbed(request, budget)
+
+    def _climbed(self, request: PublishRequest, budget: int) -> AnonymizedTable:
+        """The lattice searched and the best minimal node applied, at most ``budget`` records
+        suppressed."""
+        table, guarantee = request.table, request.guarantee
         tested, cells = self._floor(request)
         found = self.minimal_nodes(
             table, request.rules, tested, request.progress, request.hierarchies, request.keep, cells
@@ -165,7 +182,6 @@ class Incognito(KeepingColumns):
         s_card = _searched_card(goal.cardinality, cells)
         qi = list(goal.qi)
         n = table.n_rows
-        budget = math.floor(self.suppression * n)
         say = request.say
         say(f"Incognito: {found.checked:,} nodes checked, {len(minimal)} minimal node(s); choosing by {self.utility}")
         scores = [self._score(lattice, keys, counts, v, tested, budget, s_card, n) for v in minimal]
@@ -237,7 +253,7 @@ class Incognito(KeepingColumns):
         guarantee, table = request.guarantee, request.table
         if request.k <= 1 or not table.in_memory:
             return floored(guarantee, request.k), None
-        kept = target(table, request.rules, self.name, request.keep).kept
+        kept = request.floor_kept(target(table, request.rules, self.name, request.keep).kept)
         cells = kept_cells(table, kept)
         require_floor(request.k, cells, self.name, kept)
         if not kept:

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.anonymizers.base import AnonymizedTable, PublishRequest
-from versapub.anonymizers.generalizing.floor import floored, kept_cells, require_floor
+from versapub.anonymizers.generalizing.floor import floored, kept_cells, kept_floor_first, require_floor
 from versapub.anonymizers.generalizing.generalize import (
     Dimension,
     IntArray,
@@ -109,41 +109,58 @@ class Mondrian(KeepingColumns):
         return None
 
     def publish(self, request: PublishRequest) -> AnonymizedTable:
+        table = request.table
+        if not table.in_memory:  # a table on a Dask cluster: the same algorithm in rounds there
+            return self._on_cluster(request)
+        goal = target(table, request.rules, self.name, request.keep)
+        population = request.guarantee.checked_population()
+        if population is not None:  # delta-presence, k-map: the population's records cut alongside
+            refuse_suppression(self.name, self.suppression)
+            if goal.kept and request.k > 1:
+                raise ConfigError(
+                    f"Mondrian checks {request.guarantee.name} against the population by cutting both tables "
+                    f"together, and cannot also hold --k {request.k} on the cells the kept columns "
+                    f"({', '.join(goal.kept)}) make beside its classes. Generalize them with the quasi-identifiers "
+                    "(--detach-others), or publish without --k."
+                )
+            # the job's floor on published cells holds too (issue 63: it was left out here)
+            return _against_population(
+                table,
+                goal,
+                list(goal.qi),
+                floored(request.guarantee, request.k),
+                population,
+                request.progress,
+                request.hierarchies,
+            )
+        budget = math.floor(self.suppression * table.n_rows)
+        counted = request.floor_kept(goal.kept)
+        if request.k > 1 and counted:  # issue 65: short kept cells' records removed within the budget
+            mode = (self.name, self.suppression, self.suppression_mode)
+            return kept_floor_first(request, counted, mode, budget, self._partitioned)
+        return self._partitioned(request, budget)
+
+    def _partitioned(self, request: PublishRequest, budget: int) -> AnonymizedTable:
+        """Mondrian's partitioning of an in-memory table, at most ``budget`` records suppressed."""
         table, guarantee, progress, hierarchies = (
             request.table,
             request.guarantee,
             request.progress,
             request.hierarchies,
         )
-        if not table.in_memory:  # a table on a Dask cluster: the same algorithm in rounds there
-            return self._on_cluster(request)
         goal = target(table, request.rules, self.name, request.keep)
         qi = list(goal.qi)
-        population = guarantee.checked_population()
-        if population is not None:  # delta-presence, k-map: the population's records cut alongside
-            refuse_suppression(self.name, self.suppression)
-            if goal.kept and request.k > 1:
-                raise ConfigError(
-                    f"Mondrian checks {guarantee.name} against the population by cutting both tables together, and "
-                    f"cannot also hold --k {request.k} on the cells the kept columns "
-                    f"({', '.join(goal.kept)}) make beside its classes. Generalize them with the quasi-identifiers "
-                    "(--detach-others), or publish without --k."
-                )
-            # the job's floor on published cells holds too (issue 63: it was left out here)
-            return _against_population(
-                table, goal, qi, floored(guarantee, request.k), population, progress, hierarchies
-            )
         dims = dimensions(table, qi, hierarchies)
         codes = [table.codes(a).astype(np.int64) for a in qi]
         s = goal.codes
         _require_whole(guarantee, np.bincount(s, minlength=goal.cardinality), goal.rule, qi)
-        cells = kept_cells(table, goal.kept) if request.k > 1 else None
+        counted = request.floor_kept(goal.kept)
+        cells = kept_cells(table, counted) if request.k > 1 else None
         if cells is not None:
-            require_floor(request.k, cells, self.name, goal.kept)
+            require_floor(request.k, cells, self.name, counted)
         # The floor on published cells: k-anonymity of the classes, or of (class, kept values) cells.
-        search = floored(guarantee, request.k) if not goal.kept else guarantee
-        cell_floor = (cells, request.k) if cells is not None and goal.kept else None
-        budget = math.floor(self.suppression * len(s))
+        search = floored(guarantee, request.k) if not counted else guarantee
+        cell_floor = (cells, request.k) if cells is not None and counted else None
         args = (dims, codes, s, goal.cardinality, search, progress)
         perm, seg_start, level, sup = partition(*args, budget=budget, floor=cell_floor)
         removing = self.suppression_mode == "remove"

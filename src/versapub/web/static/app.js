@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="versapub-token"]').content;
-const ROLES = ["", "identifying", "quasi_identifying", "sensitive", "insensitive"];
+const ROLES = ["", "identifying", "quasi_identifying", "key", "sensitive", "insensitive"];
 const job = {
   input: "", delimiter: "", header: true, na_values: [], missing: "error", date_formats: {}, roles: {},
   rules: [], guarantee: "l-diversity:l=2", anonymizer: "", decomposition: "", hierarchies: {}, seed: "", treatments: [],
@@ -198,7 +198,7 @@ function renderColumns() {
   body.replaceChildren(...profile.columns.map((c) => {
     const select = el("select", { class: "role", "data-column": c.name, "aria-label": `Role of ${c.name}`,
       onchange: (e) => { job.roles[c.name] = e.target.value; } },
-    ...ROLES.map((r) => el("option", { value: r }, r ? r.replace("_", "-") : "— decide —")));
+    ...ROLES.map((r) => el("option", { value: r }, r === "key" ? "key (quasi-identifying, counted by k)" : r ? r.replace("_", "-") : "— decide —")));
     select.value = job.roles[c.name] || "";
     const fmt = el("input", { size: 10, placeholder: c.date ? "e.g. %d/%m/%Y" : "", "aria-label": `Date format of ${c.name}`,
       value: job.date_formats[c.name] || "", onchange: (e) => { job.date_formats[c.name] = e.target.value; } });
@@ -545,6 +545,13 @@ async function saveJob() {
 async function loadJob() {
   const loaded = (await api("/api/job/load", { path: $("job-list").value })).job;
   Object.assign(job, loaded);
+  job.carried = loaded.carried || {};
+  job.na_values_set = loaded.na_values_set || false;
+  const carried = Object.entries(job.carried).flatMap(([section, o]) =>
+    Object.entries(o).map(([k, v]) => `[${section}] ${k} = ${JSON.stringify(v)}`));
+  $("job-carried").textContent = carried.length
+    ? `Kept from the job file (no field on this page; saved and published as written): ${carried.join("; ")}`
+    : "";
   $("delimiter").value = job.delimiter === "\t" ? "\\t" : job.delimiter;
   $("na-values").value = job.na_values.join(",");
   $("missing").value = job.missing;
