@@ -7,12 +7,13 @@ The ladder, least perturbation first: additive noise of 10, 25, 50, 100 and 200 
 column's spread, and microaggregation into groups of 5, 10, 25, 50 and 100 records (both
 on the set's many-valued numeric columns, together). Each rung is applied by the treatment
 plug-in itself to a seeded sample of the input (the screen's records), and the screen is run
-again on it — the same learners, the same candidates, the same bound — twice, with two
-independent draws; a rung is the remedy when, in both, the set's share lies at or below what
-the guarantee allows — not merely within its interval (so a secret draw at publish is not one
-lucky draw away from a refusal). The first noise rung and the first microaggregation
-rung that pass are offered; a set with no many-valued numeric column gets none (drop or
-coarsen a column, or protect the attribute)."""
+again on it — the same learners, the same candidates, the same bound — with three
+independent draws; a rung is the remedy when, in each, the strongest set's share (listed or
+not) lies at most half its interval above what the guarantee allows (where a blind guess
+scores) — not merely within its whole interval, so that a secret draw at publish is not one
+unlucky draw away from a refusal (measured in ``benchmarks/proxies.py``).
+The first noise rung and the first microaggregation rung that pass are offered; a set with
+no many-valued numeric column gets none (drop or coarsen a column, or protect the attribute)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from versapub.treatments import make_treatment
 NOISE = (10, 25, 50, 100, 200)
 GROUPS = (5, 10, 25, 50, 100)
 #: Independent draws a rung must pass.
-DRAWS = 2
+DRAWS = 3
 
 
 def _numeric(table: EncodedTable, column: str) -> bool:
@@ -61,10 +62,14 @@ def _passes(
             treated = make_treatment(name, **params).apply(sample, np.random.default_rng([64, draw])).table
         except VersapubError:
             return False
-        found = screen_sets(treated, [proxy.rule], layout, {proxy.rule: limit}, seed=draw, truth=truth)
-        # not refused, and not near it: the share itself at or below what the guarantee allows
-        # (a secret draw at publish is another draw: a rung that passes by its interval alone would not)
-        if any(p.breach or max(p.share, p.best_share) > max(p.bound, p.baseline) for p in found):
+        found = screen_sets(treated, [proxy.rule], layout, {proxy.rule: limit}, seed=draw, truth=truth, every=True)
+        # not refused, and not near it: the strongest set's share (listed or not) at most half its
+        # interval above what the guarantee allows, where a blind guess already scores (a secret
+        # draw at publish is another draw: a rung that passes by its whole interval is refused
+        # again one publish in a few; measured in benchmarks/proxies.py)
+        if any(
+            p.breach or max(p.share, p.best_share) - (p.share - p.low) / 2 > max(p.bound, p.baseline) for p in found
+        ):
             return False
     return True
 

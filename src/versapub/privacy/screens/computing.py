@@ -177,9 +177,10 @@ def snapped(guess: Ints | Floats, truth: Ints, others: Ints, values: Floats | No
             g = values[np.asarray(guess, dtype=np.int64)]
         dist = np.abs(values[cands] - np.where(np.isfinite(g), g, np.inf)[:, None])
         dist[~np.isfinite(dist)] = np.inf
-        # ties go to a candidate at random (the truth has no privilege)
-        noise = rng.random(cands.shape) * 1e-12 * (1 + np.abs(values[cands]))
-        return cands[np.arange(len(cands)), np.argmin(dist + noise, axis=1)]
+        # ties go to a candidate at random (the truth, in the first column, has no privilege) — also
+        # when no distance is finite (a missing prediction, or candidates without a number)
+        first = np.lexsort((rng.random(cands.shape), dist), axis=-1)[:, 0]
+        return cands[np.arange(len(cands)), first]
     g = np.asarray(guess, dtype=np.int64)
     inside = (cands == g[:, None]).any(axis=1)
     random = cands[np.arange(len(cands)), rng.integers(0, cands.shape[1], size=len(cands))]

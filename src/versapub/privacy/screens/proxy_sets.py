@@ -636,13 +636,15 @@ def screen_sets(
     ignore: Iterable[str] = (),
     seed: int = 0,
     truth: Source | None = None,
+    every: bool = False,
 ) -> list[SetProxy]:
     """For each rule, the strongest set of unprotected columns published within reach of its
     left-hand side (module docstring), measured on ``table`` against ``bounds[rule]`` (what
     its guarantee allows an adversary: a posterior limit, or a :class:`Limit` per value with
     the candidates the release shows): refused when it breaches the bound (unless every one
     of its columns is in ``allow``), else listed when it beats the base rate by ``LISTED``.
-    ``truth``: the input before its treatments (the protected value's original)."""
+    ``truth``: the input before its treatments (the protected value's original); ``every``:
+    each rule's strongest set also when it is neither refused nor listed (the remedies read it)."""
     protected = {r.rhs for r in rules} | set(ignore)
     allowed = set(allow)
     out: list[SetProxy] = []
@@ -671,7 +673,7 @@ def screen_sets(
         informative = read.name != "every record"
         top = max(found, key=lambda f: ((f.hits_informative if informative else f.hits), -len(f.columns)))
         share, low = read.share, read.low
-        if not _breaches(named, scopes, z) and share - read.baseline < LISTED:
+        if not every and not _breaches(named, scopes, z) and share - read.baseline < LISTED:
             continue
         tabs = tuple(dict.fromkeys(t for c in named.columns for t in where[(s, cols, lhs)].get(c, ())))
         out.append(
