@@ -359,6 +359,13 @@ def jobs(draw: st.DrawFn) -> Draw:
     floors = "--k" in args or ("--max-risk" in args and "average" not in args)
     if (floors and rare(draw, 2)) or rare(draw, 25):  # without a floor: refused (it would do nothing)
         args += ["--suppression", str(draw(st.sampled_from([0.02, 0.1, 0.3])))]
+    if (floors and rare(draw, 3)) or rare(draw, 25):  # key variables (issue 65): the floor counts these
+        keys = draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True))
+        args += ["--keys", ",".join(keys)]
+        if (floors and rare(draw, 2)) or rare(draw, 25):  # local suppression (refused without a floor)
+            args += ["--suppression-mode", "cells"]
+            if rare(draw, 2):
+                args += ["--importance", ",".join(draw(st.permutations(keys)))]
     for _ in range(draw(st.integers(0, 3))):
         t = draw(treatment_spec(cols))
         if t:
@@ -622,7 +629,7 @@ def reread(out: Path, drawn: Draw) -> list[str]:
                 if abs(total - n) > 1e-6 and not (role == "st" and total < n):
                     problems.append(f"{fname}: counts sum to {total:g}, the manifest says {n} records")
             if (drawn.k is not None and kind in ("plain", "generalized")) or (drawn.k and role == "qit"):
-                problems += _floor(fname, header, body, ci, sensitive, drawn.k, t)
+                problems += _floor(fname, header, body, ci, sensitive, drawn.k, m)
     removed = (m.get("removed") or {}).get("records", 0) if isinstance(m.get("removed"), dict) else 0
     read = m.get("input", {}).get("rows")
     if read is not None and m.get("mechanism") is None and n + removed != read:
@@ -631,15 +638,38 @@ def reread(out: Path, drawn: Draw) -> list[str]:
 
 
 def _floor(
-    fname: str, header: list[str], body: list[list[str]], ci: int, sensitive: set[str], k: int, entry: dict
+    fname: str,
+    header: list[str],
+    body: list[list[str]],
+    ci: int,
+    sensitive: set[str],
+    k: int,
+    manifest: dict,
 ) -> list[str]:
-    keep = [i for i, h in enumerate(header) if i != ci and h not in sensitive and h != "group_id"]
+    """Every cell of the release's key variables (the manifest's ``job.keys``; else every
+    published non-sensitive column) holds ``k`` records; with local suppression (``suppressed``)
+    an empty value matches any value, counted record against record here."""
+    job = manifest.get("job") if isinstance(manifest.get("job"), dict) else {}
+    named = job.get("keys")
+    keep = [
+        i
+        for i, h in enumerate(header)
+        if i != ci and h not in sensitive and h != "group_id" and (named is None or h in named)
+    ]
     if not keep:
         return []
     cells: dict[tuple[str, ...], float] = defaultdict(float)
     for row in body:
         cells[tuple(row[i] for i in keep)] += float(row[ci])
-    small = [c for c, v in cells.items() if v < k]
+    if isinstance(manifest.get("suppressed"), dict):
+        combos = list(cells)
+        sizes = {
+            c: sum(v for d, v in cells.items() if all(x == y or x == "" or y == "" for x, y in zip(c, d, strict=True)))
+            for c in combos
+        }
+        small = [c for c in combos if sizes[c] < k]
+    else:
+        small = [c for c, v in cells.items() if v < k]
     if small:
         return [f"{fname}: {len(small)} cell(s) of {[header[i] for i in keep]} below k = {k}, e.g. {small[0]}"]
     return []

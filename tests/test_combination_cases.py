@@ -469,3 +469,24 @@ def test_inclusion_exclusion_equals_the_marginal() -> None:
             m = model.marginal(q.attributes)
             mask = q.mask(model.domains, dict(zip(m.attrs, m.codes, strict=True)))
             assert count(model, q) == pytest.approx(model.n * m.values[mask].sum(), rel=1e-9, abs=1e-9), (anon, text)
+
+
+def test_top_coding_then_a_recoded_label_across_the_threshold(tmp_path: Path) -> None:
+    """The long sweep's case (issue 63): age top-coded at its 0.9 quantile (65), then recoded
+    to level 2 of the steward's hierarchy to meet --k 2; the label '[60, 80[' covers leaves
+    above 65 that no record holds any more. The verifier read the label's 80 as a published
+    value above the threshold (exit 3); a label obeys a value rule when a leaf it covers does."""
+    rows = [r.split(",") for r in ("63,v3,v4,F,v2 65,v0,v0,M,v1 66,v1,v6,M,v2 55,v0,v1,M,v0 60,v1,v0,F,v1 "
+            "54,v3,v3,F,v2 57,v0,v6,M,v2 55,v0,v2,M,v0 62,v1,v6,F,v2 65,v0,v2,F,v2 62,v0,v2,F,v2 58,v2,v3,M,v0").split()]  # fmt: skip
+    data = write(tmp_path / "t.csv", ["age", "sex", "zip", "income", "disease"], rows)
+    levels = {54: "[50, 55[", 55: "[55, 60[", 57: "[55, 60[", 58: "[55, 60[", 60: "[60, 65[", 62: "[60, 65[",
+              63: "[60, 65[", 65: "[65, 70[", 66: "[65, 70["}  # fmt: skip
+    (tmp_path / "h0.csv").write_text(
+        "".join(f"{a};{b};{'[40, 60[' if a < 60 else '[60, 80['};*\n" for a, b in levels.items())
+    )
+    out = tmp_path / "r"
+    published(["--input", str(data), "--seed", "0", "--rule", "age -> sex | l-diversity:l=2", "--others",
+               "insensitive", "--hierarchy", f"age={tmp_path / 'h0.csv'}", "--k", "2", "--treat",
+               "top-coding:columns=age,quantile=0.9", "--no-utility"], out, k=2)  # fmt: skip
+    code, stdout, _ = run("check", str(out), "--original", str(data), "--k", "2")
+    assert code in (0, 6), stdout

@@ -235,3 +235,17 @@ def test_singling_out_runs_to_anonymeters_budget(loan_file: Path) -> None:
     ori = {c: np.array([r[c] for r in rows], dtype=object) for c in cols}
     got = singling_out(ori, ori, cols, 500, np.random.default_rng(1), "multivariate", 3)
     assert got.risk.value >= 0.8
+
+
+def test_nearest_with_a_key_no_training_record_holds() -> None:
+    """The combination sweep's case (exit 70): a held-out record whose key sorts after every
+    training record's gets the fallback, never an index past the end; the others their
+    nearest neighbour's value within their key (by hand)."""
+    from versapub.privacy.screens.computing import nearest
+
+    x = np.array([1.0, 5.0, 2.0, 9.0, 4.9, 1.1])
+    key = np.array([0, 0, 1, 1, 0, 2])  # key 2: the held-out record only
+    target = np.array([10, 11, 12, 13, 14, 15])
+    train = np.array([True, True, True, True, False, False])
+    got = nearest(x, [key], target, train, fallback=-1)
+    assert got.tolist() == [11, -1]  # 4.9 within key 0: 5.0's value; key 2: none

@@ -139,6 +139,26 @@ def _obeys(kind: str, p: float, v: float, number: float) -> bool:
     return abs(q - round(q)) <= 1e-6
 
 
+def _recoded_covers(manifest: dict[str, Any], column: str) -> dict[str, list[str]]:
+    """The manifest's ``recoded`` labels of ``column`` with the leaves each covers (the
+    labels the recoding that met ``--k`` publishes in place of the treated values)."""
+    block = manifest.get("recoded")
+    spec = block.get(column) if isinstance(block, dict) else None
+    covers = spec.get("covers") if isinstance(spec, dict) else None
+    if not isinstance(covers, dict):
+        return {}
+    return {str(k): [str(x) for x in v] for k, v in covers.items() if isinstance(v, list)}
+
+
+def _text_obeys(text: str, rule: tuple[str, float, float], leaves: list[str] | None) -> bool:
+    """A published value obeys a value rule when each of its numbers does; a recoded label
+    (a set of leaves) when some leaf it covers does — the records under it hold treated
+    values, which the label's other leaves may exceed (recounted with the original)."""
+    if leaves is not None:
+        return any(all(_obeys(*rule, float(n)) for n in _NUMBER.findall(x)) for x in leaves) or not leaves
+    return all(_obeys(*rule, float(n)) for n in _NUMBER.findall(text))
+
+
 def treatment_findings(
     directory: Path, manifest: dict[str, Any], con: duckdb.DuckDBPyConnection
 ) -> list[tuple[bool, str]]:
@@ -166,7 +186,8 @@ def treatment_findings(
                 out.append((True, f"{name} of {column!r}: a later treatment changes it (checked with the original)"))
                 continue
             texts = _published_texts(directory, manifest, str(column), con)
-            bad = sorted(t for t in texts for n in _NUMBER.findall(t) if not _obeys(*rule, float(n)))
+            covers = _recoded_covers(manifest, str(column))
+            bad = sorted(t for t in texts if not _text_obeys(t, rule, covers.get(t)))
             what = {
                 "top-coding": f"at most {_written(max(rule[1], rule[2]))}",
                 "bottom-coding": f"at least {_written(min(rule[1], rule[2]))}",

@@ -101,8 +101,9 @@ def nearest(x: Floats, keys: Sequence[Ints], target: Ints, train: Bools, fallbac
     span = float(np.nanmax(np.abs(x_sorted))) * 4 + 1.0 if len(x_sorted) else 1.0
     flat = k_sorted.astype(np.float64) * span + x_sorted
     want = key[te].astype(np.float64) * span + np.where(finite[te], x[te], 0.0)
-    at = np.clip(np.searchsorted(flat, want), lo, np.maximum(hi - 1, lo))
-    left = np.clip(at - 1, lo, np.maximum(hi - 1, lo))
+    last = len(x_sorted) - 1  # a key no training record holds has lo == hi, maybe past the end (not used: have)
+    at = np.minimum(np.clip(np.searchsorted(flat, want), lo, np.maximum(hi - 1, lo)), last)
+    left = np.minimum(np.clip(at - 1, lo, np.maximum(hi - 1, lo)), last)
     pick = np.where(np.abs(x_sorted[left] - x[te]) <= np.abs(x_sorted[at] - x[te]), left, at)
     out[have] = target[order[pick[have]]]
     return out
