@@ -286,12 +286,13 @@ def run_cost(tmp: Path) -> list[dict[str, object]]:
     sys.path.insert(0, str(ROOT))
     from tests.hospital import CHAPTER, RECODING, RULES, write_hospital
 
-    from versapub import PublishConfig, api, workflow
+    from versapub import PublishConfig, workflow
+    from versapub.publishing import steps
     from versapub.datasets import TEXAS_LIKE_RULES, texas_like
     from versapub.privacy.screens.roles import ColumnRoles
 
     spent: list[float] = []
-    inner = api.proxy_sets
+    inner = steps.proxy_sets
 
     def timed(*args: object, **kwargs: object) -> object:
         start = time.perf_counter()
@@ -300,7 +301,7 @@ def run_cost(tmp: Path) -> list[dict[str, object]]:
         finally:
             spent.append(time.perf_counter() - start)
 
-    api.proxy_sets = timed  # type: ignore[assignment]
+    steps.proxy_sets = timed  # type: ignore[assignment]
     hospital = write_hospital(tmp / "hospital.csv")
     texas = tmp / "texas.csv"
     t = texas_like(1_000_000, seed=0)
@@ -341,7 +342,7 @@ def run_cost(tmp: Path) -> list[dict[str, object]]:
         workflow.run(cfg, tmp / f"out-{len(out)}", utility=utility)
         whole = time.perf_counter() - start
         out.append({"job": name, "publish_seconds": round(whole, 2), "screen_seconds": round(sum(spent), 2)})
-    api.proxy_sets = inner  # type: ignore[assignment]
+    steps.proxy_sets = inner  # type: ignore[assignment]
     return out
 
 

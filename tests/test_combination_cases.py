@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -272,6 +273,9 @@ def test_allow_unique_with_a_floor_that_generalizes_it(tmp_path: Path) -> None:
     assert run("hierarchy", "build", str(data), "--column", "score", "--intervals", "100,400",
                "--out", str(tmp_path / "h.csv"))[0] == 0  # fmt: skip
     published([*job, "--hierarchy", f"score={tmp_path / 'h.csv'}:1"], tmp_path / "ok", k=3)
+    assert "--keys" in said  # and the key variables without it (issue 65): score stays as it is
+    published([*job, "--allow-unique", "score", "--keys", "age,sex"], tmp_path / "keys", k=3)
+    assert pd.read_csv(tmp_path / "keys" / "T1_qit.csv")["score"].nunique() == 120
 
 
 def _dp_release(tmp_path: Path) -> tuple[Path, Path]:
@@ -371,7 +375,11 @@ def test_a_suppression_share_raised_with_its_budget_fails(tmp_path: Path) -> Non
                "--no-utility"], out)  # fmt: skip
     m = json.loads((out / "manifest.json").read_text())
     assert m["removed"]["table"] is None and m["job"] == {
-        "floor": 6, "suppression": 0.05, "keys": None, "suppression_mode": "remove"}
+        "floor": 6,
+        "suppression": 0.05,
+        "keys": None,
+        "suppression_mode": "remove",
+    }
     m["removed"]["suppression"] = 0.5
     m["removed"]["budget"] = math.floor(0.5 * m["removed"]["input_records"])
     (out / "manifest.json").write_text(json.dumps(m))
@@ -476,8 +484,9 @@ def test_top_coding_then_a_recoded_label_across_the_threshold(tmp_path: Path) ->
     to level 2 of the steward's hierarchy to meet --k 2; the label '[60, 80[' covers leaves
     above 65 that no record holds any more. The verifier read the label's 80 as a published
     value above the threshold (exit 3); a label obeys a value rule when a leaf it covers does."""
-    rows = [r.split(",") for r in ("63,v3,v4,F,v2 65,v0,v0,M,v1 66,v1,v6,M,v2 55,v0,v1,M,v0 60,v1,v0,F,v1 "
-            "54,v3,v3,F,v2 57,v0,v6,M,v2 55,v0,v2,M,v0 62,v1,v6,F,v2 65,v0,v2,F,v2 62,v0,v2,F,v2 58,v2,v3,M,v0").split()]  # fmt: skip
+    text = "63,v3,v4,F,v2 65,v0,v0,M,v1 66,v1,v6,M,v2 55,v0,v1,M,v0 60,v1,v0,F,v1 54,v3,v3,F,v2 57,v0,v6,M,v2 "
+    text += "55,v0,v2,M,v0 62,v1,v6,F,v2 65,v0,v2,F,v2 62,v0,v2,F,v2 58,v2,v3,M,v0"
+    rows = [r.split(",") for r in text.split()]
     data = write(tmp_path / "t.csv", ["age", "sex", "zip", "income", "disease"], rows)
     levels = {54: "[50, 55[", 55: "[55, 60[", 57: "[55, 60[", 58: "[55, 60[", 60: "[60, 65[", 62: "[60, 65[",
               63: "[60, 65[", 65: "[65, 70[", 66: "[65, 70["}  # fmt: skip

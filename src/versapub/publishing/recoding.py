@@ -469,9 +469,11 @@ def _require_not_allowed(job: Job, cols: Columns, recoding: Recoding) -> None:
     if allowed:
         raise ConfigError(
             f"--allow-unique publishes {', '.join(map(repr, allowed))} as it is, but --k {job.floor} holds only with "
-            f"{allowed[0]!r} generalized ({recoding.notes()[list(recoding.levels).index(allowed[0])].split(',')[0]}). "
-            f"Generalize it when it is read instead (--hierarchy {allowed[0]}=FILE:LEVEL in place of --allow-unique; "
-            "versapub hierarchy build writes one), declare it --identifying (removed), or leave --k out."
+            f"{allowed[0]!r} generalized (to level {recoding.levels[allowed[0]]} of "
+            f"{recoding.hierarchies[allowed[0]].height - 1} of its hierarchy). Name the key variables an adversary "
+            f"knows without it (--keys), generalize it when it is read instead (--hierarchy {allowed[0]}=FILE:LEVEL in "
+            "place of --allow-unique; versapub hierarchy build writes one), declare it --identifying (removed), or "
+            "leave --k out."
         )
 
 
