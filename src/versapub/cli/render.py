@@ -257,7 +257,9 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
         where = f" {escape(f.file)}" if f.file else ""
         out.print(f"  {'ok  ' if f.ok else 'FAIL'} {escape(f.check)}{where}: {escape(f.message)}", soft_wrap=True)
     adv = rep.adversary
-    if adv:
+    if adv and adv.get("withheld"):  # a differentially private release: nothing computed without noise
+        out.print(f"  {attack_mark(adv)} attacks: {escape(str(adv['withheld']))}", soft_wrap=True)
+    elif adv:
         out.print(
             f"  attacks on everything published ({adv['n_attacks']} original records as targets, records drawn from "
             "the release as an adversary reads it; 95 % intervals):",

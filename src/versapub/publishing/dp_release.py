@@ -175,7 +175,7 @@ def write_dp_release(
         rw.write_json(tmp / "manifest.json", m)
         progress("verifying the written files", 0, 0)
         job = Requirement(m["guarantee"], tuple(m["rules"]), "the mechanism's budget", None, None, "highest", None)
-        check = run_check(tmp, original=table, requirement=job)
+        check = run_check(tmp, original=table, requirement=job).noise_free_withheld()  # issue 66
         report = check.verification
         if not report.ok:
             raise VerificationError(

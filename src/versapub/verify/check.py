@@ -70,6 +70,19 @@ MEMORY_SHARES = {
 }
 
 
+#: What a differentially private release's files say in place of figures computed from the
+#: input without noise (:meth:`CheckReport.noise_free_withheld`).
+WITHHELD_ATTACKS = (
+    "run on the input's records ({verdict}); their figures are computed from the input without noise, so a "
+    "differentially private release never holds them (versapub check RELEASE --original FILE shows them to "
+    "the steward)"
+)
+WITHHELD_NOISE = (
+    "the deviations from the input's counts have the ledger's scale (tested with the input; its statistics "
+    "are not written into a differentially private release)"
+)
+
+
 @dataclass
 class CheckReport:
     """Everything ``check`` found."""
@@ -106,6 +119,28 @@ class CheckReport:
 
     #: The verification's own checks of a collection of marginals.
     COLLECTION_CHECKS = ("k-link", "k-combinatorial", "maxent-diversity", "collection")
+
+    def noise_free_withheld(self) -> CheckReport:
+        """What a differentially private release's own files may hold of this check (issue 66):
+        nothing computed from the input without noise. The attacks on the input's records
+        (their number, their success counts and shares) give way to their verdict and a
+        sentence saying where to run them; the noise-scale test against the input
+        (``dp noise``) keeps its verdict, not its statistics (a one-cell table's squared
+        deviation is the record count's distance from the noisy one)."""
+        from dataclasses import replace
+
+        from versapub.verify.primitives import VerificationReport
+
+        findings = [
+            replace(f, message=WITHHELD_NOISE) if f.check == "dp noise" else f for f in self.verification.findings
+        ]
+        verification = VerificationReport(self.verification.directory, findings)
+        adversary = None
+        if self.adversary is not None:
+            ok = bool(self.adversary.get("ok", True))
+            verdict = "within every ceiling asked for" if ok else "above a ceiling asked for: the release fails"
+            adversary = {"withheld": WITHHELD_ATTACKS.format(verdict=verdict), "ok": ok, "rules": [], "tables": []}
+        return replace(self, verification=verification, adversary=adversary)
 
     def findings_of(self, *checks: str) -> list[Finding]:
         """The verification's findings of these checks, in order."""
