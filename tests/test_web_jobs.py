@@ -37,6 +37,8 @@ JOB = {
     "seed": 3,
     "treatments": ["rounding:columns=hours,base=5", "pram:columns=race,retention=0.9,invariant=true"],
     "marginals": None,
+    "mechanism": "",
+    "domains": {},
 }
 
 

@@ -76,6 +76,9 @@ def test_changes_need_the_pages_token_and_origin(root: Path) -> None:
     evil = {**POST, "origin": "http://evil.example"}
     assert c.post("/api/profile", json={"job": JOB}, headers=evil).status_code == 403
     assert c.post("/api/profile", json={"job": JOB}, headers={"x-versapub-token": "guess"}).status_code == 403
+    # issue 66: the same host and port over another scheme is another origin
+    other = {**POST, "origin": "https://127.0.0.1:8000"}
+    assert c.post("/api/profile", json={"job": JOB}, headers=other).status_code == 403
     ok = c.post("/api/profile", json={"job": JOB}, headers={**POST, "origin": "http://127.0.0.1:8000"})
     assert finished(c, ok)["result"]["records"] == 1000  # type: ignore[index]
 

@@ -350,3 +350,68 @@ def test_a_steps_time_left_is_its_own_and_only_once_it_says_enough(monkeypatch: 
     assert t.to_dict()["percent"] is None and t.to_dict()["left_s"] is None
     t.cancel.set()
     assert t.to_dict()["status"] == "cancelling"
+
+
+def test_a_dp_job_loads_saves_and_publishes_from_the_page(root: Path) -> None:
+    """Issue 66: a job file with a mechanism and domains (which the CLI publishes under
+    differential privacy) loads with both, saves back the same settings, and the page
+    publishes it as a differentially private release — never as l-diversity; settings the
+    page has no field for (allow_proxy, an empty na_values) are kept."""
+    (root / "sex.txt").write_text("Female\nMale\n")
+    (root / "jobs").mkdir()
+    source = (
+        '[input]\npath = "../data.csv"\nna_values = []\ncolumns = ["hours", "sex", "race"]\n'
+        '[privacy]\nmechanism = "dp:epsilon=1,delta=1e-9,select=mst"\n'
+        '[privacy.domains]\nhours = "1..99"\nsex = "../sex.txt"\nrace = ["Asian", "Black", "Hispanic", "Other", '
+        '"White"]\n[columns]\nallow_proxy = ["sex"]\n'
+    )
+    (root / "jobs" / "dp.toml").write_text(source)
+    c = authed(root)
+    loaded = c.post("/api/job/load", json={"path": "jobs/dp.toml"}, headers=POST).json()["job"]
+    assert loaded["mechanism"] == "dp:epsilon=1,delta=1e-9,select=mst"
+    assert loaded["domains"] == {"hours": "1..99", "sex": "sex.txt", "race": "Asian;Black;Hispanic;Other;White"}
+    saved = c.post("/api/job/save", json={"job": loaded, "path": "jobs/again.toml"}, headers=POST)
+    assert saved.status_code == 200, saved.text
+    import tomllib
+
+    again, first = tomllib.loads((root / "jobs" / "again.toml").read_text()), tomllib.loads(source)
+    assert again["privacy"] == first["privacy"] and again["columns"]["allow_proxy"] == ["sex"]
+    assert again["input"]["na_values"] == [] and again["input"]["columns"] == ["hours", "sex", "race"]
+    task = c.post("/api/publish", json={"job": loaded, "out": "releases/dp"}, headers=POST)
+    assert task.status_code == 200, task.text
+    done = finished(c, c.get(f"/api/tasks/{task.json()['id']}"), timeout=120)
+    assert done["status"] == "done", done.get("message")
+    m = json.loads((root / "releases" / "dp" / "manifest.json").read_text())
+    assert m["mechanism"]["name"] == "dp" or "epsilon" in json.dumps(m["mechanism"])
+    assert {t["kind"] for t in m["tables"]} <= {"noisy", "fitted"}
+
+
+def test_no_page_message_names_the_servers_folder(root: Path) -> None:
+    """Issue 66: a refusal naming a file (a domain file that is missing) and a failed task's
+    message name it relative to the served folder, never by the server's absolute path."""
+    c = authed(root)
+    job = {"input": "data.csv", "mechanism": "dp:epsilon=1,delta=1e-9", "domains": {"sex": "nosuch.txt"}}
+    r = c.post("/api/publish", json={"job": job, "out": "releases/x"}, headers=POST)
+    assert r.status_code == 400 and "nosuch.txt" in r.json()["error"]
+    assert str(root.resolve()) not in r.json()["error"]
+    (root / "sex.txt").write_text("Female\nMale\n")
+    job = {"input": "data.csv", "mechanism": "dp:epsilon=1,delta=1e-9", "domains": {"sex": "sex.txt"}}
+    r = c.post("/api/publish", json={"job": job, "out": "releases/y"}, headers=POST)  # age has no domain
+    done = finished(c, c.get(f"/api/tasks/{r.json()['id']}"), timeout=60) if r.status_code == 200 else r.json()
+    text = json.dumps(done)
+    assert str(root.resolve()) not in text
+
+
+def test_uploads_never_go_into_a_release(root: Path) -> None:
+    """Issue 66: a file uploaded into a release folder (or a folder inside one) appeared in
+    its zip and made check fail the release: refused, nothing written; the release still
+    checks."""
+    publish(root / "data.csv", root / "releases" / "r1")
+    c = authed(root)
+    for folder in ("releases/r1", "releases/r1/extra"):
+        r = c.post("/api/upload", files={"file": ("x.csv", b"a\n")}, data={"folder": folder}, headers=POST)
+        assert r.status_code == 400 and "lies in the release releases/r1" in r.json()["error"]
+    assert not (root / "releases" / "r1" / "x.csv").exists() and not (root / "releases" / "r1" / "extra").exists()
+    ok = c.post("/api/upload", files={"file": ("x.csv", b"a\n")}, data={"folder": "uploads"}, headers=POST)
+    assert ok.status_code == 200
+    assert CliRunner().invoke(cli, ["check", str(root / "releases" / "r1")]).exit_code in (0, 6)

@@ -18,6 +18,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,7 +79,7 @@ class Recoding:
                 "level": lv,
                 "hierarchy": "built from the values (numbers in pairs of consecutive values)"
                 if a in self.built
-                else h.source,
+                else Path(h.source).name,  # its file's name, never its path (a path can itself be confidential)
                 "covers": _covers(groups, lv == h.height - 1 and len(groups) == 1, a in self.built),
             }
         return out

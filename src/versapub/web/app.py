@@ -50,13 +50,19 @@ def _json_errors(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
     """A route returning data as JSON; bad input as ``{"error": paragraph}`` (400), never a
     traceback."""
 
+    site = getattr(fn, "__self__", None)
+    base = getattr(site, "base", None)
+
+    def hide(text: str) -> str:  # no message names the server's own folders
+        return base.hide(text) if base is not None else text
+
     async def route(request: Request) -> Response:
         try:
             return JSONResponse(await fn(request))
         except VersapubError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"error": hide(str(exc))}, status_code=400)
         except (ValueError, KeyError, TypeError) as exc:
-            return JSONResponse({"error": f"Bad request: {exc}."}, status_code=400)
+            return JSONResponse({"error": hide(f"Bad request: {exc}.")}, status_code=400)
 
     return route
 
@@ -123,6 +129,13 @@ class _Site:
         if any(part.startswith(".") for part in Path(folder).parts if part not in (".",)):
             raise ConfigError(f"Upload folder {folder!r}: a hidden folder (starting with a dot) is not for uploads.")
         dest_dir = self.base.resolve(folder)
+        inside = [d for d in [dest_dir, *dest_dir.parents] if d == self.base.path or self.base.path in d.parents]
+        release = next((d for d in inside if (d / "manifest.json").is_file()), None)
+        if release is not None:  # a release holds only the files its manifest lists (issue 66)
+            raise ConfigError(
+                f"Upload folder {folder!r} lies in the release {self.base.relative(release)}: a release holds only "
+                f"the files its manifest lists. Upload into {UPLOADS} (or another folder outside every release)."
+            )
         dest_dir.mkdir(parents=True, exist_ok=True)
         dest = self.base.resolve(f"{self.base.relative(dest_dir)}/{name}")
         if dest.exists():
@@ -212,12 +225,27 @@ class _Site:
             workdirs.sweep(folder, ".")
 
     async def task(self, request: Request) -> dict[str, Any]:
-        return self.tasks.get(request.path_params["task_id"]).to_dict()
+        return self._task_shown(self.tasks.get(request.path_params["task_id"]).to_dict())
 
     async def cancel(self, request: Request) -> dict[str, Any]:
         t = self.tasks.get(request.path_params["task_id"])
         t.cancel.set()
-        return t.to_dict()
+        return self._task_shown(t.to_dict())
+
+    def _task_shown(self, task: dict[str, Any]) -> dict[str, Any]:
+        """A task as the page reads it, its message and result naming no folder of the server."""
+
+        def hidden(x: Any) -> Any:
+            if isinstance(x, str):
+                return self.base.hide(x)
+            if isinstance(x, dict):
+                return {k: hidden(v) for k, v in x.items()}
+            if isinstance(x, list):
+                return [hidden(v) for v in x]
+            return x
+
+        out: dict[str, Any] = hidden(task)
+        return out
 
     def _release(self, rel: str) -> Path:
         d = self.base.resolve(rel)

@@ -5,6 +5,7 @@ nothing behind (the release writer removes a release it did not finish)."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import tomllib
@@ -35,8 +36,6 @@ CARRIED = {
         "suppression",
         "suppression_mode",
         "importance",
-        "mechanism",
-        "domains",
     ),
     "columns": ("allow_unique", "others", "allow_proxy"),
     "publish": (
@@ -88,6 +87,11 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
     if job.get("hierarchies"):
         inp["hierarchies"] = {str(a): {"file": _rel(str(f), here)} for a, f in job["hierarchies"].items() if f}
     privacy: dict[str, Any] = {}
+    if job.get("mechanism"):  # differential privacy: the budget and the domains, no rule nor guarantee
+        privacy["mechanism"] = str(job["mechanism"]).strip()
+        domains = {str(c): _domain_entry(str(v), here) for c, v in (job.get("domains") or {}).items() if str(v).strip()}
+        if domains:
+            privacy["domains"] = domains
     rules = []
     for r in job.get("rules") or []:
         text = str(r.get("rule", "")).strip()
@@ -95,9 +99,9 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
             continue
         own = str(r.get("guarantee") or "").strip()
         rules.append({"rule": text, **_guarantee_entry(own)} if own else text)
-    if rules:
+    if rules and not job.get("mechanism"):
         privacy["rules"] = rules
-    if job.get("guarantee"):
+    if job.get("guarantee") and not job.get("mechanism"):
         privacy.update(_guarantee_entry(str(job["guarantee"])))
     roles = job.get("roles") or {}
     unknown = sorted({str(r) for r in roles.values()} - {*ROLES, ""})
@@ -188,7 +192,7 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         "roles": roles,
         "rules": rules,
         "guarantee": guarantee_text(
-            {k: v for k, v in priv.items() if k != "rules" and k != "keys" and k not in CARRIED["privacy"]}
+            {k: v for k, v in priv.items() if k not in ("rules", "keys", "mechanism", "domains", *CARRIED["privacy"])}
         )
         or "",
         "anonymizer": pub.get("anonymizer") or "",
@@ -197,8 +201,36 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
         "seed": pub.get("seed", ""),
         "treatments": [_treatment_text(t) for t in doc.get("treatment") or [] if isinstance(t, dict)],
         "marginals": _marginals_of(doc.get("marginals")),
+        "mechanism": str(priv.get("mechanism") or ""),
+        "domains": {str(c): _domain_text(v, here) for c, v in (priv.get("domains") or {}).items()},
         **({"carried": {k: v for k, v in carried.items() if v}} if any(carried.values()) else {}),
     }
+
+
+#: A declared domain as the page writes it: a range of whole numbers, values separated by ``;``,
+#: or a file of values (a path relative to the root).
+_RANGE = re.compile(r"-?\d+\.\.-?\d+")
+
+
+def _domain_entry(text: str, here: str) -> Any:
+    """A domain line of the page (``17..90``, ``F;M``, or a file) as its ``[privacy.domains]``
+    value, a file's path relative to the job's folder."""
+    text = text.strip()
+    if _RANGE.fullmatch(text):
+        return text
+    if ";" in text:
+        return [v.strip() for v in text.split(";") if v.strip()]
+    return _rel(text, here)
+
+
+def _domain_text(value: Any, here: Path) -> str:
+    """A ``[privacy.domains]`` value as the page's line (a file's path relative to the root)."""
+    if isinstance(value, list):
+        return ";".join(str(v) for v in value)
+    if isinstance(value, dict) and set(value) == {"from", "to"}:
+        return f"{value['from']}..{value['to']}"
+    text = str(value)
+    return text if _RANGE.fullmatch(text.strip()) else Path(os.path.normpath(here / text)).as_posix()
 
 
 def _treatment_entry(text: str) -> dict[str, Any]:
@@ -249,7 +281,9 @@ def _marginals_of(m: dict[str, Any] | None) -> dict[str, Any] | None:
 def job_config(root: Root, job: dict[str, Any], job_path: str = UNSAVED) -> PublishConfig:
     """The browser's job as the CLI reads it (through its TOML)."""
     path = root.resolve(job_path)
-    for named in [job.get("input") or "", *(job.get("hierarchies") or {}).values()]:
+    files = [str(v).strip() for v in (job.get("domains") or {}).values()]
+    files = [f for f in files if f and not _RANGE.fullmatch(f) and ";" not in f]
+    for named in [job.get("input") or "", *(job.get("hierarchies") or {}).values(), *files]:
         if named:
             root.resolve(str(named))  # every file the job names lies inside the root
     return parse_config(job_toml(job, job_path), path)
@@ -406,6 +440,11 @@ class Tasks:
         check_destination(dest, overwrite, [*cfg.read_files()])  # refused before any work, as the CLI
 
         def work(task: Task) -> dict[str, Any]:
+            if cfg.mechanism is not None:  # differential privacy, as publish --mechanism runs it
+                from versapub.publishing.dp_release import run_dp
+
+                run_dp(cfg, dest, overwrite=overwrite, progress=task.progress)
+                return {}
             run = workflow.run_marginals if cfg.marginals is not None else workflow.run
             run(cfg, dest, overwrite=overwrite, progress=task.progress)
             return {}

@@ -49,6 +49,11 @@ class Root:
             raise OutsideRoot(f"{rel!r} lies outside the served folder; only files under it can be used.")
         return full
 
+    def hide(self, text: str) -> str:
+        """``text`` with the served folder's absolute path left out (its files named relative
+        to it): no page message shows where the server keeps them (issue 66)."""
+        return text.replace(str(self.path) + "/", "").replace(str(self.path), ".")
+
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.path).as_posix()
 

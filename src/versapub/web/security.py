@@ -69,7 +69,9 @@ class Guard:
             return
         if scope["method"] not in SAFE_METHODS:
             origin = headers.get("origin")
-            if not _same(headers.get(HEADER), self.token) or (origin is not None and urlsplit(origin).netloc != host):
+            scheme = str(scope.get("scheme") or "http")  # the Origin's scheme, host and port all match (issue 66)
+            foreign = origin is not None and (urlsplit(origin).scheme != scheme or urlsplit(origin).netloc != host)
+            if not _same(headers.get(HEADER), self.token) or foreign:
                 await _reply(send, 403, "Refused: a change must come from the versapub page itself.")
                 return
 

@@ -232,6 +232,9 @@ function readPrivacy() {
   job.decomposition = $("decomposition").value;
   job.seed = $("seed").value.trim() === "" ? "" : Number($("seed").value);
   job.treatments = $("treatments").value.split("\n").map((x) => x.trim()).filter(Boolean);
+  job.mechanism = $("dp-mechanism").value.trim();
+  job.domains = Object.fromEntries($("dp-domains").value.split("\n").map((x) => x.trim()).filter(Boolean)
+    .map((x) => [x.split("=")[0].trim(), x.slice(x.indexOf("=") + 1).trim()]));
   const sensitive = $("m-sensitive").value.trim();
   job.marginals = sensitive ? {
     sensitive, k: Number($("m-k").value || 2), diversity: $("m-diversity").value.trim(), base: $("m-base").value.trim(),
@@ -561,6 +564,9 @@ async function loadJob() {
   $("decomposition").value = job.decomposition;
   $("seed").value = job.seed ?? "";
   $("treatments").value = (job.treatments || []).join("\n");
+  $("dp-mechanism").value = job.mechanism || "";
+  $("dp-domains").value = Object.entries(job.domains || {}).map(([c, v]) => `${c}=${v}`).join("\n");
+  $("dp-box").open = Boolean(job.mechanism);
   const m = job.marginals || {};
   $("m-sensitive").value = m.sensitive || "";
   if (job.marginals) {
