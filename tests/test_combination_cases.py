@@ -499,3 +499,15 @@ def test_top_coding_then_a_recoded_label_across_the_threshold(tmp_path: Path) ->
                "top-coding:columns=age,quantile=0.9", "--no-utility"], out, k=2)  # fmt: skip
     code, stdout, _ = run("check", str(out), "--original", str(data), "--k", "2")
     assert code in (0, 6), stdout
+
+
+def test_a_combination_no_possible_world_holds_is_no_target(tmp_path: Path) -> None:
+    """The long sweep's case (issue 63): four records, GD, rules ``sex -> age``, ``sex, zip ->
+    age`` and ``zip -> sex``; publish exited 0 and ``check`` failed it: without the original,
+    the scalable attack's targets for a left-hand side spanning tables are the values seen
+    apart, and (sex=5, zip=34) — a combination no world consistent with the release holds —
+    was 'disclosed' with no possible value. No one holds it: it is no target."""
+    data = write(tmp_path / "t.csv", ["age", "sex", "zip"], [[63, 6, 36], [65, 7, 34], [66, 6, 31], [55, 5, 31]])
+    rules = ["--rule", "sex -> age", "--rule", "sex, zip -> age", "--rule", "zip -> sex"]
+    published(["--input", str(data), "--seed", "0", *rules, "--others", "insensitive", "--decomposition", "gd",
+               "--no-utility"], tmp_path / "r")  # fmt: skip

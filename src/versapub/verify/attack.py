@@ -245,6 +245,8 @@ def _report(
     for q, vals in items:
         if not vals and pub is not None and pub.removed:
             continue  # a removed record's values: in no table, nothing published about it
+        if not vals and original is None:
+            continue  # a combination of values seen apart that no possible world holds: no one to disclose
         result.targets += 1
         result.possible[(rule, q)] = vals
         if len(vals) < result.guarantee.min_possible_values():
