@@ -152,7 +152,9 @@ def query(
 
     Beside the estimate: the smallest and largest count of any table consistent with the
     release (the true count is always inside; "not sharp" when no consistent table is known
-    to reach an end); for a PRAM'd column the correction's 95 % interval instead.
+    to reach an end; a release that removed records: the whole input's count lies up to that
+    many above it, and the note says so); for a PRAM'd column the correction's 95 % interval
+    instead.
     """
     from versapub import inspect
 

@@ -28,6 +28,9 @@ class QueryResult:
     notes: tuple[str, ...] = ()
     #: The range the release allows (:mod:`versapub.model.bounds`), or a statistical interval.
     bound: Bound | None = None
+    #: Records the release removed (in no table): the actual count on the whole input may
+    #: exceed the range's upper end by at most these (issue 66).
+    removed: int = 0
 
     @property
     def relative_error(self) -> float | None:
@@ -41,6 +44,8 @@ class QueryResult:
         """Whether the actual count lies in the range (None without the original or a range)."""
         if self.actual is None or self.bound is None or (self.bound.basis == "dp-noise" and not self.bound.method):
             return None
+        if self.removed and not self.bound.statistical:  # the published records' count, plus the removed ones
+            return self.bound.lower - 1e-9 <= self.actual <= self.bound.upper + self.removed + 1e-9
         return self.bound.contains(self.actual)
 
     def text(self) -> str:
@@ -110,7 +115,14 @@ def query(
         return QueryResult(est, notes=notes, bound=bound)  # the recorded input is not here: the estimate alone
     t = orig.table
     actual = count_rows(q, {a: t.column(a).values for a in q.attributes}, {a: t.codes(a) for a in q.attributes})
-    return QueryResult(est, actual, orig.mismatch, notes, bound)
+    gone = manifest.raw.get("removed")
+    removed = int(gone.get("records") or 0) if isinstance(gone, dict) else 0
+    if removed:
+        notes += (
+            f"the actual count reads the whole input; the release removed {removed:,} record(s) (in no table), so the "
+            "true count lies between the range's lower end and its upper end plus those",
+        )
+    return QueryResult(est, actual, orig.mismatch, notes, bound, removed)
 
 
 def changed_columns(manifest: Mapping[str, Any]) -> set[str]:
