@@ -33,3 +33,61 @@ def test_query_on_the_original_counts_the_removed_records_inside(tmp_path: Path)
         got = query(out, text, data)
         assert got.actual == actual and got.inside is True, (text, got.to_dict())
         assert any("removed 2 record(s)" in n for n in got.notes)
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from versapub.cli.main import cli
+
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_compare_shows_the_guarantees_the_rules_were_published_under(tmp_path: Path) -> None:
+    """A release whose rules carry their own t-closeness was labelled with the job's unused
+    default (l-diversity, l=2); a k-anonymity release's strongest attack was shown beside
+    'allowed 100 %'. Now: the per-rule guarantee, and no bound where the guarantee sets none."""
+    from versapub.inspect.comparison import _attack, _parameters
+
+    data = str(EXAMPLES / "data.csv")
+    common = ["--identifying", "patient_id", "--others", "insensitive", "--no-utility", "--anonymizer", "mondrian"]
+    code, _, err = _cli("publish", "--input", data, "--rule", "age, sex -> disease | t-closeness:t=0.3", *common,
+                        "--out", str(tmp_path / "t"))  # fmt: skip
+    assert code in (0, 6), err
+    import json
+
+    raw = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    shown = _parameters(raw)["guarantee"]
+    assert shown.startswith("t-closeness") and "per rule" in shown and "l-diversity" not in shown
+    check = {"adversary": {"rules": [{"rule": {"lhs": ["a"], "rhs": "s"}, "inference": {"risk": {"rate": 0.4}},
+                                      "bound": 1.0}]}}  # fmt: skip
+    assert _attack(check)["attack_bound"] is None and _attack(check)["attack_rate"] == 0.4
+
+
+def test_compare_refuses_a_dp_release_of_another_file(tmp_path: Path) -> None:
+    """A DP release records no digest of its input (it would tell neighbouring inputs apart),
+    so compare accepted a DP release of another file beside a release of this one; the file's
+    name and columns, recorded without any count, now have to agree."""
+    import shutil
+
+    data = tmp_path / "data.csv"
+    shutil.copy(EXAMPLES / "data.csv", data)
+    other = tmp_path / "other.csv"
+    shutil.copy(EXAMPLES / "data.csv", other)
+    (tmp_path / "sex.txt").write_text("Female\nMale\n")
+    code, _, err = _cli("publish", "--input", str(data), "--rule", "age, sex -> disease", "--identifying",
+                        "patient_id", "--others", "insensitive", "--no-utility", "--out", str(tmp_path / "a"))  # fmt: skip
+    assert code in (0, 6), err
+    for name, src in (("same", data), ("else", other)):
+        code, _, err = _cli("publish", "--input", str(src), "--column", "sex", "--column", "hours", "--mechanism",
+                            "dp:epsilon=1,delta=1e-9", "--domain", f"sex={tmp_path / 'sex.txt'}", "--domain",
+                            "hours=1..99", "--out", str(tmp_path / name))  # fmt: skip
+        assert code == 0, err
+    code, _, err = _cli("compare", str(tmp_path / "a"), str(tmp_path / "else"))
+    assert code == 2 and "another input file (other.csv" in " ".join(err.split())
+    code, out, err = _cli("compare", str(tmp_path / "a"), str(tmp_path / "same"))
+    assert code == 0, err

@@ -59,13 +59,17 @@ def _parameters(raw: dict[str, Any]) -> dict[str, Any]:
         return f"{x.get('name', '')}" + (f" ({inner})" if inner else "")
 
     kinds = sorted({str(t.get("kind")) for t in raw.get("tables") or [] if isinstance(t, dict)})
+    rules = [r for r in raw.get("rules") or [] if isinstance(r, dict)]
+    own = [spec(r["guarantee"]) for r in rules if isinstance(r.get("guarantee"), dict)]
+    # a rule with its own guarantee is published under it; the job's applies to the others only (issue 66)
+    shown = list(dict.fromkeys([*own, *([spec(raw.get("guarantee"))] if len(own) < len(rules) or not rules else [])]))
     return {
         "kinds": ", ".join(kinds),
         "tables": len(raw.get("tables") or []),
         "anonymizer": spec(raw.get("anonymizer")),
         "decomposition": spec(raw.get("decomposition")),
-        "guarantee": spec(raw.get("guarantee")),
-        "rules": len(raw.get("rules") or []),
+        "guarantee": "; ".join(shown) + (" (per rule)" if own else ""),
+        "rules": len(rules),
     }
 
 
@@ -83,7 +87,8 @@ def _attack(check: dict[str, Any] | None) -> dict[str, Any]:
                 best = (float(rate), r.get("bound"), f"{', '.join(rule.get('lhs') or [])} -> {rule.get('rhs', '')}")
     if best is None:
         return {"attack_rate": None, "attack_bound": None, "attack_rule": None}
-    return {"attack_rate": best[0], "attack_bound": best[1], "attack_rule": best[2]}
+    bound = best[1] if isinstance(best[1], (int, float)) and best[1] < 1 else None  # 1: the guarantee bounds no guess
+    return {"attack_rate": best[0], "attack_bound": bound, "attack_rule": best[2]}
 
 
 def compare(
@@ -121,6 +126,7 @@ def compare(
             f"These releases were published from different inputs (their manifests' input SHA-256: {named}); "
             "compare releases of one input."
         )
+    _same_input(dirs, manifests)
     choices = [risk_choices(d) for d in dirs]
     qi = tuple(dict.fromkeys(a for c in choices for a in c.declared))
     rows: list[dict[str, Any]] = []
@@ -167,6 +173,36 @@ def compare(
     progress("done", total, total)
     name = Path(str(manifests[0].input.get("path") or "")).name
     return Comparison(name, qi, tuple(rows), tuple(notes))
+
+
+def _same_input(dirs: Sequence[Path], manifests: Sequence[Any]) -> None:
+    """A release without a digest of its input (a differentially private one: a digest would
+    tell a candidate input from its neighbours) must still name the same input file, with
+    columns among the same ones, as the others: what it records without any count (issue 66)."""
+
+    def name(m: Any) -> str:
+        return Path(str(m.input.get("path") or "")).name
+
+    def columns(m: Any) -> set[str]:
+        return {str(c) for c in m.input.get("columns") or []}
+
+    bare = [(d, m) for d, m in zip(dirs, manifests, strict=True) if not m.input.get("sha256")]
+    if not bare:
+        return  # every release has its digest: compared above
+    others = [m for m in manifests if m.input.get("sha256")] or [bare[0][1]]
+    for d, m in bare:
+        if name(m) and all(name(o) and name(o) != name(m) for o in others):
+            raise ConfigError(
+                f"{d} records no digest of its input (a differentially private release publishes none) and names "
+                f"another input file ({name(m)}, the others {', '.join(sorted({name(o) for o in others}))}): "
+                "compare releases of one input."
+            )
+        cols = columns(m)
+        if cols and all(columns(o) and not (cols <= columns(o) or columns(o) <= cols) for o in others):
+            raise ConfigError(
+                f"{d} records no digest of its input and its columns ({', '.join(sorted(cols))}) are not among "
+                "those of the others' input: compare releases of one input."
+            )
 
 
 def _risk_row(r: dict[str, Any]) -> dict[str, Any]:
