@@ -79,8 +79,9 @@ def test_compare_refuses_a_dp_release_of_another_file(tmp_path: Path) -> None:
     other = tmp_path / "other.csv"
     shutil.copy(EXAMPLES / "data.csv", other)
     (tmp_path / "sex.txt").write_text("Female\nMale\n")
-    code, _, err = _cli("publish", "--input", str(data), "--rule", "age, sex -> disease", "--identifying",
-                        "patient_id", "--others", "insensitive", "--no-utility", "--out", str(tmp_path / "a"))  # fmt: skip
+    roles = ["--identifying", "patient_id", "--others", "insensitive", "--no-utility"]
+    code, _, err = _cli("publish", "--input", str(data), "--rule", "age, sex -> disease", *roles, "--out",
+                        str(tmp_path / "a"))  # fmt: skip
     assert code in (0, 6), err
     for name, src in (("same", data), ("else", other)):
         code, _, err = _cli("publish", "--input", str(src), "--column", "sex", "--column", "hours", "--mechanism",
@@ -89,5 +90,5 @@ def test_compare_refuses_a_dp_release_of_another_file(tmp_path: Path) -> None:
         assert code == 0, err
     code, _, err = _cli("compare", str(tmp_path / "a"), str(tmp_path / "else"))
     assert code == 2 and "another input file (other.csv" in " ".join(err.split())
-    code, out, err = _cli("compare", str(tmp_path / "a"), str(tmp_path / "same"))
+    code, _, err = _cli("compare", str(tmp_path / "a"), str(tmp_path / "same"))
     assert code == 0, err
