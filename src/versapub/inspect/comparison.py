@@ -180,8 +180,9 @@ def _same_input(dirs: Sequence[Path], manifests: Sequence[Any]) -> None:
     tell a candidate input from its neighbours) must still name the same input file, with
     columns among the same ones, as the others: what it records without any count (issue 66)."""
 
-    def name(m: Any) -> str:
-        return Path(str(m.input.get("path") or "")).name
+    def name(m: Any) -> str:  # a table published from memory names no file
+        text = Path(str(m.input.get("path") or "")).name
+        return "" if text.startswith("(") else text
 
     def columns(m: Any) -> set[str]:
         return {str(c) for c in m.input.get("columns") or []}
