@@ -92,3 +92,32 @@ def test_compare_refuses_a_dp_release_of_another_file(tmp_path: Path) -> None:
     assert code == 2 and "another input file (other.csv" in " ".join(err.split())
     code, _, err = _cli("compare", str(tmp_path / "a"), str(tmp_path / "same"))
     assert code == 0, err
+
+
+def test_an_infinite_kl_keeps_a_finite_figure_beside_it() -> None:
+    """DP, PRAM'd and suppressed releases showed 'KL infinite' and the plot dropped them: the
+    KL on the shared support (the input renormalized over the records the model can hold)
+    and the mass outside it, by hand: p = (0.6, 0.2, 0.2) over x, y, z; the model gives x and
+    y 0.5 each and z nothing: lost 0.2, p_s = (0.75, 0.25), KL_s = 0.75 ln 1.5 + 0.25 ln 0.5."""
+    import math
+
+    import numpy as np
+
+    from versapub.model.utility import kl_divergence
+
+    class Model:
+        attributes = ("a",)
+
+        def __init__(self) -> None:
+            self.domains = {"a": np.array(["x", "y"], dtype=object)}
+
+        def prob(self, codes: dict[str, np.ndarray]) -> np.ndarray:
+            return np.full(len(codes["a"]), 0.5)
+
+    t = EncodedTable.from_columns({"a": ["x", "x", "x", "y", "z"]})
+    got = kl_divergence(Model(), t)  # type: ignore[arg-type]
+    assert math.isinf(got.value) and got.n_zero_probability == 1
+    assert got.lost_mass == 0.2 or abs(got.lost_mass - 0.2) < 1e-12
+    assert abs(got.shared - (0.75 * math.log(1.5) + 0.25 * math.log(0.5))) < 1e-12
+    j = got.to_json()
+    assert j["kl_divergence"] is None and j["kl_shared_support"] == got.shared

@@ -91,10 +91,18 @@ def compare(
         table.add_row(
             head,
             *(
-                "infinite" if key == "kl" and row.get("kl_infinite") else escape(cell(row.get(key), how))
+                infinite_kl(row) if key == "kl" and row.get("kl_infinite") else escape(cell(row.get(key), how))
                 for row in c.rows
             ),
         )
     out.print(table)
     for note in c.notes:
         out.print(escape(note), soft_wrap=True)
+
+
+def infinite_kl(row: dict[str, Any]) -> str:
+    """An infinite KL with what stays finite: the KL on the shared support and the lost mass."""
+    shared, lost = row.get("kl_shared"), row.get("lost_mass")
+    if not isinstance(shared, (int, float)) or not isinstance(lost, (int, float)):
+        return "infinite"
+    return f"infinite; {shared:.4f} on the shared support, {100 * lost:.1f} % of the input outside it"

@@ -162,6 +162,8 @@ def compare(
             row |= {
                 "kl": e.get("kl_divergence"),
                 "kl_infinite": bool(e.get("kl_infinite")),  # a record the model gives probability 0
+                "kl_shared": e.get("kl_shared_support"),  # finite: on the records the model can hold
+                "lost_mass": e.get("lost_mass"),
                 "workload_median": rel.get("median"),
                 "workload_mean": rel.get("mean"),
                 "ranges_inside": rng.get("share_inside"),

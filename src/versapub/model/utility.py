@@ -127,15 +127,25 @@ def to_model_codes(
 
 @dataclass(frozen=True)
 class KLResult:
+    """Equation 3's KL-divergence (infinite when the model gives an original record
+    probability 0: a DP, PRAM'd or suppressed release may), and beside it what stays finite:
+    the KL on the shared support (the original's distribution renormalized over the records
+    the model gives a positive probability) and the original's mass the model gives none
+    (``lost_mass``), so such releases can be compared (issue 66)."""
+
     value: float
     n_distinct: int
     n_zero_probability: int
     seconds: float
+    shared: float = 0.0
+    lost_mass: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kl_divergence": None if math.isinf(self.value) else self.value,
             "kl_infinite": math.isinf(self.value),
+            "kl_shared_support": self.shared,
+            "lost_mass": self.lost_mass,
             "distinct_records": self.n_distinct,
             "records_with_zero_model_probability": self.n_zero_probability,
         }
@@ -156,7 +166,7 @@ def kl_divergence(model: ReleaseModel, original: EncodedTable, distinct: Groupin
     g = distinct or distinct_records(original, attrs)
     mapping = to_model_codes(model, original)
     total = float(g.counts.sum())
-    value, zero = 0.0, 0
+    value, zero, lost = 0.0, 0, 0.0
     for start in range(0, len(g.counts), KL_CHUNK):
         part = slice(start, start + KL_CHUNK)
         records = {a: mapping[a][g.keys[j][part]] for j, a in enumerate(attrs)}
@@ -165,11 +175,14 @@ def kl_divergence(model: ReleaseModel, original: EncodedTable, distinct: Groupin
         if known.any():
             q[known] = model.prob({a: records[a][known] for a in attrs})
         p = g.counts[part] / total
-        bad = int((q <= 0).sum())
-        zero += bad
-        if not zero:
-            value += float(np.sum(p * (np.log(p) - np.log(q))))
-    return KLResult(math.inf if zero else max(value, 0.0), len(g.counts), zero, time.perf_counter() - t0)
+        bad = q <= 0
+        zero += int(bad.sum())
+        lost += float(p[bad].sum())
+        value += float(np.sum(p[~bad] * (np.log(p[~bad]) - np.log(q[~bad]))))
+    kept = 1.0 - lost  # the shared support's KL: p renormalized over the records the model can hold
+    shared = max(value / kept - math.log(kept), 0.0) if kept > 0 else math.inf
+    full = math.inf if zero else max(value, 0.0)
+    return KLResult(full, len(g.counts), zero, time.perf_counter() - t0, shared, lost)
 
 
 @dataclass(frozen=True)

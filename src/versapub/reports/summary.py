@@ -363,7 +363,13 @@ def kl_text(u: dict[str, Any]) -> str:
     alone would have kept more."""
     if u.get("kl_infinite"):
         n0 = u.get("records_with_zero_model_probability", "some")
-        return f"KL-divergence infinite ({n0} original record(s) get probability 0 under the estimate)"
+        shared, lost = u.get("kl_shared_support"), u.get("lost_mass")
+        finite = (
+            f"; on the shared support {shared:.4f}, with {100 * lost:.1f} % of the input's records outside it"
+            if isinstance(shared, (int, float)) and isinstance(lost, (int, float))
+            else ""
+        )
+        return f"KL-divergence infinite ({n0} original record(s) get probability 0 under the estimate{finite})"
     kl, e, ref = u["kl_divergence"], u.get("exp_minus_kl"), u.get("kl_all_attributes_alone")
     out = f"KL-divergence {kl:.4f} (0 = perfect"
     if e is not None:

@@ -326,7 +326,16 @@ def comparison_view(c: dict[str, Any]) -> list[Block]:
         return _num(v, int(how)) if not isinstance(v, int) else _num(v)
 
     rows = [
-        ["infinite" if k == "kl" and r.get("kl_infinite") else fmt(r.get(k), how) for k, _, how in COMPARED]
+        [
+            (
+                f"infinite ({_num(r['kl_shared'], 4)} on the shared support, {_pct(r.get('lost_mass'))} outside it)"
+                if isinstance(r.get("kl_shared"), (int, float))
+                else "infinite"
+            )
+            if k == "kl" and r.get("kl_infinite")
+            else fmt(r.get(k), how)
+            for k, _, how in COMPARED
+        ]
         for r in c.get("rows") or []
     ]
     blocks: list[Block] = [
