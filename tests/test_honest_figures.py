@@ -121,3 +121,30 @@ def test_an_infinite_kl_keeps_a_finite_figure_beside_it() -> None:
     assert abs(got.shared - (0.75 * math.log(1.5) + 0.25 * math.log(0.5))) < 1e-12
     j = got.to_json()
     assert j["kl_divergence"] is None and j["kl_shared_support"] == got.shared
+
+
+def test_small_ways_in(tmp_path: Path) -> None:
+    """Issue 66's small cases: a list written with commas in --treat says lists use ';'; a DP
+    job needs no domain for a column declared identifying (removed, and recorded); a domain
+    file lists the empty value as a line "" so a file with missing cells publishes as it is."""
+    import json
+
+    data = str(EXAMPLES / "data.csv")
+    code, _, err = _cli("publish", "--input", data, "--rule", "age, sex -> disease", "--identifying", "patient_id",
+                        "--others", "insensitive", "--treat", "noise:columns=hours,race", "--out",
+                        str(tmp_path / "n"))  # fmt: skip
+    assert code == 2 and "a list of values is separated by ';' (e.g. columns=hours;race)" in " ".join(err.split())
+    (tmp_path / "sex.txt").write_text("Female\nMale\n")
+    cols = ["--column", "patient_id", "--column", "sex", "--column", "hours"]
+    code, _, err = _cli("publish", "--input", data, "--identifying", "patient_id", *cols, "--mechanism",
+                        "dp:epsilon=1,delta=1e-9", "--domain", f"sex={tmp_path / 'sex.txt'}", "--domain", "hours=1..99",
+                        "--out", str(tmp_path / "dp"))  # fmt: skip
+    assert code == 0, err
+    m = json.loads((tmp_path / "dp" / "manifest.json").read_text())
+    assert m["input"]["removed_identifying"] == ["patient_id"] and m["input"]["columns"] == ["sex", "hours"]
+    (tmp_path / "miss.csv").write_text("age,sex\n30,F\n40,\n50,M\n")
+    (tmp_path / "sexe.txt").write_text('F\nM\n""\n')
+    code, _, err = _cli("publish", "--input", str(tmp_path / "miss.csv"), "--missing", "value", "--mechanism",
+                        "dp:epsilon=1,delta=1e-9", "--domain", f"sex={tmp_path / 'sexe.txt'}", "--domain", "age=0..99",
+                        "--out", str(tmp_path / "dpm"))  # fmt: skip
+    assert code == 0, err

@@ -239,7 +239,14 @@ def parse_spec(text: str, flag: str) -> tuple[str, dict[str, Any]]:
     for part in filter(None, (p.strip() for p in _split(rest))):
         key, eq, value = part.partition("=")
         if not eq or not key.strip():
-            raise ConfigError(f"{flag} {text!r}: parameters are key=value pairs separated by commas.")
+            listed = ""
+            if eq == "" and params:  # 'columns=a,b': the second value read as a parameter of its own
+                last = list(params)[-1]
+                listed = (
+                    f" {part.strip()!r} has no '=': a list of values is separated by ';' "
+                    f"(e.g. {last}={params[last]};{part.strip()}), commas separate parameters."
+                )
+            raise ConfigError(f"{flag} {text!r}: parameters are key=value pairs separated by commas.{listed}")
         params[key.strip().replace("-", "_")] = _value(value.strip())
     return name.strip().lower(), params
 

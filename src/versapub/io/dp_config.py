@@ -22,7 +22,8 @@ def mechanism_spec(priv: Mapping[str, Any], where: str) -> Any:
 
 def domain_values(column: str, spec: Any, base: Path, where: str) -> tuple[str, ...]:
     """A declared domain: a list of values, a range of whole numbers (``"17..90"``, or in
-    TOML ``{from = 17, to = 90}``), or a file with one value per line."""
+    TOML ``{from = 17, to = 90}``), or a file with one value per line (a line ``""``: the
+    empty value, for a column whose missing cells are published as a value)."""
     if isinstance(spec, list) and spec and all(isinstance(v, (str, int, float)) for v in spec):
         return tuple(str(v) for v in spec)
     if isinstance(spec, dict) and set(spec) == {"from", "to"}:
@@ -42,7 +43,8 @@ def domain_values(column: str, spec: Any, base: Path, where: str) -> tuple[str, 
             raise ConfigError(
                 f"{where}: the domain of {column!r} cannot be read from {path}: {exc.strerror}."
             ) from None
-        out = tuple(dict.fromkeys(v for v in values if v))
+        # a line holding only "" is the empty value (a missing cell published as a value of its own, issue 66)
+        out = tuple(dict.fromkeys("" if v == '""' else v for v in values if v))
         if out:
             return out
     raise ConfigError(

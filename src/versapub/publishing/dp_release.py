@@ -266,6 +266,11 @@ def run_dp(
     check_destination(Path(out), overwrite, [*cfg.read_files()])
     progress(f"reading {cfg.input.name}", 0, 0)
     table = cfg.read()
+    # columns declared identifying are removed first, as a syntactic release removes them (issue 66):
+    # no domain to declare for them, nothing of them measured
+    removed = [c for c in getattr(cfg.roles, "identifying", ()) if c in table.names]
+    if removed:
+        table = table.select([c for c in table.names if c not in removed])
     domains = resolve_domains(cfg, table)
     rules: list[tuple[tuple[str, ...], str]] = []
     if cfg.rules:
@@ -278,6 +283,7 @@ def run_dp(
     source = {
         "path": cfg.recorded(cfg.input),
         "columns": list(table.names),
+        **({"removed_identifying": removed} if removed else {}),
         **{k: v for k, v in cfg.input_settings().items() if k in ("delimiter", "format", "header", "names")},
     }
     check = write_dp_release(
