@@ -148,3 +148,22 @@ def test_small_ways_in(tmp_path: Path) -> None:
                         "dp:epsilon=1,delta=1e-9", "--domain", f"sex={tmp_path / 'sexe.txt'}", "--domain", "age=0..99",
                         "--out", str(tmp_path / "dpm"))  # fmt: skip
     assert code == 0, err
+
+
+def test_row_numbers_are_no_zip_code() -> None:
+    """Row numbers 10000-10199 were flagged as a zip code on the page; five-digit values that
+    are not a run of one per record still are."""
+    import numpy as np
+
+    from versapub.privacy.screens.roles import ColumnRoles, forgotten_quasi_identifiers
+
+    rng = np.random.default_rng(0)
+    t = EncodedTable.from_columns(
+        {
+            "row": [str(10000 + i) for i in range(200)],
+            "postal": [str(int(x)) for x in rng.integers(10000, 99999, 200)],
+            "s": [f"s{i % 3}" for i in range(200)],
+        }
+    )
+    notes = forgotten_quasi_identifiers(t, [], ColumnRoles())
+    assert not any("'row'" in n for n in notes) and any("'postal'" in n for n in notes)

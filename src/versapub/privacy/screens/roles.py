@@ -382,6 +382,19 @@ def _matching(rx: re.Pattern[str], values: Sequence[str]) -> float:
     return sum(bool(rx.match(v.strip())) for v in values) / max(len(values), 1)
 
 
+def _sequence(table: Source, column: str) -> bool:
+    """A column of consecutive whole numbers, one per record (a row number): no zip code even
+    when its numbers have five digits (issue 66)."""
+    col = table.column(column)
+    if col.cardinality != table.n_rows or not table.n_rows:
+        return False
+    try:
+        numbers = sorted(int(str(v)) for v in col.values)
+    except ValueError:
+        return False
+    return numbers[-1] - numbers[0] + 1 == len(numbers)
+
+
 def forgotten_quasi_identifiers(table: Source, rules: Sequence[Rule], roles: ColumnRoles) -> list[str]:
     """Notes for undeclared columns that look like dates or 5-digit zip codes (by name or by
     most of their values): the quasi-identifiers a steward forgets."""
@@ -400,7 +413,7 @@ def forgotten_quasi_identifiers(table: Source, rules: Sequence[Rule], roles: Col
                 "quasi-identifiers that single people out; declare it --quasi-identifying (with a hierarchy "
                 "of months or years) unless it is harmless"
             )
-        elif toks & ZIP_WORDS or (_matching(_ZIP, sample) >= 0.9 and not measure_named(c)):
+        elif toks & ZIP_WORDS or (_matching(_ZIP, sample) >= 0.9 and not measure_named(c) and not _sequence(table, c)):
             out.append(
                 f"column {c!r} looks like a 5-digit zip code: a usual quasi-identifier; declare it "
                 "--quasi-identifying (with a hierarchy such as 476**) unless it is harmless"

@@ -68,7 +68,8 @@ function busyLine(t) {
 async function runTask(path, body, button) {
   let t = await api(path, body);
   const text = el("span", {}, busyLine(t));
-  const stop = el("button", { class: "cancel-task", onclick: () => api(`/api/tasks/${t.id}/cancel`, {}).catch(() => {}) }, "Cancel");
+  const stop = el("button", { class: "cancel-task", "aria-label": `Cancel ${(KIND[t.kind] || t.kind).toLowerCase()}`,
+    onclick: () => api(`/api/tasks/${t.id}/cancel`, {}).catch(() => {}) }, `Cancel ${(KIND[t.kind] || t.kind).toLowerCase()}`);
   const row = el("div", { class: "busy-row", "data-kind": t.kind }, el("span", { class: "spinner", "aria-hidden": "true" }), text, stop);
   $("busy").append(row);
   if (button) button.disabled = true;
