@@ -102,7 +102,7 @@ function renderView(blocks) {
         ...b.rows.map(([n, v, why]) => el("tr", {}, el("th", { scope: "row" }, n), el("td", { class: "value" }, v), el("td", { class: "muted" }, why)))));
     }
     if (b.kind === "table") {
-      return el("section", { class: "view" }, el("h3", {}, b.title), el("div", { class: "scroll" }, el("table", { id: b.id },
+      return el("section", { class: "view" }, el("h3", {}, b.title), el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": `${b.title} (scrolls sideways)` }, el("table", { id: b.id },
         el("thead", {}, el("tr", {}, ...b.head.map((h) => el("th", { scope: "col" }, h)))),
         el("tbody", {}, ...b.rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, v))))))),
         el("p", { class: "muted" }, b.caption || ""));
