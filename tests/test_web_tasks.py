@@ -415,3 +415,34 @@ def test_uploads_never_go_into_a_release(root: Path) -> None:
     ok = c.post("/api/upload", files={"file": ("x.csv", b"a\n")}, data={"folder": "uploads"}, headers=POST)
     assert ok.status_code == 200
     assert CliRunner().invoke(cli, ["check", str(root / "releases" / "r1")]).exit_code in (0, 6)
+
+
+def test_cancel_within_a_second_inside_a_step_that_reports_nothing(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 66: Cancel waited for the end of the current step (10.9 s of a publish, 13.8 s of
+    a check). A step that never reports progress (pure Python for up to 30 s) is interrupted:
+    the task ends cancelled within a second of the click, nothing written. The state waited on
+    is the task's own status, never a fixed sleep."""
+    import versapub.workflow
+
+    started = __import__("threading").Event()
+
+    def stubborn(*args: Any, progress: Callable[[str, int, int], None], **kw: Any) -> None:
+        progress("a long step", 0, 0)
+        started.set()
+        end = time.perf_counter() + 30
+        while time.perf_counter() < end:  # no progress report: only an interrupt stops it
+            sum(range(1000))
+        raise AssertionError("ran to its end: Cancel did not stop it")
+
+    monkeypatch.setattr(versapub.workflow, "run", stubborn)
+    c = authed(root)
+    job = {"input": "data.csv", "rules": [{"rule": "age, sex -> disease"}], "roles": {"patient_id": "identifying"}}
+    r = c.post("/api/publish", json={"job": job, "out": "releases/slow"}, headers=POST)
+    assert r.status_code == 200, r.text
+    assert started.wait(30)
+    clicked = time.perf_counter()
+    c.post(f"/api/tasks/{r.json()['id']}/cancel", json={}, headers=POST)
+    done = finished(c, c.get(f"/api/tasks/{r.json()['id']}"), timeout=10)
+    took = time.perf_counter() - clicked  # about 0.35 s here; the bound leaves room for a loaded machine
+    assert done["status"] == "cancelled" and took < 5, took
+    assert not (root / "releases" / "slow").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -44,6 +45,10 @@ class JSONResponse(_StarletteJSON):
 
     def render(self, content: Any) -> bytes:
         return json_text(content).encode("utf-8")
+
+
+#: Seconds a cancelled job has to reach its next progress report before it is interrupted.
+CANCEL_GRACE_S = 0.3
 
 
 def _json_errors(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
@@ -230,6 +235,7 @@ class _Site:
     async def cancel(self, request: Request) -> dict[str, Any]:
         t = self.tasks.get(request.path_params["task_id"])
         t.cancel.set()
+        threading.Timer(CANCEL_GRACE_S, t.interrupt).start()  # a step that reports nothing: interrupted
         return self._task_shown(t.to_dict())
 
     def _task_shown(self, task: dict[str, Any]) -> dict[str, Any]:

@@ -329,6 +329,22 @@ class Task:
     ended: float | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     result: dict[str, Any] = field(default_factory=dict)
+    #: The worker thread, and whether it is inside the job's work (only then may Cancel
+    #: interrupt it between two Python steps: :meth:`interrupt`).
+    thread_id: int | None = None
+    in_work: bool = False
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def interrupt(self) -> None:
+        """Cancel inside a long step (issue 66): when the work has not reached a progress report
+        since Cancel was pressed, :class:`Cancelled` is raised in its thread at its next Python
+        step — within a second of the click, whatever loop it is in; the release writer's
+        staging then removes what was not finished, as for any error."""
+        import ctypes
+
+        with self.guard:
+            if self.in_work and self.thread_id is not None and self.status == "running":
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), ctypes.py_object(Cancelled))
 
     def progress(self, description: str, completed: int, total: int) -> None:
         """The library's ``progress(description, done, total)``: raises :class:`Cancelled`
@@ -414,13 +430,20 @@ class Tasks:
             self._tasks[task.id] = task
 
         def run() -> None:
+            task.thread_id = threading.get_ident()
             try:
-                result = work(task)
+                try:
+                    with task.guard:
+                        task.in_work = True
+                    result = work(task)
+                finally:
+                    with task.guard:
+                        task.in_work = False
                 if task.cancel.is_set():
                     raise Cancelled("Cancelled by the user.")
                 task.result, task.status = result, "done"
             except Cancelled as exc:
-                task.status, task.message = "cancelled", str(exc)
+                task.status, task.message = "cancelled", str(exc) or "Cancelled by the user; nothing was written."
             except VersapubError as exc:
                 task.status, task.message = "failed", str(exc)
             except Exception as exc:
