@@ -281,6 +281,8 @@ def test_the_risk_view_puts_the_input_beside_the_release(root: Path) -> None:
     assert rows["sample uniques"][1] == f"{want['sample_uniques']:,}" and want["sample_uniques"] > 0
     assert rows["highest prosecutor risk"][1] == "1.0000"
     assert any(b["kind"] == "svg" for b in r["view"])  # the histogram of the records' risks
+    if all(row[1] == row[2] for row in table["rows"]):  # issue 66: an Anatomy table's figures are the input's: why
+        assert "show the input's own figures" in table["caption"] or "shows the input's own figures" in table["caption"]
     ev = finished(c, c.post("/api/evaluate", json={"release": "rel"}, headers=POST))["result"]
     dist = ev["distributions"]["sex"]
     assert sorted(dist["values"]) == ["Female", "Male"] and sum(dist["original"]) == pytest.approx(1.0)

@@ -214,6 +214,19 @@ def _before_after(r: dict[str, Any], before: dict[str, Any]) -> Block:
         [name, fmt(_at(first, path), how), *(fmt(_at(t, path), how) for t in tables)]
         for path, name, how in _BEFORE_AFTER
     ]
+    same = [
+        str(t.get("table"))
+        for t in tables
+        if all(fmt(_at(first, path), how) == fmt(_at(t, path), how) for path, _, how in _BEFORE_AFTER)
+    ]
+    why = (
+        f" {', '.join(same)} {'shows' if len(same) == 1 else 'show'} the input's own figures: the quasi-identifiers "
+        "are published exactly there (Anatomy and plain tables hide which protected value goes with a record, not "
+        "whether a record can be found). The guarantee bounds what a found record reveals; to lower these figures, "
+        "require a smallest cell with --k (on the key variables with --keys) or generalize a column."
+        if same
+        else ""
+    )
     return {
         "kind": "table",
         "title": "Before and after: the input beside the release",
@@ -221,7 +234,7 @@ def _before_after(r: dict[str, Any], before: dict[str, Any]) -> Block:
         "head": ["measure", "the input", *(str(t.get("table")) for t in tables)],
         "rows": rows,
         "caption": "The same quasi-identifiers measured on the input (as if published as it is) and on each "
-        "published table.",
+        "published table." + why,
     }
 
 
