@@ -249,3 +249,27 @@ def test_nearest_with_a_key_no_training_record_holds() -> None:
     train = np.array([True, True, True, True, False, False])
     got = nearest(x, [key], target, train, fallback=-1)
     assert got.tolist() == [11, -1]  # 4.9 within key 0: 5.0's value; key 2: none
+
+
+def test_every_refused_set_is_named_at_once(tmp_path: Path) -> None:
+    """Issue 66: a refusal named one set per check (4 rounds to find 6 columns on the survey).
+    Two independent sets each compute the protected value ((x1 + x2) mod 6, (y1 + y2) mod 6)
+    beside a near-unique left-hand side: one refusal names both, and its --allow-proxy way out
+    names every column of both, which publishes when followed as written."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for _ in range(3000):
+        s, x1, y1 = (int(v) for v in rng.integers(0, 6, 3))
+        rows.append(
+            [int(rng.integers(20, 70)), f"z{rng.integers(0, 2000)}", x1, (s - x1) % 6, y1, (s - y1) % 6, f"d{s}"]
+        )
+    data = tmp_path / "t.csv"
+    data.write_text("age,zip,x1,x2,y1,y2,s\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    job = ["publish", "--input", str(data), "--rule", "age, zip -> s", "--others", "insensitive", "--no-utility"]
+    code, _, err = run(*job, "--out", str(tmp_path / "r"))
+    said = " ".join(err.split())
+    assert code == 2 and "Refused: 2 set(s)" in said, said
+    way = re.search(r"--allow-proxy (\S+) \(every column of every set", said)
+    assert way and set(way.group(1).split(",")) == {"x1", "x2", "y1", "y2"}
+    code, _, err = run(*job, "--allow-proxy", way.group(1), "--out", str(tmp_path / "ok"))
+    assert code in (0, 6), err

@@ -63,6 +63,11 @@ def population_used(population: Population | None, guarantees: Sequence[Guarante
         )
 
 
+#: Rounds of the set screen: each finds the next refused set without the columns the earlier
+#: ones named, so a refusal names every set at once (up to this many per rule).
+SET_ROUNDS = 4
+
+
 def proxy_sets(
     table: Source,
     rules: Sequence[Rule],
@@ -84,6 +89,18 @@ def proxy_sets(
         limits[r] = Limit(g.value_limits, g.group_width(), g.describe())
     bounds: dict[Rule, float | Limit] = dict(limits)
     found = screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy, ignore=refused, truth=truth)
+    left_out, latest = set(refused), found
+    for _ in range(SET_ROUNDS - 1):  # every set at once (issue 66): the next, without the columns named so far
+        named = {c for p in latest if p.refused for c in p.columns}
+        if not named:
+            break
+        left_out |= named
+        latest = [
+            p
+            for p in screen_sets(table, rules, layout, bounds, allow=roles.allow_proxy, ignore=left_out, truth=truth)
+            if p.refused
+        ]
+        found = [*found, *latest]
     fixed = {id(p): q for p, q in zip(found, with_remedies(table, found, layout, limits, truth), strict=True)}
     return [fixed[id(p)] if p.refused else p for p in found]
 

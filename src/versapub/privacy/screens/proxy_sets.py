@@ -723,7 +723,7 @@ def set_proxy_error(refused: Sequence[SetProxy]) -> str:
     """The one paragraph refusing sets of columns that breach their rule's bound, with the
     ways out."""
     first = refused[0]
-    cols = ",".join(first.columns)
+    cols = ",".join(dict.fromkeys(c for p in refused for c in p.columns))  # every set's: one way out for all
     return (
         f"Refused: {len(refused)} set(s) of columns that no rule protects would, published together where anyone "
         "who knows a rule's left-hand side reads them, recover a protected attribute more often than its guarantee "
@@ -732,7 +732,7 @@ def set_proxy_error(refused: Sequence[SetProxy]) -> str:
         + ". Ways out: protect the attribute with a rule on those columns (e.g. "
         f"'{', '.join(first.columns)} -> {first.sensitive}'), drop or coarsen one of them (--identifying COLUMN, a "
         "hierarchy level), perturb them (noise, microaggregation), or, when the association is intended, allow "
-        f"the set with --allow-proxy {cols} (every column of the set; recorded in the manifest). A statistical "
+        f"the sets with --allow-proxy {cols} (every column of every set; recorded in the manifest). A statistical "
         "association strong enough to break the promise is refused as well as an identity: protect those columns "
         "too. Nothing was written."
     )
