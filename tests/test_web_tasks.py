@@ -461,3 +461,24 @@ def test_the_risk_view_says_why_an_anatomy_tables_figures_are_the_inputs(root: P
     table = got["view"][0]
     assert all(row[1] == row[2] for row in table["rows"]), table["rows"]
     assert "T1 shows the input's own figures" in table["caption"] and "--k" in table["caption"]
+
+
+def test_the_publish_bar_follows_the_whole_job() -> None:
+    """Issue 66: the bar was full at 2.4 s of a 42.6 s publish (the first step's count), then
+    at 0 % for 40 s. It now follows the whole publish: never backwards, never full before
+    the end, whatever each step's own count says (the sentences a real publish reports)."""
+    from versapub.web.jobs import Task
+
+    t = Task("x", "publish", "releases/r")
+    seen = []
+    for step, done, total in [("reading data.csv", 0, 0), ("reading data.csv", 10, 10), ("checking rules", 0, 0),
+                              ("decomposing", 0, 0), ("screening sets of columns", 0, 0),
+                              ("anonymizing T1 (7 attributes)", 1, 3), ("anonymizing T1 (7 attributes)", 3, 3),
+                              ("measuring utility (KL-divergence, 1,000 COUNT queries)", 0, 0),
+                              ("writing and verifying the release", 0, 0), ("attacks: drawing the records of T1", 0, 0),
+                              ("verifying the written files and checking the release", 0, 0)]:  # fmt: skip
+        t.progress(step, done, total)
+        seen.append(t.to_dict()["overall"])
+    assert seen == sorted(seen) and seen[0] < 10 and seen[-1] < 100, seen
+    t.status = "done"
+    assert t.to_dict()["overall"] == 100

@@ -408,7 +408,7 @@ async function publish() {
 async function poll() {
   task = await api(`/api/tasks/${task.id}`);
   const pct = task.percent ?? 0;
-  $("bar").style.width = `${task.status === "done" ? 100 : pct}%`;
+  $("bar").style.width = `${task.status === "done" ? 100 : task.overall ?? pct}%`;  // the whole publish
   const share = stepShare(task);
   $("progress-text").textContent = task.status === "running" || task.status === "cancelling"
     ? `${task.step}${share}, ${task.elapsed_s} s${task.status === "cancelling" ? ", cancelling…" : ""}`
