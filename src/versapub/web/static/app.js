@@ -72,7 +72,10 @@ async function runTask(path, body, button) {
     onclick: () => api(`/api/tasks/${t.id}/cancel`, {}).catch(() => {}) }, `Cancel ${(KIND[t.kind] || t.kind).toLowerCase()}`);
   const row = el("div", { class: "busy-row", "data-kind": t.kind }, el("span", { class: "spinner", "aria-hidden": "true" }), text, stop);
   $("busy").append(row);
+  // a disabled button drops the focus to the page: it goes to this task's Cancel, and comes back
+  const focused = Boolean(button) && document.activeElement === button;
   if (button) button.disabled = true;
+  if (focused) stop.focus();
   try {
     while (t.status === "running" || t.status === "cancelling") {
       await sleep(300);
@@ -80,8 +83,10 @@ async function runTask(path, body, button) {
       text.textContent = busyLine(t);
     }
   } finally {
+    const back = focused && document.activeElement === stop;
     row.remove();
     if (button) button.disabled = false;
+    if (back) button.focus();
   }
   if (t.status === "done") return t.result;
   if (t.status === "failed") showError(t.message);
