@@ -288,3 +288,34 @@ def test_missing_cells_and_the_hierarchy_builder(page: object, served: tuple[str
     assert pg.locator("#build-out").input_value() == "hierarchies/zip.csv"  # type: ignore[attr-defined]
     expect(pg.locator("#hierarchy-view h4").last).to_contain_text("1 node")  # type: ignore[attr-defined]
     assert "1 nodes" not in pg.locator("#hierarchy-view").inner_text()  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_a_dp_job_loaded_in_the_page_is_published_under_dp(page: object, served: tuple[str, Path]) -> None:
+    """Issue 66: a job file with a mechanism, domains and allow_proxy loaded into the page and
+    was published as l-diversity ("ALL CHECKS PASSED, T1 (anatomy)"). Loaded in the browser,
+    the mechanism and domains show in their fields, the settings without a field are listed,
+    and Publish writes a differentially private release."""
+    from playwright.sync_api import expect
+
+    pg, (_, root) = page, served
+    (root / "sex.txt").write_text("Female\nMale\n")
+    (root / "jobs").mkdir()
+    (root / "jobs" / "dp.toml").write_text(
+        '[input]\npath = "../data.csv"\ncolumns = ["sex", "hours"]\n[privacy]\nmechanism = "dp:epsilon=1,delta=1e-9"\n'
+        '[privacy.domains]\nsex = "../sex.txt"\nhours = "1..99"\n[columns]\nallow_proxy = ["hours"]\n'
+    )
+    pg.reload()  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
+    pg.select_option("#job-list", "jobs/dp.toml")  # type: ignore[attr-defined]
+    pg.click("#load-job")  # type: ignore[attr-defined]
+    expect(pg.locator("#job-carried")).to_contain_text('allow_proxy = ["hours"]')  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
+    assert pg.locator("#dp-mechanism").input_value() == "dp:epsilon=1,delta=1e-9"  # type: ignore[attr-defined]
+    assert "hours=1..99" in pg.locator("#dp-domains").input_value()  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=publish]")  # type: ignore[attr-defined]
+    pg.fill("#out", "releases/dp")  # type: ignore[attr-defined]
+    pg.click("#publish")  # type: ignore[attr-defined]
+    expect(pg.locator("#progress-text")).to_contain_text("done", timeout=90_000)  # type: ignore[attr-defined]
+    m = json.loads((root / "releases" / "dp" / "manifest.json").read_text())
+    assert {t["kind"] for t in m["tables"]} <= {"noisy", "fitted"} and m["guarantee"]["name"] == "differential-privacy"
