@@ -487,7 +487,11 @@ def _locally_suppressed(
     assert isinstance(cols.table, EncodedTable)
     table = recoding.apply(cols.table) if recoding is not None and recoding.levels else cols.table
     keyed = [c for _, c in exact if c]
-    free = frozenset(a for c in keyed for a in c if a not in protected and a not in cols.roles.allow_unique)
+    # a microaggregated key keeps its groups whole (its values are never emptied: each stays held by k)
+    grouped = {str(c) for r in job.treated if r.get("name") == "microaggregation" for c in r.get("columns") or []}
+    free = frozenset(
+        a for c in keyed for a in c if a not in protected and a not in cols.roles.allow_unique and a not in grouped
+    )
     done = suppress_cells(table, keyed, job.floor, free, job.keys.importance)
     notes = [*cols.notes, *(recoding.notes() if recoding is not None and recoding.levels else [])]
     block = done.to_manifest(job.floor, keyed)
