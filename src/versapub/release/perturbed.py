@@ -47,9 +47,13 @@ def perturbation_text(p: dict[str, Any]) -> list[str]:
         if d.get("kind") == "numeric" and len(d.get("mean") or []) == 2 and len(d.get("variance") or []) == 2:
             (m0, m1), (v0, v1) = d["mean"], d["variance"]
             out.append(
-                f"{c}: {_pct(d.get('changed_share'))} of values changed; mean {m0:g} -> {m1:g}, variance "
-                f"{v0:g} -> {v1:g}."
+                f"{c}: {_pct(d.get('changed_share'))} of records published with another value than the input's "
+                f"(after every treatment; each treatment's own count is in its note); mean {m0:g} -> {m1:g}, "
+                f"variance {v0:g} -> {v1:g}."
             )
         else:
-            out.append(f"{c}: {_pct(d.get('changed_share'))} of values changed.")
+            out.append(
+                f"{c}: {_pct(d.get('changed_share'))} of records published with another value than the input's "
+                "(after every treatment; each treatment's own count is in its note)."
+            )
     return out
