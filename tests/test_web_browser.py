@@ -319,3 +319,40 @@ def test_a_dp_job_loaded_in_the_page_is_published_under_dp(page: object, served:
     expect(pg.locator("#progress-text")).to_contain_text("done", timeout=90_000)  # type: ignore[attr-defined]
     m = json.loads((root / "releases" / "dp" / "manifest.json").read_text())
     assert {t["kind"] for t in m["tables"]} <= {"noisy", "fitted"} and m["guarantee"]["name"] == "differential-privacy"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_a_refusals_way_out_is_a_control_of_the_page(page: object, served: tuple[str, Path]) -> None:
+    """Issue 66: a proxy refusal named CLI flags the page does not offer. Two sets compute the
+    protected value beside a near-unique left-hand side: the refusal names both, its
+    'Allow …' control adds every column to the job's allow_proxy, and the next publish writes
+    the release (the allowed sets recorded in its manifest)."""
+    import numpy as np
+    from playwright.sync_api import expect
+
+    pg, (_, root) = page, served
+    rng = np.random.default_rng(4)
+    lines = ["age,zip,x1,x2,y1,y2,s"]
+    for _ in range(3000):
+        s, x1, y1 = (int(v) for v in rng.integers(0, 6, 3))
+        age, zip_ = int(rng.integers(20, 70)), f"z{rng.integers(0, 2000)}"
+        lines.append(f"{age},{zip_},{x1},{(s - x1) % 6},{y1},{(s - y1) % 6},d{s}")
+    (root / "sets.csv").write_text("\n".join(lines) + "\n")
+    (root / "jobs").mkdir()
+    (root / "jobs" / "sets.toml").write_text(
+        '[input]\npath = "../sets.csv"\n[privacy]\nrules = ["age, zip -> s"]\n[columns]\nothers = "insensitive"\n'
+    )
+    pg.reload()  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
+    pg.select_option("#job-list", "jobs/sets.toml")  # type: ignore[attr-defined]
+    pg.click("#load-job")  # type: ignore[attr-defined]
+    expect(pg.locator("#data-info")).to_contain_text("3,000 records")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=publish]")  # type: ignore[attr-defined]
+    pg.fill("#out", "releases/sets")  # type: ignore[attr-defined]
+    pg.click("#publish")  # type: ignore[attr-defined]
+    expect(pg.locator("#error")).to_contain_text("Refused: 2 set(s)", timeout=90_000)  # type: ignore[attr-defined]
+    pg.click("#error button.way-out-allow")  # type: ignore[attr-defined]
+    pg.click("#publish")  # type: ignore[attr-defined]
+    expect(pg.locator("#progress-text")).to_contain_text("done", timeout=90_000)  # type: ignore[attr-defined]
+    m = json.loads((root / "releases" / "sets" / "manifest.json").read_text())
+    assert set(m["columns"]["allowed_proxy"]) == {"x1", "x2", "y1", "y2"}

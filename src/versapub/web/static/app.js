@@ -28,8 +28,44 @@ function el(tag, attrs = {}, ...children) {
 
 function showError(message) {
   const box = $("error");
-  box.textContent = message || "";
+  box.replaceChildren(el("span", {}, message || ""));
+  const controls = wayOutControls(message || "");
+  if (controls.length) box.append(el("div", { class: "row way-out" }, ...controls));
   box.hidden = !message;
+}
+
+// The ways out a refusal names, as the page's own controls (issue 66): allow the columns it
+// names, apply a computed treatment, mark a named column identifying. Each changes the job
+// as the CLI flag would; publish again to see the result.
+function wayOutControls(message) {
+  const out = [];
+  const allow = message.match(/--allow-proxy ([^\s(]+)/);
+  if (allow) {
+    const cols = allow[1].split(",").filter(Boolean);
+    out.push(el("button", { class: "way-out-allow", onclick: () => {
+      job.carried = job.carried || {};
+      const columns = job.carried.columns || {};
+      columns.allow_proxy = [...new Set([...(columns.allow_proxy || []), ...cols])];
+      job.carried.columns = columns;
+      showError("");
+    } }, `Allow ${cols.join(", ")} (recorded in the manifest)`));
+  }
+  for (const m of message.matchAll(/--treat '([^']+)'/g)) {
+    out.push(el("button", { class: "way-out-treat", onclick: () => {
+      job.treatments = [...(job.treatments || []), m[1]];
+      $("treatments").value = job.treatments.join("\n");
+      showError("");
+    } }, `Apply ${m[1]}`));
+  }
+  for (const m of message.matchAll(/--identifying ([A-Za-z0-9_.-]+)\b/g)) {
+    if (m[1] === "COLUMN" || !profile || !profile.columns.some((c) => c.name === m[1])) continue;
+    out.push(el("button", { class: "way-out-identifying", onclick: () => {
+      job.roles[m[1]] = "identifying";
+      renderColumns();
+      showError("");
+    } }, `Mark ${m[1]} identifying (removed)`));
+  }
+  return out;
 }
 
 async function api(path, body) {
@@ -422,6 +458,7 @@ async function poll() {
   $("cancel").disabled = true;
   $("publish").disabled = false;
   if (task.status === "done") showRelease(task.out, $("release-view"));
+  if (task.status === "failed") showError(task.message);  // a refusal, with the page's controls for its ways out
 }
 
 async function cancel() {
