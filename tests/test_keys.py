@@ -260,3 +260,31 @@ def test_the_page_keeps_keys_and_settings_it_has_no_field_for() -> None:
     assert again["privacy"]["keys"] == ["a"]
     with pytest.raises(ConfigError):
         jobs.job_toml({"input": "a.csv", "roles": {"a": "keyish"}})
+
+
+def test_a_treated_column_counts_as_a_key_only_when_named(tmp_path: Path) -> None:
+    """Issue 65: the loans treated as an sdcMicro user would (income microaggregated) then
+    --k: the microaggregated column was published as '*' and the treatment wasted. Without
+    --keys, a column a perturbing treatment changed is left out of the floor (said in the
+    summary, recorded as the manifest's job.keys_excluded, read so by the verifier); the
+    release passes check --k."""
+    rng = np.random.default_rng(8)
+    rows = [[f"a{int(rng.integers(0, 3))}", "FM"[int(rng.integers(0, 2))], int(rng.integers(20_000, 200_000)),
+             f"s{int(rng.integers(0, 3))}"] for _ in range(300)]  # fmt: skip
+    data = write(tmp_path / "t.csv", ["area", "sex", "income", "s"], rows)
+    out = tmp_path / "r"
+    code, stdout, err = run("publish", "--input", str(data), "--rule", "area, sex -> s", "--insensitive", "income",
+                            "--treat", "microaggregation:columns=income,k=5", "--k", "3", "--no-utility",
+                            "--out", str(out))  # fmt: skip
+    assert code in (0, 6), err
+    assert "but the treated income (a perturbed column counts only when named with --keys)" in stdout + err
+    m = json.loads((out / "manifest.json").read_text())
+    assert (
+        m["job"]["keys"] is None
+        and m["job"]["keys_excluded"] == ["income"]
+        and "income" not in (m.get("recoded") or {})
+    )
+    qit = pd.read_csv(out / "T1_qit.csv", dtype=str)
+    assert qit["income"].nunique() > 20  # the microaggregated means, not '*'
+    code, text, _ = run("check", str(out), "--k", "3")
+    assert code in (0, 6), text

@@ -89,7 +89,7 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     rng = table_rng(job.seed, first_sub)
     floor = job.floor if isinstance(anon, MeetsCellFloor) else 1
     keep = others if together else ()
-    counted = None if job.keys.names is None else tuple(job.keys.of(keep))
+    counted = None if job.keys.counts_all else tuple(job.keys.of(keep))
     request = PublishRequest(part, (), (g,), rng, step_hook(job.hook, 0, 1), job.hierarchies, keep, floor, counted)
     try:
         first = anon.publish(request)

@@ -26,11 +26,13 @@ SUPPRESSION_MODES = ("remove", "cells")
 class KeyVariables:
     """``names``: the key variables (``None``: every exactly published column);
     ``suppression_mode``: ``remove`` or ``cells``; ``importance``: keys, most important
-    first (``cells`` only)."""
+    first (``cells`` only); ``excluded``: without ``names``, the columns a perturbing
+    treatment changed (noise, microaggregation, PRAM, swapping), which count only when named."""
 
     names: tuple[str, ...] | None = None
     suppression_mode: str = "remove"
     importance: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.names is not None:
@@ -59,7 +61,14 @@ class KeyVariables:
     def of(self, columns: Iterable[str]) -> list[str]:
         """The keys among ``columns`` (a table's exactly published columns), in their order."""
         cols = list(columns)
-        return cols if self.names is None else [a for a in cols if a in self.names]
+        if self.names is None:
+            return [a for a in cols if a not in self.excluded]
+        return [a for a in cols if a in self.names]
+
+    @property
+    def counts_all(self) -> bool:
+        """Whether every exactly published column is counted (no --keys, no treated column left out)."""
+        return self.names is None and not self.excluded
 
     def check_columns(self, names: Sequence[str]) -> None:
         """Every key and important column is a column of the input (one paragraph otherwise)."""
@@ -77,12 +86,18 @@ class KeyVariables:
             if self.names is None
             else f"k counted on the key variables {', '.join(self.names)} (--keys)"
         )
+        if self.names is None and self.excluded:
+            base += (
+                f" but the treated {', '.join(self.excluded)} (a perturbed column counts only when named with --keys)"
+            )
         if self.suppression_mode == "cells":
             base += "; short cells met by local suppression (a suppressed value is published empty, matching any value)"
         return base
 
     def to_manifest(self) -> dict[str, object]:
         out: dict[str, object] = {"keys": None if self.names is None else list(self.names)}
+        if self.names is None and self.excluded:
+            out["keys_excluded"] = list(self.excluded)
         out["suppression_mode"] = self.suppression_mode
         if self.importance:
             out["importance"] = list(self.importance)

@@ -90,7 +90,7 @@ def anonymize(
         kept = kept_in(sub, keep) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
         k = floor if isinstance(anon, MeetsCellFloor) else 1
-        counted = None if keys.names is None else tuple(keys.of(kept))
+        counted = None if keys.counts_all else tuple(keys.of(kept))
         request = PublishRequest(
             part, sub.enforced_rules, bound, table_rng(seed, sub), progress, hierarchies, kept, k, counted
         )

@@ -47,8 +47,13 @@ def treat(job: Job) -> Job:
     job.hook("measuring what the treatments changed", len(job.treatments), len(job.treatments))
     columns = list(dict.fromkeys(c for t in job.treatments for c in t.columns))
     measured = perturbation_measures(cast(EncodedTable, job.table), table, columns)
+    # issue 65: without --keys, a column a perturbing treatment changed is no key (it counts only when named)
+    perturbing = ("noise", "microaggregation", "pram", "rank-swapping", "targeted-swapping")
+    moved = tuple(dict.fromkeys(str(c) for r in records if r.get("name") in perturbing for c in r.get("columns") or []))
+    keys = replace(job.keys, excluded=moved) if job.keys.names is None and moved else job.keys
     return replace(
         job,
+        keys=keys,
         table=table,
         untreated=job.table,
         treated=tuple(records),

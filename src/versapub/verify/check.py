@@ -38,7 +38,7 @@ from versapub.verify.attack_sql import fast_scalable_attack
 from versapub.verify.collection_check import check_collection
 from versapub.verify.finding import Finding
 from versapub.verify.identity import hygiene_check, identity_check
-from versapub.verify.key_cells import keys_of, matches_any, shared_keys
+from versapub.verify.key_cells import excluded_of, keys_of, matches_any, shared_keys
 from versapub.verify.kind_checks import KIND_CHECKS, drawers, reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.perturbation_effect import perturbation_effect
@@ -296,6 +296,10 @@ def collection_identity(
     named = keys_of(m, keys)
     rhs = {str(r.get("rhs")) for r in m.get("rules", []) if isinstance(r, dict)}
     quasi = None if named is None else [a for a in named if a not in rhs]
+    left_out = excluded_of(m, keys)  # perturbed columns the release's floor left out (no keys named)
+    if quasi is None and left_out:
+        every = [str(a) for e in m.get("tables", []) if isinstance(e, dict) for a in e.get("attributes") or []]
+        quasi = [a for a in dict.fromkeys(every) if a not in rhs and a not in left_out]
     if matches_any(m):
         shared = [(a, ts) for a, ts in shared_keys(m, quasi) if a not in rhs]
         return [

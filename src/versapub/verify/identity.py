@@ -20,7 +20,7 @@ from versapub.data.parsed import arrow_of
 from versapub.data.sql import connect, duckdb_source, fresh_alias
 from versapub.data.sql import ident as _ident
 from versapub.verify.finding import Finding
-from versapub.verify.key_cells import compatible_sizes, keys_of, matches_any
+from versapub.verify.key_cells import compatible_sizes, excluded_of, keys_of, matches_any
 from versapub.verify.kind_checks import reading
 from versapub.verify.manifest import Manifest, manifest_of
 from versapub.verify.reading import parse_entry
@@ -62,6 +62,7 @@ def identity_check(
     suppressed key values locally."""
     m = manifest_of(directory, manifest)
     named = keys_of(m, keys)  # the key variables (issue 65): the cells count these columns only
+    left_out = excluded_of(m, keys)  # without keys named: the perturbed columns the floor left out
     wildcard = matches_any(m)  # local suppression: an empty value matches any value
     n = int(m["n_records"])
     decided = m.get("columns") if isinstance(m.get("columns"), dict) else None
@@ -73,7 +74,9 @@ def identity_check(
             entry = parse_entry(e)
             kind = reading(entry.kind)
             role, cell_cols = kind.cells(entry)
-            keys = cell_cols if named is None else [a for a in cell_cols if a in named]
+            keys = (
+                [a for a in cell_cols if a not in left_out] if named is None else [a for a in cell_cols if a in named]
+            )
             path = directory / entry.files.get(role, "")
             if not path.is_file():
                 continue

@@ -44,6 +44,17 @@ def keys_of(manifest: dict[str, Any], given: list[str] | None) -> list[str] | No
     return [str(a) for a in raw] if isinstance(raw, list) else None
 
 
+def excluded_of(manifest: dict[str, Any], given: list[str] | None) -> set[str]:
+    """Without keys named (by ``check --keys`` or the release), the columns the release says
+    its floor left out (``job.keys_excluded``: perturbed by a treatment, counted only when
+    named)."""
+    job = manifest.get("job")
+    raw = job.get("keys_excluded") if isinstance(job, dict) else None
+    if given is not None or keys_of(manifest, None) is not None or not isinstance(raw, list):
+        return set()
+    return {str(a) for a in raw}
+
+
 def matches_any(manifest: dict[str, Any]) -> bool:
     """Does the release read an empty key value as matching any value (local suppression)?"""
     block = manifest.get("suppressed")
