@@ -55,9 +55,10 @@ def _load(
     sens = [str(r["rhs"]) for r in rules]
     qi = [a for a in t["attributes"] if a not in sens]
     files = t["files"]
-    text = lambda c: f"CAST({_q(c)} AS VARCHAR) {_q(c)}"  # noqa: E731
+    # every column under a name of this module's own (q0.., s0..): an attribute may be called g, c, w or tid
+    text = [f"CAST({_q(a)} AS VARCHAR) q{i}" for i, a in enumerate(qi)]
     con.execute(
-        f"CREATE TABLE qit AS SELECT {', '.join([text(a) for a in qi] + ['CAST(group_id AS BIGINT) g'])}, "
+        f"CREATE TABLE qit AS SELECT {', '.join([*text, 'CAST(group_id AS BIGINT) g'])}, "
         f"CAST(count AS BIGINT) c FROM {duckdb_source(d / files['qit'])}"
     )
     ss = ", ".join(f"CAST({_q(a)} AS VARCHAR) s{i}" for i, a in enumerate(sens))
@@ -74,10 +75,12 @@ def _load(
     total = 0
     if original is not None:
         data = {a: original.column(a).values.astype(str)[original.codes(a)] for a in [*qi, *sens]}
-        con.register("orig", pa.table({**{a: data[a] for a in qi}, **{f"s{i}": data[a] for i, a in enumerate(sens)}}))
-        on = " AND ".join(f"o.{_q(a)} = q.{_q(a)}" for a in qi) or "TRUE"
+        named = {**{f"q{i}": data[a] for i, a in enumerate(qi)}, **{f"s{i}": data[a] for i, a in enumerate(sens)}}
+        con.register("orig", pa.table(named))
+        on = " AND ".join(f"o.q{i} = q.q{i}" for i in range(len(qi))) or "TRUE"
+        qcols = ", ".join(f"q{i}" for i in range(len(qi)))
         con.execute(
-            f"CREATE TABLE cells AS SELECT row_number() OVER () tid, * FROM (SELECT {', '.join(_q(a) for a in qi)}"
+            f"CREATE TABLE cells AS SELECT row_number() OVER () tid, * FROM (SELECT {qcols}"
             f"{', ' if qi else ''}{cols}, count(*) w FROM orig GROUP BY ALL)"
         )
         # the groups holding a cell's first sensitive value first (a few per value), then

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, maximum_flow
 
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import duckdb_source, fresh_alias
 from versapub.data.sql import ident as _ident
 from versapub.privacy.rules import Rule
 from versapub.verify.kind_checks import reading
@@ -204,14 +204,15 @@ def _distribution(
     q_rel, s_rel = (duckdb_source(directory / e.files[r]) for r in ("qit", "st"))
     qsel = ", ".join(f"CAST(q.{_ident(a)} AS VARCHAR) {_ident(a)}" for a in qi)
     ssel = ", ".join(f"CAST(s.{_ident(a)} AS VARCHAR) {_ident(a)}" for a in s)
+    cols = [*qi, *s]
+    w = fresh_alias("w", cols)  # the weight's own name: no attribute has it (a column may be called w)
     got = con.execute(
         f'WITH n AS (SELECT group_id, sum(CAST("count" AS DOUBLE)) n FROM {s_rel} GROUP BY 1) '
-        f'SELECT {qsel}{", " if qi else ""}{ssel}, sum(CAST(q."count" AS DOUBLE) * CAST(s."count" AS DOUBLE) / n.n) w '
-        f"FROM {q_rel} q JOIN {s_rel} s USING (group_id) JOIN n USING (group_id) GROUP BY ALL"
+        f'SELECT {qsel}{", " if qi else ""}{ssel}, sum(CAST(q."count" AS DOUBLE) * CAST(s."count" AS DOUBLE) / n.n) '
+        f"{_ident(w)} FROM {q_rel} q JOIN {s_rel} s USING (group_id) JOIN n USING (group_id) GROUP BY ALL"
     ).fetchnumpy()
-    cols = [*qi, *s]
     values = {a: np.asarray(got[a], dtype=object) for a in cols}
-    weights = np.asarray(got["w"], dtype=np.float64)
+    weights = np.asarray(got[w], dtype=np.float64)
     sup = e.raw.get("suppressed_group")
     if sup is not None:  # its records' sensitive values withheld: uniform over the declared domains
         declared = e.raw.get("domains") or {}
