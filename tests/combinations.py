@@ -647,14 +647,16 @@ def _floor(
     manifest: dict,
 ) -> list[str]:
     """Every cell of the release's key variables (the manifest's ``job.keys``; else every
-    published non-sensitive column) holds ``k`` records; with local suppression (``suppressed``)
-    an empty value matches any value, counted record against record here."""
+    published non-sensitive column but ``job.keys_excluded``) holds ``k`` records; with local
+    suppression (``suppressed``) an empty value matches any value, counted record against
+    record here."""
     job = manifest.get("job") if isinstance(manifest.get("job"), dict) else {}
     named = job.get("keys")
+    left_out = set(job.get("keys_excluded") or []) if named is None else set()  # treated: keys only when named
     keep = [
         i
         for i, h in enumerate(header)
-        if i != ci and h not in sensitive and h != "group_id" and (named is None or h in named)
+        if i != ci and h not in sensitive and h != "group_id" and (named is None or h in named) and h not in left_out
     ]
     if not keep:
         return []
