@@ -334,6 +334,8 @@ def _adversary_check(
             say(f"attacks: inference on '{rule}'")
             got = drawn[str(home["name"])]
             syn = {c: v for c, v in got.records.items() if c in ori}
+            if not syn or not len(next(iter(syn.values()))):  # no record drawn (a model of ~0 records): no attack
+                continue
             # t-closeness over a taxonomy moves mass further than one step: its per-value limit is not read
             taxonomy = rule.rhs in (manifest.get("hierarchies") or {}) and threshold.name == "t-closeness"
             found = rule_attacks(rule, threshold, home, ori, syn, targets, rng, got.again, not taxonomy)
