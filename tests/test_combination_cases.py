@@ -586,3 +586,15 @@ def test_a_rule_attack_on_a_dp_release_with_no_record_drawn(tmp_path: Path, monk
                        "--rule", "pos -> pv", "--domain", f"pos={tmp_path / 'd.txt'}", "--domain",
                        f"pv={tmp_path / 'd.txt'}", "--out", str(tmp_path / "r"))  # fmt: skip
     assert code in (0, 6), err
+
+
+@pytest.mark.parametrize("name", ["pv", "f", "l", "leaf", "position"])
+def test_a_column_named_like_the_verifiers_run_columns(tmp_path: Path, name: str) -> None:
+    """The long sweep's case (issue 71 item 1's family): Sequential Sweep on three records with
+    a column named ``pv``: the verifier's posterior bound and the induced-frequency check
+    joined the table with their own runs (``pv``, ``f``, ``l``) and the name was ambiguous
+    (exit 70). Every column is read through its table's alias."""
+    data = write(tmp_path / "t.csv", ["age", "sex", "zip", "income", name],
+                 [[63, 61, 32, 48, 53], [65, 76, 48, 55, 61], [66, 87, 59, 55, 60]])  # fmt: skip
+    published(["--input", str(data), "--seed", "0", "--rule", "age -> sex", "--others", "insensitive",
+               "--anonymizer", "sequential-sweep", "--no-utility"], tmp_path / "r")  # fmt: skip

@@ -138,8 +138,10 @@ def group_bounds(
                 runs = sensitive_runs(directory, entry, kind, duckdb_source).get(r.rhs)
                 if runs is not None:  # generalized sensitive values: the largest induced frequency of a leaf
                     leaf, x = (_ident(fresh_alias(base, t["attributes"])) for base in ("leaf", "x"))
+                    # the table's own columns read through d (an attribute may be called pv, f or l)
+                    dpart = ", ".join(f"d.{_ident(g)} {_ident(g)}" for g in group_cols) or "1"
                     per_table[t["name"]] = con.execute(
-                        f'WITH w AS (SELECT {part}, unnest(range(r.f, r.l + 1)) {leaf}, CAST("count" AS DOUBLE) / '
+                        f'WITH w AS (SELECT {dpart}, unnest(range(r.f, r.l + 1)) {leaf}, CAST(d."count" AS DOUBLE) / '
                         f"(r.l - r.f + 1) {x} FROM {src} d JOIN ({runs[0]}) r ON d.{s_col} = r.pv), "
                         f"c AS (SELECT {part}, {leaf}, sum({x}) {x} FROM w GROUP BY ALL) "
                         f"SELECT o.leaf, p.{x} FROM (SELECT {leaf}, {x} / sum({x}) OVER (PARTITION BY {part}) {x} "

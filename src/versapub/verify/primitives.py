@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 
 from versapub.data.source import Source
-from versapub.data.sql import duckdb_source
+from versapub.data.sql import duckdb_source, fresh_alias
 from versapub.verify.finding import Finding
 from versapub.verify.group_checks import SpecError, failing_groups, group_test, taxonomy_parents
 from versapub.verify.manifest import Removed
@@ -459,10 +459,14 @@ class Checker:
             inner = f"SELECT {cols}, {sv} AS sv, sum({cnt}) c FROM {view} GROUP BY ALL"
         else:
             assert s is not None
+            # the spread's columns under names no attribute has (an attribute may be called pv, f or l)
+            taken = [e.strip('"') for e in line] + [s]
+            rp, rf, rl = (_q(fresh_alias(b, taken)) for b in ("spread_value", "spread_first", "spread_last"))
+            rel = f"(SELECT pv AS {rp}, f AS {rf}, l AS {rl} FROM {spread})"
             inner = (
-                f"SELECT {keys}, sv, sum(w) c FROM (SELECT {cols}, unnest(range(r.f, r.l + 1)) AS sv, "
-                f"CAST({cnt} AS DOUBLE) / (r.l - r.f + 1) AS w FROM {view} JOIN {spread} r "
-                f"ON {view}.{_q(s)} = r.pv) GROUP BY ALL"
+                f"SELECT {keys}, sv, sum(w) c FROM (SELECT {cols}, unnest(range(r.{rf}, r.{rl} + 1)) AS sv, "
+                f"CAST({cnt} AS DOUBLE) / (r.{rl} - r.{rf} + 1) AS w FROM {view} JOIN {rel} r "
+                f"ON {view}.{_q(s)} = r.{rp}) GROUP BY ALL"
             )
         h = self.con.execute(
             f"SELECT dense_rank() OVER (ORDER BY {keys}) - 1 AS g, dense_rank() OVER (ORDER BY sv) - 1 AS v, c, "
