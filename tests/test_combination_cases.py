@@ -598,3 +598,16 @@ def test_a_column_named_like_the_verifiers_run_columns(tmp_path: Path, name: str
                  [[63, 61, 32, 48, 53], [65, 76, 48, 55, 61], [66, 87, 59, 55, 60]])  # fmt: skip
     published(["--input", str(data), "--seed", "0", "--rule", "age -> sex", "--others", "insensitive",
                "--anonymizer", "sequential-sweep", "--no-utility"], tmp_path / "r")  # fmt: skip
+
+
+def test_removal_that_would_make_a_rule_infeasible_is_refused(tmp_path: Path) -> None:
+    """The long sweep's case (issue 63): 24 records, ``sex -> age``, --k 2 --suppression 0.1:
+    the record removed for the floor left 'v0' in 12 of the 23 others (52 %, above 1/l) and
+    the release failed its own posterior check (exit 3). Refused before anonymizing, with the
+    way out that works as written: without --suppression the release publishes."""
+    data = Path(__file__).parent / "fixtures" / "sweep_suppression_feasibility.csv"  # the sweep's records, as drawn
+    job = ["--input", str(data), "--seed", "0", "--rule", "sex -> age", "--others", "insensitive", "--k", "2",
+           "--no-utility"]  # fmt: skip
+    said = refused([*job, "--suppression", "0.1"], tmp_path / "no", "Publish without --suppression")
+    assert "12 of 23 records" in said
+    published(job, tmp_path / "ok", k=2)

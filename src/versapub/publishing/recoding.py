@@ -27,6 +27,7 @@ from versapub.anonymizers.base import Anonymizer, MeetsCellFloor, PublishesExact
 from versapub.data.groupby import group_rows
 from versapub.data.hierarchy import Hierarchy
 from versapub.data.hierarchy_build import grouped
+from versapub.data.source import Source
 from versapub.data.table import EncodedTable, is_missing_value
 from versapub.errors import ConfigError, HierarchyError, InfeasibleError
 from versapub.publishing.choice import anon_for
@@ -437,10 +438,30 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     if recoding.removed is not None:
         keep = np.setdiff1d(np.arange(n, dtype=np.int64), recoding.removed, assume_unique=True)
         table = table.take(keep)
+        _require_still_feasible(cols.table, table, rules, len(recoding.removed), job.suppression)
         why = {f"in a cell of fewer than {job.floor} key values (the k you asked for)": len(recoding.removed)}
         removal = Removal(len(recoding.removed), why, job.suppression, math.floor(job.suppression * n), None)
     notes = [*cols.notes, *recoding.notes()]
     return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
+
+
+def _require_still_feasible(before: Source, after: Source, rules: Guarded, removed: int, share: float) -> None:
+    """Removing the records of short cells must not make a rule infeasible (the long sweep's
+    case, issue 63: a protected value in 52 % of the records left, above 1/l): refused before
+    anything is anonymized, with the way out that works (without --suppression the columns are
+    generalized instead and every record stays)."""
+    from versapub.privacy.feasibility import feasibility
+
+    listed = list(rules.per_rule)
+    was = {f.rule for f in feasibility(before, listed, rules.per_rule) if f.feasible}
+    bad = [f for f in feasibility(after, listed, rules.per_rule) if not f.feasible and f.rule in was]
+    if bad:
+        raise InfeasibleError(
+            f"Removing the {removed:,} record(s) of cells below the floor (--suppression {share:g}) would leave "
+            + "; ".join(f.message() for f in bad)
+            + ": the rule(s) could no longer be met by the records left. Publish without --suppression (the "
+            "columns are then generalized instead and every record stays), or with a smaller share."
+        )
 
 
 def _require_unshared_keys(job: Job, schema: Schema, protected: frozenset[str]) -> None:
