@@ -300,15 +300,13 @@ def test_a_dp_job_loaded_in_the_page_is_published_under_dp(page: object, served:
 
     pg, (_, root) = page, served
     (root / "sex.txt").write_text("Female\nMale\n")
-    (root / "jobs").mkdir()
-    (root / "jobs" / "dp.toml").write_text(
+    _load_job(
+        pg,
+        root,
+        "dp.toml",
         '[input]\npath = "../data.csv"\ncolumns = ["sex", "hours"]\n[privacy]\nmechanism = "dp:epsilon=1,delta=1e-9"\n'
-        '[privacy.domains]\nsex = "../sex.txt"\nhours = "1..99"\n[columns]\nallow_proxy = ["hours"]\n'
+        '[privacy.domains]\nsex = "../sex.txt"\nhours = "1..99"\n[columns]\nallow_proxy = ["hours"]\n',
     )
-    pg.reload()  # type: ignore[attr-defined]
-    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
-    pg.select_option("#job-list", "jobs/dp.toml")  # type: ignore[attr-defined]
-    pg.click("#load-job")  # type: ignore[attr-defined]
     expect(pg.locator("#job-carried")).to_contain_text('allow_proxy = ["hours"]')  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
     assert pg.locator("#dp-mechanism").input_value() == "dp:epsilon=1,delta=1e-9"  # type: ignore[attr-defined]
@@ -338,14 +336,12 @@ def test_a_refusals_way_out_is_a_control_of_the_page(page: object, served: tuple
         age, zip_ = int(rng.integers(20, 70)), f"z{rng.integers(0, 2000)}"
         lines.append(f"{age},{zip_},{x1},{(s - x1) % 6},{y1},{(s - y1) % 6},d{s}")
     (root / "sets.csv").write_text("\n".join(lines) + "\n")
-    (root / "jobs").mkdir()
-    (root / "jobs" / "sets.toml").write_text(
-        '[input]\npath = "../sets.csv"\n[privacy]\nrules = ["age, zip -> s"]\n[columns]\nothers = "insensitive"\n'
+    _load_job(
+        pg,
+        root,
+        "sets.toml",
+        '[input]\npath = "../sets.csv"\n[privacy]\nrules = ["age, zip -> s"]\n[columns]\nothers = "insensitive"\n',
     )
-    pg.reload()  # type: ignore[attr-defined]
-    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
-    pg.select_option("#job-list", "jobs/sets.toml")  # type: ignore[attr-defined]
-    pg.click("#load-job")  # type: ignore[attr-defined]
     expect(pg.locator("#data-info")).to_contain_text("3,000 records")  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=publish]")  # type: ignore[attr-defined]
     pg.fill("#out", "releases/sets")  # type: ignore[attr-defined]
@@ -356,3 +352,13 @@ def test_a_refusals_way_out_is_a_control_of_the_page(page: object, served: tuple
     expect(pg.locator("#progress-text")).to_contain_text("done", timeout=90_000)  # type: ignore[attr-defined]
     m = json.loads((root / "releases" / "sets" / "manifest.json").read_text())
     assert set(m["columns"]["allowed_proxy"]) == {"x1", "x2", "y1", "y2"}
+
+
+def _load_job(pg: object, root: Path, name: str, text: str) -> None:
+    """Write a job file under the root's jobs/ and load it in the page as a steward does."""
+    (root / "jobs").mkdir(exist_ok=True)
+    (root / "jobs" / name).write_text(text)
+    pg.reload()  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
+    pg.select_option("#job-list", f"jobs/{name}")  # type: ignore[attr-defined]
+    pg.click("#load-job")  # type: ignore[attr-defined]
