@@ -235,7 +235,9 @@ class _Site:
     async def cancel(self, request: Request) -> dict[str, Any]:
         t = self.tasks.get(request.path_params["task_id"])
         t.cancel.set()
-        threading.Timer(CANCEL_GRACE_S, t.interrupt).start()  # a step that reports nothing: interrupted
+        timer = threading.Timer(CANCEL_GRACE_S, t.interrupt)  # a step that reports nothing: interrupted
+        timer.daemon = True
+        timer.start()
         return self._task_shown(t.to_dict())
 
     def _task_shown(self, task: dict[str, Any]) -> dict[str, Any]:

@@ -344,9 +344,13 @@ class Task:
         staging then removes what was not finished, as for any error."""
         import ctypes
 
-        with self.guard:
+        if not self.guard.acquire(timeout=1):  # never wait on a worker that ended holding it
+            return
+        try:
             if self.in_work and self.thread_id is not None and self.status == "running":
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), ctypes.py_object(Cancelled))
+        finally:
+            self.guard.release()
 
     def progress(self, description: str, completed: int, total: int) -> None:
         """The library's ``progress(description, done, total)``: raises :class:`Cancelled`
