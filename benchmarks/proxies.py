@@ -287,9 +287,9 @@ def run_cost(tmp: Path) -> list[dict[str, object]]:
     from tests.hospital import CHAPTER, RECODING, RULES, write_hospital
 
     from versapub import PublishConfig, workflow
-    from versapub.publishing import steps
     from versapub.datasets import TEXAS_LIKE_RULES, texas_like
     from versapub.privacy.screens.roles import ColumnRoles
+    from versapub.publishing import steps
 
     spent: list[float] = []
     inner = steps.proxy_sets
