@@ -77,6 +77,34 @@ def test_add_back_takes_the_best_pair_each_step_and_stops_when_none_remains() ->
     assert len(short) <= len(trace)
 
 
+def test_add_back_never_takes_a_candidate_scored_infinite() -> None:
+    """A candidate the job cannot publish (``math.inf``: its floor on published cells, issue
+    63) is never taken: with every schema holding attribute ``a`` in a new table barred, the
+    add-back's steps avoid them; with every candidate barred it takes none."""
+    table = _table()
+    scorer = KLScorer(table, lambda sub: anonymize(table, sub, Anatomy(), LDiversity(2), 3))
+    red = list(reduce_rules(RULES).rules)
+    start = guardian_decomposition(table.names, red, np.random.default_rng(0))
+    first = add_back(start, red, scorer.score, attributes=table.names)[1]
+    barred = {first[0].attribute}
+
+    def score(schema: object) -> float:
+        return math.inf if _added(start, schema) & barred else scorer.score(schema)  # type: ignore[arg-type]
+
+    _final, trace = add_back(start, red, score, attributes=table.names)
+    assert all(step.attribute not in barred for step in trace) and all(math.isfinite(s.kl) for s in trace)
+    final, none = add_back(start, red, lambda s: math.inf if s is not start else 0.0, attributes=table.names)
+    assert none == [] and final is start
+
+
+def _added(start: object, schema: object) -> set[str]:
+    """The attributes a schema's tables hold beyond the same tables of ``start``."""
+    out: set[str] = set()
+    for s, t in zip(start.tables, schema.tables, strict=False):  # type: ignore[attr-defined]
+        out |= set(t.attributes) - set(s.attributes)
+    return out
+
+
 def test_incremental_kl_equals_from_scratch_kl() -> None:
     table = _table(7)
     red = list(reduce_rules(RULES).rules)

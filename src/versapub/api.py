@@ -29,7 +29,7 @@ from versapub.publishing.choice import plugins_for, require_out_of_core, rule_fe
 from versapub.publishing.identities import identities_only
 from versapub.publishing.keys import KeyVariables
 from versapub.publishing.preview import k_preview
-from versapub.publishing.recoding import for_floor
+from versapub.publishing.recoding import floor_admits, for_floor
 from versapub.publishing.steps import (
     Clock,
     Job,
@@ -183,7 +183,7 @@ def _run(job: Job, problems: list[Problem]) -> Release:
     cols, recoding = for_floor(job, cols, rules, schema)
     recoded = recoding.to_manifest() if recoding is not None else None
     clock.lap("proxy sets")
-    schema, verdict, trace = refine(job, cols, rules, schema, verdict)
+    schema, verdict, trace = refine(job, cols, rules, schema, verdict, floor_admits(job, cols, rules, schema))
     clock.lap("decompose")
     published = anonymize_all(job, cols, rules, schema)
     clock.lap("anonymize")

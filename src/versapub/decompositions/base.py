@@ -22,7 +22,9 @@ from versapub.plugins import Param
 from versapub.privacy.rules import Rule
 from versapub.schema.model import Schema
 
-#: ``score(schema) -> KL-divergence`` of the release the schema would give.
+#: ``score(schema) -> KL-divergence`` of the release the schema would give; ``math.inf`` for a
+#: schema the job cannot publish (its floor on published cells, issue 63), which a refinement
+#: never takes.
 Score = Callable[[Schema], float]
 #: ``progress(description, completed, total)``.
 Progress = Callable[[str, int, int], None]

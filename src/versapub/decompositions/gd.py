@@ -162,7 +162,9 @@ def add_back(
     only a seeded random subset of that many candidates per step — an explicit
     approximation.  ``n_jobs`` > 1 scores a step's candidates in that many threads (the
     result is the same: ties are broken by candidate order, not by finishing order).
-    ``on_candidate(step, scored, total, best_kl)`` reports each scored candidate.
+    ``on_candidate(step, scored, total, best_kl)`` reports each scored candidate.  A candidate
+    scored ``math.inf`` is one the job cannot publish (e.g. its floor on published cells):
+    never taken; the add-back ends when no other remains.
     """
     trace: list[AddBackStep] = []
     current = score(schema)
@@ -197,7 +199,9 @@ def add_back(
                 kls = list(pool.map(scored_one, [c for _, _, c in cands]))
         else:
             kls = [scored_one(c) for _, _, c in cands]
-        scored = [(kl, a, ti, c) for kl, (a, ti, c) in zip(kls, cands, strict=True)]
+        scored = [(kl, a, ti, c) for kl, (a, ti, c) in zip(kls, cands, strict=True) if math.isfinite(kl)]
+        if not scored:  # every candidate is one the job cannot publish (score: math.inf)
+            return schema, trace
         best_kl, a, ti, best = min(scored, key=lambda x: (x[0], x[2], x[1]))
         if stop_when_worse and best_kl >= current:
             return schema, trace

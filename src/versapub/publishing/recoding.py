@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -390,6 +390,43 @@ def _smallest(table: EncodedTable, cols: Sequence[str]) -> int:
     return int(g.counts.min()) if len(g.counts) else 0
 
 
+def _exact_keys(job: Job, rules: Guarded, schema: Schema, keep: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Each sub-table's key variables it will publish exactly beside its guarantee (name,
+    keys), but those of the tables whose anonymizer meets the floor itself."""
+    exact = []
+    for sub in schema.tables:
+        anon = anon_for(sub, job.anon, rules.own_anon)
+        if sub.enforces is not None and isinstance(anon, MeetsCellFloor):
+            continue
+        exact.append((sub.name, job.keys.of(predicted_unguarded(sub, anon, keep))))
+    return exact
+
+
+def floor_admits(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> Callable[[Schema], bool]:
+    """Whether a refinement of ``schema`` (GD's add-back) still meets the job's floor on the
+    cells it publishes exactly: every guarded table's exactly published keys are those of a
+    table of ``schema`` (the floor was met on them, and a cell of fewer columns is a union of
+    cells) or leave no cell of the (recoded) table short.  A plain table always does (it is
+    generalized on its own: :func:`~versapub.publishing.tables.floored_plain`).  The long
+    sweep's case (issue 63): GD added ``age`` to an Anatomy table, whose QIT then published
+    ``(age, income)`` exactly with every record alone, a floor the recoding never saw."""
+    if job.floor <= 1:
+        return lambda _: True
+    met = [set(keys) for _, keys in _exact_keys(job, rules, schema, cols.keep)]
+    table = cols.table
+
+    def admits(candidate: Schema) -> bool:
+        guarded = {s.name for s in candidate.tables if s.enforces is not None}
+        for name, keys in _exact_keys(job, rules, candidate, cols.keep):
+            if name not in guarded or any(set(keys) <= m for m in met):
+                continue
+            if not isinstance(table, EncodedTable) or _smallest(table, keys) < job.floor:
+                return False
+        return True
+
+    return admits
+
+
 def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[Columns, Recoding | None]:
     """The job's columns with the exactly published ones recoded to meet its floor on the
     cells of their key variables (in memory; the tables a generalizing anonymizer meets it
@@ -404,14 +441,8 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     require_one_collection(job, cols, rules, schema)
     if not isinstance(cols.table, EncodedTable):
         return cols, None
-    exact, plain = [], set()
-    for sub in schema.tables:
-        anon = anon_for(sub, job.anon, rules.own_anon)
-        if sub.enforces is not None and isinstance(anon, MeetsCellFloor):
-            continue
-        exact.append((sub.name, job.keys.of(predicted_unguarded(sub, anon, cols.keep))))
-        if sub.enforces is None:
-            plain.add(sub.name)
+    exact = _exact_keys(job, rules, schema, cols.keep)
+    plain = {sub.name for sub in schema.tables if sub.enforces is None}
     protected = frozenset(r.rhs for r in rules.reduction.rules)
     job.hook(f"generalizing exactly published columns to meet k = {job.floor}", 0, 1)
     n = cols.table.n_rows

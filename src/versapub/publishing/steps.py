@@ -458,11 +458,18 @@ def screen_schema(job: Job, cols: Columns, rules: Guarded, schema: Schema, probl
 
 
 def refine(
-    job: Job, cols: Columns, rules: Guarded, schema: Schema, verdict: GNFVerdict
+    job: Job,
+    cols: Columns,
+    rules: Guarded,
+    schema: Schema,
+    verdict: GNFVerdict,
+    admits: Callable[[Schema], bool] = lambda _: True,
 ) -> tuple[Schema, GNFVerdict, list[Any]]:
     """GD's refinement (other decompositions return the schema unchanged): candidate schemas
     scored by the KL-divergence of their release model, each table anonymized as it would
-    be published; the refined schema is checked for GNF again and must publish every column."""
+    be published, but those the job cannot publish (``admits``: its floor on published
+    cells) scored ``math.inf``, never taken; the refined schema is checked for GNF again
+    and must publish every column."""
     src = cast(EncodedTable, cols.table)  # GD's scorer: in memory only (require_out_of_core)
 
     def scorer() -> Callable[[Schema], float]:
@@ -470,7 +477,8 @@ def refine(
             mine = anon_for(sub, job.anon, rules.own_anon)
             return anonymize(src, sub, mine, rules.per_rule, job.seed, hierarchies=job.hierarchies, floor=job.floor)
 
-        return KLScorer(src, one).score
+        kl = KLScorer(src, one).score
+        return lambda candidate: kl(candidate) if admits(candidate) else math.inf
 
     rs = rules.reduction.rules
     schema, trace = job.dec.refine(schema, rs, scorer, job.rng, job.hook, cols.table.names)
