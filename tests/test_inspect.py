@@ -108,6 +108,25 @@ def test_an_infeasible_rule_stops_before_the_schema() -> None:
     assert r.exit_code == 2 and json.loads(r.stdout)["feasible"] is False
 
 
+def test_a_refused_job_keeps_its_feasibility_and_schema(tmp_path: Path) -> None:
+    """Issue 66: a job whose publish would be refused (here k-anonymity, which Anatomy cannot
+    give) hid feasibility and the schema; the report keeps both beside the refusal's paragraph,
+    the schema the decomposition's before anything is anonymized, and the command exits 2. The
+    rule's groups are said to meet k-anonymity, not to be "diverse enough"."""
+    args = ["--input", str(Path(__file__).resolve().parents[1] / "examples" / "data.csv"), "--qi", "age,sex,zip"]
+    args += ["--sensitive", "disease", "--guarantee", "k-anonymity:k=5", "--identifying", "patient_id"]
+    r = CliRunner().invoke(cli, ["rules", *args, "--others", "insensitive", "--json"])
+    assert r.exit_code == 2, r.output
+    got = json.loads(r.stdout)
+    assert got["feasible"] and "cannot provide k-anonymity" in got["refusal"]
+    assert got["schema"]["tables"][0].startswith("T1(") and "patient_id" not in got["schema"]["tables"][0]
+    assert "publishing is refused" in got["schema"]["decomposition"]
+    assert "meet k-anonymity with k = 5" in got["schema"]["why"][0] and "diverse" not in got["schema"]["why"][0]
+    text = CliRunner().invoke(cli, ["rules", *args, "--others", "insensitive"])
+    assert text.exit_code == 2 and "before anything is anonymized" in text.stdout
+    assert "publishing this job would be refused" in text.stderr
+
+
 def test_sample_draws_values_not_codes(demo: Path) -> None:
     records = versapub.inspect.sample(demo, 50, seed=4)
     assert records.num_rows == 50

@@ -107,6 +107,36 @@ def _accessible(pg: object) -> None:
     assert pg.locator("#error").get_attribute("role") == "alert"  # type: ignore[attr-defined]
 
 
+def _scrolls_by_keyboard(pg: object, table: str) -> None:
+    """Issue 66: compare's table could not be scrolled by keyboard (axe:
+    scrollable-region-focusable) and its last column was cut off. On a narrow screen the page
+    itself does not scroll sideways; the table's region takes the focus, and End brings its
+    last column wholly into view."""
+    pg.set_viewport_size({"width": 560, "height": 900})  # type: ignore[attr-defined]
+    region = pg.locator(f".scroll:has({table})")  # type: ignore[attr-defined]
+    wide = pg.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")  # type: ignore[attr-defined]
+    assert wide, "the page scrolls sideways"
+    assert region.evaluate("(r) => r.scrollWidth > r.clientWidth"), "the table fits: nothing to scroll"
+    region.focus()
+    assert region.evaluate("(r) => document.activeElement === r")
+    before = -1
+    for _ in range(200):  # a region with the focus scrolls by the arrow keys, as a steward does, to its end
+        at = region.evaluate("(r) => r.scrollLeft")
+        if at == before:
+            break
+        before = at
+        for _ in range(10):
+            pg.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
+    last = pg.locator(f"{table} thead th").last  # type: ignore[attr-defined]
+    shown = region.evaluate(
+        """(r, th) => { const a = r.getBoundingClientRect(), b = th.getBoundingClientRect();
+             return r.scrollLeft > 0 && b.right <= a.right + 1 && b.left >= a.left - 1; }""",
+        last.element_handle(),
+    )
+    assert shown, "the last column is not wholly shown after scrolling by keyboard"
+    pg.set_viewport_size({"width": 1300, "height": 900})  # type: ignore[attr-defined]
+
+
 def _cli_check(release: Path) -> None:
     r = CliRunner().invoke(cli, ["check", str(release)])
     assert r.exit_code == 0, r.output
@@ -186,6 +216,7 @@ def test_a_whole_job_in_the_browser(page: object, served: tuple[str, Path], tmp_
     pg.click("#run-compare")  # type: ignore[attr-defined]
     expect(pg.locator("#compare-table tbody tr")).to_have_count(3, timeout=60_000)  # type: ignore[attr-defined]
     expect(pg.locator("#compare-table")).to_contain_text("releases/l3")  # type: ignore[attr-defined]
+    _scrolls_by_keyboard(pg, "#compare-table")
     _accessible(pg)
     pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
     pg.fill("#job-path", "jobs/first.toml")  # type: ignore[attr-defined]
@@ -321,10 +352,11 @@ def test_a_dp_job_loaded_in_the_page_is_published_under_dp(page: object, served:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
 def test_a_refusals_way_out_is_a_control_of_the_page(page: object, served: tuple[str, Path]) -> None:
-    """Issue 66: a proxy refusal named CLI flags the page does not offer. Two sets compute the
-    protected value beside a near-unique left-hand side: the refusal names both, its
-    'Allow …' control adds every column to the job's allow_proxy, and the next publish writes
-    the release (the allowed sets recorded in its manifest)."""
+    """Issue 66: a proxy refusal named CLI flags the page does not offer, and hid feasibility
+    and the schema. Two sets compute the protected value beside a near-unique left-hand side:
+    the feasibility check shows the rules, the schema and the refusal with its control; the
+    publish refusal names both sets, its 'Allow …' control adds every column to the job's
+    allow_proxy, and the next publish writes the release (the allowed sets in its manifest)."""
     import numpy as np
     from playwright.sync_api import expect
 
@@ -343,6 +375,12 @@ def test_a_refusals_way_out_is_a_control_of_the_page(page: object, served: tuple
         '[input]\npath = "../sets.csv"\n[privacy]\nrules = ["age, zip -> s"]\n[columns]\nothers = "insensitive"\n',
     )
     expect(pg.locator("#data-info")).to_contain_text("3,000 records")  # type: ignore[attr-defined]
+    pg.click("nav button[data-screen=privacy]")  # type: ignore[attr-defined]
+    pg.click("#check-rules")  # type: ignore[attr-defined]  # feasibility and the schema stay shown beside the refusal
+    expect(pg.locator("#refusal")).to_contain_text("Refused: 2 set(s)", timeout=90_000)  # type: ignore[attr-defined]
+    expect(pg.locator("#feasibility")).to_contain_text("feasible")  # type: ignore[attr-defined]
+    expect(pg.locator("#schema")).to_contain_text("T1")  # type: ignore[attr-defined]
+    assert pg.locator("#refusal-ways button.way-out-allow").count() == 1  # type: ignore[attr-defined]
     pg.click("nav button[data-screen=publish]")  # type: ignore[attr-defined]
     pg.fill("#out", "releases/sets")  # type: ignore[attr-defined]
     pg.click("#publish")  # type: ignore[attr-defined]
@@ -362,3 +400,56 @@ def _load_job(pg: object, root: Path, name: str, text: str) -> None:
     pg.click("nav button[data-screen=job]")  # type: ignore[attr-defined]
     pg.select_option("#job-list", f"jobs/{name}")  # type: ignore[attr-defined]
     pg.click("#load-job")  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_cancel_in_the_page_stops_a_long_step(
+    page: object, served: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 66: Cancel waited for the end of the current step (10.9 s of full CPU after the
+    click on a 1.4M-record publish). A publish whose step reports nothing for up to 30 s: the
+    page's Cancel button, named for what it cancels, takes the focus the Publish button had;
+    once pressed, the publish is cancelled and Publish is back, with the focus, within seconds (about 1 s here: the
+    interrupt's 0.3 s grace and the page's 0.3 s poll), nothing written. Waits on the page's
+    own state, never a fixed sleep."""
+    import threading as th
+
+    import versapub.workflow
+    from playwright.sync_api import expect
+
+    started = th.Event()
+
+    def stubborn(*args: object, progress: object, **kw: object) -> None:
+        progress("a long step", 0, 0)  # type: ignore[operator]
+        started.set()
+        end = time.perf_counter() + 30
+        while time.perf_counter() < end:  # no progress report: only an interrupt stops it
+            sum(range(1000))
+        raise AssertionError("ran to its end: Cancel did not stop it")
+
+    monkeypatch.setattr(versapub.workflow, "run", stubborn)
+    pg, (_, root) = page, served
+    _load_job(
+        pg,
+        root,
+        "slow.toml",
+        '[input]\npath = "../data.csv"\n[privacy]\nrules = ["age, sex -> disease"]\n[columns]\n'
+        'identifying = ["patient_id"]\nothers = "insensitive"\n',
+    )
+    pg.click("nav button[data-screen=publish]")  # type: ignore[attr-defined]
+    pg.fill("#out", "releases/slow")  # type: ignore[attr-defined]
+    pg.focus("#publish")  # type: ignore[attr-defined]
+    pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    stop = pg.locator("#cancel")  # type: ignore[attr-defined]
+    expect(stop).to_be_enabled(timeout=30_000)
+    expect(stop).to_have_accessible_name("Cancel publishing")
+    assert started.wait(30)
+    expect(stop).to_be_focused()
+    clicked = time.perf_counter()
+    pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    expect(pg.locator("#publish")).to_be_enabled(timeout=10_000)  # type: ignore[attr-defined]
+    took = time.perf_counter() - clicked
+    expect(pg.locator("#progress-text")).to_contain_text("cancelled")  # type: ignore[attr-defined]
+    expect(pg.locator("#publish")).to_be_focused()  # type: ignore[attr-defined]
+    assert took < 5, took  # the bound leaves room for a loaded machine
+    assert not (root / "releases" / "slow").exists()

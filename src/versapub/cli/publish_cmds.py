@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.markup import escape
 
 from versapub.cli.app import (
     RECORD_HELP,
@@ -362,6 +363,11 @@ def rules(as_json: bool, **opts: Any) -> None:
             render_rules(rep)
         if not rep.feasible:
             err.print("[bold red]error:[/] some rules cannot be satisfied (see above); no schema is built.")
+            sys.exit(2)
+        if rep.refusal is not None:
+            err.print(
+                f"[bold red]error:[/] publishing this job would be refused: {escape(rep.refusal)}", soft_wrap=True
+            )
             sys.exit(2)
 
 

@@ -377,16 +377,19 @@ def render_rules(rep: RulesReport) -> None:
             f"  [{'green' if f.feasible else 'red'}]{'ok ' if f.feasible else 'NO '}[/] {escape(f.message() + most)}",
             soft_wrap=True,
         )
-    if rep.release is None:
+    release = rep.release
+    schema, gnf = (release.schema, release.gnf) if release is not None else (rep.schema, rep.gnf)
+    if schema is None or gnf is None:
         return
     out.print("\n[bold]Rule graph[/] (edges LHS attribute -> RHS attribute):")
     for a, b in rep.edges:
         out.print(f"  {escape(show(a))} -> {escape(show(b))}")
-    release = rep.release
-    out.print(f"\n[bold]{escape(release.decomposition.upper())} schema[/]:")
-    for t in release.schema.tables:
+    name = release.decomposition if release is not None else rep.decomposition
+    before = "" if release is not None else " (before anything is anonymized: publishing is refused, below)"
+    out.print(f"\n[bold]{escape(name.upper())} schema[/]{before}:")
+    for t in schema.tables:
         out.print(f"  {escape(t.describe())}", soft_wrap=True)
     out.print("\nWhy every rule holds:")
-    for v in release.gnf.verdicts:
-        out.print(f"  - '{escape(str(v.rule))}' {escape(v.plain())}", soft_wrap=True)
-    out.print(f"[dim]{escape(release.gnf.explain())}[/]", soft_wrap=True)
+    for v in gnf.verdicts:
+        out.print(f"  - '{escape(str(v.rule))}' {escape(v.plain(rep.promise(v.rule)))}", soft_wrap=True)
+    out.print(f"[dim]{escape(gnf.explain())}[/]", soft_wrap=True)

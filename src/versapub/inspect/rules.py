@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from versapub.errors import VersapubError
 
 if TYPE_CHECKING:
@@ -14,6 +16,8 @@ if TYPE_CHECKING:
     from versapub.privacy.guarantees.base import Guarantee
     from versapub.privacy.rules import Reduction, Rule
     from versapub.release.value import Release
+    from versapub.schema.gnf import GNFVerdict
+    from versapub.schema.model import Schema
 
 Progress = Callable[[str, int, int], None]
 
@@ -45,6 +49,13 @@ class RulesReport:
     largest: dict[Rule, int | None] = field(default_factory=dict)
     #: The classic one-table job's quasi-identifiers (no rule; empty for a job with rules).
     quasi_identifiers: tuple[str, ...] = ()
+    #: The decomposition asked for (its name).
+    decomposition: str = ""
+    #: Why publishing would be refused (one paragraph with its ways out), or ``None``.
+    refusal: str | None = None
+    #: The decomposition's schema before anything is anonymized, when publishing is refused.
+    schema: Schema | None = None
+    gnf: GNFVerdict | None = None
 
     @property
     def feasible(self) -> bool:
@@ -70,6 +81,11 @@ class RulesReport:
         mine = self.per_rule[rule]
         return None if mine.to_manifest() == self.guarantee.to_manifest() else mine
 
+    def promise(self, rule: Rule) -> str | None:
+        """The rule's guarantee in a few words (``k-anonymity with k = 5``), what its groups meet."""
+        g = self.per_rule.get(rule, self.guarantee)
+        return g.describe().split(":")[0]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "input": self.input,
@@ -86,25 +102,37 @@ class RulesReport:
             "feasible": self.feasible,
             "quasi_identifiers": list(self.quasi_identifiers),
             "classic": self.classic_text(),
-            "schema": None
-            if self.release is None
-            else {
-                "decomposition": self.release.decomposition,
-                "tables": [t.describe() for t in self.release.schema.tables],
-                "why": [f"'{v.rule}' {v.plain()}" for v in self.release.gnf.verdicts],
-                "associations": [
-                    {"column": a.column, "sensitive": a.sensitive, "text": a.describe()}
-                    for a in self.release.associations
-                    if a.listed
-                ],
-            },
+            "schema": self._schema_dict(),
+            "refusal": self.refusal,
+        }
+
+    def _schema_dict(self) -> dict[str, Any] | None:
+        """The schema built (its tables, why each rule holds, the associations listed), or the
+        decomposition's before anything is anonymized when publishing would be refused."""
+        if self.release is None:
+            if self.schema is None or self.gnf is None:
+                return None
+            return {
+                "decomposition": f"{self.decomposition}, before anything is anonymized: publishing is refused",
+                "tables": [t.describe() for t in self.schema.tables],
+                "why": [f"'{v.rule}' {v.plain(self.promise(v.rule))}" for v in self.gnf.verdicts],
+                "associations": [],
+            }
+        return {
+            "decomposition": self.release.decomposition,
+            "tables": [t.describe() for t in self.release.schema.tables],
+            "why": [f"'{v.rule}' {v.plain(self.promise(v.rule))}" for v in self.release.gnf.verdicts],
+            "associations": [
+                {"column": a.column, "sensitive": a.sensitive, "text": a.describe()}
+                for a in self.release.associations
+                if a.listed
+            ],
         }
 
 
 def rules_report(config: PublishConfig, progress: Progress = _silent) -> RulesReport:
     """Read the job's input, reduce and check its rules, and (when every rule is feasible)
     build the decomposition's schema in memory; nothing is written."""
-    from versapub import workflow
     from versapub.api import rule_feasibility
     from versapub.privacy import make_guarantee, reduce_rules, validate_rules
     from versapub.privacy.per_rule import effective, split
@@ -140,10 +168,35 @@ def rules_report(config: PublishConfig, progress: Progress = _silent) -> RulesRe
         per_rule=per_rule,
         feasibility=tuple(feas),
         edges=tuple(sorted({(q, r.rhs) for r in red.rules for q in r.lhs})),
-        release=workflow.publish(config, table, progress) if feasible else None,
         largest=largest,
         quasi_identifiers=() if parsed else tuple(config.roles.quasi_identifying),
+        **(_built(config, table, red, progress) if feasible else {"release": None}),
     )
+
+
+def _built(config: PublishConfig, table: Any, red: Reduction, progress: Progress) -> dict[str, Any]:
+    """The release built in memory; when publishing would be refused (a proxy, a floor, an
+    option the job cannot honour), the refusal's paragraph and the decomposition's schema
+    before anything is anonymized instead, so that feasibility and the schema stay shown
+    beside the refusal (issue 66)."""
+    from versapub import workflow
+    from versapub.publishing.choice import plugins_for
+    from versapub.schema import check_gnf
+
+    try:
+        return {"release": workflow.publish(config, table, progress)}
+    except VersapubError as e:
+        kept = [a for a in table.names if a not in set(config.roles.identifying)]
+        try:
+            dec, _ = plugins_for(
+                config.decomposition, config.anonymizer, config.decomposition_params, config.anonymizer_params
+            )
+            schema = dec.decompose(table.select(kept), red.rules, np.random.default_rng(config.seed or 0))
+        except VersapubError:
+            schema = None
+        gnf = None if schema is None else check_gnf(schema, red.rules)
+        name = dec.name if schema is not None else ""
+        return {"release": None, "refusal": str(e), "schema": schema, "gnf": gnf, "decomposition": name}
 
 
 def largest_l(g: Guarantee, counts: Any) -> int | None:

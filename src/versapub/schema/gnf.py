@@ -88,8 +88,10 @@ class RuleVerdict:
             f"{format_path(self.path)}, and no table is its guardian ({tried})"
         )
 
-    def plain(self) -> str:
-        """The verdict in a data steward's words (no paper terms)."""
+    def plain(self, guarantee: str | None = None) -> str:
+        """The verdict in a data steward's words (no paper terms); ``guarantee``: the rule's
+        guarantee in a few words (``k-anonymity with k = 5``), which its groups meet (else
+        they are said to be diverse enough, the reading of the l-diversity family)."""
         r = self.rule
         if self.kind == "not-reachable":
             return (
@@ -100,8 +102,8 @@ class RuleVerdict:
             known = [*self.w_q, *self.q_star]
             return (
                 f"holds: table {self.guardian} is the only way to {r.rhs}, and it publishes {r.rhs} only in groups "
-                f"that are diverse enough for anyone who knows {', '.join(known) if known else 'nothing'} about "
-                "a person"
+                f"that {f'meet {guarantee}' if guarantee else 'are diverse enough'} for anyone who knows "
+                f"{', '.join(known) if known else 'nothing'} about a person"
             )
         return (
             f"does NOT hold: {r.rhs} can be reached from {', '.join(r.lhs)} through {format_path(self.path)}, "

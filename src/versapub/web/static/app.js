@@ -348,6 +348,12 @@ async function checkRules() {
     }
     renderColumns();
   }
+  if (rep.refusal) {
+    const controls = wayOutControls(rep.refusal);
+    controls.forEach((c) => c.addEventListener("click", () => checkRules()));  // the way out taken, checked again
+    parts.push(el("h3", { class: "bad" }, "Publishing would be refused"), el("p", { id: "refusal" }, rep.refusal));
+    if (controls.length) parts.push(el("div", { class: "row way-out", id: "refusal-ways" }, ...controls));
+  }
   out.replaceChildren(...parts);
 }
 
@@ -437,11 +443,16 @@ async function build() {
 }
 
 // -- 5 publish ---------------------------------------------------------------------------
+let publishFocused = false;
+
 async function publish() {
   readPrivacy();
   $("release-view").replaceChildren();
   task = await api("/api/publish", { job, out: $("out").value, overwrite: $("overwrite").checked });
+  // a disabled button drops the focus to the page: it goes to Cancel, and comes back at the end
+  publishFocused = document.activeElement === $("publish");
   $("cancel").disabled = false;
+  if (publishFocused) $("cancel").focus();
   $("publish").disabled = true;
   poll();
 }
@@ -455,8 +466,10 @@ async function poll() {
     ? `${task.step}${share}, ${task.elapsed_s} s${task.status === "cancelling" ? ", cancelling…" : ""}`
     : `${task.status}${task.message ? ": " + task.message : ""} (${task.elapsed_s} s)`;
   if (task.status === "running" || task.status === "cancelling") return setTimeout(poll, 400);
+  const back = publishFocused && document.activeElement === $("cancel");
   $("cancel").disabled = true;
   $("publish").disabled = false;
+  if (back) $("publish").focus();
   if (task.status === "done") showRelease(task.out, $("release-view"));
   if (task.status === "failed") showError(task.message);  // a refusal, with the page's controls for its ways out
 }
