@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,3 +78,19 @@ def seal(directory: Path) -> None:
     m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     m["digests"] = digests(directory, listed_files(directory, m))
     (directory / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
+
+
+def silent_long_step(started: Any) -> Callable[..., None]:
+    """A stand-in for ``versapub.workflow.run`` whose one step reports nothing for up to 30 s
+    (pure Python: only Cancel's interrupt stops it); ``started`` (a ``threading.Event``) is
+    set once it runs, the state a cancel test waits on."""
+
+    def run(*args: Any, progress: Callable[[str, int, int], None], **kw: Any) -> None:
+        progress("a long step", 0, 0)
+        started.set()
+        end = time.perf_counter() + 30
+        while time.perf_counter() < end:  # no progress report: only an interrupt stops it
+            sum(range(1000))
+        raise AssertionError("ran to its end: Cancel did not stop it")
+
+    return run

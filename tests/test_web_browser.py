@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from versapub.cli.main import cli
 
+from .conftest import silent_long_step
+
 pytest.importorskip("uvicorn", reason="the web extra is installed by make test (pip install '.[test,dask,web]')")
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -412,22 +414,12 @@ def test_cancel_in_the_page_stops_a_long_step(
     once pressed, the publish is cancelled and Publish is back, with the focus, within seconds (about 1 s here: the
     interrupt's 0.3 s grace and the page's 0.3 s poll), nothing written. Waits on the page's
     own state, never a fixed sleep."""
-    import threading as th
-
-    import versapub.workflow
     from playwright.sync_api import expect
 
-    started = th.Event()
+    import versapub.workflow
 
-    def stubborn(*args: object, progress: object, **kw: object) -> None:
-        progress("a long step", 0, 0)  # type: ignore[operator]
-        started.set()
-        end = time.perf_counter() + 30
-        while time.perf_counter() < end:  # no progress report: only an interrupt stops it
-            sum(range(1000))
-        raise AssertionError("ran to its end: Cancel did not stop it")
-
-    monkeypatch.setattr(versapub.workflow, "run", stubborn)
+    started = __import__("threading").Event()
+    monkeypatch.setattr(versapub.workflow, "run", silent_long_step(started))
     pg, (_, root) = page, served
     _load_job(
         pg,

@@ -27,6 +27,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from tests.conftest import silent_long_step
 from tests.web_helpers import finished
 from versapub.cli.main import cli
 from versapub.web.app import make_app
@@ -426,16 +427,7 @@ def test_cancel_within_a_second_inside_a_step_that_reports_nothing(root: Path, m
     import versapub.workflow
 
     started = __import__("threading").Event()
-
-    def stubborn(*args: Any, progress: Callable[[str, int, int], None], **kw: Any) -> None:
-        progress("a long step", 0, 0)
-        started.set()
-        end = time.perf_counter() + 30
-        while time.perf_counter() < end:  # no progress report: only an interrupt stops it
-            sum(range(1000))
-        raise AssertionError("ran to its end: Cancel did not stop it")
-
-    monkeypatch.setattr(versapub.workflow, "run", stubborn)
+    monkeypatch.setattr(versapub.workflow, "run", silent_long_step(started))
     c = authed(root)
     job = {"input": "data.csv", "rules": [{"rule": "age, sex -> disease"}], "roles": {"patient_id": "identifying"}}
     r = c.post("/api/publish", json={"job": job, "out": "releases/slow"}, headers=POST)
