@@ -167,3 +167,39 @@ def test_row_numbers_are_no_zip_code() -> None:
     )
     notes = forgotten_quasi_identifiers(t, [], ColumnRoles())
     assert not any("'row'" in n for n in notes) and any("'postal'" in n for n in notes)
+
+
+def test_changed_has_one_meaning_across_publish_and_check(tmp_path: Path) -> None:
+    """Treated-column figures disagreed between commands: check showed the input mean after
+    top-coding (publish before it), and after targeted swapping changed 2,244 states check said
+    "at least 0 records published with another value". "Changed" means records published with
+    another value than the input's own: check shows the input as read (mean and how many
+    records the distributions show changed, here every top-coded record) beside the
+    publisher's record-by-record share of the same measure; a swap, which keeps the
+    distribution, shows 0 from the files and the publisher's share beside it."""
+    import json
+
+    import pandas as pd
+
+    data = EXAMPLES / "data.csv"
+    hours = pd.read_csv(data)["hours"]
+    job = ["--input", str(data), "--rule", "age, sex -> disease", "--identifying", "patient_id"]
+    job += ["--others", "insensitive", "--no-utility", "--seed", "1"]
+    for treat, shown, share in (
+        ("top-coding:columns=hours,threshold=40", int((hours > 40).sum()), (hours > 40).mean()),
+        ("rank-swapping:columns=hours,p=10", 0, None),
+    ):
+        out = tmp_path / treat.split(":")[0]
+        code, _, err = _cli("publish", *job, "--treat", treat, "--out", str(out))
+        assert code in (0, 6), err
+        code, text, _ = _cli("check", str(out), "--original", str(data), "--json")
+        got = json.loads(text)["perturbation"]["columns"]["hours"]
+        assert got["changed_at_least"] == shown and abs(got["mean"][0] - hours.mean()) < 1e-3, got
+        claimed = json.loads((out / "manifest.json").read_text())["perturbation"]["columns"]["hours"]
+        assert got["publisher_changed_share"] == claimed["changed_share"]
+        if share is not None:
+            assert abs(claimed["changed_share"] - share) < 1e-9
+        else:
+            assert claimed["changed_share"] > 0.5  # a rank swap within 10 % moves most values
+        code, text, _ = _cli("check", str(out), "--original", str(data))
+        assert f"{claimed['changed_share']:.1%} of the records, as the publisher counted" in text

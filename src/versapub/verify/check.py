@@ -369,6 +369,7 @@ def run_check(
     # treated columns (top/bottom coding, rounding) and columns recoded to meet --k: read as published
     as_read, original = original, recoded_original(treated_original(original, run.parsed), run.parsed)
     run.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
+    run.as_read = cast("EncodedTable | None", as_read if as_read is not None and as_read.in_memory else None)
     run.attack = attack
     k = k if k is not None else req.k
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -426,6 +427,7 @@ class _Run:
         self.seconds: dict[str, float] = {}
         self.attack = "auto"  # exact | scalable | auto
         self.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
+        self.as_read = self.in_memory  # the input before the release's treatments (set by check)
 
     def timed(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
@@ -486,10 +488,11 @@ class _Run:
         return None if perturbed_columns(self.manifest) else self.in_memory
 
     def perturbation(self) -> dict[str, Any] | None:
-        if self.in_memory is None or not isinstance(self.manifest, dict) or not self.manifest.get("treatments"):
+        # against the input as read: what every treatment changed, its input mean before any of them
+        if self.as_read is None or not isinstance(self.manifest, dict) or not self.manifest.get("treatments"):
             return None
         with connect() as con:
-            return perturbation_effect(self.d, self.manifest, self.in_memory, con)
+            return perturbation_effect(self.d, self.manifest, self.as_read, con)
 
     def adversary(self) -> dict[str, Any] | None:
         if self.in_memory is None:

@@ -45,6 +45,9 @@ def _column(directory: Path, manifest: dict[str, Any], original: Any, c: str, co
     col = original.column(c)
     mine = dict(zip((str(v) for v in col.values), (int(n) for n in col.counts()), strict=True))
     out: dict[str, Any] = {"changed_at_least": sum(max(0, n - counts.get((v,), 0)) for v, n in mine.items())}
+    claimed = ((manifest.get("perturbation") or {}).get("columns") or {}).get(c)
+    if isinstance(claimed, dict) and isinstance(claimed.get("changed_share"), int | float):
+        out["publisher_changed_share"] = float(claimed["changed_share"])  # the same measure, record by record
     pub_x, orig_x = _numbers([k[0] for k in counts]), _numbers(list(mine))
     if pub_x is not None and orig_x is not None:
         m0, v0 = _moments(orig_x, np.array(list(mine.values()), dtype=float))
@@ -104,7 +107,12 @@ def effect_lines(effect: dict[str, Any]) -> list[str]:
     """The measures in sentences (the CLI's check, evaluate and risk)."""
     out = []
     for c, d in effect.get("columns", {}).items():
-        text = f"{c}: at least {d['changed_at_least']:,} record(s) published with another value than the input's"
+        text = (
+            f"{c}: at least {d['changed_at_least']:,} record(s) published with another value than the input's, as "
+            "its distribution in the files against the input's shows"
+        )
+        if isinstance(d.get("publisher_changed_share"), int | float):  # a swap keeps the distribution: 0 shown
+            text += f" ({d['publisher_changed_share']:.1%} of the records, as the publisher counted record by record)"
         if "mean" in d:
             (m0, m1), (v0, v1) = d["mean"], d["variance"]
             text += f"; mean {m0:,.6g} (input) -> {m1:,.6g} (published), variance {v0:,.6g} -> {v1:,.6g}"
