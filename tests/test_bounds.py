@@ -451,3 +451,31 @@ def test_a_described_workload_query_stays_readable() -> None:
     both = describe(model, {"a": half, "my col": np.array([False, True])})  # type: ignore[arg-type]
     shown = ", ".join(f"'v{i}'" for i in range(MOST_VALUES))
     assert both == f"a IN ({shown}, ... {11 - MOST_VALUES} more) AND \"my col\" IN ('y')"
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), text=queries(("a", "b", "s")), suppressed=st.booleans())
+def test_merged_groups_give_every_query_the_same_bounds(seed: int, text: str, suppressed: bool) -> None:
+    """Issue 67: groups of the same content merged into one, counts times their number
+    (:mod:`versapub.model.group_merge`), give any query (``AND``, ``OR``, ``NOT``) the bounds
+    the groups give one by one: a table of many pairs drawn from few records, a free group
+    among them, merged and not."""
+    import versapub.model.factors as factors
+
+    rng = np.random.default_rng(seed)
+    few = _records(rng, 3, "abs")
+    rows = [dict(few[int(i)]) for i in rng.integers(0, 3, 24)]  # 12 groups of two from 3 records
+    groups = [i // 2 for i in range(len(rows))]
+    free = {max(groups)} if suppressed else set()
+    f = _anatomy(rows, groups, ("a", "b"), free)
+    assert f._groups().n_groups < len(f.size)  # some groups merged
+    merged = count_bounds(_model([f], len(rows)), from_query(parse_query(text), DOMAINS))
+    original = factors.merged
+    try:
+        factors.merged = lambda gr: gr
+        one_by_one = count_bounds(
+            _model([_anatomy(rows, groups, ("a", "b"), free)], len(rows)), from_query(parse_query(text), DOMAINS)
+        )
+    finally:
+        factors.merged = original
+    assert (merged.lower, merged.upper, merged.sharp) == (one_by_one.lower, one_by_one.upper, one_by_one.sharp)

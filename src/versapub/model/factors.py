@@ -30,6 +30,7 @@ from versapub.model.batch import SMALL_BATCH, BatchFn, BatchMasks, batch_group_s
 from versapub.model.batch_bounds import groups_batch, rows_batch
 from versapub.model.formula import Formula, as_arrays, resolver
 from versapub.model.group_bounds import Groups, group_bounds
+from versapub.model.group_merge import merged
 from versapub.model.interval import Bound, integral
 from versapub.model.sparse import (
     Codes,
@@ -284,6 +285,11 @@ class Choices:
     exact: bool
 
 
+#: The joint of an Anatomy table is built for its lookups when its (q, group, s) triples are
+#: at most this many times the table's rows (:meth:`AnatomyFactor._joint_for`).
+JOINT_COST = 8
+
+
 @dataclass(frozen=True)
 class AnatomyFactor:
     """Anatomy's QIT ``(q..., g, c_qg)`` and ST ``(g, s..., c_gs)`` in latent form.
@@ -304,6 +310,7 @@ class AnatomyFactor:
     #: Groups publishing, instead of counts, the combinations their records may hold.
     choices: Choices | None = None
     _plain: list[PlainFactor] = field(default_factory=list, repr=False, compare=False)
+    _small: list[bool] = field(default_factory=list, repr=False, compare=False)
     _stats: list[float] = field(default_factory=list, repr=False, compare=False)
     _cache: list[Floats] = field(default_factory=list, repr=False, compare=False)
 
@@ -348,6 +355,9 @@ class AnatomyFactor:
         return self._sproj[key]
 
     def weighted_batch(self, masks: BatchMasks, messages: Sequence[BatchFn], by: Sequence[str], batch: int) -> BatchFn:
+        joint = self._joint_for([*(a for m in messages for a in m.attrs), *by])
+        if joint is not None:  # distinct (q, s) pairs, not the groups' rows, as the unit
+            return joint.weighted_batch(masks, messages, by, batch)
         sides = [self._side(m.attrs) for m in messages]
         by_side = self._side(by) if by else ""
         if "mixed" in sides or by_side == "mixed":
@@ -415,7 +425,8 @@ class AnatomyFactor:
 
     def _groups(self) -> Groups:
         """The groups as bounds read them: counts of the sensitive rows, except for free
-        groups, whose listed combinations replace them (kept)."""
+        groups, whose listed combinations replace them; groups of the same content merged
+        (:mod:`versapub.model.group_merge`; kept)."""
         if ("groups", ()) in self._sides:
             return self._sides["groups", ()]
         free = np.zeros(len(self.size), dtype=bool) if self.choices is None else self.choices.free
@@ -427,7 +438,7 @@ class AnatomyFactor:
             s_cols = {a: np.concatenate([s_cols[a], ch.s[a]]) for a in self.s}
             c_s = np.concatenate([c_s, np.ones(len(ch.g))])
         qi = {a: self.qit[a] for a in self.qi}
-        gr = Groups(qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, len(self.size), free)
+        gr = merged(Groups(qi, self.qit[GROUP_KEY], self.c_qg, s_cols, g_s, c_s, len(self.size), free))
         self._sides["groups", ()] = gr
         return gr
 
@@ -478,6 +489,28 @@ class AnatomyFactor:
             self._plain.append(PlainFactor(self.attrs, cols, p, self.cards))
         return self._plain[0]
 
+    def _joint_for(self, attrs: Sequence[str]) -> PlainFactor | None:
+        """The joint (:meth:`as_plain`) when it answers for these attributes (messages and
+        group-by, all the table's own) and is much smaller than the QIT and ST — many records
+        sharing few (q, s) pairs: the 1.4M-record personnel file's 707,296 groups of two hold
+        about 5,000 pairs (issue 67); the same sums, reordered. Decided once per table."""
+        if not set(attrs) <= set(self.attrs) or self.choices is not None:
+            return None
+        if not self._small:
+            n_groups = len(self.size)
+            pairs = int(
+                np.bincount(self.qit[GROUP_KEY], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups)
+            )
+            small = pairs <= JOINT_COST * self.rows and self._joint_small(self.as_plain())
+            if not small:
+                self._plain.clear()  # not kept: it is not used
+            self._small.append(small)
+        return self.as_plain() if self._small[0] else None
+
+    def _joint_small(self, joint: PlainFactor) -> bool:
+        """Whether the joint's rows are at most half the table's."""
+        return 2 * len(joint.p) <= self.rows
+
     def _side(self, attrs: Sequence[str]) -> str:
         """``qi``, ``s`` or ``mixed`` by the attributes of this table among ``attrs`` (``qi``
         when there are none: such a message multiplies whole groups, either side will do)."""
@@ -485,6 +518,9 @@ class AnatomyFactor:
         return self._pure(inside) if inside else "qi"
 
     def weighted(self, masks: Masks, messages: Sequence[SparseFn], by: Sequence[str]) -> SparseFn:
+        joint = self._joint_for([*(a for m in messages for a in m.attrs), *by])
+        if joint is not None:
+            return joint.weighted(masks, messages, by)
         sides = [self._side(m.attrs) for m in messages]
         carried = {a: sd for m, sd in zip(messages, sides, strict=True) for a in m.attrs if a not in self.attrs}
         by_sides = {self._side((a,)) if a in self.attrs else carried[a] for a in by}
