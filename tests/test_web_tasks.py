@@ -95,7 +95,10 @@ def test_a_request_answers_within_a_second_while_a_risk_runs_and_cancel_stops_it
     assert seen["step"].startswith("SUDA") and seen["percent"] is not None  # its progress, as it runs
     again = c.post("/api/risk", json={"release": "rel"}, headers=POST)  # one heavy job per kind
     assert again.status_code == 400 and "running already" in again.json()["error"]
-    assert c.post(f"/api/tasks/{task['id']}/cancel", json={}, headers=POST).json()["status"] == "cancelling"
+    # the answer is the task's state when the request is served: the interrupt (0.3 s after the
+    # click) may already have ended it on a loaded machine, never a state it has not reached
+    answer = c.post(f"/api/tasks/{task['id']}/cancel", json={}, headers=POST).json()["status"]
+    assert answer in ("cancelling", "cancelled"), answer
     done = finished(c, c.get(f"/api/tasks/{task['id']}"), timeout=5)
     assert done["status"] == "cancelled" and done["result"] == {}
 
