@@ -175,6 +175,15 @@ def factorize(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.str_], Ints]:
     return uniq, codes
 
 
+def shared_codes(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> tuple[Ints, Ints, npt.NDArray[np.str_]]:
+    """Both columns as codes of one sorted dictionary of their texts (what ``np.unique`` of
+    the two together gives), from each one's own factorization (kept per column): no string
+    per record compared again (issue 67)."""
+    (ua, ca), (ub, cb) = factorize(a), factorize(b)
+    dictionary = np.union1d(ua, ub)
+    return np.searchsorted(dictionary, ua)[ca], np.searchsorted(dictionary, ub)[cb], dictionary
+
+
 def _parsed(values: npt.NDArray[Any]) -> Floats | None:
     """``values`` as numbers (NaN where empty), or None when one is not a number; each
     distinct value parsed once."""
@@ -229,10 +238,9 @@ def encode(
         cols_a.append(np.where(np.isfinite(x), (x - lo) / span, 2.0))
         cols_b.append(np.where(np.isfinite(y), (y - lo) / span, 2.0))
     for c in cat:
-        _, codes = np.unique(np.concatenate([a[c], b[c]]).astype(str), return_inverse=True)
-        as_float = np.asarray(codes, dtype=np.float64).ravel()
-        cols_a.append(as_float[: len(a[c])])
-        cols_b.append(as_float[len(a[c]) :])
+        code_a, code_b, _ = shared_codes(a[c], b[c])
+        cols_a.append(code_a.astype(np.float64))
+        cols_b.append(code_b.astype(np.float64))
     n_a, n_b = sizes if sizes is not None else (_size(a), _size(b))
     ma = np.column_stack(cols_a) if cols_a else np.zeros((n_a, 0))
     mb = np.column_stack(cols_b) if cols_b else np.zeros((n_b, 0))

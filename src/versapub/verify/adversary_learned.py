@@ -30,7 +30,15 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.data.groupby import group_rows
-from versapub.verify.adversary import Rate, Records, _numbers, factorize, numeric_columns, success_rate
+from versapub.verify.adversary import (
+    Rate,
+    Records,
+    _numbers,
+    factorize,
+    numeric_columns,
+    shared_codes,
+    success_rate,
+)
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -224,11 +232,9 @@ def _learn(
 
 def _encode_secret(ori: Records, syn: Records, secret: str, numeric: bool) -> tuple[Ints, Ints, Floats | None]:
     """Both tables' secrets as codes of one dictionary (and the dictionary's numbers)."""
-    both = np.concatenate([ori[secret], syn[secret]]).astype(str)
-    dictionary, inv = np.unique(both, return_inverse=True)
-    inv = np.asarray(inv, dtype=np.int64).ravel()
+    code_ori, code_syn, dictionary = shared_codes(ori[secret], syn[secret])
     values = _numbers(dictionary.astype(object)) if numeric else None
-    return inv[: len(ori[secret])], inv[len(ori[secret]) :], values
+    return code_ori.astype(np.int64), code_syn.astype(np.int64), values
 
 
 def learned_inference(
