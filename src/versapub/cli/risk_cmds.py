@@ -126,6 +126,18 @@ def _write_records(
 @click.option("--population-size", type=int, help="The size of the population the data was drawn from.")
 @click.option("--weights", metavar="COLUMN", help="A column of sampling weights (a data file only).")
 @click.option(
+    "--household",
+    metavar="COLUMN",
+    help="A data file only: the column of each person's household id. Adds household risk (sdcMicro's 1 - Π(1 - r) "
+    "over the members) and the households unique on their structure (household-level keys and the members' keys).",
+)
+@click.option(
+    "--household-level",
+    metavar="COLUMNS",
+    help="With --household: the key variables constant within a household (region, size, ...), comma-separated "
+    "(default: those found constant within every household).",
+)
+@click.option(
     "--threshold",
     type=float,
     default=0.2,
@@ -180,6 +192,8 @@ def risk(
     sampling_fraction: float | None,
     population_size: int | None,
     weights: str | None,
+    household: str | None,
+    household_level: str | None,
     threshold: float,
     suda_max_size: int | None,
     suda_limit: int,
@@ -222,6 +236,8 @@ def risk(
                 missing_matches_any=missing_matches_any,
                 suda_limit=suda_limit or None,
                 progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
+                household=household,
+                household_level=_qi(household_level),
             )
         data = rep.to_json()
         if plot_file is not None and data["tables"]:
@@ -268,6 +284,8 @@ def risk(
         worst.add_row("marketer average", f"{data['marketer']['average']:.4f}")
         worst.add_row("population uniques", f"{data['population_uniques']['estimate']:,.1f}")
         out.print(worst)
+    if rep.households is not None:
+        out.print(f"[bold]households[/]: {escape(rep.households.text())}", soft_wrap=True)
     _render_notes_and_extras(data, original is not None)
     if plot_file is not None:
         out.print(f"Histogram: {escape(str(plot_file))}")

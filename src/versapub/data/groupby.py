@@ -127,3 +127,18 @@ def cell_sizes_among(
         have = at.astype(np.int64)
     sizes = np.bincount(have[keep], minlength=int(want.max(initial=-1)) + 1).astype(np.int64)
     return want, sizes
+
+
+def unique_rows(
+    rows: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of a 2-D integer array: each one's first row, every row's distinct
+    row, and how many rows each holds (a stable sort of the rows, then their boundaries)."""
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(len(rows))
+    ranked = rows[order]
+    new = np.ones(len(rows), dtype=bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    ids = np.cumsum(new) - 1
+    inverse = np.empty(len(rows), dtype=np.int64)
+    inverse[order] = ids
+    return order[new].astype(np.int64), inverse, np.bincount(ids).astype(np.int64)

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from versapub.data.groupby import group_rows
 from versapub.errors import InputError
 from versapub.privacy.risk import reidentification as rid
+from versapub.privacy.risk.households import HouseholdRisk
 from versapub.privacy.risk.missing_match import compatible_sizes
 from versapub.privacy.risk.suda import DEFAULT_COST_LIMIT, Suda, suda
 from versapub.privacy.risk.uniqueness import Uniqueness, histogram, population_uniques
@@ -126,6 +127,8 @@ class RiskReport:
     threshold: float
     sampling_fraction: float
     notes: tuple[str, ...] = field(default=())
+    #: The household figures (``risk --household``; None: no household id given).
+    households: HouseholdRisk | None = None
 
     def worst(self) -> dict[str, Any]:
         """Each figure at its worst over the tables (the table named for the highest risks)."""
@@ -173,6 +176,7 @@ class RiskReport:
             "threshold": self.threshold,
             "sampling_fraction": self.sampling_fraction,
             "tables": [x.to_json() for x in self.tables],
+            "households": None if self.households is None else self.households.to_json(),
             "notes": list(self.notes),
         }
 
@@ -462,6 +466,8 @@ def risk(
     missing_matches_any: bool = False,
     suda_limit: int | None = DEFAULT_COST_LIMIT,
     progress: Callable[[str, int, int], None] | None = None,
+    household: str | None = None,
+    household_level: Sequence[str] | None = None,
 ) -> RiskReport:
     """Re-identification risk of ``source``: a data file (CSV/Parquet; ``qi`` required), an
     encoded table, a release directory or an in-memory release (``qi``: default every
@@ -471,12 +477,19 @@ def risk(
     any value in the class sizes (sdcMicro's reading; by default it is a value like any
     other, ARX's — :mod:`versapub.privacy.risk.missing_match`). SUDA searches the MSU sizes
     whose cost fits under ``suda_limit`` row-groupings (``None``: every size; the result
-    notes what it did not search); ``progress(description, done, total)`` follows it."""
+    notes what it did not search); ``progress(description, done, total)`` follows it.
+    ``household``: the column of a data file (or table) holding each person's household id —
+    household risk and uniqueness on the household structure beside the record figures
+    (:mod:`versapub.privacy.risk.households`); ``household_level``: the key variables constant
+    within a household (default: those found so)."""
     from versapub.data.table import EncodedTable
     from versapub.release.value import Release
 
     threshold = rid.check_threshold(threshold)
     notes: list[str] = []
+    table_read: EncodedTable | None = None
+    if household_level is not None and household is None:
+        raise InputError("--household-level names columns of households: give the household id with --household.")
     if isinstance(source, Release):
         if missing_matches_any:
             raise InputError("--missing-matches-any reads a data file or a release directory, not a release in memory.")
@@ -485,11 +498,15 @@ def risk(
         classes, label = memory_classes(source, qi), "release (in memory)"
     elif isinstance(source, EncodedTable):
         classes, label = [_data_classes(source, qi, weights, missing_matches_any)], "table (in memory)"
+        table_read = source
     else:
         path = Path(source)
         if path.is_dir() and (path / "manifest.json").is_file():
-            if weights:
-                raise InputError("Sampling weights are a column of the original data; a release does not publish them.")
+            if weights or household:
+                raise InputError(
+                    "Sampling weights and the household id are columns of the original data; a release does not "
+                    "publish them (give the data file)."
+                )
             qi, missing_matches_any = _release_reading(path, qi, missing_matches_any, notes)
             classes, label = release_classes(path, qi, missing_matches_any), str(path)
             if not classes:  # a differentially private release: noisy or expected counts only
@@ -503,12 +520,13 @@ def risk(
         elif path.is_file():
             from versapub.io.read import read_table
 
-            wanted = [*(qi or []), *([weights] if weights else [])] or None
+            wanted = [*(qi or []), *([weights] if weights else []), *([household] if household else [])] or None
             try:  # only the columns measured are read (all of them to name the choices without --qi)
                 table = read_table(path, delimiter=delimiter, missing=missing, columns=wanted)
             except InputError:
                 table = read_table(path, delimiter=delimiter, missing=missing)
             classes, label = [_data_classes(table, qi, weights, missing_matches_any)], str(path)
+            table_read = table
         else:
             raise InputError(f"{path} is neither a data file nor a release directory (with a manifest.json).")
     if qi is not None:
@@ -540,7 +558,14 @@ def risk(
         )
         for c in classes
     )
-    return RiskReport(label, tables, threshold, pi, tuple(notes))
+    hh = None
+    if household is not None:
+        if table_read is None:
+            raise InputError("--household reads a data file or a table in memory, not a release.")
+        from versapub.inspect.household_risk import households_of
+
+        hh = households_of(table_read, list(qi or []), household, household_level, pi, threshold, w)
+    return RiskReport(label, tables, threshold, pi, tuple(notes), hh)
 
 
 def _data_classes(

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from versapub.data.groupby import group_rows
+from versapub.data.groupby import group_rows, unique_rows
 from versapub.model.group_bounds import Groups
 from versapub.model.sparse import Codes, Floats
 
@@ -54,19 +54,6 @@ def _slots(groups: Codes, columns: Mapping[str, Codes], counts: Floats, n_groups
     return out
 
 
-def _unique_rows(sig: npt.NDArray[np.int64]) -> tuple[Codes, Codes, Codes]:
-    """The distinct rows of ``sig``: each one's first row, every row's distinct row, and how
-    many rows each holds (a stable sort of the rows, then their boundaries)."""
-    order = np.lexsort(sig.T[::-1]) if sig.shape[1] else np.arange(len(sig))
-    ranked = sig[order]
-    new = np.ones(len(sig), dtype=bool)
-    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
-    ids = np.cumsum(new) - 1
-    inverse = np.empty(len(sig), dtype=np.int64)
-    inverse[order] = ids
-    return order[new].astype(np.int64), inverse, np.bincount(ids).astype(np.int64)
-
-
 def merged(gr: Groups) -> Groups:
     """``gr`` with groups of the same content merged, counts times their number (module
     docstring); ``gr`` itself when no two groups are alike or a group is too long to compare."""
@@ -75,7 +62,7 @@ def merged(gr: Groups) -> Groups:
     if q is None or s is None or gr.n_groups < 2:
         return gr
     sig = np.concatenate([q, s, gr.free[:, None].astype(np.int64)], axis=1)
-    first, inverse, mult = _unique_rows(sig)
+    first, inverse, mult = unique_rows(sig)
     if len(first) == gr.n_groups:
         return gr
     rep = np.zeros(gr.n_groups, dtype=bool)
