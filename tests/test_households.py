@@ -117,3 +117,58 @@ def test_the_docs_household_example_runs_as_written(tmp_path: Path) -> None:
     r = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "unique on their structure" in r.stdout
+
+
+def _hh_release(tmp_path: Path, *extra: str) -> tuple[Path, Path, int]:
+    data = tmp_path / "hh.csv"
+    write_csv(households(600, seed=2), str(data))
+    out = tmp_path / "rel"
+    args = ["publish", "--input", str(data), "--rule", "region, hh_size, sex, age -> tenure", "--household", "hh_id"]
+    # household income and dwelling fingerprint a household: held-out members of a household whose
+    # other members were learned from compute its tenure (the proxy screen refuses them)
+    args += ["--identifying", "hh_income,dwelling"]
+    r = CliRunner().invoke(cli, [*args, "--others", "insensitive", "--out", str(out), *extra])
+    return data, out, r.exit_code
+
+
+def test_publish_with_a_household_id_removes_it_and_reports_the_households(tmp_path: Path) -> None:
+    """``--household``: the id is removed (never published), the manifest records it, and the
+    household figures of each table that publishes key variables exactly are those ``risk
+    --household`` gives on the same keys; ``check`` accepts the release."""
+    data, out, code = _hh_release(tmp_path)
+    assert code in (0, 6)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["columns"]["household"] == "hh_id" and "hh_id" in m["columns"]["removed"]
+    assert all("hh_id" not in t["attributes"] for t in m["tables"])
+    block = m["household"]
+    assert block["id_published"] is False and block["tables"]
+    t1 = block["tables"][0]
+    keys = [*t1["structure_key"]["household_level"], *t1["structure_key"]["members"]]
+    r = CliRunner().invoke(
+        cli, ["risk", str(data), "--qi", ",".join(keys), "--household", "hh_id", "--no-suda", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["households"]["unique_on_structure"] == t1["unique_on_structure"]
+    r = CliRunner().invoke(cli, ["check", str(out), "--json"])
+    assert r.exit_code in (0, 6)
+    found = json.loads(r.stdout)["verification"]["findings"]
+    assert any(f["ok"] and "no removed identifier is published (" in f["message"] for f in found)
+
+
+def test_the_verifier_fails_a_published_identifier(tmp_path: Path) -> None:
+    """A manifest that says a published column was removed (a forged or broken release) fails."""
+    from .conftest import seal
+
+    _, out, code = _hh_release(tmp_path)
+    assert code in (0, 6)
+    m = json.loads((out / "manifest.json").read_text())
+    m["columns"]["household"] = m["tables"][0]["attributes"][0]
+    (out / "manifest.json").write_text(json.dumps(m))
+    seal(out)
+    r = CliRunner().invoke(cli, ["check", str(out)])
+    assert r.exit_code == 1 and "declared removed (an identifier) but published" in r.stdout, r.stdout
+
+
+def test_a_household_id_declared_with_another_role_is_refused(tmp_path: Path) -> None:
+    _, out, code = _hh_release(tmp_path, "--quasi-identifying", "hh_id")
+    assert code == 2 and not out.exists()

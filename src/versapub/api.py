@@ -26,6 +26,7 @@ from versapub.privacy.per_rule import RuleItem
 from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
+from versapub.publishing.households import household_figures
 from versapub.publishing.identities import identities_only
 from versapub.publishing.keys import KeyVariables
 from versapub.publishing.preview import k_preview
@@ -188,7 +189,8 @@ def _run(job: Job, problems: list[Problem]) -> Release:
     published = anonymize_all(job, cols, rules, schema)
     clock.lap("anonymize")
     preview = k_preview(job, cols, rules, schema, published)
-    outcome = Outcome(schema, verdict, trace, published, screened, clock, recoded, preview)
+    homes = household_figures(job, cols, rules, schema)
+    outcome = Outcome(schema, verdict, trace, published, screened, clock, recoded, preview, homes)
     return assemble(job, cols, rules, outcome)
 
 

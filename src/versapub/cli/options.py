@@ -214,6 +214,13 @@ def _role_options() -> list[Callable[[F], F]]:
             help="Publish a column that strongly reveals a protected attribute as it is (recorded in the manifest; "
             "a,b lists).",
         ),
+        click.option(
+            "--household",
+            metavar="COLUMN",
+            help="The column of each person's household id ([columns] household): removed as an identifier; the "
+            "summary and manifest add household figures (uniqueness on the household structure, household risk) "
+            "computed on the input's exactly published key variables.",
+        ),
     ]
 
 
@@ -308,14 +315,18 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
         "insensitive": listed("insensitive", "--insensitive"),
     }
     allow_unique, allow_proxy = listed("allow_unique", "--allow-unique"), listed("allow_proxy", "--allow-proxy")
-    if not any(flags.values()) and not allow_unique and not opts.get("others") and not allow_proxy:
+    household = opts.get("household")
+    if not any(flags.values()) and not allow_unique and not opts.get("others") and not allow_proxy and not household:
         return None
     merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}
+    if base.household is not None and base.household != household:  # the id goes with the household flag
+        merged["identifying"] = tuple(c for c in merged["identifying"] if c != base.household or not household)
     return ColumnRoles.from_mapping(
         merged,
         (*base.allow_unique, *allow_unique),
         opts.get("others") or base.others,
         (*base.allow_proxy, *allow_proxy),
+        household or base.household,
     )
 
 

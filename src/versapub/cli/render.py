@@ -104,6 +104,11 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
 
         for line in k_preview_text(release.k_preview):
             out.print(f"[dim]  {escape(line)}[/]", soft_wrap=True)
+    if release.household:
+        from versapub.release.value import household_text
+
+        for line in household_text(release.household):
+            out.print(f"  {escape(line)}", soft_wrap=True)
     if release.perturbation:
         from versapub.release.perturbed import perturbation_text
 

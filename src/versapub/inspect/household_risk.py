@@ -7,11 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from versapub.data.groupby import group_rows
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
-from versapub.privacy.risk import reidentification as rid
-from versapub.privacy.risk.households import HouseholdRisk, household_level, measure_households
+from versapub.privacy.risk.households import HouseholdRisk, households_of_codes
 
 
 def households_of(
@@ -40,14 +38,4 @@ def households_of(
         raise InputError(f"--household-level names {unknown}, not among the key variables (--qi {','.join(qi)}).")
     household = table.codes(column).astype(np.int64)
     keys = {a: (table.codes(a).astype(np.int64), table.cardinality(a)) for a in qi}
-    g = group_rows([c for c, _ in keys.values()], [k for _, k in keys.values()], with_inverse=True)
-    assert g.inverse is not None
-    cls = g.inverse.astype(np.int64)
-    f = g.counts.astype(np.float64)
-    if weights is not None:
-        big_f = rid.population_sizes(f, weights=np.bincount(cls, weights=weights, minlength=len(f)))
-    else:
-        big_f = rid.population_sizes(f, sampling_fraction=sampling_fraction) if sampling_fraction < 1 else f
-    individual = rid.individual_risk(f, big_f)[cls]
-    level = None if declared is not None else household_level({a: c for a, (c, _) in keys.items()}, household)
-    return measure_households(column, household, keys, individual, threshold, declared, level)
+    return households_of_codes(column, household, keys, declared, sampling_fraction, threshold, weights)

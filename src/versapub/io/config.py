@@ -27,6 +27,7 @@
     # others = "insensitive"     # every column no rule names and no role declares (or quasi-identifying,
     #                            # identifying = removed); without it such a column is refused
     # allow_proxy = ["chapter"]  # publish a column that reveals a protected one (recorded in the manifest)
+    # household = "hh_id"  # each person's household id: removed; household figures beside the record ones
 
     [privacy]
     guarantee = "l-diversity"   # or a table: [privacy.guarantee] name = "l-diversity", l = 3
@@ -552,10 +553,15 @@ def _plugin(section: dict[str, Any], key: str, where: str, default: str | None) 
 
 
 def _roles_of(
-    lists: dict[str, list[str]], allow_unique: list[str], others: str | None, allow_proxy: list[str], where: str
+    lists: dict[str, list[str]],
+    allow_unique: list[str],
+    others: str | None,
+    allow_proxy: list[str],
+    where: str,
+    household: str | None = None,
 ) -> ColumnRoles:
     try:
-        return ColumnRoles.from_mapping(lists, allow_unique, others, allow_proxy)
+        return ColumnRoles.from_mapping(lists, allow_unique, others, allow_proxy, household)
     except VersapubError as exc:
         raise ConfigError(f"{where}: [columns] {exc}") from None
 
@@ -630,11 +636,11 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
     dec_name, dec_params = _plugin(pub, "decomposition", where, None)
     anon_name, anon_params = _plugin(pub, "anonymizer", where, None)
     cols_section = data.get("columns", {})
-    others = _get(cols_section, "others", str, where)
+    others, household = _get(cols_section, "others", str, where), _get(cols_section, "household", str, where)
     role_lists = {
         k.replace("_", "-") if k == "quasi_identifying" else k: _get(cols_section, k, list, where, [])
         for k in SECTIONS["columns"]
-        if k != "others"
+        if k not in ("others", "household")
     }
     if not all(isinstance(x, str) for v in role_lists.values() for x in v):
         raise ConfigError(f"{where}: [columns] roles must be lists of column names.")
@@ -694,7 +700,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         multi_sa_max_combinations=_get(pub, "multi_sa_max_combinations", int, where, 50_000),
         source=where,
         config_path=p,
-        roles=_roles_of(role_lists, allow_unique, others, allow_proxy, where),
+        roles=_roles_of(role_lists, allow_unique, others, allow_proxy, where, household),
         marginals=marginals_spec(data["marginals"], where) if "marginals" in data else None,
         backend=_get(pub, "backend", str, where, "dask" if "scheduler" in pub else "memory"),
         scheduler=_get(pub, "scheduler", str, where),

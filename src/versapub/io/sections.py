@@ -47,6 +47,7 @@ SECTIONS = {
         "allow_unique",
         "others",
         "allow_proxy",
+        "household",
     },
     "marginals": {"sensitive", "k", "l", "diversity", "base", "marginals", "inject", "search"},
     "publish": {

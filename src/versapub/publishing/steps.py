@@ -540,6 +540,8 @@ class Outcome:
     recoded: dict[str, Any] | None = None
     #: Without ``--k``: what ``--k 3`` and ``--k 5`` would cost (:mod:`versapub.publishing.preview`).
     k_preview: dict[str, Any] | None = None
+    #: The household id removed and the household figures (:mod:`versapub.publishing.households`).
+    household: dict[str, Any] | None = None
 
 
 def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
@@ -597,6 +599,7 @@ def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
         recoded=out.recoded,
         suppressed=cols.suppressed,
         k_preview=out.k_preview,
+        household=out.household,
         verified_against=whole_input(cols, removal is not None, job.untreated),
         treatments=treated,
         perturbation=job.perturbation,

@@ -122,6 +122,26 @@ def k_preview_text(preview: dict[str, Any]) -> list[str]:
     return out
 
 
+def household_text(block: dict[str, Any]) -> list[str]:
+    """The manifest's ``household`` block in sentences (the summary and the report)."""
+    out = [
+        f"Household id {block.get('column')!r}: removed (never published); household figures {block.get('computed')}."
+    ]
+    for t in block.get("tables") or []:
+        risk = t.get("household_risk") or {}
+        key = t.get("structure_key") or {}
+        out.append(
+            f"  {t.get('table')}: {t.get('unique_on_structure', 0):,} of {t.get('households', 0):,} households "
+            f"({t.get('unique_on_structure_share', 0):.1%}) unique on their structure (household-level "
+            f"{', '.join(key.get('household_level') or []) or 'none'}; members' "
+            f"{', '.join(key.get('members') or []) or 'nothing'}); household risk: expected re-identifications "
+            f"{risk.get('expected_reidentifications', 0):,.1f}, highest {risk.get('highest', 0):.4f}."
+        )
+    if block.get("note"):
+        out.append(f"  note: {block['note']}.")
+    return out
+
+
 def manifest_facts(m: Mapping[str, Any]) -> list[str]:
     """What a release's manifest says of records removed by suppression, of columns recoded
     to meet ``--k`` and of what ``--k 3`` and ``--k 5`` would cost, as sentences (the HTML
@@ -153,6 +173,8 @@ def manifest_facts(m: Mapping[str, Any]) -> list[str]:
         )
     if isinstance(m.get("k_preview"), dict):
         out += k_preview_text(m["k_preview"])
+    if isinstance(m.get("household"), dict):
+        out += household_text(m["household"])
     return out
 
 
@@ -224,6 +246,9 @@ class Release:
     suppressed: dict[str, Any] | None = None
     #: Without ``--k``: what ``--k 3`` and ``--k 5`` would cost (the manifest's ``k_preview``).
     k_preview: dict[str, Any] | None = None
+    #: The household id removed and the household figures (the manifest's ``household``:
+    #: :mod:`versapub.publishing.households`).
+    household: dict[str, Any] | None = None
     #: Treatments applied to the input before anonymizing (the manifest's ``treatments``:
     #: :mod:`versapub.treatments`), in order; ``source`` holds the treated values.
     treatments: tuple[dict[str, Any], ...] = ()
@@ -291,6 +316,7 @@ class Release:
             **({"recoded": self.recoded} if self.recoded else {}),
             **({"suppressed": self.suppressed} if self.suppressed else {}),
             **({"k_preview": self.k_preview} if self.k_preview else {}),
+            **({"household": self.household} if self.household else {}),
             **({"treatments": list(self.treatments)} if self.treatments else {}),
             **({"perturbation": self.perturbation} if self.perturbation else {}),
             # Provenance (optional to a checker):

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from versapub.release.perturbed import perturbation_text
-from versapub.release.value import Release, k_preview_text, removal_text
+from versapub.release.value import Release, household_text, k_preview_text, removal_text
 from versapub.verify.release_check import VerificationReport
 
 #: What each summary column means, for a reader who has not read the papers.
@@ -395,4 +395,5 @@ def release_facts(release: Release) -> list[str]:
     """Records removed by suppression, the cost of a floor and what the treatments changed,
     as the report's lines."""
     gone = [removal_text(release.removed, release.n_records)] if release.removed is not None else []
-    return gone + k_preview_text(release.k_preview or {}) + perturbation_text(release.perturbation or {})
+    homes = household_text(release.household) if release.household else []
+    return gone + k_preview_text(release.k_preview or {}) + homes + perturbation_text(release.perturbation or {})

@@ -183,6 +183,20 @@ class _Checker(Checker):
             if isinstance(attrs, list) and set(attrs) == published
             else f"manifest attributes {attrs} but tables publish {sorted(published)}",
         )
+        raw = manifest.get("columns")
+        roles: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        removed = {str(c) for c in roles.get("removed") or []}
+        if roles.get("household"):
+            removed.add(str(roles["household"]))
+        if removed:  # identifiers the manifest says were removed (the household id among them, issue 68)
+            leaked = sorted(removed & published)
+            rep.add(
+                "coverage",
+                not leaked,
+                f"no removed identifier is published ({', '.join(sorted(removed))})"
+                if not leaked
+                else f"{', '.join(leaked)} declared removed (an identifier) but published",
+            )
         if self.original is not None:
             names = set(self.original.names)
             rep.add(

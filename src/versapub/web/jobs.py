@@ -37,7 +37,7 @@ CARRIED = {
         "suppression_mode",
         "importance",
     ),
-    "columns": ("allow_unique", "others", "allow_proxy"),
+    "columns": ("allow_unique", "others", "allow_proxy", "household"),
     "publish": (
         "format",
         "detach_others",

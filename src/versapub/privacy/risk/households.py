@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from versapub.data.groupby import group_rows, unique_rows
+from versapub.privacy.risk import reidentification as rid
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -175,3 +176,29 @@ def measure_households(
         households_at_risk=int((per_household > threshold).sum()),
         threshold=threshold,
     )
+
+
+def households_of_codes(
+    column: str,
+    household: Ints,
+    keys: Mapping[str, tuple[Ints, int]],
+    declared: Sequence[str] | None,
+    sampling_fraction: float,
+    threshold: float,
+    weights: Floats | None = None,
+) -> HouseholdRisk:
+    """:func:`households_of` on codes: each record's household and key values (codes, cardinality)."""
+    if not keys:
+        individual = np.full(len(household), 1.0 / max(len(household), 1))
+        return measure_households(column, household, keys, individual, threshold, declared, [])
+    g = group_rows([c for c, _ in keys.values()], [k for _, k in keys.values()], with_inverse=True)
+    assert g.inverse is not None
+    cls = g.inverse.astype(np.int64)
+    f = g.counts.astype(np.float64)
+    if weights is not None:
+        big_f = rid.population_sizes(f, weights=np.bincount(cls, weights=weights, minlength=len(f)))
+    else:
+        big_f = rid.population_sizes(f, sampling_fraction=sampling_fraction) if sampling_fraction < 1 else f
+    individual = rid.individual_risk(f, big_f)[cls]
+    level = None if declared is not None else household_level({a: c for a, (c, _) in keys.items()}, household)
+    return measure_households(column, household, keys, individual, threshold, declared, level)

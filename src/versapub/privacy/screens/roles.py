@@ -150,10 +150,22 @@ class ColumnRoles:
     others: str | None = None
     #: Columns whose association with a protected attribute the steward accepts (proxies).
     allow_proxy: tuple[str, ...] = ()
+    #: The column of each person's household id (issue 68): an identifier, removed as every
+    #: identifying column is; the release's household figures are computed with it.
+    household: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("identifying", "quasi_identifying", "sensitive", "insensitive", "allow_unique", "allow_proxy"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.household is not None:
+            other = [r for r, cols in self.by_role().items() if r != "identifying" and self.household in cols]
+            if other or self.household in self.allow_unique:
+                raise InputError(
+                    f"Column {self.household!r} is the household id, an identifier (removed): it cannot also be "
+                    f"declared {(other or ['allow-unique'])[0]}."
+                )
+            if self.household not in self.identifying:
+                object.__setattr__(self, "identifying", (*self.identifying, self.household))
         if self.others is not None and self.others not in OTHERS:
             raise InputError(
                 f"others must be one of {', '.join(OTHERS)} (the role of every column no rule names and no role "
@@ -180,6 +192,7 @@ class ColumnRoles:
             *self.by_role().items(),
             ("allow-unique", self.allow_unique),
             ("allow-proxy", self.allow_proxy),
+            ("household", (self.household,) if self.household else ()),
         ]:
             bad = [c for c in cols if c not in known]
             if bad:
@@ -195,6 +208,8 @@ class ColumnRoles:
         out["others"] = self.others
         out["by_others"] = list(by_others)
         out["allowed_proxy"] = list(self.allow_proxy)
+        if self.household is not None:
+            out["household"] = self.household
         return out
 
     def with_role(self, role: str, columns: Sequence[str]) -> ColumnRoles:
@@ -212,6 +227,7 @@ class ColumnRoles:
         allow_unique: Iterable[str] = (),
         others: str | None = None,
         allow_proxy: Iterable[str] = (),
+        household: str | None = None,
     ) -> ColumnRoles:
         unknown = set(data) - set(ROLES)
         if unknown:
@@ -225,6 +241,7 @@ class ColumnRoles:
             tuple(allow_unique),
             others,
             tuple(allow_proxy),
+            household,
         )
 
 
