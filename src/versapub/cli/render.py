@@ -67,6 +67,20 @@ def _written_verdict(out_dir: Path) -> dict[str, Any]:
     }
 
 
+def _print_computed(release: Release) -> None:
+    """The summary's figures computed on the input while publishing: what ``--k 3``/``--k 5``
+    would cost, the household figures, what the treatments changed."""
+    from versapub.release.perturbed import perturbation_text
+    from versapub.release.value import household_text, k_preview_text
+
+    for line in k_preview_text(release.k_preview or {}):
+        out.print(f"[dim]  {escape(line)}[/]", soft_wrap=True)
+    for line in household_text(release.household) if release.household else []:
+        out.print(f"  {escape(line)}", soft_wrap=True)
+    for line in perturbation_text(release.perturbation or {}):
+        out.print(f"  {escape(line)}", soft_wrap=True)
+
+
 def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
     from versapub.reports.summary import COLUMN_NOTES, show, summary_rows
 
@@ -99,21 +113,7 @@ def _print_summary(release: Release, out_dir: Path, seconds: float) -> None:
         + f"; {_guarantee_text(release)}.",
         soft_wrap=True,
     )
-    if release.k_preview:
-        from versapub.release.value import k_preview_text
-
-        for line in k_preview_text(release.k_preview):
-            out.print(f"[dim]  {escape(line)}[/]", soft_wrap=True)
-    if release.household:
-        from versapub.release.value import household_text
-
-        for line in household_text(release.household):
-            out.print(f"  {escape(line)}", soft_wrap=True)
-    if release.perturbation:
-        from versapub.release.perturbed import perturbation_text
-
-        for line in perturbation_text(release.perturbation):
-            out.print(f"  {escape(line)}", soft_wrap=True)
+    _print_computed(release)
     if release.removed is not None:
         from versapub.release.value import removal_text
 

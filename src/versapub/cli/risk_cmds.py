@@ -269,6 +269,12 @@ def risk(
     if as_json:
         click.echo(json_text(data, indent=2))
         return
+    _render(data, rep.households, original is not None, plot_file)
+
+
+def _render(data: dict[str, Any], households: Any, with_original: bool, plot_file: Path | None) -> None:
+    """``risk``'s text: each table's measures, the worst over tables, the household figures,
+    the notes and extras."""
     for t in data["tables"]:
         out.print(f"[bold]{escape(t['table'])}[/]")
         for line in describe(t):
@@ -284,9 +290,9 @@ def risk(
         worst.add_row("marketer average", f"{data['marketer']['average']:.4f}")
         worst.add_row("population uniques", f"{data['population_uniques']['estimate']:,.1f}")
         out.print(worst)
-    if rep.households is not None:
-        out.print(f"[bold]households[/]: {escape(rep.households.text())}", soft_wrap=True)
-    _render_notes_and_extras(data, original is not None)
+    if households is not None:
+        out.print(f"[bold]households[/]: {escape(households.text())}", soft_wrap=True)
+    _render_notes_and_extras(data, with_original)
     if plot_file is not None:
         out.print(f"Histogram: {escape(str(plot_file))}")
 

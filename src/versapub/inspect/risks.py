@@ -478,10 +478,8 @@ def risk(
     other, ARX's — :mod:`versapub.privacy.risk.missing_match`). SUDA searches the MSU sizes
     whose cost fits under ``suda_limit`` row-groupings (``None``: every size; the result
     notes what it did not search); ``progress(description, done, total)`` follows it.
-    ``household``: the column of a data file (or table) holding each person's household id —
-    household risk and uniqueness on the household structure beside the record figures
-    (:mod:`versapub.privacy.risk.households`); ``household_level``: the key variables constant
-    within a household (default: those found so)."""
+    ``household`` (a data file's or table's household id column) and ``household_level``:
+    the household figures of :mod:`versapub.privacy.risk.households` beside the others."""
     from versapub.data.table import EncodedTable
     from versapub.release.value import Release
 
@@ -518,15 +516,13 @@ def risk(
                 )
                 return RiskReport(label, (), threshold, 1.0, tuple(notes))
         elif path.is_file():
-            from versapub.io.read import read_table
-
-            wanted = [*(qi or []), *([weights] if weights else []), *([household] if household else [])] or None
-            try:  # only the columns measured are read (all of them to name the choices without --qi)
-                table = read_table(path, delimiter=delimiter, missing=missing, columns=wanted)
-            except InputError:
-                table = read_table(path, delimiter=delimiter, missing=missing)
-            classes, label = [_data_classes(table, qi, weights, missing_matches_any)], str(path)
-            table_read = table
+            table_read = _read_data(
+                path,
+                [*(qi or []), *([weights] if weights else []), *([household] if household else [])],
+                delimiter,
+                missing,
+            )
+            classes, label = [_data_classes(table_read, qi, weights, missing_matches_any)], str(path)
         else:
             raise InputError(f"{path} is neither a data file nor a release directory (with a manifest.json).")
     if qi is not None:
@@ -540,12 +536,6 @@ def risk(
     if w is not None and sampling_fraction is None and population_size is None and w.sum() > 0:
         pi = min(1.0, records / float(w.sum()))  # the fraction the sampling weights imply
 
-    def follow(name: str) -> Callable[[int, int], None] | None:
-        if progress is None:
-            return None
-        hook = progress
-        return lambda done, total: hook(f"SUDA on {name}: minimal sample uniques", done, total)
-
     tables = tuple(
         measure(
             c,
@@ -554,18 +544,50 @@ def risk(
             suda_max_size=suda_max_size,
             with_suda=with_suda,
             suda_limit=suda_limit,
-            progress=follow(c.name),
+            progress=_follow(progress, c.name),
         )
         for c in classes
     )
-    hh = None
-    if household is not None:
-        if table_read is None:
-            raise InputError("--household reads a data file or a table in memory, not a release.")
-        from versapub.inspect.household_risk import households_of
-
-        hh = households_of(table_read, list(qi or []), household, household_level, pi, threshold, w)
+    hh = _households(table_read, qi, household, household_level, pi, threshold, w)
     return RiskReport(label, tables, threshold, pi, tuple(notes), hh)
+
+
+def _households(
+    table: EncodedTable | None,
+    qi: Sequence[str] | None,
+    household: str | None,
+    level: Sequence[str] | None,
+    pi: float,
+    threshold: float,
+    weights: npt.NDArray[np.float64] | None,
+) -> HouseholdRisk | None:
+    """The household figures of ``risk --household`` (``None`` without a household id)."""
+    if household is None:
+        return None
+    if table is None:
+        raise InputError("--household reads a data file or a table in memory, not a release.")
+    from versapub.inspect.household_risk import households_of
+
+    return households_of(table, list(qi or []), household, level, pi, threshold, weights)
+
+
+def _follow(progress: Callable[[str, int, int], None] | None, name: str) -> Callable[[int, int], None] | None:
+    """SUDA's progress on table ``name`` as ``progress(description, done, total)``."""
+    if progress is None:
+        return None
+    hook = progress
+    return lambda done, total: hook(f"SUDA on {name}: minimal sample uniques", done, total)
+
+
+def _read_data(path: Path, wanted: list[str], delimiter: str | None, missing: str) -> EncodedTable:
+    """A data file's columns the measures read (all of them when those are not all there, so
+    that the error can name the choices)."""
+    from versapub.io.read import read_table
+
+    try:
+        return read_table(path, delimiter=delimiter, missing=missing, columns=wanted or None)
+    except InputError:
+        return read_table(path, delimiter=delimiter, missing=missing)
 
 
 def _data_classes(
