@@ -176,7 +176,7 @@ class RiskReport:
             "threshold": self.threshold,
             "sampling_fraction": self.sampling_fraction,
             "tables": [x.to_json() for x in self.tables],
-            "households": None if self.households is None else self.households.to_json(),
+            **({"households": self.households.to_json()} if self.households is not None else {}),
             "notes": list(self.notes),
         }
 
