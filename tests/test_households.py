@@ -172,3 +172,17 @@ def test_the_verifier_fails_a_published_identifier(tmp_path: Path) -> None:
 def test_a_household_id_declared_with_another_role_is_refused(tmp_path: Path) -> None:
     _, out, code = _hh_release(tmp_path, "--quasi-identifying", "hh_id")
     assert code == 2 and not out.exists()
+
+
+def test_a_household_fingerprint_beside_a_household_level_secret_is_refused_never_rejected(tmp_path: Path) -> None:
+    """Household income and dwelling fingerprint a household; tenure is the same for all its
+    members. Published beside the rule's left-hand side, they let an adversary find a
+    household's members and intersect their Anatomy groups: the set screen refuses the job
+    before anything is anonymized (exit 2, nothing written) — holding out whole households in
+    that screen hid the linkage and ended in a release the verifier rejects (exit 3)."""
+    data = tmp_path / "hh.csv"
+    write_csv(households(600, seed=2), str(data))
+    out = tmp_path / "rel"
+    args = ["publish", "--input", str(data), "--rule", "region, hh_size, sex, age -> tenure", "--household", "hh_id"]
+    r = CliRunner().invoke(cli, [*args, "--others", "insensitive", "--out", str(out)])
+    assert r.exit_code == 2 and "together recover 'tenure'" in r.stderr and not out.exists(), r.stderr[-1500:]
