@@ -382,7 +382,17 @@ def jobs(draw: st.DrawFn) -> Draw:
         args += ["--no-utility"]
     if rare(draw, 9):
         args += ["--max-singling-out", str(draw(st.sampled_from([0.1, 0.5])))]
+    if rare(draw, 8):  # persons in households (issue 68): the id removed, household figures reported
+        cols = (*cols, _households(draw, len(cols[0].values)))
+        args += ["--household", "household_id"]
     return Draw(tuple(cols), tuple(args), tuple(files), k, family, tuple(notes))
+
+
+def _households(draw: st.DrawFn, n: int) -> Column:
+    """A household id over ``n`` records: households of 1 to 4 consecutive records."""
+    sizes = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    ids = [f"h{i}" for i, size in enumerate(sizes) for _ in range(size)][:n]
+    return Column("household_id", "cat", tuple(ids))
 
 
 def _rules(draw: st.DrawFn, names: list[str]) -> list[str]:
