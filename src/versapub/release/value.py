@@ -125,7 +125,8 @@ def k_preview_text(preview: dict[str, Any]) -> list[str]:
 def household_text(block: dict[str, Any]) -> list[str]:
     """The manifest's ``household`` block in sentences (the summary and the report)."""
     out = [
-        f"Household id {block.get('column')!r}: removed (never published); household figures {block.get('computed')}."
+        f"Household id {block.get('column')!r}: removed (never published); "
+        + (f"household figures {block.get('computed')}." if block.get("tables") else "no household figures.")
     ]
     for t in block.get("tables") or []:
         risk = t.get("household_risk") or {}
