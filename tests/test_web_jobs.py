@@ -122,3 +122,19 @@ def test_a_collection_of_marginals_from_the_browser(root: Root) -> None:
     assert task.status == "done", task.message
     r = CliRunner().invoke(cli, ["check", str(root.path / "out" / "m")])
     assert r.exit_code == 0, r.output
+
+
+def test_a_household_id_is_a_role_of_the_page(root: Root) -> None:
+    """Issue 68: the page's roles carry the household id, saved as ``[columns] household`` (the
+    CLI removes it and reports the household figures) and read back as the same role; two
+    columns marked household are refused."""
+    job = {**JOB, "roles": {**JOB["roles"], "patient_id": "household"}}
+    text = jobs.job_toml(job, "jobs/h.toml")
+    saved = root.path / "jobs" / "h.toml"
+    saved.parent.mkdir()
+    saved.write_text(text)
+    cfg = load_config(saved)
+    assert cfg.roles.household == "patient_id" and "patient_id" in cfg.roles.identifying
+    assert jobs.job_of_toml(text, "jobs/h.toml") == job
+    with pytest.raises(ConfigError, match="One column holds the household id"):
+        jobs.job_toml({**job, "roles": {**job["roles"], "zip": "household"}}, "jobs/h.toml")

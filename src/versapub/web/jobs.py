@@ -23,8 +23,9 @@ from versapub.privacy.guarantees.guarantee import parse_guarantee
 from versapub.web.paths import Root
 
 #: Column roles as the browser names them, and their ``[columns]`` keys; ``key`` is a
-#: quasi-identifying column the adversary is assumed to know (``[privacy] keys``).
-ROLES = ("identifying", "quasi_identifying", "key", "sensitive", "insensitive")
+#: quasi-identifying column the adversary is assumed to know (``[privacy] keys``); ``household``
+#: the one column of each person's household id (``[columns] household``, issue 68).
+ROLES = ("identifying", "quasi_identifying", "key", "sensitive", "insensitive", "household")
 #: Settings the page has no field for, carried from a loaded job into the one it saves
 #: unchanged (a job loaded and saved again publishes as the CLI would publish it).
 CARRIED = {
@@ -37,7 +38,7 @@ CARRIED = {
         "suppression_mode",
         "importance",
     ),
-    "columns": ("allow_unique", "others", "allow_proxy", "household"),
+    "columns": ("allow_unique", "others", "allow_proxy"),
     "publish": (
         "format",
         "detach_others",
@@ -108,6 +109,9 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
     if unknown:
         raise ConfigError(f"Unknown column role(s) {unknown}; choose among {', '.join(ROLES)}.")
     columns = {role: [c for c, r in roles.items() if r == role] for role in ROLES}
+    homes = columns.pop("household")
+    if len(homes) > 1:
+        raise ConfigError(f"One column holds the household id; {', '.join(homes)} are all marked household.")
     keys = columns.pop("key")
     if keys:  # key variables are quasi-identifying, and the ones --k and the risk count
         columns["quasi_identifying"] += keys
@@ -129,8 +133,10 @@ def job_toml(job: dict[str, Any], job_path: str = UNSAVED) -> str:
             "marginals": [str(x) for x in m.get("marginals") or [] if str(x).strip()],
             "inject": int(m.get("inject") or 0),
         }
-    if any(columns.values()):
+    if any(columns.values()) or homes:
         doc["columns"] = {k: v for k, v in columns.items() if v}
+        if homes:
+            doc["columns"]["household"] = homes[0]
     for section, carried in (job.get("carried") or {}).items():
         if section in CARRIED and isinstance(carried, dict):
             known = {k: v for k, v in carried.items() if k in CARRIED[section]}
@@ -173,7 +179,9 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
             if isinstance(r, str)
             else {"rule": r.get("rule", ""), "guarantee": guarantee_text(r)}
         )
-    roles = {c: k.replace("-", "_") for k in cols if k.replace("-", "_") in ROLES for c in cols[k]}
+    roles = {c: k.replace("-", "_") for k in cols if k.replace("-", "_") in ROLES for c in cols[k] if k != "household"}
+    if isinstance(cols.get("household"), str):
+        roles[cols["household"]] = "household"
     keys = priv.get("keys") or []
     roles.update({str(c): "key" for c in (keys.split(",") if isinstance(keys, str) else keys)})
     carried = {

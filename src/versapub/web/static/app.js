@@ -3,7 +3,9 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="versapub-token"]').content;
-const ROLES = ["", "identifying", "quasi_identifying", "key", "sensitive", "insensitive"];
+const ROLES = ["", "identifying", "quasi_identifying", "key", "sensitive", "insensitive", "household"];
+const ROLE_TEXT = { "": "— decide —", key: "key (quasi-identifying, counted by k)",
+  household: "household id (removed; household figures)" };
 const job = {
   input: "", delimiter: "", header: true, na_values: [], missing: "error", date_formats: {}, roles: {},
   rules: [], guarantee: "l-diversity:l=2", anonymizer: "", decomposition: "", hierarchies: {}, seed: "", treatments: [],
@@ -240,7 +242,7 @@ function renderColumns() {
   body.replaceChildren(...profile.columns.map((c) => {
     const select = el("select", { class: "role", "data-column": c.name, "aria-label": `Role of ${c.name}`,
       onchange: (e) => { job.roles[c.name] = e.target.value; } },
-    ...ROLES.map((r) => el("option", { value: r }, r === "key" ? "key (quasi-identifying, counted by k)" : r ? r.replace("_", "-") : "— decide —")));
+    ...ROLES.map((r) => el("option", { value: r }, ROLE_TEXT[r] || r.replace("_", "-"))));
     select.value = job.roles[c.name] || "";
     const fmt = el("input", { size: 10, placeholder: c.date ? "e.g. %d/%m/%Y" : "", "aria-label": `Date format of ${c.name}`,
       value: job.date_formats[c.name] || "", onchange: (e) => { job.date_formats[c.name] = e.target.value; } });
