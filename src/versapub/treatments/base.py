@@ -7,8 +7,10 @@ A treatment is a registered plug-in (:mod:`versapub.treatments`): parameters onl
 the treated table and the record the manifest keeps (``treatments``,
 ``docs/release-format.md``).  A treatment whose effect is a function of each value (top and
 bottom coding, rounding) records all the verifier needs to apply it to the original itself;
-one that draws at random (noise, PRAM, swapping) draws from the job's seeded generator and
-never records the draws."""
+one that draws at random (noise, PRAM, swapping) draws from the
+generator the job hands it — fresh operating-system entropy, never recorded, unless the job
+gives a seed (a reproducible test: the manifest then says the draws were seeded, and the
+summary warns that anyone with the release can redo them; ``publishing/treating.draws_of``)."""
 
 from __future__ import annotations
 
