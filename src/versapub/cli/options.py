@@ -318,9 +318,7 @@ def _roles(base: ColumnRoles, opts: dict[str, Any]) -> ColumnRoles | None:
     household = opts.get("household")
     if not any(flags.values()) and not allow_unique and not opts.get("others") and not allow_proxy and not household:
         return None
-    merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}
-    if base.household is not None and base.household != household:  # the id goes with the household flag
-        merged["identifying"] = tuple(c for c in merged["identifying"] if c != base.household or not household)
+    merged = {r: (*cols, *flags[r]) for r, cols in base.by_role().items()}  # a replaced id stays removed
     return ColumnRoles.from_mapping(
         merged,
         (*base.allow_unique, *allow_unique),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -467,27 +467,29 @@ class AnatomyFactor:
         memory in the distinct (q, s) pairs, never in the (q, group, s) triples.  Rows come
         out in the lexicographic order of (q, s), as a group-by would give them."""
         if not self._plain:
-            n_groups = len(self.size)
-            q_inv, q_keys = _ids([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi], len(self.c_qg))
-            s_inv, s_keys = _ids([self.st_s[a] for a in self.s], [self.cards[a] for a in self.s], len(self.c_gs))
-            import scipy.sparse as sp  # on first use: start-up of read-side commands
-
-            left = sp.csr_matrix(
-                (self.c_qg / self.n, (q_inv, self.qit[GROUP_KEY])), shape=(len(q_keys[0]) if q_keys else 1, n_groups)
-            )
-            right = sp.csr_matrix(
-                (self.c_gs / self.size[self.st_g], (self.st_g, s_inv)), shape=(n_groups, len(s_keys[0]))
-            )
-            joint = (left @ right).tocsr()
-            joint.sum_duplicates()
-            joint.sort_indices()
-            rows = np.repeat(np.arange(joint.shape[0]), np.diff(joint.indptr))
-            keep = joint.data != 0
-            cols = {a: q_keys[i][rows[keep]] for i, a in enumerate(self.qi)}
-            cols.update({a: s_keys[i][joint.indices[keep]] for i, a in enumerate(self.s)})
-            p = np.asarray(joint.data[keep], dtype=np.float64)
-            self._plain.append(PlainFactor(self.attrs, cols, p, self.cards))
+            self._plain.append(self._joint())
         return self._plain[0]
+
+    def _joint(self) -> PlainFactor:
+        """:meth:`as_plain`'s joint, computed (not kept)."""
+        n_groups = len(self.size)
+        q_inv, q_keys = _ids([self.qit[a] for a in self.qi], [self.cards[a] for a in self.qi], len(self.c_qg))
+        s_inv, s_keys = _ids([self.st_s[a] for a in self.s], [self.cards[a] for a in self.s], len(self.c_gs))
+        import scipy.sparse as sp  # on first use: start-up of read-side commands
+
+        left = sp.csr_matrix(
+            (self.c_qg / self.n, (q_inv, self.qit[GROUP_KEY])), shape=(len(q_keys[0]) if q_keys else 1, n_groups)
+        )
+        right = sp.csr_matrix((self.c_gs / self.size[self.st_g], (self.st_g, s_inv)), shape=(n_groups, len(s_keys[0])))
+        joint = (left @ right).tocsr()
+        joint.sum_duplicates()
+        joint.sort_indices()
+        rows = np.repeat(np.arange(joint.shape[0]), np.diff(joint.indptr))
+        keep = joint.data != 0
+        cols = {a: q_keys[i][rows[keep]] for i, a in enumerate(self.qi)}
+        cols.update({a: s_keys[i][joint.indices[keep]] for i, a in enumerate(self.s)})
+        p = np.asarray(joint.data[keep], dtype=np.float64)
+        return PlainFactor(self.attrs, cols, p, self.cards)
 
     def _joint_for(self, attrs: Sequence[str]) -> PlainFactor | None:
         """The joint (:meth:`as_plain`) when it answers for these attributes (messages and
@@ -496,14 +498,15 @@ class AnatomyFactor:
         about 5,000 pairs (issue 67); the same sums, reordered. Decided once per table."""
         if not set(attrs) <= set(self.attrs) or self.choices is not None:
             return None
-        if not self._small:
+        if not self._small:  # threads may decide at once: each the same, none clears what another reads
             n_groups = len(self.size)
             pairs = int(
                 np.bincount(self.qit[GROUP_KEY], minlength=n_groups) @ np.bincount(self.st_g, minlength=n_groups)
             )
-            small = pairs <= JOINT_COST * self.rows and self._joint_small(self.as_plain())
-            if not small:
-                self._plain.clear()  # not kept: it is not used
+            joint = (self._plain[0] if self._plain else self._joint()) if pairs <= JOINT_COST * self.rows else None
+            small = joint is not None and self._joint_small(joint)
+            if small and not self._plain:
+                self._plain.append(cast(PlainFactor, joint))
             self._small.append(small)
         return self.as_plain() if self._small[0] else None
 
