@@ -470,6 +470,7 @@ def write_page(directories: Sequence[Path], page: Path, notes: str = "") -> list
         "",
         "## Regenerating",
         "",
+        "<!-- docs-test: skip (hours of experiments: tests/test_experiments.py builds this page from small runs) -->",
         "```sh",
         "versapub experiment functional --dataset adult --out experiments/functional/adult",
         "versapub experiment functional --dataset sparcs --out experiments/functional/sparcs",

@@ -476,6 +476,7 @@ _CLOSING = [
     "",
     "## Regenerating",
     "",
+    "<!-- docs-test: skip (hours of experiments: tests/test_experiments.py builds this page from small runs) -->",
     "```sh",
     "versapub experiment msa --runs 3 --out experiments/msa",
     "versapub experiment msa-page --out experiments/msa --page docs/results-msa.md",

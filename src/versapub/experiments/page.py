@@ -103,6 +103,7 @@ def write_page(root: Path, page: Path, notes: str = "") -> list[Finding]:
         "",
         "## Regenerating",
         "",
+        "<!-- docs-test: skip (hours of experiments: tests/test_experiments.py builds this page from small runs) -->",
         "```sh",
         "versapub experiment versatile --dataset adult --runs 50 --out experiments",
         "versapub experiment versatile --dataset texas-like --runs 5 --gd-max-c 4 --out experiments",
