@@ -179,7 +179,8 @@ def job_of_toml(text: str, job_path: str) -> dict[str, Any]:
             if isinstance(r, str)
             else {"rule": r.get("rule", ""), "guarantee": guarantee_text(r)}
         )
-    roles = {c: k.replace("-", "_") for k in cols if k.replace("-", "_") in ROLES for c in cols[k] if k != "household"}
+    listed = [k for k in cols if k.replace("-", "_") in ROLES and k != "household"]  # household: one name
+    roles = {c: k.replace("-", "_") for k in listed for c in cols[k]}
     if isinstance(cols.get("household"), str):
         roles[cols["household"]] = "household"
     keys = priv.get("keys") or []
