@@ -57,7 +57,9 @@ def page(served: tuple[str, Path]) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-smooth-scrolling"]
+        )
         try:
             pg = browser.new_page(viewport={"width": 1300, "height": 900})
             errors: list[str] = []
@@ -121,14 +123,18 @@ def _scrolls_by_keyboard(pg: object, table: str) -> None:
     assert region.evaluate("(r) => r.scrollWidth > r.clientWidth"), "the table fits: nothing to scroll"
     region.focus()
     assert region.evaluate("(r) => document.activeElement === r")
-    before = -1
-    for _ in range(200):  # a region with the focus scrolls by the arrow keys, as a steward does, to its end
-        at = region.evaluate("(r) => r.scrollLeft")
-        if at == before:
+    # A region with the focus scrolls by the arrow keys, as a steward does, to its end. The
+    # loop reads the state the page reports (the region's end), never a pause: under load a
+    # smooth scroll may not have moved between two reads, which once ended the loop early.
+    at_end = "(r) => r.scrollLeft >= r.scrollWidth - r.clientWidth - 1"
+    for _ in range(400):
+        if region.evaluate(at_end):
             break
-        before = at
         for _ in range(10):
             pg.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
+    pg.wait_for_function(  # type: ignore[attr-defined]
+        "(r) => r.scrollLeft >= r.scrollWidth - r.clientWidth - 1", arg=region.element_handle()
+    )
     last = pg.locator(f"{table} thead th").last  # type: ignore[attr-defined]
     shown = region.evaluate(
         """(r, th) => { const a = r.getBoundingClientRect(), b = th.getBoundingClientRect();
