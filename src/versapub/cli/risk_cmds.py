@@ -26,10 +26,29 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
+def uniques_line(pu: dict[str, Any]) -> str:
+    """The population-uniqueness figure: the chosen model's estimate with its interval, the
+    other models beside it."""
+    iv = pu.get("interval")
+    within = f", 95% under the model {iv[0]:,.1f}-{iv[1]:,.1f}" if iv else ""
+    line = (
+        f"population uniques: {pu['estimate']:,.1f} sample records ({_pct(pu['share'])}{within}) estimated unique in "
+        f"the population, by {pu['model']}" + (f" ({pu['chosen_by']})" if pu.get("chosen_by") else "")
+    )
+    if pu["sampling_fraction"] >= 1:
+        return line
+    models = ", ".join(
+        f"{k} {v:,.1f}" if v is not None else f"{k} -" for k, v in pu.get("models", {}).items() if k != pu["model"]
+    )
+    ll = pu.get("loglinear")
+    terms = f"; log-linear terms {' + '.join(ll['terms'])} (fit to the uniques z = {ll['z']:.2f})" if ll else ""
+    arx = f"; ARX's rule picks {pu['arx_model']}" if pu.get("arx_model") else ""
+    return line + f" (others: {models}{arx}{terms})"
+
+
 def describe(t: dict[str, Any]) -> list[str]:
     """One table's measures as lines of text (also used by the report)."""
     p, j, pu = t["prosecutor"], t["journalist"], t["population_uniques"]
-    models = ", ".join(f"{k} {v:,.1f}" if v is not None else f"{k} -" for k, v in pu.get("models", {}).items())
     lines = [
         f"records {t['records']:,} in {t['classes']:,} classes over ({', '.join(t['attributes']) or 'none'}); "
         f"sample uniques {t['sample_uniques']:,} ({_pct(t['sample_uniques'] / max(t['records'], 1))})",
@@ -38,8 +57,7 @@ def describe(t: dict[str, Any]) -> list[str]:
         f"journalist: highest {j['highest']:.4f}, average {j['average']:.4f}, records at risk "
         f"{_pct(j['records_at_risk'])} ({j['records_at_risk_count']:,})",
         f"marketer: average {t['marketer']['average']:.4f}",
-        f"population uniques: {pu['estimate']:,.1f} sample records ({_pct(pu['share'])}) estimated unique in the "
-        f"population, by {pu['model']}" + (f" (models: {models})" if pu["sampling_fraction"] < 1 else ""),
+        uniques_line(pu),
         f"individual risk (Benedetti-Franconi): highest {t['individual_risk']['highest']:.4f}, average "
         f"{t['individual_risk']['average']:.4f}; expected re-identifications "
         f"{t['individual_risk']['expected_reidentifications']:,.1f}",
@@ -124,6 +142,15 @@ def _write_records(
 )
 @click.option("--sampling-fraction", type=float, help="The share of the population the data holds, in (0, 1].")
 @click.option("--population-size", type=int, help="The size of the population the data was drawn from.")
+@click.option(
+    "--model",
+    type=click.Choice(["auto", "loglinear", "copula", "pitman", "zayatz", "snb", "arx"]),
+    default="auto",
+    show_default=True,
+    help="The population-uniqueness model reported with a sampling fraction or weights (every model is printed "
+    "beside it): loglinear (Skinner & Shlomo), copula (Rocher et al.), ARX's pitman, zayatz, snb, or arx (Dankar "
+    "et al.'s rule among them). auto: loglinear, the closest in the simulation of docs/risk.md.",
+)
 @click.option("--weights", metavar="COLUMN", help="A column of sampling weights (a data file only).")
 @click.option(
     "--household",
@@ -174,7 +201,8 @@ def _write_records(
     "records_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="A data file only: write each record's risks to this CSV (row number, class size, prosecutor, journalist "
-    "and individual risk, MSUs, smallest MSU, SUDA score), in the data's order.",
+    "and individual risk, MSUs, smallest MSU, SUDA score; with a sampling fraction or weights the log-linear "
+    "model's risk and probability of being unique in the population), in the data's order.",
 )
 @click.option(
     "--original",
@@ -191,6 +219,7 @@ def risk(
     qi: str | None,
     sampling_fraction: float | None,
     population_size: int | None,
+    model: str,
     weights: str | None,
     household: str | None,
     household_level: str | None,
@@ -209,7 +238,8 @@ def risk(
 ) -> None:
     """Re-identification risk of a data file or a release directory, as ARX and sdcMicro
     report it: prosecutor, journalist and marketer risk (El Emam), population uniques
-    (Zayatz, Pitman, SNB; Dankar et al.'s choice), Benedetti-Franconi individual risk and
+    (a log-linear model by default; a Gaussian copula and ARX's Zayatz, Pitman and SNB
+    beside it), Benedetti-Franconi individual risk and
     SUDA special uniques. A release is measured per table and, at the top, at its worst."""
     from versapub.inspect.risks import risk as measure_risk
 
@@ -238,6 +268,7 @@ def risk(
                 progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
                 household=household,
                 household_level=_qi(household_level),
+                model=model,
             )
         data = rep.to_json()
         if plot_file is not None and data["tables"]:

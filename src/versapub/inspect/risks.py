@@ -26,11 +26,12 @@ import pyarrow.compute as pc
 
 from versapub.data.groupby import group_rows
 from versapub.errors import InputError
+from versapub.privacy.risk import population
 from versapub.privacy.risk import reidentification as rid
 from versapub.privacy.risk.households import HouseholdRisk
 from versapub.privacy.risk.missing_match import compatible_sizes
 from versapub.privacy.risk.suda import DEFAULT_COST_LIMIT, Suda, suda
-from versapub.privacy.risk.uniqueness import Uniqueness, histogram, population_uniques
+from versapub.privacy.risk.uniqueness import Uniqueness
 
 if TYPE_CHECKING:
     from versapub.data.table import EncodedTable
@@ -57,13 +58,16 @@ class Classes:
     #: ``matches_any``, a missing value matches any value (sdcMicro's reading).
     missing: tuple[int | None, ...] = ()
     matches_any: bool = False
+    #: Per attribute, each code's rank in numeric order when every value is a number (the
+    #: copula model's value order, :mod:`versapub.privacy.risk.copula`); None: not numeric.
+    numeric: tuple[npt.NDArray[np.int64] | None, ...] = ()
 
     def grouped(self) -> Classes:
         """The distinct combinations of the attributes, records (and weights) summed."""
         if not self.attributes:
             total = np.array([int(self.counts.sum())], dtype=np.int64) if len(self.counts) else self.counts
             w = None if self.weights is None else np.array([self.weights.sum()])
-            return Classes(self.name, (), (), (), total, w, (), self.matches_any)
+            return Classes(self.name, (), (), (), total, w, (), self.matches_any, ())
         g = group_rows(list(self.codes), list(self.cards), with_inverse=True)
         assert g.inverse is not None
         sizes = np.bincount(g.inverse, weights=self.counts, minlength=len(g.counts)).astype(np.int64)
@@ -73,7 +77,9 @@ class Classes:
             else np.bincount(g.inverse, weights=self.weights, minlength=len(g.counts)).astype(np.float64)
         )
         keys = tuple(k.astype(np.int64) for k in g.keys)
-        return Classes(self.name, self.attributes, keys, self.cards, sizes, w, self.missing, self.matches_any)
+        return Classes(
+            self.name, self.attributes, keys, self.cards, sizes, w, self.missing, self.matches_any, self.numeric
+        )
 
 
 @dataclass(frozen=True)
@@ -190,9 +196,11 @@ def measure(
     with_suda: bool = True,
     suda_limit: int | None = DEFAULT_COST_LIMIT,
     progress: Callable[[int, int], None] | None = None,
+    model: str = "auto",
 ) -> TableRisk:
     """Every measure of one table's classes (``suda_limit``, ``progress``: SUDA's cost ceiling
-    and progress, :func:`versapub.privacy.risk.suda.suda`)."""
+    and progress, :func:`versapub.privacy.risk.suda.suda`; ``model``: the population-uniqueness
+    model reported, :mod:`versapub.privacy.risk.population`)."""
     g = classes.grouped()
     f = g.counts.astype(np.float64)
     if g.weights is not None:
@@ -237,7 +245,16 @@ def measure(
         prosecutor=models["prosecutor"] if models else rid.prosecutor(f, threshold),
         journalist=models["journalist"] if models else rid.journalist(f, big_f, threshold),
         marketer=models["marketer"] if models else rid.marketer(f, big_f),
-        uniqueness=population_uniques(histogram(g.counts), sampling_fraction),
+        uniqueness=population.estimate(
+            g.codes,
+            g.cards,
+            g.counts,
+            sampling_fraction,
+            weights=g.weights,
+            numeric=g.numeric or None,
+            names=g.attributes,
+            model=model,
+        ),
         individual_highest=float(individual.max()) if len(f) else 0.0,
         individual_average=rid.global_risk(f, individual) / n if n else 0.0,
         expected_reidentifications=rid.global_risk(f, individual),
@@ -307,7 +324,21 @@ def table_classes(
         w,
         tuple(_missing_code(table.column(a).values) for a in qi),
         matches_any,
+        tuple(numeric_rank(table.column(a).values) for a in qi),
     )
+
+
+def numeric_rank(values: npt.NDArray[Any]) -> npt.NDArray[np.int64] | None:
+    """Each code's rank among ``values`` in numeric order (None: not every value a number)."""
+    try:
+        x = np.asarray([float(v) for v in values], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if not np.all(np.isfinite(x)):
+        return None
+    rank = np.empty(len(x), dtype=np.int64)
+    rank[np.argsort(x, kind="stable")] = np.arange(len(x))
+    return rank
 
 
 def _is_number(v: str) -> bool:
@@ -468,6 +499,7 @@ def risk(
     progress: Callable[[str, int, int], None] | None = None,
     household: str | None = None,
     household_level: Sequence[str] | None = None,
+    model: str = "auto",
 ) -> RiskReport:
     """Re-identification risk of ``source``: a data file (CSV/Parquet; ``qi`` required), an
     encoded table, a release directory or an in-memory release (``qi``: default every
@@ -479,11 +511,14 @@ def risk(
     whose cost fits under ``suda_limit`` row-groupings (``None``: every size; the result
     notes what it did not search); ``progress(description, done, total)`` follows it.
     ``household`` (a data file's or table's household id column) and ``household_level``:
-    the household figures of :mod:`versapub.privacy.risk.households` beside the others."""
+    the household figures of :mod:`versapub.privacy.risk.households` beside the others.
+    ``model``: the population-uniqueness model reported (every model is computed beside it;
+    :mod:`versapub.privacy.risk.population`)."""
     from versapub.data.table import EncodedTable
     from versapub.release.value import Release
 
     threshold = rid.check_threshold(threshold)
+    population.check_model(model)
     notes: list[str] = []
     table_read: EncodedTable | None = None
     if household_level is not None and household is None:
@@ -545,6 +580,7 @@ def risk(
             with_suda=with_suda,
             suda_limit=suda_limit,
             progress=_follow(progress, c.name),
+            model=model,
         )
         for c in classes
     )
@@ -613,19 +649,31 @@ def record_risks(
 ) -> dict[str, npt.NDArray[Any]]:
     """Per record of ``table`` (in its order): the size of its class over ``qi``, its
     prosecutor risk ``1/f``, journalist risk ``1/F``, Benedetti–Franconi individual risk,
-    its number of MSUs, the size of its smallest (0: none) and its SUDA score — what
-    ``versapub risk DATA --records FILE`` writes."""
+    its number of MSUs, the size of its smallest (0: none) and its SUDA score; with a
+    sampling fraction or weights also the log-linear model's risk ``E(1/F | f)`` and
+    probability of being unique in the population (:mod:`versapub.privacy.risk.loglinear`)
+    — what ``versapub risk DATA --records FILE`` writes."""
+    from versapub.privacy.risk.loglinear import loglinear
+
     c = _data_classes(table, qi, weights)
     g = group_rows(list(c.codes), list(c.cards), with_inverse=True)
     assert g.inverse is not None
     inv = g.inverse
     f = g.counts.astype(np.float64)
     pi = fraction(table.n_rows, sampling_fraction, population_size)
+    pi_k: float | npt.NDArray[np.float64] = pi
     if c.weights is not None:
-        big_f = rid.population_sizes(f, weights=np.bincount(inv, weights=c.weights, minlength=len(f)))
+        w = np.bincount(inv, weights=c.weights, minlength=len(f))
+        big_f = rid.population_sizes(f, weights=w)
+        pi_k = np.minimum(f / w, 1.0)
     else:
         big_f = rid.population_sizes(f, sampling_fraction=pi)
     s = suda(list(c.codes), list(c.cards), list(qi), max_size=suda_max_size, limit=suda_limit)
+    modelled: dict[str, npt.NDArray[Any]] = {}
+    if c.weights is not None or pi < 1:
+        keys = [k.astype(np.int64) for k in g.keys]
+        ll = loglinear(keys, list(c.cards), g.counts, pi_k, list(qi))
+        modelled = {"loglinear_risk": ll.risk[inv], "population_unique": ll.unique[inv]}
     return {
         "class_size": g.counts[inv],
         "prosecutor": (1.0 / f)[inv],
@@ -634,4 +682,5 @@ def record_risks(
         "msus": s.msus,
         "smallest_msu": s.smallest,
         "suda_score": s.scores,
+        **modelled,
     }

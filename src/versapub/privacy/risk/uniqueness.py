@@ -164,7 +164,10 @@ def snb(h: Histogram, pi: float) -> float:
 @dataclass(frozen=True)
 class Uniqueness:
     """The sample uniques, each model's estimate of those unique in the population (NaN:
-    no valid estimate) and the one Dankar et al.'s rule picks."""
+    no valid estimate, or not computed) and the chosen model's (``model``) as ``estimate``,
+    with its prediction sd where the model has one. ARX's models are always computed; the
+    log-linear and copula models (:mod:`versapub.privacy.risk.population`) with a sampling
+    fraction below 1."""
 
     records: int
     sample_uniques: int
@@ -174,22 +177,65 @@ class Uniqueness:
     snb: float
     estimate: float
     model: str
+    loglinear: float = math.nan
+    loglinear_sd: float = math.nan
+    #: The log-linear model's terms (main effects, then interactions ``a:b``) and its fit
+    #: to the uniques (``z``, :mod:`versapub.privacy.risk.loglinear`).
+    loglinear_terms: tuple[str, ...] = ()
+    loglinear_z: float = math.nan
+    #: ``(expected - observed) / observed`` sample uniques under the log-linear model.
+    loglinear_misfit: float = math.nan
+    #: The log-linear model's expected correct matches of the sample uniques (``tau_2``).
+    correct_matches: float = math.nan
+    copula: float = math.nan
+    copula_sd: float = math.nan
+    copula_evaluated: int = 0
+    #: Dankar et al.'s choice among ARX's models (``arx``).
+    arx_model: str = ""
+    sd: float = math.nan
+    #: Why the estimate is ``model``'s (:mod:`versapub.privacy.risk.population`).
+    chosen_by: str = ""
 
     @property
     def share(self) -> float:
         return self.estimate / self.records if self.records else 0.0
 
+    def interval(self) -> tuple[float, float] | None:
+        """The estimate +- 1.96 prediction sds, within [0, sample uniques] (None: no sd)."""
+        if math.isnan(self.sd):
+            return None
+        return max(self.estimate - 1.96 * self.sd, 0.0), min(self.estimate + 1.96 * self.sd, float(self.sample_uniques))
+
     def to_json(self) -> dict[str, Any]:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else x
 
+        models = {"zayatz": num(self.zayatz), "pitman": num(self.pitman), "snb": num(self.snb)}
+        extra: dict[str, Any] = {}
+        if not math.isnan(self.loglinear):
+            models = {"loglinear": self.loglinear, "copula": num(self.copula), **models}
+            extra = {
+                "loglinear": {
+                    "terms": list(self.loglinear_terms),
+                    "z": self.loglinear_z,
+                    "misfit": self.loglinear_misfit,
+                    "sd": self.loglinear_sd,
+                    "correct_matches": self.correct_matches,
+                },
+                "copula": {"sd": num(self.copula_sd), "evaluated": self.copula_evaluated},
+                "arx_model": self.arx_model,
+                "chosen_by": self.chosen_by,
+            }
+        iv = self.interval()
         return {
             "estimate": self.estimate,
             "share": self.share,
             "model": self.model,
+            "interval": None if iv is None else list(iv),
             "population_estimate": self.estimate / self.sampling_fraction,
             "sampling_fraction": self.sampling_fraction,
-            "models": {"zayatz": num(self.zayatz), "pitman": num(self.pitman), "snb": num(self.snb)},
+            "models": models,
+            **extra,
         }
 
 
