@@ -153,7 +153,7 @@ def test_copula_recovers_a_copula_population() -> None:
     pop = [np.minimum((stats.norm.cdf(z[:, i]) * k).astype(np.int64), k - 1) for i, k in enumerate((80, 50, 20))]
     take = rng.random(len(z)) < 0.1
     codes, cards, f = _classes([p[take] for p in pop])
-    r = cop.copula(codes, cards, f, len(z), numeric=[np.arange(k) for k in cards])
+    r = cop.copula(codes, cards, f, len(z), orders=[(np.arange(k), True) for k in cards])
     assert r.correlation[0][1] == pytest.approx(0.5, abs=0.05)
     g = group_rows(pop, [80, 50, 20], with_inverse=True)
     assert g.inverse is not None

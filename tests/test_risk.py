@@ -479,7 +479,10 @@ def test_record_risks_by_hand_and_from_the_cli(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["risk", str(p), "--qi", "a,b", "--sampling-fraction", "0.5", "--records", str(out)])
     assert res.exit_code == 0, res.output
     lines = out.read_text().splitlines()
-    assert lines[0].replace('"', "") == "row,class_size,prosecutor,journalist,individual,msus,smallest_msu,suda_score"
+    head = (
+        "row,class_size,prosecutor,journalist,individual,msus,smallest_msu,suda_score,loglinear_risk,population_unique"
+    )
+    assert lines[0].replace('"', "") == head
     assert len(lines) == 7 and lines[3].split(",")[:2] == ["3", "1"]
     res = CliRunner().invoke(cli, ["risk", str(p), "--qi", "a", "--records", str(out)])
     assert res.exit_code == 2 and "--overwrite" in res.output

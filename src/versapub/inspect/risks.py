@@ -14,6 +14,7 @@ per table and, at the top, measure by measure the worst over its tables (choice 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,9 +59,10 @@ class Classes:
     #: ``matches_any``, a missing value matches any value (sdcMicro's reading).
     missing: tuple[int | None, ...] = ()
     matches_any: bool = False
-    #: Per attribute, each code's rank in numeric order when every value is a number (the
-    #: copula model's value order, :mod:`versapub.privacy.risk.copula`); None: not numeric.
-    numeric: tuple[npt.NDArray[np.int64] | None, ...] = ()
+    #: Per attribute, each code's rank in its values' order (numeric when every value is a
+    #: number, else by text) and whether they are numbers: the copula model's value order
+    #: (:mod:`versapub.privacy.risk.copula`), the same whichever way the classes were read.
+    orders: tuple[tuple[npt.NDArray[np.int64], bool], ...] = ()
 
     def grouped(self) -> Classes:
         """The distinct combinations of the attributes, records (and weights) summed."""
@@ -78,7 +80,7 @@ class Classes:
         )
         keys = tuple(k.astype(np.int64) for k in g.keys)
         return Classes(
-            self.name, self.attributes, keys, self.cards, sizes, w, self.missing, self.matches_any, self.numeric
+            self.name, self.attributes, keys, self.cards, sizes, w, self.missing, self.matches_any, self.orders
         )
 
 
@@ -251,7 +253,7 @@ def measure(
             g.counts,
             sampling_fraction,
             weights=g.weights,
-            numeric=g.numeric or None,
+            orders=g.orders or None,
             names=g.attributes,
             model=model,
         ),
@@ -324,21 +326,26 @@ def table_classes(
         w,
         tuple(_missing_code(table.column(a).values) for a in qi),
         matches_any,
-        tuple(numeric_rank(table.column(a).values) for a in qi),
+        tuple(value_order(table.column(a).values) for a in qi),
     )
 
 
-def numeric_rank(values: npt.NDArray[Any]) -> npt.NDArray[np.int64] | None:
-    """Each code's rank among ``values`` in numeric order (None: not every value a number)."""
+def value_order(
+    values: Sequence[Any] | npt.NDArray[Any], size: int | None = None
+) -> tuple[npt.NDArray[np.int64], bool]:
+    """Each code's rank among the first ``size`` of ``values`` (default all) in their order —
+    numeric when every value is a number, else by text — and whether they are numbers."""
+    vals = list(values)[: len(values) if size is None else size]
     try:
-        x = np.asarray([float(v) for v in values], dtype=np.float64)
+        keys: list[Any] = [float(v) for v in vals]
+        numeric = all(math.isfinite(x) for x in keys)
     except (TypeError, ValueError):
-        return None
-    if not np.all(np.isfinite(x)):
-        return None
-    rank = np.empty(len(x), dtype=np.int64)
-    rank[np.argsort(x, kind="stable")] = np.arange(len(x))
-    return rank
+        numeric = False
+    if not numeric:
+        keys = [str(v) for v in vals]
+    rank = np.empty(len(vals), dtype=np.int64)
+    rank[sorted(range(len(vals)), key=keys.__getitem__)] = np.arange(len(vals))
+    return rank, numeric
 
 
 def _is_number(v: str) -> bool:
@@ -449,8 +456,16 @@ def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool
             present = counts > 0
             missing = tuple(_null_code(t.column(c)) for c in cols)
             cls = Classes(entry.name, tuple(cols), tuple(x[present] for x in codes), tuple(cards), counts[present])
-            out.append(replace(cls, missing=missing, matches_any=matches_any))
+            orders = tuple(value_order(_dictionary(t.column(c))) for c in cols)
+            out.append(replace(cls, missing=missing, matches_any=matches_any, orders=orders))
     return out
+
+
+def _dictionary(col: pa.ChunkedArray) -> list[Any]:
+    """The values :func:`_encode` gives codes to, in code order."""
+    enc = pc.dictionary_encode(pc.cast(col, pa.string()).fill_null("\x00<missing>"))
+    enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+    return list(enc.dictionary.to_pylist())
 
 
 def _null_code(col: pa.ChunkedArray) -> int | None:
@@ -478,7 +493,10 @@ def memory_classes(release: Release, qi: Sequence[str] | None) -> list[Classes]:
             )
         codes = [part.column(c).astype(np.int64) for c in cols]
         cards = [int(c.max()) + 1 if len(c) else 1 for c in codes]
-        out.append(Classes(p.name, tuple(cols), tuple(codes), tuple(cards), part.counts.astype(np.int64)))
+        dicts = [part.dictionaries[part.names.index(c)] for c in cols]
+        orders = tuple(value_order(range(k) if d is None else d, size=k) for d, k in zip(dicts, cards, strict=True))
+        cls = Classes(p.name, tuple(cols), tuple(codes), tuple(cards), part.counts.astype(np.int64))
+        out.append(replace(cls, orders=orders))
     return out
 
 

@@ -57,14 +57,16 @@ class CopulaRisk:
     correlation: tuple[tuple[float, ...], ...]
 
 
-def value_order(counts_of_codes: Floats, numeric: Ints | None) -> Ints:
-    """Each code's rank in the variable's order: ``numeric`` (each code's numeric rank) when
-    given, else by decreasing frequency (ties by code)."""
-    if numeric is not None:
-        return np.asarray(numeric, dtype=np.int64)
-    order = np.lexsort((np.arange(len(counts_of_codes)), -counts_of_codes))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
+def value_order(counts_of_codes: Floats, order: tuple[Ints, bool] | None) -> Ints:
+    """Each code's rank in the variable's order: its values' order when they are numbers
+    (``order``: each code's rank among the values and whether they are numbers), else by
+    decreasing frequency, ties in the values' order (by code without ``order``)."""
+    k = len(counts_of_codes)
+    ranks = np.arange(k) if order is None else np.asarray(order[0][:k], dtype=np.int64)
+    numeric = order is not None and order[1]
+    by = np.argsort(ranks, kind="stable") if numeric else np.lexsort((ranks, -counts_of_codes))
+    rank = np.empty(k, dtype=np.int64)
+    rank[by] = np.arange(k)
     return rank
 
 
@@ -103,25 +105,26 @@ def correlation(scores: Sequence[Floats], weights: Floats) -> Floats:
 
 def ghk(a: Floats, b: Floats, chol: Floats, rng: np.random.Generator, draws: int = DRAWS) -> Floats:
     """``P(a < Z <= b)`` per row of ``a``, ``b`` (cells x variables) for ``Z ~ N(0, L L')``,
-    by the GHK simulator (Genz 1992), ``draws`` draws per cell."""
+    by the GHK simulator (Genz 1992), ``draws`` draws shared by every cell (common random
+    numbers: a cell's figure depends on its bounds only, never on the order of the cells)."""
     from scipy.special import ndtr, ndtri
 
     cells, d = a.shape
     out = np.empty(cells)
+    u = rng.random((draws, d))
     step = max(1, (1 << 21) // (draws * max(d, 1)))
     for s in range(0, cells, step):
         lo_b, hi_b = a[s : s + step], b[s : s + step]
         m = len(lo_b)
         prob = np.ones((m, draws))
         e = np.zeros((m, draws, d))
-        u = rng.random((m, draws, d))
         for i in range(d):
             shift = e[:, :, :i] @ chol[i, :i] if i else np.zeros((m, draws))
             lo = ndtr((lo_b[:, i, None] - shift) / chol[i, i])
             hi = ndtr((hi_b[:, i, None] - shift) / chol[i, i])
             width = np.maximum(hi - lo, 0.0)
             prob *= width
-            e[:, :, i] = ndtri(np.clip(lo + u[:, :, i] * width, 1e-15, 1 - 1e-15))
+            e[:, :, i] = ndtri(np.clip(lo + u[None, :, i] * width, 1e-15, 1 - 1e-15))
         out[s : s + step] = prob.mean(axis=1)
     return out
 
@@ -131,22 +134,23 @@ def copula(
     cards: Sequence[int],
     counts: npt.ArrayLike,
     population: float,
-    numeric: Sequence[Ints | None] | None = None,
+    orders: Sequence[tuple[Ints, bool] | None] | None = None,
     rng: np.random.Generator | None = None,
 ) -> CopulaRisk:
     """The copula model's estimate for a sample's distinct classes (``codes`` per key
     variable, ``counts`` per class) from a population of ``population`` people;
-    ``numeric``: per variable, each code's numeric rank (None: order by frequency). ``rng``
+    ``orders``: per variable, each code's rank among its values and whether they are numbers
+    (:func:`value_order`; None: by frequency, ties by code). ``rng``
     draws the GHK simulator and the sample of uniques (default: seeded, so that a figure is
     reproducible)."""
     rng = rng if rng is not None else np.random.default_rng(0)
     f = np.asarray(counts, dtype=np.float64)
     n = float(f.sum())
     d = len(codes)
-    numeric = list(numeric) if numeric is not None else [None] * d
+    given = list(orders) if orders is not None else [None] * d
     ranks = [
         value_order(np.bincount(c, weights=f, minlength=max(k, 1)).astype(np.float64), r)
-        for c, k, r in zip(codes, cards, numeric, strict=True)
+        for c, k, r in zip(codes, cards, given, strict=True)
     ]
     bounds = [
         _bounds(np.asarray(c, dtype=np.int64), f, max(k, 1), r) for c, k, r in zip(codes, cards, ranks, strict=True)
@@ -163,11 +167,11 @@ def copula(
     outside = max(population - n, 0.0)
     q = np.exp(outside * np.log1p(-np.clip(p, 0.0, 1 - 1e-15)))
     scale = c1 / max(len(pick), 1)
-    var = float((q * (1 - q)).sum()) * scale
+    var = math.fsum(q * (1 - q)) * scale
     if len(pick) < c1:  # the sampled uniques' mean stands for all: its sampling variance
         var += c1**2 * float(q.var(ddof=1)) / len(pick) * (1 - len(pick) / c1)
     return CopulaRisk(
-        estimate=float(q.sum()) * scale,
+        estimate=math.fsum(q) * scale,
         sd=math.sqrt(var),
         evaluated=len(pick),
         sample_uniques=c1,

@@ -149,7 +149,7 @@ def expected_uniques(
         grid = [g.ravel() for g in np.meshgrid(*present, indexing="ij")]
         mu = np.exp(m.log_mu(grid, edges))
         q = mu * np.exp(-mu)
-        return float(q.sum()), float((q * (1 - q)).sum()), True
+        return math.fsum(q), math.fsum(q * (1 - q)), True
     mu = np.exp(m.log_mu(draw(m, edges, MONTE_CARLO, rng), edges))
     e = np.exp(-mu)
     return m.n * float(e.mean()), m.n * float((e * (1 - mu * e)).mean()), False
@@ -280,9 +280,9 @@ def loglinear(
     terms = (*names, *(f"{names[u]}:{names[v]}" for u, v in edges))
     return LogLinearRisk(
         terms=tuple(terms),
-        tau1=float(unique.sum()),
-        tau1_sd=math.sqrt(float((unique * (1 - unique)).sum())),
-        tau2=float(risk[ones].sum()),
+        tau1=math.fsum(unique),  # exactly rounded: the same figure whatever the order of the classes
+        tau1_sd=math.sqrt(math.fsum(unique * (1 - unique))),
+        tau2=math.fsum(risk[ones]),
         z=float(z),
         z_exact=exact,
         expected_uniques=e,

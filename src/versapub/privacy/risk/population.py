@@ -54,7 +54,7 @@ def estimate(
     fraction: float,
     *,
     weights: npt.NDArray[np.float64] | None = None,
-    numeric: Sequence[npt.NDArray[np.int64] | None] | None = None,
+    orders: Sequence[tuple[npt.NDArray[np.int64], bool] | None] | None = None,
     names: Sequence[str] = (),
     model: str = "auto",
     rng: np.random.Generator | None = None,
@@ -62,7 +62,8 @@ def estimate(
     """Every model's estimate for a sample's distinct classes (``codes`` per key variable,
     ``counts`` per class, ``weights``: each class's sum of sampling weights) drawn with
     ``fraction``, and ``model``'s as the estimate (``auto``: :data:`DEFAULT_MODEL`).
-    ``numeric``: per key variable, each code's numeric rank (the copula's value order)."""
+    ``orders``: per key variable, each code's rank among its values and whether they are
+    numbers (the copula's value order, :func:`versapub.privacy.risk.copula.value_order`)."""
     check_model(model)
     f = np.asarray(counts, dtype=np.int64)
     arx = population_uniques(histogram(f), fraction)
@@ -78,7 +79,7 @@ def estimate(
         population = max(float(weights.sum()), float(f.sum()))
     names = list(names) or [f"v{i}" for i in range(len(codes))]
     ll = loglinear(codes, cards, f, pi_k, names, rng=rng)
-    cp = copula(codes, cards, f, population, numeric=numeric, rng=rng)
+    cp = copula(codes, cards, f, population, orders=orders, rng=rng)
     figures = {
         "loglinear": (ll.tau1, ll.tau1_sd),
         "copula": (cp.estimate, cp.sd),
@@ -121,7 +122,7 @@ def _why(model: str, chosen: str, misfit: float) -> str:
     if model != "auto":
         return "as --model asked"
     if chosen == DEFAULT_MODEL:
-        return f"the default; its expected sample uniques are within {100 * abs(misfit):.1f} % of the observed"
+        return f"the default: its expected sample uniques are within {100 * abs(misfit):.1f} % of the observed"
     return (
         f"the log-linear model expects {100 * abs(misfit):.0f} % {'more' if misfit > 0 else 'fewer'} sample uniques "
         "than observed (the cells look exchangeable, ARX's models' assumption): ARX's rule instead"
