@@ -230,3 +230,46 @@ def test_cli_reports_the_chosen_model_with_the_others(tmp_path: Path) -> None:
     assert "loglinear_risk" in head and "population_unique" in head
     run = CliRunner().invoke(cli, ["risk", str(data), "--qi", "area", "--model", "bogus"])
     assert run.exit_code == 2 and "Traceback" not in run.output
+
+
+def test_check_and_the_report_add_the_estimate_of_each_table(tmp_path: Path) -> None:
+    """``check --sampling-fraction`` adds each table's population-uniqueness figure to its
+    identity finding (the verifier reads the cells from the file): the same as ``risk`` of
+    the release gives; the report shows it; a fraction outside (0, 1] is one paragraph."""
+    from versapub.inspect import report, risk
+    from versapub.web.views import risk_view
+
+    rng = np.random.default_rng(12)
+    n = 2500
+    rows = list(
+        zip(
+            rng.integers(0, 30, n).tolist(),
+            rng.gamma(3, 8, n).astype(int).tolist(),
+            rng.integers(0, 2, n).tolist(),
+            rng.choice(["flu", "cold", "asthma"], n).tolist(),
+            strict=True,
+        )
+    )
+    data = _csv(tmp_path / "s.csv", rows, "area,age,sex,disease")
+    rel = tmp_path / "rel"
+    run = CliRunner().invoke(
+        cli, ["publish", "--input", str(data), "--rule", "area,age,sex -> disease", "--out", str(rel)]
+    )
+    assert run.exit_code in (0, 6), run.output
+    run = CliRunner().invoke(cli, ["check", str(rel), "--sampling-fraction", "0.1", "--json"])
+    assert run.exit_code in (0, 6), run.output
+    found = [i for i in json.loads(run.output)["identity"] if "population_uniques" in i]
+    assert found, "no identity finding carries the population figure"
+    measured = {t["table"]: t["population_uniques"] for t in risk(rel, sampling_fraction=0.1).to_json()["tables"]}
+    for i in found:
+        mine = measured[i["table"]]
+        assert i["population_uniques"]["model"] == mine["model"]
+        assert i["population_uniques"]["estimate"] == pytest.approx(mine["estimate"], rel=1e-9)
+        assert "estimated unique in the population" in i["message"]
+    html = report(rel, sampling_fraction=0.1).html
+    assert 'class="population"' in html and "loglinear" in html
+    view = risk_view(risk(rel, sampling_fraction=0.1).to_json())
+    detail = [row[2] for b in view if b["kind"] == "facts" for row in b["rows"] if row[0] == "population uniques"]
+    assert detail and "95 % under the model" in detail[0] and "pitman" in detail[0]
+    run = CliRunner().invoke(cli, ["check", str(rel), "--sampling-fraction", "0"])
+    assert run.exit_code == 2 and "(0, 1]" in run.output and "Traceback" not in run.output

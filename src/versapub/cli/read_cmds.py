@@ -283,6 +283,13 @@ def sample(release_dir: Path, n: int, output: Path, seed: int) -> None:
     type=int,
     help="With --original: how many original records the attacks on everything published target (default 500).",
 )
+@click.option(
+    "--sampling-fraction",
+    type=float,
+    help="The share of the population the original data was, in (0, 1]: each table's identity finding adds the "
+    "records estimated unique in the population (the log-linear model by default; versapub risk --model gives "
+    "every model).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def check(
     release_dir: Path,
@@ -301,6 +308,7 @@ def check(
     risk_measure: str,
     max_singling_out: float | None,
     n_attacks: int | None,
+    sampling_fraction: float | None,
     as_json: bool,
 ) -> None:
     """Verify a release from its files alone and attack it.
@@ -340,6 +348,7 @@ def check(
             risk_measure=risk_measure,
             population=population,
             max_singling_out=max_singling_out,
+            sampling_fraction=sampling_fraction,
             attacks=n_attacks,
             progress=step,
         )
@@ -365,12 +374,24 @@ def check(
     show_default=True,
     help="Output HTML file.",
 )
-def report(release_dir: Path, original: Path | None, missing: str | None, output: Path) -> None:
+@click.option(
+    "--sampling-fraction",
+    type=float,
+    help="The share of the population the original data was, in (0, 1]: the risk section adds each table's "
+    "records estimated unique in the population.",
+)
+def report(
+    release_dir: Path, original: Path | None, missing: str | None, output: Path, sampling_fraction: float | None
+) -> None:
     """Write a self-contained HTML report (rules, attribute graph, tables, utility, attacks)."""
     from versapub import inspect
 
     with _errors(), _progress() as bar:
         bar.add_task("building the report", total=None)
-        got = inspect.report(release_dir, _original(original, release_dir, missing) if original is not None else None)
+        got = inspect.report(
+            release_dir,
+            _original(original, release_dir, missing) if original is not None else None,
+            sampling_fraction=sampling_fraction,
+        )
         output.write_text(got.html, encoding="utf-8")
     out.print(f"Wrote {output} ({'all checks passed' if got.check.ok else 'CHECKS FAILED'}).")

@@ -55,6 +55,7 @@ def check(
     attacks: int | None = None,
     progress: Callable[[str], None] | None = None,
     keys: Sequence[str] | None = None,
+    sampling_fraction: float | None = None,
 ) -> CheckReport:
     """Every check of ``versapub check`` (its ``--json`` is ``.to_json()``): the schema (GNF
     per rule), the guarantee in every group, consistency (sums, sizes, digests, and with
@@ -73,7 +74,10 @@ def check(
     fraction are checked against it; read as the manifest records the input).  With
     ``original``, the attacks on everything published (inference per rule, singling out and
     linkability per table) run on ``attacks`` original records (default 500);
-    ``max_singling_out`` fails a table whose singling-out risk is above it."""
+    ``max_singling_out`` fails a table whose singling-out risk is above it.
+    ``sampling_fraction``: the share of the population the original was; each table's
+    identity finding then adds the records estimated unique in the population
+    (:mod:`versapub.privacy.risk.population`)."""
     d = Path(release)
     read_manifest(d)  # not a release: one paragraph, before the engines load
     from versapub.io.policy import requirement
@@ -106,6 +110,12 @@ def check(
         if original is None:
             raise ConfigError("--max-singling-out measures the attacks against the original: give --original FILE.")
         req = _replace(req, max_singling_out=max_singling_out)
+    if sampling_fraction is not None:
+        from dataclasses import replace as _with
+
+        if isinstance(sampling_fraction, bool) or not 0 < sampling_fraction <= 1:
+            raise ConfigError(f"--sampling-fraction is a share of the population in (0, 1], got {sampling_fraction!r}.")
+        req = _with(req, sampling_fraction=float(sampling_fraction))
     if attacks is not None and attacks < 10:
         raise ConfigError(f"--attacks is the number of original records attacked (at least 10), got {attacks}.")
     table = _table(d, original, missing)
@@ -134,11 +144,25 @@ class Report:
     check: CheckReport
 
 
-def report(release: str | Path, original: str | Path | Original | None = None, missing: str | None = None) -> Report:
+def report(
+    release: str | Path,
+    original: str | Path | Original | None = None,
+    missing: str | None = None,
+    *,
+    sampling_fraction: float | None = None,
+) -> Report:
     """The self-contained HTML report of a release (rules, attribute graph, tables, utility
-    against ``original`` when given, attacks) with the checks it shows."""
+    against ``original`` when given, attacks) with the checks it shows; ``sampling_fraction``:
+    the share of the population the original was (the risk section adds each table's
+    population-uniqueness estimate)."""
     d = Path(release)
     read_manifest(d)
+    from versapub.verify.requirement import Requirement
+
+    try:
+        req = Requirement(sampling_fraction=sampling_fraction)
+    except ValueError as e:
+        raise ConfigError(f"--sampling-fraction: {e}.") from None
     from versapub.kinds.load import load_release
     from versapub.model import utility_summary
     from versapub.reports.html import html_report
@@ -146,7 +170,7 @@ def report(release: str | Path, original: str | Path | Original | None = None, m
 
     model = load_release(d)
     got = _original(d, original, missing, model)
-    rep = run_check(d, original=got.read if got is not None else None)
+    rep = run_check(d, original=got.read if got is not None else None, requirement=req)
     utility = utility_summary(model, got.table) if got is not None else None  # the input as published
     return Report(html_report(d, rep, utility, title=d.name), rep)
 

@@ -66,6 +66,7 @@ def _risk_rows(check: CheckReport | None) -> list[dict[str, Any]]:
                 "records": int(records.sum()),
                 "classes": sum(sizes.values()),
                 "uniques": sizes.get(1, 0),
+                "population": row.get("population_uniques"),
                 "p": p,
                 "chart": Markup(
                     bars(

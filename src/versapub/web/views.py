@@ -238,6 +238,18 @@ def _before_after(r: dict[str, Any], before: dict[str, Any]) -> Block:
     }
 
 
+def _uniques_detail(pu: dict[str, Any]) -> str:
+    """What the population-uniques figure is: its model, its interval and the other models."""
+    text = f"Records estimated unique in the whole population, by the {pu.get('model', '')} model"
+    iv = pu.get("interval")
+    if iv:
+        text += f" (95 % under the model: {iv[0]:,.1f} to {iv[1]:,.1f})"
+    others = [f"{m} {v:,.1f}" for m, v in (pu.get("models") or {}).items() if m != pu.get("model") and v is not None]
+    if pu.get("sampling_fraction", 1) < 1 and others:
+        text += "; the other models: " + ", ".join(others)
+    return text + "."
+
+
 def risk_view(r: dict[str, Any], before: dict[str, Any] | None = None) -> list[Block]:
     """``risk``'s result (``RiskReport.to_json()``) as figures per table and a histogram of
     the records' risks; ``before``: the same measures on the input."""
@@ -276,11 +288,7 @@ def risk_view(r: dict[str, Any], before: dict[str, Any] | None = None) -> list[B
                 _num((t.get("marketer") or {}).get("average"), 4),
                 "The share of records an attacker linking every record at once would re-identify.",
             ],
-            [
-                "population uniques",
-                _num(pu.get("estimate"), 1),
-                f"Records estimated unique in the whole population ({pu.get('model', '')}).",
-            ],
+            ["population uniques", _num(pu.get("estimate"), 1), _uniques_detail(pu)],
         ]
         suda = t.get("suda")
         if isinstance(suda, dict):

@@ -561,6 +561,11 @@ async function runEvaluate() {
     el("details", {}, el("summary", {}, "every figure (JSON)"), el("pre", {}, JSON.stringify(raw, null, 2))));
 }
 
+function uniquesText(pu) {  // the estimate with its interval under the model, when it has one
+  const iv = pu.interval;
+  return iv ? `${pu.estimate.toFixed(1)} (95% ${iv[0].toFixed(1)}-${iv[1].toFixed(1)})` : pu.estimate.toFixed(1);
+}
+
 async function runRisk() {
   $("use-result").replaceChildren();
   const r = await runTask("/api/risk", { release: $("release-list").value, sampling_fraction: $("risk-fraction").value,
@@ -571,7 +576,7 @@ async function runRisk() {
     "journalist highest", "marketer", "population uniques", "model"];
   const rows = r.tables.map((t) => el("tr", {}, ...[t.table, t.records, t.sample_uniques,
     t.prosecutor.highest.toFixed(4), t.prosecutor.average.toFixed(4), pct(t.prosecutor.records_at_risk),
-    t.journalist.highest.toFixed(4), t.marketer.average.toFixed(4), t.population_uniques.estimate.toFixed(1),
+    t.journalist.highest.toFixed(4), t.marketer.average.toFixed(4), uniquesText(t.population_uniques),
     t.population_uniques.model].map((v) => el("td", {}, String(v)))));
   $("use-result").replaceChildren(el("h3", { id: "risk-title" }, `re-identification risk (sampling fraction ${r.sampling_fraction}) on ${r.qi.join(", ")}`),
     el("table", { id: "risk-table" }, el("tr", {}, ...head.map((h) => el("th", { scope: "col" }, h))), ...rows), ...renderView(r.view));
