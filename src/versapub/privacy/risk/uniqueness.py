@@ -60,18 +60,31 @@ def _arrays(h: Histogram) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float
     return j, c, float((j * c).sum()), float(c.sum())
 
 
+def _one_left(big_n: int, j: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.float64]:
+    """The hypergeometric probability that a population class of ``j`` leaves exactly one
+    record in a sample of ``n`` from ``N``: ``j C(N - j, n - 1) / C(N, n)`` (by log-gamma:
+    scipy.stats costs a third of a second to import)."""
+    from scipy.special import gammaln  # scipy's modules take time to import: only when measured
+
+    def log_choose(a: npt.NDArray[np.float64] | float, b: float) -> npt.NDArray[np.float64]:
+        return np.asarray(gammaln(np.asarray(a) + 1) - gammaln(b + 1) - gammaln(np.asarray(a) - b + 1))
+
+    ok = (big_n - j) >= (n - 1)
+    rest = np.where(ok, big_n - j, n - 1.0)
+    out = np.exp(np.log(j) + log_choose(rest, n - 1.0) - log_choose(float(big_n), float(n)))
+    return np.where(ok & (j >= 1), out, 0.0)
+
+
 def zayatz(h: Histogram, pi: float) -> float:
     """Zayatz's estimate of the sample uniques that are population uniques."""
-    from scipy import stats  # scipy's modules take ~1 s to import: only when measured
-
     c1 = h.get(1, 0)
     if not c1:
         return 0.0
     j, c, n, _ = _arrays(h)
     big_n = max(round(n / pi), int(n))
-    hj = stats.hypergeom.pmf(1, big_n, j.astype(np.int64), int(n))
+    hj = _one_left(big_n, j, int(n))
     denom = float((c * hj).sum())
-    return c1 * (c1 * float(stats.hypergeom.pmf(1, big_n, 1, int(n)))) / denom if denom > 0 else math.nan
+    return c1 * (c1 * float(_one_left(big_n, np.array([1.0]), int(n))[0])) / denom if denom > 0 else math.nan
 
 
 def _pitman_loglik(params: npt.NDArray[np.float64], j: Any, c: Any, n: float, u: float) -> float:
