@@ -8,7 +8,7 @@ and the Gaussian copula (:mod:`versapub.privacy.risk.copula`) read the key varia
 themselves. The default (``auto``) is the log-linear model unless it cannot explain the
 sample's uniques: over the simulation of ``benchmarks/risk_models.py`` (docs/risk.md) it is
 the closest on populations whose key variables have structure — main effects and
-interactions, the shape of real key variables: 4.7 % mean error (the copula 4.1 %), where
+interactions, the shape of real key variables: 4.7 % mean error (the copula 4.2 %), where
 Pitman's model, ARX's choice at small fractions, is 32 % off — and far off on exchangeable
 populations (cells unrelated to the key values, Pitman's home), where the sample uniques it
 expects miss the observed ones by 42 % or more (structured: at most 7 %). So ``auto`` takes the
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -78,12 +77,9 @@ def estimate(
         pi_k = np.minimum(f / np.maximum(weights, 1e-300), 1.0)
         population = max(float(weights.sum()), float(f.sum()))
     names = list(names) or [f"v{i}" for i in range(len(codes))]
-    r_ll, r_cp = rng.spawn(2)  # one generator per thread
-    with ThreadPoolExecutor(2) as pool:  # the two models beside ARX's (numpy releases the GIL)
-        ll_f = pool.submit(loglinear, codes, cards, f, pi_k, names, rng=r_ll, per_record=False)
-        cp_f = pool.submit(copula, codes, cards, f, population, orders=orders, rng=r_cp)
-        arx = population_uniques(histogram(f), fraction)
-        ll, cp = ll_f.result(), cp_f.result()
+    ll = loglinear(codes, cards, f, pi_k, names, rng=rng, per_record=False)
+    cp = copula(codes, cards, f, population, orders=orders, rng=rng)
+    arx = population_uniques(histogram(f), fraction)
     figures = {
         "loglinear": (ll.tau1, ll.tau1_sd),
         "copula": (cp.estimate, cp.sd),
