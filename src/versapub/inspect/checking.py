@@ -110,19 +110,14 @@ def check(
         if original is None:
             raise ConfigError("--max-singling-out measures the attacks against the original: give --original FILE.")
         req = _replace(req, max_singling_out=max_singling_out)
-    if sampling_fraction is not None:
-        from dataclasses import replace as _with
-
-        if isinstance(sampling_fraction, bool) or not 0 < sampling_fraction <= 1:
-            raise ConfigError(f"--sampling-fraction is a share of the population in (0, 1], got {sampling_fraction!r}.")
-        req = _with(req, sampling_fraction=float(sampling_fraction))
+    _check_fraction(sampling_fraction)
     if attacks is not None and attacks < 10:
         raise ConfigError(f"--attacks is the number of original records attacked (at least 10), got {attacks}.")
     table = _table(d, original, missing)
     from versapub.inspect.original import population_table
     from versapub.verify.adversary_check import N_ATTACKS
 
-    return run_check(
+    rep = run_check(
         d,
         original=table,
         attack=attack,
@@ -134,6 +129,16 @@ def check(
         progress=progress,
         keys=None if keys is None else list(keys),
     )
+    if sampling_fraction is not None:
+        from versapub.inspect.population_figures import with_population
+
+        rep.identity = with_population(d, rep.identity, sampling_fraction)
+    return rep
+
+
+def _check_fraction(sampling_fraction: float | None) -> None:
+    if sampling_fraction is not None and (isinstance(sampling_fraction, bool) or not 0 < sampling_fraction <= 1):
+        raise ConfigError(f"--sampling-fraction is a share of the population in (0, 1], got {sampling_fraction!r}.")
 
 
 @dataclass(frozen=True)
@@ -157,12 +162,7 @@ def report(
     population-uniqueness estimate)."""
     d = Path(release)
     read_manifest(d)
-    from versapub.verify.requirement import Requirement
-
-    try:
-        req = Requirement(sampling_fraction=sampling_fraction)
-    except ValueError as e:
-        raise ConfigError(f"--sampling-fraction: {e}.") from None
+    _check_fraction(sampling_fraction)
     from versapub.kinds.load import load_release
     from versapub.model import utility_summary
     from versapub.reports.html import html_report
@@ -170,7 +170,11 @@ def report(
 
     model = load_release(d)
     got = _original(d, original, missing, model)
-    rep = run_check(d, original=got.read if got is not None else None, requirement=req)
+    rep = run_check(d, original=got.read if got is not None else None)
+    if sampling_fraction is not None:
+        from versapub.inspect.population_figures import with_population
+
+        rep.identity = with_population(d, rep.identity, sampling_fraction)
     utility = utility_summary(model, got.table) if got is not None else None  # the input as published
     return Report(html_report(d, rep, utility, title=d.name), rep)
 

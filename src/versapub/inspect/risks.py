@@ -529,9 +529,8 @@ def risk(
     whose cost fits under ``suda_limit`` row-groupings (``None``: every size; the result
     notes what it did not search); ``progress(description, done, total)`` follows it.
     ``household`` (a data file's or table's household id column) and ``household_level``:
-    the household figures of :mod:`versapub.privacy.risk.households` beside the others.
-    ``model``: the population-uniqueness model reported (every model is computed beside it;
-    :mod:`versapub.privacy.risk.population`)."""
+    the household figures of :mod:`versapub.privacy.risk.households` beside the others;
+    ``model``: the population-uniqueness model reported (:mod:`~versapub.privacy.risk.population`)."""
     from versapub.data.table import EncodedTable
     from versapub.release.value import Release
 
@@ -583,11 +582,7 @@ def risk(
         if unknown:
             raise InputError(f"--qi names {unknown}, published as a non-sensitive column by no table of {label}.")
         notes += [f"table {c.name} publishes none of the quasi-identifiers" for c in classes if not c.attributes]
-    records = max((int(c.counts.sum()) for c in classes), default=0)
-    pi = fraction(records, sampling_fraction, population_size)
-    w = classes[0].weights if classes else None
-    if w is not None and sampling_fraction is None and population_size is None and w.sum() > 0:
-        pi = min(1.0, records / float(w.sum()))  # the fraction the sampling weights imply
+    pi, w = _fraction_of(classes, sampling_fraction, population_size)
 
     tables = tuple(
         measure(
@@ -604,6 +599,18 @@ def risk(
     )
     hh = _households(table_read, qi, household, household_level, pi, threshold, w)
     return RiskReport(label, tables, threshold, pi, tuple(notes), hh)
+
+
+def _fraction_of(
+    classes: Sequence[Classes], sampling_fraction: float | None, population_size: int | None
+) -> tuple[float, npt.NDArray[np.float64] | None]:
+    """The sampling fraction (given, or the one the sampling weights imply) and the weights."""
+    records = max((int(c.counts.sum()) for c in classes), default=0)
+    pi = fraction(records, sampling_fraction, population_size)
+    w = classes[0].weights if classes else None
+    if w is not None and sampling_fraction is None and population_size is None and w.sum() > 0:
+        pi = min(1.0, records / float(w.sum()))  # the fraction the sampling weights imply
+    return pi, w
 
 
 def _households(

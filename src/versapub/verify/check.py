@@ -442,7 +442,7 @@ class _Run:
     ) -> dict[str, Future[Any]]:
         """Every check but the verification, started (by the report's field names)."""
         d, m, req = self.d, self.manifest, self.req
-        risk = (req.max_risk, req.risk_measure, keys, req.sampling_fraction)
+        risk = (req.max_risk, req.risk_measure, keys)
         return {
             "attacks": pool.submit(self.timed, "attacks", self.attacks),
             "posterior": pool.submit(self.timed, "posterior", self.posterior, use_rules),

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -51,7 +50,6 @@ def identity_check(
     max_risk: float | None = None,
     risk_measure: str = "highest",
     keys: list[str] | None = None,
-    sampling_fraction: float | None = None,
 ) -> list[dict[str, Any]]:
     """Per table, from its file: the cells of its non-sensitive attributes (a plain table's
     rows; an Anatomy QIT's rows summed over groups), the share of records alone in their
@@ -61,9 +59,7 @@ def identity_check(
     ``risk_measure`` prosecutor risk is above it fails.  The cells are those of the key
     variables (``keys``, else the manifest's ``job.keys``, else every cell column:
     :mod:`versapub.verify.key_cells`), an empty value matching any value when the release
-    suppressed key values locally. With ``sampling_fraction`` each finding adds the records
-    estimated unique in the population from the table's cells (a figure, not a test:
-    :func:`population_figure`)."""
+    suppressed key values locally."""
     m = manifest_of(directory, manifest)
     named = keys_of(m, keys)  # the key variables (issue 65): the cells count these columns only
     left_out = excluded_of(m, keys)  # without keys named: the perturbed columns the floor left out
@@ -108,15 +104,10 @@ def identity_check(
                 (k, max_risk, risk_measure),
                 (ok, attention, risky, loose, loose_cols),
             )
-            pu = None
-            if sampling_fraction is not None and keys and not wildcard:
-                pu = population_figure(con, path, keys, sampling_fraction)
-                message = message.rstrip(".") + ". " + population_text(pu)
             out.append(
                 {
                     "table": e.get("name"),
                     "attributes": keys,
-                    **({"population_uniques": pu} if pu is not None else {}),
                     "unique_share": share,
                     "k": smallest,
                     "cells": cells,
@@ -177,51 +168,6 @@ def _message(c: _Cells, asked: tuple[int | None, float | None, str], verdict: tu
             "not whether it can be found (require a smallest cell with --k)"
         )
     return message
-
-
-def population_figure(con: Any, path: Path, keys: list[str], fraction: float) -> dict[str, Any]:
-    """The records of a table's cells over ``keys`` estimated unique in the population its
-    original was a ``fraction`` of (every model, the default's as the estimate:
-    :func:`versapub.privacy.risk.population.estimate`), read from the file."""
-    from versapub.privacy.risk.population import estimate
-
-    sel = ", ".join(_ident(a) for a in keys)
-    t = con.sql(
-        f'SELECT {sel}, sum(CAST(round(CAST("count" AS DOUBLE)) AS BIGINT)) AS n FROM {duckdb_source(path)} '
-        f"GROUP BY {sel} HAVING n > 0"
-    ).to_arrow_table()
-    codes, cards, orders = [], [], []
-    for a in keys:
-        enc = pc.dictionary_encode(pc.cast(t.column(a), pa.string()).fill_null("")).combine_chunks()
-        codes.append(np.asarray(enc.indices, dtype=np.int64))
-        cards.append(max(len(enc.dictionary), 1))
-        orders.append(_order(enc.dictionary.to_pylist()))
-    counts = np.asarray(t.column("n"), dtype=np.int64)
-    return estimate(codes, cards, counts, fraction, orders=orders, names=keys).to_json()
-
-
-def _order(values: list[Any]) -> tuple[npt.NDArray[np.int64], bool]:
-    """Each value's rank (numeric when every value is a number, else by text) and whether
-    they are numbers: the copula model's value order."""
-    try:
-        nums = [float(v) for v in values]
-        numeric = all(np.isfinite(nums))
-    except ValueError:
-        numeric = False
-    keys: list[Any] = nums if numeric else [str(v) for v in values]
-    rank = np.empty(len(values), dtype=np.int64)
-    rank[sorted(range(len(values)), key=keys.__getitem__)] = np.arange(len(values))
-    return rank, numeric
-
-
-def population_text(pu: dict[str, Any]) -> str:
-    """The population-uniqueness figure of an identity finding, as a sentence."""
-    iv = pu.get("interval")
-    within = f", 95 % under the model {iv[0]:,.1f}-{iv[1]:,.1f}" if iv else ""
-    return (
-        f"Of its records alone, {pu['estimate']:,.1f} are estimated unique in the population (sampling fraction "
-        f"{pu['sampling_fraction']:g}, {pu['model']} model{within})."
-    )
 
 
 def _class_sizes(con: Any, path: Path, c: str, keys: list[str]) -> dict[int, int]:

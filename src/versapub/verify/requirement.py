@@ -48,17 +48,8 @@ class Requirement:
     #: A ceiling on every table's measured singling-out risk (``--max-singling-out``; with the
     #: original: the attacks on everything published).
     max_singling_out: float | None = None
-    #: The share of the population the original data was (``--sampling-fraction``): each
-    #: table's identity finding adds its population-uniqueness estimate (a figure, no test).
-    sampling_fraction: float | None = None
 
     def __post_init__(self) -> None:
-        if self.sampling_fraction is not None and (
-            isinstance(self.sampling_fraction, bool)
-            or not isinstance(self.sampling_fraction, (int, float))
-            or not 0 < self.sampling_fraction <= 1
-        ):
-            raise ValueError(f"the sampling fraction is a share in (0, 1], got {self.sampling_fraction!r}")
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2):
             raise ValueError(f"k must be a whole number >= 2, got {self.k!r}")
         if self.max_risk is not None and (

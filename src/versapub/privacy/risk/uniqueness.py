@@ -244,7 +244,7 @@ class Uniqueness:
             "estimate": self.estimate,
             "share": self.share,
             "model": self.model,
-            "interval": None if iv is None else list(iv),
+            **({} if iv is None else {"interval": list(iv)}),
             "population_estimate": self.estimate / self.sampling_fraction,
             "sampling_fraction": self.sampling_fraction,
             "models": models,
