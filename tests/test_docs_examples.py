@@ -2,7 +2,8 @@
 each page's shell blocks in bash and its Python blocks in one interpreter per page, in
 document order, from a copy of ``examples/`` (``src`` and ``benchmarks`` linked). A block
 preceded by ``<!-- docs-test: skip (why) -->`` names what runs it instead (an experiment that
-takes hours: ``tests/test_experiments.py`` builds its page from small runs)."""
+takes hours: ``tests/test_experiments.py`` builds its page from small runs); one preceded by
+``<!-- docs-test: slow (why) -->`` runs in the slow suite (``make test-slow``) only."""
 
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
-    r"(?:<!-- docs-test: (?P<mark>skip) \((?P<why>[^)]*)\) -->\n)?```(?P<lang>sh|python)\n(?P<code>.*?)```", re.S
+    r"(?:<!-- docs-test: (?P<mark>skip|slow) \((?P<why>[^)]*)\) -->\n)?```(?P<lang>sh|python)\n(?P<code>.*?)```", re.S
 )
 PAGES = sorted(p for p in (ROOT / "docs").glob("*.md") if BLOCK.search(p.read_text(encoding="utf-8")))
 
 
 def test_every_page_with_examples_is_found() -> None:
     names = {p.name for p in PAGES}
-    assert {"dp.md", "risk.md"} <= names
+    assert {"dp.md", "risk.md", "input.md", "using.md", "checking.md", "generalization.md", "treatments.md"} <= names
     for p in PAGES:  # a skipped block says what runs it instead
         for m in BLOCK.finditer(p.read_text(encoding="utf-8")):
             assert m["mark"] is None or m["why"].strip(), (p.name, m["code"][:80])
@@ -32,6 +33,19 @@ def test_every_page_with_examples_is_found() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_the_page_runs(page: Path, tmp_path: Path) -> None:
+    _run(page, tmp_path, slow=False)
+
+
+SLOW_PAGES = [p for p in PAGES if any(m["mark"] == "slow" for m in BLOCK.finditer(p.read_text(encoding="utf-8")))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", SLOW_PAGES, ids=lambda p: p.name)
+def test_the_page_runs_with_its_slow_blocks(page: Path, tmp_path: Path) -> None:
+    _run(page, tmp_path, slow=True)
+
+
+def _run(page: Path, tmp_path: Path, slow: bool) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     for name in ("src", "benchmarks"):
         (tmp_path / name).symlink_to(ROOT / name)
@@ -39,7 +53,7 @@ def test_the_page_runs(page: Path, tmp_path: Path) -> None:
     namespace: dict[str, object] = {}
     text = page.read_text(encoding="utf-8")
     for m in BLOCK.finditer(text):
-        if m["mark"] == "skip":
+        if m["mark"] == "skip" or (m["mark"] == "slow" and not slow):
             continue
         line = text[: m.start("code")].count("\n")
         if m["lang"] == "sh":

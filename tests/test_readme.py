@@ -15,7 +15,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
@@ -42,10 +41,10 @@ def blocks() -> list[Block]:
 
 def test_every_block_is_run_or_says_what_runs_it() -> None:
     found = blocks()
-    assert len(found) >= 20
+    assert len(found) >= 10  # the first screen: each family's reference page in docs/ runs its own
     assert all(b.lang in ("sh", "python", "toml") for b in found), [b.lang for b in found]
     skipped = [b for b in found if b.mark == "skip"]
-    assert len(skipped) <= 5 and all(b.why for b in skipped)  # make demo/test, pip install, 3 paper experiments
+    assert len(skipped) <= 2 and all(b.why for b in skipped)  # make demo/test, pip install
 
 
 def _sandbox(tmp: Path) -> Path:
@@ -83,10 +82,15 @@ def _run(tmp: Path, slow: bool) -> list[int]:
 
 def test_the_readme_runs(tmp_path: Path) -> None:
     ran = _run(_sandbox(tmp_path), slow=False)
-    assert len(ran) >= 15
+    assert len(ran) >= 9
     assert (tmp_path / "release" / "manifest.json").is_file() and (tmp_path / "synthetic.csv").is_file()
 
 
-@pytest.mark.slow
-def test_the_readme_runs_with_its_slow_blocks(tmp_path: Path) -> None:
-    assert len(_run(_sandbox(tmp_path), slow=True)) >= 17
+def test_the_readme_is_a_first_screen() -> None:
+    """Issue 70: the README keeps what a newcomer reads first (at most 300 lines); each
+    family's reference is a page in ``docs/`` whose examples run as the README's do, and every
+    page the README links to exists."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count("\n") <= 300
+    links = re.findall(r"\]\(((?:docs|src)/[^)#]+)\)", text)
+    assert len(links) >= 15 and all((ROOT / link).is_file() for link in links), links

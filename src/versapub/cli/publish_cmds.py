@@ -221,7 +221,7 @@ def publish(
 ) -> None:
     """Publish a table under privacy rules into a verified release directory.
 
-    Either CONFIG.toml (see the README for the format) or flags:
+    Either CONFIG.toml (see docs/configuration.md for the format) or flags:
     versapub publish --input data.csv --rule "a, b -> c" --l 3 --out release/
 
     A table too large for memory (a Parquet directory or CSV files) runs on Dask:

@@ -10,7 +10,7 @@ five 6 %, six or more 2 %); regions are skewed (a large region holds a quarter o
 households); household income is log-normal, rounded to thousands, higher with more adults.
 Written as text columns, as a data file is read. No real public-use hierarchical file ships
 with a package on the registries this project uses, so this generator is the only household
-data in the repository (README)."""
+data in the repository (docs/risk.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Publishing configuration (TOML), documented with a complete example in the README.
+"""Publishing configuration (TOML), documented with a complete example in docs/configuration.md.
 
 .. code-block:: toml
 
