@@ -15,7 +15,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
     r"(?:<!-- readme-test: (?P<mark>skip|slow) \((?P<why>[^)]*)\) -->\n)?```(?P<lang>\w*)\n(?P<code>.*?)```", re.S
