@@ -1,11 +1,11 @@
 """The attacks on everything published against anonymeter (issue 45): inference, singling out
-and linkability figures of ``versapub.verify.adversary`` beside anonymeter's on the same
+and linkability figures of ``versapub.verify.adversary.adversary`` beside anonymeter's on the same
 records and targets, and the attacks' cost.
 
 anonymeter (1.1) pins ``numpy<1.27`` and ``pyarrow<22``, which the project's own environment
 cannot hold beside its dependencies: it is installed in a separate virtual environment
 (``.venv-anonymeter``, created on first use) and run there on the same files — records drawn
-from each release (``versapub.verify.adversary_records``, seeded), the original's records and
+from each release (``versapub.verify.adversary.adversary_records``, seeded), the original's records and
 the targets.  Per release: Adult (the demo's Anatomy release; a Mondrian release; a collection
 of anonymized marginals) and the SPARCS survivor set (Anatomy), each attack's success rate
 with anonymeter's 95 % interval and ours, and whether each lies inside the other's interval.
@@ -145,11 +145,11 @@ def releases(tmp: Path, only: str | None = None) -> list[tuple[str, Path, Any, s
 def ours_and_files(release: Path, table: Any, secret: str, n: int, work: Path) -> dict[str, Any]:
     """Our figures, and the files anonymeter reads (the same drawn records and targets);
     the adversary knows up to four of the table's other columns."""
-    from versapub.verify.adversary import inference, linkability, sample_targets
-    from versapub.verify.adversary_check import original_records
-    from versapub.verify.adversary_singling import singling_out
-    from versapub.verify.kind_checks import drawers
-    from versapub.verify.manifest import manifest_of
+    from versapub.verify.adversary.adversary import inference, linkability, sample_targets
+    from versapub.verify.adversary.adversary_check import original_records
+    from versapub.verify.adversary.adversary_singling import singling_out
+    from versapub.verify.reading.kind_checks import drawers
+    from versapub.verify.reading.manifest import manifest_of
 
     m = manifest_of(release)
     entry = next(t for t in m["tables"] if secret in t["attributes"])

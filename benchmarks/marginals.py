@@ -49,7 +49,7 @@ def adult_checks(repeat: int) -> None:
     from versapub.marginals.space import Space
     from versapub.marginals.spec import Marginal, Requirement
     from versapub.release.value import InputInfo
-    from versapub.verify.collection_check import check_collection
+    from versapub.verify.collection.collection_check import check_collection
 
     table, hier = adult()
     req = Requirement.build(SENSITIVE, 10, {"name": "l-diversity", "l": 3})

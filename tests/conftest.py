@@ -73,7 +73,7 @@ def seal(directory: Path) -> None:
     import json
 
     from versapub.io.release_writer import digests
-    from versapub.verify.digests import listed_files
+    from versapub.verify.files.digests import listed_files
 
     m = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     m["digests"] = digests(directory, listed_files(directory, m))

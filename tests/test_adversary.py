@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from versapub.cli.main import cli
 from versapub.datasets.synthetic import loans, panel, write_csv
-from versapub.verify.adversary import inference, linkability, success_rate
-from versapub.verify.adversary_singling import singling_out
+from versapub.verify.adversary.adversary import inference, linkability, success_rate
+from versapub.verify.adversary.adversary_singling import singling_out
 
 LOAN_Q = "state, emp_title, emp_length, homeownership, annual_income"
 
@@ -149,8 +149,8 @@ def test_drawn_anatomy_records_take_their_values_from_their_group(tmp_path: Path
     values (read back from the files)."""
     import csv
 
-    from versapub.verify.kind_checks import drawers
-    from versapub.verify.manifest import manifest_of
+    from versapub.verify.reading.kind_checks import drawers
+    from versapub.verify.reading.manifest import manifest_of
 
     examples = Path(__file__).resolve().parents[1] / "examples"
     out = tmp_path / "rel"
@@ -178,7 +178,7 @@ def test_drawn_anatomy_records_take_their_values_from_their_group(tmp_path: Path
 def test_singling_out_reads_the_distinct_rows_in_first_occurrence_order() -> None:
     """anonymeter drops duplicates before singling out: the distinct rows, each at its first
     occurrence, in input order (brute force on a table with repeats)."""
-    from versapub.verify.adversary_singling import _distinct
+    from versapub.verify.adversary.adversary_singling import _distinct
 
     rng = np.random.default_rng(1)
     t = {
@@ -199,7 +199,7 @@ def test_the_block_size_never_changes_the_nearest_records(monkeypatch: pytest.Mo
     """Issue 50: the search runs in blocks of a fixed number of cells (memory bounded whatever the
     number of records); tie-breaking draws come in the same order, so any block size gives the
     same picks and the same expected hits."""
-    from versapub.verify import adversary
+    from versapub.verify.adversary import adversary
 
     rng = np.random.default_rng(4)
     q = rng.integers(0, 4, (300, 3)).astype(float)
@@ -227,7 +227,7 @@ def test_the_indexed_singling_out_counts_equal_the_dense_ones(seed: int, width: 
     """Issue 67: on a large original the predicates are counted through a sorted index per
     column (the most selective term's candidates, then the others); every operator, missing
     values and values absent from the table give the dense evaluation's counts."""
-    from versapub.verify.adversary_singling import Encoded, Predicates, _Index, counts
+    from versapub.verify.adversary.adversary_singling import Encoded, Predicates, _Index, counts
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 400))

@@ -22,8 +22,8 @@ from versapub.privacy.guarantees.base import GuaranteeContext
 from versapub.privacy.guarantees.context import bind
 from versapub.privacy.guarantees.guarantee import Histograms, make_guarantee
 from versapub.privacy.guarantees.kmap import derived_k
-from versapub.verify.group_checks import group_test, sample_k
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
+from versapub.verify.guarantees.group_checks import group_test, sample_k
 
 from .conftest import random_table, seal
 

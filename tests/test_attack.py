@@ -16,8 +16,8 @@ from versapub.anonymizers.base import PublishRequest
 from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError, ReleaseError
 from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
-from versapub.verify.attack import exact_attack, scalable_attack
-from versapub.verify.published import CountRows, PublishedRelease, group_column, read_published
+from versapub.verify.attacks.attack import exact_attack, scalable_attack
+from versapub.verify.reading.published import CountRows, PublishedRelease, group_column, read_published
 
 L2 = LDiversity(2)
 

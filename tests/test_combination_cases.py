@@ -567,7 +567,7 @@ def test_a_rule_attack_on_a_dp_release_with_no_record_drawn(tmp_path: Path, monk
     import numpy as np_
 
     import versapub.verify.check as check_module
-    from versapub.verify.adversary_records import Drawn
+    from versapub.verify.adversary.adversary_records import Drawn
 
     real = check_module.drawers
 

@@ -228,7 +228,7 @@ def test_singling_out_runs_to_anonymeters_budget(loan_file: Path) -> None:
     """Issue 45 stopped after 20 predicates per attack: 16.9 % where anonymeter's 500
     predicates find 84.5 % (a loan release published as read). At the budget now the figure
     reaches anonymeter's."""
-    from versapub.verify.adversary_singling import singling_out
+    from versapub.verify.adversary.adversary_singling import singling_out
 
     rows = list(csv.DictReader(loan_file.open()))
     cols = ["state", "emp_title", "emp_length", "homeownership", "annual_income", "loan_amount", "term", "installment"]

@@ -36,7 +36,7 @@ from versapub.kinds import KINDS
 from versapub.privacy.guarantees.context import bind
 from versapub.privacy.guarantees.guarantee import GUARANTEES, Histograms, make_guarantee
 from versapub.privacy.rules import Rule
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table
 
@@ -343,7 +343,7 @@ def test_a_kind_no_registered_anonymizer_emits_is_reached(tmp_path: Path, monkey
     from dataclasses import replace
 
     from versapub.anonymizers import Anatomy
-    from versapub.verify.kind_checks import KIND_CHECKS
+    from versapub.verify.reading.kind_checks import KIND_CHECKS
 
     class Copy(type(KINDS["anatomy"])):  # type: ignore[misc]
         name = "anatomy-copy"
@@ -370,7 +370,7 @@ def test_a_kind_no_registered_anonymizer_emits_is_reached(tmp_path: Path, monkey
 
 
 def test_the_verifier_knows_every_registered_kind() -> None:
-    from versapub.verify.kind_checks import KIND_CHECKS
+    from versapub.verify.reading.kind_checks import KIND_CHECKS
 
     assert set(KIND_CHECKS) == set(KINDS)
     # its own reading of each kind's files (issue 46: the verifier loads nothing of versapub.kinds)

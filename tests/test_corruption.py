@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import versapub
 from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table, seal
 

@@ -17,7 +17,7 @@ from versapub.errors import InputError
 from versapub.mechanisms.accounting import delta_of, epsilon_of, gaussian_sigma, rho_of
 from versapub.mechanisms.measure import measure_marginals
 from versapub.mechanisms.noise import certified_epsilon
-from versapub.verify.dp_ledger import ledger_findings
+from versapub.verify.dp.dp_ledger import ledger_findings
 
 
 def test_the_gaussian_scale_from_rho_by_hand() -> None:

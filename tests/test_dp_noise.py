@@ -1,4 +1,4 @@
-"""The verifier's test of a DP release's noise scale (:mod:`versapub.verify.dp_noise`):
+"""The verifier's test of a DP release's noise scale (:mod:`versapub.verify.dp.dp_noise`):
 genuine discrete-Gaussian deviations give p-values near uniform (so the stated false-alarm
 rate holds), exact counts and shrunk noise are caught."""
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from versapub.verify.dp_noise import _p_two_sided, _weights, moments, scale_findings, within
+from versapub.verify.dp.dp_noise import _p_two_sided, _weights, moments, scale_findings, within
 
 
 def _draws(rng: np.random.Generator, sigma: float, size: tuple[int, ...]) -> np.ndarray:

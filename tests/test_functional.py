@@ -17,8 +17,8 @@ from versapub.errors import RuleError
 from versapub.privacy.guarantees.base import Histograms
 from versapub.privacy.guarantees.functional import FunctionalDiversity, linear_phi
 from versapub.privacy.guarantees.guarantee import make_guarantee, parse_guarantee
-from versapub.verify.group_checks import failing_groups, group_test
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
+from versapub.verify.guarantees.group_checks import failing_groups, group_test
 
 from .conftest import random_table, seal
 

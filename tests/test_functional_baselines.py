@@ -38,7 +38,7 @@ from versapub.release.functional import (
     protection_summary,
 )
 from versapub.release.id3 import classification, learn, of_table
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table
 

@@ -27,8 +27,8 @@ from versapub.model.maxent import ReleaseModel
 from versapub.privacy.guarantees.context import bind
 from versapub.privacy.guarantees.guarantee import Histograms, make_guarantee
 from versapub.privacy.rules import Rule
-from versapub.verify.group_checks import failing_groups, group_test
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
+from versapub.verify.guarantees.group_checks import failing_groups, group_test
 
 
 def _random_generalized(rng: np.random.Generator) -> tuple[GeneralizedFactor, PlainFactor, dict[str, int]]:

@@ -19,7 +19,7 @@ from versapub.errors import RuleError
 from versapub.privacy.guarantees.base import GuaranteeContext, Histograms, Taxonomy
 from versapub.privacy.guarantees.closeness import emd
 from versapub.privacy.guarantees.guarantee import make_guarantee
-from versapub.verify.group_checks import emd_hierarchical, failing_groups, group_test, taxonomy_parents
+from versapub.verify.guarantees.group_checks import emd_hierarchical, failing_groups, group_test, taxonomy_parents
 
 # Li et al.'s disease taxonomy (ICDE 2007, Figure 2), as in ARX's test fixture.
 DISEASES = ["gastric ulcer", "gastritis", "stomach cancer", "flu", "bronchitis", "pneumonia"]
@@ -263,7 +263,7 @@ def test_per_rule_guarantees_reach_the_tables_the_manifest_and_the_checks(tmp_pa
 
     import versapub
     from versapub.data.table import EncodedTable
-    from versapub.verify.release_check import verify_release
+    from versapub.verify.files.release_check import verify_release
 
     rng = np.random.default_rng(2)
     n = 600

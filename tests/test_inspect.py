@@ -198,7 +198,7 @@ def test_a_check_parses_the_manifest_once(demo: Path, monkeypatch: pytest.Monkey
     import json as real_json
     import types
 
-    import versapub.verify.manifest as vm
+    import versapub.verify.reading.manifest as vm
 
     parsed: list[str] = []
 

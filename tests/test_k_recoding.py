@@ -23,7 +23,7 @@ from versapub.errors import InfeasibleError
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.recoding import choose, hierarchy_for
 from versapub.verify.check import run_check
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table, seal
 
@@ -147,7 +147,7 @@ def test_the_manifest_names_no_value_the_recoding_hides(tmp_path: Path) -> None:
     every value alike."""
     from versapub.publishing.recoding import Recoding, hierarchy_for
     from versapub.release.recoded import as_published
-    from versapub.verify.recoding import recoded_original, recoding_problems
+    from versapub.verify.treatments.recoding import recoded_original, recoding_problems
 
     table = versapub.read_table(DATA)
     roles = ColumnRoles(identifying=("patient_id",), insensitive=("race", "hours"))

@@ -84,7 +84,7 @@ def test_figure1_the_verifier_refuses_the_pair_from_its_files(tmp_path) -> None:
     from versapub.marginals.collection import Verdict
     from versapub.marginals.release import collection_release
     from versapub.release.value import InputInfo
-    from versapub.verify.release_check import verify_release
+    from versapub.verify.files.release_check import verify_release
     from versapub.workflow import write_release
 
     table, hier = figure1()
@@ -251,7 +251,7 @@ def _two_marginals_through_s() -> tuple[EncodedTable, tuple[Marginal, ...]]:
 def test_k_combinatorial_counts_the_sensitive_attribute(tmp_path) -> None:
     """Defect 2: consistency with the whole marginals (Definition 7), in the producer, the
     verifier and the brute-force oracle alike."""
-    from versapub.verify.collection_check import check_collection
+    from versapub.verify.collection.collection_check import check_collection
 
     table, ms = _two_marginals_through_s()
     upper = sharp_upper_bounds(table, {}, ms, ["a", "b"])
@@ -299,7 +299,7 @@ def test_k_combinatorial_can_fail_where_k_link_holds(tmp_path) -> None:
     upper = sharp_upper_bounds(table, {}, ms, ["a", "b", "c"])
     assert v2.combinatorial.ok == (not ((upper >= 1) & (upper < 2)).any())
     assert "integer programming" in v2.combinatorial.method
-    from versapub.verify.collection_check import check_collection  # the verifier's own integer programs
+    from versapub.verify.collection.collection_check import check_collection  # the verifier's own integer programs
 
     for kk, r in ((2, req2), (3, req)):
         found = {x.check: x for x in check_collection(_written(tmp_path, table, coll, r, f"k{kk}"))}
@@ -409,7 +409,7 @@ def _written(tmp_path, table: EncodedTable, coll: Collection, req: Requirement, 
 
 @pytest.mark.parametrize("seed", range(16))
 def test_the_verifier_decides_as_the_oracles(tmp_path, seed: int) -> None:
-    from versapub.verify.collection_check import check_collection
+    from versapub.verify.collection.collection_check import check_collection
 
     rng, table, hier, ms = _instance(seed, n=(4, 8) if seed % 4 == 0 else (15, 60), m=(2, 4))
     if seed % 4 == 1:  # a triangle: not decomposable (IPF and integer programming)
@@ -436,7 +436,7 @@ def test_the_verifier_decides_as_the_oracles(tmp_path, seed: int) -> None:
 def test_the_verifiers_k_combinatorial_equals_the_brute_force_bounds(tmp_path, seed: int) -> None:
     """The verifier's own reading of Definition 7 (SQL: the sum over s of the smallest count of
     the tables holding s; CP-SAT otherwise) against every consistent table enumerated."""
-    from versapub.verify.collection_check import check_collection
+    from versapub.verify.collection.collection_check import check_collection
 
     rng = np.random.default_rng(1000 + seed)
     table, hier = random_instance(rng, int(rng.integers(3, 7)), m_sens=2, n_attrs=3, max_card=2)
@@ -458,7 +458,7 @@ def test_the_verifiers_k_combinatorial_equals_the_brute_force_bounds(tmp_path, s
 def test_the_verifier_refuses_marginals_that_disagree(tmp_path) -> None:
     import csv
 
-    from versapub.verify.collection_check import check_collection
+    from versapub.verify.collection.collection_check import check_collection
 
     table, hier = figure1()
     space = Space.of_table(table, "condition", hier)

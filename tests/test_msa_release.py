@@ -25,8 +25,8 @@ from versapub.cli.main import cli
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.model.set_groups import allowed_pairs, fit
-from versapub.verify.attack_msa import msa_attack
-from versapub.verify.release_check import verify_release
+from versapub.verify.attacks.attack_msa import msa_attack
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table
 

@@ -22,7 +22,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import InfeasibleError
 from versapub.model.utility import kl_divergence
 from versapub.privacy import Rule
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table
 

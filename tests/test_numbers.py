@@ -53,7 +53,7 @@ def test_a_bound_met_exactly_is_said_so() -> None:
 
 
 def test_a_posterior_no_guarantee_bounds_is_a_number_to_read() -> None:
-    from versapub.verify.posterior import _limit_text
+    from versapub.verify.attacks.posterior import _limit_text
 
     assert _limit_text("'a -> s': max P(s = x | any a) = 1.0000", "<=", 1.0).endswith(
         "so this is a number to read, not a check passed"

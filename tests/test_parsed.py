@@ -99,7 +99,7 @@ def test_a_check_says_the_same_shared_or_not(tmp_path: Path) -> None:
     the same through the shared parse as from the files."""
     import versapub
     from versapub.verify.check import manifest_of, required
-    from versapub.verify.release_check import verify_release
+    from versapub.verify.files.release_check import verify_release
 
     table = versapub.datasets.running_example()
     rel = versapub.publish(table, versapub.datasets.RUNNING_EXAMPLE_RULES, l=2)

@@ -25,7 +25,7 @@ from versapub.treatments import parse_treatment
 from versapub.treatments.microaggregation import individual_ranking, mdav, optimal_univariate
 from versapub.treatments.pram import corrected, invariant, retention_matrix
 from versapub.treatments.swapping import rank_pairs
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 OTHERS = ColumnRoles(others="insensitive", allow_unique=("income",))
 
@@ -410,7 +410,7 @@ def test_the_verifier_measures_what_the_treatments_changed_as_the_publisher_did(
     the original) agree; check --original, evaluate and the report show them."""
     from versapub.data.sql import connect
     from versapub.inspect import evaluate, treatment_effect
-    from versapub.verify.perturbation_effect import perturbation_effect
+    from versapub.verify.treatments.perturbation_effect import perturbation_effect
 
     out = _release(tmp_path, ["noise:columns=income,magnitude=30"], seed=2)
     m = json.loads((out / "manifest.json").read_text())

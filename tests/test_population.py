@@ -19,7 +19,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError, RuleError
 from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.guarantees.population import Population
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import seal
 

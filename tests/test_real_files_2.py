@@ -62,7 +62,7 @@ def test_classic_job_with_kept_columns_passes_its_own_check(
     classes) and the classes were built from every column but S, the exact kept columns
     included, so every class was a singleton.  Here the fallback is forced (no leaf
     combination may be enumerated) on examples/data.csv with three kept columns."""
-    from versapub.verify import attack_generalized
+    from versapub.verify.attacks import attack_generalized
 
     monkeypatch.setattr(attack_generalized, "MAX_PAIRS", 0)
     out = tmp_path / "rel"

@@ -1,7 +1,7 @@
 """A typed release format on each side (issue 46): the publisher's ``formats.read_manifest``
 returns a frozen :class:`~versapub.formats.Manifest` whose table entries are
 :class:`~versapub.formats.TableEntry` values; the verifier reads the same file with its own
-:func:`versapub.verify.manifest.contents`, sharing no code with it; both agree on every
+:func:`versapub.verify.reading.manifest.contents`, sharing no code with it; both agree on every
 release, and each names what is wrong with a malformed one."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import versapub
 from versapub import datasets
 from versapub.errors import ReleaseError
 from versapub.formats import FORMAT, Manifest, TableEntry, read_manifest
-from versapub.verify.manifest import Contents, ManifestProblem, contents
+from versapub.verify.reading.manifest import Contents, ManifestProblem, contents
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS = {"manifest.json", "verification.json", "check.json", "report.md", "report.html"}
@@ -92,7 +92,7 @@ def test_read_manifest_checks_the_core(tmp_path: Path) -> None:
 
 def test_the_readers_share_no_code() -> None:
     """The verifier's reading imports nothing of the publisher's (nor the other way)."""
-    theirs = ast.parse((ROOT / "src/versapub/verify/manifest.py").read_text(encoding="utf-8"))
+    theirs = ast.parse((ROOT / "src/versapub/verify/reading/manifest.py").read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(theirs) if isinstance(n, ast.ImportFrom) and n.module} | {
         a.name for n in ast.walk(theirs) if isinstance(n, ast.Import) for a in n.names
     }

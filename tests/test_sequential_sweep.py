@@ -26,7 +26,7 @@ from versapub.errors import ConfigError, HierarchyError, InfeasibleError, RuleEr
 from versapub.privacy.guarantees.functional import linear_phi
 from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 # -- the reference: one tuple at a time ---------------------------------------------------
 

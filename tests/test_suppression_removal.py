@@ -26,7 +26,7 @@ from versapub.decompositions import make_decomposition
 from versapub.errors import ConfigError, InputError
 from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.screens.roles import ColumnRoles
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import random_table, seal
 

@@ -21,7 +21,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InputError
 from versapub.io.config import load_config
 from versapub.treatments import make_treatment, parse_treatment
-from versapub.verify.release_check import verify_release
+from versapub.verify.files.release_check import verify_release
 
 from .conftest import seal
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from versapub.cli.main import cli
 from versapub.privacy.guarantees.base import Histograms
 from versapub.privacy.guarantees.guarantee import make_guarantee
-from versapub.verify.group_checks import group_test
+from versapub.verify.guarantees.group_checks import group_test
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -18,7 +18,7 @@ import versapub
 from versapub.model.posterior import posterior_check
 from versapub.privacy import make_guarantee
 from versapub.privacy.rules import Rule, parse_rule
-from versapub.verify.posterior import own_posterior
+from versapub.verify.attacks.posterior import own_posterior
 
 from .conftest import random_table
 

@@ -15,8 +15,8 @@ import pytest
 from versapub.privacy.guarantees.guarantee import make_guarantee
 from versapub.privacy.rules import Rule
 from versapub.schema import Schema, SubTable, check_gnf
-from versapub.verify.gnf import PublishedTable, gnf_verdicts
-from versapub.verify.thresholds import threshold
+from versapub.verify.guarantees.gnf import PublishedTable, gnf_verdicts
+from versapub.verify.guarantees.thresholds import threshold
 
 VERIFY = Path(__file__).resolve().parents[1] / "src" / "versapub" / "verify"
 FORBIDDEN = ("versapub.schema", "versapub.anonymizers", "versapub.decompositions", "versapub.privacy")
@@ -34,7 +34,7 @@ def _imports(path: Path) -> list[str]:
 
 
 def test_nothing_under_verify_imports_the_publisher() -> None:
-    files = sorted(VERIFY.glob("*.py"))
+    files = sorted(VERIFY.rglob("*.py"))
     assert len(files) >= 10
     bad = {f.name: m for f in files for m in _imports(f) if m.startswith(FORBIDDEN) and not m.startswith(ALLOWED)}
     assert not bad, bad
@@ -45,7 +45,7 @@ def test_loading_the_verifier_loads_no_schema_decomposition_or_rule_reduction() 
     publisher's schema or decompositions (the table kinds are read through versapub.kinds)."""
     code = (
         "import importlib, pkgutil, sys, versapub.verify as v\n"
-        "[importlib.import_module('versapub.verify.' + m.name) for m in pkgutil.iter_modules(v.__path__)]\n"
+        "[importlib.import_module(m.name) for m in pkgutil.walk_packages(v.__path__, 'versapub.verify.')]\n"
         "print(sorted(m for m in sys.modules if m.startswith(('versapub.schema', 'versapub.decompositions'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -124,7 +124,7 @@ GRID = [
 
 @pytest.mark.parametrize("spec", GRID, ids=lambda s: str(s["name"]))
 def test_the_verifiers_thresholds_equal_the_publishers(spec: dict[str, object]) -> None:
-    """Written independently from the definitions (verify/thresholds.py), the attacks'
+    """Written independently from the definitions (verify/guarantees/thresholds.py), the attacks'
     disclosure test and the posterior limit equal the guarantee classes' (unbound: no
     table-wide distribution, as the check builds them)."""
     g, t = make_guarantee(dict(spec)), threshold(dict(spec))

@@ -1,7 +1,7 @@
 """The release format on the ground floor: its name, written into every manifest, and the one
 reader of a release's ``manifest.json`` (``docs/release-format.md``).  Light on purpose: the
 command line checks a release directory before it loads any engine; the independent verifier
-checks the manifest's contents with its own rules (:mod:`versapub.verify.release_check`)."""
+checks the manifest's contents with its own rules (:mod:`versapub.verify.files.release_check`)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _entry_keys(entry: object, where: str) -> tuple[str, tuple[str, ...], str, d
 @dataclass(frozen=True)
 class Manifest(Mapping[str, Any]):
     """A release's ``manifest.json`` as read by the publisher's side (the independent
-    verifier has its own reading: ``versapub.verify.manifest``): the core keys checked and
+    verifier has its own reading: ``versapub.verify.reading.manifest``): the core keys checked and
     typed (``format``, ``n_records``, the ``attributes``, the ``input`` record, the
     ``hierarchies`` file names, ``notes``); the table entries parsed on demand
     (:meth:`entries`: a malformed entry is reported by whoever reads it, the verifier among

@@ -275,7 +275,7 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
         for t in adv["tables"]:
             out.print(f"  {attack_mark(t)} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
     if rep.perturbation:
-        from versapub.verify.perturbation_effect import effect_lines
+        from versapub.verify.treatments.perturbation_effect import effect_lines
 
         out.print("  what the treatments changed (the files against the original):")
         for line in effect_lines(rep.perturbation):
@@ -339,7 +339,7 @@ def render_evaluation(ev: Evaluation) -> None:
             soft_wrap=True,
         )
     if ev.perturbation:
-        from versapub.verify.perturbation_effect import effect_lines
+        from versapub.verify.treatments.perturbation_effect import effect_lines
 
         out.print("What the treatments changed (the files against the original):")
         for line in effect_lines(ev.perturbation):

@@ -341,7 +341,7 @@ def _render_notes_and_extras(data: dict[str, Any], with_original: bool) -> None:
         for t in adv["tables"]:
             out.print(f"  {attack_mark(t)} {escape(str(t['table']))}: {escape(t['message'])}", soft_wrap=True)
     if data.get("perturbation"):
-        from versapub.verify.perturbation_effect import effect_lines
+        from versapub.verify.treatments.perturbation_effect import effect_lines
 
         out.print(
             "[bold]what the treatments changed[/]" + ("" if with_original else " (give --original for the files' view)")

@@ -234,7 +234,7 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
         log_prod_l=st.get("log_prod_l"),
     )
     if task.sweep == "attack":
-        from versapub.verify.attack_msa import msa_attack
+        from versapub.verify.attacks.attack_msa import msa_attack
         from versapub.workflow import write_release
 
         with tempfile.TemporaryDirectory() as tmp:

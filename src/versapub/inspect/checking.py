@@ -115,7 +115,7 @@ def check(
         raise ConfigError(f"--attacks is the number of original records attacked (at least 10), got {attacks}.")
     table = _table(d, original, missing)
     from versapub.inspect.original import population_table
-    from versapub.verify.adversary_check import N_ATTACKS
+    from versapub.verify.adversary.adversary_check import N_ATTACKS
 
     rep = run_check(
         d,
@@ -189,14 +189,14 @@ def attacks(
 ) -> dict[str, Any]:
     """The attacks on everything published (``check --original``'s ``adversary`` section, on
     its own): per rule the inference figures, per table singling out and linkability
-    (:mod:`versapub.verify.adversary_check`); as ``check.json`` records them."""
+    (:mod:`versapub.verify.adversary.adversary_check`); as ``check.json`` records them."""
     d = Path(release)
     read_manifest(d)
     from versapub.io.policy import requirement
-    from versapub.verify.adversary_check import N_ATTACKS, adversary_check
+    from versapub.verify.adversary.adversary_check import N_ATTACKS, adversary_check
     from versapub.verify.check import _by_guarantee
-    from versapub.verify.kind_checks import drawers
-    from versapub.verify.manifest import manifest_of
+    from versapub.verify.reading.kind_checks import drawers
+    from versapub.verify.reading.manifest import manifest_of
 
     got = _original(d, original, missing)
     assert got is not None
@@ -223,7 +223,7 @@ def treatment_effect(
     import json
 
     from versapub.data.sql import connect
-    from versapub.verify.perturbation_effect import CLAIMED, perturbation_effect
+    from versapub.verify.treatments.perturbation_effect import CLAIMED, perturbation_effect
 
     d = Path(release)
     read_manifest(d)

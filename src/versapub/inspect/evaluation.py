@@ -40,7 +40,7 @@ class Evaluation:
     original_mismatch: tuple[str, ...] = ()
     timings_s: dict[str, float] = field(default_factory=dict)
     #: A treated release: what the treatments changed, from the files and the original
-    #: (:func:`versapub.verify.perturbation_effect.perturbation_effect`).
+    #: (:func:`versapub.verify.treatments.perturbation_effect.perturbation_effect`).
     perturbation: dict[str, Any] | None = None
     #: Per PRAM'd column: the largest marginal error as published and once corrected by the
     #: published matrix (``T* P^-1``; the workload above is not corrected).
@@ -149,7 +149,7 @@ def _effect(d: Path, table: Any) -> dict[str, Any] | None:
     import json
 
     from versapub.data.sql import connect
-    from versapub.verify.perturbation_effect import perturbation_effect
+    from versapub.verify.treatments.perturbation_effect import perturbation_effect
 
     raw = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
     if not raw.get("treatments"):

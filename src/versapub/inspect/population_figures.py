@@ -28,8 +28,8 @@ def with_population(directory: Path, identity: list[dict[str, Any]], fraction: f
     whose empty values match any value (local suppression) has no exact cells: left as it is."""
     from versapub.inspect.risks import release_classes
     from versapub.privacy.risk.population import estimate
-    from versapub.verify.key_cells import matches_any
-    from versapub.verify.manifest import manifest_of
+    from versapub.verify.identity.key_cells import matches_any
+    from versapub.verify.reading.manifest import manifest_of
 
     if matches_any(manifest_of(directory)):
         return identity

@@ -3,7 +3,7 @@
 Adding a kind: a module here that implements :class:`~versapub.kinds.base.TableKind` and
 calls :func:`~versapub.kinds.base.register`, named in ``KIND_MODULES`` (the module is imported
 when a release first names the kind); its entry in the independent
-verifier's own kind table (``verify/kind_checks.py``: ``KIND_CHECKS``); its section of
+verifier's own kind table (``verify/reading/kind_checks.py``: ``KIND_CHECKS``); its section of
 ``docs/release-format.md``; a table of the kind in the conformance catalog (tests).
 """
 

@@ -156,7 +156,7 @@ class SAGroups:
     def view(self, entry: Entry, parts: Mapping[str, CountRows]) -> View:
         """The QIT over the QI and the latent group, and ``T^S`` apart: the count tables an
         adversary reads.  The group sets are not counts; the kind's own attack
-        (:mod:`versapub.verify.attack_msa`) reads them."""
+        (:mod:`versapub.verify.attacks.attack_msa`) reads them."""
         s = self.sensitive_of(entry)
         qi = tuple(a for a in entry.attributes if a not in s)
         qit, ts = parts["qit"], parts["ts"]

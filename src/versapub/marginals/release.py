@@ -6,7 +6,7 @@ holding the sensitive attribute names it with ``sensitive`` (no rule: the collec
 checks protect it).  The release's guarantee is k-anonymity with the collection's ``k``
 (k-link anonymity, table by table) and the manifest's ``marginals`` section states the
 collection's requirement — the sensitive attribute, ``k`` and the diversity form — which
-the independent verifier re-checks from the files (:mod:`versapub.verify.collection_check`).
+the independent verifier re-checks from the files (:mod:`versapub.verify.collection.collection_check`).
 """
 
 from __future__ import annotations

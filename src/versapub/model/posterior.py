@@ -1,7 +1,7 @@
 """The release model's own posterior ``max P(S = s | Q = q)`` per rule (the publisher's side).
 
 ``check`` never reads it: the verifier computes the posterior from the written files with
-its own estimate (:mod:`versapub.verify.estimate`); tests compare the two.
+its own estimate (:mod:`versapub.verify.attacks.estimate`); tests compare the two.
 """
 
 from __future__ import annotations

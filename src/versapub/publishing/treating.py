@@ -1,7 +1,7 @@
 """The job's treatments (issue 48, :mod:`versapub.treatments`), applied in order to the
 input before anything else: the screens, the anonymizers and the identity measures read the
 treated table; the release is verified against the input as read, the verifier applying
-the treatments' rules itself (``verify/treatments.py``)."""
+the treatments' rules itself (``verify/treatments/treatments.py``)."""
 
 from __future__ import annotations
 

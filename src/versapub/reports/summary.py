@@ -7,7 +7,7 @@ from typing import Any
 
 from versapub.release.perturbed import perturbation_text
 from versapub.release.value import Release, household_text, k_preview_text, removal_text
-from versapub.verify.release_check import VerificationReport
+from versapub.verify.files.release_check import VerificationReport
 
 #: What each summary column means, for a reader who has not read the papers.
 COLUMN_NOTES = {

@@ -2,7 +2,7 @@
 original table and other rules).
 
 * the verifier's structure, schema (GNF), per-table guarantee and consistency checks
-  (:mod:`versapub.verify.release_check`);
+  (:mod:`versapub.verify.files.release_check`);
 * intersection attacks: exact (possible worlds, CP-SAT) for releases of at most
   ``EXACT_MAX_RECORDS`` records, and scalable (propagation) for any size;
 * the maximum-entropy posterior: the largest ``P(S = s | Q = q)`` the files allow (their
@@ -31,25 +31,25 @@ from versapub.data.sql import connect, memory_share
 from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
 from versapub.privacy.rules import Rule
-from versapub.verify.adversary_check import N_ATTACKS, adversary_check
-from versapub.verify.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
-from versapub.verify.attack_generalized import generalized_attack, generalizing_tables
-from versapub.verify.attack_sql import fast_scalable_attack
-from versapub.verify.collection_check import check_collection
+from versapub.verify.adversary.adversary_check import N_ATTACKS, adversary_check
+from versapub.verify.attacks.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
+from versapub.verify.attacks.attack_generalized import generalized_attack, generalizing_tables
+from versapub.verify.attacks.attack_sql import fast_scalable_attack
+from versapub.verify.attacks.posterior import _holding, group_bounds, own_posterior, posterior_hint
+from versapub.verify.collection.collection_check import check_collection
+from versapub.verify.files.release_check import required, verify_release
 from versapub.verify.finding import Finding
-from versapub.verify.identity import hygiene_check, identity_check
-from versapub.verify.key_cells import excluded_of, keys_of, matches_any, shared_keys
-from versapub.verify.kind_checks import KIND_CHECKS, drawers, reading
-from versapub.verify.manifest import Manifest, manifest_of
-from versapub.verify.perturbation_effect import perturbation_effect
-from versapub.verify.posterior import _holding, group_bounds, own_posterior, posterior_hint
-from versapub.verify.primitives import PAIRING_MAX_ROWS, VerificationReport
-from versapub.verify.published import read_published
-from versapub.verify.recoding import recoded_original
-from versapub.verify.release_check import required, verify_release
+from versapub.verify.guarantees.thresholds import Threshold, Thresholds, threshold
+from versapub.verify.identity.identity import hygiene_check, identity_check
+from versapub.verify.identity.key_cells import excluded_of, keys_of, matches_any, shared_keys
+from versapub.verify.reading.kind_checks import KIND_CHECKS, drawers, reading
+from versapub.verify.reading.manifest import Manifest, manifest_of
+from versapub.verify.reading.primitives import PAIRING_MAX_ROWS, VerificationReport
+from versapub.verify.reading.published import read_published
 from versapub.verify.requirement import Requirement
-from versapub.verify.thresholds import Threshold, Thresholds, threshold
-from versapub.verify.treatments import perturbed_columns, treated_original
+from versapub.verify.treatments.perturbation_effect import perturbation_effect
+from versapub.verify.treatments.recoding import recoded_original
+from versapub.verify.treatments.treatments import perturbed_columns, treated_original
 
 #: Up to this many records the scalable attack runs full propagation with group counting.
 SCALABLE_PROPAGATION_MAX_RECORDS = 2_000
@@ -94,10 +94,10 @@ class CheckReport:
     posterior: list[dict[str, Any]] = field(default_factory=list)
     hygiene: list[Finding] = field(default_factory=list)
     identity: list[dict[str, Any]] = field(default_factory=list)
-    #: The kinds' own attacks (:data:`versapub.verify.kind_checks.KIND_CHECKS`).
+    #: The kinds' own attacks (:data:`versapub.verify.reading.kind_checks.KIND_CHECKS`).
     kind_attacks: list[dict[str, Any]] = field(default_factory=list)
     #: With ``k``: k-link and k-combinatorial anonymity of the release as a collection of
-    #: count tables (:mod:`versapub.verify.collection_check`).
+    #: count tables (:mod:`versapub.verify.collection.collection_check`).
     collection: list[dict[str, Any]] = field(default_factory=list)
     k: int | None = None
     #: With ``--max-risk``: the ceiling and the prosecutor measure it applies to.
@@ -111,10 +111,10 @@ class CheckReport:
     rules_required: int | None = None
 
     #: With the original: the attacks on everything published (inference per rule, singling
-    #: out and linkability per table; :mod:`versapub.verify.adversary_check`).
+    #: out and linkability per table; :mod:`versapub.verify.adversary.adversary_check`).
     adversary: dict[str, Any] | None = None
     #: With the original and treatments: what they changed, from the files and the original
-    #: (:mod:`versapub.verify.perturbation_effect`).
+    #: (:mod:`versapub.verify.treatments.perturbation_effect`).
     perturbation: dict[str, Any] | None = None
 
     #: The verification's own checks of a collection of marginals.
@@ -129,7 +129,7 @@ class CheckReport:
         deviation is the record count's distance from the noisy one)."""
         from dataclasses import replace
 
-        from versapub.verify.primitives import VerificationReport
+        from versapub.verify.reading.primitives import VerificationReport
 
         findings = [
             replace(f, message=WITHHELD_NOISE) if f.check == "dp noise" else f for f in self.verification.findings
@@ -352,7 +352,7 @@ def run_check(
     keys: list[str] | None = None,
 ) -> CheckReport:
     """Every check, from the release's files alone (the posterior from the files' group
-    bounds or the verifier's own estimate, :mod:`versapub.verify.estimate`); ``guarantee``
+    bounds or the verifier's own estimate, :mod:`versapub.verify.attacks.estimate`); ``guarantee``
     (``{"name": ..., params}``) and ``rules`` replace the manifest's: the steward checks what
     they require; ``k``: fail a table whose smallest published cell of non-sensitive values
     holds fewer than ``k`` records (of the key variables ``keys``, else the manifest's);
