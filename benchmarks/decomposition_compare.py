@@ -109,8 +109,7 @@ def texas(seed: int) -> None:
             rules,
             l=10,
             seed=seed,
-            decomposition="gd",
-            decomposition_params={"jobs": jobs},
+            method=versapub.Method(decomposition="gd", decomposition_params={"jobs": jobs}),
             columns=ALL_ALLOWED(table),
         )
         sec = time.perf_counter() - t0

@@ -82,7 +82,9 @@ def main() -> None:
             def job(
                 a: str = anon, g: dict[str, Any] = g, t: Any = table, r: list[str] = rule, h: Any = hier, c: Any = roles
             ) -> Any:
-                return versapub.publish(t, r, guarantee=g, anonymizer=a, hierarchies=h, columns=c, seed=1)
+                return versapub.publish(
+                    t, r, guarantee=g, method=versapub.Method(anonymizer=a, hierarchies=h), columns=c, seed=1
+                )
 
             try:
                 sec, rel = timed(job, args.repeat)

@@ -46,6 +46,8 @@ _EXPORTS = {
     "SubTable": "versapub.schema",
     "check_gnf": "versapub.schema",
     "ColumnRoles": "versapub.privacy.screens.roles",
+    "Privacy": "versapub.publishing.request",
+    "Method": "versapub.publishing.request",
 }
 
 #: Exports that are modules (``versapub.inspect.evaluate(...)``), not names inside one.
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from versapub.model import ReleaseModel
     from versapub.privacy import LDiversity, Rule, parse_rule, reduce_rules
     from versapub.privacy.screens.roles import ColumnRoles
+    from versapub.publishing.request import Method, Privacy
     from versapub.release import Release
     from versapub.schema import Schema, SubTable, check_gnf
     from versapub.workflow import write_release
@@ -87,7 +90,9 @@ __all__ = [
     "EncodedTable",
     "Hierarchy",
     "LDiversity",
+    "Method",
     "MissingPolicy",
+    "Privacy",
     "PublishConfig",
     "ReadOptions",
     "Release",

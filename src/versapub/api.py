@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from versapub.anonymizers.base import Anonymizer
-from versapub.data.hierarchy import Hierarchy
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition
 from versapub.errors import VersapubError, refuse
 from versapub.privacy.guarantees.guarantee import Guarantee
-from versapub.privacy.guarantees.population import Population
 from versapub.privacy.per_rule import RuleItem
 from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles
@@ -31,6 +29,7 @@ from versapub.publishing.identities import identities_only
 from versapub.publishing.keys import KeyVariables
 from versapub.publishing.preview import k_preview
 from versapub.publishing.recoding import floor_admits, for_floor
+from versapub.publishing.request import Method, Privacy, from_long_form
 from versapub.publishing.steps import (
     Clock,
     Job,
@@ -72,24 +71,14 @@ def publish(
     decomposition: str | Decomposition | None = None,
     anonymizer: str | Anonymizer | None = None,
     seed: int | None = None,
+    columns: ColumnRoles | None = None,
+    treatments: Sequence[str | Mapping[str, Any] | Treatment] = (),
+    privacy: Privacy | None = None,
+    method: Method | None = None,
     input_info: InputInfo | None = None,
     progress: ProgressHook | None = None,
-    columns: ColumnRoles | None = None,
-    decomposition_params: Mapping[str, Any] | None = None,
-    anonymizer_params: Mapping[str, Any] | None = None,
-    hierarchies: Mapping[str, Hierarchy] | None = None,
-    plugin_defaults: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
-    detach_others: bool = False,
-    population: Population | EncodedTable | None = None,
     known_problems: Sequence[tuple[str, VersapubError]] = (),
-    k: int | None = None,
-    max_risk: float | None = None,
-    risk_measure: str = "highest",
-    suppression: float = 0.0,
-    treatments: Sequence[str | Mapping[str, Any] | Treatment] = (),
-    keys: Sequence[str] | None = None,
-    suppression_mode: str = "remove",
-    importance: Sequence[str] = (),
+    **long_form: Any,
 ) -> Release:
     """Publish ``table`` under ``rules``: reduce, check feasibility, decompose into GNF,
     refine (GD), anonymize every sub-table.  Returns the in-memory :class:`Release`; write
@@ -104,6 +93,12 @@ def publish(
     given); when neither ``guarantee`` nor ``l`` is given and the anonymizer has its own
     default (``msa-decomposition``: distinct l-diversity with ``l_per`` per sensitive
     attribute), rules without their own guarantee take that.
+
+    The keyword groups mirror the job's sections (:mod:`versapub.publishing.request`):
+    ``privacy=Privacy(k=, max_risk=, risk_measure=, keys=, suppression=, suppression_mode=,
+    importance=, population=)`` and ``method=Method(decomposition_params=, anonymizer_params=,
+    plugin_defaults=, hierarchies=, detach_others=)``; each of those as its own keyword (the
+    long form) keeps working for a deprecation period, with a ``DeprecationWarning``.
 
     ``decomposition`` and ``anonymizer`` are registered names (built with
     ``decomposition_params`` / ``anonymizer_params``; ``publish --help`` lists them with
@@ -135,29 +130,31 @@ def publish(
     ``importance`` (:mod:`versapub.publishing.keys`).  ``treatments``
     (:mod:`versapub.treatments`, ``"rounding:columns=age,base=5"`` or a mapping) treat the
     input first, in order; the verifier applies their rules to the original itself."""
+    g = from_long_form(privacy, method, decomposition, anonymizer, long_form)
+    p, m = g.privacy, g.method
     job = prepare(
         table,
         rules,
         l=l,
         guarantee=guarantee,
         plugins={
-            "decomposition": decomposition,
-            "anonymizer": anonymizer,
-            "decomposition_params": decomposition_params,
-            "anonymizer_params": anonymizer_params,
-            "defaults": plugin_defaults,
+            "decomposition": m.decomposition,
+            "anonymizer": m.anonymizer,
+            "decomposition_params": m.decomposition_params,
+            "anonymizer_params": m.anonymizer_params,
+            "defaults": m.plugin_defaults,
         },
         seed=seed,
         columns=columns,
-        hierarchies=hierarchies,
-        population=population,
-        detach_others=detach_others,
+        hierarchies=m.hierarchies,
+        population=p.population,
+        detach_others=m.detach_others,
         input_info=input_info,
         progress=progress,
-        floor=cell_floor(k, max_risk, risk_measure),
-        suppression=suppression,
+        floor=cell_floor(p.k, p.max_risk, p.risk_measure),
+        suppression=p.suppression,
         treatments=treatments,
-        keys=KeyVariables(None if keys is None else tuple(keys), suppression_mode, tuple(importance)),
+        keys=KeyVariables(p.keys, p.suppression_mode, p.importance),
     )
     return _run(job, list(known_problems))
 

@@ -91,31 +91,37 @@ def publish(
     read_s = time.perf_counter() - t0 if read_seconds is None else read_seconds
     info = _input_info(cfg, table)
     population = read_population(cfg, progress)
+    from versapub.publishing.request import Method, Privacy
+
     release = api_publish(
         table,
         cfg.rules,
         guarantee=make_guarantee(cfg.guarantee_spec()) if cfg.guarantee_given() else None,
-        decomposition=cfg.decomposition,
-        anonymizer=cfg.anonymizer,
-        decomposition_params=cfg.decomposition_params,
-        anonymizer_params=cfg.anonymizer_params,
-        plugin_defaults=cfg.plugin_defaults(),
-        detach_others=cfg.detach_others,
         seed=cfg.seed,
-        hierarchies=cfg.anonymizer_hierarchies(table.names),
+        columns=cfg.roles,
+        treatments=cfg.treatments,
+        privacy=Privacy(
+            k=cfg.k,
+            max_risk=cfg.max_risk,
+            risk_measure=cfg.risk_measure,
+            keys=None if cfg.keys is None else tuple(cfg.keys),
+            suppression=cfg.suppression,
+            suppression_mode=cfg.suppression_mode,
+            importance=tuple(cfg.importance),
+            population=population,
+        ),
+        method=Method(
+            decomposition=cfg.decomposition,
+            anonymizer=cfg.anonymizer,
+            decomposition_params=cfg.decomposition_params,
+            anonymizer_params=cfg.anonymizer_params,
+            plugin_defaults=cfg.plugin_defaults(),
+            hierarchies=cfg.anonymizer_hierarchies(table.names),
+            detach_others=cfg.detach_others,
+        ),
         input_info=info,
         progress=progress,
-        columns=cfg.roles,
-        population=population,
         known_problems=problems,
-        k=cfg.k,
-        max_risk=cfg.max_risk,
-        risk_measure=cfg.risk_measure,
-        suppression=cfg.suppression,
-        treatments=cfg.treatments,
-        keys=cfg.keys,
-        suppression_mode=cfg.suppression_mode,
-        importance=cfg.importance,
     )
     release.timings["read"] = read_s
     from versapub.io.read import marker_notes

@@ -206,14 +206,14 @@ def _publish(
 ) -> tuple[Any, float]:
     from versapub.api import publish
     from versapub.privacy.screens.roles import ColumnRoles
+    from versapub.publishing.request import Method
 
     t0 = time.perf_counter()
     rel = publish(
         table,
         [f"{', '.join(ds.qi)} -> {ds.sensitive}"],
         guarantee=guarantee,
-        anonymizer=anonymizer,
-        hierarchies=hier,
+        method=Method(anonymizer=anonymizer, hierarchies=hier),
         seed=seed,
         columns=ColumnRoles(allow_unique=table.names),
     )

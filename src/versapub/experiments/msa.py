@@ -177,6 +177,7 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
     from versapub.kinds.build import model_from_release
     from versapub.model import kl_divergence
     from versapub.privacy.screens.roles import ColumnRoles
+    from versapub.publishing.request import Method
 
     row: dict[str, Any] = {
         "sweep": task.sweep,
@@ -207,12 +208,11 @@ def execute(table: EncodedTable, task: Task, seed: int) -> dict[str, Any]:
             else {"rule": f"{lhs} -> {s}", "guarantee": "distinct-l-diversity", "l": ls[s]}
             for s in sens
         ]
-        kw: dict[str, Any] = {"anonymizer": "msa-decomposition", "anonymizer_params": params}
+        kw: dict[str, Any] = {"method": Method(anonymizer="msa-decomposition", anonymizer_params=params)}
     else:
         rules = [f"{lhs} -> {sens[0]}"]
-        kw = {"anonymizer": task.method, "l": task.l}
-        if task.method == "mondrian":
-            kw["hierarchies"] = _hierarchies()
+        hier = _hierarchies() if task.method == "mondrian" else None
+        kw = {"method": Method(anonymizer=task.method, hierarchies=hier), "l": task.l}
     try:
         t0 = time.perf_counter()
         rel = publish(
