@@ -1,7 +1,12 @@
 """Mechanisms: measurements taken with calibrated noise for differentially private releases
 (issue 52): zCDP accounting (:mod:`~versapub.mechanisms.accounting`), noise from OpenDP's
-vetted sampler (:mod:`~versapub.mechanisms.noise`) and marginals measured with their ledger
-(:mod:`~versapub.mechanisms.measure`)."""
+vetted sampler (:mod:`~versapub.mechanisms.noise`), marginals measured with their ledger
+(:mod:`~versapub.mechanisms.measure`), the adaptive selections MST
+(:mod:`~versapub.mechanisms.mst`, with its compression of rare values,
+:mod:`~versapub.mechanisms.compress`) and AIM (:mod:`~versapub.mechanisms.aim`), the model
+fitted to the noisy marginals by Private-PGM's mirror descent (:mod:`~versapub.mechanisms.fit`)
+and the ``dp`` plug-in that runs them (:mod:`~versapub.mechanisms.gaussian`), registered in
+:data:`MECHANISMS`."""
 
 from collections.abc import Mapping
 from typing import Any

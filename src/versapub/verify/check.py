@@ -13,6 +13,11 @@ original table and other rules).
   with ``k`` it must be at least ``k``);
 * linkage hygiene: every table's rows are in value order (no row order or id that could
   follow the input order) and carry no column beyond the format's.
+* each kind's own attacks (an sa-groups table against Ye et al.'s adversary), the tables as a
+  collection with ``k`` (k-link, k-combinatorial anonymity), a differentially private
+  release's files and ledger, and what treatments, recodings and removals did;
+* with the original, the attacks on everything published: inference per rule, singling out
+  and linkability per table, by an adversary who computes (``verify/adversary/``).
 """
 
 from __future__ import annotations
