@@ -179,12 +179,15 @@ class _Index:
                 (self.t.columns[int(p.col[i, j])], int(p.op[i, j]), float(p.value[i, j])) for j in range(p.col.shape[1])
             ]
             spans = [self._ranges(*term) for term in terms]
-            best = min(range(len(terms)), key=lambda j: sum(b - a for a, b in spans[j]))
-            order = self._column(terms[best][0])[0]
-            rows = np.concatenate([order[a:b] for a, b in spans[best]]) if spans[best] else order[:0]
-            for j, (c, op, v) in enumerate(terms):
-                if j != best and len(rows):
-                    rows = rows[_holds(self.t.values[c][rows], op, v)]
+            sizes = [sum(b - a for a, b in sp) for sp in spans]
+            by_size = sorted(range(len(terms)), key=sizes.__getitem__)  # the most selective terms first
+            order = self._column(terms[by_size[0]][0])[0]
+            rows = np.concatenate([order[a:b] for a, b in spans[by_size[0]]]) if spans[by_size[0]] else order[:0]
+            for j in by_size[1:]:
+                if not len(rows):
+                    break
+                c, op, v = terms[j]
+                rows = rows[_holds(self.t.values[c][rows], op, v)]
             out[i] = len(rows)
         return out
 
