@@ -41,11 +41,12 @@ Ints = npt.NDArray[np.int64]
 TOLERANCE = 0.05
 #: Confidence of the reported intervals (anonymeter's default).
 CONFIDENCE = 0.95
-#: Cells (queries x candidates) of one block of the nearest-neighbour search: about 32 MB per
+#: Cells (queries x candidates) of one block of the nearest-neighbour search: about 8 MB per
 #: matrix whatever the number of candidates (issue 50: blocks of 256 queries over 51,920
-#: records held 0.5 GB at once). The blocks' sizes never change a result: the tie-breaking
-#: draws come from the generator in the same order.
-BLOCK_CELLS = 1 << 22
+#: records held 0.5 GB at once; issue 67: blocks of 4 million cells still held 0.2 GB of the
+#: 51,920-record job's 648 MB peak, 1 million cells 557 MB). The blocks' sizes never change
+#: a result: the tie-breaking draws come from the generator in the same order.
+BLOCK_CELLS = 1 << 20
 
 
 def _rows(n_candidates: int) -> int:
