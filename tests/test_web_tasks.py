@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,7 +87,11 @@ def test_a_request_answers_within_a_second_while_a_risk_runs_and_cancel_stops_it
     started = c.post("/api/risk", json={"release": "rel", "suda": True}, headers=POST)
     assert started.status_code == 200 and started.json()["status"] == "running"
     task = started.json()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 60  # wait on the state the task reports (its first SUDA step), never on time
+    while not (task.get("step") or "").startswith("SUDA"):
+        assert task["status"] == "running" and time.monotonic() < deadline, task
+        time.sleep(0.02)
+        task = c.get(f"/api/tasks/{task['id']}").json()
     for route in ("/api/files", f"/api/tasks/{task['id']}", "/api/release?path=rel"):
         t0 = time.perf_counter()
         assert c.get(route).status_code == 200
@@ -328,12 +333,16 @@ def test_a_server_forgets_old_finished_jobs_not_running_ones(monkeypatch: pytest
     done = [tasks.start(f"kind{i}", "", lambda t: {"n": 1}) for i in range(4)]
     while any(t.running for t in done):
         time.sleep(0.01)
-    slow = tasks.start("slow", "", lambda t: (time.sleep(0.3), {})[1])
+    gate = threading.Event()  # the slow job runs until the test has looked: a state, never a time
+    slow = tasks.start("slow", "", lambda t: (gate.wait(60), {})[1])
     tasks.start("last", "", lambda t: {})
-    for old in done[:2]:
-        with pytest.raises(ConfigError, match="No job"):
-            tasks.get(old.id)
-    assert tasks.get(done[2].id).result == {"n": 1} and tasks.get(slow.id) is slow  # running: kept
+    try:
+        for old in done[:2]:
+            with pytest.raises(ConfigError, match="No job"):
+                tasks.get(old.id)
+        assert tasks.get(done[2].id).result == {"n": 1} and tasks.get(slow.id) is slow  # running: kept
+    finally:
+        gate.set()
 
 
 def test_a_steps_time_left_is_its_own_and_only_once_it_says_enough(monkeypatch: pytest.MonkeyPatch) -> None:
