@@ -273,3 +273,14 @@ def test_check_and_the_report_add_the_estimate_of_each_table(tmp_path: Path) -> 
     assert detail and "95 % under the model" in detail[0] and "pitman" in detail[0]
     run = CliRunner().invoke(cli, ["check", str(rel), "--sampling-fraction", "0"])
     assert run.exit_code == 2 and "(0, 1]" in run.output and "Traceback" not in run.output
+
+
+def test_a_model_without_an_estimate_is_said_not_shown_as_zero() -> None:
+    """SNB needs sample classes of two; without them it has no estimate: the figure is then
+    ARX's rule's, and the reason says so (never 0 uniques "by snb")."""
+    rng = np.random.default_rng(9)
+    cols = [rng.permutation(300)[:200], rng.integers(0, 3, 200)]  # every record alone: no class of two
+    codes, cards, f = _classes(cols)
+    u = estimate(codes, cards, f, 0.1, model="snb")
+    assert math.isnan(u.snb) and u.model != "snb" and "snb has no valid estimate" in u.chosen_by
+    assert u.estimate == pytest.approx(min(max(u.zayatz if u.model == "zayatz" else u.pitman, 0.0), 200.0))

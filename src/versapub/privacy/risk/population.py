@@ -93,6 +93,10 @@ def estimate(
     if model == "auto":
         chosen = DEFAULT_MODEL if abs(misfit) <= MISFIT_MAX else "arx"
     value, sd = figures[chosen]
+    why = _why(model, chosen, misfit)
+    if math.isnan(value):  # the model asked for has no valid estimate here: ARX's rule, said so
+        why = f"{chosen} has no valid estimate on this sample: ARX's rule instead"
+        chosen, (value, sd) = "arx", figures["arx"]
     return Uniqueness(
         records=arx.records,
         sample_uniques=arx.sample_uniques,
@@ -113,7 +117,7 @@ def estimate(
         copula_evaluated=cp.evaluated,
         arx_model=arx.model,
         sd=sd,
-        chosen_by=_why(model, chosen, misfit),
+        chosen_by=why,
     )
 
 
