@@ -75,6 +75,18 @@ def test_a_column_named_like_the_verifiers_own_publishes(tmp_path: Path, name: s
                "--anonymizer", anonymizer, "--no-utility"], tmp_path / "s")  # fmt: skip
 
 
+@pytest.mark.parametrize("name", ["c", "C"])
+def test_multi_sa_with_a_sensitive_column_named_like_the_verifiers_count(tmp_path: Path, name: str) -> None:
+    """This stop's sweep (issue 63): ``--decomposition multi-sa`` with rules ``order -> C`` and
+    ``r -> order`` ended in exit 70 — the verifier's grouped bound summed its own count column
+    ``c`` in a table holding an attribute ``C`` (DuckDB's names are case-insensitive:
+    ``sum(VARCHAR)``). The count now takes a name no attribute has."""
+    rows = [[63, 61, 32, 48, 53, 40], [65, 76, 48, 55, 61, 35], [66, 87, 59, 55, 60, 37]]
+    data = write(tmp_path / "t.csv", ["order", "r", "position", "age", "k", name], rows)
+    args = ["--input", str(data), "--seed", "0", "--rule", f"order -> {name}", "--rule", "r -> order"]
+    published([*args, "--others", "insensitive", "--decomposition", "multi-sa", "--no-utility"], tmp_path / "out")
+
+
 def test_aim_with_fewer_rounds_than_columns_is_refused(tmp_path: Path) -> None:
     """Issue 71, item 2: ``select=aim,rounds=1`` on 2 columns ended in ``math domain error``
     (the one-way measurements alone spend more than the budget)."""

@@ -173,10 +173,11 @@ def grouped_bound(con: duckdb.DuckDBPyConnection, directory: Path, entry: Entry,
     others = [a for a in kind.sensitive_of(entry) if a != rule.rhs]
     part = ", ".join(_ident(c) for c in [*group_cols, *others])
     s_col = _ident(rule.rhs)
+    c = _ident(fresh_alias("c", [*group_cols, *others, rule.rhs]))  # a column may be named C (case-insensitive)
     row = con.execute(
-        f'WITH t AS (SELECT {part}, {s_col}, sum(CAST("count" AS DOUBLE)) c '
+        f'WITH t AS (SELECT {part}, {s_col}, sum(CAST("count" AS DOUBLE)) {c} '
         f"FROM {duckdb_source(directory / entry.files[role])} GROUP BY ALL) "
-        f"SELECT CAST({s_col} AS VARCHAR), c / sum(c) OVER (PARTITION BY {part}) FROM t ORDER BY 2 DESC, 1 LIMIT 1"
+        f"SELECT CAST({s_col} AS VARCHAR), {c} / sum({c}) OVER (PARTITION BY {part}) FROM t ORDER BY 2 DESC, 1 LIMIT 1"
     ).fetchone()
     worst, value = (float(row[1]), str(row[0])) if row is not None else (0.0, "")
     if entry.raw.get("suppressed_group") is not None:  # its records' values withheld: uniform
