@@ -284,3 +284,21 @@ def test_a_model_without_an_estimate_is_said_not_shown_as_zero() -> None:
     u = estimate(codes, cards, f, 0.1, model="snb")
     assert math.isnan(u.snb) and u.model != "snb" and "snb has no valid estimate" in u.chosen_by
     assert u.estimate == pytest.approx(min(max(u.zayatz if u.model == "zayatz" else u.pitman, 0.0), 200.0))
+
+
+@pytest.mark.parametrize("name", ["c", "C"])
+def test_risk_and_check_of_a_release_with_a_column_named_like_the_count(tmp_path: Path, name: str) -> None:
+    """``risk RELEASE`` read each table's cells with a sum aliased ``c``: a published column
+    named ``c`` (or ``C``: DuckDB's names ignore case) made two fields of one name (an internal
+    error); ``check --sampling-fraction`` reads the cells the same way."""
+    rng = np.random.default_rng(5)
+    rows = [(int(rng.integers(20, 41)), "xyz"[i % 3], "pqr"[int(rng.integers(0, 3))]) for i in range(60)]
+    data = _csv(tmp_path / "t.csv", rows, f"a,{name},dis")
+    rel = tmp_path / "rel"
+    run = CliRunner().invoke(cli, ["publish", "--input", str(data), "--rule", f"a, {name} -> dis", "--out", str(rel)])
+    assert run.exit_code in (0, 6), run.output
+    run = CliRunner().invoke(cli, ["risk", str(rel), "--sampling-fraction", "0.1", "--no-suda", "--json"])
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.output)["tables"][0]["attributes"] == ["a", name]
+    run = CliRunner().invoke(cli, ["check", str(rel), "--sampling-fraction", "0.1", "--json"])
+    assert run.exit_code in (0, 6) and any("population_uniques" in i for i in json.loads(run.output)["identity"])

@@ -435,7 +435,7 @@ def _release_reading(
 def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool = False) -> list[Classes]:
     """Each table of a written release as classes of its published non-sensitive values
     (``qi``: only these of them), read from its files."""
-    from versapub.data.sql import connect, duckdb_source, ident
+    from versapub.data.sql import connect, duckdb_source, fresh_alias, ident
     from versapub.formats import read_manifest
     from versapub.kinds import get_kind, parse_entry
 
@@ -449,14 +449,15 @@ def release_classes(directory: Path, qi: Sequence[str] | None, matches_any: bool
             cols = _published(cols, qi)
             src = duckdb_source(directory / entry.files[role])
             sel = ", ".join(ident(c) for c in cols)
-            sql = f'SELECT {sel + ", " if cols else ""}sum(CAST("count" AS BIGINT)) AS c FROM {src}'
+            total = ident(fresh_alias("c", cols))  # a column may be named c (DuckDB's names ignore case)
+            sql = f'SELECT {sel + ", " if cols else ""}sum(CAST("count" AS BIGINT)) AS {total} FROM {src}'
             t = con.sql(sql + (f" GROUP BY {sel}" if cols else "")).to_arrow_table()
-            codes, cards = _encode([t.column(c) for c in cols])
+            codes, cards = _encode([t.column(i) for i in range(len(cols))])
             counts = np.asarray(t.column(t.num_columns - 1).fill_null(0), dtype=np.int64)
             present = counts > 0
-            missing = tuple(_null_code(t.column(c)) for c in cols)
+            missing = tuple(_null_code(t.column(i)) for i in range(len(cols)))
             cls = Classes(entry.name, tuple(cols), tuple(x[present] for x in codes), tuple(cards), counts[present])
-            orders = tuple(value_order(_dictionary(t.column(c))) for c in cols)
+            orders = tuple(value_order(_dictionary(t.column(i))) for i in range(len(cols)))
             out.append(replace(cls, missing=missing, matches_any=matches_any, orders=orders))
     return out
 
