@@ -112,3 +112,27 @@ def test_the_fit_matches_private_pgms_on_the_same_noisy_marginals() -> None:
         mine = fit(measured, cards, iterations=3000, tolerance=1e-13)
         for key, theirs in case["mbi"].items():
             assert np.abs(mine.marginal(tuple(key.split("+"))) - np.array(theirs)).max() < 1e-3, (case["seed"], key)
+
+
+def test_a_step_that_overflows_is_never_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This stop's sweep (issue 63): AIM at epsilon 50 ended in exit 70 — a mirror-descent step
+    overflowed the model (NaN beliefs), the backtracking stopped at its smallest step and took
+    it, and the exponential mechanism then met a NaN score. A step whose loss or beliefs are not
+    finite is now never taken: here beliefs overflow whenever a potential leaves [-30, 30], and
+    the fit still returns finite marginals that lower the loss."""
+    import versapub.mechanisms.fit as fit_module
+
+    real = fit_module._Tree.beliefs
+
+    def fragile(self: object, theta: list[np.ndarray], total: float) -> list[np.ndarray]:
+        out = real(self, theta, total)  # type: ignore[arg-type]
+        if any(np.abs(t).max() > 0 for t in theta):
+            return [np.full_like(m, np.nan) for m in out]
+        return out
+
+    monkeypatch.setattr(fit_module._Tree, "beliefs", fragile)
+    counts = np.array([[40.0, 0.0], [0.0, 60.0]])
+    measured = [Noisy(("a", "b"), counts, 1e-6), Noisy(("a",), counts.sum(1), 1e-6)]
+    got = fit(measured, {"a": 2, "b": 2}, iterations=200)
+    assert all(np.isfinite(m).all() for m in got.marginals)
+    assert np.isfinite(got.loss) and np.allclose(got.marginals[0], counts.sum() / 4)  # the uniform start

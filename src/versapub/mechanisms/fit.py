@@ -14,6 +14,7 @@ domains. The total is the measured totals' minimum-variance average (as Private-
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -280,11 +281,18 @@ def fit(
     for done in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         while True:  # Armijo backtracking: the step must lower the loss by half its first-order promise
             trial = [t - eta * g for t, g in zip(theta, grads, strict=True)]
-            new_loss, new_grads, new_mu = loss_and_grad(trial)
-            promise = sum(float((g * (m - nm)).sum()) for g, m, nm in zip(grads, mu, new_mu, strict=True))
-            if new_loss <= loss - 0.5 * promise or eta < 1e-30:
+            with np.errstate(over="ignore", invalid="ignore"):
+                new_loss, new_grads, new_mu = loss_and_grad(trial)
+            finite = math.isfinite(new_loss) and all(np.isfinite(m).all() for m in new_mu)
+            if finite:
+                promise = sum(float((g * (m - nm)).sum()) for g, m, nm in zip(grads, mu, new_mu, strict=True))
+                if new_loss <= loss - 0.5 * promise:
+                    break
+            if eta < 1e-30:
                 break
             eta /= 2
+        if not finite:  # no step keeps the model finite (an overflow at every size): the last finite fit
+            break
         gained = loss - new_loss
         theta, loss, grads, mu = trial, new_loss, new_grads, new_mu
         eta *= 1.5
