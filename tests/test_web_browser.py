@@ -451,3 +451,38 @@ def test_cancel_in_the_page_stops_a_long_step(
     expect(pg.locator("#publish")).to_be_focused()  # type: ignore[attr-defined]
     assert took < 5, took  # the bound leaves room for a loaded machine
     assert not (root / "releases" / "slow").exists()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test tries to install it)")
+def test_an_upload_into_a_release_folder_is_refused_in_the_page(
+    page: object, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Issue 66: a file uploaded into a release folder was accepted; it appeared in the
+    release's zip and ``versapub check`` then failed the release ("a leak") while the page
+    still showed ALL CHECKS PASSED. Through the page's own upload control: refused with its
+    reason in the page's alert, nothing written into the release, which still checks; the same
+    file uploaded into the uploads area is listed."""
+    from playwright.sync_api import expect
+
+    pg, (_, root) = page, served
+    release = root / "releases" / "r1"
+    job = ["--input", str(root / "data.csv"), "--rule", "age, sex -> disease", "--identifying", "patient_id"]
+    done = CliRunner().invoke(cli, ["publish", *job, "--others", "insensitive", "--no-utility", "--out", str(release)])
+    assert done.exit_code in (0, 6), done.output
+    before = sorted(p.name for p in release.rglob("*"))
+    extra = tmp_path / "notes.csv"
+    extra.write_text("a\n1\n")
+    for folder in ("releases/r1", "releases/r1/extra"):
+        pg.fill("#upload-folder", folder)  # type: ignore[attr-defined]
+        pg.set_input_files("#upload-file", str(extra))  # type: ignore[attr-defined]
+        pg.click("#upload")  # type: ignore[attr-defined]
+        expect(pg.locator("#error")).to_contain_text("lies in the release releases/r1")  # type: ignore[attr-defined]
+        pg.evaluate("() => { document.getElementById('error').textContent = ''; }")  # type: ignore[attr-defined]
+    assert sorted(p.name for p in release.rglob("*")) == before
+    pg.fill("#upload-folder", "uploads")  # type: ignore[attr-defined]
+    pg.set_input_files("#upload-file", str(extra))  # type: ignore[attr-defined]
+    pg.click("#upload")  # type: ignore[attr-defined]
+    expect(pg.locator("#file-list")).to_contain_text("uploads/notes.csv")  # type: ignore[attr-defined]
+    assert (root / "uploads" / "notes.csv").read_text() == "a\n1\n"
+    checked = CliRunner().invoke(cli, ["check", str(release)])
+    assert checked.exit_code in (0, 6) and "file checks: 12 of 12 passed" in checked.output, checked.output
