@@ -463,12 +463,13 @@ class _Run:
         """Each rule's posterior: from the files' group bounds, else the verifier's own
         estimate (never the publisher's model)."""
         out: dict[Rule, dict[str, Any]] = {}
+        fits: dict[str, Any] = {}  # an sa-groups table fitted once for the rules of every guarantee
         for gg, rules_g in _by_guarantee(self.d, self.req, self.manifest):
             bounds = group_bounds(self.d, rules_g, gg, self.manifest)  # from the files
             rest = [r for r in rules_g if r not in bounds]
             out.update(bounds)
             if rest:
-                out.update(own_posterior(self.d, self.manifest, rest, gg))
+                out.update(own_posterior(self.d, self.manifest, rest, gg, fits))
         for r in use_rules:
             if not out[r]["ok"]:
                 out[r] = {

@@ -29,6 +29,7 @@ Written from ``docs/release-format.md`` and the definitions, reading the written
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +108,20 @@ def _ipf_pairs(size: Floats, combo: Floats, pair_g: Ints, pair_k: Ints) -> Float
     return x
 
 
-def sa_groups_bound(con: duckdb.DuckDBPyConnection, directory: Path, entry: Entry, rule: Rule) -> tuple[float, str]:
-    """``max_g P(S = s | the other sensitive values, g)`` under the fitted ``N``
-    (module docstring): the largest value and the ``s`` reaching it."""
+@dataclass(frozen=True)
+class SaGroupsFit:
+    """An sa-groups table's fitted ``N`` (module docstring) over its live (group, ``T^S``
+    combination) pairs: the same for every rule whose ``S`` the table publishes, so it is
+    fitted once per table."""
+
+    ts: dict[str, Any]
+    pair_g: Ints
+    pair_k: Ints
+    n: Floats
+
+
+def sa_groups_fit(con: duckdb.DuckDBPyConnection, directory: Path, entry: Entry) -> SaGroupsFit:
+    """The fitted ``N`` of an sa-groups table, read from its files."""
     s_all = list(reading(entry.kind).sensitive_of(entry))
     qi = [a for a in entry.attributes if a not in s_all]
     qit = _read(con, directory / entry.files["qit"], [*qi, "group_id"])
@@ -140,7 +152,18 @@ def sa_groups_bound(con: duckdb.DuckDBPyConnection, directory: Path, entry: Entr
     pair_g, pair_k = (x.astype(np.int64) for x in np.nonzero(ok))
     live = _live(size, combo, pair_g, pair_k)
     pair_g, pair_k = pair_g[live], pair_k[live]
-    n = _ipf_pairs(size, combo, pair_g, pair_k)
+    return SaGroupsFit(ts, pair_g, pair_k, _ipf_pairs(size, combo, pair_g, pair_k))
+
+
+def sa_groups_bound(
+    con: duckdb.DuckDBPyConnection, directory: Path, entry: Entry, rule: Rule, fit: SaGroupsFit | None = None
+) -> tuple[float, str]:
+    """``max_g P(S = s | the other sensitive values, g)`` under the fitted ``N``
+    (module docstring): the largest value and the ``s`` reaching it; ``fit``: the table's
+    :func:`sa_groups_fit` when the caller has it already."""
+    fit = fit if fit is not None else sa_groups_fit(con, directory, entry)
+    ts, pair_g, pair_k, n = fit.ts, fit.pair_g, fit.pair_k, fit.n
+    s_all = list(reading(entry.kind).sensitive_of(entry))
     known = [a for a in s_all if a != rule.rhs]  # every other value published apart: a bound for any knowledge
     key_cols = [_codes(ts[a])[1] for a in known]
     s_vals, s_codes = _codes(ts[rule.rhs])
@@ -284,4 +307,12 @@ def dense_posterior(
     return float(ratio[best]), q, str(domains[rule.rhs][best[-1]])
 
 
-__all__ = ["DENSE_MAX_CELLS", "Unestimable", "dense_posterior", "grouped_bound", "sa_groups_bound"]
+__all__ = [
+    "DENSE_MAX_CELLS",
+    "SaGroupsFit",
+    "Unestimable",
+    "dense_posterior",
+    "grouped_bound",
+    "sa_groups_bound",
+    "sa_groups_fit",
+]

@@ -179,18 +179,31 @@ def group_bounds(
 
 
 def own_posterior(
-    directory: Path, manifest: dict[str, Any], rules: list[Rule], g: Thresholds
+    directory: Path,
+    manifest: dict[str, Any],
+    rules: list[Rule],
+    g: Thresholds,
+    fits: dict[str, Any] | None = None,
 ) -> dict[Rule, dict[str, Any]]:
     """The posterior of rules :func:`group_bounds` leaves, from the verifier's own estimate
     (:mod:`versapub.verify.attacks.estimate`): the group bound of the one table publishing ``S``
     apart (read from its groups' counts, or under an sa-groups table's fitted counts), or
     the exact maximum under the dense joint of the tables linked to the rule; a rule it
     cannot estimate is reported as not checked, with the reason (the release then needs
-    attention)."""
-    from versapub.verify.attacks.estimate import Unestimable, dense_posterior, grouped_bound, sa_groups_bound
+    attention); ``fits``: the sa-groups tables' fitted counts by table, shared between calls
+    (rules under several guarantees read the same fit)."""
+    from versapub.verify.attacks.estimate import (
+        SaGroupsFit,
+        Unestimable,
+        dense_posterior,
+        grouped_bound,
+        sa_groups_bound,
+        sa_groups_fit,
+    )
 
     out: dict[Rule, dict[str, Any]] = {}
     limit = g.posterior_limit()
+    fits = {} if fits is None else fits  # an sa-groups table's fitted N serves every rule it protects
     with connect() as con:
         for r in rules:
             homes = [t for t in manifest.get("tables", []) if r.rhs in t.get("attributes", [])]
@@ -203,7 +216,9 @@ def own_posterior(
                     if kind.groups(entry) is not None:
                         worst, s = grouped_bound(con, directory, entry, r)
                     else:
-                        worst, s = sa_groups_bound(con, directory, entry, r)
+                        if not isinstance(fits.get(entry.name), SaGroupsFit):
+                            fits[entry.name] = sa_groups_fit(con, directory, entry)
+                        worst, s = sa_groups_bound(con, directory, entry, r, fits[entry.name])
                     q, method = ("*",) * len(r.lhs), "group bound"
                 else:
                     worst, q, s = dense_posterior(con, directory, manifest, r)
