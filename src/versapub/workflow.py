@@ -569,7 +569,7 @@ def run_dask(
     from versapub.privacy.per_rule import split
     from versapub.privacy.rules import validate_rules
     from versapub.scale import require_dask
-    from versapub.scale.cluster import Runner, connect
+    from versapub.scale.cluster import Runner, cluster_failure, connect
     from versapub.scale.read import read_dask
 
     require_dask()
@@ -626,7 +626,7 @@ def run_dask(
                     f"({str(exc).splitlines()[0][:200]}). Nothing was written to {dest} and the intermediate files "
                     "were removed. Run on a machine with more memory, or publish with --no-utility."
                 ) from exc
-            if isinstance(exc, VersapubError) or not _cluster_failure(exc):
+            if isinstance(exc, VersapubError) or not cluster_failure(exc):
                 raise
             raise ClusterError(
                 f"The Dask cluster failed while publishing ({type(exc).__name__}: {str(exc)[:300]}). Nothing was "
@@ -641,17 +641,6 @@ def run_dask(
 
         release = replace(release, utility=read_manifest(dest).get("utility"))
     return release
-
-
-def _cluster_failure(exc: BaseException) -> bool:
-    """An error of the cluster (not of versapub's own code): Dask's and distributed's
-    errors (a killed worker, a lost or cancelled task), and the connection's."""
-    import concurrent.futures
-
-    mod = type(exc).__module__ or ""
-    return mod.split(".")[0] in ("dask", "distributed") or isinstance(
-        exc, OSError | TimeoutError | concurrent.futures.CancelledError
-    )
 
 
 def write(

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     type=click.Choice(["memory", "dask"]),
     help="Where the records are processed: memory (default: this process) or dask (a Dask cluster, for tables that "
     "do not fit in memory; needs pip install 'versapub[dask]'; uad with anatomy, mondrian or incognito, and the "
-    "classic --qi job; Parquet output).",
+    "classic --qi job; Parquet output; with --mechanism, the records counted on the cluster and measured here).",
 )
 @click.option(
     "--scheduler",
@@ -251,7 +251,6 @@ def publish(
                 "--max-risk": max_risk,
                 "--risk-measure": risk_measure,
                 "--max-singling-out": max_singling_out,
-                "--backend": backend,
                 "--population": population,
                 "--l": opts.get("ell"),
                 "--guarantee": opts.get("guarantee"),
@@ -259,9 +258,10 @@ def publish(
                 "--decomposition": opts.get("decomposition"),
                 "--format parquet": fmt == "parquet" or None,  # its tables are CSV
             }
-            _publish_dp(
-                opts, fmt, mechanism, domains, out_dir, overwrite, quiet, [f for f, v in syntactic.items() if v]
-            )
+            cluster: dict[str, Any] = {"backend": backend, "scheduler": scheduler, "workers": workers}
+            cluster |= {"worker_memory": worker_memory, "scratch": scratch}
+            ignored = [f for f, v in syntactic.items() if v]
+            _publish_dp(opts, fmt, (mechanism, domains, cluster), out_dir, overwrite, quiet, ignored)
             return
         cfg = _build_config(opts, fmt).with_overrides(
             backend=backend,
@@ -305,15 +305,16 @@ def _configured_mechanism(config: Path | None) -> bool:
 def _publish_dp(
     opts: dict[str, Any],
     fmt: str | None,
-    mechanism: str | None,
-    domains: tuple[str, ...],
+    asked: tuple[str | None, tuple[str, ...], dict[str, Any]],
     out_dir: Path,
     overwrite: bool,
     quiet: bool,
     ignored: list[str],
 ) -> None:
     """``publish --mechanism``: the differentially private release, and its summary
-    (``ignored``: syntactic options given, refused)."""
+    (``asked``: the mechanism, the ``--domain`` options and the cluster's options; ``ignored``:
+    syntactic options given, refused)."""
+    mechanism, domains, cluster = asked
     if ignored:
         raise ConfigError(
             f"{', '.join(ignored)} belong(s) to a syntactic release; a differentially private one (--mechanism) "
@@ -332,6 +333,7 @@ def _publish_dp(
             raise ConfigError(f"--domain {d!r}: write COLUMN=FILE (a file with one value per line) or COLUMN=17..90.")
         given.append((column.strip(), domain_values(column.strip(), file.strip(), Path.cwd(), "--domain")))
     cfg = replace(cfg, mechanism=mechanism or cfg.mechanism, domains=(*cfg.domains, *given))
+    cfg = cfg.with_overrides(**cluster)  # --backend dask: the records counted on the cluster
     if cfg.mechanism is None:
         raise ConfigError("--domain declares domains for --mechanism (e.g. --mechanism dp:epsilon=1); give one.")
     synth, check, seconds = run_dp_with_bar(cfg, out_dir, overwrite, quiet)

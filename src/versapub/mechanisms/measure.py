@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from versapub.data.table import EncodedTable
+from versapub.data.table import CountedTable, EncodedTable
 from versapub.errors import InputError
 from versapub.mechanisms.accounting import check_budget, epsilon_of, gaussian_sigma, rho_of
 from versapub.mechanisms.noise import discrete_gaussian
@@ -159,8 +159,9 @@ def exact_counts(
     domains: Mapping[str, Sequence[str]],
     recode: Mapping[str, npt.NDArray[np.int64]] | None = None,
 ) -> npt.NDArray[np.int64]:
-    """The exact counts of ``attributes`` over their declared domains (dense, C order);
-    ``recode[a]``: each declared value's position in a compressed domain of ``a``."""
+    """The exact counts of ``attributes`` over their declared domains (dense, C order; a
+    :class:`~versapub.data.table.CountedTable`'s rows weighed by their counts); ``recode[a]``:
+    each declared value's position in a compressed domain of ``a``."""
     recode = recode or {}
     codes, cards = [], []
     for a in attributes:
@@ -172,7 +173,8 @@ def exact_counts(
         codes.append(c)
         cards.append(card)
     key = np.ravel_multi_index(tuple(codes), cards) if len(codes) > 1 else codes[0]
-    return np.bincount(key, minlength=int(np.prod(cards))).astype(np.int64)
+    weights = table.weights if isinstance(table, CountedTable) else None  # distinct rows stand for their records
+    return np.rint(np.bincount(key, weights=weights, minlength=int(np.prod(cards)))).astype(np.int64)
 
 
 def measure_each(

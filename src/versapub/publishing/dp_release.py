@@ -29,6 +29,13 @@ from versapub.mechanisms.mst import Synthesis
 
 Progress = Callable[[str, int, int], None]
 
+#: What the check of a release measured on the Dask backend reads (its manifest's ``backend``).
+CHECKED_ON_DASK = (
+    "from the release's files alone (the ledger, every table's scale, domains and totals, the model's "
+    "consistency, the attacks on records drawn from the tables); the noise test against the input's exact "
+    "counts reads the input in memory (versapub check RELEASE --original DATA) and was not run"
+)
+
 
 def _silent(description: str, done: int, total: int) -> None:
     del description, done, total
@@ -156,9 +163,13 @@ def write_dp_release(
     overwrite: bool = False,
     protect: Iterable[str | Path | None] = (),
     progress: Progress = _silent,
+    backend: Mapping[str, Any] | None = None,
 ) -> Any:
     """Write ``synth`` as a release in ``out``, verified from its own files against
-    ``table`` first (nothing is written when a check fails); returns the check's report."""
+    ``table`` first (nothing is written when a check fails); returns the check's report.
+    ``backend``: the Dask backend's block (``table`` then holds distinct combinations with
+    their counts, which no record-reading check may take for records: the release is
+    checked from its files alone, and the manifest says so)."""
     from versapub.io import release_writer as rw
     from versapub.reports.html import html_report
     from versapub.verify.check import run_check
@@ -171,11 +182,14 @@ def write_dp_release(
         for entry, t in tables:
             pacsv.write_csv(t, tmp / entry["files"]["data"], pacsv.WriteOptions(quoting_style="needed"))
         m = manifest(synth, n, [e for e, _ in tables], table.names, mechanism, source, domains, rules)
+        if backend is not None:
+            m["backend"] = {**backend, "checked": CHECKED_ON_DASK}
         m["digests"] = rw.digests(tmp, [e["files"]["data"] for e, _ in tables])
         rw.write_json(tmp / "manifest.json", m)
         progress("verifying the written files", 0, 0)
         job = Requirement(m["guarantee"], tuple(m["rules"]), "the mechanism's budget", None, None, "highest", None)
-        check = run_check(tmp, original=table, requirement=job).noise_free_withheld()  # issue 66
+        original = table if backend is None else None
+        check = run_check(tmp, original=original, requirement=job).noise_free_withheld()  # issue 66
         report = check.verification
         if not report.ok:
             raise VerificationError(
@@ -233,7 +247,6 @@ def refuse_syntactic(cfg: Any) -> None:
         "[publish] anonymizer": cfg.anonymizer,
         "[publish] decomposition": cfg.decomposition,
         "[input] population": cfg.population,
-        "backend dask": cfg.backend if cfg.backend != "memory" else None,
     }
     named = [k for k, v in given.items() if v is not None]
     if named:
@@ -265,12 +278,20 @@ def run_dp(
     refuse_syntactic(cfg)
     check_destination(Path(out), overwrite, [*cfg.read_files()])
     progress(f"reading {cfg.input.name}", 0, 0)
-    table = cfg.read()
     # columns declared identifying are removed first, as a syntactic release removes them (issue 66):
     # no domain to declare for them, nothing of them measured
-    removed = [c for c in getattr(cfg.roles, "identifying", ()) if c in table.names]
-    if removed:
-        table = table.select([c for c in table.names if c not in removed])
+    identifying = tuple(getattr(cfg.roles, "identifying", ()))
+    backend: dict[str, Any] | None = None
+    if cfg.backend == "dask":  # the records stay on the cluster: their distinct combinations come here
+        from versapub.publishing.dp_dask import counted_on_dask
+
+        counted = counted_on_dask(cfg, Path(out), identifying, progress)
+        table, removed, backend = counted.table, list(counted.removed), counted.backend
+    else:
+        table = cfg.read()
+        removed = [c for c in identifying if c in table.names]
+        if removed:
+            table = table.select([c for c in table.names if c not in removed])
     domains = resolve_domains(cfg, table)
     rules: list[tuple[tuple[str, ...], str]] = []
     if cfg.rules:
@@ -297,5 +318,6 @@ def run_dp(
         overwrite=overwrite,
         protect=[*cfg.read_files()],
         progress=progress,
+        backend=backend,
     )
     return synth, check

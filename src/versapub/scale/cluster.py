@@ -150,3 +150,14 @@ class Runner:
     @property
     def n_workers(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
+
+
+def cluster_failure(exc: BaseException) -> bool:
+    """An error of the cluster (not of versapub's own code): Dask's and distributed's
+    errors (a killed worker, a lost or cancelled task), and the connection's."""
+    import concurrent.futures
+
+    mod = type(exc).__module__ or ""
+    return mod.split(".")[0] in ("dask", "distributed") or isinstance(
+        exc, OSError | TimeoutError | concurrent.futures.CancelledError
+    )
