@@ -556,7 +556,6 @@ def run_dask(
     LocalCluster), read the input into a scratch directory, publish (UAD and Anatomy from
     counts and ranks), write the tables as Parquet parts, measure the utility out of core,
     verify from the files, commit; the scratch directory is removed whatever happens."""
-    import uuid
 
     import duckdb
 
@@ -581,9 +580,7 @@ def run_dask(
     protect = [cfg.input, cfg.config_path, *(h.file for h in cfg.hierarchies)]
     if dest.exists():
         check_destination(dest, overwrite, protect)  # before any work
-    root = (cfg.scratch or dest.parent).resolve()
-    workdirs.sweep(root, f".{dest.name}.versapub-scratch-")  # of a client killed before it could
-    scratch = root / f".{dest.name}.versapub-scratch-{uuid.uuid4().hex[:12]}"
+    scratch = workdirs.dask_scratch(dest, cfg.scratch)
     progress("starting the Dask cluster" if not cfg.scheduler else f"connecting to {cfg.scheduler}", 0, 0)
     with connect(cfg.scheduler, cfg.workers, cfg.worker_memory) as client:
         runner = Runner(client, progress)

@@ -65,3 +65,13 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def dask_scratch(dest: Path, scratch: Path | None) -> Path:
+    """A fresh scratch directory's path for a Dask job writing ``dest`` (under ``scratch``,
+    else beside ``dest``), after sweeping those a killed client left there (not created)."""
+    import uuid
+
+    root = (scratch or dest.parent).resolve()
+    sweep(root, f".{dest.name}.versapub-scratch-")  # of a client killed before it could
+    return root / f".{dest.name}.versapub-scratch-{uuid.uuid4().hex[:12]}"

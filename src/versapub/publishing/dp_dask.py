@@ -12,7 +12,6 @@ the in-memory records, and only their noisy marginals leave."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +49,7 @@ def counted_on_dask(cfg: Any, dest: Path, identifying: Sequence[str], progress: 
     from versapub.scale.table import materialize
 
     require_dask()
-    root = (cfg.scratch or dest.parent).resolve()
-    workdirs.sweep(root, f".{dest.name}.versapub-scratch-")  # of a client killed before it could
-    scratch = root / f".{dest.name}.versapub-scratch-{uuid.uuid4().hex[:12]}"
+    scratch = workdirs.dask_scratch(dest, cfg.scratch)
     progress("starting the Dask cluster" if not cfg.scheduler else f"connecting to {cfg.scheduler}", 0, 0)
     with connect(cfg.scheduler, cfg.workers, cfg.worker_memory) as client:
         runner = Runner(client, progress)
