@@ -1,8 +1,10 @@
 """Differential privacy on the Dask backend (issue 67, item 5): a file too large for memory
-is measured from its distinct combinations counted on the cluster; every marginal is the
-same count as over the records (a brute-force oracle over random tables), the release is
-checked from its files and then, with the input in memory, against its exact counts; a
-file whose combinations would not fit is refused in one paragraph, nothing written."""
+is measured from the marginals the mechanism declares it reads, counted on the cluster in
+one pass; every marginal is the same count as over the records (a brute-force oracle over
+random tables, in any attribute order and over compressed domains), every mechanism reads
+only what it declared, the release is checked from its files and then, with the input in
+memory, against its exact counts; a value outside its declared domain and domains too wide
+are refused in one paragraph, nothing written."""
 
 from __future__ import annotations
 
@@ -17,52 +19,71 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from versapub.cli.main import cli
-from versapub.data.table import CountedTable, EncodedTable
+from versapub.data.table import EncodedTable
 from versapub.mechanisms.measure import exact_counts
+from versapub.mechanisms.precounted import Precounted
 
 pytest.importorskip("opendp")
 
 
-def _counted(t: EncodedTable) -> CountedTable:
-    """The table's distinct records with their counts, by ``numpy.unique`` over the rows."""
-    rows = np.column_stack([t.codes(a) for a in t.names])
-    distinct, counts = np.unique(rows, axis=0, return_counts=True)
-    cols = tuple(
-        type(t.column(a))(a, distinct[:, i].astype(np.int32).copy(), t.column(a).values) for i, a in enumerate(t.names)
-    )
-    return CountedTable(cols, weights=counts.astype(np.int64))
+def _precounted(t: EncodedTable, domains: dict[str, list[str]]) -> Precounted:
+    """Every one-, two- and three-way marginal of ``t``, counted record by record in Python."""
+    counts = {}
+    for k in (1, 2, 3):
+        for attrs in itertools.combinations(t.names, k):
+            brute = np.zeros([len(domains[a]) for a in attrs], dtype=np.int64)
+            for row in zip(*(t.column(a).decode() for a in attrs), strict=True):
+                brute[tuple(domains[a].index(v) for a, v in zip(attrs, row, strict=True))] += 1
+            counts[attrs] = brute.ravel()
+    return Precounted(t.names, {a: tuple(v) for a, v in domains.items()}, counts)
+
+
+ROWS = st.lists(
+    st.tuples(st.sampled_from("abc"), st.sampled_from("xyz"), st.sampled_from(["0", "1"])), min_size=1, max_size=60
+)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(
-    st.lists(
-        st.tuples(st.sampled_from("abc"), st.sampled_from("xyz"), st.sampled_from(["0", "1"])), min_size=1, max_size=60
-    )
-)
-def test_every_marginal_of_the_counted_table_is_the_records_count(rows: list[tuple[str, str, str]]) -> None:
-    """Over random tables: every one-, two- and three-way marginal of the distinct records
-    weighed by their counts equals the records' own count, cell by cell, over declared
-    domains wider than the data (a value no record holds counts 0)."""
+@given(ROWS, st.permutations(["p", "q", "s"]), st.lists(st.integers(0, 1), min_size=4, max_size=4))
+def test_every_marginal_read_from_the_counts_is_the_records_count(
+    rows: list[tuple[str, str, str]], order: list[str], merge: list[int]
+) -> None:
+    """Over random tables: a marginal read from counts made elsewhere equals the records' own
+    count (:func:`exact_counts` on the table), in any order of its attributes and over a
+    compressed domain (a random merge of ``p``'s declared values, as MST's ``recode``),
+    over declared domains wider than the data (a value no record holds counts 0)."""
     t = EncodedTable.from_columns({"p": [r[0] for r in rows], "q": [r[1] for r in rows], "s": [r[2] for r in rows]})
-    c = _counted(t)
-    assert c.n_records == len(rows) and c.n_rows <= len(rows)
     domains = {"p": ["a", "b", "c", "d"], "q": ["x", "y", "z"], "s": ["0", "1"]}
+    pre = _precounted(t, domains)
+    recode = {"p": np.cumsum([0, *merge[:3]]).astype(np.int64)}
     for k in (1, 2, 3):
-        for attrs in itertools.combinations(t.names, k):
-            got = exact_counts(c, attrs, domains)
-            brute = np.zeros([len(domains[a]) for a in attrs], dtype=np.int64)
-            for r in rows:
-                values = dict(zip(("p", "q", "s"), r, strict=True))
-                brute[tuple(domains[a].index(values[a]) for a in attrs)] += 1
-            assert got.tolist() == brute.ravel().tolist()
+        for attrs in itertools.combinations(order, k):
+            assert exact_counts(pre, attrs, domains).tolist() == exact_counts(t, attrs, domains).tolist()
+            assert (
+                exact_counts(pre, attrs, domains, recode).tolist() == exact_counts(t, attrs, domains, recode).tolist()
+            )
 
 
-def test_a_counted_table_needs_a_positive_count_per_row() -> None:
-    t = EncodedTable.from_columns({"a": ["x", "y"]})
-    with pytest.raises(Exception, match="one positive count per row"):
-        CountedTable(t.columns, weights=np.array([1, 0]))
-    with pytest.raises(Exception, match="one positive count per row"):
-        CountedTable(t.columns, weights=np.array([1]))
+@pytest.mark.parametrize("select", ["mst", "aim", "rules", "given"])
+def test_each_mechanism_reads_only_the_marginals_it_declares(select: str) -> None:
+    """``marginals_read`` is what ``run`` reads: run on counts holding exactly the declared
+    marginals (no others), each mechanism measures and fits without asking for another."""
+    from versapub.mechanisms import make_mechanism
+
+    rng = np.random.default_rng(0)
+    n = 300
+    data = {"p": rng.choice(list("abc"), n), "q": rng.choice(list("xyz"), n), "s": rng.choice(["0", "1"], n)}
+    t = EncodedTable.from_columns({a: [str(v) for v in vs] for a, vs in data.items()})
+    domains = {"p": ["a", "b", "c", "d"], "q": ["x", "y", "z"], "s": ["0", "1"]}
+    params: dict[str, object] = {"epsilon": 1.0, "select": select, "iterations": 50}
+    params |= {"marginals": "p+q;s"} if select == "given" else {"rounds": 8} if select == "aim" else {}
+    mech = make_mechanism("dp", **params)
+    rules = [(("p", "q"), "s")] if select == "rules" else []
+    declared = mech.marginals_read(list(t.names), domains, rules)
+    full = _precounted(t, domains)
+    only = Precounted(full.names, full.domains, {m: full.counts[m] for m in declared})
+    synth = mech.run(only, domains, rules)
+    assert synth.ledger.spent_rho <= synth.ledger.rho * (1 + 1e-9) and synth.measured
 
 
 def _job(tmp_path: Path) -> list[str]:
@@ -107,7 +128,9 @@ def test_a_dp_release_measured_on_the_dask_backend(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     m = json.loads((out / "manifest.json").read_text())
     assert m["backend"]["name"] == "dask" and m["backend"]["workers"] == 1
-    assert "counted on the cluster" in m["backend"]["measured_on"] and "--original" in m["backend"]["checked"]
+    assert (
+        "counted on the cluster in one pass" in m["backend"]["measured_on"] and "--original" in m["backend"]["checked"]
+    )
     assert m["input"]["removed_identifying"] == ["id"] and "id" not in m["attributes"]
     assert CliRunner().invoke(cli, ["check", str(out)]).exit_code in (0, 6)
     checked = CliRunner().invoke(cli, ["check", str(out), "--original", str(tmp_path / "t.csv"), "--json"])
@@ -119,15 +142,20 @@ def test_a_dp_release_measured_on_the_dask_backend(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".rel.versapub-scratch-*"))
 
 
-def test_too_many_distinct_combinations_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The distinct combinations come into this process: above the bound, one paragraph that
-    names the way out, nothing written, no scratch left behind."""
-    import versapub.publishing.dp_dask as dp_dask
-
-    monkeypatch.setattr(dp_dask, "MAX_DISTINCT", 5)
+def test_a_value_outside_its_declared_domain_and_too_wide_domains_are_refused(tmp_path: Path) -> None:
+    """On the cluster as in memory: a value no declared domain lists is refused naming it,
+    and domains whose marginals would hold too many cells are refused before any counting;
+    one paragraph each, nothing written, no scratch left behind."""
+    job = _job(tmp_path)
+    (tmp_path / "disease.txt").write_text("asthma\ndiabetes\n")  # flu is missing
     out = tmp_path / "rel"
-    r = CliRunner().invoke(cli, [*_job(tmp_path), "--backend", "dask", "--workers", "1", "--out", str(out)])
-    assert r.exit_code == 2, r.output
-    assert "distinct combinations, more than the 5" in r.output and "identifying" in r.output
+    r = CliRunner().invoke(cli, [*job, "--backend", "dask", "--workers", "1", "--out", str(out)])
+    assert r.exit_code == 2 and "Column 'disease' holds 'flu', which its declared domain does not list" in r.output
     assert "Traceback" not in r.output and not out.exists()
-    assert not list(tmp_path.glob(".rel.versapub-scratch-*"))
+    (tmp_path / "disease.txt").write_text("\n".join(["asthma", "diabetes", "flu", *map(str, range(10**6))]) + "\n")
+    (tmp_path / "sex.txt").write_text("\n".join(["F", "M", *map(str, range(100))]) + "\n")
+    r = CliRunner().invoke(
+        cli, [*job, "--domain", "age=0..1000", "--backend", "dask", "--workers", "1", "--out", str(out)]
+    )
+    assert r.exit_code == 2 and "cells in all (at most" in r.output, r.output
+    assert not out.exists() and not list(tmp_path.glob(".rel.versapub-scratch-*"))

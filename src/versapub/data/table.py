@@ -332,28 +332,3 @@ class EncodedTable:
     def to_pydict(self) -> dict[str, list[str]]:
         """Decoded values per column (for small tables, tests and display)."""
         return {c.name: [str(v) for v in c.decode()] for c in self.columns}
-
-
-@dataclass(frozen=True)
-class CountedTable(EncodedTable):
-    """Distinct records with how many input records each stands for (``weights``): the
-    input of a differentially private measurement on the Dask backend, whose records stay
-    on the cluster while their distinct combinations (over the measured columns) come to
-    this process. Counting a marginal of it weighs each row by its ``weights``."""
-
-    weights: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.weights.ndim != 1 or len(self.weights) != self.n_rows or (self.weights < 1).any():
-            raise InputError(f"{self.source}: a counted table needs one positive count per row.")
-
-    @property
-    def n_records(self) -> int:
-        """The records the rows stand for."""
-        return int(self.weights.sum())
-
-    def select(self, names: Iterable[str]) -> CountedTable:
-        """The columns ``names`` (each row keeps its count: rows need not stay distinct)."""
-        cols = tuple(self.column(n) for n in names)
-        return CountedTable(cols, self.n_dropped, self.source, self.sha256, weights=self.weights)

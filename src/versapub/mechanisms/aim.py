@@ -29,11 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.mechanisms.accounting import check_budget, rho_of
 from versapub.mechanisms.fit import Fit, fit, junction_tree
-from versapub.mechanisms.measure import Entry, Ledger, NoisyMarginal, check_columns, exact_counts, measure_each
+from versapub.mechanisms.measure import Entry, Ledger, NoisyMarginal, Records, check_columns, exact_counts, measure_each
 from versapub.mechanisms.mst import Synthesis, as_noisy
 from versapub.mechanisms.noise import noisy_max
 
@@ -61,7 +60,7 @@ def model_size(cliques: Sequence[tuple[str, ...]], cards: Mapping[str, int]) -> 
 
 
 def aim(
-    table: EncodedTable,
+    table: Records,
     epsilon: float,
     delta: float,
     domains: Mapping[str, Sequence[str]],

@@ -20,10 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError
 from versapub.mechanisms.fit import fit
-from versapub.mechanisms.measure import measure_marginals
+from versapub.mechanisms.measure import Records, measure_marginals
 from versapub.mechanisms.mst import Synthesis, as_noisy, mst
 from versapub.plugins import Param, validated
 
@@ -130,9 +129,31 @@ class GaussianMarginals:
         held = {a for m in wanted for a in m}
         return tuple(dict.fromkeys([*(tuple(m) for m in wanted), *((a,) for a in columns if a not in held)]))
 
+    def marginals_read(
+        self,
+        columns: Sequence[str],
+        domains: Mapping[str, Sequence[str]],
+        rules: Sequence[tuple[Sequence[str], str]] = (),
+    ) -> tuple[tuple[str, ...], ...]:
+        """Every marginal whose exact counts :meth:`run` reads, over the declared domains (a
+        backend whose records stay elsewhere counts them in one pass, :mod:`precounted`):
+        the workload for ``rules``/``given``; every column and pair for MST (its selection
+        scores each pair); AIM's candidates (the workload's downward closure) and every column.
+        The domains are checked first, as :meth:`run` checks them (their cells bounded)."""
+        check_domains(columns, domains, self.workload(columns, rules) if self.select != "aim" else None)
+        singles = [(a,) for a in columns]
+        if self.select == "aim":
+            from versapub.mechanisms.aim import candidates
+
+            return tuple(dict.fromkeys([*singles, *candidates(self.aim_workload(columns, rules))]))
+        wanted = self.workload(columns, rules)
+        if wanted:
+            return wanted
+        return tuple(dict.fromkeys([*singles, *itertools.combinations(columns, 2)]))
+
     def run(
         self,
-        table: EncodedTable,
+        table: Records,
         domains: Mapping[str, Sequence[str]],
         rules: Sequence[tuple[Sequence[str], str]] = (),
         progress: Progress = _silent,

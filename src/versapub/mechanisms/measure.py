@@ -14,10 +14,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from versapub.data.table import CountedTable, EncodedTable
+from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.mechanisms.accounting import check_budget, epsilon_of, gaussian_sigma, rho_of
 from versapub.mechanisms.noise import discrete_gaussian
+from versapub.mechanisms.precounted import Precounted
+
+#: What a mechanism reads: the records, or the exact marginals it declared, counted elsewhere.
+Records = EncodedTable | Precounted
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ def _codes_on(table: EncodedTable, a: str, domain: Sequence[str]) -> npt.NDArray
 
 
 def measure_marginals(
-    table: EncodedTable,
+    table: Records,
     marginals: Sequence[Sequence[str]],
     epsilon: float,
     delta: float,
@@ -140,7 +144,7 @@ def measure_marginals(
     return tuple(out), Ledger(epsilon, delta, rho, tuple(n.entry for n in out))
 
 
-def check_columns(table: EncodedTable, attributes: set[str], domains: Mapping[str, Sequence[str]]) -> None:
+def check_columns(table: Records, attributes: set[str], domains: Mapping[str, Sequence[str]]) -> None:
     """Every measured attribute is a column of the table with a declared domain."""
     unknown = sorted(attributes - set(table.names))
     if unknown:
@@ -154,14 +158,16 @@ def check_columns(table: EncodedTable, attributes: set[str], domains: Mapping[st
 
 
 def exact_counts(
-    table: EncodedTable,
+    table: Records,
     attributes: Sequence[str],
     domains: Mapping[str, Sequence[str]],
     recode: Mapping[str, npt.NDArray[np.int64]] | None = None,
 ) -> npt.NDArray[np.int64]:
-    """The exact counts of ``attributes`` over their declared domains (dense, C order; a
-    :class:`~versapub.data.table.CountedTable`'s rows weighed by their counts); ``recode[a]``:
-    each declared value's position in a compressed domain of ``a``."""
+    """The exact counts of ``attributes`` over their declared domains (dense, C order; of a
+    :class:`~versapub.mechanisms.precounted.Precounted`, its own); ``recode[a]``: each declared
+    value's position in a compressed domain of ``a``."""
+    if isinstance(table, Precounted):
+        return table.marginal(attributes, domains, recode)
     recode = recode or {}
     codes, cards = [], []
     for a in attributes:
@@ -173,12 +179,11 @@ def exact_counts(
         codes.append(c)
         cards.append(card)
     key = np.ravel_multi_index(tuple(codes), cards) if len(codes) > 1 else codes[0]
-    weights = table.weights if isinstance(table, CountedTable) else None  # distinct rows stand for their records
-    return np.rint(np.bincount(key, weights=weights, minlength=int(np.prod(cards)))).astype(np.int64)
+    return np.bincount(key, minlength=int(np.prod(cards))).astype(np.int64)
 
 
 def measure_each(
-    table: EncodedTable,
+    table: Records,
     marginals: Sequence[tuple[str, ...]],
     rho_each: float,
     domains: Mapping[str, Sequence[str]],

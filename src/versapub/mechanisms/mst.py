@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from versapub.data.table import EncodedTable
 from versapub.errors import InputError
 from versapub.mechanisms.accounting import check_budget, gaussian_sigma, rho_of
 from versapub.mechanisms.compress import Compression, compress
 from versapub.mechanisms.fit import Fit, Noisy, fit
-from versapub.mechanisms.measure import Entry, Ledger, NoisyMarginal, check_columns, exact_counts, measure_each
+from versapub.mechanisms.measure import Entry, Ledger, NoisyMarginal, Records, check_columns, exact_counts, measure_each
 from versapub.mechanisms.noise import noisy_max
 
 
@@ -46,7 +45,7 @@ def as_noisy(m: NoisyMarginal) -> Noisy:
 
 
 def mst(
-    table: EncodedTable,
+    table: Records,
     epsilon: float,
     delta: float,
     domains: Mapping[str, Sequence[str]],
@@ -76,7 +75,7 @@ def mst(
 
 
 def _select(
-    table: EncodedTable,
+    table: Records,
     attrs: list[str],
     domains: Mapping[str, Sequence[str]],
     first: Fit,

@@ -26,6 +26,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import VerificationError
 from versapub.formats import FORMAT
 from versapub.mechanisms.mst import Synthesis
+from versapub.mechanisms.precounted import Precounted
 
 Progress = Callable[[str, int, int], None]
 
@@ -153,7 +154,7 @@ def manifest(
 
 def write_dp_release(
     synth: Synthesis,
-    table: EncodedTable,
+    table: EncodedTable | Precounted,
     domains: Mapping[str, Sequence[str]],
     out: str | Path,
     *,
@@ -167,9 +168,9 @@ def write_dp_release(
 ) -> Any:
     """Write ``synth`` as a release in ``out``, verified from its own files against
     ``table`` first (nothing is written when a check fails); returns the check's report.
-    ``backend``: the Dask backend's block (``table`` then holds distinct combinations with
-    their counts, which no record-reading check may take for records: the release is
-    checked from its files alone, and the manifest says so)."""
+    ``backend``: the Dask backend's block (``table`` then holds the exact marginals counted
+    on the cluster, no records: the release is checked from its files alone, and the
+    manifest says so)."""
     from versapub.io import release_writer as rw
     from versapub.reports.html import html_report
     from versapub.verify.check import run_check
@@ -188,7 +189,7 @@ def write_dp_release(
         rw.write_json(tmp / "manifest.json", m)
         progress("verifying the written files", 0, 0)
         job = Requirement(m["guarantee"], tuple(m["rules"]), "the mechanism's budget", None, None, "highest", None)
-        original = table if backend is None else None
+        original = table if isinstance(table, EncodedTable) else None
         check = run_check(tmp, original=original, requirement=job).noise_free_withheld()  # issue 66
         report = check.verification
         if not report.ok:
@@ -263,6 +264,17 @@ def mechanism_of(spec: Any) -> Any:
     return parse_mechanism(spec)
 
 
+def _rules_of(cfg: Any, names: Sequence[str]) -> list[tuple[tuple[str, ...], str]]:
+    """The job's rules as (Q, S) pairs, each checked against the columns ``names``."""
+    if not cfg.rules:
+        return []
+    from versapub.privacy.rules import parse_rules, validate_rules
+
+    parsed = parse_rules([r if isinstance(r, str) else str(r.get("rule")) for r in cfg.rules])
+    validate_rules(parsed, list(names))
+    return [(tuple(r.lhs), r.rhs) for r in parsed]
+
+
 def run_dp(
     cfg: Any,
     out: str | Path,
@@ -282,24 +294,25 @@ def run_dp(
     # no domain to declare for them, nothing of them measured
     identifying = tuple(getattr(cfg.roles, "identifying", ()))
     backend: dict[str, Any] | None = None
-    if cfg.backend == "dask":  # the records stay on the cluster: their distinct combinations come here
+    table: Any
+    if cfg.backend == "dask":  # the records stay on the cluster: the marginals the mechanism reads come here
+
+        def plan(on_cluster: Any) -> tuple[dict[str, tuple[str, ...]], Sequence[tuple[str, ...]]]:
+            doms = resolve_domains(cfg, on_cluster)
+            return doms, mech.marginals_read(list(on_cluster.names), doms, _rules_of(cfg, on_cluster.names))
+
         from versapub.publishing.dp_dask import counted_on_dask
 
-        counted = counted_on_dask(cfg, Path(out), identifying, progress)
-        table, removed, backend = counted.table, list(counted.removed), counted.backend
+        counted = counted_on_dask(cfg, Path(out), identifying, plan, progress)
+        table, removed, backend = counted.counts, list(counted.removed), counted.backend
+        domains = {a: counted.counts.domains[a] for a in table.names}
     else:
         table = cfg.read()
         removed = [c for c in identifying if c in table.names]
         if removed:
             table = table.select([c for c in table.names if c not in removed])
-    domains = resolve_domains(cfg, table)
-    rules: list[tuple[tuple[str, ...], str]] = []
-    if cfg.rules:
-        from versapub.privacy.rules import parse_rules, validate_rules
-
-        parsed = parse_rules([r if isinstance(r, str) else str(r.get("rule")) for r in cfg.rules])
-        validate_rules(parsed, table.names)
-        rules = [(tuple(r.lhs), r.rhs) for r in parsed]
+        domains = resolve_domains(cfg, table)
+    rules = _rules_of(cfg, table.names)
     synth = mech.run(table, domains, rules, progress)
     source = {
         "path": cfg.recorded(cfg.input),
