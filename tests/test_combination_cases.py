@@ -638,3 +638,82 @@ def test_gd_add_back_never_publishes_a_cell_below_the_floor(tmp_path: Path) -> N
     published([*args, "--others", "insensitive", "--no-utility"], tmp_path / "out")
     code, out, _ = run("check", str(tmp_path / "out"), "--max-risk", "0.5")
     assert code in (0, 6), out
+
+
+def _pairs(text: str) -> list[int]:
+    return [int(text[i : i + 2]) for i in range(0, len(text), 2)]
+
+
+def test_a_plain_table_published_again_after_suppression_keeps_the_floor(tmp_path: Path) -> None:
+    """This stop's long sweep's case (issue 63, exit 3): rules ``age, zip -> sex`` and
+    ``age -> zip``, ``--anonymizer mondrian:suppression=0.02 --max-risk 0.5``. UAD publishes
+    ``zip`` alone in a plain T2, whose cells all held 2 records; Mondrian then removed one
+    record from T1, and T2 was published again of the records kept — plainly, leaving that
+    record's partner alone in its zip cell, which the verifier rejected. A plain table
+    published again of the records kept meets the floor as it did the first time (generalized
+    when a cell is short); the same for the classic job's detached table."""
+    age = _pairs(
+        "63656655605457556265625860535563625656605356566461645256616163606062595360585353556066526256635562556162585558"
+    )
+    sex = [8, 15, 1, 6, 7, 6, 12, 6, 4, 9, 7, 12, 10, 5, 3, 5, 2, 16, 9, 8, 9, 7, 12, 9, 7, 9, 6, 2, 7, 7, 16, 7, 6]
+    sex += [9, 4, 4, 4, 16, 9, 5, 7, 11, 7, 8, 6, 6, 4, 7, 10, 4, 8, 4, 10, 8, 9]
+    zips = _pairs(
+        "20102020192115231721192218152120161522242618132019191821222223202218212423232216181116172017192112242114261819"
+    )
+    income = _pairs(
+        "52525251505050515152505251535151505251505253515153515151505052515150525153515151525150525151515151515151525252"
+    )
+    data = write(
+        tmp_path / "t.csv", ["age", "sex", "zip", "income"], [list(r) for r in zip(age, sex, zips, income, strict=True)]
+    )
+    args = ["--input", str(data), "--seed", "0", "--rule", "age, zip -> sex", "--rule", "age -> zip"]
+    args += [
+        "--others",
+        "insensitive",
+        "--anonymizer",
+        "mondrian:suppression=0.02",
+        "--max-risk",
+        "0.5",
+        "--no-utility",
+    ]
+    published(args, tmp_path / "out")
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert m["removed"]["records"] == 1 and m["n_records"] == 54
+    code, out, _ = run("check", str(tmp_path / "out"), "--max-risk", "0.5")
+    assert code in (0, 6) and "smallest cell 1 " not in out, out
+
+
+def test_an_anatomy_grouping_at_its_bound_by_chance_needs_attention_not_exit_3(tmp_path: Path) -> None:
+    """This stop's second long sweep's case (issue 63, exit 3): 43 records of independent
+    columns, ``cid, age -> pos`` under Anatomy with l = 2, ``--seed 2``: the computing
+    adversary picked the right one of a group's two values for 67.1 % of the targets, above
+    the rule's 50 % at 95 % confidence — where Anatomy's blind pick scores exactly 50 %, so a
+    95 % test fails about 2.5 % of honest groupings (1 seed in 40 here). The release is
+    written and needs attention with the figure; the verdict fails a release only at 99.9 %
+    (the adversaries read together), which a real leak on this table still reaches: ``pos``
+    copied into a published column is refused before anything is written."""
+    cols = {
+        "pos": "v3,v1,v4,v3,v2,v2,v1,v4,v1,v0,v0,v1,v2,v1,v0,v0,v4,v2,v1,v0,v3,v4,v3,v1,v1,v0,v1,v3,v3,v0,v1,v1,v0,v2,"
+        "v4,v3,v0,v3,v1,v0,v4,v2,v3",
+        "cid": "76,73,61,65,64,56,56,57,80,86,85,66,65,74,74,60,83,59,69,60,82,63,70,63,54,74,79,77,66,73,58,82,62,57,"
+        "78,58,70,62,70,75,60,74,53",
+        "age": "r1,r0,r0,r2,r1,r2,r0,r1,rare,r0,r2,r1,r0,r1,r0,r2,r0,r0,r2,r2,r1,r1,r0,r0,r2,r0,r0,r1,r1,r0,r2,r1,r1,"
+        "r2,r0,r0,r1,r1,r2,r1,r1,r1,r2",
+        "last": "v0,v3,v6,v6,v2,v3,v2,v4,v6,v2,v6,v0,v1,v0,v6,v3,v3,v2,v6,v2,v0,v3,v0,v2,v2,v2,v5,v4,v4,v3,v5,v1,v4,v2,"
+        "v3,v1,v2,v0,v5,v3,v1,v2,v0",
+    }
+    values = {c: v.split(",") for c, v in cols.items()}
+    data = write(tmp_path / "t.csv", list(values), [list(r) for r in zip(*values.values(), strict=True)])
+    args = ["--input", str(data), "--seed", "2", "--rule", "cid, age -> pos", "--others", "insensitive", "--no-utility"]
+    published(args, tmp_path / "out")
+    check = json.loads((tmp_path / "out" / "check.json").read_text())
+    (rule,) = check["adversary"]["rules"]
+    assert rule["ok"] and rule["attention"] and rule["computed"]["rate"] > 0.6, rule
+    leak = write(
+        tmp_path / "leak.csv",
+        [*values, "copy"],
+        [[*r, r[0]] for r in zip(*values.values(), strict=True)],
+    )
+    code, _, err = run("publish", "--input", str(leak), "--seed", "2", "--rule", "cid, age -> pos", "--others",
+                       "insensitive", "--no-utility", "--out", str(tmp_path / "leak"))  # fmt: skip
+    assert code == 2 and "copy" in err and not (tmp_path / "leak").exists(), err

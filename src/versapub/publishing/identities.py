@@ -6,8 +6,9 @@ from typing import cast
 
 import numpy as np
 
-from versapub.anonymizers import make_anonymizer, publish_plain
-from versapub.anonymizers.base import Anonymizer, KeepsColumns, MeetsCellFloor, PublishRequest
+from versapub.anonymizers import make_anonymizer
+from versapub.anonymizers.base import AnonymizedTable, Anonymizer, KeepsColumns, MeetsCellFloor, PublishRequest
+from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import ConfigError, InfeasibleError
 from versapub.kinds import get_kind
@@ -16,7 +17,7 @@ from versapub.publishing.after_removal import after_removal, removal_notes
 from versapub.publishing.recoding import require_floor_honoured
 from versapub.publishing.removal import without_removed
 from versapub.publishing.steps import Clock, Columns, Job, input_of, whole_input
-from versapub.publishing.tables import floored_plain, identity_risk, plain_short, step_hook, table_rng
+from versapub.publishing.tables import identity_risk, plain_under_floor, step_hook, table_rng
 from versapub.release.value import PublishedTable, Release
 from versapub.schema.gnf import require_gnf
 from versapub.schema.model import Schema, SubTable
@@ -102,12 +103,14 @@ def identities_only(job: Job, cols: Columns, reduction: Reduction, clock: Clock)
     published = [PublishedTable("T1", first)]
     if others and not together:
         rest = SubTable("T2", others)
-        detached = publish_plain(table.select(others))
-        if plain_short(detached, job.floor, job.keys):
-            detached = floored_plain(table.select(others), rest, job.seed, None, job.hierarchies, job.floor)
+        detached = plain_under_floor(table.select(others), rest, job.seed, job.hierarchies, job.floor, job.keys)
         published.append(PublishedTable("T2", detached))
     whole = table
-    table, published, removal = without_removed(table, published)
+
+    def again(kept: Source, p: PublishedTable) -> AnonymizedTable:  # the detached table of the records kept
+        return plain_under_floor(kept.select(others), rest, job.seed, job.hierarchies, job.floor, job.keys)
+
+    table, published, removal = without_removed(table, published, again)
     treated = after_removal(job.treated, cast(EncodedTable, table)) if removal is not None else job.treated
     job.hook("anonymized", 1, 1)
     clock.lap("anonymize")

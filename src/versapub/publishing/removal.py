@@ -5,11 +5,12 @@ records; the manifest's ``removed`` says how many were removed, and why)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from versapub.anonymizers import publish_plain
+from versapub.anonymizers.base import AnonymizedTable
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
@@ -17,12 +18,15 @@ from versapub.release.value import PublishedTable, Removal
 
 
 def without_removed(
-    table: Source, published: Sequence[PublishedTable]
+    table: Source,
+    published: Sequence[PublishedTable],
+    again: Callable[[Source, PublishedTable], AnonymizedTable] | None = None,
 ) -> tuple[Source, list[PublishedTable], Removal | None]:
     """The records kept, the tables published of them and the :class:`Removal` (``None``
-    when no record was removed).  A plain table is published again from the kept records;
-    another anonymized table cannot be (its guarantee was met on every record): such a job
-    is refused with what to do instead."""
+    when no record was removed).  A plain table is published again from the kept records
+    (``again(kept, table)``: as the job publishes it, under its floor; default its rows as
+    they are); another anonymized table cannot be (its guarantee was met on every record):
+    such a job is refused with what to do instead."""
     gone = [p for p in published if p.table.removed is not None and len(p.table.removed)]
     if not gone:
         return table, list(published), None
@@ -40,9 +44,8 @@ def without_removed(
     removed = np.asarray(first.table.removed, dtype=np.int64)
     keep = np.setdiff1d(np.arange(table.n_rows, dtype=np.int64), removed, assume_unique=True)
     kept = table.take(keep)
-    out = [
-        p if p is first else PublishedTable(p.name, publish_plain(kept.select(p.table.attributes))) for p in published
-    ]
+    redo = again or (lambda rows, p: publish_plain(rows.select(p.table.attributes)))
+    out = [p if p is first else PublishedTable(p.name, redo(kept, p)) for p in published]
     stats = first.table.stats
     removal = Removal(
         records=len(removed),

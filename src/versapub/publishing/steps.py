@@ -61,6 +61,7 @@ from versapub.publishing.tables import (
     identity_risk,
     insensitive_columns,
     no_progress,
+    plain_under_floor,
     predicted_unguarded,
     step_hook,
 )
@@ -547,7 +548,16 @@ class Outcome:
 def assemble(job: Job, cols: Columns, rules: Guarded, out: Outcome) -> Release:
     """The proxy screen on what is published (refusing a proxy the steward has not allowed),
     each table's identity risk, and the :class:`Release`."""
-    table, published, removal = without_removed(cols.table, out.published)
+    subs = {sub.name: sub for sub in out.schema.tables}
+
+    def again(kept: Source, p: PublishedTable) -> Any:  # a plain table of the records kept, under the floor
+        sub, held = subs[p.name], {a for s in out.schema.tables if s.name != p.name for a in s.attributes}
+        part = kept.select(p.table.attributes)
+        return plain_under_floor(
+            part, sub, job.seed, job.hierarchies, job.floor, job.keys, bool(held & set(sub.attributes))
+        )
+
+    table, published, removal = without_removed(cols.table, out.published, again)
     if removal is not None and cols.removed is not None:
         raise InputError(
             f"Both --suppression (the floor's, {cols.removed.records:,} record(s)) and the {job.anon.name} "

@@ -83,9 +83,7 @@ def anonymize(
     keys = keys or KeyVariables()
     part = table.select(sub.attributes)
     if sub.enforces is None:
-        out = publish_plain(part)
-        if plain_short(out, floor, keys):
-            out = floored_plain(part, sub, seed, progress, hierarchies, floor, bool(shared & set(sub.attributes)))
+        out = plain_under_floor(part, sub, seed, hierarchies, floor, keys, bool(shared & set(sub.attributes)), progress)
     else:
         kept = kept_in(sub, keep) if isinstance(anon, KeepsColumns) else ()
         bound = bound_guarantees(sub, anon, g, part, hierarchies)
@@ -99,6 +97,26 @@ def anonymize(
         except ConfigError as exc:
             raise ConfigError(str(exc) + derived_from(sub, g)) from None
     get_kind(out.kind).validate(out)
+    return out
+
+
+def plain_under_floor(
+    part: Source,
+    sub: SubTable,
+    seed: int,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    floor: int,
+    keys: KeyVariables,
+    shared: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> AnonymizedTable:
+    """A sub-table that enforces no rule: its rows as they are, or :func:`floored_plain`
+    when they leave a cell of its key columns below the floor — also when it is published
+    again of the records another table's suppression kept (the long sweep's case, issue 63:
+    removing one record left a plain table's cell of one)."""
+    out = publish_plain(part)
+    if plain_short(out, floor, keys):
+        out = floored_plain(part, sub, seed, progress, hierarchies, floor, shared)
     return out
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from versapub.verify.adversary.adversary import (
     Figure,
+    Rate,
     Records,
     _parsed,
     forget_parsed,
@@ -58,6 +59,14 @@ REDRAWS = 7
 #: An attack whose success's lower bound lies this far above its baseline's upper bound puts
 #: the release in *needs attention*, its figure on the verdict line (issue 64).
 FAR_ABOVE = 0.10
+#: A rule's verdict reads its three adversaries (nearest record, learned, computing) together
+#: (Bonferroni: each one's bound at ``1 - a / 3``). It fails the release when their success lies
+#: above what the guarantee allows at 99.9 % confidence, and puts it in *needs attention* when it
+#: lies above only at 95 %: Anatomy's blind pick among l values scores exactly the rule's 1/l,
+#: so a test at 95 % alone failed about 2.5 % of the honest groupings of a small table (the long
+#: sweep's case, issue 63: 43 records, 67 % of targets, 1 seed in 40).
+FAIL_CONFIDENCE = 1 - 0.001 / 3
+ATTENTION_CONFIDENCE = 1 - 0.05 / 3
 
 
 def original_records(original: Any, columns: Sequence[str]) -> Records:
@@ -120,14 +129,14 @@ def rule_attacks(
     scopes = _scopes(ori[rule.rhs], targets, limit if per_value else None, post)
     allowed = scopes[0][2]
     exact = knn.details["exact"]  # the guarantee speaks of values: the verdict reads exact guesses
-    worst = max(float(exact["ci"][0]), learned.low, computed.rate().low if computed is not None else 0.0)
-    ok = not (worst > allowed and worst > reference.high)
-    breach_scope = ""
-    if ok and computed is not None and len(scopes) > 1:  # a numeric value's informative records
+    rates = [Rate(int(exact["n"]), float(exact["successes"]), 0.0, 0.0, 0.0), learned]
+    rates += [computed.rate()] if computed is not None else []
+    informative = None
+    if computed is not None and len(scopes) > 1:  # a numeric value's informative records
         name, mask, inform_bound = scopes[1]
-        got = success_rate(int(mask.sum()), float(computed.success[mask].sum()))
-        if got.low > inform_bound:
-            ok, worst, allowed, breach_scope = False, got.low, inform_bound, f" among {name}"
+        informative = (Rate(int(mask.sum()), float(computed.success[mask].sum()), 0.0, 0.0, 0.0), inform_bound, name)
+    ok, worst, allowed, breach_scope = _verdict(rates, scopes[0][2], reference.high, informative, FAIL_CONFIDENCE)
+    warned, *_ = _verdict(rates, scopes[0][2], reference.high, informative, ATTENTION_CONFIDENCE)
     ceiling = max(allowed, reference.high)
     shown = f" and {computed.rate().value:.1%} computing from them ({computed.learner})" if computed else ""
     message = (
@@ -139,7 +148,13 @@ def rule_attacks(
     if not ok:
         message += (
             f" — the release lets an adversary guess {rule.rhs} more often than the rule promises "
-            f"(at least {worst:.1%} at 95 % confidence{breach_scope}, above {ceiling:.1%})"
+            f"(at least {worst:.1%}{breach_scope}, the adversaries read together at 99.9 % confidence, above "
+            f"{ceiling:.1%})"
+        )
+    elif not warned:
+        message += (
+            f" — needs attention: above what the rule allows at 95 % confidence (the adversaries read together), "
+            f"not at 99.9 % ({len(targets):,} targets: too few to tell a leak from chance)"
         )
     return {
         "rule": rule.to_json(),
@@ -150,8 +165,30 @@ def rule_attacks(
         "computed": {**computed.rate().to_json(), "learner": computed.learner} if computed is not None else None,
         "reference": reference.to_json(),
         "ok": ok,
+        "attention": bool(ok and not warned),
         "message": message,
     }
+
+
+def _verdict(
+    rates: list[Rate],
+    allowed: float,
+    reference: float,
+    informative: tuple[Rate, float, str] | None,
+    confidence: float,
+) -> tuple[bool, float, float, str]:
+    """Whether the adversaries' success stays within what the guarantee allows at
+    ``confidence`` (each rate's lower bound; a breach must also lie above what the left-hand
+    side alone tells, ``reference``), and the worst bound, the allowance and the scope read."""
+    worst = max(success_rate(r.n, r.successes, confidence).low for r in rates)
+    if worst > allowed and worst > reference:
+        return False, worst, allowed, ""
+    if informative is not None:
+        rate, bound, name = informative
+        low = success_rate(rate.n, rate.successes, confidence).low
+        if low > bound:
+            return False, low, bound, f" among {name}"
+    return True, worst, allowed, ""
 
 
 def _as_one(tables: list[dict[str, Any]]) -> dict[str, Any]:
