@@ -518,3 +518,39 @@ def test_date_format_on_the_cluster_as_in_memory(cluster: Cluster, tmp_path: Pat
     assert _published_marginals(tmp_path / "d") == _published_marginals(tmp_path / "m")
     published = json.dumps(_published_marginals(tmp_path / "d"), default=str)
     assert "2021-03-" in published and "/2021" not in published
+
+
+def test_the_adversary_attacks_a_seeded_sample_on_the_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 67: the Dask backend ran no adversary (its records are not in memory). It now
+    attacks a seeded sample drawn on the cluster, said beside the figures: on a file smaller
+    than the sample, every record — and the figures are exactly those of the in-memory
+    check of the same release; with a smaller sample, its size is what ``check.json`` states
+    and the report says so."""
+    from versapub import read_table
+    from versapub.verify.check import run_check
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    job = ["publish", "--input", str(examples / "discharges.csv"), "--rule", "age, sex -> diagnosis", "--l", "4"]
+    job += ["--identifying", "encounter_id", "--identifying", "patient_nbr", "--others", "insensitive"]
+    job += ["--allow-proxy", "diagnosis_chapter", "--no-utility", "--backend", "dask", "--workers", "1"]
+    r = CliRunner().invoke(cli, [*job, "--out", str(tmp_path / "all")])
+    assert r.exit_code == 0, r.output
+    adv = json.loads((tmp_path / "all" / "check.json").read_text())["adversary"]
+    assert adv["sample"]["records"] == 2000 and adv["rules"] and adv["tables"]
+    t = read_table(examples / "discharges.csv")
+    mine = run_check(
+        tmp_path / "all", original=t.select([a for a in t.names if a not in ("encounter_id", "patient_nbr")])
+    )
+    assert json.loads(json.dumps(mine.adversary)) == {k: v for k, v in adv.items() if k != "sample"}
+
+    import versapub.verify.adversary.sample as sample
+
+    monkeypatch.setattr(sample, "SAMPLE_RECORDS", 600)
+    r = CliRunner().invoke(cli, [*job, "--out", str(tmp_path / "part")])
+    assert r.exit_code == 0, r.output
+    adv = json.loads((tmp_path / "part" / "check.json").read_text())["adversary"]
+    assert adv["sample"]["records"] == 600 and adv["n_attacks"] == 500
+    assert (
+        "a seeded sample of the input&#39;s records drawn on the cluster"
+        in (tmp_path / "part" / "report.html").read_text()
+    )

@@ -265,11 +265,15 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
     if adv and adv.get("withheld"):  # a differentially private release: nothing computed without noise
         out.print(f"  {attack_mark(adv)} attacks: {escape(str(adv['withheld']))}", soft_wrap=True)
     elif adv:
+        sample = adv.get("sample")
+        of = f" of a seeded sample of {sample['records']:,} input records" if isinstance(sample, dict) else ""
         out.print(
-            f"  attacks on everything published ({adv['n_attacks']} original records as targets, records drawn from "
-            "the release as an adversary reads it; 95 % intervals):",
+            f"  attacks on everything published ({adv['n_attacks']} original records{of} as targets, records drawn "
+            "from the release as an adversary reads it; 95 % intervals):",
             soft_wrap=True,
         )
+        if isinstance(sample, dict):
+            out.print(f"    on the Dask backend {escape(str(sample['note']))}", soft_wrap=True)
         for r in adv["rules"]:
             out.print(f"  {attack_mark(r)} inference {escape(r['message'])}", soft_wrap=True)
         for t in adv["tables"]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from versapub.errors import VersapubError
 from versapub.formats import read_manifest
@@ -362,4 +362,6 @@ def _adversary_plot(check: CheckReport | None) -> str:
             link = t["linkability"]
             rows.append((f"{t['table']}: linkability", link["risk"]["rate"], link["baseline"]["rate"],
                          tuple(link["risk"]["ci"]), None))  # fmt: skip
-    return attack_bars(rows)
+    sample = adv.get("sample")
+    said = f"<p>On the Dask backend {escape(str(sample['note']))}.</p>" if isinstance(sample, dict) else ""
+    return attack_bars(rows) + said

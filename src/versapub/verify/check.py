@@ -37,6 +37,7 @@ from versapub.data.table import EncodedTable
 from versapub.errors import ReleaseError, VersapubError
 from versapub.privacy.rules import Rule
 from versapub.verify.adversary.adversary_check import N_ATTACKS, adversary_check
+from versapub.verify.adversary.sample import SAMPLE_NOTE, SAMPLE_SEED, sampled_original
 from versapub.verify.attacks.attack import EXACT_MAX_RECORDS, AttackResult, exact_attack, scalable_attack
 from versapub.verify.attacks.attack_generalized import generalized_attack, generalizing_tables
 from versapub.verify.attacks.attack_sql import fast_scalable_attack
@@ -375,6 +376,8 @@ def run_check(
     as_read, original = original, recoded_original(treated_original(original, run.parsed), run.parsed)
     run.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
     run.as_read = cast("EncodedTable | None", as_read if as_read is not None and as_read.in_memory else None)
+    if run.in_memory is None and original is not None:  # on a cluster: the adversary attacks a seeded sample
+        run.sampled = sampled_original(original)
     run.attack = attack
     k = k if k is not None else req.k
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -433,6 +436,8 @@ class _Run:
         self.attack = "auto"  # exact | scalable | auto
         self.in_memory = cast("EncodedTable | None", original if original is not None and original.in_memory else None)
         self.as_read = self.in_memory  # the input before the release's treatments (set by check)
+        #: A table on a cluster: a seeded sample of its records in memory, for the adversary (set by check).
+        self.sampled: EncodedTable | None = None
 
     def timed(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
@@ -501,16 +506,20 @@ class _Run:
             return perturbation_effect(self.d, self.manifest, self.as_read, con)
 
     def adversary(self) -> dict[str, Any] | None:
-        if self.in_memory is None:
+        attacked = self.in_memory if self.in_memory is not None else self.sampled
+        if attacked is None:
             return None
         groups = _by_guarantee(self.d, self.req, self.manifest)
-        return adversary_check(
+        out = adversary_check(
             self.d,
             self.manifest,
-            self.in_memory,
+            attacked,
             groups,
             drawers(),
             n_attacks=self.n_attacks,
             max_singling_out=self.req.max_singling_out,
             progress=self.progress,
         )
+        if attacked is self.sampled:  # said beside every figure: they are the sample's
+            out["sample"] = {"records": attacked.n_rows, "seed": SAMPLE_SEED, "note": SAMPLE_NOTE}
+        return out
