@@ -717,3 +717,21 @@ def test_an_anatomy_grouping_at_its_bound_by_chance_needs_attention_not_exit_3(t
     code, _, err = run("publish", "--input", str(leak), "--seed", "2", "--rule", "cid, age -> pos", "--others",
                        "insensitive", "--no-utility", "--out", str(tmp_path / "leak"))  # fmt: skip
     assert code == 2 and "copy" in err and not (tmp_path / "leak").exists(), err
+
+
+def test_a_treated_column_the_population_holds_is_refused_with_ways_out_that_work(tmp_path: Path) -> None:
+    """This stop's third long sweep's case (issue 63, exit 3): the classic job on ``income``
+    under delta-presence against a population, with ``income`` top-coded at its 0.9 quantile
+    (49): the population, matched as read, brought a class of 52 into a release whose
+    top-coding promised at most 49. Refused before anonymizing, naming the column; each way
+    out it names publishes when followed as written."""
+    income = [41, 47, 40, 52, 46, 49, 41, 41, 38, 41]
+    data = write(tmp_path / "t.csv", ["sex", "income"], [[f"s{i % 3}", v] for i, v in enumerate(income)])
+    write(tmp_path / "pop.csv", ["sex", "income"], [[f"s{i % 3}", v] for i, v in enumerate(income * 2)])
+    job = ["--input", str(data), "--seed", "0", "--qi", "income", "--others", "insensitive", "--no-utility"]
+    population = ["--guarantee", "delta-presence:delta_min=0,delta_max=0.5", "--population", str(tmp_path / "pop.csv")]
+    treat = ["--treat", "top-coding:columns=income,quantile=0.9"]
+    said = refused([*job, *population, *treat], tmp_path / "no", "'income'", "population")
+    assert "Leave the treatment of these columns out" in said and "k-map:k=K,fraction=F" in said
+    published([*job, *population], tmp_path / "untreated")
+    published([*job, "--guarantee", "k-map:k=2,fraction=0.5", *treat], tmp_path / "kmap")

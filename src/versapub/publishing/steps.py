@@ -211,6 +211,8 @@ def prepare(
     roles = columns if columns is not None else ColumnRoles()
     if not table.in_memory:
         require_out_of_core(dec, anon, items, roles, plugins.get("anonymizer"))
+    parsed_treatments = tuple(parse_treatment(t) for t in treatments)
+    _require_untreated_population(pop, parsed_treatments)
     return Job(
         table=cast(Source, table),
         items=items,
@@ -232,9 +234,26 @@ def prepare(
         hook=progress or no_progress,
         floor=floor,
         suppression=float(suppression),
-        treatments=tuple(parse_treatment(t) for t in treatments),
+        treatments=parsed_treatments,
         keys=keys,
     )
+
+
+def _require_untreated_population(pop: Population | None, treatments: Sequence[Any]) -> None:
+    """A population is matched to the published classes on its values as read; a column the
+    treatments change would be matched on values the release no longer holds (the long
+    sweep's case, issue 63: income top-coded at 49 in the input, a class of 52 from the
+    population published, exit 3): refused before anything is read further, with the ways out."""
+    if pop is None:
+        return
+    treated = sorted({c for t in treatments for c in t.columns} & set(pop.table.names))
+    if treated:
+        raise ConfigError(
+            f"The treatments change {', '.join(map(repr, treated))}, which the population ({pop.file}) holds as read: "
+            "delta-presence and k-map against a population match it to the published classes on the same values. "
+            "Leave the treatment of these columns out, or use k-map with a sampling fraction instead of the "
+            "population (--guarantee k-map:k=K,fraction=F, without --population)."
+        )
 
 
 @dataclass(frozen=True)
