@@ -12,6 +12,7 @@ import numpy as np
 
 from versapub.data.table import EncodedTable
 from versapub.errors import InputError
+from versapub.publishing.household_treating import per_household
 from versapub.publishing.steps import Job
 from versapub.treatments.measures import perturbation_measures
 
@@ -32,7 +33,7 @@ def treat(job: Job) -> Job:
     rng = draws_of(job)
     for i, t in enumerate(job.treatments):
         job.hook(f"treating {', '.join(t.columns)} ({t.name})", i, len(job.treatments))
-        out = t.apply(table, rng)
+        out = per_household(t, table, job.roles.household, rng) or t.apply(table, rng)  # issue 68
         record = dict(out.record)
         if t.draws:
             record["draws"] = "seeded" if job.seed_given else "secret"

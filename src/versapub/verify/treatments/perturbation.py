@@ -276,12 +276,35 @@ def changed_findings(directory: Path, manifest: dict[str, Any], original: Source
                 )
             )
             if record["name"] == "pram" and times[column] == 1:  # the matrix's expectation on the input it read
-                out += _pram_expected(record, str(column), mine, declared)
+                clusters = _households(manifest, original, str(column)) if record.get("unit") == "household" else None
+                out += _pram_expected(record, str(column), mine, declared, clusters)
     return out
 
 
-def _pram_expected(record: dict[str, Any], column: str, counts: dict[str, int], declared: int) -> list[Finding]:
-    """The changed count against ``sum_i n_i (1 - P[i, i])`` (one matrix for all strata)."""
+def _households(manifest: dict[str, Any], original: Source, column: str) -> tuple[list[str], np.ndarray] | None:
+    """Each household's value of ``column`` (its first member's) and size, read from the
+    original by the manifest's household id (``None`` when the original does not hold it)."""
+    block = manifest.get("household")
+    hh = block.get("column") if isinstance(block, dict) else None
+    if not isinstance(hh, str) or hh not in getattr(original, "names", ()):
+        return None
+    ids = np.asarray(original.codes(hh), dtype=np.int64)  # type: ignore[attr-defined]
+    _, first, size = np.unique(ids, return_index=True, return_counts=True)
+    col = original.column(column)
+    texts = np.asarray(col.values, dtype=object).astype(str)[np.asarray(original.codes(column))[first]]  # type: ignore[attr-defined]
+    return [str(v) for v in texts], size.astype(float)
+
+
+def _pram_expected(
+    record: dict[str, Any],
+    column: str,
+    counts: dict[str, int],
+    declared: int,
+    households: tuple[list[str], np.ndarray] | None = None,
+) -> list[Finding]:
+    """The changed count against ``sum_i n_i (1 - P[i, i])`` (one matrix for all strata);
+    drawn once per household (``households``: each one's value and size), its variance is
+    ``sum_h size_h^2 P(1 - P)``, the members changing together."""
     entries = [e for e in record.get("matrices") or [] if isinstance(e, dict) and e.get("column") == column]
     if len(entries) != 1 or (got := _matrix(entries[0])) is None:
         return []  # a matrix per stratum: the strata's counts are not in the manifest
@@ -289,6 +312,12 @@ def _pram_expected(record: dict[str, Any], column: str, counts: dict[str, int], 
     stay = np.diag(m)
     n = np.array([counts.get(v, 0) for v in values], dtype=float)
     mean, var = float((n * (1 - stay)).sum()), float((n * stay * (1 - stay)).sum())
+    if households is not None:
+        at = {v: i for i, v in enumerate(values)}
+        known = [i for i, v in enumerate(households[0]) if v in at]
+        p = stay[[at[households[0][i]] for i in known]]
+        sizes = households[1][known]
+        var = float((sizes * sizes * p * (1 - p)).sum())
     ok = abs(declared - mean) <= PRAM_SIGMAS * math.sqrt(max(var, 1.0))
     return [
         (
