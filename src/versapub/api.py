@@ -18,13 +18,13 @@ from versapub.anonymizers.base import Anonymizer
 from versapub.data.source import Source
 from versapub.data.table import EncodedTable
 from versapub.decompositions import Decomposition
-from versapub.errors import VersapubError, refuse
+from versapub.errors import ConfigError, VersapubError, refuse
 from versapub.privacy.guarantees.guarantee import Guarantee
 from versapub.privacy.per_rule import RuleItem
 from versapub.privacy.rules import Rule
 from versapub.privacy.screens.roles import ColumnRoles
 from versapub.publishing.choice import plugins_for, require_out_of_core, rule_feasibility
-from versapub.publishing.households import household_figures
+from versapub.publishing.households import household_figures, household_floor
 from versapub.publishing.identities import identities_only
 from versapub.publishing.keys import KeyVariables
 from versapub.publishing.preview import k_preview
@@ -154,7 +154,7 @@ def publish(
         floor=cell_floor(p.k, p.max_risk, p.risk_measure),
         suppression=p.suppression,
         treatments=treatments,
-        keys=KeyVariables(p.keys, p.suppression_mode, p.importance),
+        keys=KeyVariables(p.keys, p.suppression_mode, p.importance, unit=p.unit),
     )
     return _run(job, list(known_problems))
 
@@ -172,13 +172,21 @@ def _run(job: Job, problems: list[Problem]) -> Release:
         cols = replace(cols, notes=[*job.treatment_notes, *cols.notes])
     rules = decide_guarantees(job, cols, problems)
     if cols.classic:
+        if job.keys.unit == "household":
+            raise ConfigError(
+                "--unit household counts households in a job with rules (Q -> S); the classic job (--qi alone) "
+                "counts records: give the rules, or leave --unit out."
+            )
         refuse(problems)
         clock.lap("rules")
         return identities_only(job, cols, rules.reduction, clock)
     clock.lap("rules")
     schema, verdict = decompose(job, cols, rules, problems)
     screened = screen_schema(job, cols, rules, schema, problems)
-    cols, recoding = for_floor(job, cols, rules, schema)
+    # --unit household: the recoding meets the floor on records, then whole households are removed (issue 68)
+    by_record = replace(job, suppression=0.0) if job.keys.unit == "household" else job
+    cols, recoding = for_floor(by_record, cols, rules, schema)
+    cols = household_floor(job, cols, rules, schema)
     recoded = recoding.to_manifest() if recoding is not None else None
     clock.lap("proxy sets")
     schema, verdict, trace = refine(job, cols, rules, schema, verdict, floor_admits(job, cols, rules, schema))

@@ -109,6 +109,7 @@ def publish(
             suppression_mode=cfg.suppression_mode,
             importance=tuple(cfg.importance),
             population=population,
+            unit=cfg.unit,
         ),
         method=Method(
             decomposition=cfg.decomposition,

@@ -163,6 +163,14 @@ if TYPE_CHECKING:
     "records with a suppressed value, no bound without it).",
 )
 @click.option(
+    "--unit",
+    "unit",
+    type=click.Choice(["record", "household"]),
+    help="What --k (or --max-risk) counts (config: [privacy] unit): record (default) or household — with "
+    "--household ID, every household's structure (its household-level keys and its members' keys) shared by at "
+    "least k households, short households removed whole within --suppression.",
+)
+@click.option(
     "--importance",
     "importance",
     help="With --suppression-mode cells: key variables, most important first, comma-separated — suppressed last "
@@ -207,6 +215,7 @@ def publish(
     k_suppression: float | None,
     keys: str | None,
     suppression_mode: str | None,
+    unit: str | None,
     importance: str | None,
     treat: tuple[str, ...],
     max_risk: float | None,
@@ -246,6 +255,7 @@ def publish(
                 "--suppression": k_suppression,
                 "--keys": keys,
                 "--suppression-mode": suppression_mode,
+                "--unit": unit,
                 "--importance": importance,
                 "--treat": treat or None,
                 "--max-risk": max_risk,
@@ -273,6 +283,7 @@ def publish(
             suppression=k_suppression,
             keys=_listed(keys),
             suppression_mode=suppression_mode,
+            unit=unit,
             importance=_listed(importance),
             max_risk=max_risk,
             risk_measure=risk_measure,

@@ -284,6 +284,8 @@ class PublishConfig:
     keys: tuple[str, ...] | None = None
     suppression_mode: str = "remove"
     importance: tuple[str, ...] = ()
+    #: What the floor counts (``--unit``, ``[privacy] unit``): ``record`` or ``household``.
+    unit: str = "record"
     #: Treatments applied to the input in order before anything else (``--treat``, TOML
     #: ``[[treatment]]``; :mod:`versapub.treatments`): specs ``NAME:p=v,...`` or tables.
     treatments: tuple[Any, ...] = ()
@@ -666,6 +668,7 @@ def parse_config(text: str, path: str | Path) -> PublishConfig:
         keys=_names(priv, "keys", where),
         suppression_mode=_get(priv, "suppression_mode", str, where, "remove"),
         importance=_names(priv, "importance", where) or (),
+        unit=_get(priv, "unit", str, where, "record"),
         treatments=tuple(dict(t) for t in data.get("treatment", [])),
         mechanism=_mechanism(priv, where),
         domains=_domains(priv, base, where),
@@ -779,6 +782,9 @@ def original_reader(
             date_formats={str(k): str(v) for k, v in (inp.get("date_formats") or {}).items()},
             source=str(src),
         )
+    job, block = manifest.get("job"), manifest.get("household")
+    if isinstance(job, dict) and job.get("unit") == "household" and isinstance(block, dict) and columns is None:
+        attrs.append(str(block.get("column")))  # the floor counted households: the verifier reads their id
     cfg = cfg.with_overrides(missing=missing, columns=tuple(attrs) if attrs else None)
     if columns is not None and cfg.missing != "drop":
         want = set(columns)

@@ -36,6 +36,7 @@ SECTIONS = {
         "keys",
         "suppression_mode",
         "importance",
+        "unit",
         "mechanism",
         "domains",
     },

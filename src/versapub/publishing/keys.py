@@ -20,6 +20,8 @@ from versapub.errors import ConfigError, InputError
 
 #: How a floor's suppression treats a short cell's records.
 SUPPRESSION_MODES = ("remove", "cells")
+#: What the floor counts (``--unit``): records, or households (their structure, issue 68).
+UNITS = ("record", "household")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ class KeyVariables:
     suppression_mode: str = "remove"
     importance: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
+    #: ``record`` or ``household``: what the floor counts (``--unit``; issue 68).
+    unit: str = "record"
 
     def __post_init__(self) -> None:
         if self.names is not None:
@@ -45,6 +49,8 @@ class KeyVariables:
                 f"suppression_mode is one of {', '.join(SUPPRESSION_MODES)} (remove: records in no table; cells: key "
                 f"values published empty, sdcMicro's local suppression), got {self.suppression_mode!r}."
             )
+        if self.unit not in UNITS:
+            raise InputError(f"unit is one of {', '.join(UNITS)} (what the floor counts), got {self.unit!r}.")
         if self.importance and self.suppression_mode != "cells":
             raise ConfigError(
                 "--importance orders the key variables for local suppression (which values are suppressed first); "
@@ -101,6 +107,8 @@ class KeyVariables:
         out["suppression_mode"] = self.suppression_mode
         if self.importance:
             out["importance"] = list(self.importance)
+        if self.unit != "record":
+            out["unit"] = self.unit
         return out
 
 

@@ -390,7 +390,7 @@ def _smallest(table: EncodedTable, cols: Sequence[str]) -> int:
     return int(g.counts.min()) if len(g.counts) else 0
 
 
-def _exact_keys(job: Job, rules: Guarded, schema: Schema, keep: Sequence[str]) -> list[tuple[str, list[str]]]:
+def exact_keys(job: Job, rules: Guarded, schema: Schema, keep: Sequence[str]) -> list[tuple[str, list[str]]]:
     """Each sub-table's key variables it will publish exactly beside its guarantee (name,
     keys), but those of the tables whose anonymizer meets the floor itself."""
     exact = []
@@ -412,12 +412,12 @@ def floor_admits(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> Cal
     ``(age, income)`` exactly with every record alone, a floor the recoding never saw."""
     if job.floor <= 1:
         return lambda _: True
-    met = [set(keys) for _, keys in _exact_keys(job, rules, schema, cols.keep)]
+    met = [set(keys) for _, keys in exact_keys(job, rules, schema, cols.keep)]
     table = cols.table
 
     def admits(candidate: Schema) -> bool:
         guarded = {s.name for s in candidate.tables if s.enforces is not None}
-        for name, keys in _exact_keys(job, rules, candidate, cols.keep):
+        for name, keys in exact_keys(job, rules, candidate, cols.keep):
             if name not in guarded or any(set(keys) <= m for m in met):
                 continue
             if not isinstance(table, EncodedTable) or _smallest(table, keys) < job.floor:
@@ -441,7 +441,7 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     require_one_collection(job, cols, rules, schema)
     if not isinstance(cols.table, EncodedTable):
         return cols, None
-    exact = _exact_keys(job, rules, schema, cols.keep)
+    exact = exact_keys(job, rules, schema, cols.keep)
     plain = {sub.name for sub in schema.tables if sub.enforces is None}
     protected = frozenset(r.rhs for r in rules.reduction.rules)
     job.hook(f"generalizing exactly published columns to meet k = {job.floor}", 0, 1)

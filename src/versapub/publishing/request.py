@@ -40,6 +40,9 @@ class Privacy:
     suppression_mode: str = "remove"
     importance: tuple[str, ...] = ()
     population: Any = None
+    #: What the floor counts: ``record`` or ``household`` (every household's structure shared by
+    #: ``k`` households; needs the household id, ``ColumnRoles(household=...)``; issue 68).
+    unit: str = "record"
 
     def __post_init__(self) -> None:
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):

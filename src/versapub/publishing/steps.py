@@ -213,6 +213,7 @@ def prepare(
         require_out_of_core(dec, anon, items, roles, plugins.get("anonymizer"))
     parsed_treatments = tuple(parse_treatment(t) for t in treatments)
     _require_untreated_population(pop, parsed_treatments)
+    _require_household_unit(keys, roles, floor, anon)
     return Job(
         table=cast(Source, table),
         items=items,
@@ -237,6 +238,30 @@ def prepare(
         treatments=parsed_treatments,
         keys=keys,
     )
+
+
+def _require_household_unit(keys: KeyVariables, roles: ColumnRoles, floor: int, anon: Anonymizer) -> None:
+    """``--unit household`` counts households: it needs the household id and a floor, and its
+    suppression removes whole households — local suppression (values) and an anonymizer's own
+    suppression (records) would not (issue 68)."""
+    if keys.unit != "household":
+        return
+    if roles.household is None:
+        raise ConfigError("--unit household counts households: name the household id column with --household COLUMN.")
+    if floor <= 1:
+        raise ConfigError(
+            "--unit household says what --k counts, and this job sets no floor: give --k K (or --max-risk R)."
+        )
+    if keys.suppression_mode != "remove":
+        raise ConfigError(
+            "--unit household removes whole households to meet the floor; --suppression-mode cells suppresses single "
+            "values: leave --suppression-mode out with --unit household."
+        )
+    if float(anon.params().get("suppression") or 0) > 0:
+        raise ConfigError(
+            f"--unit household removes whole households within --suppression; the {anon.name} anonymizer's own "
+            f"suppression would remove single records: leave {anon.name}:suppression out (use --suppression)."
+        )
 
 
 def _require_untreated_population(pop: Population | None, treatments: Sequence[Any]) -> None:
@@ -277,6 +302,8 @@ class Columns:
     removed: Removal | None = None
     #: Local suppression's record (the manifest's ``suppressed``; ``None``: not asked for).
     suppressed: dict[str, Any] | None = None
+    #: The input's rows ``table`` holds when whole households were removed (``--unit household``).
+    kept_rows: Any = None
 
 
 def decide_columns(job: Job, problems: list[Problem]) -> Columns:

@@ -37,6 +37,7 @@ CARRIED = {
         "suppression",
         "suppression_mode",
         "importance",
+        "unit",
     ),
     "columns": ("allow_unique", "others", "allow_proxy"),
     "publish": (

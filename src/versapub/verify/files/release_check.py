@@ -43,6 +43,7 @@ from versapub.verify.dp.dp_noise import scale_findings
 from versapub.verify.files.digests import digests_ok
 from versapub.verify.finding import Finding
 from versapub.verify.guarantees.gnf import gnf_verdicts, read_tables
+from versapub.verify.identity.households import household_findings
 from versapub.verify.identity.key_cells import suppressed_columns, suppression_findings
 from versapub.verify.reading.kind_checks import KIND_CHECKS
 from versapub.verify.reading.manifest import Manifest, ManifestProblem, contents, manifest_of
@@ -198,7 +199,9 @@ class _Checker(Checker):
                 else f"{', '.join(leaked)} declared removed (an identifier) but published",
             )
         if self.original is not None:
-            names = set(self.original.names)
+            block = manifest.get("household")  # the household id a floor counted by (never published)
+            names = set(self.original.names) - {block.get("column")} if isinstance(block, dict) else set()
+            names = names or set(self.original.names)
             rep.add(
                 "coverage",
                 names == published,
@@ -291,6 +294,9 @@ def verify_release(
                 + (", the input recoded likewise before every comparison" if original is not None else ""),
                 "manifest.json",
             )
+        if isinstance(parsed, dict) and original is not None:  # a floor counting households (issue 68)
+            for ok, message in household_findings(parsed, original):
+                report.add("households", ok, message, "manifest.json")
         if isinstance(parsed, dict) and parsed.get("suppressed") is not None:
             for ok, message in suppression_findings(Path(directory), parsed, original, con):
                 report.add("suppression", ok, message, "manifest.json")
