@@ -550,6 +550,9 @@ def test_the_adversary_attacks_a_seeded_sample_on_the_cluster(tmp_path: Path, mo
     assert r.exit_code == 0, r.output
     adv = json.loads((tmp_path / "part" / "check.json").read_text())["adversary"]
     assert adv["sample"]["records"] == 600 and adv["n_attacks"] == 500
+    # the precision stated: the widest 95 % Wilson half-width over 500 targets (by hand, at 250 of 500:
+    # 1.96 / 503.84 * sqrt(125 + 0.9604) = 0.0437)
+    assert adv["half_width"] == 0.0437
     assert (
         "a seeded sample of the input&#39;s records drawn on the cluster"
         in (tmp_path / "part" / "report.html").read_text()

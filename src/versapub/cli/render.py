@@ -269,7 +269,13 @@ def render_check(release_dir: Path, rep: CheckReport) -> None:
         of = f" of a seeded sample of {sample['records']:,} input records" if isinstance(sample, dict) else ""
         out.print(
             f"  attacks on everything published ({adv['n_attacks']} original records{of} as targets, records drawn "
-            "from the release as an adversary reads it; 95 % intervals):",
+            "from the release as an adversary reads it; 95 % intervals"
+            + (
+                f", each share within ±{100 * adv['half_width']:.1f} points"
+                if isinstance(adv.get("half_width"), float)
+                else ""
+            )
+            + "):",
             soft_wrap=True,
         )
         if isinstance(sample, dict):

@@ -170,6 +170,12 @@ def rule_attacks(
     }
 
 
+def _half_width(n: int) -> float:
+    """The widest half-width of a 95 % Wilson interval over ``n`` attempts (a share of 50 %)."""
+    r = success_rate(n, n / 2)
+    return (r.high - r.low) / 2 if n else 1.0
+
+
 def _verdict(
     rates: list[Rate],
     allowed: float,
@@ -389,6 +395,8 @@ def _adversary_check(
         tables_out = [_as_one(tables_out)]  # a DP release: its tables' draws in one line (issue 64)
     return {
         "n_attacks": len(targets),
+        # the precision the sample of targets gives every share: the widest 95 % Wilson half-width (at 50 %)
+        "half_width": round(_half_width(len(targets)), 4),
         "seed": SEED,
         "rules": rules_out,
         "tables": tables_out,
