@@ -385,6 +385,8 @@ def jobs(draw: st.DrawFn) -> Draw:
     if rare(draw, 8):  # persons in households (issue 68): the id removed, household figures reported
         cols = (*cols, _households(draw, len(cols[0].values)))
         args += ["--household", "household_id"]
+        if rare(draw, 2):  # the floor counts households (refused without a floor, with cells or the classic job)
+            args += ["--unit", "household"]
     return Draw(tuple(cols), tuple(args), tuple(files), k, family, tuple(notes))
 
 
