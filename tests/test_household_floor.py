@@ -107,3 +107,27 @@ def test_what_the_household_floor_cannot_honour_is_refused(tmp_path: Path, extra
     r = CliRunner().invoke(cli, [*args, "--household", "hh", *extra, "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output, r.output
     assert not (tmp_path / "x").exists()
+
+
+def test_no_short_household_may_empty_the_release_or_break_a_rule(tmp_path: Path) -> None:
+    """Removing households must leave records and every rule still feasible: ``--k 20`` (no
+    structure shared by 20 households) is refused naming fewer keys; on a table whose two
+    men's household holds the only two 'cold' beyond an even split (11 flu, 11 cold: l = 2
+    feasible; without them 11 of 20 flu), removing it is refused naming the ways out that
+    keep the records — never "without --suppression", which would not publish here."""
+    data = _households(tmp_path / "hh.csv")
+    code, out = _publish(data, tmp_path / "all", "--k", "20", "--unit", "household", "--suppression", "0.99")
+    assert code == 2 and "would leave no record" in out and not (tmp_path / "all").exists(), out
+    rows = [[f"a{h}", "north", s, "30", d] for h in range(5) for s, d in (("F", "flu"), ("M", "cold"))]
+    pairs = ["flu"] * 3 + ["cold"] * 2  # three households of two women with flu, two with cold
+    rows += [[f"b{h}", "north", "F", "30", d] for h, d in enumerate(pairs) for _ in range(2)]
+    rows += [["m0", "north", "M", "30", "cold"], ["m0", "north", "M", "30", "cold"]]
+    path = tmp_path / "cold.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["hh", "region", "sex", "age", "disease"])
+        w.writerows(rows)
+    flu = sum(r[4] == "flu" for r in rows)
+    assert (flu, len(rows)) == (11, 22)
+    code, out = _publish(path, tmp_path / "cold", "--k", "5", "--unit", "household", "--suppression", "0.1")
+    assert code == 2 and "could no longer be met" in out and "--keys" in out and "without --suppression" not in out

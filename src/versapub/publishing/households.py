@@ -74,7 +74,7 @@ def household_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> 
     ``--suppression`` of the records, else refused with the share that would do."""
     if job.keys.unit != "household" or job.floor <= 1 or not isinstance(cols.table, EncodedTable):
         return cols
-    from versapub.publishing.recoding import exact_keys
+    from versapub.publishing.recoding import exact_keys, require_still_feasible
 
     table, column = cols.table, cols.roles.household
     source = job.table
@@ -94,6 +94,12 @@ def household_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> 
         return cols
     budget = math.floor(job.suppression * table.n_rows)
     households = len(np.unique(hh[~alive]))
+    if gone == table.n_rows:
+        raise InfeasibleError(
+            f"--unit household: no household's structure (household-level keys and their members' keys, as "
+            f"published) is shared by {job.floor} households, so removing the short ones would leave no record. Name "
+            "fewer key variables with --keys, give coarser hierarchies, or lower --k."
+        )
     if gone > budget:
         need = math.ceil(1000 * gone / table.n_rows) / 1000
         raise InfeasibleError(
@@ -103,6 +109,14 @@ def household_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> 
             f"--suppression {need:g} (or more), name fewer key variables with --keys, or give coarser hierarchies."
         )
     keep = np.flatnonzero(alive)
+    what = (
+        "--unit household: removing the {removed:,} record(s) of households whose structure fewer than "
+        + str(job.floor)
+        + " households share would leave {left}: the rule(s) could no longer be met by the records left. Name fewer "
+        "key variables with --keys or give coarser hierarchies (fewer households are short), or count records "
+        "(leave --unit out)."
+    )
+    require_still_feasible(table, table.take(keep), rules, gone, job.suppression, what)
     why = {f"in a household whose structure fewer than {job.floor} households share (--unit household)": gone}
     note = (
         f"--unit household: {households:,} households ({gone:,} records) removed whole: their structure was shared by "

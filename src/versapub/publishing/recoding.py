@@ -469,24 +469,29 @@ def for_floor(job: Job, cols: Columns, rules: Guarded, schema: Schema) -> tuple[
     if recoding.removed is not None:
         keep = np.setdiff1d(np.arange(n, dtype=np.int64), recoding.removed, assume_unique=True)
         table = table.take(keep)
-        _require_still_feasible(cols.table, table, rules, len(recoding.removed), job.suppression)
+        require_still_feasible(cols.table, table, rules, len(recoding.removed), job.suppression)
         why = {f"in a cell of fewer than {job.floor} key values (the k you asked for)": len(recoding.removed)}
         removal = Removal(len(recoding.removed), why, job.suppression, math.floor(job.suppression * n), None)
     notes = [*cols.notes, *recoding.notes()]
     return replace(cols, table=table, notes=notes, unrecoded=cols.table, removed=removal), recoding
 
 
-def _require_still_feasible(before: Source, after: Source, rules: Guarded, removed: int, share: float) -> None:
+def require_still_feasible(
+    before: Source, after: Source, rules: Guarded, removed: int, share: float, what: str | None = None
+) -> None:
     """Removing the records of short cells must not make a rule infeasible (the long sweep's
     case, issue 63: a protected value in 52 % of the records left, above 1/l): refused before
     anything is anonymized, with the way out that works (without --suppression the columns are
-    generalized instead and every record stays)."""
+    generalized instead and every record stays; ``what``: another removal and its ways out, in
+    place of that sentence's)."""
     from versapub.privacy.feasibility import feasibility
 
     listed = list(rules.per_rule)
     was = {f.rule for f in feasibility(before, listed, rules.per_rule) if f.feasible}
     bad = [f for f in feasibility(after, listed, rules.per_rule) if not f.feasible and f.rule in was]
     if bad:
+        if what is not None:
+            raise InfeasibleError(what.format(left="; ".join(f.message() for f in bad), removed=removed, share=share))
         raise InfeasibleError(
             f"Removing the {removed:,} record(s) of cells below the floor (--suppression {share:g}) would leave "
             + "; ".join(f.message() for f in bad)
