@@ -47,6 +47,12 @@ def main() -> None:
         for name, args, expect in (
             ("publish, the id dropped (--identifying hh_id)", [*job, "--identifying", "hh_id"], (0,)),
             ("publish --household hh_id", [*job, "--household", "hh_id"], (0,)),
+            ("publish --k 3 (records)", [*job, "--household", "hh_id", "--k", "3", "--suppression", "0.5"], (0,)),
+            (
+                "publish --k 3 --unit household",
+                [*job, "--household", "hh_id", "--k", "3", "--unit", "household", "--suppression", "0.5"],
+                (0,),
+            ),
             ("risk", risk, (0,)),
             ("risk --household hh_id", [*risk, "--household", "hh_id"], (0,)),
         ):
