@@ -39,7 +39,7 @@ def _original(path: Path | None, release_dir: Path, missing: str | None = None) 
     release warned about on stderr."""
     from versapub.inspect import original_table
 
-    got = original_table(release_dir, path, missing)
+    got = original_table(release_dir, path, missing, households=True)
     _warn(got.mismatch)
     return got
 

@@ -24,7 +24,7 @@ def _original(
 
     if original is None or isinstance(original, Original):
         return original
-    return original_table(d, original, missing, model)
+    return original_table(d, original, missing, model, households=True)
 
 
 def _table(

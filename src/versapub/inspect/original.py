@@ -39,6 +39,7 @@ def original_table(
     model: ReleaseModel | None = None,
     columns: Sequence[str] | None = None,
     within: Path | None = None,
+    households: bool = False,
 ) -> Original:
     """The original table, read as the manifest records (columns, header and names,
     delimiter, markers, hierarchies and levels, missing policy): from ``original`` (a data
@@ -47,7 +48,8 @@ def original_table(
     datasets) — which must then be the very file published (same SHA-256).  ``columns``:
     read only those of the release's columns (a query's), unless the missing policy drops
     records (:func:`versapub.io.config.original_reader`); ``within``: the recorded input and
-    hierarchies are looked for only inside that folder."""
+    hierarchies are looked for only inside that folder; ``households``: with the household id
+    column the manifest names (for ``check``: the verifier reads what was done per household)."""
     from versapub.formats import file_sha256
     from versapub.io.config import original_reader
     from versapub.kinds.load import load_release
@@ -58,7 +60,7 @@ def original_table(
     d = Path(release)
     manifest = read_manifest(d)
     path = Path(original) if original is not None else None
-    cfg = original_reader(manifest, path, missing, d, columns, within)
+    cfg = original_reader(manifest, path, missing, d, columns, within, households)
     if path is None:
         recorded = manifest.input.get("sha256")
         if recorded and file_sha256(cfg.input) != recorded:

@@ -720,6 +720,7 @@ def original_reader(
     release_dir: Path | None = None,
     columns: Sequence[str] | None = None,
     within: Path | None = None,
+    households: bool = False,
 ) -> PublishConfig:
     """How to read the original table of a release: ``path`` (a data file read with the
     settings the manifest records — delimiter, header, names, markers, hierarchies and
@@ -729,7 +730,8 @@ def original_reader(
     so an original with extra columns is projected — only those of them in ``columns`` when
     given, unless the missing policy drops records (which then depends on every column);
     ``missing`` overrides the policy.  ``within``: the input and hierarchies the manifest
-    records are looked for only inside that folder (the web server's root)."""
+    records are looked for only inside that folder (the web server's root); ``households``: also
+    the household id column the manifest names (``check``: what was done per household)."""
     from versapub.io.locate import locate
 
     raw = manifest.get("input")
@@ -782,9 +784,9 @@ def original_reader(
             date_formats={str(k): str(v) for k, v in (inp.get("date_formats") or {}).items()},
             source=str(src),
         )
-    job, block = manifest.get("job"), manifest.get("household")
-    if isinstance(job, dict) and job.get("unit") == "household" and isinstance(block, dict) and columns is None:
-        attrs.append(str(block.get("column")))  # the floor counted households: the verifier reads their id
+    block = manifest.get("household")  # the households' id: the verifier reads what was done per household
+    if households and isinstance(block, dict) and isinstance(block.get("column"), str) and columns is None and attrs:
+        attrs.append(block["column"])
     cfg = cfg.with_overrides(missing=missing, columns=tuple(attrs) if attrs else None)
     if columns is not None and cfg.missing != "drop":
         want = set(columns)

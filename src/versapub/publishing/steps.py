@@ -669,6 +669,9 @@ def whole_input(cols: Columns, removed: bool, untreated: Source | None = None) -
     records suppression removed (the verifier finds them in no table)."""
     if untreated is not None:  # treated: the input as read, its columns as published
         names = list((cols.unrecoded if cols.unrecoded is not None else cols.table).names)
+        hh = cols.roles.household  # treatments drawn per household: the verifier reads the households
+        if hh is not None and hh in untreated.names and hh not in names:
+            names.append(hh)
         return cast(EncodedTable, untreated).select(names)
     if cols.unrecoded is not None:  # recoded (and perhaps reduced): the input as read
         return cast(EncodedTable, cols.unrecoded)

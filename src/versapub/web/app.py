@@ -309,7 +309,7 @@ class _Site:
 
         task.say("looking for the release's input under the served folder")
         try:
-            return original_table(d, within=self.base.path)
+            return original_table(d, within=self.base.path, households=True)
         except VersapubError:
             return None
 
